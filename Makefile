@@ -1,0 +1,80 @@
+# The two commands a newcomer needs are `make demo` and `make test`; everything else is a step of
+# those. Every target installs what it needs first (idempotent and fast when already there).
+SHELL := /bin/bash
+.DEFAULT_GOAL := build
+
+BUILD_DIR ?= _output/build
+BUILD_TYPE ?= RelWithDebInfo
+JOBS ?= $(shell nproc)
+CTEST_ARGS ?=
+CMAKE := cmake
+GENERATOR := $(shell command -v ninja >/dev/null 2>&1 && echo Ninja || echo "Unix Makefiles")
+
+.PHONY: build deps tools configure unit integration test cluster-up cluster-down demo \
+        sanitize tsan bench bench-e2e format format-check lint clean
+
+deps:
+	@deploy/install-deps.sh
+
+tools: deps
+	@deploy/build-tools.sh etcd kube-apiserver
+
+configure: deps
+	@$(CMAKE) -S . -B $(BUILD_DIR) -G "$(GENERATOR)" -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) \
+	  -DBERTH_WERROR=ON >/dev/null
+
+# Warnings are errors in every build (-Wall -Wextra -Werror).
+build: configure
+	@$(CMAKE) --build $(BUILD_DIR) -j$(JOBS)
+
+cluster-up: tools
+	@deploy/local-cluster.sh up
+
+cluster-down:
+	@deploy/local-cluster.sh down
+
+unit: build
+	@cd $(BUILD_DIR) && ctest -L unit -j$(JOBS) --output-on-failure $(CTEST_ARGS)
+
+integration: build cluster-up
+	@cd $(BUILD_DIR) && ctest -L integration --output-on-failure $(CTEST_ARGS)
+
+# Unit, integration and e2e tests in one CTest run: unit tests in parallel, tests that use the
+# local control plane one at a time (RESOURCE_LOCK). Exits non-zero on any failure.
+test: build cluster-up
+	@cd $(BUILD_DIR) && ctest -j$(JOBS) --output-on-failure $(CTEST_ARGS)
+
+# Local control plane + 20 simulated nodes + 205 pods; berth-scheduler binds them and the table
+# shows where every pod went and why the rest could not go anywhere.
+demo: build cluster-up
+	@python3 deploy/demo.py
+
+# ASan + UBSan over the unit tests.
+sanitize: deps
+	@$(CMAKE) -S . -B _output/build-asan -G "$(GENERATOR)" -DCMAKE_BUILD_TYPE=Debug \
+	  -DBERTH_SANITIZE=address,undefined >/dev/null
+	@$(CMAKE) --build _output/build-asan -j$(JOBS)
+	@cd _output/build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  ctest -L unit -j$(JOBS) --output-on-failure $(CTEST_ARGS)
+
+# ThreadSanitizer over the unit tests (the concurrent parts: informer, queue, binding cycles).
+tsan: deps
+	@$(CMAKE) -S . -B _output/build-tsan -G "$(GENERATOR)" -DCMAKE_BUILD_TYPE=Debug \
+	  -DBERTH_SANITIZE=thread >/dev/null
+	@$(CMAKE) --build _output/build-tsan -j$(JOBS)
+	@cd _output/build-tsan && TSAN_OPTIONS=halt_on_error=1 \
+	  ctest -L unit -j$(JOBS) --output-on-failure $(CTEST_ARGS)
+
+SOURCES = $(shell git ls-files '*.cc' '*.h')
+
+format:
+	@clang-format -i $(SOURCES)
+
+format-check:
+	@clang-format --dry-run -Werror $(SOURCES)
+
+lint: configure
+	@clang-tidy -p $(BUILD_DIR) --quiet $(filter %.cc,$(SOURCES))
+
+clean:
+	@rm -rf $(BUILD_DIR) _output/build-asan _output/build-tsan _output/bin

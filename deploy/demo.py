@@ -1,0 +1,314 @@
+#!/usr/bin/env python3
+"""The `make demo` scenario: simulated nodes, a mixed workload, berth-scheduler binding it.
+
+Registers 20 Node objects (three zones, one tainted, one cordoned), submits 200 pods for
+berth-scheduler and 5 for default-scheduler, runs berth-scheduler, shows progress, and ends with
+pods per node and every unschedulable pod with its reason. Talks to the local control plane with
+the admin credentials deploy/local-cluster.sh wrote; uses only the standard library.
+"""
+
+import base64
+import json
+import os
+import signal
+import ssl
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CLUSTER = os.environ.get("BERTH_CLUSTER_DIR", os.path.join(REPO, "_output", "cluster"))
+NAMESPACE = "berth-demo"
+NODE_LABEL = "berth-demo"
+
+
+def load_kubeconfig():
+    """Server URL and an SSL context from the admin kubeconfig (embedded data only)."""
+    server = None
+    ca = cert = key = None
+    with open(os.path.join(CLUSTER, "kubeconfig")) as f:
+        for line in f:
+            line = line.strip()
+            if line.startswith("server:"):
+                server = line.split(":", 1)[1].strip()
+            elif line.startswith("certificate-authority-data:"):
+                ca = base64.b64decode(line.split(":", 1)[1].strip())
+            elif line.startswith("client-certificate-data:"):
+                cert = base64.b64decode(line.split(":", 1)[1].strip())
+            elif line.startswith("client-key-data:"):
+                key = base64.b64decode(line.split(":", 1)[1].strip())
+    ctx = ssl.create_default_context(cadata=ca.decode())
+    # The client key must be a file for load_cert_chain; keep it private and short-lived.
+    with tempfile.NamedTemporaryFile("wb", delete=False) as c, tempfile.NamedTemporaryFile(
+        "wb", delete=False
+    ) as k:
+        os.chmod(k.name, 0o600)
+        c.write(cert)
+        k.write(key)
+    try:
+        ctx.load_cert_chain(c.name, k.name)
+    finally:
+        os.unlink(c.name)
+        os.unlink(k.name)
+    return server, ctx
+
+
+SERVER, CTX = load_kubeconfig()
+
+
+def call(method, path, body=None, ok_missing=False):
+    data = json.dumps(body).encode() if body is not None else None
+    req = urllib.request.Request(SERVER + path, data=data, method=method)
+    req.add_header("Content-Type", "application/json")
+    try:
+        with urllib.request.urlopen(req, context=CTX, timeout=30) as resp:
+            return json.loads(resp.read() or b"{}")
+    except urllib.error.HTTPError as e:
+        if ok_missing and e.code in (404, 409):
+            return None
+        raise SystemExit(f"demo: {method} {path}: HTTP {e.code}: {e.read().decode()[:300]}")
+
+
+def wait_gone(path, timeout=30):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            req = urllib.request.Request(SERVER + path)
+            urllib.request.urlopen(req, context=CTX, timeout=10)
+        except urllib.error.HTTPError as e:
+            if e.code == 404:
+                return
+        time.sleep(0.2)
+
+
+def clean_previous_run():
+    call("DELETE", f"/api/v1/namespaces/{NAMESPACE}/pods?gracePeriodSeconds=0", ok_missing=True)
+    call("DELETE", f"/api/v1/nodes?labelSelector={NODE_LABEL}%3Dtrue", ok_missing=True)
+    call(
+        "POST",
+        "/api/v1/namespaces",
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}},
+        ok_missing=True,
+    )
+
+
+def node(name, zone, cpu, memory, taints=None, unschedulable=False):
+    resources = {"cpu": cpu, "memory": memory, "pods": "110", "ephemeral-storage": "100Gi"}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": name,
+            "labels": {
+                "kubernetes.io/hostname": name,
+                "kubernetes.io/os": "linux",
+                "topology.kubernetes.io/zone": zone,
+                NODE_LABEL: "true",
+            },
+        },
+        "spec": {"taints": taints or [], "unschedulable": unschedulable},
+        "status": {
+            "capacity": resources,
+            "allocatable": resources,
+            "conditions": [{"type": "Ready", "status": "True"}],
+        },
+    }
+
+
+def make_nodes():
+    nodes = []
+    zones = ["zone-a", "zone-b", "zone-c"]
+    for i in range(18):
+        cpu = ["4", "8", "16"][i % 3]
+        memory = ["8Gi", "16Gi", "32Gi"][i % 3]
+        nodes.append(node(f"demo-node-{i:02d}", zones[i % 3], cpu, memory))
+    nodes.append(
+        node(
+            "demo-gpu-00",
+            "zone-a",
+            "16",
+            "64Gi",
+            taints=[{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}],
+        )
+    )
+    nodes.append(node("demo-cordoned-00", "zone-b", "16", "32Gi", unschedulable=True))
+    for n in nodes:
+        call("POST", "/api/v1/nodes", n)
+    return nodes
+
+
+def pod(name, cpu, memory, scheduler="berth-scheduler", **spec_extra):
+    container = {
+        "name": "app",
+        "image": "registry.k8s.io/pause:3.10",
+        "resources": {"requests": {"cpu": cpu, "memory": memory}},
+    }
+    if "host_port" in spec_extra:
+        container["ports"] = [{"containerPort": 80, "hostPort": spec_extra.pop("host_port")}]
+    spec = {
+        "schedulerName": scheduler,
+        "terminationGracePeriodSeconds": 0,
+        "containers": [container],
+        "nodeSelector": {NODE_LABEL: "true"},
+    }
+    for k, v in spec_extra.items():
+        if k == "nodeSelector":
+            spec["nodeSelector"].update(v)
+        else:
+            spec[k] = v
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": NAMESPACE, "labels": {"app": name.rsplit("-", 1)[0]}},
+        "spec": spec,
+    }
+
+
+def make_pods():
+    pods = []
+    for i in range(120):
+        pods.append(pod(f"web-{i:03d}", ["100m", "250m", "500m"][i % 3], "128Mi"))
+    for i in range(40):
+        pods.append(pod(f"batch-{i:03d}", "1", "2Gi"))
+    for i in range(20):
+        pods.append(
+            pod(f"zonal-{i:03d}", "200m", "256Mi", nodeSelector={"topology.kubernetes.io/zone": "zone-c"})
+        )
+    for i in range(6):
+        pods.append(
+            pod(
+                f"gpu-{i:03d}",
+                "2",
+                "4Gi",
+                tolerations=[{"key": "dedicated", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}],
+                affinity={
+                    "nodeAffinity": {
+                        "preferredDuringSchedulingIgnoredDuringExecution": [
+                            {
+                                "weight": 100,
+                                "preference": {
+                                    "matchExpressions": [
+                                        {"key": "kubernetes.io/hostname", "operator": "In", "values": ["demo-gpu-00"]}
+                                    ]
+                                },
+                            }
+                        ]
+                    }
+                },
+            )
+        )
+    for i in range(10):
+        pods.append(pod(f"ingress-{i:03d}", "100m", "64Mi", host_port=443))
+    # Pods that fit nowhere, to show the reasons Berth reports.
+    pods.append(pod("huge-000", "64", "1Gi"))
+    pods.append(pod("lost-000", "100m", "64Mi", nodeSelector={"topology.kubernetes.io/zone": "zone-x"}))
+    pods.append(pod("gated-000", "100m", "64Mi", schedulingGates=[{"name": "example.com/approval"}]))
+    pods.append(pod("ingress-extra-000", "100m", "64Mi", host_port=443))
+    pods += [pod(f"foreign-{i:03d}", "100m", "64Mi", scheduler="default-scheduler") for i in range(5)]
+    for p in pods:
+        call("POST", f"/api/v1/namespaces/{NAMESPACE}/pods", p)
+    return pods
+
+
+def list_pods():
+    return call("GET", f"/api/v1/namespaces/{NAMESPACE}/pods")["items"]
+
+
+def main():
+    binary = os.path.join(REPO, "_output", "bin", "berth-scheduler")
+    print("== Berth demo: 20 simulated nodes, 205 pods ==")
+    clean_previous_run()
+    nodes = make_nodes()
+    print(f"registered {len(nodes)} nodes in 3 zones (demo-gpu-00 tainted dedicated=gpu:NoSchedule, "
+          "demo-cordoned-00 cordoned)")
+    pods = make_pods()
+    ours = [p for p in pods if p["spec"]["schedulerName"] == "berth-scheduler"]
+    print(f"submitted {len(ours)} pods for berth-scheduler and {len(pods) - len(ours)} for default-scheduler")
+
+    log_dir = os.path.join(REPO, "_output", "demo")
+    os.makedirs(log_dir, exist_ok=True)
+    config = os.path.join(log_dir, "config.yaml")
+    with open(config, "w") as f:
+        f.write(
+            "apiVersion: kubescheduler.config.k8s.io/v1\n"
+            "kind: KubeSchedulerConfiguration\n"
+            "leaderElection:\n  leaderElect: false\n"
+            "profiles:\n- schedulerName: berth-scheduler\n"
+        )
+    log_path = os.path.join(log_dir, "berth-scheduler.log")
+    print(f"starting berth-scheduler (log: {os.path.relpath(log_path, REPO)})")
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen(
+            [binary, "--kubeconfig", os.path.join(CLUSTER, "kubeconfig"), "--config", config, "--v", "2"],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    start = time.time()
+    try:
+        last, stalled = -1, 0
+        while True:
+            time.sleep(0.5)
+            items = list_pods()
+            bound = sum(1 for p in items if p["spec"].get("nodeName") and p["spec"]["schedulerName"] == "berth-scheduler")
+            print(f"\r  {time.time() - start:5.1f}s  bound {bound}/{len(ours)}", end="", flush=True)
+            if proc.poll() is not None:
+                print()
+                sys.exit(f"demo: berth-scheduler exited with {proc.returncode}; see {log_path}")
+            stalled = stalled + 1 if bound == last else 0
+            last = bound
+            if (stalled >= 6 and bound > 0) or time.time() - start > 120:
+                break
+        print()
+        time.sleep(1)  # Let the last conditions land.
+        items = list_pods()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+    by_node = {}
+    for p in items:
+        n = p["spec"].get("nodeName")
+        if n:
+            by_node.setdefault(n, []).append(p)
+    print()
+    print(f"{'NODE':<18} {'ZONE':<8} {'CPU':>5} {'PODS':>5} {'CPU REQUESTED':>14}")
+    for n in nodes:
+        name = n["metadata"]["name"]
+        on = by_node.get(name, [])
+        milli = 0
+        for p in on:
+            c = p["spec"]["containers"][0]["resources"]["requests"]["cpu"]
+            milli += int(c[:-1]) if c.endswith("m") else int(float(c) * 1000)
+        note = " (tainted)" if n["spec"]["taints"] else " (cordoned)" if n["spec"]["unschedulable"] else ""
+        print(f"{name:<18} {n['metadata']['labels']['topology.kubernetes.io/zone']:<8} "
+              f"{n['status']['allocatable']['cpu']:>5} {len(on):>5} {milli:>13}m{note}")
+
+    pending = [p for p in items if not p["spec"].get("nodeName") and p["spec"]["schedulerName"] == "berth-scheduler"]
+    print()
+    print(f"unschedulable pods ({len(pending)}):")
+    for p in pending:
+        reason = "(no condition yet)"
+        for c in p.get("status", {}).get("conditions", []):
+            if c["type"] == "PodScheduled":
+                reason = f"{c.get('reason')}: {c.get('message')}"
+        if p["spec"].get("schedulingGates"):
+            reason = "gated by schedulingGates " + ", ".join(g["name"] for g in p["spec"]["schedulingGates"])
+        print(f"  {p['metadata']['name']:<20} {reason}")
+    foreign = [p for p in items if p["spec"]["schedulerName"] == "default-scheduler"]
+    untouched = all(not p["spec"].get("nodeName") for p in foreign)
+    print()
+    print(f"default-scheduler pods: {len(foreign)}, untouched by berth-scheduler: {'yes' if untouched else 'NO'}")
+    bound_total = sum(len(v) for v in by_node.values())
+    print(f"bound {bound_total}/{len(ours)} berth-scheduler pods in {time.time() - start:.1f}s")
+    if not untouched:
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

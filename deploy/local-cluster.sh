@@ -1,0 +1,561 @@
+#!/usr/bin/env bash
+# The local control plane the tests, the demo and the benchmarks run against: a real etcd and a
+# real kube-apiserver (the versions pinned in deploy/versions.env) on loopback, with their own
+# PKI. There is no controller-manager, no kubelet and no default scheduler, so a pod stays
+# Pending until something (Berth) binds it.
+#
+#   deploy/local-cluster.sh up                 start (idempotent); stdout: the admin kubeconfig path
+#   deploy/local-cluster.sh down [--purge]     stop apiserver then etcd; --purge also deletes all state
+#   deploy/local-cluster.sh status             print "running" and exit 0 when /readyz is ok
+#   deploy/local-cluster.sh restart-apiserver  SIGKILL the apiserver and start it again (an outage)
+#   deploy/local-cluster.sh stop-apiserver [--kill]   SIGTERM (or SIGKILL) only the apiserver
+#   deploy/local-cluster.sh start-apiserver    start the apiserver again (etcd must be running)
+#   deploy/local-cluster.sh compact            compact etcd to its current revision; stdout: it
+#
+# Everything lives in _output/cluster/ of this checkout:
+#   pki/                      ca.crt (trusted), wrong-ca.crt (an unrelated CA), apiserver.*,
+#                             admin.* (CN=berth-admin, O=system:masters), noperms.*
+#                             (CN=berth-test-noperms, no groups, so RBAC forbids everything),
+#                             sa.key/sa.pub (service-account token signing)
+#   kubeconfig                admin, credentials embedded
+#   kubeconfig-noperms        the RBAC-less user
+#   kubeconfig-wrong-ca       admin credentials, but wrong-ca.crt as the trusted CA
+#   env                       `source` it: BERTH_KUBECONFIG, BERTH_APISERVER_URL, BERTH_CLUSTER_DIR, ...
+#   etcd/ etcd.log etcd.pid kube-apiserver.log kube-apiserver.pid ports
+#
+# Ports (defaults in brackets): BERTH_APISERVER_PORT [6443], BERTH_ETCD_PORT [2379],
+# BERTH_ETCD_PEER_PORT [2380]. While this checkout's cluster runs, every subcommand uses the
+# ports it was started with, so only `up` needs them.
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cluster=$repo/_output/cluster
+pki=$cluster/pki
+tools=$repo/_output/tools
+pki_cnf=$repo/deploy/cluster/pki.cnf
+# The in-cluster name of the apiserver; service-account tokens are issued for and by it.
+sa_issuer=https://kubernetes.default.svc.cluster.local
+
+# Keys, kubeconfigs and etcd's data are secrets; everything this script writes is private.
+# (_output itself and the tools are shared with other scripts and keep the usual mode.)
+(umask 022 && mkdir -p "$repo/_output")
+umask 077
+
+log() { echo "local-cluster: $*" >&2; }
+die() { log "$*"; exit 1; }
+
+# --- processes --------------------------------------------------------------------------
+
+# A pid file can outlive its process and the pid be reused, so a pid only counts as this
+# checkout's $name when the process runs that binary with this checkout's cluster directory in
+# its arguments.
+is_ours() {
+  local pid=$1 name=$2 argv=() arg
+  [[ -r /proc/$pid/cmdline ]] || return 1
+  mapfile -d '' -t argv 2>/dev/null <"/proc/$pid/cmdline" || return 1
+  ((${#argv[@]})) || return 1
+  [[ ${argv[0]##*/} == "$name" || ${argv[0]##*/} == "$name"-* ]] || return 1
+  for arg in "${argv[@]:1}"; do
+    [[ $arg == *"$cluster/"* ]] && return 0
+  done
+  return 1
+}
+
+# Prints the pid of this checkout's $1 (etcd | kube-apiserver) when it runs. When the pid file
+# is missing or stale it looks through /proc, so a lost pid file never leaves an orphan behind.
+our_pid() {
+  local name=$1 pidfile=$cluster/$1.pid pid dir
+  pid=$(cat "$pidfile" 2>/dev/null || true)
+  if [[ $pid =~ ^[0-9]+$ ]] && is_ours "$pid" "$name"; then
+    echo "$pid"
+    return 0
+  fi
+  for dir in /proc/[0-9]*; do
+    pid=${dir#/proc/}
+    if is_ours "$pid" "$name"; then
+      [[ -d $cluster ]] && echo "$pid" >"$pidfile"
+      echo "$pid"
+      return 0
+    fi
+  done
+  rm -f "$pidfile"
+  return 1
+}
+
+# Starts "$@" as a daemon in its own session, so it survives this script and the terminal,
+# logging to $cluster/$name.log. The child closes every inherited descriptor: a caller that
+# runs `up` under $(...) or a test runner's pipe must not wait for the daemon's EOF, and the
+# lock below must not stay held by etcd.
+launch() {
+  local name=$1 pidfile=$cluster/$1.pid i
+  shift
+  rm -f "$pidfile"
+  printf '\n==== %s local-cluster.sh: starting %s ====\n' "$(date -u +%FT%TZ)" "$name" >>"$cluster/$name.log"
+  # shellcheck disable=SC2016  # expanded by the child shell
+  setsid bash -c '
+    for fd in /proc/self/fd/*; do
+      fd=${fd##*/}
+      ((fd > 2)) && eval "exec $fd>&-" 2>/dev/null
+    done
+    echo $$ >"$0"
+    exec "$@"' "$pidfile" "$@" </dev/null >>"$cluster/$name.log" 2>&1 &
+  for ((i = 0; i < 50; i++)); do
+    [[ -s $pidfile ]] && return 0
+    sleep 0.1
+  done
+  die "$name did not start; see $cluster/$name.log"
+}
+
+# True until $1 has fully exited, sockets closed. Its command line vanishes before its sockets
+# are closed, and the main thread of a Go program turns zombie while other threads still tear
+# down, so the test is: some thread of it is not a zombie.
+process_alive() {
+  local task stat
+  for task in /proc/"$1"/task/*/stat; do
+    read -r stat 2>/dev/null <"$task" || continue
+    stat=${stat##*) }
+    [[ ${stat:0:1} == Z ]] || return 0
+  done
+  return 1
+}
+
+# SIGTERM (or the signal given), up to 10 s for a clean exit, then SIGKILL.
+stop_process() {
+  local name=$1 signal=${2:-TERM} pid i
+  pid=$(our_pid "$name") || return 0
+  kill -"$signal" "$pid" 2>/dev/null || true
+  for ((i = 0; i < 100; i++)); do
+    process_alive "$pid" || break
+    sleep 0.1
+  done
+  # is_ours again: the escalation must not hit a process that has since reused the pid.
+  if process_alive "$pid" && is_ours "$pid" "$name"; then
+    log "$name (pid $pid) still running 10s after SIG$signal; sending SIGKILL"
+    kill -KILL "$pid" 2>/dev/null || true
+    for ((i = 0; i < 50; i++)); do
+      process_alive "$pid" || break
+      sleep 0.1
+    done
+    ! process_alive "$pid" || die "$name (pid $pid) survived SIGKILL"
+  fi
+  rm -f "$cluster/$name.pid"
+}
+
+show_log_tail() {
+  log "last 40 lines of $cluster/$1.log:"
+  tail -n 40 "$cluster/$1.log" >&2 || true
+}
+
+# --- ports ------------------------------------------------------------------------------
+
+# Ports come from the environment, else from the running cluster (recorded in $cluster/ports),
+# else the defaults.
+load_ports() {
+  local recorded_apiserver_port="" recorded_etcd_port="" recorded_etcd_peer_port=""
+  if [[ -f $cluster/ports ]] && { our_pid etcd >/dev/null || our_pid kube-apiserver >/dev/null; }; then
+    # shellcheck source=/dev/null
+    source "$cluster/ports"
+  fi
+  apiserver_port=${BERTH_APISERVER_PORT:-${recorded_apiserver_port:-6443}}
+  etcd_port=${BERTH_ETCD_PORT:-${recorded_etcd_port:-2379}}
+  etcd_peer_port=${BERTH_ETCD_PEER_PORT:-${recorded_etcd_peer_port:-2380}}
+  local port
+  for port in "$apiserver_port" "$etcd_port" "$etcd_peer_port"; do
+    [[ $port =~ ^[0-9]+$ ]] && ((port > 0 && port < 65536)) || die "invalid port '$port'"
+  done
+  if [[ -n $recorded_etcd_port ]] &&
+    [[ $apiserver_port != "$recorded_apiserver_port" || $etcd_port != "$recorded_etcd_port" ||
+      $etcd_peer_port != "$recorded_etcd_peer_port" ]]; then
+    die "this checkout's cluster already runs on apiserver port $recorded_apiserver_port," \
+      "etcd ports $recorded_etcd_port/$recorded_etcd_peer_port; run '$0 down' before changing ports"
+  fi
+  apiserver_url=https://127.0.0.1:$apiserver_port
+  etcd_url=http://127.0.0.1:$etcd_port
+}
+
+record_ports() {
+  printf 'recorded_apiserver_port=%s\nrecorded_etcd_port=%s\nrecorded_etcd_peer_port=%s\n' \
+    "$apiserver_port" "$etcd_port" "$etcd_peer_port" >"$cluster/ports"
+}
+
+port_in_use() {
+  timeout 2 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$0"' "$1" 2>/dev/null
+}
+
+# Called only after checking that this checkout's process is not the one holding the port.
+require_free_port() {
+  local port=$1 what=$2 variable=$3 owner=""
+  port_in_use "$port" || return 0
+  if command -v ss >/dev/null 2>&1; then
+    owner=$(ss -ltnpH "sport = :$port" 2>/dev/null | grep -o 'users:(([^)]*))' | head -n 1 || true)
+    [[ -z $owner ]] || owner=" ($owner)"
+  fi
+  die "port $port ($what, $variable) on 127.0.0.1 is already in use by another process$owner," \
+    "not by this checkout's cluster. Stop that process, or choose other ports, e.g." \
+    "BERTH_APISERVER_PORT=$((apiserver_port + 10000)) BERTH_ETCD_PORT=$((etcd_port + 10000))" \
+    "BERTH_ETCD_PEER_PORT=$((etcd_peer_port + 10000)) $0 up"
+}
+
+# --- PKI --------------------------------------------------------------------------------
+
+openssl_quiet() {
+  local output
+  output=$(openssl "$@" 2>&1) || {
+    echo "$output" >&2
+    die "openssl $1 failed"
+  }
+}
+
+# A certificate is reused when it exists, is valid for at least another day and (for leaves)
+# still chains to the current CA; otherwise it is minted again.
+cert_usable() {
+  local crt=$pki/$1.crt ca=${2:-}
+  [[ -f $crt && -f $pki/$1.key ]] || return 1
+  openssl x509 -in "$crt" -noout -checkend 86400 >/dev/null 2>&1 || return 1
+  [[ -z $ca ]] || openssl verify -CAfile "$pki/$ca.crt" "$crt" >/dev/null 2>&1
+}
+
+new_key() {
+  openssl_quiet genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$pki/$1.key"
+}
+
+new_ca() {
+  local name=$1 cn=$2
+  new_key "$name"
+  openssl_quiet req -x509 -new -config "$pki_cnf" -extensions ca_ext -key "$pki/$name.key" \
+    -subj "/CN=$cn" -days 3650 -sha256 -set_serial "0x$(openssl rand -hex 16)" -out "$pki/$name.crt"
+}
+
+new_leaf() {
+  local name=$1 subject=$2 extensions=$3
+  new_key "$name"
+  openssl_quiet req -new -config "$pki_cnf" -key "$pki/$name.key" -subj "$subject" -out "$pki/$name.csr"
+  openssl_quiet x509 -req -in "$pki/$name.csr" -CA "$pki/ca.crt" -CAkey "$pki/ca.key" \
+    -set_serial "0x$(openssl rand -hex 16)" -days 365 -sha256 \
+    -extfile "$pki_cnf" -extensions "$extensions" -out "$pki/$name.crt"
+  rm -f "$pki/$name.csr"
+}
+
+pki_complete() {
+  local file
+  for file in ca.crt ca.key wrong-ca.crt apiserver.crt apiserver.key admin.crt admin.key \
+    noperms.crt noperms.key sa.key sa.pub; do
+    [[ -f $pki/$file ]] || return 1
+  done
+}
+
+# Mints whatever is missing or expiring; sets pki_changed when the apiserver's view changed.
+ensure_pki() {
+  pki_changed=false
+  mkdir -p "$pki"
+  if ! cert_usable ca; then
+    log "creating the cluster CA in $pki"
+    new_ca ca berth-local-ca
+    pki_changed=true
+  fi
+  # A CA the cluster does not trust, for tests of certificate verification failures.
+  cert_usable wrong-ca || new_ca wrong-ca berth-wrong-ca
+  if ! cert_usable apiserver ca; then
+    new_leaf apiserver /CN=kube-apiserver serving_ext
+    pki_changed=true
+  fi
+  cert_usable admin ca || new_leaf admin /O=system:masters/CN=berth-admin client_ext
+  cert_usable noperms ca || new_leaf noperms /CN=berth-test-noperms client_ext
+  if [[ ! -f $pki/sa.key || ! -f $pki/sa.pub ]]; then
+    new_key sa
+    openssl_quiet pkey -in "$pki/sa.key" -pubout -out "$pki/sa.pub"
+    pki_changed=true
+  fi
+}
+
+# --- etcd and kube-apiserver ------------------------------------------------------------
+
+etcd_healthy() {
+  curl -sS --max-time 2 "$etcd_url/health" 2>/dev/null | grep -q '"health":"true"'
+}
+
+readyz_ok() {
+  [[ -f $pki/admin.key ]] || return 1
+  [[ $(curl -sS --max-time 3 --cacert "$pki/ca.crt" --cert "$pki/admin.crt" --key "$pki/admin.key" \
+    "$apiserver_url/readyz" 2>/dev/null) == ok ]]
+}
+
+start_etcd() {
+  our_pid etcd >/dev/null && return 0
+  require_free_port "$etcd_port" "etcd client" BERTH_ETCD_PORT
+  require_free_port "$etcd_peer_port" "etcd peer" BERTH_ETCD_PEER_PORT
+  mkdir -p "$cluster/etcd"
+  # Metrics stay on the client URL (no --listen-metrics-urls), so no third port is needed.
+  # The gRPC gateway serves the HTTP/JSON API `compact` uses.
+  launch etcd "$tools/etcd" \
+    --name=berth \
+    --data-dir="$cluster/etcd" \
+    --listen-client-urls="$etcd_url" \
+    --advertise-client-urls="$etcd_url" \
+    --listen-peer-urls="http://127.0.0.1:$etcd_peer_port" \
+    --initial-advertise-peer-urls="http://127.0.0.1:$etcd_peer_port" \
+    --initial-cluster="berth=http://127.0.0.1:$etcd_peer_port" \
+    --enable-grpc-gateway=true \
+    --log-level=warn
+  record_ports
+  local deadline=$((SECONDS + 60))
+  until etcd_healthy; do
+    if ! our_pid etcd >/dev/null; then
+      show_log_tail etcd
+      die "etcd exited during startup"
+    fi
+    if ((SECONDS >= deadline)); then
+      show_log_tail etcd
+      die "etcd not healthy at $etcd_url/health after 60s"
+    fi
+    sleep 0.2
+  done
+}
+
+start_apiserver() {
+  our_pid kube-apiserver >/dev/null && return 0
+  our_pid etcd >/dev/null || die "etcd is not running; use '$0 up'"
+  require_free_port "$apiserver_port" kube-apiserver BERTH_APISERVER_PORT
+  # --enable-priority-and-fairness=false: system:masters requests are exempt from API Priority
+  # and Fairness, but the scheduler under test may run as a narrower identity (its RBAC is
+  # tested), and APF would put that identity's requests into the small default priority levels
+  # and queue or reject them with 429 when a benchmark creates and binds thousands of pods: the
+  # benchmark would measure APF, not Berth. In this single-user cluster the plain max-in-flight
+  # limits below bound concurrency instead.
+  # --disable-admission-plugins=ServiceAccount: that plugin rejects a pod until the token
+  # controller (a controller-manager, which does not run here) has created the namespace's
+  # default service account. Every other default admission plugin stays on.
+  # --endpoint-reconciler-type=none: the reconciler would publish the advertise address as the
+  # `kubernetes` service's endpoint, but Endpoints validation rejects loopback addresses and it
+  # would log that error every 10 s. Nothing in this cluster reaches the apiserver through the
+  # service.
+  # --shutdown-watch-termination-grace-period=2s: without it a SIGTERM'd apiserver with open
+  # watches waits out its 60 s shutdown timeout (so `down` would always end in SIGKILL after
+  # 10 s); with it the watches are closed cleanly and the apiserver exits in about a second.
+  launch kube-apiserver "$tools/kube-apiserver" \
+    --etcd-servers="$etcd_url" \
+    --storage-backend=etcd3 \
+    --bind-address=127.0.0.1 \
+    --advertise-address=127.0.0.1 \
+    --secure-port="$apiserver_port" \
+    --cert-dir="$pki" \
+    --tls-cert-file="$pki/apiserver.crt" \
+    --tls-private-key-file="$pki/apiserver.key" \
+    --client-ca-file="$pki/ca.crt" \
+    --authorization-mode=Node,RBAC \
+    --service-account-issuer="$sa_issuer" \
+    --service-account-key-file="$pki/sa.pub" \
+    --service-account-signing-key-file="$pki/sa.key" \
+    --api-audiences="$sa_issuer" \
+    --service-cluster-ip-range=10.0.0.0/24 \
+    --endpoint-reconciler-type=none \
+    --disable-admission-plugins=ServiceAccount \
+    --allow-privileged=true \
+    --enable-priority-and-fairness=false \
+    --max-requests-inflight=1000 \
+    --max-mutating-requests-inflight=500 \
+    --watch-cache=true \
+    --event-ttl=1h \
+    --profiling=false \
+    --shutdown-watch-termination-grace-period=2s \
+    --v=1
+  record_ports
+}
+
+wait_apiserver_ready() {
+  local deadline=$((SECONDS + 120))
+  until readyz_ok; do
+    if ! our_pid kube-apiserver >/dev/null; then
+      show_log_tail kube-apiserver
+      die "kube-apiserver exited during startup"
+    fi
+    if ((SECONDS >= deadline)); then
+      show_log_tail kube-apiserver
+      die "kube-apiserver not ready at $apiserver_url/readyz after 120s"
+    fi
+    sleep 0.5
+  done
+}
+
+# --- kubeconfigs ------------------------------------------------------------------------
+
+# Written to a temporary name and renamed, so a reader never sees half a file.
+write_kubeconfig() {
+  local file=$1 user=$2 ca=$3
+  cat >"$file.tmp.$$" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- name: berth-local
+  cluster:
+    server: $apiserver_url
+    certificate-authority-data: $(base64 -w0 <"$pki/$ca.crt")
+users:
+- name: $user
+  user:
+    client-certificate-data: $(base64 -w0 <"$pki/$user.crt")
+    client-key-data: $(base64 -w0 <"$pki/$user.key")
+contexts:
+- name: berth-local
+  context:
+    cluster: berth-local
+    user: $user
+current-context: berth-local
+preferences: {}
+EOF
+  mv -f "$file.tmp.$$" "$file"
+}
+
+write_client_files() {
+  write_kubeconfig "$cluster/kubeconfig" admin ca
+  write_kubeconfig "$cluster/kubeconfig-noperms" noperms ca
+  write_kubeconfig "$cluster/kubeconfig-wrong-ca" admin wrong-ca
+  {
+    echo "# Written by deploy/local-cluster.sh up. Source it to reach the local control plane."
+    printf 'export BERTH_CLUSTER_DIR=%q\n' "$cluster"
+    printf 'export BERTH_KUBECONFIG=%q\n' "$cluster/kubeconfig"
+    printf 'export BERTH_KUBECONFIG_NOPERMS=%q\n' "$cluster/kubeconfig-noperms"
+    printf 'export BERTH_KUBECONFIG_WRONG_CA=%q\n' "$cluster/kubeconfig-wrong-ca"
+    printf 'export BERTH_APISERVER_URL=%q\n' "$apiserver_url"
+    printf 'export BERTH_ETCD_URL=%q\n' "$etcd_url"
+  } >"$cluster/env.tmp.$$"
+  mv -f "$cluster/env.tmp.$$" "$cluster/env"
+}
+
+# --- subcommands ------------------------------------------------------------------------
+
+# Serialises the subcommands that start or stop processes (parallel test runs may all call
+# `up`). The lock is a descriptor, so it goes away with this script however it ends.
+take_lock() {
+  mkdir -p "$cluster"
+  exec 9>"$cluster/.lock"
+  flock 9
+}
+
+cmd_up() {
+  local start=$SECONDS
+  take_lock
+  load_ports
+  if our_pid kube-apiserver >/dev/null && pki_complete && readyz_ok; then
+    write_client_files
+    log "already running: $apiserver_url (etcd $etcd_url)"
+    echo "$cluster/kubeconfig"
+    return 0
+  fi
+  (umask 022 && "$repo/deploy/build-tools.sh" etcd kube-apiserver >&2)
+  ensure_pki
+  if $pki_changed && our_pid kube-apiserver >/dev/null; then
+    log "certificates changed; restarting kube-apiserver"
+    stop_process kube-apiserver
+  fi
+  start_etcd
+  start_apiserver
+  wait_apiserver_ready
+  write_client_files
+  log "up in $((SECONDS - start))s: kube-apiserver $apiserver_url ($("$tools/kube-apiserver" --version 2>/dev/null | awk '{print $2}'))," \
+    "etcd $etcd_url; kubeconfig $cluster/kubeconfig; source $cluster/env"
+  echo "$cluster/kubeconfig"
+}
+
+cmd_down() {
+  local purge=false
+  case ${1:-} in
+    --purge) purge=true ;;
+    "") ;;
+    *) die "usage: $0 down [--purge]" ;;
+  esac
+  [[ -d $cluster ]] || return 0
+  take_lock
+  stop_process kube-apiserver
+  stop_process etcd
+  rm -f "$cluster/ports"
+  if $purge; then
+    rm -rf "$cluster"
+    log "stopped; removed $cluster"
+  else
+    log "stopped (state and PKI kept in $cluster; 'down --purge' removes them)"
+  fi
+}
+
+cmd_status() {
+  [[ -d $cluster ]] && load_ports 2>/dev/null && readyz_ok && {
+    echo running
+    return 0
+  }
+  echo "not running"
+  return 1
+}
+
+cmd_stop_apiserver() {
+  local signal=TERM
+  case ${1:-} in
+    --kill) signal=KILL ;;
+    "") ;;
+    *) die "usage: $0 stop-apiserver [--kill]" ;;
+  esac
+  [[ -d $cluster ]] || return 0
+  take_lock
+  load_ports
+  stop_process kube-apiserver "$signal"
+  log "kube-apiserver stopped (etcd still running)"
+}
+
+cmd_start_apiserver() {
+  take_lock
+  load_ports
+  pki_complete || die "no PKI in $pki; use '$0 up'"
+  start_apiserver
+  wait_apiserver_ready
+  log "kube-apiserver ready at $apiserver_url"
+}
+
+cmd_restart_apiserver() {
+  local start=$SECONDS
+  take_lock
+  load_ports
+  pki_complete || die "no PKI in $pki; use '$0 up'"
+  our_pid etcd >/dev/null || die "etcd is not running; use '$0 up'"
+  stop_process kube-apiserver KILL
+  start_apiserver
+  wait_apiserver_ready
+  log "kube-apiserver killed and ready again in $((SECONDS - start))s at $apiserver_url"
+}
+
+# Compacting to the current revision makes every older resourceVersion unreadable in etcd, so a
+# watch or list from one gets 410 Gone once the apiserver's watch cache cannot serve it either.
+cmd_compact() {
+  [[ -d $cluster ]] || die "not running; use '$0 up'"
+  load_ports
+  our_pid etcd >/dev/null || die "etcd is not running; use '$0 up'"
+  local revision response
+  # A range over the key "\0" returns nothing but a header carrying the store's revision.
+  revision=$(curl -sS --fail --max-time 10 -X POST "$etcd_url/v3/kv/range" -d '{"key":"AA=="}' |
+    grep -o '"revision":"[0-9]*"' | head -n 1 | grep -o '[0-9]\+') ||
+    die "could not read the current revision from $etcd_url"
+  response=$(curl -sS --max-time 60 -X POST "$etcd_url/v3/kv/compaction" \
+    -d "{\"revision\":\"$revision\",\"physical\":true}") || die "compaction request to $etcd_url failed"
+  if [[ $response == *'"error"'* || $response == *'"code"'* ]]; then
+    # The apiserver's own periodic compaction may have got there first; that is the same result.
+    [[ $response == *"compacted"* ]] || die "etcd refused the compaction: $response"
+  fi
+  log "etcd compacted to revision $revision"
+  echo "$revision"
+}
+
+usage() {
+  sed -n '/^#   deploy/p' "$0" | sed 's/^#   /usage: /' >&2
+  exit 2
+}
+
+command=${1:-}
+(($#)) && shift
+case $command in
+  up) cmd_up "$@" ;;
+  down) cmd_down "$@" ;;
+  status) cmd_status "$@" ;;
+  restart-apiserver) cmd_restart_apiserver "$@" ;;
+  stop-apiserver) cmd_stop_apiserver "$@" ;;
+  start-apiserver) cmd_start_apiserver "$@" ;;
+  compact) cmd_compact "$@" ;;
+  *) usage ;;
+esac

@@ -1,0 +1,859 @@
+#include "pkg/api/codec.h"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cstdint>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "pkg/api/errors.h"
+#include "pkg/api/quantity.h"
+#include "pkg/api/types.h"
+
+namespace berth::api {
+namespace {
+
+using json = nlohmann::json;
+
+constexpr std::string_view kLastAppliedAnnotation =
+    "kubectl.kubernetes.io/last-applied-configuration";
+
+// The JSON path of the field being decoded, kept as a chain of stack frames so the common
+// (valid) case never builds a string; str() materializes it only for an error message.
+//
+// A Path points at its parent, so a parent must outlive its children: Field()/Index() are
+// disabled on temporaries, which rules out the dangling chain a.Field("b").Field("c").
+class Path {
+ public:
+  explicit Path(std::string_view root) : key_(root) {}
+  Path(const Path&) = delete;
+  Path& operator=(const Path&) = delete;
+
+  Path Field(std::string_view key) const& { return Path(this, key); }
+  Path Field(std::string_view key) const&& = delete;
+  Path Index(size_t index) const& { return Path(this, index); }
+  Path Index(size_t index) const&& = delete;
+
+  // The object member this path names (empty for array elements and an unnamed root).
+  std::string_view key() const { return key_; }
+
+  std::string str() const {
+    if (parent_ == nullptr) {
+      return std::string(key_);
+    }
+    std::string out = parent_->str();
+    if (is_index_) {
+      out += '[';
+      out += std::to_string(index_);
+      out += ']';
+    } else {
+      if (!out.empty()) {
+        out += '.';
+      }
+      out += key_;
+    }
+    return out;
+  }
+
+ private:
+  Path(const Path* parent, std::string_view key) : parent_(parent), key_(key) {}
+  Path(const Path* parent, size_t index) : parent_(parent), index_(index), is_index_(true) {}
+
+  const Path* parent_ = nullptr;
+  std::string_view key_;
+  size_t index_ = 0;
+  bool is_index_ = false;
+};
+
+[[noreturn]] void Fail(const Path& path, const std::string& problem) {
+  std::string field = path.str();
+  if (field.empty()) {
+    field = "(object)";
+  }
+  throw DecodeError(field, problem);
+}
+
+[[noreturn]] void FailType(const Path& path, std::string_view expected, const json& got) {
+  std::string problem = "expected ";
+  problem += expected;
+  problem += ", got ";
+  problem += got.type_name();
+  Fail(path, problem);
+}
+
+// The member of `parent` named by field.key(), or nullptr when absent or null (every field
+// Berth reads is optional or defaulted, and the apiserver writes null for some unset ones).
+const json* Member(const json& parent, const Path& field) {
+  auto it = parent.find(field.key());
+  if (it == parent.end() || it->is_null()) {
+    return nullptr;
+  }
+  return &*it;
+}
+
+void ExpectObject(const json& value, const Path& path) {
+  if (!value.is_object()) {
+    FailType(path, "object", value);
+  }
+}
+
+const json* GetObject(const json& parent, const Path& field) {
+  const json* value = Member(parent, field);
+  if (value != nullptr) {
+    ExpectObject(*value, field);
+  }
+  return value;
+}
+
+bool ReadString(const json& parent, const Path& field, std::string* out) {
+  const json* value = Member(parent, field);
+  if (value == nullptr) {
+    return false;
+  }
+  if (!value->is_string()) {
+    FailType(field, "string", *value);
+  }
+  *out = value->get_ref<const std::string&>();
+  return true;
+}
+
+bool ReadBool(const json& parent, const Path& field, bool* out) {
+  const json* value = Member(parent, field);
+  if (value == nullptr) {
+    return false;
+  }
+  if (!value->is_boolean()) {
+    FailType(field, "boolean", *value);
+  }
+  *out = value->get_ref<const bool&>();
+  return true;
+}
+
+bool ReadInt64(const json& parent, const Path& field, int64_t* out) {
+  const json* value = Member(parent, field);
+  if (value == nullptr) {
+    return false;
+  }
+  if (value->is_number_unsigned()) {
+    uint64_t u = value->get_ref<const uint64_t&>();
+    if (u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+      Fail(field, "integer " + std::to_string(u) + " out of range");
+    }
+    *out = static_cast<int64_t>(u);
+    return true;
+  }
+  if (!value->is_number_integer()) {
+    FailType(field, "integer", *value);
+  }
+  *out = value->get_ref<const int64_t&>();
+  return true;
+}
+
+bool ReadInt32(const json& parent, const Path& field, int32_t* out) {
+  int64_t wide = 0;
+  if (!ReadInt64(parent, field, &wide)) {
+    return false;
+  }
+  if (wide < std::numeric_limits<int32_t>::min() || wide > std::numeric_limits<int32_t>::max()) {
+    Fail(field, "integer " + std::to_string(wide) + " out of int32 range");
+  }
+  *out = static_cast<int32_t>(wide);
+  return true;
+}
+
+// Decodes an array member element by element; `decode(element, path, T*)` fills one entry.
+template <typename T, typename Decode>
+void ReadArray(const json& parent, const Path& field, std::vector<T>* out, Decode&& decode) {
+  const json* value = Member(parent, field);
+  if (value == nullptr) {
+    return;
+  }
+  if (!value->is_array()) {
+    FailType(field, "array", *value);
+  }
+  out->reserve(out->size() + value->size());
+  size_t index = 0;
+  for (const json& element : *value) {
+    Path element_path = field.Index(index++);
+    decode(element, element_path, &out->emplace_back());
+  }
+}
+
+void DecodeString(const json& element, const Path& path, std::string* out) {
+  if (!element.is_string()) {
+    FailType(path, "string", element);
+  }
+  *out = element.get_ref<const std::string&>();
+}
+
+void ReadStringList(const json& parent, const Path& field, std::vector<std::string>* out) {
+  ReadArray(parent, field, out, DecodeString);
+}
+
+// Reads an object of string values, dropping the member named `skip` when given.
+void ReadStringMap(const json& parent, const Path& field, StringMap* out,
+                   std::string_view skip = {}) {
+  const json* value = GetObject(parent, field);
+  if (value == nullptr) {
+    return;
+  }
+  std::vector<StringMap::Entry> entries;
+  entries.reserve(value->size());
+  for (auto it = value->begin(); it != value->end(); ++it) {
+    const std::string& key = it.key();
+    if (!skip.empty() && key == skip) {
+      continue;
+    }
+    if (!it->is_string()) {
+      Path entry_path = field.Field(key);
+      FailType(entry_path, "string", *it);
+    }
+    entries.emplace_back(key, it->get_ref<const std::string&>());
+  }
+  *out = StringMap(std::move(entries));
+}
+
+template <typename E, size_t N>
+E ParseEnum(const std::string& text, const std::array<std::pair<std::string_view, E>, N>& table,
+            const Path& path) {
+  for (const auto& [name, value] : table) {
+    if (name == text) {
+      return value;
+    }
+  }
+  Fail(path, "unknown value \"" + text + "\"");
+}
+
+// Reads an optional enum member; absent or null leaves *out unchanged.
+template <typename E, size_t N>
+void ReadEnum(const json& parent, const Path& field,
+              const std::array<std::pair<std::string_view, E>, N>& table, E* out) {
+  std::string text;
+  if (ReadString(parent, field, &text)) {
+    *out = ParseEnum(text, table, field);
+  }
+}
+
+constexpr std::array<std::pair<std::string_view, SelectorOperator>, 6> kSelectorOperators = {{
+    {"In", SelectorOperator::kIn},
+    {"NotIn", SelectorOperator::kNotIn},
+    {"Exists", SelectorOperator::kExists},
+    {"DoesNotExist", SelectorOperator::kDoesNotExist},
+    {"Gt", SelectorOperator::kGt},
+    {"Lt", SelectorOperator::kLt},
+}};
+
+constexpr std::array<std::pair<std::string_view, TaintEffect>, 3> kTaintEffects = {{
+    {"NoSchedule", TaintEffect::kNoSchedule},
+    {"PreferNoSchedule", TaintEffect::kPreferNoSchedule},
+    {"NoExecute", TaintEffect::kNoExecute},
+}};
+
+constexpr std::array<std::pair<std::string_view, TaintEffect>, 4> kTolerationEffects = {{
+    {"", TaintEffect::kAll},
+    {"NoSchedule", TaintEffect::kNoSchedule},
+    {"PreferNoSchedule", TaintEffect::kPreferNoSchedule},
+    {"NoExecute", TaintEffect::kNoExecute},
+}};
+
+constexpr std::array<std::pair<std::string_view, TolerationOperator>, 3> kTolerationOperators = {{
+    {"", TolerationOperator::kEqual},
+    {"Equal", TolerationOperator::kEqual},
+    {"Exists", TolerationOperator::kExists},
+}};
+
+constexpr std::array<std::pair<std::string_view, PreemptionPolicy>, 2> kPreemptionPolicies = {{
+    {"PreemptLowerPriority", PreemptionPolicy::kPreemptLowerPriority},
+    {"Never", PreemptionPolicy::kNever},
+}};
+
+constexpr std::array<std::pair<std::string_view, WhenUnsatisfiable>, 2> kWhenUnsatisfiable = {{
+    {"DoNotSchedule", WhenUnsatisfiable::kDoNotSchedule},
+    {"ScheduleAnyway", WhenUnsatisfiable::kScheduleAnyway},
+}};
+
+constexpr std::array<std::pair<std::string_view, NodeInclusionPolicy>, 2> kInclusionPolicies = {{
+    {"Honor", NodeInclusionPolicy::kHonor},
+    {"Ignore", NodeInclusionPolicy::kIgnore},
+}};
+
+// ---- Resources ----
+
+Quantity DecodeQuantity(const json& value, const Path& path) {
+  std::string_view text;
+  std::string number;  // Backs `text` when the value is a JSON number.
+  if (value.is_string()) {
+    text = value.get_ref<const std::string&>();
+  } else if (value.is_number_integer()) {
+    // Covers unsigned too; dump() prints the exact integer.
+    number = value.dump();
+    text = number;
+  } else if (value.is_number_float()) {
+    char buf[64];
+    auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), value.get_ref<const double&>());
+    if (ec != std::errc()) {
+      Fail(path, "unrepresentable number");
+    }
+    number.assign(buf, end);
+    text = number;
+  } else {
+    FailType(path, "quantity string", value);
+  }
+  Quantity quantity;
+  std::string why;
+  if (!Quantity::TryParse(text, &quantity, &why)) {
+    Fail(path, "invalid quantity \"" + std::string(text) + "\": " + why);
+  }
+  return quantity;
+}
+
+ResourceList DecodeResourceListAt(const json& value, const Path& path) {
+  ResourceList list;
+  if (value.is_null()) {
+    return list;
+  }
+  ExpectObject(value, path);
+  for (auto it = value.begin(); it != value.end(); ++it) {
+    const std::string& name = it.key();
+    Path entry_path = path.Field(name);
+    Quantity quantity = DecodeQuantity(*it, entry_path);
+    list.Set(name, name == kResourceCPU ? quantity.MilliValue() : quantity.Value());
+  }
+  return list;
+}
+
+void DecodeRequirements(const json& value, const Path& path, ResourceRequirements* out) {
+  ExpectObject(value, path);
+  Path requests_path = path.Field("requests");
+  if (const json* requests = Member(value, requests_path)) {
+    out->requests = DecodeResourceListAt(*requests, requests_path);
+    out->has_cpu_request = requests->contains(kResourceCPU);
+    out->has_memory_request = requests->contains(kResourceMemory);
+  }
+  Path limits_path = path.Field("limits");
+  if (const json* limits = Member(value, limits_path)) {
+    out->limits = DecodeResourceListAt(*limits, limits_path);
+  }
+}
+
+// ---- Selectors ----
+
+enum class SelectorKind { kLabel, kNodeExpression, kNodeField };
+
+Requirement DecodeRequirement(const json& value, const Path& path, SelectorKind kind) {
+  ExpectObject(value, path);
+  Requirement r;
+  Path key_path = path.Field("key");
+  if (!ReadString(value, key_path, &r.key) || r.key.empty()) {
+    Fail(key_path, "required");
+  }
+  if (kind == SelectorKind::kNodeField && r.key != "metadata.name") {
+    Fail(key_path, "unsupported field selector key \"" + r.key + "\"");
+  }
+
+  Path op_path = path.Field("operator");
+  std::string op;
+  if (!ReadString(value, op_path, &op)) {
+    Fail(op_path, "required");
+  }
+  r.op = ParseEnum(op, kSelectorOperators, op_path);
+  const bool is_set_op = r.op == SelectorOperator::kIn || r.op == SelectorOperator::kNotIn;
+  const bool is_number_op = r.op == SelectorOperator::kGt || r.op == SelectorOperator::kLt;
+  if ((kind == SelectorKind::kLabel && is_number_op) ||
+      (kind == SelectorKind::kNodeField && !is_set_op)) {
+    Fail(op_path, "operator \"" + op + "\" is not supported here");
+  }
+
+  Path values_path = path.Field("values");
+  ReadStringList(value, values_path, &r.values);
+  if (is_set_op && r.values.empty()) {
+    Fail(values_path, "operator " + op + " needs at least one value");
+  }
+  if (!is_set_op && !is_number_op && !r.values.empty()) {
+    Fail(values_path, "operator " + op + " takes no values");
+  }
+  if (is_number_op) {
+    if (r.values.size() != 1) {
+      Fail(values_path, "operator " + op + " needs exactly one value");
+    }
+    if (!ParseInt64(r.values[0], &r.number)) {
+      Path value_path = values_path.Index(0);
+      Fail(value_path, "\"" + r.values[0] + "\" is not an integer");
+    }
+  }
+  std::sort(r.values.begin(), r.values.end());
+  r.values.erase(std::unique(r.values.begin(), r.values.end()), r.values.end());
+  return r;
+}
+
+LabelSelector DecodeLabelSelectorAt(const json& value, const Path& path) {
+  ExpectObject(value, path);
+  LabelSelector selector;
+  Path labels_path = path.Field("matchLabels");
+  if (const json* labels = GetObject(value, labels_path)) {
+    selector.requirements.reserve(labels->size());
+    for (auto it = labels->begin(); it != labels->end(); ++it) {
+      if (!it->is_string()) {
+        Path entry_path = labels_path.Field(it.key());
+        FailType(entry_path, "string", *it);
+      }
+      Requirement& r = selector.requirements.emplace_back();
+      r.key = it.key();
+      r.op = SelectorOperator::kIn;
+      r.values.push_back(it->get_ref<const std::string&>());
+    }
+  }
+  ReadArray(value, path.Field("matchExpressions"), &selector.requirements,
+            [](const json& e, const Path& p, Requirement* r) {
+              *r = DecodeRequirement(e, p, SelectorKind::kLabel);
+            });
+  return selector;
+}
+
+// Reads an optional selector member: absent or null stays std::nullopt (matches nothing).
+void ReadLabelSelector(const json& parent, const Path& field, std::optional<LabelSelector>* out) {
+  if (const json* value = Member(parent, field)) {
+    *out = DecodeLabelSelectorAt(*value, field);
+  }
+}
+
+NodeSelectorTerm DecodeNodeSelectorTermAt(const json& value, const Path& path) {
+  ExpectObject(value, path);
+  NodeSelectorTerm term;
+  ReadArray(value, path.Field("matchExpressions"), &term.match_expressions,
+            [](const json& e, const Path& p, Requirement* r) {
+              *r = DecodeRequirement(e, p, SelectorKind::kNodeExpression);
+            });
+  ReadArray(value, path.Field("matchFields"), &term.match_fields,
+            [](const json& e, const Path& p, Requirement* r) {
+              *r = DecodeRequirement(e, p, SelectorKind::kNodeField);
+            });
+  return term;
+}
+
+// ---- Taints and tolerations ----
+
+Toleration DecodeTolerationAt(const json& value, const Path& path) {
+  ExpectObject(value, path);
+  Toleration t;
+  ReadString(value, path.Field("key"), &t.key);
+  ReadEnum(value, path.Field("operator"), kTolerationOperators, &t.op);
+  ReadString(value, path.Field("value"), &t.value);
+  ReadEnum(value, path.Field("effect"), kTolerationEffects, &t.effect);
+  int64_t seconds = 0;
+  if (ReadInt64(value, path.Field("tolerationSeconds"), &seconds)) {
+    t.toleration_seconds = seconds;
+  }
+  return t;
+}
+
+Taint DecodeTaintAt(const json& value, const Path& path) {
+  ExpectObject(value, path);
+  Taint t;
+  Path key_path = path.Field("key");
+  if (!ReadString(value, key_path, &t.key) || t.key.empty()) {
+    Fail(key_path, "required");
+  }
+  ReadString(value, path.Field("value"), &t.value);
+  Path effect_path = path.Field("effect");
+  std::string effect;
+  if (!ReadString(value, effect_path, &effect)) {
+    Fail(effect_path, "required");
+  }
+  t.effect = ParseEnum(effect, kTaintEffects, effect_path);
+  return t;
+}
+
+// ---- Metadata ----
+
+void DecodeCondition(const json& value, const Path& path, Condition* out) {
+  ExpectObject(value, path);
+  ReadString(value, path.Field("type"), &out->type);
+  ReadString(value, path.Field("status"), &out->status);
+  ReadString(value, path.Field("reason"), &out->reason);
+  ReadString(value, path.Field("message"), &out->message);
+}
+
+void DecodeOwnerReference(const json& value, const Path& path, OwnerReference* out) {
+  ExpectObject(value, path);
+  ReadString(value, path.Field("apiVersion"), &out->api_version);
+  ReadString(value, path.Field("kind"), &out->kind);
+  ReadString(value, path.Field("name"), &out->name);
+  ReadString(value, path.Field("uid"), &out->uid);
+  ReadBool(value, path.Field("controller"), &out->controller);
+}
+
+void DecodeMeta(const json& object, const Path& root, ObjectMeta* meta) {
+  Path path = root.Field("metadata");
+  Path name_path = path.Field("name");
+  const json* m = GetObject(object, path);
+  if (m == nullptr || !ReadString(*m, name_path, &meta->name) || meta->name.empty()) {
+    Fail(name_path, "required");
+  }
+  ReadString(*m, path.Field("namespace"), &meta->namespace_);
+  ReadString(*m, path.Field("uid"), &meta->uid);
+  ReadString(*m, path.Field("resourceVersion"), &meta->resource_version);
+  ReadInt64(*m, path.Field("generation"), &meta->generation);
+  ReadString(*m, path.Field("creationTimestamp"), &meta->creation_timestamp);
+  std::string deletion;
+  if (ReadString(*m, path.Field("deletionTimestamp"), &deletion)) {
+    meta->deletion_timestamp = std::move(deletion);
+  }
+  ReadStringMap(*m, path.Field("labels"), &meta->labels);
+  ReadStringMap(*m, path.Field("annotations"), &meta->annotations, kLastAppliedAnnotation);
+  ReadArray(*m, path.Field("ownerReferences"), &meta->owner_references, DecodeOwnerReference);
+}
+
+// ---- Pod ----
+
+void DecodeContainerPort(const json& value, const Path& path, ContainerPort* out) {
+  ExpectObject(value, path);
+  ReadInt32(value, path.Field("containerPort"), &out->container_port);
+  ReadInt32(value, path.Field("hostPort"), &out->host_port);
+  ReadString(value, path.Field("protocol"), &out->protocol);
+  if (out->protocol.empty()) {
+    out->protocol = "TCP";
+  }
+  ReadString(value, path.Field("hostIP"), &out->host_ip);
+}
+
+void DecodeContainer(const json& value, const Path& path, bool init, Container* out) {
+  ExpectObject(value, path);
+  ReadString(value, path.Field("name"), &out->name);
+  ReadString(value, path.Field("image"), &out->image);
+  Path resources_path = path.Field("resources");
+  if (const json* resources = Member(value, resources_path)) {
+    DecodeRequirements(*resources, resources_path, &out->resources);
+  }
+  ReadArray(value, path.Field("ports"), &out->ports, DecodeContainerPort);
+  std::string restart_policy;
+  if (ReadString(value, path.Field("restartPolicy"), &restart_policy)) {
+    out->restartable = init && restart_policy == "Always";
+  }
+}
+
+PodAffinityTerm DecodePodAffinityTerm(const json& value, const Path& path) {
+  ExpectObject(value, path);
+  PodAffinityTerm term;
+  ReadLabelSelector(value, path.Field("labelSelector"), &term.label_selector);
+  ReadStringList(value, path.Field("namespaces"), &term.namespaces);
+  ReadString(value, path.Field("topologyKey"), &term.topology_key);
+  ReadLabelSelector(value, path.Field("namespaceSelector"), &term.namespace_selector);
+  ReadStringList(value, path.Field("matchLabelKeys"), &term.match_label_keys);
+  ReadStringList(value, path.Field("mismatchLabelKeys"), &term.mismatch_label_keys);
+  return term;
+}
+
+PodAffinity DecodePodAffinity(const json& value, const Path& path) {
+  PodAffinity affinity;
+  ReadArray(
+      value, path.Field("requiredDuringSchedulingIgnoredDuringExecution"), &affinity.required,
+      [](const json& e, const Path& p, PodAffinityTerm* t) { *t = DecodePodAffinityTerm(e, p); });
+  ReadArray(value, path.Field("preferredDuringSchedulingIgnoredDuringExecution"),
+            &affinity.preferred, [](const json& e, const Path& p, WeightedPodAffinityTerm* t) {
+              ExpectObject(e, p);
+              ReadInt32(e, p.Field("weight"), &t->weight);
+              Path term_path = p.Field("podAffinityTerm");
+              if (const json* term = Member(e, term_path)) {
+                t->term = DecodePodAffinityTerm(*term, term_path);
+              }
+            });
+  return affinity;
+}
+
+NodeAffinity DecodeNodeAffinity(const json& value, const Path& path) {
+  NodeAffinity affinity;
+  Path required_path = path.Field("requiredDuringSchedulingIgnoredDuringExecution");
+  if (const json* required = GetObject(value, required_path)) {
+    NodeSelector selector;
+    ReadArray(*required, required_path.Field("nodeSelectorTerms"), &selector.terms,
+              [](const json& e, const Path& p, NodeSelectorTerm* t) {
+                *t = DecodeNodeSelectorTermAt(e, p);
+              });
+    affinity.required = std::move(selector);
+  }
+  ReadArray(value, path.Field("preferredDuringSchedulingIgnoredDuringExecution"),
+            &affinity.preferred, [](const json& e, const Path& p, PreferredSchedulingTerm* t) {
+              ExpectObject(e, p);
+              ReadInt32(e, p.Field("weight"), &t->weight);
+              Path preference_path = p.Field("preference");
+              if (const json* preference = Member(e, preference_path)) {
+                t->preference = DecodeNodeSelectorTermAt(*preference, preference_path);
+              }
+            });
+  return affinity;
+}
+
+Affinity DecodeAffinity(const json& value, const Path& path) {
+  Affinity affinity;
+  Path node_path = path.Field("nodeAffinity");
+  if (const json* node = GetObject(value, node_path)) {
+    affinity.node_affinity = DecodeNodeAffinity(*node, node_path);
+  }
+  Path pod_path = path.Field("podAffinity");
+  if (const json* pod = GetObject(value, pod_path)) {
+    affinity.pod_affinity = DecodePodAffinity(*pod, pod_path);
+  }
+  Path anti_path = path.Field("podAntiAffinity");
+  if (const json* anti = GetObject(value, anti_path)) {
+    affinity.pod_anti_affinity = DecodePodAffinity(*anti, anti_path);
+  }
+  return affinity;
+}
+
+void DecodeSpreadConstraint(const json& value, const Path& path, TopologySpreadConstraint* out) {
+  ExpectObject(value, path);
+  ReadInt32(value, path.Field("maxSkew"), &out->max_skew);
+  ReadString(value, path.Field("topologyKey"), &out->topology_key);
+  ReadEnum(value, path.Field("whenUnsatisfiable"), kWhenUnsatisfiable, &out->when_unsatisfiable);
+  ReadLabelSelector(value, path.Field("labelSelector"), &out->label_selector);
+  int32_t min_domains = 0;
+  if (ReadInt32(value, path.Field("minDomains"), &min_domains)) {
+    out->min_domains = min_domains;
+  }
+  ReadEnum(value, path.Field("nodeAffinityPolicy"), kInclusionPolicies, &out->node_affinity_policy);
+  ReadEnum(value, path.Field("nodeTaintsPolicy"), kInclusionPolicies, &out->node_taints_policy);
+  ReadStringList(value, path.Field("matchLabelKeys"), &out->match_label_keys);
+}
+
+void DecodeVolume(const json& value, const Path& path, Volume* out) {
+  ExpectObject(value, path);
+  ReadString(value, path.Field("name"), &out->name);
+  // A volume object holds its name plus exactly one source member.
+  for (auto it = value.begin(); it != value.end(); ++it) {
+    if (it.key() == "name" || it->is_null()) {
+      continue;
+    }
+    out->source = it.key();
+    break;
+  }
+  if (out->source == "persistentVolumeClaim") {
+    Path pvc_path = path.Field("persistentVolumeClaim");
+    const json* pvc = GetObject(value, pvc_path);
+    ReadString(*pvc, pvc_path.Field("claimName"), &out->claim_name);
+    ReadBool(*pvc, pvc_path.Field("readOnly"), &out->read_only);
+  }
+}
+
+void DecodePodSpec(const json& spec, const Path& path, PodSpec* out) {
+  ReadString(spec, path.Field("schedulerName"), &out->scheduler_name);
+  // The apiserver defaults an empty scheduler name the same way as a missing one.
+  if (out->scheduler_name.empty()) {
+    out->scheduler_name = "default-scheduler";
+  }
+  ReadString(spec, path.Field("nodeName"), &out->node_name);
+  ReadInt32(spec, path.Field("priority"), &out->priority);
+  ReadString(spec, path.Field("priorityClassName"), &out->priority_class_name);
+  ReadEnum(spec, path.Field("preemptionPolicy"), kPreemptionPolicies, &out->preemption_policy);
+  ReadArray(spec, path.Field("containers"), &out->containers,
+            [](const json& e, const Path& p, Container* c) { DecodeContainer(e, p, false, c); });
+  ReadArray(spec, path.Field("initContainers"), &out->init_containers,
+            [](const json& e, const Path& p, Container* c) { DecodeContainer(e, p, true, c); });
+  Path overhead_path = path.Field("overhead");
+  if (const json* overhead = Member(spec, overhead_path)) {
+    out->overhead = DecodeResourceListAt(*overhead, overhead_path);
+  }
+  Path resources_path = path.Field("resources");
+  if (const json* resources = Member(spec, resources_path)) {
+    DecodeRequirements(*resources, resources_path, &out->resources.emplace());
+  }
+  ReadStringMap(spec, path.Field("nodeSelector"), &out->node_selector);
+  Path affinity_path = path.Field("affinity");
+  if (const json* affinity = GetObject(spec, affinity_path)) {
+    out->affinity = DecodeAffinity(*affinity, affinity_path);
+  }
+  ReadArray(spec, path.Field("tolerations"), &out->tolerations,
+            [](const json& e, const Path& p, Toleration* t) { *t = DecodeTolerationAt(e, p); });
+  ReadArray(spec, path.Field("topologySpreadConstraints"), &out->topology_spread_constraints,
+            DecodeSpreadConstraint);
+  ReadArray(spec, path.Field("schedulingGates"), &out->scheduling_gates,
+            [](const json& e, const Path& p, std::string* name) {
+              ExpectObject(e, p);
+              ReadString(e, p.Field("name"), name);
+            });
+  ReadArray(spec, path.Field("volumes"), &out->volumes, DecodeVolume);
+  ReadBool(spec, path.Field("hostNetwork"), &out->host_network);
+}
+
+void DecodePodStatus(const json& status, const Path& path, PodStatus* out) {
+  ReadString(status, path.Field("phase"), &out->phase);
+  ReadArray(status, path.Field("conditions"), &out->conditions, DecodeCondition);
+  ReadString(status, path.Field("nominatedNodeName"), &out->nominated_node_name);
+}
+
+// ---- Node ----
+
+void DecodeImage(const json& value, const Path& path, ContainerImage* out) {
+  ExpectObject(value, path);
+  ReadStringList(value, path.Field("names"), &out->names);
+  ReadInt64(value, path.Field("sizeBytes"), &out->size_bytes);
+}
+
+void DecodeNodeStatus(const json& status, const Path& path, NodeStatus* out) {
+  Path capacity_path = path.Field("capacity");
+  if (const json* capacity = Member(status, capacity_path)) {
+    out->capacity = DecodeResourceListAt(*capacity, capacity_path);
+  }
+  Path allocatable_path = path.Field("allocatable");
+  if (const json* allocatable = Member(status, allocatable_path)) {
+    out->allocatable = DecodeResourceListAt(*allocatable, allocatable_path);
+  }
+  ReadArray(status, path.Field("images"), &out->images, DecodeImage);
+  ReadArray(status, path.Field("conditions"), &out->conditions, DecodeCondition);
+}
+
+// ---- Requests ----
+
+// Upstream resourcehelper.PodRequests without in-place resize: containers summed, init
+// containers folded in as a running maximum that accounts for sidecars (restartable init
+// containers keep running, so they add to everything started after them).
+template <typename RequestsOf>
+ResourceList AggregateRequests(const PodSpec& spec, RequestsOf requests_of) {
+  ResourceList total;
+  for (const Container& c : spec.containers) {
+    total.Add(requests_of(c));
+  }
+  ResourceList restartable_sum;
+  ResourceList init_max;
+  for (const Container& c : spec.init_containers) {
+    if (c.restartable) {
+      total.Add(requests_of(c));
+      restartable_sum.Add(requests_of(c));
+      init_max.MaxWith(restartable_sum);
+    } else {
+      ResourceList running = requests_of(c);
+      running.Add(restartable_sum);
+      init_max.MaxWith(running);
+    }
+  }
+  total.MaxWith(init_max);
+  return total;
+}
+
+// Pod-level requests (spec.resources) replace the aggregate for the resources they state.
+void ApplyPodLevel(const PodSpec& spec, int64_t* milli_cpu, int64_t* memory) {
+  if (!spec.resources.has_value()) {
+    return;
+  }
+  if (spec.resources->has_cpu_request) {
+    *milli_cpu = spec.resources->requests.milli_cpu;
+  }
+  if (spec.resources->has_memory_request) {
+    *memory = spec.resources->requests.memory;
+  }
+}
+
+}  // namespace
+
+ResourceList DecodeResourceList(const json& object, const std::string& field) {
+  Path path(field);
+  return DecodeResourceListAt(object, path);
+}
+
+LabelSelector DecodeLabelSelector(const json& object, const std::string& field) {
+  Path path(field);
+  return DecodeLabelSelectorAt(object, path);
+}
+
+NodeSelectorTerm DecodeNodeSelectorTerm(const json& object, const std::string& field) {
+  Path path(field);
+  return DecodeNodeSelectorTermAt(object, path);
+}
+
+Toleration DecodeToleration(const json& object, const std::string& field) {
+  Path path(field);
+  return DecodeTolerationAt(object, path);
+}
+
+Taint DecodeTaint(const json& object, const std::string& field) {
+  Path path(field);
+  return DecodeTaintAt(object, path);
+}
+
+Pod DecodePod(const json& object) {
+  Path root("");
+  ExpectObject(object, root);
+  Pod pod;
+  DecodeMeta(object, root, &pod.meta);
+  Path spec_path = root.Field("spec");
+  if (const json* spec = GetObject(object, spec_path)) {
+    DecodePodSpec(*spec, spec_path, &pod.spec);
+  }
+  Path status_path = root.Field("status");
+  if (const json* status = GetObject(object, status_path)) {
+    DecodePodStatus(*status, status_path, &pod.status);
+  }
+  ComputePodRequests(pod);
+  return pod;
+}
+
+Node DecodeNode(const json& object) {
+  Path root("");
+  ExpectObject(object, root);
+  Node node;
+  DecodeMeta(object, root, &node.meta);
+  Path spec_path = root.Field("spec");
+  if (const json* spec = GetObject(object, spec_path)) {
+    ReadBool(*spec, spec_path.Field("unschedulable"), &node.spec.unschedulable);
+    ReadArray(*spec, spec_path.Field("taints"), &node.spec.taints,
+              [](const json& e, const Path& p, Taint* t) { *t = DecodeTaintAt(e, p); });
+  }
+  Path status_path = root.Field("status");
+  if (const json* status = GetObject(object, status_path)) {
+    DecodeNodeStatus(*status, status_path, &node.status);
+  }
+  return node;
+}
+
+void ComputePodRequests(Pod& pod) {
+  const PodSpec& spec = pod.spec;
+  pod.requests = AggregateRequests(
+      spec, [](const Container& c) -> const ResourceList& { return c.resources.requests; });
+  ApplyPodLevel(spec, &pod.requests.milli_cpu, &pod.requests.memory);
+  pod.requests.Add(spec.overhead);
+
+  ResourceList non_zero = AggregateRequests(spec, [](const Container& c) {
+    ResourceList r;
+    r.milli_cpu =
+        c.resources.has_cpu_request ? c.resources.requests.milli_cpu : kDefaultMilliCPURequest;
+    r.memory = c.resources.has_memory_request ? c.resources.requests.memory : kDefaultMemoryRequest;
+    return r;
+  });
+  ApplyPodLevel(spec, &non_zero.milli_cpu, &non_zero.memory);
+  non_zero.Add(spec.overhead);
+  pod.non_zero_milli_cpu = non_zero.milli_cpu;
+  pod.non_zero_memory = non_zero.memory;
+
+  pod.host_ports.clear();
+  for (const auto* containers : {&spec.containers, &spec.init_containers}) {
+    for (const Container& c : *containers) {
+      for (const ContainerPort& port : c.ports) {
+        if (port.host_port != 0) {
+          pod.host_ports.push_back(port);
+        }
+      }
+    }
+  }
+}
+
+std::string EncodeBinding(const Pod& pod, const std::string& node_name) {
+  nlohmann::ordered_json metadata = {{"name", pod.meta.name}, {"namespace", pod.meta.namespace_}};
+  if (!pod.meta.uid.empty()) {
+    metadata["uid"] = pod.meta.uid;
+  }
+  nlohmann::ordered_json binding = {
+      {"apiVersion", "v1"},
+      {"kind", "Binding"},
+      {"metadata", std::move(metadata)},
+      {"target", {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", node_name}}},
+  };
+  return binding.dump();
+}
+
+}  // namespace berth::api

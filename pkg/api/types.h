@@ -1,0 +1,343 @@
+#ifndef BERTH_PKG_API_TYPES_H_
+#define BERTH_PKG_API_TYPES_H_
+
+// Slim typed Kubernetes objects: only the fields scheduling reads, parsed once at decode time
+// (see pkg/api/codec.h). Everything derived per pod (resource requests, compiled selectors) is
+// computed there, never per node per cycle. Objects are immutable once decoded and shared as
+// shared_ptr<const T>, so readers on any thread need no locks.
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace berth::api {
+
+// A string->string map kept as a vector sorted by key: label and annotation sets are small, so
+// a binary search over contiguous pairs beats a tree in both time and bytes.
+class StringMap {
+ public:
+  using Entry = std::pair<std::string, std::string>;
+
+  StringMap() = default;
+  // Takes entries in any order; a repeated key keeps the last value.
+  explicit StringMap(std::vector<Entry> entries);
+
+  const std::string* Find(std::string_view key) const;
+  bool Contains(std::string_view key) const { return Find(key) != nullptr; }
+  // Inserts or replaces.
+  void Set(std::string key, std::string value);
+
+  bool empty() const { return entries_.empty(); }
+  size_t size() const { return entries_.size(); }
+  std::vector<Entry>::const_iterator begin() const { return entries_.begin(); }
+  std::vector<Entry>::const_iterator end() const { return entries_.end(); }
+  const std::vector<Entry>& entries() const { return entries_; }
+
+  bool operator==(const StringMap& other) const = default;
+
+ private:
+  std::vector<Entry> entries_;
+};
+
+using Labels = StringMap;
+
+// Well-known resource names.
+inline constexpr std::string_view kResourceCPU = "cpu";
+inline constexpr std::string_view kResourceMemory = "memory";
+inline constexpr std::string_view kResourceEphemeralStorage = "ephemeral-storage";
+inline constexpr std::string_view kResourcePods = "pods";
+
+// Defaults the scheduler assumes for a container that states no request, when scoring
+// (upstream pkg/scheduler/util: DefaultMilliCPURequest, DefaultMemoryRequest).
+inline constexpr int64_t kDefaultMilliCPURequest = 100;
+inline constexpr int64_t kDefaultMemoryRequest = 200LL * 1024 * 1024;
+
+// A set of resource amounts. cpu is in millicores; memory, ephemeral-storage and every other
+// resource in whole units (Quantity::Value()).
+struct ResourceList {
+  int64_t milli_cpu = 0;
+  int64_t memory = 0;
+  int64_t ephemeral_storage = 0;
+  int64_t pods = 0;
+  // Extended resources, hugepages-*, attachable-volumes-*: sorted by name, no duplicates.
+  std::vector<std::pair<std::string, int64_t>> scalar;
+
+  // Amount of an arbitrary named resource (0 when absent).
+  int64_t Get(std::string_view name) const;
+  void Set(std::string_view name, int64_t amount);
+  void Add(const ResourceList& other);
+  void Subtract(const ResourceList& other);
+  // Element-wise maximum.
+  void MaxWith(const ResourceList& other);
+  bool IsZero() const;
+  bool operator==(const ResourceList& other) const = default;
+};
+
+// Which of cpu and memory a container/pod states explicitly (needed for non-zero requests).
+struct ResourceRequirements {
+  ResourceList requests;
+  ResourceList limits;
+  bool has_cpu_request = false;
+  bool has_memory_request = false;
+};
+
+struct OwnerReference {
+  std::string api_version;
+  std::string kind;
+  std::string name;
+  std::string uid;
+  bool controller = false;
+};
+
+struct ObjectMeta {
+  std::string name;
+  std::string namespace_;
+  std::string uid;
+  std::string resource_version;
+  int64_t generation = 0;
+  std::string creation_timestamp;  // RFC 3339, as served.
+  std::optional<std::string> deletion_timestamp;
+  Labels labels;
+  // The kubectl last-applied-configuration annotation is dropped at decode: scheduling never
+  // reads it and it is often the largest field of an object.
+  StringMap annotations;
+  std::vector<OwnerReference> owner_references;
+
+  // "namespace/name", or "name" for cluster-scoped objects; the store key.
+  std::string Key() const;
+};
+
+enum class SelectorOperator { kIn, kNotIn, kExists, kDoesNotExist, kGt, kLt };
+
+// Parses a base-10 int64 the way Go's strconv.ParseInt(text, 10, 64) does (optional sign, no
+// spaces); Gt/Lt selector values use this form.
+bool ParseInt64(std::string_view text, int64_t* out);
+
+// One requirement of a label selector or node selector term. For Gt/Lt, `number` holds the
+// single value parsed as an integer at decode time.
+struct Requirement {
+  std::string key;
+  SelectorOperator op = SelectorOperator::kExists;
+  std::vector<std::string> values;  // Sorted, for binary search.
+  int64_t number = 0;
+
+  bool Matches(const Labels& labels) const;
+  // Matches a single value that is known to be present (field selectors on metadata.name).
+  bool MatchesValue(std::string_view value) const;
+};
+
+// metav1.LabelSelector compiled to requirements (matchLabels become In with one value).
+// An empty selector matches everything; callers model a nil selector as std::nullopt, which
+// matches nothing, as upstream's LabelSelectorAsSelector does.
+struct LabelSelector {
+  std::vector<Requirement> requirements;
+
+  bool Matches(const Labels& labels) const;
+  bool Empty() const { return requirements.empty(); }
+};
+
+struct NodeSelectorTerm {
+  std::vector<Requirement> match_expressions;
+  std::vector<Requirement> match_fields;  // Only metadata.name is a supported field.
+
+  // A term with neither expressions nor fields matches nothing.
+  bool Matches(const Labels& node_labels, std::string_view node_name) const;
+};
+
+// Terms are ORed.
+struct NodeSelector {
+  std::vector<NodeSelectorTerm> terms;
+  bool Matches(const Labels& node_labels, std::string_view node_name) const;
+};
+
+struct PreferredSchedulingTerm {
+  int32_t weight = 0;
+  NodeSelectorTerm preference;
+};
+
+struct NodeAffinity {
+  std::optional<NodeSelector> required;
+  std::vector<PreferredSchedulingTerm> preferred;
+};
+
+struct PodAffinityTerm {
+  std::optional<LabelSelector> label_selector;
+  std::vector<std::string> namespaces;
+  std::string topology_key;
+  std::optional<LabelSelector> namespace_selector;
+  std::vector<std::string> match_label_keys;
+  std::vector<std::string> mismatch_label_keys;
+};
+
+struct WeightedPodAffinityTerm {
+  int32_t weight = 0;
+  PodAffinityTerm term;
+};
+
+struct PodAffinity {
+  std::vector<PodAffinityTerm> required;
+  std::vector<WeightedPodAffinityTerm> preferred;
+};
+
+struct Affinity {
+  std::optional<NodeAffinity> node_affinity;
+  std::optional<PodAffinity> pod_affinity;
+  std::optional<PodAffinity> pod_anti_affinity;
+};
+
+enum class TaintEffect { kNoSchedule, kPreferNoSchedule, kNoExecute, kAll };
+
+// "NoSchedule", "PreferNoSchedule", "NoExecute"; "" for kAll (a toleration's empty effect).
+std::string_view TaintEffectName(TaintEffect effect);
+
+struct Taint {
+  std::string key;
+  std::string value;
+  TaintEffect effect = TaintEffect::kNoSchedule;
+
+  // "key=value:Effect" as kubectl prints it.
+  std::string ToString() const;
+};
+
+enum class TolerationOperator { kEqual, kExists };
+
+struct Toleration {
+  std::string key;  // Empty with kExists tolerates every key.
+  TolerationOperator op = TolerationOperator::kEqual;
+  std::string value;
+  TaintEffect effect = TaintEffect::kAll;  // kAll: the toleration's effect was empty.
+  std::optional<int64_t> toleration_seconds;
+
+  bool Tolerates(const Taint& taint) const;
+};
+
+// True when some toleration tolerates the taint.
+bool TolerationsTolerate(const std::vector<Toleration>& tolerations, const Taint& taint);
+
+enum class WhenUnsatisfiable { kDoNotSchedule, kScheduleAnyway };
+enum class NodeInclusionPolicy { kHonor, kIgnore };
+
+struct TopologySpreadConstraint {
+  int32_t max_skew = 1;
+  std::string topology_key;
+  WhenUnsatisfiable when_unsatisfiable = WhenUnsatisfiable::kDoNotSchedule;
+  std::optional<LabelSelector> label_selector;
+  std::optional<int32_t> min_domains;
+  NodeInclusionPolicy node_affinity_policy = NodeInclusionPolicy::kHonor;
+  NodeInclusionPolicy node_taints_policy = NodeInclusionPolicy::kIgnore;
+  std::vector<std::string> match_label_keys;
+};
+
+struct ContainerPort {
+  int32_t container_port = 0;
+  int32_t host_port = 0;  // 0: no host port.
+  std::string protocol = "TCP";
+  std::string host_ip;  // Empty means 0.0.0.0.
+};
+
+struct Container {
+  std::string name;
+  std::string image;
+  ResourceRequirements resources;
+  std::vector<ContainerPort> ports;
+  // An init container with restartPolicy: Always (a sidecar).
+  bool restartable = false;
+};
+
+struct Volume {
+  std::string name;
+  // The volume source's field name: "persistentVolumeClaim", "emptyDir", "hostPath", ...
+  std::string source;
+  std::string claim_name;  // For persistentVolumeClaim.
+  bool read_only = false;
+};
+
+enum class PreemptionPolicy { kPreemptLowerPriority, kNever };
+
+struct PodSpec {
+  std::string scheduler_name = "default-scheduler";
+  std::string node_name;
+  int32_t priority = 0;
+  std::string priority_class_name;
+  PreemptionPolicy preemption_policy = PreemptionPolicy::kPreemptLowerPriority;
+  std::vector<Container> containers;
+  std::vector<Container> init_containers;
+  ResourceList overhead;
+  // Pod-level resources (spec.resources), when set.
+  std::optional<ResourceRequirements> resources;
+  StringMap node_selector;
+  std::optional<Affinity> affinity;
+  std::vector<Toleration> tolerations;
+  std::vector<TopologySpreadConstraint> topology_spread_constraints;
+  std::vector<std::string> scheduling_gates;
+  std::vector<Volume> volumes;
+  bool host_network = false;
+};
+
+struct Condition {
+  std::string type;
+  std::string status;
+  std::string reason;
+  std::string message;
+};
+
+struct PodStatus {
+  std::string phase;
+  std::vector<Condition> conditions;
+  std::string nominated_node_name;
+};
+
+struct Pod {
+  ObjectMeta meta;
+  PodSpec spec;
+  PodStatus status;
+
+  // Computed once at decode with upstream rules (containers summed, init containers as a max
+  // that accounts for sidecars, pod-level resources, overhead added).
+  ResourceList requests;
+  // The same with kDefaultMilliCPURequest / kDefaultMemoryRequest for containers that state
+  // no cpu / memory request; used for scoring (upstream "non-zero" requests).
+  int64_t non_zero_milli_cpu = 0;
+  int64_t non_zero_memory = 0;
+  // Host ports the pod occupies (containers and init containers, host_port != 0).
+  std::vector<ContainerPort> host_ports;
+
+  bool IsTerminating() const { return meta.deletion_timestamp.has_value(); }
+  std::string Key() const { return meta.Key(); }
+};
+
+struct ContainerImage {
+  std::vector<std::string> names;
+  int64_t size_bytes = 0;
+};
+
+struct NodeSpec {
+  bool unschedulable = false;
+  std::vector<Taint> taints;
+};
+
+struct NodeStatus {
+  ResourceList capacity;
+  ResourceList allocatable;
+  std::vector<ContainerImage> images;
+  std::vector<Condition> conditions;
+};
+
+struct Node {
+  ObjectMeta meta;
+  NodeSpec spec;
+  NodeStatus status;
+
+  const std::string& Name() const { return meta.name; }
+};
+
+using PodPtr = std::shared_ptr<const Pod>;
+using NodePtr = std::shared_ptr<const Node>;
+
+}  // namespace berth::api
+
+#endif  // BERTH_PKG_API_TYPES_H_

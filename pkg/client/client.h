@@ -1,0 +1,206 @@
+#ifndef BERTH_PKG_CLIENT_CLIENT_H_
+#define BERTH_PKG_CLIENT_CLIENT_H_
+
+// The contract of the Kubernetes client layer: connection config, typed API errors, REST verbs
+// and watch streams over HTTPS. Implementations live beside this header; nothing above
+// pkg/client sees cpprestsdk.
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace berth::client {
+
+class RateLimiter;
+
+// How to reach and authenticate to one apiserver. Holds secrets: never log it (Describe()
+// prints only what is safe).
+struct Config {
+  std::string server;  // "https://127.0.0.1:6443"
+  std::string ca_pem;  // Trusted roots; empty: the system store.
+  bool insecure_skip_tls_verify = false;
+  std::string tls_server_name;  // Overrides the host name checked against the certificate.
+  std::string bearer_token;
+  // When set, the token is re-read from this file (at most once a minute) so rotated bound
+  // service-account tokens keep working; it wins over bearer_token.
+  std::string bearer_token_file;
+  std::string client_cert_pem;
+  std::string client_key_pem;
+  double qps = 50;  // <= 0: no client-side limit.
+  int burst = 100;
+  std::chrono::milliseconds timeout{30000};  // Per request, except watches.
+  std::string user_agent;  // Default: "berth-scheduler/<version>".
+
+  // "server=https://... auth=client-certificate ca=custom", without secrets.
+  std::string Describe() const;
+};
+
+// A kubeconfig or in-cluster configuration that cannot be used. The message names the file and
+// the field.
+class ConfigError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Loads the current context (or `context` when non-empty) of a kubeconfig file. Supports
+// certificate-authority(-data), insecure-skip-tls-verify, tls-server-name, token, tokenFile,
+// client-certificate(-data), client-key(-data); anything else that carries credentials (exec,
+// auth-provider, username/password) is a ConfigError. Relative paths resolve against the
+// kubeconfig's directory.
+Config LoadKubeconfig(const std::string& path, const std::string& context = "");
+
+// The in-cluster config: KUBERNETES_SERVICE_HOST/PORT plus token and ca.crt from
+// `service_account_dir` (default /var/run/secrets/kubernetes.io/serviceaccount).
+Config InClusterConfig(const std::string& service_account_dir = "");
+
+// --kubeconfig when given, else in-cluster when KUBERNETES_SERVICE_HOST is set, else $KUBECONFIG,
+// else ~/.kube/config.
+Config LoadConfig(const std::string& kubeconfig_path);
+
+enum class ErrorReason {
+  kUnknown,
+  kBadRequest,
+  kUnauthorized,
+  kForbidden,
+  kNotFound,
+  kAlreadyExists,
+  kConflict,
+  kGone,  // 410: Gone or Expired (resourceVersion too old).
+  kInvalid,
+  kTooManyRequests,
+  kInternalError,
+  kServiceUnavailable,
+  kTimeout,    // Server- or client-side timeout.
+  kTransport,  // Connection refused/reset, DNS, ...
+  kTLS,        // Handshake or certificate verification failure.
+};
+
+const char* ErrorReasonName(ErrorReason reason);
+
+// A failed request: HTTP status (0 when none arrived), the reason decoded from the metav1.Status
+// body (or from the transport failure), and the server's message.
+class ApiError : public std::runtime_error {
+ public:
+  ApiError(ErrorReason reason, int http_status, std::string message,
+           std::optional<std::chrono::seconds> retry_after = std::nullopt);
+
+  ErrorReason reason() const { return reason_; }
+  int http_status() const { return http_status_; }
+  const std::string& server_message() const { return message_; }
+  std::optional<std::chrono::seconds> retry_after() const { return retry_after_; }
+
+  // Worth retrying with backoff: 429, 5xx, timeouts and transport errors (not TLS).
+  bool Transient() const;
+
+ private:
+  ErrorReason reason_;
+  int http_status_;
+  std::string message_;
+  std::optional<std::chrono::seconds> retry_after_;
+};
+
+// Builds an ApiError from an HTTP status and a (possibly empty or non-JSON) body.
+ApiError ErrorFromResponse(int http_status, const std::string& body,
+                           std::optional<std::chrono::seconds> retry_after);
+
+// Where a resource lives: core ("", "v1") or a group ("coordination.k8s.io", "v1").
+struct Resource {
+  std::string group;
+  std::string version;
+  std::string plural;  // "pods"
+  bool namespaced = true;
+
+  // "/api/v1/namespaces/ns/pods" or "/apis/g/v/plural" ...; empty ns: all namespaces.
+  std::string Path(const std::string& ns = "", const std::string& name = "",
+                   const std::string& subresource = "") const;
+};
+
+Resource PodsResource();
+Resource NodesResource();
+Resource EventsResource();  // events.k8s.io/v1
+Resource LeasesResource();  // coordination.k8s.io/v1
+
+struct ListOptions {
+  std::string label_selector;
+  std::string field_selector;
+  int64_t limit = 500;  // Page size; 0: unpaged.
+  std::string resource_version;  // "" most recent (quorum read), "0" any.
+};
+
+// One page of a LIST as served: the raw JSON body, parsed lazily by the caller.
+struct ListPage {
+  std::string body;
+};
+
+struct WatchOptions {
+  std::string label_selector;
+  std::string field_selector;
+  std::string resource_version;
+  bool allow_bookmarks = true;
+  int timeout_seconds = 300;  // Server closes the watch after this; the reflector re-watches.
+};
+
+enum class WatchEventType { kAdded, kModified, kDeleted, kBookmark, kError };
+
+struct WatchEvent {
+  WatchEventType type = WatchEventType::kAdded;
+  nlohmann::json object;
+};
+
+// One open watch stream. Next() blocks the calling thread (never a pplx continuation) until an
+// event arrives, the server ends the stream (returns false), or Stop() is called from another
+// thread (returns false). A decode or transport failure throws ApiError.
+class WatchStream {
+ public:
+  virtual ~WatchStream() = default;
+  virtual bool Next(WatchEvent* event) = 0;
+  // Thread-safe; makes a blocked Next() return false promptly.
+  virtual void Stop() = 0;
+};
+
+enum class PatchType { kMerge, kStrategicMerge, kJson };
+
+// Observes every request once it completed, for metrics (verb is "GET", "LIST", "WATCH", ...).
+using RequestObserver =
+    std::function<void(const std::string& verb, int http_status, std::chrono::nanoseconds took)>;
+
+// REST verbs against one apiserver. Thread-safe: share one per process. Every call is
+// rate-limited by the client-side QPS/burst limiter (watches included when they open), and
+// transient failures are retried with jittered backoff up to a bounded number of attempts.
+class Client {
+ public:
+  virtual ~Client() = default;
+
+  virtual nlohmann::json Get(const std::string& path) = 0;
+  // One page of a LIST; `continue_token` empty for the first page.
+  virtual ListPage ListPageRaw(const std::string& path, const ListOptions& options,
+                               const std::string& continue_token) = 0;
+  virtual nlohmann::json Post(const std::string& path, const nlohmann::json& body) = 0;
+  // POST with a pre-encoded body, returning the raw response body (the binding fast path).
+  virtual std::string PostRaw(const std::string& path, const std::string& body) = 0;
+  virtual nlohmann::json Patch(const std::string& path, const nlohmann::json& body,
+                               PatchType type) = 0;
+  virtual void Delete(const std::string& path) = 0;
+  virtual std::unique_ptr<WatchStream> Watch(const std::string& path,
+                                             const WatchOptions& options) = 0;
+
+  virtual const Config& config() const = 0;
+  virtual void SetRequestObserver(RequestObserver observer) = 0;
+};
+
+// The HTTPS client (cpprestsdk + OpenSSL). TLS verification is on unless the config explicitly
+// sets insecure_skip_tls_verify.
+std::shared_ptr<Client> NewClient(Config config);
+
+// The version string in the User-Agent and berth_build_info.
+const char* BerthVersion();
+
+}  // namespace berth::client
+
+#endif  // BERTH_PKG_CLIENT_CLIENT_H_

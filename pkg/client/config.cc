@@ -1,0 +1,410 @@
+#include <yaml-cpp/yaml.h>
+
+#include <array>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "pkg/client/client.h"
+#include "pkg/client/http_client.h"
+
+namespace berth::client {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr char kDefaultServiceAccountDir[] = "/var/run/secrets/kubernetes.io/serviceaccount";
+
+// Reads a whole file; on failure returns false and a reason fit for an error message.
+bool ReadFile(const std::string& path, std::string* out, std::string* reason) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    *reason = std::strerror(errno);
+    return false;
+  }
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  if (in.bad()) {
+    *reason = "read error";
+    return false;
+  }
+  *out = buf.str();
+  return true;
+}
+
+std::string TrimWhitespace(const std::string& s) {
+  const auto begin = s.find_first_not_of(" \t\r\n");
+  if (begin == std::string::npos) return "";
+  const auto end = s.find_last_not_of(" \t\r\n");
+  return s.substr(begin, end - begin + 1);
+}
+
+bool StartsWith(const std::string& s, std::string_view prefix) {
+  return s.compare(0, prefix.size(), prefix) == 0;
+}
+
+// Parses one kubeconfig and reports every problem as "kubeconfig <file>: <field>: <what>".
+class KubeconfigLoader {
+ public:
+  explicit KubeconfigLoader(std::string path) : path_(std::move(path)) {
+    dir_ = fs::absolute(fs::path(path_)).parent_path();
+  }
+
+  Config Load(const std::string& context_override) {
+    std::string text;
+    std::string reason;
+    if (!ReadFile(path_, &text, &reason)) Fail("", "cannot read file: " + reason);
+    YAML::Node root;
+    try {
+      root = YAML::Load(text);
+    } catch (const YAML::Exception& e) {
+      Fail("", std::string("invalid YAML: ") + e.what());
+    }
+    if (!root.IsMap()) Fail("", "not a kubeconfig (expected a YAML mapping)");
+
+    std::string context_name = context_override;
+    if (context_name.empty()) {
+      context_name = Scalar(root["current-context"], "current-context");
+      if (context_name.empty()) {
+        Fail("current-context", "not set and no context was requested");
+      }
+    }
+    const std::string context_field = "contexts[name=" + context_name + "].context";
+    const YAML::Node context = FindNamed(root, "contexts", "context", context_name);
+    if (!context) Fail(context_field, "no such context");
+
+    const std::string cluster_name = Scalar(context["cluster"], context_field + ".cluster");
+    if (cluster_name.empty()) Fail(context_field + ".cluster", "not set");
+    const YAML::Node cluster = FindNamed(root, "clusters", "cluster", cluster_name);
+    if (!cluster) {
+      Fail("clusters[name=" + cluster_name + "]",
+           "no such cluster (named by " + context_field + ".cluster)");
+    }
+
+    Config config;
+    LoadCluster(cluster, "clusters[name=" + cluster_name + "].cluster", &config);
+
+    const std::string user_name = Scalar(context["user"], context_field + ".user");
+    if (!user_name.empty()) {
+      const YAML::Node user = FindNamed(root, "users", "user", user_name);
+      if (!user) {
+        Fail("users[name=" + user_name + "]", "no such user (named by " + context_field + ".user)");
+      }
+      LoadUser(user, "users[name=" + user_name + "].user", &config);
+    }
+
+    const bool has_credentials = !config.bearer_token.empty() ||
+                                 !config.bearer_token_file.empty() ||
+                                 !config.client_cert_pem.empty();
+    if (has_credentials && !StartsWith(config.server, "https://")) {
+      Fail("clusters[name=" + cluster_name + "].cluster.server",
+           "credentials would be sent in clear text to " + config.server + "; use https://");
+    }
+    return config;
+  }
+
+ private:
+  [[noreturn]] void Fail(const std::string& field, const std::string& what) const {
+    std::string message = "kubeconfig " + path_ + ": ";
+    if (!field.empty()) message += field + ": ";
+    throw ConfigError(message + what);
+  }
+
+  std::string Scalar(const YAML::Node& node, const std::string& field) const {
+    if (!node || node.IsNull()) return "";
+    if (!node.IsScalar()) Fail(field, "expected a string");
+    return node.as<std::string>();
+  }
+
+  bool Bool(const YAML::Node& node, const std::string& field) const {
+    if (!node || node.IsNull()) return false;
+    bool value = false;
+    if (!node.IsScalar() || !YAML::convert<bool>::decode(node, value)) {
+      Fail(field, "expected true or false");
+    }
+    return value;
+  }
+
+  // The `inner` mapping of the entry named `name` in the top-level list `list`.
+  YAML::Node FindNamed(const YAML::Node& root, const std::string& list, const std::string& inner,
+                       const std::string& name) const {
+    const YAML::Node entries = root[list];
+    if (!entries || entries.IsNull()) return YAML::Node(YAML::NodeType::Undefined);
+    if (!entries.IsSequence()) Fail(list, "expected a list");
+    for (const YAML::Node& entry : entries) {
+      if (!entry.IsMap()) Fail(list, "entries must be mappings with name and " + inner);
+      if (Scalar(entry["name"], list + "[].name") != name) continue;
+      const YAML::Node value = entry[inner];
+      if (!value || value.IsNull()) return YAML::Node(YAML::NodeType::Map);
+      if (!value.IsMap()) Fail(list + "[name=" + name + "]." + inner, "expected a mapping");
+      return value;
+    }
+    return YAML::Node(YAML::NodeType::Undefined);
+  }
+
+  std::string Resolve(const std::string& file) const {
+    const fs::path p(file);
+    return p.is_absolute() ? file : (dir_ / p).lexically_normal().string();
+  }
+
+  std::string ReadReferencedFile(const std::string& file, const std::string& field) const {
+    const std::string resolved = Resolve(file);
+    std::string content;
+    std::string reason;
+    if (!ReadFile(resolved, &content, &reason)) {
+      Fail(field, "cannot read " + resolved + ": " + reason);
+    }
+    return content;
+  }
+
+  std::string DecodeData(const std::string& data, const std::string& field) const {
+    std::optional<std::string> decoded = internal::Base64Decode(data);
+    if (!decoded) Fail(field, "invalid base64");
+    return *decoded;
+  }
+
+  // Exactly one of `file_key` / `data_key` (or neither); returns the PEM text.
+  std::string FileOrData(const YAML::Node& node, const std::string& prefix,
+                         const std::string& file_key, const std::string& data_key) const {
+    const std::string file = Scalar(node[file_key], prefix + "." + file_key);
+    const std::string data = Scalar(node[data_key], prefix + "." + data_key);
+    if (!file.empty() && !data.empty()) {
+      Fail(prefix, file_key + " and " + data_key + " are both set; use one");
+    }
+    if (!file.empty()) return ReadReferencedFile(file, prefix + "." + file_key);
+    if (!data.empty()) return DecodeData(data, prefix + "." + data_key);
+    return "";
+  }
+
+  void RequirePem(const std::string& pem, std::string_view what, const std::string& field) const {
+    if (pem.find("-----BEGIN ") == std::string::npos ||
+        pem.find(std::string(what)) == std::string::npos) {
+      Fail(field, "does not contain a PEM " + std::string(what));
+    }
+  }
+
+  void LoadCluster(const YAML::Node& cluster, const std::string& prefix, Config* config) const {
+    config->server = Scalar(cluster["server"], prefix + ".server");
+    if (config->server.empty()) Fail(prefix + ".server", "not set");
+    if (!StartsWith(config->server, "https://") && !StartsWith(config->server, "http://")) {
+      Fail(prefix + ".server", "\"" + config->server + "\" is not an https:// URL");
+    }
+    while (config->server.size() > 8 && config->server.back() == '/') config->server.pop_back();
+
+    config->ca_pem =
+        FileOrData(cluster, prefix, "certificate-authority", "certificate-authority-data");
+    if (!config->ca_pem.empty()) {
+      RequirePem(config->ca_pem, "CERTIFICATE",
+                 prefix + (cluster["certificate-authority"] ? ".certificate-authority"
+                                                            : ".certificate-authority-data"));
+    }
+    config->insecure_skip_tls_verify =
+        Bool(cluster["insecure-skip-tls-verify"], prefix + ".insecure-skip-tls-verify");
+    if (config->insecure_skip_tls_verify && !config->ca_pem.empty()) {
+      Fail(prefix, "insecure-skip-tls-verify together with a certificate authority is ambiguous");
+    }
+    config->tls_server_name = Scalar(cluster["tls-server-name"], prefix + ".tls-server-name");
+    if (cluster["proxy-url"] && !cluster["proxy-url"].IsNull()) {
+      Fail(prefix + ".proxy-url", "proxies are not supported");
+    }
+  }
+
+  void LoadUser(const YAML::Node& user, const std::string& prefix, Config* config) const {
+    if (user["exec"] && !user["exec"].IsNull()) {
+      Fail(prefix + ".exec",
+           "exec credential plugins are not supported; use a token, tokenFile or client "
+           "certificate");
+    }
+    if (user["auth-provider"] && !user["auth-provider"].IsNull()) {
+      Fail(prefix + ".auth-provider",
+           "auth-provider plugins are not supported; use a token, tokenFile or client "
+           "certificate");
+    }
+    for (const char* key : {"username", "password"}) {
+      if (user[key] && !user[key].IsNull()) {
+        Fail(prefix + "." + key,
+             "basic authentication is not supported; use a token, tokenFile or client "
+             "certificate");
+      }
+    }
+    for (const char* key : {"as", "as-uid", "as-groups", "as-user-extra"}) {
+      if (user[key] && !user[key].IsNull()) {
+        Fail(prefix + "." + key, "impersonation is not supported");
+      }
+    }
+
+    config->bearer_token = TrimWhitespace(Scalar(user["token"], prefix + ".token"));
+    const std::string token_file = Scalar(user["tokenFile"], prefix + ".tokenFile");
+    if (!token_file.empty()) {
+      config->bearer_token_file = Resolve(token_file);
+      if (TrimWhitespace(ReadReferencedFile(token_file, prefix + ".tokenFile")).empty()) {
+        Fail(prefix + ".tokenFile", config->bearer_token_file + " is empty");
+      }
+    }
+
+    config->client_cert_pem =
+        FileOrData(user, prefix, "client-certificate", "client-certificate-data");
+    config->client_key_pem = FileOrData(user, prefix, "client-key", "client-key-data");
+    if (config->client_cert_pem.empty() != config->client_key_pem.empty()) {
+      Fail(prefix, "client-certificate and client-key must be given together");
+    }
+    if (!config->client_cert_pem.empty()) {
+      RequirePem(config->client_cert_pem, "CERTIFICATE", prefix + ".client-certificate");
+      RequirePem(config->client_key_pem, "PRIVATE KEY", prefix + ".client-key");
+    }
+  }
+
+  std::string path_;
+  fs::path dir_;
+};
+
+std::string Env(const char* name) {
+  const char* value = std::getenv(name);
+  return value == nullptr ? "" : value;
+}
+
+}  // namespace
+
+namespace internal {
+
+std::optional<std::string> Base64Decode(std::string_view input) {
+  static const std::array<int8_t, 256> kTable = [] {
+    std::array<int8_t, 256> table;
+    table.fill(-1);
+    const char* alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    for (int i = 0; i < 64; ++i) table[static_cast<unsigned char>(alphabet[i])] = i;
+    return table;
+  }();
+  std::string out;
+  out.reserve(input.size() * 3 / 4);
+  uint32_t acc = 0;
+  int bits = 0;
+  int symbols = 0;
+  int padding = 0;
+  for (const char c : input) {
+    if (c == ' ' || c == '\t' || c == '\r' || c == '\n') continue;
+    if (c == '=') {
+      ++padding;
+      ++symbols;
+      continue;
+    }
+    if (padding > 0) return std::nullopt;  // Data after padding.
+    const int8_t v = kTable[static_cast<unsigned char>(c)];
+    if (v < 0) return std::nullopt;
+    ++symbols;
+    acc = (acc << 6) | static_cast<uint32_t>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out.push_back(static_cast<char>((acc >> bits) & 0xFF));
+    }
+  }
+  if (symbols % 4 != 0 || padding > 2) return std::nullopt;
+  // Leftover bits must be the zero fill of a properly padded final quantum.
+  if ((acc & ((1u << bits) - 1)) != 0) return std::nullopt;
+  return out;
+}
+
+}  // namespace internal
+
+std::string Config::Describe() const {
+  // Userinfo in the URL would be a credential: show only scheme://host:port/path.
+  std::string shown = server;
+  if (const auto scheme_end = shown.find("://"); scheme_end != std::string::npos) {
+    const auto authority_begin = scheme_end + 3;
+    const auto authority_end = shown.find('/', authority_begin);
+    const auto at =
+        shown.rfind('@', authority_end == std::string::npos ? shown.size() - 1 : authority_end - 1);
+    if (at != std::string::npos && at >= authority_begin)
+      shown.erase(authority_begin, at + 1 - authority_begin);
+  }
+  std::string auth = "none";
+  if (!client_cert_pem.empty()) {
+    auth = "client-certificate";
+  } else if (!bearer_token_file.empty()) {
+    auth = "token-file(" + bearer_token_file + ")";
+  } else if (!bearer_token.empty()) {
+    auth = "token";
+  }
+  std::string ca = "system";
+  if (insecure_skip_tls_verify) {
+    ca = "insecure-skip-verify";
+  } else if (!ca_pem.empty()) {
+    ca = "custom";
+  }
+  std::ostringstream out;
+  out << "server=" << shown << " auth=" << auth << " ca=" << ca;
+  if (!tls_server_name.empty()) out << " tls-server-name=" << tls_server_name;
+  out << " qps=" << qps << " burst=" << burst;
+  return out.str();
+}
+
+Config LoadKubeconfig(const std::string& path, const std::string& context) {
+  if (path.empty()) throw ConfigError("kubeconfig: no file given");
+  return KubeconfigLoader(path).Load(context);
+}
+
+Config InClusterConfig(const std::string& service_account_dir) {
+  const std::string dir =
+      service_account_dir.empty() ? kDefaultServiceAccountDir : service_account_dir;
+  const std::string host = Env("KUBERNETES_SERVICE_HOST");
+  const std::string port = Env("KUBERNETES_SERVICE_PORT");
+  if (host.empty() || port.empty()) {
+    throw ConfigError(
+        "in-cluster config: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must both be "
+        "set");
+  }
+  Config config;
+  const bool ipv6 = host.find(':') != std::string::npos && host.front() != '[';
+  config.server = "https://" + (ipv6 ? "[" + host + "]" : host) + ":" + port;
+
+  const std::string token_path = (fs::path(dir) / "token").string();
+  std::string token;
+  std::string reason;
+  if (!ReadFile(token_path, &token, &reason)) {
+    throw ConfigError("in-cluster config: service account token " + token_path + ": " + reason);
+  }
+  if (TrimWhitespace(token).empty()) {
+    throw ConfigError("in-cluster config: service account token " + token_path + " is empty");
+  }
+  // Bound service account tokens rotate: the client re-reads the file instead of caching this.
+  config.bearer_token_file = token_path;
+
+  const std::string ca_path = (fs::path(dir) / "ca.crt").string();
+  if (!ReadFile(ca_path, &config.ca_pem, &reason)) {
+    throw ConfigError("in-cluster config: CA bundle " + ca_path + ": " + reason);
+  }
+  if (config.ca_pem.find("-----BEGIN CERTIFICATE-----") == std::string::npos) {
+    throw ConfigError("in-cluster config: CA bundle " + ca_path +
+                      ": does not contain a PEM CERTIFICATE");
+  }
+  return config;
+}
+
+Config LoadConfig(const std::string& kubeconfig_path) {
+  if (!kubeconfig_path.empty()) return LoadKubeconfig(kubeconfig_path);
+  if (!Env("KUBERNETES_SERVICE_HOST").empty()) return InClusterConfig();
+  // $KUBECONFIG may be a list; without merging support the first existing file is used.
+  std::string list = Env("KUBECONFIG");
+  std::stringstream entries(list);
+  for (std::string entry; std::getline(entries, entry, ':');) {
+    std::error_code ec;
+    if (!entry.empty() && fs::exists(entry, ec)) return LoadKubeconfig(entry);
+  }
+  if (!list.empty()) throw ConfigError("KUBECONFIG=" + list + ": no such file");
+  const std::string home = Env("HOME");
+  const std::string fallback = home.empty() ? "" : home + "/.kube/config";
+  std::error_code ec;
+  if (fallback.empty() || !fs::exists(fallback, ec)) {
+    throw ConfigError(
+        "no configuration: pass --kubeconfig, run in a cluster, set KUBECONFIG or create "
+        "~/.kube/config");
+  }
+  return LoadKubeconfig(fallback);
+}
+
+}  // namespace berth::client

@@ -1,0 +1,86 @@
+#ifndef BERTH_PKG_CLIENT_HTTP_CLIENT_H_
+#define BERTH_PKG_CLIENT_HTTP_CLIENT_H_
+
+// Internals of pkg/client shared between its translation units and its unit tests. Nothing
+// outside pkg/client and test/client includes this header.
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <system_error>
+
+#include "pkg/client/client.h"
+
+namespace berth::client::internal {
+
+// Attempts per request, the first one included.
+inline constexpr int kMaxAttempts = 5;
+inline constexpr std::chrono::milliseconds kBackoffBase{100};
+inline constexpr std::chrono::milliseconds kBackoffCap{5000};
+inline constexpr std::chrono::seconds kRetryAfterCap{30};
+// How long a token read from bearer_token_file is used before the file is read again.
+inline constexpr std::chrono::seconds kTokenRefreshInterval{60};
+
+// Reassembles newline-delimited records from arbitrarily split chunks of a byte stream.
+// Not thread-safe.
+class LineSplitter {
+ public:
+  void Append(std::string_view data);
+  // Pops the next complete line without its "\n" (and a trailing "\r"); false when none is
+  // complete yet.
+  bool NextLine(std::string* line);
+  // Bytes received after the last newline.
+  std::string_view Pending() const;
+
+ private:
+  std::string buffer_;
+  size_t start_ = 0;  // Invariant: buffer_[0, start_) has been returned by NextLine.
+};
+
+// Percent-encodes everything except RFC 3986 unreserved characters.
+std::string UrlEncode(std::string_view value);
+
+// The query string (without "?") of one LIST page.
+std::string ListQuery(const ListOptions& options, const std::string& continue_token);
+
+// The query string (without "?") of a watch request.
+std::string WatchQuery(const WatchOptions& options);
+
+// Retry-After as delta-seconds or an HTTP-date (RFC 9110 section 10.2.3); nullopt when
+// unparseable. A date in the past yields 0s.
+std::optional<std::chrono::seconds> ParseRetryAfter(std::string_view value,
+                                                    std::chrono::system_clock::time_point now);
+
+// The pause before the next attempt after `failed_attempts` (>= 1) failures: the server's
+// Retry-After (capped at kRetryAfterCap) when given, else exponential backoff from kBackoffBase
+// capped at kBackoffCap, scaled into [50%, 100%] by `jitter` in [0, 1].
+std::chrono::milliseconds BackoffDelay(int failed_attempts, const ApiError& error, double jitter);
+
+// Whether a failed attempt is worth repeating. Idempotent verbs (GET, LIST, WATCH, PATCH,
+// DELETE) retry every Transient() error. POST (create, binding) is not idempotent: it retries
+// only when the request provably never reached the server (`request_not_sent`: name resolution
+// or TCP connect failed) or when the server refused it before processing (429, 503); a timeout
+// or a reset after the request was written may have created the object already.
+bool ShouldRetry(const ApiError& error, bool idempotent, bool request_not_sent);
+
+// Maps a cpprestsdk transport failure (its what() text and error code) for `server` to an
+// ApiError: handshake failures and OpenSSL-library codes are kTLS (never retried), timeouts
+// kTimeout, the rest kTransport. Sets *request_not_sent when the failure happened before the
+// request was written (resolve, connect, handshake).
+ApiError TransportFailure(const std::string& server, const std::string& what,
+                          const std::error_code& code, bool* request_not_sent);
+
+// Decodes one line of a watch stream ({"type":...,"object":...}); throws ApiError on bad input.
+WatchEvent DecodeWatchEvent(std::string_view line);
+
+// Overrides kTokenRefreshInterval for every client in the process (tests only).
+void SetTokenRefreshIntervalForTesting(std::chrono::nanoseconds interval);
+
+// Decodes standard base64 (RFC 4648 section 4), ignoring ASCII whitespace; nullopt on any other
+// invalid input.
+std::optional<std::string> Base64Decode(std::string_view input);
+
+}  // namespace berth::client::internal
+
+#endif  // BERTH_PKG_CLIENT_HTTP_CLIENT_H_

@@ -1,0 +1,234 @@
+#include "pkg/config/config.h"
+
+#include <map>
+#include <set>
+#include <utility>
+
+namespace berth::config {
+namespace {
+
+std::string JoinIssues(const std::string& source, const std::vector<ConfigIssue>& issues) {
+  std::string out;
+  for (const ConfigIssue& issue : issues) {
+    if (!out.empty()) {
+      out += '\n';
+    }
+    out += source;
+    out += ": ";
+    if (!issue.field.empty()) {
+      out += issue.field;
+      out += ": ";
+    }
+    out += issue.problem;
+  }
+  return out;
+}
+
+nlohmann::json PluginRefJson(const PluginRef& ref) {
+  nlohmann::json out = {{"name", ref.name}};
+  if (ref.weight != 0) {
+    out["weight"] = ref.weight;
+  }
+  return out;
+}
+
+nlohmann::json PluginSetJson(const PluginSet& set) {
+  nlohmann::json out = nlohmann::json::object();
+  if (!set.enabled.empty()) {
+    nlohmann::json& enabled = out["enabled"] = nlohmann::json::array();
+    for (const PluginRef& ref : set.enabled) {
+      enabled.push_back(PluginRefJson(ref));
+    }
+  }
+  if (!set.disabled.empty()) {
+    nlohmann::json& disabled = out["disabled"] = nlohmann::json::array();
+    for (const PluginRef& ref : set.disabled) {
+      disabled.push_back({{"name", ref.name}});
+    }
+  }
+  return out;
+}
+
+nlohmann::json ProfileJson(const Profile& profile) {
+  nlohmann::json out = {{"schedulerName", profile.scheduler_name}};
+  if (profile.percentage_of_nodes_to_score) {
+    out["percentageOfNodesToScore"] = *profile.percentage_of_nodes_to_score;
+  }
+  nlohmann::json& plugins = out["plugins"] = nlohmann::json::object();
+  for (const ExtensionPoint& point : ExtensionPoints()) {
+    plugins[std::string(point.key)] = PluginSetJson(profile.plugins.*point.set);
+  }
+  nlohmann::json& plugin_config = out["pluginConfig"] = nlohmann::json::array();
+  for (const PluginConfig& pc : profile.plugin_config) {
+    nlohmann::json entry = {{"name", pc.name}};
+    if (!pc.args.is_null()) {
+      entry["args"] = pc.args;
+    }
+    plugin_config.push_back(std::move(entry));
+  }
+  return out;
+}
+
+}  // namespace
+
+ConfigError::ConfigError(std::string source, std::vector<ConfigIssue> issues)
+    : std::runtime_error(JoinIssues(source, issues)),
+      source_(std::move(source)),
+      issues_(std::move(issues)) {}
+
+const std::array<ExtensionPoint, 13>& ExtensionPoints() {
+  static const std::array<ExtensionPoint, 13> kPoints = {{
+      {"preEnqueue", &Plugins::pre_enqueue},
+      {"queueSort", &Plugins::queue_sort},
+      {"preFilter", &Plugins::pre_filter},
+      {"filter", &Plugins::filter},
+      {"postFilter", &Plugins::post_filter},
+      {"preScore", &Plugins::pre_score},
+      {"score", &Plugins::score},
+      {"reserve", &Plugins::reserve},
+      {"permit", &Plugins::permit},
+      {"preBind", &Plugins::pre_bind},
+      {"bind", &Plugins::bind},
+      {"postBind", &Plugins::post_bind},
+      {"multiPoint", &Plugins::multi_point},
+  }};
+  return kPoints;
+}
+
+Plugins DefaultPlugins() {
+  Plugins plugins;
+  plugins.multi_point.enabled = {
+      {"SchedulingGates", 0}, {"PrioritySort", 0},     {"NodeUnschedulable", 0},
+      {"NodeName", 0},        {"TaintToleration", 3},  {"NodeAffinity", 2},
+      {"NodePorts", 0},       {"NodeResourcesFit", 1}, {"NodeResourcesBalancedAllocation", 1},
+      {"ImageLocality", 1},   {"DefaultBinder", 0},
+  };
+  return plugins;
+}
+
+Configuration DefaultConfiguration() {
+  Configuration config;
+  Profile profile;
+  profile.plugins = DefaultPlugins();
+  config.profiles.push_back(std::move(profile));
+  return config;
+}
+
+PluginSet MergePluginSet(const PluginSet& defaults, const PluginSet& custom) {
+  PluginSet merged;
+  std::set<std::string> disabled_names;
+  for (const std::vector<PluginRef>* list : {&custom.disabled, &defaults.disabled}) {
+    for (const PluginRef& ref : *list) {
+      merged.disabled.push_back({ref.name, 0});
+      disabled_names.insert(ref.name);
+    }
+  }
+  // Upstream keys a map by name, so when the user lists a default twice the last entry replaces
+  // the default and the earlier one is appended; the framework then rejects the duplicate.
+  std::map<std::string, size_t> custom_index;
+  for (size_t i = 0; i < custom.enabled.size(); ++i) {
+    custom_index[custom.enabled[i].name] = i;
+  }
+
+  std::vector<bool> replaced(custom.enabled.size(), false);
+  if (!disabled_names.contains(std::string(kAllPlugins))) {
+    for (const PluginRef& def : defaults.enabled) {
+      if (disabled_names.contains(def.name)) {
+        continue;
+      }
+      if (auto it = custom_index.find(def.name); it != custom_index.end()) {
+        merged.enabled.push_back(custom.enabled[it->second]);
+        replaced[it->second] = true;
+      } else {
+        merged.enabled.push_back(def);
+      }
+    }
+  }
+  for (size_t i = 0; i < custom.enabled.size(); ++i) {
+    if (!replaced[i]) {
+      merged.enabled.push_back(custom.enabled[i]);
+    }
+  }
+  return merged;
+}
+
+Plugins MergePlugins(const Plugins& defaults, const Plugins& custom) {
+  Plugins merged;
+  for (const ExtensionPoint& point : ExtensionPoints()) {
+    merged.*point.set = MergePluginSet(defaults.*point.set, custom.*point.set);
+  }
+  return merged;
+}
+
+std::string FormatGoDuration(std::chrono::milliseconds d) {
+  int64_t ms = d.count();
+  if (ms == 0) {
+    return "0s";
+  }
+  std::string sign = ms < 0 ? "-" : "";
+  // Magnitude in unsigned so INT64_MIN does not overflow.
+  uint64_t abs_ms = ms < 0 ? 0 - static_cast<uint64_t>(ms) : static_cast<uint64_t>(ms);
+  if (abs_ms < 1000) {
+    return sign + std::to_string(abs_ms) + "ms";
+  }
+
+  uint64_t hours = abs_ms / 3'600'000;
+  uint64_t minutes = abs_ms / 60'000 % 60;
+  uint64_t seconds = abs_ms / 1000 % 60;
+  uint64_t millis = abs_ms % 1000;
+  std::string out = sign;
+  if (hours > 0) {
+    out += std::to_string(hours) + "h";
+  }
+  if (hours > 0 || minutes > 0) {
+    out += std::to_string(minutes) + "m";
+  }
+  out += std::to_string(seconds);
+  if (millis > 0) {
+    std::string frac = std::to_string(millis);
+    frac.insert(0, 3 - frac.size(), '0');
+    while (frac.back() == '0') {
+      frac.pop_back();
+    }
+    out += "." + frac;
+  }
+  out += "s";
+  return out;
+}
+
+nlohmann::json ToJson(const Configuration& config) {
+  const ClientConnection& cc = config.client_connection;
+  const LeaderElection& le = config.leader_election;
+  nlohmann::json out = {
+      {"apiVersion", std::string(kApiVersion)},
+      {"kind", std::string(kKind)},
+      {"parallelism", config.parallelism},
+      {"percentageOfNodesToScore", config.percentage_of_nodes_to_score},
+      {"podInitialBackoffSeconds", config.pod_initial_backoff_seconds},
+      {"podMaxBackoffSeconds", config.pod_max_backoff_seconds},
+      {"clientConnection",
+       {
+           {"kubeconfig", cc.kubeconfig},
+           {"qps", cc.qps},
+           {"burst", cc.burst},
+           {"contentType", cc.content_type},
+       }},
+      {"leaderElection",
+       {
+           {"leaderElect", le.leader_elect},
+           {"leaseDuration", FormatGoDuration(le.lease_duration)},
+           {"renewDeadline", FormatGoDuration(le.renew_deadline)},
+           {"retryPeriod", FormatGoDuration(le.retry_period)},
+           {"resourceLock", le.resource_lock},
+           {"resourceName", le.resource_name},
+           {"resourceNamespace", le.resource_namespace},
+       }},
+  };
+  nlohmann::json& profiles = out["profiles"] = nlohmann::json::array();
+  for (const Profile& profile : config.profiles) {
+    profiles.push_back(ProfileJson(profile));
+  }
+  return out;
+}
+
+}  // namespace berth::config

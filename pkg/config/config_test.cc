@@ -1,0 +1,691 @@
+#include "pkg/config/config.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <limits>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "pkg/config/load.h"
+#include "pkg/config/validate.h"
+
+namespace berth::config {
+namespace {
+
+using std::chrono::milliseconds;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+const std::set<std::string> kKnown = {
+    "SchedulingGates", "PrioritySort",     "NodeUnschedulable",
+    "NodeName",        "TaintToleration",  "NodeAffinity",
+    "NodePorts",       "NodeResourcesFit", "NodeResourcesBalancedAllocation",
+    "ImageLocality",   "DefaultBinder",    "CustomScore",
+    "CustomSort",
+};
+
+constexpr char kHeader[] =
+    "apiVersion: kubescheduler.config.k8s.io/v1\n"
+    "kind: KubeSchedulerConfiguration\n";
+
+// The issues a failing load reports; fails the test when the load succeeds.
+std::vector<ConfigIssue> LoadIssues(const std::string& text) {
+  try {
+    LoadString(text, "cfg.yaml", kKnown);
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.source(), "cfg.yaml");
+    return e.issues();
+  }
+  ADD_FAILURE() << "loaded without error:\n" << text;
+  return {};
+}
+
+// The single issue a failing load reports.
+ConfigIssue LoadIssue(const std::string& text) {
+  std::vector<ConfigIssue> issues = LoadIssues(text);
+  EXPECT_EQ(issues.size(), 1u) << ::testing::PrintToString(issues.size());
+  if (issues.empty()) {
+    return {};
+  }
+  return issues[0];
+}
+
+std::string FileError(const std::string& path) {
+  try {
+    LoadFile(path, kKnown);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "loaded without error: " << path;
+  return "";
+}
+
+std::vector<PluginRef> Refs(std::initializer_list<PluginRef> refs) { return refs; }
+
+// ---- Valid files -------------------------------------------------------------------------------
+
+TEST(LoadTest, MinimalFileGetsDefaults) {
+  Configuration config = LoadFile("pkg/config/testdata/minimal.yaml", kKnown);
+  EXPECT_EQ(config, DefaultConfiguration());
+  EXPECT_EQ(config.parallelism, 16);
+  EXPECT_EQ(config.percentage_of_nodes_to_score, 0);
+  EXPECT_EQ(config.pod_initial_backoff_seconds, 1);
+  EXPECT_EQ(config.pod_max_backoff_seconds, 10);
+  EXPECT_EQ(config.client_connection.qps, 50);
+  EXPECT_EQ(config.client_connection.burst, 100);
+  EXPECT_EQ(config.client_connection.content_type, "application/json");
+  EXPECT_TRUE(config.leader_election.leader_elect);
+  EXPECT_EQ(config.leader_election.lease_duration, milliseconds(15000));
+  EXPECT_EQ(config.leader_election.renew_deadline, milliseconds(10000));
+  EXPECT_EQ(config.leader_election.retry_period, milliseconds(2000));
+  EXPECT_EQ(config.leader_election.resource_lock, "leases");
+  EXPECT_EQ(config.leader_election.resource_name, "berth-scheduler");
+  EXPECT_EQ(config.leader_election.resource_namespace, "kube-system");
+  ASSERT_EQ(config.profiles.size(), 1u);
+  EXPECT_EQ(config.profiles[0].scheduler_name, "berth-scheduler");
+  EXPECT_FALSE(config.profiles[0].percentage_of_nodes_to_score.has_value());
+  EXPECT_TRUE(config.profiles[0].plugin_config.empty());
+  EXPECT_EQ(config.profiles[0].plugins, DefaultPlugins());
+}
+
+TEST(DefaultsTest, DefaultPluginsAreUpstreamOrderAndWeights) {
+  Plugins plugins = DefaultPlugins();
+  EXPECT_EQ(plugins.multi_point.enabled, Refs({{"SchedulingGates", 0},
+                                               {"PrioritySort", 0},
+                                               {"NodeUnschedulable", 0},
+                                               {"NodeName", 0},
+                                               {"TaintToleration", 3},
+                                               {"NodeAffinity", 2},
+                                               {"NodePorts", 0},
+                                               {"NodeResourcesFit", 1},
+                                               {"NodeResourcesBalancedAllocation", 1},
+                                               {"ImageLocality", 1},
+                                               {"DefaultBinder", 0}}));
+  EXPECT_TRUE(plugins.multi_point.disabled.empty());
+  for (const ExtensionPoint& point : ExtensionPoints()) {
+    if (point.key == "multiPoint") {
+      continue;
+    }
+    EXPECT_EQ(plugins.*point.set, PluginSet{}) << point.key;
+  }
+}
+
+TEST(LoadTest, KubeSchedulerStyleFileWithTwoProfiles) {
+  Configuration config = LoadFile("pkg/config/testdata/two-profiles.yaml", kKnown);
+  EXPECT_EQ(config.parallelism, 8);
+  EXPECT_EQ(config.percentage_of_nodes_to_score, 30);
+  EXPECT_EQ(config.pod_initial_backoff_seconds, 2);
+  EXPECT_EQ(config.pod_max_backoff_seconds, 20);
+  EXPECT_EQ(config.client_connection.kubeconfig, "/etc/kubernetes/scheduler.conf");
+  EXPECT_EQ(config.client_connection.qps, 100);
+  EXPECT_EQ(config.client_connection.burst, 200);
+  EXPECT_EQ(config.leader_election.resource_name, "berth-lock");
+  EXPECT_EQ(config.leader_election.resource_namespace, "berth-system");
+  ASSERT_EQ(config.profiles.size(), 2u);
+
+  const Profile& first = config.profiles[0];
+  EXPECT_EQ(first.scheduler_name, "berth-scheduler");
+  EXPECT_EQ(first.percentage_of_nodes_to_score, 50);
+  // NodeResourcesFit keeps its default position with the user's weight; CustomScore is appended.
+  EXPECT_EQ(first.plugins.multi_point.enabled, Refs({{"SchedulingGates", 0},
+                                                     {"PrioritySort", 0},
+                                                     {"NodeUnschedulable", 0},
+                                                     {"NodeName", 0},
+                                                     {"TaintToleration", 3},
+                                                     {"NodeAffinity", 2},
+                                                     {"NodePorts", 0},
+                                                     {"NodeResourcesFit", 5},
+                                                     {"NodeResourcesBalancedAllocation", 1},
+                                                     {"ImageLocality", 1},
+                                                     {"DefaultBinder", 0},
+                                                     {"CustomScore", 2}}));
+  EXPECT_EQ(first.plugins.score.enabled, Refs({{"NodeResourcesFit", 10}, {"ImageLocality", 0}}));
+  EXPECT_EQ(first.plugins.score.disabled, Refs({{"*", 0}}));
+  EXPECT_EQ(first.plugins.pre_score.disabled, Refs({{"PodTopologySpread", 0}}));
+
+  ASSERT_EQ(first.plugin_config.size(), 3u);
+  EXPECT_EQ(first.plugin_config[0].name, "NodeResourcesFit");
+  EXPECT_EQ(first.plugin_config[0].args, nlohmann::json::parse(R"({
+    "scoringStrategy": {
+      "type": "MostAllocated",
+      "resources": [
+        {"name": "cpu", "weight": 1},
+        {"name": "memory", "weight": 2},
+        {"name": "nvidia.com/gpu", "weight": 5}
+      ]
+    }
+  })"));
+  const nlohmann::json& fit = first.plugin_config[0].args;
+  EXPECT_TRUE(fit["scoringStrategy"]["resources"][1]["weight"].is_number_integer());
+
+  EXPECT_EQ(first.plugin_config[1].name, "NodeAffinity");
+  const nlohmann::json& term =
+      first.plugin_config[1].args["addedAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+                                 ["nodeSelectorTerms"][0]["matchExpressions"][0];
+  EXPECT_EQ(term, nlohmann::json::parse(R"({
+    "key": "topology.kubernetes.io/zone", "operator": "In", "values": ["1", "us-east-1a"]
+  })"));
+  // A quoted number stays a string.
+  EXPECT_TRUE(term["values"][0].is_string());
+
+  // Plain scalars resolve like kube-scheduler's YAML reader (go-yaml v2) resolves them.
+  const nlohmann::json& custom = first.plugin_config[2].args;
+  EXPECT_TRUE(custom["ratio"].is_number_float());
+  EXPECT_DOUBLE_EQ(custom["ratio"].get<double>(), 0.75);
+  EXPECT_EQ(custom["strict"], true);
+  EXPECT_EQ(custom["label"], "true");
+  EXPECT_EQ(custom["mask"], 16);
+  EXPECT_EQ(custom["legacyYes"], true);
+  EXPECT_TRUE(custom["nothing"].is_null());
+  EXPECT_TRUE(custom["tildeNull"].is_null());
+  EXPECT_EQ(custom["version"], "1.20.3");
+  EXPECT_TRUE(custom["big"].is_number_unsigned());
+  EXPECT_EQ(custom["big"].get<uint64_t>(), std::numeric_limits<uint64_t>::max());
+  EXPECT_EQ(custom["block"], "two\nlines\n");
+
+  const Profile& second = config.profiles[1];
+  EXPECT_EQ(second.scheduler_name, "berth-batch");
+  EXPECT_FALSE(second.percentage_of_nodes_to_score.has_value());
+  EXPECT_EQ(
+      second.plugins.multi_point.enabled,
+      Refs({{"PrioritySort", 0}, {"NodeName", 0}, {"NodeResourcesFit", 3}, {"DefaultBinder", 0}}));
+  EXPECT_EQ(second.plugins.multi_point.disabled, Refs({{"*", 0}}));
+}
+
+TEST(LoadTest, JsonFile) {
+  Configuration config = LoadFile("pkg/config/testdata/config.json", kKnown);
+  EXPECT_EQ(config.parallelism, 4);
+  EXPECT_FALSE(config.leader_election.leader_elect);
+  ASSERT_EQ(config.profiles.size(), 1u);
+  EXPECT_EQ(config.profiles[0].scheduler_name, "json-scheduler");
+  EXPECT_EQ(config.profiles[0].plugins.score.enabled, Refs({{"ImageLocality", 4}}));
+  EXPECT_EQ(config.profiles[0].plugins.multi_point, DefaultPlugins().multi_point);
+  ASSERT_EQ(config.profiles[0].plugin_config.size(), 1u);
+  const nlohmann::json& args = config.profiles[0].plugin_config[0].args;
+  EXPECT_EQ(args, nlohmann::json::parse(R"({
+    "scoringStrategy": {"type": "LeastAllocated", "resources": [{"name": "cpu", "weight": 1}]},
+    "ignoredResources": ["example.com/foo"], "fraction": 0.5, "flag": false, "none": null
+  })"));
+  EXPECT_TRUE(args["scoringStrategy"]["resources"][0]["weight"].is_number_integer());
+  EXPECT_TRUE(args["flag"].is_boolean());
+}
+
+TEST(LoadTest, LeaderElectionDurations) {
+  Configuration config = LoadFile("pkg/config/testdata/leader-election.yaml", kKnown);
+  EXPECT_TRUE(config.leader_election.leader_elect);
+  EXPECT_EQ(config.leader_election.lease_duration, milliseconds(90'000));
+  EXPECT_EQ(config.leader_election.renew_deadline, milliseconds(45'500));
+  EXPECT_EQ(config.leader_election.retry_period, milliseconds(500));
+  EXPECT_EQ(config.leader_election.resource_name, "berth-lock");
+  EXPECT_EQ(config.leader_election.resource_namespace, "berth-system");
+}
+
+TEST(LoadTest, ZeroAndEmptyValuesMeanUpstreamDefaults) {
+  Configuration config = LoadString(std::string(kHeader) +
+                                        "clientConnection: {qps: 0, burst: 0, contentType: ''}\n"
+                                        "leaderElection:\n"
+                                        "  leaseDuration: 0s\n"
+                                        "  resourceLock: ''\n"
+                                        "  resourceName: ''\n",
+                                    "cfg.yaml", kKnown);
+  EXPECT_EQ(config.client_connection, ClientConnection{});
+  EXPECT_EQ(config.leader_election, LeaderElection{});
+}
+
+TEST(LoadTest, ProtobufContentTypeIsServedAsJson) {
+  Configuration config =
+      LoadString(std::string(kHeader) +
+                     "clientConnection: {contentType: application/vnd.kubernetes.protobuf}\n",
+                 "cfg.yaml", kKnown);
+  EXPECT_EQ(config.client_connection.content_type, "application/json");
+}
+
+TEST(LoadTest, MergeSemantics) {
+  Configuration config = LoadFile("pkg/config/testdata/merge.yaml", kKnown);
+  ASSERT_EQ(config.profiles.size(), 1u);
+  // A profile without schedulerName gets Berth's name.
+  EXPECT_EQ(config.profiles[0].scheduler_name, "berth-scheduler");
+  const PluginSet& mp = config.profiles[0].plugins.multi_point;
+  EXPECT_EQ(mp.enabled, Refs({{"SchedulingGates", 0},
+                              {"PrioritySort", 0},
+                              {"NodeUnschedulable", 0},
+                              {"NodeName", 0},
+                              {"TaintToleration", 7},
+                              {"NodeAffinity", 2},
+                              {"NodeResourcesFit", 1},
+                              {"NodeResourcesBalancedAllocation", 1},
+                              {"ImageLocality", 1},
+                              {"DefaultBinder", 0},
+                              {"CustomScore", 0}}));
+  EXPECT_EQ(mp.disabled, Refs({{"NodePorts", 0}}));
+}
+
+TEST(MergeTest, MergePluginSetFollowsUpstream) {
+  PluginSet defaults{{{"A", 1}, {"B", 2}, {"C", 3}}, {{"Z", 0}}};
+
+  // A default both disabled and enabled again moves to the end, as upstream does.
+  PluginSet merged = MergePluginSet(defaults, {{{"B", 0}, {"X", 4}}, {{"B", 9}}});
+  EXPECT_EQ(merged.enabled, Refs({{"A", 1}, {"C", 3}, {"B", 0}, {"X", 4}}));
+  EXPECT_EQ(merged.disabled, Refs({{"B", 0}, {"Z", 0}}));
+
+  // Re-enabling without a weight drops the default weight (upstream replaces the whole entry).
+  merged = MergePluginSet(defaults, {{{"C", 0}}, {}});
+  EXPECT_EQ(merged.enabled, Refs({{"A", 1}, {"B", 2}, {"C", 0}}));
+
+  // "*" removes every default; the user's list is kept as written.
+  merged = MergePluginSet(defaults, {{{"C", 5}, {"A", 0}}, {{"*", 0}}});
+  EXPECT_EQ(merged.enabled, Refs({{"C", 5}, {"A", 0}}));
+
+  // A default listed twice: the last entry replaces it in place, the first is appended.
+  merged = MergePluginSet(defaults, {{{"A", 7}, {"A", 8}}, {}});
+  EXPECT_EQ(merged.enabled, Refs({{"A", 8}, {"B", 2}, {"C", 3}, {"A", 7}}));
+
+  EXPECT_EQ(MergePluginSet(defaults, {}).enabled, defaults.enabled);
+}
+
+TEST(LoadTest, ToJsonRoundTrips) {
+  Configuration config = LoadFile("pkg/config/testdata/two-profiles.yaml", kKnown);
+  nlohmann::json json = ToJson(config);
+  EXPECT_EQ(json["apiVersion"], "kubescheduler.config.k8s.io/v1");
+  EXPECT_EQ(json["kind"], "KubeSchedulerConfiguration");
+  EXPECT_EQ(json["leaderElection"]["leaseDuration"], "15s");
+  EXPECT_EQ(json["clientConnection"]["kubeconfig"], "/etc/kubernetes/scheduler.conf");
+  EXPECT_EQ(json["profiles"][0]["percentageOfNodesToScore"], 50);
+  EXPECT_FALSE(json["profiles"][1].contains("percentageOfNodesToScore"));
+  EXPECT_EQ(json["profiles"][0]["plugins"]["score"]["enabled"][0],
+            nlohmann::json::parse(R"({"name": "NodeResourcesFit", "weight": 10})"));
+  EXPECT_EQ(json["profiles"][0]["plugins"]["score"]["enabled"][1],
+            nlohmann::json::parse(R"({"name": "ImageLocality"})"));
+  EXPECT_EQ(json["profiles"][0]["plugins"]["bind"], nlohmann::json::object());
+  EXPECT_EQ(json["profiles"][0]["pluginConfig"][0]["args"],
+            config.profiles[0].plugin_config[0].args);
+
+  // Merging is idempotent, so the /configz output loads back to the same configuration.
+  EXPECT_EQ(LoadString(json.dump(), "configz", kKnown), config);
+  EXPECT_EQ(LoadString(ToJson(DefaultConfiguration()).dump(), "configz", kKnown),
+            DefaultConfiguration());
+}
+
+TEST(DurationTest, ParseGoDuration) {
+  using std::chrono::nanoseconds;
+  EXPECT_EQ(ParseGoDuration("15s"), nanoseconds(15'000'000'000));
+  EXPECT_EQ(ParseGoDuration("1m30s"), nanoseconds(90'000'000'000));
+  EXPECT_EQ(ParseGoDuration("500ms"), nanoseconds(500'000'000));
+  EXPECT_EQ(ParseGoDuration("1.5h"), nanoseconds(5'400'000'000'000));
+  EXPECT_EQ(ParseGoDuration(".5s"), nanoseconds(500'000'000));
+  EXPECT_EQ(ParseGoDuration("-2m"), nanoseconds(-120'000'000'000));
+  EXPECT_EQ(ParseGoDuration("+3us"), nanoseconds(3'000));
+  EXPECT_EQ(ParseGoDuration("3\xC2\xB5s"), nanoseconds(3'000));
+  EXPECT_EQ(ParseGoDuration("1h2m3s4ms5us6ns"), nanoseconds(3'723'004'005'006));
+  EXPECT_EQ(ParseGoDuration("0"), nanoseconds(0));
+  EXPECT_EQ(ParseGoDuration("2562047h47m16.854775807s"),
+            nanoseconds(std::numeric_limits<int64_t>::max()));
+  EXPECT_EQ(ParseGoDuration("-2562047h47m16.854775808s"),
+            nanoseconds(std::numeric_limits<int64_t>::min()));
+  for (const char* bad : {"", "15", "s", "1x", "1.s.", "--1s", "1 s", "2562047h47m16.854775808s",
+                          "9999999999999999999h", ".s", "1e3s"}) {
+    EXPECT_EQ(ParseGoDuration(bad), std::nullopt) << bad;
+  }
+}
+
+TEST(DurationTest, FormatGoDuration) {
+  EXPECT_EQ(FormatGoDuration(milliseconds(0)), "0s");
+  EXPECT_EQ(FormatGoDuration(milliseconds(500)), "500ms");
+  EXPECT_EQ(FormatGoDuration(milliseconds(15'000)), "15s");
+  EXPECT_EQ(FormatGoDuration(milliseconds(90'000)), "1m30s");
+  EXPECT_EQ(FormatGoDuration(milliseconds(1'500)), "1.5s");
+  EXPECT_EQ(FormatGoDuration(milliseconds(61'050)), "1m1.05s");
+  EXPECT_EQ(FormatGoDuration(milliseconds(3'600'000)), "1h0m0s");
+  EXPECT_EQ(FormatGoDuration(milliseconds(-2'000)), "-2s");
+}
+
+TEST(LoadTest, IgnoredUpstreamFieldsAreTypeChecked) {
+  ConfigIssue issue = LoadIssue(std::string(kHeader) + "enableProfiling: sometimes\n");
+  EXPECT_EQ(issue.field, "enableProfiling");
+  EXPECT_EQ(issue.problem, "expected a boolean, got string \"sometimes\"");
+}
+
+// ---- Errors ------------------------------------------------------------------------------------
+
+TEST(ErrorTest, WrongApiVersion) {
+  EXPECT_EQ(FileError("pkg/config/testdata/wrong-api-version.yaml"),
+            "pkg/config/testdata/wrong-api-version.yaml: apiVersion: expected "
+            "\"kubescheduler.config.k8s.io/v1\", got string "
+            "\"kubescheduler.config.k8s.io/v1beta3\"");
+  ConfigIssue issue = LoadIssue("kind: KubeSchedulerConfiguration\nparallelism: 2\n");
+  EXPECT_EQ(issue.field, "apiVersion");
+  EXPECT_EQ(issue.problem, "required; expected \"kubescheduler.config.k8s.io/v1\"");
+}
+
+TEST(ErrorTest, WrongKind) {
+  ConfigIssue issue =
+      LoadIssue("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeProxyConfiguration\n");
+  EXPECT_EQ(issue.field, "kind");
+  EXPECT_EQ(issue.problem,
+            "expected \"KubeSchedulerConfiguration\", got string \"KubeProxyConfiguration\"");
+}
+
+TEST(ErrorTest, UnknownKeys) {
+  ConfigIssue issue = LoadIssue(std::string(kHeader) + "healthzBindAddress: 0.0.0.0:10251\n");
+  EXPECT_EQ(issue.field, "healthzBindAddress");
+  EXPECT_EQ(issue.problem,
+            "unknown field; allowed fields: apiVersion, clientConnection, delayCacheUntilActive, "
+            "enableContentionProfiling, enableProfiling, extenders, kind, leaderElection, "
+            "parallelism, percentageOfNodesToScore, percentageOfPlacementsToScore, "
+            "podInitialBackoffSeconds, podMaxBackoffSeconds, profiles");
+
+  issue = LoadIssue(std::string(kHeader) +
+                    "profiles:\n- plugins:\n    scor:\n      enabled: [{name: ImageLocality}]\n");
+  EXPECT_EQ(issue.field, "profiles[0].plugins.scor");
+  EXPECT_THAT(issue.problem, HasSubstr("allowed fields: bind, filter, multiPoint, "));
+
+  issue = LoadIssue(std::string(kHeader) + "leaderElection: {leaseDurationn: 15s}\n");
+  EXPECT_EQ(issue.field, "leaderElection.leaseDurationn");
+
+  issue = LoadIssue(std::string(kHeader) +
+                    "profiles:\n- pluginConfig:\n  - name: NodeAffinity\n    arg: {}\n");
+  EXPECT_EQ(issue.field, "profiles[0].pluginConfig[0].arg");
+  EXPECT_EQ(issue.problem, "unknown field; allowed fields: args, name");
+}
+
+TEST(ErrorTest, DuplicateKeys) {
+  ConfigIssue issue = LoadIssue(std::string(kHeader) + "parallelism: 2\nparallelism: 3\n");
+  EXPECT_EQ(issue.field, "parallelism");
+  EXPECT_EQ(issue.problem, "duplicate key");
+
+  issue = LoadIssue(std::string(kHeader) +
+                    "profiles:\n- pluginConfig:\n  - name: NodeAffinity\n    args: {a: 1, a: 2}\n");
+  EXPECT_EQ(issue.field, "profiles[0].pluginConfig[0].args.a");
+}
+
+TEST(ErrorTest, WrongTypes) {
+  ConfigIssue issue = LoadIssue(std::string(kHeader) + "parallelism: \"16\"\n");
+  EXPECT_EQ(issue.field, "parallelism");
+  EXPECT_EQ(issue.problem, "expected an integer, got string \"16\"");
+
+  issue = LoadIssue(std::string(kHeader) + "parallelism: 1.5\n");
+  EXPECT_EQ(issue.field, "parallelism");
+  EXPECT_EQ(issue.problem, "expected an integer, got number 1.5");
+
+  issue = LoadIssue(std::string(kHeader) + "parallelism: 4294967296\n");
+  EXPECT_EQ(issue.field, "parallelism");
+  EXPECT_EQ(issue.problem, "integer 4294967296 is out of range [-2147483648, 2147483647]");
+
+  issue = LoadIssue(std::string(kHeader) + "profiles: {schedulerName: x}\n");
+  EXPECT_EQ(issue.field, "profiles");
+  EXPECT_EQ(issue.problem, "expected a list, got a mapping");
+
+  issue = LoadIssue(std::string(kHeader) +
+                    "profiles:\n- plugins:\n    filter:\n      enabled: [NodeName]\n");
+  EXPECT_EQ(issue.field, "profiles[0].plugins.filter.enabled[0]");
+  EXPECT_EQ(issue.problem, "expected a mapping, got string \"NodeName\"");
+
+  issue = LoadIssue(std::string(kHeader) + "clientConnection: {qps: fast}\n");
+  EXPECT_EQ(issue.field, "clientConnection.qps");
+  EXPECT_EQ(issue.problem, "expected a number, got string \"fast\"");
+
+  issue = LoadIssue("- a\n- b\n");
+  EXPECT_EQ(issue.field, "");
+  EXPECT_EQ(issue.problem, "expected a KubeSchedulerConfiguration mapping, got a list");
+}
+
+TEST(ErrorTest, BadDurations) {
+  ConfigIssue issue = LoadIssue(std::string(kHeader) + "leaderElection: {renewDeadline: 10x}\n");
+  EXPECT_EQ(issue.field, "leaderElection.renewDeadline");
+  EXPECT_EQ(issue.problem,
+            "invalid duration \"10x\"; expected a Go duration such as \"15s\", \"1m30s\" or "
+            "\"500ms\"");
+
+  issue = LoadIssue(std::string(kHeader) + "leaderElection: {retryPeriod: 2}\n");
+  EXPECT_EQ(issue.field, "leaderElection.retryPeriod");
+  EXPECT_EQ(issue.problem, "expected a duration string such as \"15s\", got integer 2");
+
+  issue = LoadIssue(std::string(kHeader) + "leaderElection: {retryPeriod: 1500us}\n");
+  EXPECT_EQ(issue.field, "leaderElection.retryPeriod");
+  EXPECT_THAT(issue.problem, HasSubstr("not a whole number of milliseconds"));
+}
+
+TEST(ErrorTest, LeaderElectionRules) {
+  ConfigIssue issue = LoadIssue(std::string(kHeader) +
+                                "leaderElection: {leaseDuration: 10s, renewDeadline: 10s}\n");
+  EXPECT_EQ(issue.field, "leaderElection.leaseDuration");
+  EXPECT_EQ(issue.problem, "must be greater than renewDeadline (10s), got 10s");
+
+  issue = LoadIssue(std::string(kHeader) + "leaderElection: {retryPeriod: -1s}\n");
+  EXPECT_EQ(issue.field, "leaderElection.retryPeriod");
+  EXPECT_EQ(issue.problem, "must be greater than zero");
+
+  issue = LoadIssue(std::string(kHeader) + "leaderElection: {resourceLock: endpointsleases}\n");
+  EXPECT_EQ(issue.field, "leaderElection.resourceLock");
+
+  // Upstream checks these only when leader election is on.
+  Configuration config = LoadString(
+      std::string(kHeader) + "leaderElection: {leaderElect: false, resourceLock: endpoints}\n",
+      "cfg.yaml", kKnown);
+  EXPECT_FALSE(config.leader_election.leader_elect);
+}
+
+TEST(ErrorTest, UnknownPluginListsKnownPlugins) {
+  EXPECT_EQ(FileError("pkg/config/testdata/unknown-plugin.yaml"),
+            "pkg/config/testdata/unknown-plugin.yaml: profiles[0].plugins.score.enabled[2].name: "
+            "unknown plugin \"Foo\"; known plugins: CustomScore, CustomSort, DefaultBinder, "
+            "ImageLocality, NodeAffinity, NodeName, NodePorts, NodeResourcesBalancedAllocation, "
+            "NodeResourcesFit, NodeUnschedulable, PrioritySort, SchedulingGates, "
+            "TaintToleration");
+
+  ConfigIssue issue =
+      LoadIssue(std::string(kHeader) + "profiles:\n- pluginConfig:\n  - name: VolumeBinding\n");
+  EXPECT_EQ(issue.field, "profiles[0].pluginConfig[0].name");
+  EXPECT_THAT(issue.problem, HasSubstr("unknown plugin \"VolumeBinding\"; known plugins: "));
+
+  // Disabling a plugin Berth does not have is fine.
+  LoadString(
+      std::string(kHeader) +
+          "profiles:\n- plugins:\n    multiPoint:\n      disabled: [{name: VolumeBinding}]\n",
+      "cfg.yaml", kKnown);
+}
+
+TEST(ErrorTest, DuplicateSchedulerName) {
+  ConfigIssue issue = LoadIssue(std::string(kHeader) +
+                                "profiles:\n- schedulerName: a\n- schedulerName: b\n"
+                                "- schedulerName: a\n");
+  EXPECT_EQ(issue.field, "profiles[2].schedulerName");
+  EXPECT_EQ(issue.problem, "duplicate \"a\"; already used by profiles[0]");
+
+  // Both default to berth-scheduler.
+  issue = LoadIssue(std::string(kHeader) + "profiles:\n- percentageOfNodesToScore: 10\n- {}\n");
+  EXPECT_EQ(issue.field, "profiles[1].schedulerName");
+}
+
+TEST(ErrorTest, EmptySchedulerName) {
+  ConfigIssue issue = LoadIssue(std::string(kHeader) + "profiles:\n- schedulerName: ''\n");
+  EXPECT_EQ(issue.field, "profiles[0].schedulerName");
+  EXPECT_EQ(issue.problem, "required");
+}
+
+TEST(ErrorTest, DifferentQueueSortAcrossProfiles) {
+  ConfigIssue issue = LoadIssue(std::string(kHeader) +
+                                "profiles:\n"
+                                "- schedulerName: a\n"
+                                "- schedulerName: b\n"
+                                "  plugins:\n"
+                                "    queueSort:\n"
+                                "      enabled: [{name: CustomSort}]\n"
+                                "      disabled: [{name: '*'}]\n");
+  EXPECT_EQ(issue.field, "profiles[1].plugins.queueSort");
+  EXPECT_EQ(issue.problem, "must be the same for all profiles (differs from profiles[0])");
+
+  // Same queue sort plugin, different args.
+  issue = LoadIssue(std::string(kHeader) +
+                    "profiles:\n"
+                    "- schedulerName: a\n"
+                    "  plugins: {queueSort: {enabled: [{name: CustomSort}]}}\n"
+                    "  pluginConfig: [{name: CustomSort, args: {order: asc}}]\n"
+                    "- schedulerName: b\n"
+                    "  plugins: {queueSort: {enabled: [{name: CustomSort}]}}\n"
+                    "  pluginConfig: [{name: CustomSort, args: {order: desc}}]\n");
+  EXPECT_EQ(issue.field, "profiles[1].pluginConfig[0].args");
+}
+
+TEST(ErrorTest, PercentageOutOfRange) {
+  ConfigIssue issue = LoadIssue(std::string(kHeader) + "percentageOfNodesToScore: 101\n");
+  EXPECT_EQ(issue.field, "percentageOfNodesToScore");
+  EXPECT_EQ(issue.problem, "must be in the range [0, 100], got 101");
+
+  issue = LoadIssue(std::string(kHeader) + "profiles:\n- percentageOfNodesToScore: -1\n");
+  EXPECT_EQ(issue.field, "profiles[0].percentageOfNodesToScore");
+}
+
+TEST(ErrorTest, Extenders) {
+  ConfigIssue issue = LoadIssue(std::string(kHeader) +
+                                "extenders:\n- urlPrefix: http://127.0.0.1:8888\n"
+                                "  filterVerb: filter\n");
+  EXPECT_EQ(issue.field, "extenders");
+  EXPECT_EQ(issue.problem, "extenders are not supported by berth-scheduler");
+}
+
+TEST(ErrorTest, PlacementFeaturesAreRejectedOnlyWhenUsed) {
+  ConfigIssue issue = LoadIssue(std::string(kHeader) +
+                                "profiles:\n- plugins:\n    placementScore:\n"
+                                "      enabled: [{name: CustomScore}]\n");
+  EXPECT_EQ(issue.field, "profiles[0].plugins.placementScore.enabled");
+  issue = LoadIssue(std::string(kHeader) + "percentageOfPlacementsToScore: 20\n");
+  EXPECT_EQ(issue.field, "percentageOfPlacementsToScore");
+  LoadString(std::string(kHeader) + "percentageOfPlacementsToScore: 0\n", "cfg.yaml", kKnown);
+}
+
+TEST(ErrorTest, PluginRules) {
+  ConfigIssue issue = LoadIssue(std::string(kHeader) +
+                                "profiles:\n- plugins:\n    score:\n"
+                                "      enabled: [{name: ImageLocality, weight: -1}]\n");
+  EXPECT_EQ(issue.field, "profiles[0].plugins.score.enabled[0].weight");
+
+  issue = LoadIssue(std::string(kHeader) +
+                    "profiles:\n- pluginConfig:\n  - name: NodeAffinity\n  - name: NodeAffinity\n");
+  EXPECT_EQ(issue.field, "profiles[0].pluginConfig[1].name");
+  EXPECT_EQ(issue.problem,
+            "duplicate \"NodeAffinity\"; already configured at "
+            "profiles[0].pluginConfig[0]");
+
+  issue = LoadIssue(
+      std::string(kHeader) +
+      "profiles:\n- plugins:\n    multiPoint:\n      disabled: [{name: DefaultBinder}]\n");
+  EXPECT_EQ(issue.field, "profiles[0].plugins.bind");
+  EXPECT_EQ(issue.problem, "no bind plugin is enabled");
+
+  issue = LoadIssue(std::string(kHeader) +
+                    "profiles:\n- plugins:\n    queueSort:\n      disabled: [{name: '*'}]\n");
+  EXPECT_EQ(issue.field, "profiles[0].plugins.queueSort");
+  EXPECT_EQ(issue.problem, "no queue sort plugin is enabled");
+
+  // A non-default MultiPoint plugin may bind; only the framework knows, so it is accepted here.
+  LoadString(std::string(kHeader) +
+                 "profiles:\n- plugins:\n    multiPoint:\n"
+                 "      disabled: [{name: DefaultBinder}]\n      enabled: [{name: CustomScore}]\n",
+             "cfg.yaml", kKnown);
+}
+
+TEST(ErrorTest, GlobalRules) {
+  std::vector<ConfigIssue> issues = LoadIssues(std::string(kHeader) +
+                                               "parallelism: 0\n"
+                                               "podInitialBackoffSeconds: 5\n"
+                                               "podMaxBackoffSeconds: 4\n"
+                                               "clientConnection: {burst: -1, contentType: "
+                                               "application/yaml}\n");
+  std::vector<std::string> fields;
+  fields.reserve(issues.size());
+  for (const ConfigIssue& issue : issues) {
+    fields.push_back(issue.field);
+  }
+  EXPECT_THAT(fields, ElementsAre("parallelism", "podMaxBackoffSeconds", "clientConnection.burst",
+                                  "clientConnection.contentType"));
+
+  ConfigIssue issue = LoadIssue(std::string(kHeader) + "podInitialBackoffSeconds: 0\n");
+  EXPECT_EQ(issue.field, "podInitialBackoffSeconds");
+}
+
+TEST(ErrorTest, EveryProblemIsReported) {
+  try {
+    LoadString(std::string(kHeader) + "parallelism: x\nprofiles:\n- schedulerName: [a]\n",
+               "cfg.yaml", kKnown);
+    FAIL() << "loaded";
+  } catch (const ConfigError& e) {
+    EXPECT_STREQ(e.what(),
+                 "cfg.yaml: parallelism: expected an integer, got string \"x\"\n"
+                 "cfg.yaml: profiles[0].schedulerName: expected a string, got a list");
+  }
+}
+
+TEST(ErrorTest, YamlSyntaxErrorHasLineAndColumn) {
+  // The mis-indented key on line 4 makes its ':' an illegal map value.
+  EXPECT_EQ(FileError("pkg/config/testdata/syntax-error.yaml"),
+            "pkg/config/testdata/syntax-error.yaml: line 4, column 27: illegal map value");
+}
+
+TEST(ErrorTest, DocumentShape) {
+  ConfigIssue issue = LoadIssue("");
+  EXPECT_EQ(issue.field, "");
+  EXPECT_EQ(issue.problem, "empty document; expected a KubeSchedulerConfiguration");
+
+  issue = LoadIssue(std::string(kHeader) + "---\n" + kHeader);
+  EXPECT_EQ(issue.problem,
+            "found 2 YAML documents; expected exactly one KubeSchedulerConfiguration");
+}
+
+TEST(ErrorTest, ArgsLimits) {
+  ConfigIssue issue = LoadIssue(std::string(kHeader) +
+                                "profiles:\n- pluginConfig:\n  - name: NodeAffinity\n"
+                                "    args: {x: .inf}\n");
+  EXPECT_EQ(issue.field, "profiles[0].pluginConfig[0].args.x");
+  EXPECT_EQ(issue.problem, "number .inf cannot be represented in JSON");
+
+  std::string deep = std::string(70, '[') + "0" + std::string(70, ']');
+  std::vector<ConfigIssue> issues =
+      LoadIssues(std::string(kHeader) +
+                 "profiles:\n- pluginConfig:\n  - name: NodeAffinity\n    args: " + deep + "\n");
+  ASSERT_FALSE(issues.empty());
+  EXPECT_THAT(issues[0].problem, HasSubstr("nested more than 64 levels deep"));
+
+  // Aliases multiply: 10 levels of 10 references expand to 10^10 values.
+  std::string bomb = "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n";
+  for (int i = 1; i <= 10; ++i) {
+    std::string prev = "*a" + std::to_string(i - 1);
+    bomb += "      a" + std::to_string(i) + ": &a" + std::to_string(i) + " [" + prev;
+    for (int j = 1; j < 10; ++j) {
+      bomb += ", " + prev;
+    }
+    bomb += "]\n";
+  }
+  issues =
+      LoadIssues(std::string(kHeader) +
+                 "profiles:\n- pluginConfig:\n  - name: NodeAffinity\n    args:\n      " + bomb);
+  ASSERT_EQ(issues.size(), 1u);
+  EXPECT_THAT(issues[0].problem, HasSubstr("plugin args have more than 100000 values"));
+}
+
+TEST(ErrorTest, MissingFile) {
+  EXPECT_EQ(FileError("pkg/config/testdata/does-not-exist.yaml"),
+            "pkg/config/testdata/does-not-exist.yaml: cannot read: No such file or directory");
+  EXPECT_EQ(FileError("pkg/config/testdata"), "pkg/config/testdata: cannot read: Is a directory");
+}
+
+TEST(ErrorTest, LongScalarsAreCut) {
+  ConfigIssue issue =
+      LoadIssue(std::string(kHeader) + "parallelism: " + std::string(500, 'x') + "\n");
+  EXPECT_EQ(issue.problem, "expected an integer, got string \"" + std::string(100, 'x') + "...\"");
+}
+
+TEST(ValidateTest, DefaultConfigurationIsValid) {
+  EXPECT_TRUE(Validate(DefaultConfiguration(), kKnown).empty());
+  // A binary without one of the default plugins must say so rather than run without it.
+  std::set<std::string> without_fit = kKnown;
+  without_fit.erase("NodeResourcesFit");
+  std::vector<ConfigIssue> issues = Validate(DefaultConfiguration(), without_fit);
+  ASSERT_EQ(issues.size(), 1u);
+  EXPECT_EQ(issues[0].field, "profiles[0].plugins.multiPoint.enabled[7].name");
+}
+
+}  // namespace
+}  // namespace berth::config

@@ -1,0 +1,1033 @@
+#include "pkg/config/load.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <initializer_list>
+#include <limits>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include "pkg/config/quote.h"
+#include "pkg/config/validate.h"
+
+namespace berth::config {
+namespace {
+
+using internal::Quote;
+
+// Bounds for plugin args, the only part of the file whose shape the schema does not limit:
+// anchors and aliases can make a small file expand to an enormous (or, through a self-referencing
+// anchor, cyclic) tree.
+constexpr int kMaxArgsDepth = 64;
+constexpr size_t kMaxArgsValues = 100'000;
+
+constexpr std::string_view kProtobufContentType = "application/vnd.kubernetes.protobuf";
+
+std::string Child(const std::string& path, std::string_view key) {
+  return path.empty() ? std::string(key) : path + "." + std::string(key);
+}
+
+std::string Index(const std::string& path, size_t i) {
+  return path + "[" + std::to_string(i) + "]";
+}
+
+// ---- Scalar resolution -------------------------------------------------------------------------
+// kube-scheduler reads its file with sigs.k8s.io/yaml, i.e. go-yaml v2, which resolves plain
+// (unquoted) scalars with YAML 1.1 rules. These functions reproduce that resolution so values,
+// above all free-form plugin args, get the same JSON types as upstream gives them. Quoted and
+// block scalars are always strings.
+
+struct Scalar {
+  enum class Kind { kNull, kBool, kInt, kUint, kFloat, kString };
+  Kind kind = Kind::kString;
+  bool b = false;
+  int64_t i = 0;
+  uint64_t u = 0;
+  double f = 0;
+};
+
+bool OneOf(std::string_view s, std::initializer_list<std::string_view> options) {
+  return std::find(options.begin(), options.end(), s) != options.end();
+}
+
+// Go's strconv.ParseUint(s, 0, 64): "0x"/"0b"/"0o" prefixes, a bare leading 0 means octal.
+std::optional<uint64_t> ParseUintBase0(std::string_view s) {
+  int base = 10;
+  if (s.size() > 1 && s[0] == '0') {
+    switch (s[1]) {
+      case 'x':
+      case 'X':
+        base = 16;
+        s.remove_prefix(2);
+        break;
+      case 'b':
+      case 'B':
+        base = 2;
+        s.remove_prefix(2);
+        break;
+      case 'o':
+      case 'O':
+        base = 8;
+        s.remove_prefix(2);
+        break;
+      default:
+        base = 8;
+        s.remove_prefix(1);
+    }
+  }
+  if (s.empty()) {
+    return std::nullopt;
+  }
+  uint64_t value = 0;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), value, base);
+  if (ec != std::errc() || ptr != s.data() + s.size()) {
+    return std::nullopt;
+  }
+  return value;
+}
+
+// Go's strconv.ParseInt(s, 0, 64).
+std::optional<int64_t> ParseIntBase0(std::string_view s) {
+  bool negative = false;
+  if (!s.empty() && (s[0] == '+' || s[0] == '-')) {
+    negative = s[0] == '-';
+    s.remove_prefix(1);
+  }
+  std::optional<uint64_t> magnitude = ParseUintBase0(s);
+  if (!magnitude) {
+    return std::nullopt;
+  }
+  constexpr uint64_t kMaxPositive = std::numeric_limits<int64_t>::max();
+  if (negative) {
+    if (*magnitude > kMaxPositive + 1) {
+      return std::nullopt;
+    }
+    return static_cast<int64_t>(0 - *magnitude);
+  }
+  if (*magnitude > kMaxPositive) {
+    return std::nullopt;
+  }
+  return static_cast<int64_t>(*magnitude);
+}
+
+// go-yaml v2's float syntax: ^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$
+bool LooksLikeFloat(std::string_view s) {
+  size_t i = 0;
+  auto digits = [&] {
+    size_t start = i;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9') {
+      ++i;
+    }
+    return i - start;
+  };
+  if (i < s.size() && (s[i] == '+' || s[i] == '-')) {
+    ++i;
+  }
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    if (digits() == 0) {
+      return false;
+    }
+  } else {
+    if (digits() == 0) {
+      return false;
+    }
+    if (i < s.size() && s[i] == '.') {
+      ++i;
+      digits();
+    }
+  }
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    if (i < s.size() && (s[i] == '+' || s[i] == '-')) {
+      ++i;
+    }
+    if (digits() == 0) {
+      return false;
+    }
+  }
+  return i == s.size();
+}
+
+std::optional<double> ParseFloat(std::string_view s) {
+  if (!s.empty() && s[0] == '+') {
+    s.remove_prefix(1);
+  }
+  double value = 0;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+  // Out of range is an error for Go's ParseFloat, which makes go-yaml keep the scalar a string.
+  if (ec != std::errc() || ptr != s.data() + s.size()) {
+    return std::nullopt;
+  }
+  return value;
+}
+
+Scalar ResolvePlain(const std::string& text) {
+  Scalar out;
+  if (OneOf(text, {"", "~", "null", "Null", "NULL"})) {
+    out.kind = Scalar::Kind::kNull;
+    return out;
+  }
+  if (OneOf(text, {"y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON"})) {
+    out.kind = Scalar::Kind::kBool;
+    out.b = true;
+    return out;
+  }
+  if (OneOf(text, {"n", "N", "no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF"})) {
+    out.kind = Scalar::Kind::kBool;
+    return out;
+  }
+  if (OneOf(text, {".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF"})) {
+    out.kind = Scalar::Kind::kFloat;
+    out.f = std::numeric_limits<double>::infinity();
+    return out;
+  }
+  if (OneOf(text, {"-.inf", "-.Inf", "-.INF"})) {
+    out.kind = Scalar::Kind::kFloat;
+    out.f = -std::numeric_limits<double>::infinity();
+    return out;
+  }
+  if (OneOf(text, {".nan", ".NaN", ".NAN"})) {
+    out.kind = Scalar::Kind::kFloat;
+    out.f = std::numeric_limits<double>::quiet_NaN();
+    return out;
+  }
+  char first = text[0];
+  if (first == '.') {
+    if (LooksLikeFloat(text)) {
+      if (std::optional<double> f = ParseFloat(text)) {
+        out.kind = Scalar::Kind::kFloat;
+        out.f = *f;
+      }
+    }
+    return out;
+  }
+  if (first != '+' && first != '-' && (first < '0' || first > '9')) {
+    return out;
+  }
+  std::string plain = text;
+  std::erase(plain, '_');
+  if (std::optional<int64_t> i = ParseIntBase0(plain)) {
+    out.kind = Scalar::Kind::kInt;
+    out.i = *i;
+  } else if (std::optional<uint64_t> u = ParseUintBase0(plain)) {
+    out.kind = Scalar::Kind::kUint;
+    out.u = *u;
+  } else if (LooksLikeFloat(plain)) {
+    if (std::optional<double> f = ParseFloat(plain)) {
+      out.kind = Scalar::Kind::kFloat;
+      out.f = *f;
+    }
+  }
+  return out;
+}
+
+// Resolves a null or scalar node. yaml-cpp tags plain scalars "?" and quoted or block scalars "!".
+Scalar Resolve(const YAML::Node& node) {
+  if (node.IsNull()) {
+    Scalar out;
+    out.kind = Scalar::Kind::kNull;
+    return out;
+  }
+  const std::string& tag = node.Tag();
+  if (tag == "?" || OneOf(tag, {"tag:yaml.org,2002:int", "tag:yaml.org,2002:float",
+                                "tag:yaml.org,2002:bool", "tag:yaml.org,2002:null"})) {
+    return ResolvePlain(node.Scalar());
+  }
+  return Scalar{};
+}
+
+std::string Describe(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Undefined:
+      return "nothing";
+    case YAML::NodeType::Null:
+      return "null";
+    case YAML::NodeType::Sequence:
+      return "a list";
+    case YAML::NodeType::Map:
+      return "a mapping";
+    case YAML::NodeType::Scalar:
+      break;
+  }
+  switch (Resolve(node).kind) {
+    case Scalar::Kind::kNull:
+      return "null";
+    case Scalar::Kind::kBool:
+      return "boolean " + node.Scalar();
+    case Scalar::Kind::kInt:
+    case Scalar::Kind::kUint:
+      return "integer " + node.Scalar();
+    case Scalar::Kind::kFloat:
+      return "number " + node.Scalar();
+    case Scalar::Kind::kString:
+      break;
+  }
+  return "string " + Quote(node.Scalar());
+}
+
+// ---- Decoding ----------------------------------------------------------------------------------
+
+using Keys = std::initializer_list<std::string_view>;
+
+// Decodes a document into a defaulted Configuration, recording every problem instead of stopping
+// at the first. A field with a problem keeps its default so decoding can go on.
+class Decoder {
+ public:
+  explicit Decoder(const std::set<std::string>& known_plugins) : known_plugins_(known_plugins) {}
+
+  Configuration Decode(const YAML::Node& root);
+  std::vector<ConfigIssue>& issues() { return issues_; }
+
+ private:
+  void Fail(const std::string& path, std::string problem) {
+    issues_.push_back({path, std::move(problem)});
+  }
+
+  // Calls fn(key, value, path) for each entry of a mapping after rejecting duplicate and unknown
+  // keys (upstream decodes strictly). Null counts as an empty mapping.
+  template <typename Fn>
+  void Fields(const YAML::Node& node, const std::string& path, Keys allowed, Fn&& fn);
+  // Calls fn(index, item, path) for each item of a list. Null counts as an empty list.
+  template <typename Fn>
+  void Items(const YAML::Node& node, const std::string& path, Fn&& fn);
+
+  // Typed values. Nullopt for null (upstream leaves the field unset) and for a mistyped value,
+  // which is recorded.
+  std::optional<std::string> String(const YAML::Node& node, const std::string& path);
+  std::optional<bool> Bool(const YAML::Node& node, const std::string& path);
+  template <typename T>
+  std::optional<T> Integer(const YAML::Node& node, const std::string& path);
+  std::optional<double> Number(const YAML::Node& node, const std::string& path);
+  std::optional<std::chrono::milliseconds> Duration(const YAML::Node& node,
+                                                    const std::string& path);
+
+  void CheckTypeField(const YAML::Node& root, std::string_view key, std::string_view expected);
+  void PercentageOfPlacements(const YAML::Node& node, const std::string& path);
+  void DecodeClientConnection(const YAML::Node& node, const std::string& path,
+                              ClientConnection& out);
+  void DecodeLeaderElection(const YAML::Node& node, const std::string& path, LeaderElection& out);
+  Profile DecodeProfile(const YAML::Node& node, const std::string& path);
+  Plugins DecodePlugins(const YAML::Node& node, const std::string& path);
+  PluginSet DecodePluginSet(const YAML::Node& node, const std::string& path);
+  PluginRef DecodePluginRef(const YAML::Node& node, const std::string& path);
+  PluginConfig DecodePluginConfig(const YAML::Node& node, const std::string& path);
+  nlohmann::json Json(const YAML::Node& node, const std::string& path, int depth);
+
+  const std::set<std::string>& known_plugins_;
+  std::vector<ConfigIssue> issues_;
+  size_t json_values_left_ = kMaxArgsValues;
+};
+
+template <typename Fn>
+void Decoder::Fields(const YAML::Node& node, const std::string& path, Keys allowed, Fn&& fn) {
+  if (node.IsNull()) {
+    return;
+  }
+  if (!node.IsMap()) {
+    Fail(path, "expected a mapping, got " + Describe(node));
+    return;
+  }
+  std::set<std::string> seen;
+  for (const auto& entry : node) {
+    const YAML::Node& key = entry.first;
+    if (!key.IsScalar()) {
+      Fail(path, "mapping keys must be strings, got " + Describe(key));
+      continue;
+    }
+    const std::string& name = key.Scalar();
+    std::string child = Child(path, name);
+    if (!seen.insert(name).second) {
+      Fail(child, "duplicate key");
+      continue;
+    }
+    if (!OneOf(name, allowed)) {
+      std::vector<std::string_view> sorted(allowed);
+      std::sort(sorted.begin(), sorted.end());
+      std::string list;
+      for (std::string_view k : sorted) {
+        if (!list.empty()) {
+          list += ", ";
+        }
+        list += k;
+      }
+      Fail(child, "unknown field; allowed fields: " + list);
+      continue;
+    }
+    fn(name, entry.second, child);
+  }
+}
+
+template <typename Fn>
+void Decoder::Items(const YAML::Node& node, const std::string& path, Fn&& fn) {
+  if (node.IsNull()) {
+    return;
+  }
+  if (!node.IsSequence()) {
+    Fail(path, "expected a list, got " + Describe(node));
+    return;
+  }
+  size_t i = 0;
+  for (const auto& item : node) {
+    fn(i, item, Index(path, i));
+    ++i;
+  }
+}
+
+std::optional<std::string> Decoder::String(const YAML::Node& node, const std::string& path) {
+  if (node.IsNull()) {
+    return std::nullopt;
+  }
+  if (!node.IsScalar()) {
+    Fail(path, "expected a string, got " + Describe(node));
+    return std::nullopt;
+  }
+  return node.Scalar();
+}
+
+std::optional<bool> Decoder::Bool(const YAML::Node& node, const std::string& path) {
+  if (node.IsNull()) {
+    return std::nullopt;
+  }
+  if (node.IsScalar()) {
+    Scalar s = Resolve(node);
+    if (s.kind == Scalar::Kind::kBool) {
+      return s.b;
+    }
+  }
+  Fail(path, "expected a boolean, got " + Describe(node));
+  return std::nullopt;
+}
+
+template <typename T>
+std::optional<T> Decoder::Integer(const YAML::Node& node, const std::string& path) {
+  static_assert(std::is_signed_v<T>);
+  if (node.IsNull()) {
+    return std::nullopt;
+  }
+  constexpr T kMin = std::numeric_limits<T>::min();
+  constexpr T kMax = std::numeric_limits<T>::max();
+  Scalar s;
+  if (node.IsScalar()) {
+    s = Resolve(node);
+  }
+  switch (s.kind) {
+    case Scalar::Kind::kInt:
+      if (s.i >= kMin && s.i <= kMax) {
+        return static_cast<T>(s.i);
+      }
+      break;
+    case Scalar::Kind::kUint:
+      break;
+    case Scalar::Kind::kFloat:
+      // JSON has no integer type: upstream accepts 16.0 where an integer is expected.
+      if (std::isfinite(s.f) && std::trunc(s.f) != s.f) {
+        Fail(path, "expected an integer, got " + Describe(node));
+        return std::nullopt;
+      }
+      // -kMin is a power of two, exact in a double.
+      if (std::isfinite(s.f) && s.f >= static_cast<double>(kMin) &&
+          s.f < -static_cast<double>(kMin)) {
+        return static_cast<T>(s.f);
+      }
+      break;
+    default:
+      Fail(path, "expected an integer, got " + Describe(node));
+      return std::nullopt;
+  }
+  Fail(path, "integer " + node.Scalar() + " is out of range [" + std::to_string(kMin) + ", " +
+                 std::to_string(kMax) + "]");
+  return std::nullopt;
+}
+
+std::optional<double> Decoder::Number(const YAML::Node& node, const std::string& path) {
+  if (node.IsNull()) {
+    return std::nullopt;
+  }
+  Scalar s;
+  if (node.IsScalar()) {
+    s = Resolve(node);
+  }
+  switch (s.kind) {
+    case Scalar::Kind::kInt:
+      return static_cast<double>(s.i);
+    case Scalar::Kind::kUint:
+      return static_cast<double>(s.u);
+    case Scalar::Kind::kFloat:
+      if (std::isfinite(s.f)) {
+        return s.f;
+      }
+      Fail(path, "expected a finite number, got " + Describe(node));
+      return std::nullopt;
+    default:
+      Fail(path, "expected a number, got " + Describe(node));
+      return std::nullopt;
+  }
+}
+
+std::optional<std::chrono::milliseconds> Decoder::Duration(const YAML::Node& node,
+                                                           const std::string& path) {
+  if (node.IsNull()) {
+    return std::nullopt;
+  }
+  // Upstream's metav1.Duration is a JSON string: a bare number such as 15 is a type error there.
+  if (!node.IsScalar() || Resolve(node).kind != Scalar::Kind::kString) {
+    Fail(path, "expected a duration string such as \"15s\", got " + Describe(node));
+    return std::nullopt;
+  }
+  std::optional<std::chrono::nanoseconds> d = ParseGoDuration(node.Scalar());
+  if (!d) {
+    Fail(path, "invalid duration " + Quote(node.Scalar()) +
+                   "; expected a Go duration such as \"15s\", \"1m30s\" or \"500ms\"");
+    return std::nullopt;
+  }
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(*d);
+  if (ms != *d) {
+    Fail(path, "duration " + Quote(node.Scalar()) +
+                   " is not a whole number of milliseconds, the precision berth-scheduler uses");
+    return std::nullopt;
+  }
+  return ms;
+}
+
+nlohmann::json Decoder::Json(const YAML::Node& node, const std::string& path, int depth) {
+  if (json_values_left_ == 0) {
+    return nullptr;
+  }
+  if (--json_values_left_ == 0) {
+    Fail(path, "plugin args have more than " + std::to_string(kMaxArgsValues) + " values");
+    return nullptr;
+  }
+  if (depth > kMaxArgsDepth) {
+    Fail(path, "nested more than " + std::to_string(kMaxArgsDepth) + " levels deep");
+    return nullptr;
+  }
+  switch (node.Type()) {
+    case YAML::NodeType::Undefined:
+    case YAML::NodeType::Null:
+      return nullptr;
+    case YAML::NodeType::Scalar: {
+      Scalar s = Resolve(node);
+      switch (s.kind) {
+        case Scalar::Kind::kNull:
+          return nullptr;
+        case Scalar::Kind::kBool:
+          return s.b;
+        case Scalar::Kind::kInt:
+          return s.i;
+        case Scalar::Kind::kUint:
+          return s.u;
+        case Scalar::Kind::kFloat:
+          if (!std::isfinite(s.f)) {
+            Fail(path, "number " + node.Scalar() + " cannot be represented in JSON");
+            return nullptr;
+          }
+          return s.f;
+        case Scalar::Kind::kString:
+          return node.Scalar();
+      }
+      return nullptr;
+    }
+    case YAML::NodeType::Sequence: {
+      nlohmann::json out = nlohmann::json::array();
+      size_t i = 0;
+      for (const auto& item : node) {
+        out.push_back(Json(item, Index(path, i++), depth + 1));
+      }
+      return out;
+    }
+    case YAML::NodeType::Map: {
+      nlohmann::json out = nlohmann::json::object();
+      for (const auto& entry : node) {
+        if (!entry.first.IsScalar()) {
+          Fail(path, "mapping keys must be strings, got " + Describe(entry.first));
+          continue;
+        }
+        const std::string& key = entry.first.Scalar();
+        std::string child = Child(path, key);
+        if (out.contains(key)) {
+          Fail(child, "duplicate key");
+          continue;
+        }
+        out[key] = Json(entry.second, child, depth + 1);
+      }
+      return out;
+    }
+  }
+  return nullptr;
+}
+
+void Decoder::CheckTypeField(const YAML::Node& root, std::string_view key,
+                             std::string_view expected) {
+  const YAML::Node value = root[std::string(key)];
+  if (!value.IsDefined() || value.IsNull()) {
+    Fail(std::string(key), "required; expected " + Quote(expected));
+  } else if (!value.IsScalar() || value.Scalar() != expected) {
+    Fail(std::string(key), "expected " + Quote(expected) + ", got " + Describe(value));
+  }
+}
+
+void Decoder::PercentageOfPlacements(const YAML::Node& node, const std::string& path) {
+  // Upstream's alpha workload-aware scheduling setting; 0 means its default.
+  std::optional<int32_t> value = Integer<int32_t>(node, path);
+  if (value && *value != 0) {
+    Fail(path, "not supported by berth-scheduler, which does not schedule pod groups as a unit");
+  }
+}
+
+void Decoder::DecodeClientConnection(const YAML::Node& node, const std::string& path,
+                                     ClientConnection& out) {
+  Fields(node, path, {"kubeconfig", "acceptContentTypes", "contentType", "qps", "burst"},
+         [&](const std::string& key, const YAML::Node& value, const std::string& p) {
+           if (key == "kubeconfig") {
+             if (auto v = String(value, p)) {
+               out.kubeconfig = *v;
+             }
+           } else if (key == "acceptContentTypes") {
+             String(value, p);
+           } else if (key == "contentType") {
+             // Upstream defaults to protobuf, which Berth's client does not speak. The content
+             // type only selects the wire encoding, so a file asking for protobuf gets JSON
+             // rather than being rejected; any other value is left for validation to reject.
+             if (auto v = String(value, p); v && !v->empty() && *v != kProtobufContentType) {
+               out.content_type = *v;
+             }
+           } else if (key == "qps") {
+             // Upstream defaulting: 0 means the scheduler's 50.
+             if (auto v = Number(value, p); v && *v != 0) {
+               out.qps = *v;
+             }
+           } else if (key == "burst") {
+             if (auto v = Integer<int32_t>(value, p); v && *v != 0) {
+               out.burst = *v;
+             }
+           }
+         });
+}
+
+void Decoder::DecodeLeaderElection(const YAML::Node& node, const std::string& path,
+                                   LeaderElection& out) {
+  // Upstream defaulting treats zero durations and empty strings as unset.
+  auto duration = [&](const YAML::Node& value, const std::string& p,
+                      std::chrono::milliseconds& field) {
+    if (auto v = Duration(value, p); v && v->count() != 0) {
+      field = *v;
+    }
+  };
+  auto string = [&](const YAML::Node& value, const std::string& p, std::string& field) {
+    if (auto v = String(value, p); v && !v->empty()) {
+      field = *v;
+    }
+  };
+  Fields(node, path,
+         {"leaderElect", "leaseDuration", "renewDeadline", "retryPeriod", "resourceLock",
+          "resourceName", "resourceNamespace"},
+         [&](const std::string& key, const YAML::Node& value, const std::string& p) {
+           if (key == "leaderElect") {
+             if (auto v = Bool(value, p)) {
+               out.leader_elect = *v;
+             }
+           } else if (key == "leaseDuration") {
+             duration(value, p, out.lease_duration);
+           } else if (key == "renewDeadline") {
+             duration(value, p, out.renew_deadline);
+           } else if (key == "retryPeriod") {
+             duration(value, p, out.retry_period);
+           } else if (key == "resourceLock") {
+             string(value, p, out.resource_lock);
+           } else if (key == "resourceName") {
+             string(value, p, out.resource_name);
+           } else if (key == "resourceNamespace") {
+             string(value, p, out.resource_namespace);
+           }
+         });
+}
+
+PluginRef Decoder::DecodePluginRef(const YAML::Node& node, const std::string& path) {
+  PluginRef ref;
+  Fields(node, path, {"name", "weight"},
+         [&](const std::string& key, const YAML::Node& value, const std::string& p) {
+           if (key == "name") {
+             if (auto v = String(value, p)) {
+               ref.name = *v;
+             }
+           } else if (key == "weight") {
+             if (auto v = Integer<int32_t>(value, p)) {
+               ref.weight = *v;
+             }
+           }
+         });
+  // A non-mapping item was reported by Fields already.
+  if (ref.name.empty() && (node.IsMap() || node.IsNull())) {
+    Fail(Child(path, "name"), "required");
+  }
+  return ref;
+}
+
+PluginSet Decoder::DecodePluginSet(const YAML::Node& node, const std::string& path) {
+  PluginSet set;
+  Fields(node, path, {"enabled", "disabled"},
+         [&](const std::string& key, const YAML::Node& value, const std::string& p) {
+           std::vector<PluginRef>& list = key == "enabled" ? set.enabled : set.disabled;
+           Items(value, p, [&](size_t, const YAML::Node& item, const std::string& item_path) {
+             list.push_back(DecodePluginRef(item, item_path));
+           });
+         });
+  // Checked here rather than only after merging so the paths point at the user's entries.
+  for (size_t i = 0; i < set.enabled.size(); ++i) {
+    const PluginRef& ref = set.enabled[i];
+    std::string ref_path = Index(Child(path, "enabled"), i);
+    if (!ref.name.empty() && !known_plugins_.contains(ref.name)) {
+      Fail(Child(ref_path, "name"), UnknownPluginProblem(ref.name, known_plugins_));
+    }
+    if (ref.weight < 0) {
+      Fail(Child(ref_path, "weight"), "must not be negative (0 means the plugin's default), got " +
+                                          std::to_string(ref.weight));
+    }
+  }
+  return set;
+}
+
+Plugins Decoder::DecodePlugins(const YAML::Node& node, const std::string& path) {
+  Plugins plugins;
+  Fields(node, path,
+         {"preEnqueue", "queueSort", "preFilter", "filter", "postFilter", "preScore", "score",
+          "reserve", "permit", "preBind", "bind", "postBind", "multiPoint", "placementGenerate",
+          "placementScore", "placementFeasible", "podGroupPostFilter"},
+         [&](const std::string& key, const YAML::Node& value, const std::string& p) {
+           for (const ExtensionPoint& point : ExtensionPoints()) {
+             if (point.key == key) {
+               plugins.*point.set = DecodePluginSet(value, p);
+               return;
+             }
+           }
+           // Upstream's alpha pod-group extension points: nothing can run there in Berth, so
+           // they may only disable.
+           PluginSet set = DecodePluginSet(value, p);
+           if (!set.enabled.empty()) {
+             Fail(Child(p, "enabled"),
+                  "the " + key + " extension point is not supported by berth-scheduler");
+           }
+         });
+  return plugins;
+}
+
+PluginConfig Decoder::DecodePluginConfig(const YAML::Node& node, const std::string& path) {
+  PluginConfig pc;
+  Fields(node, path, {"name", "args"},
+         [&](const std::string& key, const YAML::Node& value, const std::string& p) {
+           if (key == "name") {
+             if (auto v = String(value, p)) {
+               pc.name = *v;
+             }
+           } else if (key == "args") {
+             pc.args = Json(value, p, 0);
+           }
+         });
+  return pc;
+}
+
+Profile Decoder::DecodeProfile(const YAML::Node& node, const std::string& path) {
+  Profile profile;
+  Plugins custom;
+  Fields(node, path,
+         {"schedulerName", "percentageOfNodesToScore", "percentageOfPlacementsToScore", "plugins",
+          "pluginConfig"},
+         [&](const std::string& key, const YAML::Node& value, const std::string& p) {
+           if (key == "schedulerName") {
+             // Present but empty stays empty so validation reports it, as upstream does.
+             if (auto v = String(value, p)) {
+               profile.scheduler_name = *v;
+             }
+           } else if (key == "percentageOfNodesToScore") {
+             profile.percentage_of_nodes_to_score = Integer<int32_t>(value, p);
+           } else if (key == "percentageOfPlacementsToScore") {
+             PercentageOfPlacements(value, p);
+           } else if (key == "plugins") {
+             custom = DecodePlugins(value, p);
+           } else if (key == "pluginConfig") {
+             Items(value, p, [&](size_t, const YAML::Node& item, const std::string& item_path) {
+               profile.plugin_config.push_back(DecodePluginConfig(item, item_path));
+             });
+           }
+         });
+  profile.plugins = MergePlugins(DefaultPlugins(), custom);
+  return profile;
+}
+
+Configuration Decoder::Decode(const YAML::Node& root) {
+  Configuration config;
+  if (!root.IsDefined() || root.IsNull()) {
+    Fail("", "empty document; expected a " + std::string(kKind));
+    return config;
+  }
+  if (!root.IsMap()) {
+    Fail("", "expected a " + std::string(kKind) + " mapping, got " + Describe(root));
+    return config;
+  }
+  // Another apiVersion or kind means another schema: reporting its fields against this one
+  // would only bury the real problem.
+  CheckTypeField(root, "apiVersion", kApiVersion);
+  CheckTypeField(root, "kind", kKind);
+  if (!issues_.empty()) {
+    return config;
+  }
+
+  Fields(root, "",
+         {"apiVersion", "kind", "parallelism", "percentageOfNodesToScore",
+          "percentageOfPlacementsToScore", "podInitialBackoffSeconds", "podMaxBackoffSeconds",
+          "clientConnection", "leaderElection", "profiles", "extenders", "enableProfiling",
+          "enableContentionProfiling", "delayCacheUntilActive"},
+         [&](const std::string& key, const YAML::Node& value, const std::string& p) {
+           if (key == "apiVersion" || key == "kind") {
+             return;  // Checked above.
+           } else if (key == "parallelism") {
+             if (auto v = Integer<int32_t>(value, p)) {
+               config.parallelism = *v;
+             }
+           } else if (key == "percentageOfNodesToScore") {
+             if (auto v = Integer<int32_t>(value, p)) {
+               config.percentage_of_nodes_to_score = *v;
+             }
+           } else if (key == "percentageOfPlacementsToScore") {
+             PercentageOfPlacements(value, p);
+           } else if (key == "podInitialBackoffSeconds") {
+             if (auto v = Integer<int64_t>(value, p)) {
+               config.pod_initial_backoff_seconds = *v;
+             }
+           } else if (key == "podMaxBackoffSeconds") {
+             if (auto v = Integer<int64_t>(value, p)) {
+               config.pod_max_backoff_seconds = *v;
+             }
+           } else if (key == "clientConnection") {
+             DecodeClientConnection(value, p, config.client_connection);
+           } else if (key == "leaderElection") {
+             DecodeLeaderElection(value, p, config.leader_election);
+           } else if (key == "profiles") {
+             Items(value, p, [&](size_t, const YAML::Node& item, const std::string& item_path) {
+               config.profiles.push_back(DecodeProfile(item, item_path));
+             });
+           } else if (key == "extenders") {
+             if (value.IsSequence() && value.size() > 0) {
+               Fail(p, "extenders are not supported by berth-scheduler");
+             } else if (!value.IsNull() && !value.IsSequence()) {
+               Fail(p, "expected a list, got " + Describe(value));
+             }
+           } else {
+             // enableProfiling, enableContentionProfiling, delayCacheUntilActive: upstream
+             // settings with no Berth counterpart, type-checked and ignored.
+             Bool(value, p);
+           }
+         });
+
+  if (config.profiles.empty()) {
+    Profile profile;
+    profile.plugins = DefaultPlugins();
+    config.profiles.push_back(std::move(profile));
+  }
+  return config;
+}
+
+// Owns a file descriptor.
+class Fd {
+ public:
+  explicit Fd(int fd) : fd_(fd) {}
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd() {
+    if (fd_ >= 0) {
+      ::close(fd_);
+    }
+  }
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+[[noreturn]] void ThrowUnreadable(const std::string& path, int error) {
+  throw ConfigError(
+      path, {{"", "cannot read: " + std::error_code(error, std::generic_category()).message()}});
+}
+
+}  // namespace
+
+std::optional<std::chrono::nanoseconds> ParseGoDuration(std::string_view s) {
+  // Mirrors Go's time.ParseDuration, including its overflow rules.
+  constexpr uint64_t kMaxMagnitude = uint64_t{1} << 63;
+  bool negative = false;
+  if (!s.empty() && (s[0] == '-' || s[0] == '+')) {
+    negative = s[0] == '-';
+    s.remove_prefix(1);
+  }
+  if (s == "0") {
+    return std::chrono::nanoseconds{0};
+  }
+  if (s.empty()) {
+    return std::nullopt;
+  }
+  auto is_digit = [](char c) { return c >= '0' && c <= '9'; };
+  uint64_t total = 0;
+  while (!s.empty()) {
+    if (s[0] != '.' && !is_digit(s[0])) {
+      return std::nullopt;
+    }
+    // Integer part; overflow is an error.
+    uint64_t whole = 0;
+    size_t whole_digits = 0;
+    while (!s.empty() && is_digit(s[0])) {
+      if (whole > (kMaxMagnitude - 1) / 10) {
+        return std::nullopt;
+      }
+      whole = whole * 10 + static_cast<uint64_t>(s[0] - '0');
+      if (whole > kMaxMagnitude) {
+        return std::nullopt;
+      }
+      s.remove_prefix(1);
+      ++whole_digits;
+    }
+    // Fraction; digits past int64 precision are dropped, as Go does.
+    uint64_t frac = 0;
+    double scale = 1;
+    size_t frac_digits = 0;
+    if (!s.empty() && s[0] == '.') {
+      s.remove_prefix(1);
+      bool overflow = false;
+      while (!s.empty() && is_digit(s[0])) {
+        if (!overflow) {
+          if (frac > (kMaxMagnitude - 1) / 10) {
+            overflow = true;
+          } else {
+            uint64_t next = frac * 10 + static_cast<uint64_t>(s[0] - '0');
+            if (next > kMaxMagnitude) {
+              overflow = true;
+            } else {
+              frac = next;
+              scale *= 10;
+            }
+          }
+        }
+        s.remove_prefix(1);
+        ++frac_digits;
+      }
+    }
+    if (whole_digits == 0 && frac_digits == 0) {
+      return std::nullopt;
+    }
+    size_t unit_len = 0;
+    while (unit_len < s.size() && s[unit_len] != '.' && !is_digit(s[unit_len])) {
+      ++unit_len;
+    }
+    if (unit_len == 0) {
+      return std::nullopt;
+    }
+    std::string_view unit_name = s.substr(0, unit_len);
+    s.remove_prefix(unit_len);
+    uint64_t unit = 0;
+    if (unit_name == "ns") {
+      unit = 1;
+    } else if (unit_name == "us" || unit_name == "\xC2\xB5s" || unit_name == "\xCE\xBCs") {
+      unit = 1'000;
+    } else if (unit_name == "ms") {
+      unit = 1'000'000;
+    } else if (unit_name == "s") {
+      unit = 1'000'000'000;
+    } else if (unit_name == "m") {
+      unit = 60'000'000'000;
+    } else if (unit_name == "h") {
+      unit = 3'600'000'000'000;
+    } else {
+      return std::nullopt;
+    }
+    if (whole > kMaxMagnitude / unit) {
+      return std::nullopt;
+    }
+    whole *= unit;
+    if (frac > 0) {
+      whole +=
+          static_cast<uint64_t>(static_cast<double>(frac) * (static_cast<double>(unit) / scale));
+      if (whole > kMaxMagnitude) {
+        return std::nullopt;
+      }
+    }
+    total += whole;
+    if (total > kMaxMagnitude) {
+      return std::nullopt;
+    }
+  }
+  if (negative) {
+    return std::chrono::nanoseconds{static_cast<int64_t>(0 - total)};
+  }
+  if (total > kMaxMagnitude - 1) {
+    return std::nullopt;
+  }
+  return std::chrono::nanoseconds{static_cast<int64_t>(total)};
+}
+
+Configuration LoadString(const std::string& text, const std::string& source_name,
+                         const std::set<std::string>& known_plugins) {
+  std::vector<YAML::Node> documents;
+  try {
+    documents = YAML::LoadAll(text);
+  } catch (const YAML::Exception& e) {
+    // yaml-cpp's parse messages name the problem and at most an offending character, never the
+    // surrounding input.
+    std::string where;
+    if (!e.mark.is_null()) {
+      where = "line " + std::to_string(e.mark.line + 1) + ", column " +
+              std::to_string(e.mark.column + 1) + ": ";
+    }
+    throw ConfigError(source_name, {{"", where + e.msg}});
+  }
+  // A stray "---" leaves empty documents around the real one; those are harmless.
+  std::erase_if(documents, [](const YAML::Node& doc) { return doc.IsNull(); });
+  if (documents.size() > 1) {
+    throw ConfigError(source_name,
+                      {{"", "found " + std::to_string(documents.size()) +
+                                " YAML documents; expected exactly one " + std::string(kKind)}});
+  }
+
+  Decoder decoder(known_plugins);
+  Configuration config = decoder.Decode(documents.empty() ? YAML::Node() : documents[0]);
+  if (!decoder.issues().empty()) {
+    throw ConfigError(source_name, std::move(decoder.issues()));
+  }
+  std::vector<ConfigIssue> issues = Validate(config, known_plugins);
+  if (!issues.empty()) {
+    throw ConfigError(source_name, std::move(issues));
+  }
+  return config;
+}
+
+Configuration LoadFile(const std::string& path, const std::set<std::string>& known_plugins) {
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) {
+    ThrowUnreadable(path, errno);
+  }
+  std::string text;
+  std::array<char, size_t{64} * 1024> buffer;
+  for (;;) {
+    ssize_t n = ::read(fd.get(), buffer.data(), buffer.size());
+    if (n == 0) {
+      break;
+    }
+    if (n < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      ThrowUnreadable(path, errno);
+    }
+    text.append(buffer.data(), static_cast<size_t>(n));
+  }
+  return LoadString(text, path, known_plugins);
+}
+
+}  // namespace berth::config

@@ -1,0 +1,38 @@
+#ifndef BERTH_PKG_CONFIG_LOAD_H_
+#define BERTH_PKG_CONFIG_LOAD_H_
+
+// Reads the file users give kube-scheduler's --config: a KubeSchedulerConfiguration
+// (kubescheduler.config.k8s.io/v1) in YAML or JSON. Decoding is strict like upstream's: unknown
+// or duplicate keys and mistyped values are errors. The result is defaulted (upstream's
+// defaulting with Berth's scheduler and lock names) and validated (pkg/config/validate.h).
+//
+// Upstream fields accepted and ignored because they do not apply to Berth: enableProfiling,
+// enableContentionProfiling, delayCacheUntilActive, clientConnection.acceptContentTypes, an empty
+// extenders list, percentageOfPlacementsToScore of 0 and placement extension points that enable
+// nothing. Plugin weights in `disabled` lists are accepted and dropped, as upstream does.
+
+#include <chrono>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+
+#include "pkg/config/config.h"
+
+namespace berth::config {
+
+// Throws ConfigError listing every problem found ("<path>: cannot read: <strerror>" when the file
+// cannot be read). `known_plugins`: every plugin name the binary has, in-tree and out-of-tree.
+Configuration LoadFile(const std::string& path, const std::set<std::string>& known_plugins);
+
+// As LoadFile, for text already in memory; `source_name` prefixes every error.
+Configuration LoadString(const std::string& text, const std::string& source_name,
+                         const std::set<std::string>& known_plugins);
+
+// Go's time.ParseDuration: "15s", "1m30s", "-1.5h", "500ms", "0". Nullopt when malformed or
+// outside int64 nanoseconds.
+std::optional<std::chrono::nanoseconds> ParseGoDuration(std::string_view text);
+
+}  // namespace berth::config
+
+#endif  // BERTH_PKG_CONFIG_LOAD_H_

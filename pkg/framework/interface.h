@@ -1,0 +1,408 @@
+#ifndef BERTH_PKG_FRAMEWORK_INTERFACE_H_
+#define BERTH_PKG_FRAMEWORK_INTERFACE_H_
+
+// The plugin contract: everything a plugin sees and implements. Plugins include this header
+// (and pkg/api) and nothing from scheduler/, queue/ or client/ internals; what they need from the
+// scheduler comes through Handle.
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <shared_mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "pkg/api/types.h"
+#include "pkg/framework/types.h"
+
+namespace berth::client {
+class Client;
+}
+namespace berth::informer {
+class SharedInformerFactory;
+}
+
+namespace berth::framework {
+
+inline constexpr int64_t kMaxNodeScore = 100;
+inline constexpr int64_t kMinNodeScore = 0;
+inline constexpr int64_t kMaxTotalScore = INT64_MAX;
+// Permit plugins may ask to wait at most this long (upstream maxTimeout).
+inline constexpr std::chrono::minutes kMaxPermitTimeout{15};
+
+enum class Code {
+  kSuccess,
+  kError,
+  kUnschedulable,
+  // Preemption cannot help: the pod does not fit this node whatever is evicted.
+  kUnschedulableAndUnresolvable,
+  kWait,
+  kSkip,
+  // The pod cannot be scheduled now because something it waits for is not ready (not the node).
+  kPending,
+};
+
+const char* CodeName(Code code);
+
+// The result of one plugin call. A default-constructed Status is Success and allocates nothing,
+// so the hot path pays nothing for success.
+class Status {
+ public:
+  Status() = default;
+  Status(Code code, std::vector<std::string> reasons) : code_(code), reasons_(std::move(reasons)) {}
+  Status(Code code, std::string reason) : code_(code), reasons_{std::move(reason)} {}
+
+  static Status Success() { return {}; }
+  static Status Error(std::string message) { return {Code::kError, std::move(message)}; }
+  static Status Unschedulable(std::string reason) {
+    return {Code::kUnschedulable, std::move(reason)};
+  }
+  static Status Unresolvable(std::string reason) {
+    return {Code::kUnschedulableAndUnresolvable, std::move(reason)};
+  }
+  static Status Skip() { return {Code::kSkip, std::vector<std::string>{}}; }
+  static Status Wait() { return {Code::kWait, std::vector<std::string>{}}; }
+
+  Code code() const { return code_; }
+  bool IsSuccess() const { return code_ == Code::kSuccess; }
+  bool IsSkip() const { return code_ == Code::kSkip; }
+  bool IsWait() const { return code_ == Code::kWait; }
+  // Unschedulable, UnschedulableAndUnresolvable or Pending: the pod is rejected, not broken.
+  bool IsRejected() const {
+    return code_ == Code::kUnschedulable || code_ == Code::kUnschedulableAndUnresolvable ||
+           code_ == Code::kPending;
+  }
+  const std::vector<std::string>& reasons() const { return reasons_; }
+  // Reasons joined with ", ".
+  std::string Message() const;
+
+  // The plugin that produced this status (set by the runtime).
+  const std::string& plugin() const { return plugin_; }
+  Status& WithPlugin(std::string plugin) {
+    plugin_ = std::move(plugin);
+    return *this;
+  }
+
+ private:
+  Code code_ = Code::kSuccess;
+  std::vector<std::string> reasons_;
+  std::string plugin_;
+};
+
+// Data a plugin keeps for one scheduling cycle. Clone() must deep-copy what AddPod/RemovePod
+// (PreFilterExtensions) would mutate.
+class StateData {
+ public:
+  virtual ~StateData() = default;
+  virtual std::shared_ptr<StateData> Clone() const = 0;
+};
+
+// Per-cycle key/value store shared by the plugins of one pod's cycle. Writes happen in
+// single-threaded extension points (PreFilter, PreScore, Reserve...); Filter and Score read it
+// from many threads at once, which the shared lock makes safe.
+class CycleState {
+ public:
+  void Write(const std::string& key, std::shared_ptr<StateData> data);
+  std::shared_ptr<StateData> ReadData(const std::string& key) const;
+  template <typename T>
+  T* Read(const std::string& key) const {
+    return dynamic_cast<T*>(ReadData(key).get());
+  }
+  void Delete(const std::string& key);
+  std::unique_ptr<CycleState> Clone() const;
+
+  // Plugins whose PreFilter / PreScore returned Skip this cycle.
+  std::unordered_set<std::string> skip_filter_plugins;
+  std::unordered_set<std::string> skip_score_plugins;
+  // Whether per-plugin durations are recorded in this cycle (sampled).
+  bool record_plugin_metrics = false;
+
+ private:
+  mutable std::shared_mutex mu_;
+  std::unordered_map<std::string, std::shared_ptr<StateData>> data_;
+};
+
+// Read access to the snapshot of the cluster the cycle works on.
+class NodeInfoLister {
+ public:
+  virtual ~NodeInfoLister() = default;
+  virtual const std::vector<NodeInfoPtr>& List() const = 0;
+  virtual const std::vector<NodeInfoPtr>& HavePodsWithAffinityList() const = 0;
+  virtual const std::vector<NodeInfoPtr>& HavePodsWithRequiredAntiAffinityList() const = 0;
+  // Null when the snapshot has no such node.
+  virtual NodeInfoPtr Get(const std::string& node_name) const = 0;
+};
+
+class Plugin {
+ public:
+  virtual ~Plugin() = default;
+  virtual std::string_view Name() const = 0;
+};
+using PluginPtr = std::shared_ptr<Plugin>;
+
+// Runs before a pod enters activeQ; a non-success keeps it in the unschedulable pool (gated)
+// until an event that the plugin registered for moves it again.
+class PreEnqueuePlugin : public virtual Plugin {
+ public:
+  virtual Status PreEnqueue(const api::Pod& pod) = 0;
+};
+
+// Orders activeQ. Exactly one per profile.
+class QueueSortPlugin : public virtual Plugin {
+ public:
+  virtual bool Less(const QueuedPodInfo& a, const QueuedPodInfo& b) const = 0;
+};
+
+// From PreFilter: when set, only these nodes may be considered (intersected across plugins).
+struct PreFilterResult {
+  std::optional<std::set<std::string>> node_names;
+  bool AllNodes() const { return !node_names.has_value(); }
+};
+
+// Lets preemption (and nominated pods) evaluate "what if this pod were added/removed" without
+// re-running PreFilter.
+class PreFilterExtensions {
+ public:
+  virtual ~PreFilterExtensions() = default;
+  virtual Status AddPod(CycleState& state, const api::Pod& pod_to_schedule,
+                        const PodInfo& pod_to_add, const NodeInfo& node) = 0;
+  virtual Status RemovePod(CycleState& state, const api::Pod& pod_to_schedule,
+                           const PodInfo& pod_to_remove, const NodeInfo& node) = 0;
+};
+
+class PreFilterPlugin : public virtual Plugin {
+ public:
+  // Returning Skip skips this plugin's Filter for this cycle.
+  virtual Status PreFilter(CycleState& state, const api::Pod& pod,
+                           const std::vector<NodeInfoPtr>& nodes, PreFilterResult* result) = 0;
+  virtual PreFilterExtensions* Extensions() { return nullptr; }
+};
+
+// Called concurrently for different nodes: must only read `state`.
+class FilterPlugin : public virtual Plugin {
+ public:
+  virtual Status Filter(const CycleState& state, const api::Pod& pod, const NodeInfo& node) = 0;
+};
+
+// node name -> the status that rejected it.
+using NodeToStatus = std::unordered_map<std::string, Status>;
+
+struct PostFilterResult {
+  // When set, the pod is nominated to this node (preemption made room there).
+  std::string nominated_node_name;
+};
+
+class PostFilterPlugin : public virtual Plugin {
+ public:
+  virtual Status PostFilter(CycleState& state, const api::Pod& pod,
+                            const NodeToStatus& filtered_node_status,
+                            PostFilterResult* result) = 0;
+};
+
+class PreScorePlugin : public virtual Plugin {
+ public:
+  // Returning Skip skips this plugin's Score for this cycle.
+  virtual Status PreScore(CycleState& state, const api::Pod& pod,
+                          const std::vector<NodeInfoPtr>& nodes) = 0;
+};
+
+struct NodeScore {
+  std::string name;
+  int64_t score = 0;
+};
+using NodeScoreList = std::vector<NodeScore>;
+
+class ScoreExtensions {
+ public:
+  virtual ~ScoreExtensions() = default;
+  // Rescales the plugin's raw scores into [kMinNodeScore, kMaxNodeScore].
+  virtual Status NormalizeScore(const CycleState& state, const api::Pod& pod,
+                                NodeScoreList& scores) = 0;
+};
+
+// Called concurrently for different nodes: must only read `state`.
+class ScorePlugin : public virtual Plugin {
+ public:
+  virtual Status Score(const CycleState& state, const api::Pod& pod, const NodeInfo& node,
+                       int64_t* score) = 0;
+  virtual ScoreExtensions* GetScoreExtensions() { return nullptr; }
+};
+
+class ReservePlugin : public virtual Plugin {
+ public:
+  virtual Status Reserve(CycleState& state, const api::Pod& pod, const std::string& node) = 0;
+  // Must be idempotent and must not fail: it may run for a pod whose Reserve never ran.
+  virtual void Unreserve(CycleState& state, const api::Pod& pod, const std::string& node) = 0;
+};
+
+class PermitPlugin : public virtual Plugin {
+ public:
+  // Returning Wait parks the pod for at most `*timeout` (capped at kMaxPermitTimeout) until
+  // Handle::GetWaitingPod(uid)->Allow(Name()) or Reject(...).
+  virtual Status Permit(CycleState& state, const api::Pod& pod, const std::string& node,
+                        std::chrono::milliseconds* timeout) = 0;
+};
+
+class PreBindPlugin : public virtual Plugin {
+ public:
+  virtual Status PreBind(CycleState& state, const api::Pod& pod, const std::string& node) = 0;
+};
+
+// The first Bind plugin that does not return Skip binds the pod.
+class BindPlugin : public virtual Plugin {
+ public:
+  virtual Status Bind(CycleState& state, const api::Pod& pod, const std::string& node) = 0;
+};
+
+class PostBindPlugin : public virtual Plugin {
+ public:
+  virtual void PostBind(CycleState& state, const api::Pod& pod, const std::string& node) = 0;
+};
+
+// ---- Cluster events and queueing hints ----
+
+enum class EventResource {
+  kPod,             // Assigned pods (other pods' changes can make room or satisfy affinity).
+  kUnscheduledPod,  // The pending pod itself.
+  kNode,
+  kPersistentVolume,
+  kPersistentVolumeClaim,
+  kStorageClass,
+  kWildcard,
+};
+
+// Bit flags, combinable.
+enum ActionType : uint32_t {
+  kAdd = 1u << 0,
+  kDelete = 1u << 1,
+  kUpdateNodeAllocatable = 1u << 2,
+  kUpdateNodeLabel = 1u << 3,
+  kUpdateNodeTaint = 1u << 4,
+  kUpdateNodeCondition = 1u << 5,
+  kUpdateNodeAnnotation = 1u << 6,
+  kUpdatePodLabel = 1u << 7,
+  kUpdatePodScaleDown = 1u << 8,
+  kUpdatePodTolerations = 1u << 9,
+  kUpdatePodSchedulingGatesEliminated = 1u << 10,
+  kUpdatePodGeneratedResourceClaim = 1u << 11,
+  kUpdateNodeSpecUnschedulable = 1u << 12,
+  kUpdate = kUpdateNodeAllocatable | kUpdateNodeLabel | kUpdateNodeTaint | kUpdateNodeCondition |
+            kUpdateNodeAnnotation | kUpdatePodLabel | kUpdatePodScaleDown | kUpdatePodTolerations |
+            kUpdatePodSchedulingGatesEliminated | kUpdatePodGeneratedResourceClaim |
+            kUpdateNodeSpecUnschedulable,
+  kAll = kAdd | kDelete | kUpdate,
+};
+
+struct ClusterEvent {
+  EventResource resource = EventResource::kWildcard;
+  uint32_t actions = kAll;
+  // For metrics and logs: "NodeAdd", "AssignedPodDelete", ...
+  std::string label;
+
+  // True when `self` (a registration) covers the concrete event `other`.
+  bool Matches(const ClusterEvent& other) const;
+};
+
+// The objects of one event; the pointers that do not apply are null.
+struct EventObjects {
+  api::PodPtr old_pod;
+  api::PodPtr new_pod;
+  api::NodePtr old_node;
+  api::NodePtr new_node;
+};
+
+enum class QueueingHint { kSkip, kQueue };
+
+// Decides whether `event` may make `pod` (rejected by this plugin) schedulable. Must be cheap
+// and side-effect free; it runs on the event handler thread.
+using QueueingHintFn = std::function<QueueingHint(const api::Pod& pod, const EventObjects& event)>;
+
+struct ClusterEventWithHint {
+  ClusterEvent event;
+  QueueingHintFn hint;  // Empty: always kQueue.
+};
+
+// Plugins that can reject pods implement this to say which events may make them schedulable;
+// the queue moves a rejected pod only on those events (and only if the hint says kQueue).
+class EnqueueExtensions : public virtual Plugin {
+ public:
+  virtual std::vector<ClusterEventWithHint> EventsToRegister() const = 0;
+};
+
+// ---- What the scheduler offers plugins ----
+
+// A pod parked by Permit. Thread-safe.
+class WaitingPod {
+ public:
+  virtual ~WaitingPod() = default;
+  virtual api::PodPtr GetPod() const = 0;
+  // Permit plugins that have not yet allowed the pod.
+  virtual std::vector<std::string> GetPendingPlugins() const = 0;
+  // Marks `plugin` as allowing; the pod proceeds once every waiting plugin allowed.
+  virtual void Allow(const std::string& plugin) = 0;
+  virtual void Reject(const std::string& plugin, const std::string& message) = 0;
+};
+
+// Runs pieces of work on a fixed pool of `parallelism` threads (the caller's included).
+class Parallelizer {
+ public:
+  virtual ~Parallelizer() = default;
+  // Calls work(i) for i in [0, pieces) and returns when all are done or `stop` became true
+  // (pieces not yet started are then skipped).
+  virtual void Until(int pieces, const std::function<void(int)>& work,
+                     const std::atomic<bool>* stop = nullptr) = 0;
+  virtual int parallelism() const = 0;
+};
+
+// Recorded on the pod (events.k8s.io/v1). Thread-safe, never blocks on the network.
+class EventRecorder {
+ public:
+  virtual ~EventRecorder() = default;
+  // type: "Normal" or "Warning"; reason: "Scheduled", "FailedScheduling", ...
+  virtual void Eventf(const api::Pod& regarding, const std::string& type,
+                      const std::string& reason, const std::string& action,
+                      const std::string& note) = 0;
+};
+
+// Pods nominated to nodes by preemption, so that Filter accounts for them.
+class PodNominator {
+ public:
+  virtual ~PodNominator() = default;
+  virtual std::vector<PodInfoPtr> NominatedPodsForNode(const std::string& node) const = 0;
+};
+
+class Handle {
+ public:
+  virtual ~Handle() = default;
+  virtual const NodeInfoLister& SnapshotSharedLister() const = 0;
+  // Null in tests and benchmarks that run without an apiserver.
+  virtual client::Client* ClientSet() const = 0;
+  virtual informer::SharedInformerFactory* SharedInformerFactory() const = 0;
+  // Null when no pod with that uid is waiting.
+  virtual std::shared_ptr<WaitingPod> GetWaitingPod(const std::string& uid) = 0;
+  virtual void IterateOverWaitingPods(const std::function<void(WaitingPod&)>& fn) = 0;
+  virtual void RejectWaitingPod(const std::string& uid) = 0;
+  virtual EventRecorder& GetEventRecorder() = 0;
+  virtual Parallelizer& GetParallelizer() = 0;
+  virtual PodNominator& Nominator() = 0;
+  // The name of the profile this framework instance serves.
+  virtual const std::string& ProfileName() const = 0;
+};
+
+// Builds a plugin from its args (pluginConfig, as JSON; null when none given). Throws
+// std::invalid_argument with a "field: problem" message for bad args.
+using PluginFactory = std::function<PluginPtr(const nlohmann::json& args, Handle& handle)>;
+
+}  // namespace berth::framework
+
+#endif  // BERTH_PKG_FRAMEWORK_INTERFACE_H_

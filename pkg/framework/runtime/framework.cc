@@ -1,0 +1,656 @@
+#include "pkg/framework/runtime/framework.h"
+
+#include <algorithm>
+#include <set>
+
+namespace berth::framework::runtime {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// An ordered set of names (insertion order kept), as upstream's orderedSet.
+class OrderedNames {
+ public:
+  bool Insert(const std::string& name) {
+    if (Has(name)) return false;
+    list_.push_back(name);
+    return true;
+  }
+  bool Has(const std::string& name) const {
+    return std::find(list_.begin(), list_.end(), name) != list_.end();
+  }
+  void Erase(const std::string& name) { list_.erase(std::remove(list_.begin(), list_.end(), name), list_.end()); }
+  const std::vector<std::string>& list() const { return list_; }
+
+ private:
+  std::vector<std::string> list_;
+};
+
+Status AsError(const std::string& what, const std::string& plugin, const Status& s) {
+  Status error = Status::Error(what + " " + plugin + ": " + s.Message());
+  error.WithPlugin(plugin);
+  return error;
+}
+
+}  // namespace
+
+Framework::Framework(const Registry& registry, const config::Profile& profile,
+                     FrameworkDeps deps)
+    : profile_name_(profile.scheduler_name), profile_(profile), deps_(std::move(deps)) {
+  if (!deps_.waiting_pods) deps_.waiting_pods = std::make_shared<WaitingPods>();
+  const auto& p = profile.plugins;
+  const std::vector<std::pair<std::string, const config::PluginSet*>> points = {
+      {"preEnqueue", &p.pre_enqueue}, {"queueSort", &p.queue_sort}, {"preFilter", &p.pre_filter},
+      {"filter", &p.filter},          {"postFilter", &p.post_filter}, {"preScore", &p.pre_score},
+      {"score", &p.score},            {"reserve", &p.reserve},       {"permit", &p.permit},
+      {"preBind", &p.pre_bind},       {"bind", &p.bind},             {"postBind", &p.post_bind},
+      {"multiPoint", &p.multi_point}};
+
+  // Instantiate every plugin named anywhere, once, with its pluginConfig args.
+  for (const auto& [point, set] : points) {
+    for (const auto& ref : set->enabled) {
+      if (plugins_.count(ref.name)) continue;
+      auto factory = registry.find(ref.name);
+      if (factory == registry.end()) {
+        throw FrameworkError("profile " + profile_name_ + ": plugins." + point + ": plugin \"" +
+                             ref.name + "\" is not registered");
+      }
+      nlohmann::json args;
+      for (const auto& pc : profile.plugin_config) {
+        if (pc.name == ref.name) args = pc.args;
+      }
+      try {
+        plugins_[ref.name] = factory->second(args, *this);
+      } catch (const std::exception& e) {
+        throw FrameworkError("profile " + profile_name_ + ": pluginConfig[" + ref.name +
+                             "].args: " + e.what());
+      }
+    }
+  }
+
+  std::map<std::string, int64_t> weights;
+  for (const auto& ref : p.score.enabled) weights[ref.name] = ref.weight == 0 ? 1 : ref.weight;
+
+  // Specific extension point lists first, then MultiPoint expanded into them (upstream
+  // expandMultiPointPlugins): plugins both in MultiPoint and a specific list keep the specific
+  // position and come first; MultiPoint-only plugins follow; the rest of the specific list last.
+  auto expand = [&](auto& out, const config::PluginSet& specific, const std::string& point) {
+    using P = typename std::remove_reference_t<decltype(out)>::value_type;
+    using Interface = std::remove_pointer_t<decltype(P::plugin)>;
+    OrderedNames enabled;
+    for (const auto& ref : specific.enabled) {
+      if (!dynamic_cast<Interface*>(plugins_.at(ref.name).get())) {
+        throw FrameworkError("profile " + profile_name_ + ": plugins." + point + ": plugin \"" +
+                             ref.name + "\" does not extend " + point);
+      }
+      if (!enabled.Insert(ref.name)) {
+        throw FrameworkError("profile " + profile_name_ + ": plugins." + point + ": plugin \"" +
+                             ref.name + "\" is enabled twice");
+      }
+    }
+    std::set<std::string> disabled;
+    for (const auto& ref : specific.disabled) disabled.insert(ref.name);
+    std::vector<std::string> order;
+    if (disabled.count("*")) {
+      order = enabled.list();
+    } else {
+      OrderedNames multi;
+      OrderedNames overrides;
+      for (const auto& ref : p.multi_point.enabled) {
+        if (!dynamic_cast<Interface*>(plugins_.at(ref.name).get())) continue;
+        if (disabled.count(ref.name)) continue;
+        if (enabled.Has(ref.name)) {
+          overrides.Insert(ref.name);
+          continue;
+        }
+        if (!multi.Insert(ref.name)) {
+          throw FrameworkError("profile " + profile_name_ + ": plugins.multiPoint: plugin \"" +
+                               ref.name + "\" already registered as " + point);
+        }
+        if (point == "score" && !weights.count(ref.name)) {
+          weights[ref.name] = ref.weight == 0 ? 1 : ref.weight;
+        }
+      }
+      for (const auto& name : enabled.list()) {
+        if (overrides.Has(name)) order.push_back(name);
+      }
+      for (const auto& name : multi.list()) order.push_back(name);
+      for (const auto& name : enabled.list()) {
+        if (!overrides.Has(name)) order.push_back(name);
+      }
+    }
+    for (const auto& name : order) {
+      out.push_back({name, dynamic_cast<Interface*>(plugins_.at(name).get())});
+    }
+  };
+  expand(pre_enqueue_, p.pre_enqueue, "preEnqueue");
+  expand(queue_sort_, p.queue_sort, "queueSort");
+  expand(pre_filter_, p.pre_filter, "preFilter");
+  expand(filter_, p.filter, "filter");
+  expand(post_filter_, p.post_filter, "postFilter");
+  expand(pre_score_, p.pre_score, "preScore");
+  expand(score_, p.score, "score");
+  expand(reserve_, p.reserve, "reserve");
+  expand(permit_, p.permit, "permit");
+  expand(pre_bind_, p.pre_bind, "preBind");
+  expand(bind_, p.bind, "bind");
+  expand(post_bind_, p.post_bind, "postBind");
+  for (const auto& entry : score_) {
+    score_weights_.push_back(weights.count(entry.name) ? weights[entry.name] : 1);
+  }
+  for (const auto& [name, plugin] : plugins_) {
+    if (auto* ext = dynamic_cast<EnqueueExtensions*>(plugin.get())) {
+      enqueue_extensions_.push_back({name, ext});
+    }
+  }
+
+  if (queue_sort_.size() != 1) {
+    throw FrameworkError("profile " + profile_name_ +
+                         ": exactly one queueSort plugin is required, found " +
+                         std::to_string(queue_sort_.size()));
+  }
+  if (bind_.empty()) {
+    throw FrameworkError("profile " + profile_name_ + ": at least one bind plugin is required");
+  }
+}
+
+Framework::~Framework() = default;
+
+void Framework::Observe(std::string_view point, const Status& status, Clock::time_point start) const {
+  if (deps_.observer) deps_.observer->ObserveExtensionPoint(point, status, profile_name_, Since(start));
+}
+
+void Framework::ObservePlugin(const CycleState& state, std::string_view plugin,
+                              std::string_view point, const Status& status,
+                              Clock::time_point start) const {
+  if (deps_.observer && state.record_plugin_metrics) {
+    deps_.observer->ObservePlugin(plugin, point, status, Since(start));
+  }
+}
+
+Status Framework::RunPreEnqueuePlugins(const api::Pod& pod) {
+  auto start = Clock::now();
+  Status result;
+  for (const auto& [name, plugin] : pre_enqueue_) {
+    Status s = plugin->PreEnqueue(pod);
+    if (s.IsSuccess()) continue;
+    result = s.IsRejected() ? std::move(s.WithPlugin(name)) : AsError("running PreEnqueue plugin", name, s);
+    break;
+  }
+  Observe(extension_point::kPreEnqueue, result, start);
+  return result;
+}
+
+bool Framework::QueueSortLess(const QueuedPodInfo& a, const QueuedPodInfo& b) const {
+  return queue_sort_.front().plugin->Less(a, b);
+}
+
+Status Framework::RunPreFilterPlugins(CycleState& state, const api::Pod& pod,
+                                      const std::vector<NodeInfoPtr>& nodes,
+                                      PreFilterResult* result,
+                                      std::vector<std::string>* narrowed_by) {
+  auto start = Clock::now();
+  *result = PreFilterResult{};
+  Status returned;
+  std::vector<std::string> local_plugins;
+  std::vector<std::string>& plugins_with_nodes = narrowed_by ? *narrowed_by : local_plugins;
+  auto finish = [&](Status s) {
+    Observe(extension_point::kPreFilter, s, start);
+    return s;
+  };
+  for (const auto& [name, plugin] : pre_filter_) {
+    auto plugin_start = Clock::now();
+    PreFilterResult r;
+    Status s = plugin->PreFilter(state, pod, nodes, &r);
+    ObservePlugin(state, name, extension_point::kPreFilter, s, plugin_start);
+    if (s.IsSkip()) {
+      state.skip_filter_plugins.insert(name);
+      continue;
+    }
+    if (!s.IsSuccess()) {
+      s.WithPlugin(name);
+      if (s.code() == Code::kUnschedulableAndUnresolvable) return finish(std::move(s));
+      if (s.code() == Code::kUnschedulable) {
+        // Later PreFilters still run: their state is needed if preemption runs this cycle.
+        returned = std::move(s);
+        continue;
+      }
+      return finish(AsError("running PreFilter plugin", name, s));
+    }
+    if (!r.AllNodes()) {
+      plugins_with_nodes.push_back(name);
+      if (result->AllNodes()) {
+        result->node_names = std::move(r.node_names);
+      } else {
+        std::set<std::string> both;
+        std::set_intersection(result->node_names->begin(), result->node_names->end(),
+                              r.node_names->begin(), r.node_names->end(),
+                              std::inserter(both, both.begin()));
+        result->node_names = std::move(both);
+      }
+      if (result->node_names->empty()) {
+        std::string msg;
+        if (plugins_with_nodes.size() == 1) {
+          msg = "node(s) didn't satisfy plugin " + plugins_with_nodes[0];
+        } else {
+          msg = "node(s) didn't satisfy plugin(s) [";
+          for (size_t i = 0; i < plugins_with_nodes.size(); i++) {
+            msg += (i ? " " : "") + plugins_with_nodes[i];
+          }
+          msg += "] simultaneously";
+        }
+        return finish(Status::Unresolvable(msg));
+      }
+    }
+  }
+  return finish(std::move(returned));
+}
+
+Status Framework::RunPreFilterExtensionAddPod(CycleState& state, const api::Pod& pod,
+                                              const PodInfo& to_add, const NodeInfo& node) {
+  for (const auto& [name, plugin] : pre_filter_) {
+    if (state.skip_filter_plugins.count(name)) continue;
+    auto* ext = plugin->Extensions();
+    if (!ext) continue;
+    Status s = ext->AddPod(state, pod, to_add, node);
+    if (!s.IsSuccess()) return AsError("running AddPod on PreFilter plugin", name, s);
+  }
+  return {};
+}
+
+Status Framework::RunPreFilterExtensionRemovePod(CycleState& state, const api::Pod& pod,
+                                                 const PodInfo& to_remove, const NodeInfo& node) {
+  for (const auto& [name, plugin] : pre_filter_) {
+    if (state.skip_filter_plugins.count(name)) continue;
+    auto* ext = plugin->Extensions();
+    if (!ext) continue;
+    Status s = ext->RemovePod(state, pod, to_remove, node);
+    if (!s.IsSuccess()) return AsError("running RemovePod on PreFilter plugin", name, s);
+  }
+  return {};
+}
+
+Status Framework::RunFilterPlugins(const CycleState& state, const api::Pod& pod,
+                                   const NodeInfo& node) {
+  for (const auto& [name, plugin] : filter_) {
+    if (!state.skip_filter_plugins.empty() && state.skip_filter_plugins.count(name)) continue;
+    auto plugin_start = Clock::now();
+    Status s = plugin->Filter(state, pod, node);
+    ObservePlugin(state, name, extension_point::kFilter, s, plugin_start);
+    if (s.IsSuccess()) continue;
+    if (!s.IsRejected()) return AsError("running filter plugin", name, s);
+    s.WithPlugin(name);
+    return s;
+  }
+  return {};
+}
+
+Status Framework::RunFilterPluginsWithNominatedPods(const CycleState& state, const api::Pod& pod,
+                                                    const NodeInfo& node) {
+  std::vector<PodInfoPtr> nominated;
+  if (deps_.nominator) {
+    for (auto& p : deps_.nominator->NominatedPodsForNode(node.name())) {
+      if (p->pod->meta.uid != pod.meta.uid && p->pod->spec.priority >= pod.spec.priority) {
+        nominated.push_back(std::move(p));
+      }
+    }
+  }
+  if (nominated.empty()) return RunFilterPlugins(state, pod, node);
+  // With the nominated pods first: the pod must not take room they were promised...
+  auto state_with = state.Clone();
+  auto node_with = node.Clone();
+  for (const auto& p : nominated) {
+    node_with->AddPod(p);
+    Status s = RunPreFilterExtensionAddPod(*state_with, pod, *p, *node_with);
+    if (!s.IsSuccess()) return s;
+  }
+  Status status = RunFilterPlugins(*state_with, pod, *node_with);
+  if (!status.IsSuccess()) return status;
+  // ...and must also fit without them, since they may never land there.
+  return RunFilterPlugins(state, pod, node);
+}
+
+Status Framework::RunPostFilterPlugins(CycleState& state, const api::Pod& pod,
+                                       const NodeToStatus& statuses, PostFilterResult* result) {
+  auto start = Clock::now();
+  std::vector<std::string> reasons;
+  std::string rejector;
+  Status out;
+  bool decided = false;
+  for (const auto& [name, plugin] : post_filter_) {
+    PostFilterResult r;
+    Status s = plugin->PostFilter(state, pod, statuses, &r);
+    if (s.IsSuccess()) {
+      *result = std::move(r);
+      out = std::move(s);
+      decided = true;
+      break;
+    }
+    if (s.code() == Code::kUnschedulableAndUnresolvable) {
+      out = std::move(s.WithPlugin(name));
+      decided = true;
+      break;
+    }
+    if (!s.IsRejected()) {
+      out = AsError("running PostFilter plugin", name, s);
+      decided = true;
+      break;
+    }
+    if (!r.nominated_node_name.empty()) *result = std::move(r);
+    reasons.insert(reasons.end(), s.reasons().begin(), s.reasons().end());
+    if (rejector.empty()) rejector = name;
+  }
+  if (!decided) {
+    out = Status(Code::kUnschedulable, std::move(reasons));
+    out.WithPlugin(rejector);
+  }
+  Observe(extension_point::kPostFilter, out, start);
+  return out;
+}
+
+Status Framework::RunPreScorePlugins(CycleState& state, const api::Pod& pod,
+                                     const std::vector<NodeInfoPtr>& nodes) {
+  auto start = Clock::now();
+  Status out;
+  for (const auto& [name, plugin] : pre_score_) {
+    auto plugin_start = Clock::now();
+    Status s = plugin->PreScore(state, pod, nodes);
+    ObservePlugin(state, name, extension_point::kPreScore, s, plugin_start);
+    if (s.IsSkip()) {
+      state.skip_score_plugins.insert(name);
+      continue;
+    }
+    if (!s.IsSuccess()) {
+      out = AsError("running PreScore plugin", name, s);
+      break;
+    }
+  }
+  Observe(extension_point::kPreScore, out, start);
+  return out;
+}
+
+Status Framework::RunScorePlugins(const CycleState& state, const api::Pod& pod,
+                                  const std::vector<NodeInfoPtr>& nodes,
+                                  std::vector<NodePluginScores>* out) {
+  auto start = Clock::now();
+  std::vector<size_t> active;
+  for (size_t i = 0; i < score_.size(); i++) {
+    if (!state.skip_score_plugins.count(score_[i].name)) active.push_back(i);
+  }
+  out->assign(nodes.size(), {});
+  for (size_t n = 0; n < nodes.size(); n++) (*out)[n].name = nodes[n]->name();
+  if (active.empty()) {
+    Observe(extension_point::kScore, {}, start);
+    return {};
+  }
+
+  // plugin -> per-node raw scores.
+  std::vector<NodeScoreList> scores(active.size(), NodeScoreList(nodes.size()));
+  std::atomic<bool> failed{false};
+  std::mutex error_mu;
+  Status error;
+  auto fail = [&](Status s) {
+    std::lock_guard lock(error_mu);
+    if (!failed.exchange(true)) error = std::move(s);
+  };
+  GetParallelizer().Until(
+      static_cast<int>(nodes.size()),
+      [&](int n) {
+        for (size_t k = 0; k < active.size(); k++) {
+          const auto& [name, plugin] = score_[active[k]];
+          auto plugin_start = Clock::now();
+          int64_t score = 0;
+          Status s = plugin->Score(state, pod, *nodes[n], &score);
+          ObservePlugin(state, name, extension_point::kScore, s, plugin_start);
+          if (!s.IsSuccess()) {
+            fail(AsError("running Score plugin", name, s));
+            return;
+          }
+          scores[k][n] = {nodes[n]->name(), score};
+        }
+      },
+      &failed);
+  if (failed) {
+    Observe(extension_point::kScore, error, start);
+    return error;
+  }
+
+  GetParallelizer().Until(
+      static_cast<int>(active.size()),
+      [&](int k) {
+        const auto& [name, plugin] = score_[active[k]];
+        auto* ext = plugin->GetScoreExtensions();
+        if (!ext) return;
+        auto plugin_start = Clock::now();
+        Status s = ext->NormalizeScore(state, pod, scores[k]);
+        ObservePlugin(state, name, extension_point::kScoreExtensionNormalize, s, plugin_start);
+        if (!s.IsSuccess()) fail(AsError("running Normalize on Score plugin", name, s));
+      },
+      &failed);
+  if (failed) {
+    Observe(extension_point::kScore, error, start);
+    return error;
+  }
+
+  for (size_t n = 0; n < nodes.size(); n++) {
+    auto& node_scores = (*out)[n];
+    node_scores.scores.reserve(active.size());
+    for (size_t k = 0; k < active.size(); k++) {
+      const auto& name = score_[active[k]].name;
+      int64_t raw = scores[k][n].score;
+      if (raw < kMinNodeScore || raw > kMaxNodeScore) {
+        Status s = Status::Error("plugin \"" + name + "\" returns an invalid score " +
+                                 std::to_string(raw) + ", it should in the range of [" +
+                                 std::to_string(kMinNodeScore) + ", " +
+                                 std::to_string(kMaxNodeScore) + "] after normalizing");
+        s.WithPlugin(name);
+        Observe(extension_point::kScore, s, start);
+        return s;
+      }
+      int64_t weighted = raw * score_weights_[active[k]];
+      node_scores.scores.push_back({name, weighted});
+      node_scores.total += weighted;
+    }
+  }
+  Observe(extension_point::kScore, {}, start);
+  return {};
+}
+
+Status Framework::RunReservePluginsReserve(CycleState& state, const api::Pod& pod,
+                                           const std::string& node) {
+  auto start = Clock::now();
+  Status out;
+  for (const auto& [name, plugin] : reserve_) {
+    auto plugin_start = Clock::now();
+    Status s = plugin->Reserve(state, pod, node);
+    ObservePlugin(state, name, extension_point::kReserve, s, plugin_start);
+    if (s.IsSuccess()) continue;
+    out = s.IsRejected() ? std::move(s.WithPlugin(name)) : AsError("running Reserve plugin", name, s);
+    break;
+  }
+  Observe(extension_point::kReserve, out, start);
+  return out;
+}
+
+void Framework::RunReservePluginsUnreserve(CycleState& state, const api::Pod& pod,
+                                           const std::string& node) {
+  auto start = Clock::now();
+  // Reverse order: undo in the opposite order of Reserve.
+  for (auto it = reserve_.rbegin(); it != reserve_.rend(); ++it) {
+    auto plugin_start = Clock::now();
+    it->plugin->Unreserve(state, pod, node);
+    ObservePlugin(state, it->name, extension_point::kUnreserve, {}, plugin_start);
+  }
+  Observe(extension_point::kUnreserve, {}, start);
+}
+
+Status Framework::RunPermitPlugins(CycleState& state, const api::Pod& pod,
+                                   const std::string& node) {
+  auto start = Clock::now();
+  std::map<std::string, WaitingPodImpl::Clock::time_point> deadlines;
+  Status out;
+  for (const auto& [name, plugin] : permit_) {
+    auto plugin_start = Clock::now();
+    std::chrono::milliseconds timeout{0};
+    Status s = plugin->Permit(state, pod, node, &timeout);
+    ObservePlugin(state, name, extension_point::kPermit, s, plugin_start);
+    if (s.IsSuccess()) continue;
+    if (s.IsRejected()) {
+      out = std::move(s.WithPlugin(name));
+      Observe(extension_point::kPermit, out, start);
+      return out;
+    }
+    if (s.IsWait()) {
+      timeout = std::min<std::chrono::milliseconds>(timeout, kMaxPermitTimeout);
+      deadlines[name] = WaitingPodImpl::Clock::now() + timeout;
+      continue;
+    }
+    out = AsError("running Permit plugin", name, s);
+    Observe(extension_point::kPermit, out, start);
+    return out;
+  }
+  if (!deadlines.empty()) {
+    auto pod_ptr = std::make_shared<const api::Pod>(pod);
+    deps_.waiting_pods->Add(pod.meta.uid,
+                            std::make_shared<WaitingPodImpl>(pod_ptr, std::move(deadlines)));
+    out = Status(Code::kWait, "one or more plugins asked to wait and no plugin rejected pod \"" +
+                                  pod.meta.name + "\"");
+  }
+  Observe(extension_point::kPermit, out, start);
+  return out;
+}
+
+Status Framework::WaitOnPermit(const api::Pod& pod) {
+  auto waiting = deps_.waiting_pods->Get(pod.meta.uid);
+  if (!waiting) return {};
+  auto start = Clock::now();
+  Status s = waiting->Wait();
+  deps_.waiting_pods->Remove(pod.meta.uid);
+  if (deps_.observer) deps_.observer->ObservePermitWait(s, Since(start));
+  return s;
+}
+
+Status Framework::RunPreBindPlugins(CycleState& state, const api::Pod& pod,
+                                    const std::string& node) {
+  auto start = Clock::now();
+  Status out;
+  for (const auto& [name, plugin] : pre_bind_) {
+    auto plugin_start = Clock::now();
+    Status s = plugin->PreBind(state, pod, node);
+    ObservePlugin(state, name, extension_point::kPreBind, s, plugin_start);
+    if (s.IsSuccess() || s.IsSkip()) continue;
+    out = s.IsRejected() ? std::move(s.WithPlugin(name)) : AsError("running PreBind plugin", name, s);
+    break;
+  }
+  Observe(extension_point::kPreBind, out, start);
+  return out;
+}
+
+Status Framework::RunBindPlugins(CycleState& state, const api::Pod& pod, const std::string& node) {
+  auto start = Clock::now();
+  Status out = Status::Skip();
+  for (const auto& [name, plugin] : bind_) {
+    auto plugin_start = Clock::now();
+    Status s = plugin->Bind(state, pod, node);
+    ObservePlugin(state, name, extension_point::kBind, s, plugin_start);
+    if (s.IsSkip()) continue;
+    if (s.IsSuccess()) {
+      out = std::move(s);
+    } else {
+      out = s.IsRejected() ? std::move(s.WithPlugin(name))
+                           : AsError("running Bind plugin", name, s);
+    }
+    break;
+  }
+  Observe(extension_point::kBind, out, start);
+  return out;
+}
+
+void Framework::RunPostBindPlugins(CycleState& state, const api::Pod& pod,
+                                   const std::string& node) {
+  auto start = Clock::now();
+  for (const auto& [name, plugin] : post_bind_) {
+    auto plugin_start = Clock::now();
+    plugin->PostBind(state, pod, node);
+    ObservePlugin(state, name, extension_point::kPostBind, {}, plugin_start);
+  }
+  Observe(extension_point::kPostBind, {}, start);
+}
+
+std::vector<std::pair<std::string, ClusterEventWithHint>> Framework::EnqueueExtensionEvents()
+    const {
+  std::vector<std::pair<std::string, ClusterEventWithHint>> out;
+  std::set<std::string> registered;
+  for (const auto& [name, ext] : enqueue_extensions_) {
+    registered.insert(name);
+    for (auto& e : ext->EventsToRegister()) out.emplace_back(name, std::move(e));
+  }
+  // A plugin that can reject a pod but registers no events is woken by every event (upstream).
+  std::set<std::string> rejectors;
+  for (const auto& e : pre_enqueue_) rejectors.insert(e.name);
+  for (const auto& e : pre_filter_) rejectors.insert(e.name);
+  for (const auto& e : filter_) rejectors.insert(e.name);
+  for (const auto& e : reserve_) rejectors.insert(e.name);
+  for (const auto& e : permit_) rejectors.insert(e.name);
+  for (const auto& name : rejectors) {
+    if (registered.count(name)) continue;
+    out.emplace_back(name, ClusterEventWithHint{{EventResource::kWildcard, kAll, "WildCardEvent"},
+                                                nullptr});
+  }
+  return out;
+}
+
+std::map<std::string, std::vector<std::string>> Framework::ListPlugins() const {
+  std::map<std::string, std::vector<std::string>> out;
+  auto names = [](const auto& list) {
+    std::vector<std::string> v;
+    for (const auto& e : list) v.push_back(e.name);
+    return v;
+  };
+  out["PreEnqueue"] = names(pre_enqueue_);
+  out["QueueSort"] = names(queue_sort_);
+  out["PreFilter"] = names(pre_filter_);
+  out["Filter"] = names(filter_);
+  out["PostFilter"] = names(post_filter_);
+  out["PreScore"] = names(pre_score_);
+  std::vector<std::string> score;
+  for (size_t i = 0; i < score_.size(); i++) {
+    score.push_back(score_[i].name + " (weight " + std::to_string(score_weights_[i]) + ")");
+  }
+  out["Score"] = score;
+  out["Reserve"] = names(reserve_);
+  out["Permit"] = names(permit_);
+  out["PreBind"] = names(pre_bind_);
+  out["Bind"] = names(bind_);
+  out["PostBind"] = names(post_bind_);
+  return out;
+}
+
+PluginPtr Framework::GetPlugin(std::string_view name) const {
+  auto it = plugins_.find(name);
+  return it == plugins_.end() ? nullptr : it->second;
+}
+
+const NodeInfoLister& Framework::SnapshotSharedLister() const { return *deps_.snapshot; }
+
+std::shared_ptr<WaitingPod> Framework::GetWaitingPod(const std::string& uid) {
+  return deps_.waiting_pods->Get(uid);
+}
+
+void Framework::IterateOverWaitingPods(const std::function<void(WaitingPod&)>& fn) {
+  deps_.waiting_pods->Iterate(fn);
+}
+
+void Framework::RejectWaitingPod(const std::string& uid) {
+  if (auto pod = deps_.waiting_pods->Get(uid)) pod->Reject("", "removed");
+}
+
+EventRecorder& Framework::GetEventRecorder() { return *deps_.recorder; }
+Parallelizer& Framework::GetParallelizer() { return *deps_.parallelizer; }
+PodNominator& Framework::Nominator() { return *deps_.nominator; }
+
+}  // namespace berth::framework::runtime

@@ -1,0 +1,197 @@
+#ifndef BERTH_PKG_FRAMEWORK_RUNTIME_FRAMEWORK_H_
+#define BERTH_PKG_FRAMEWORK_RUNTIME_FRAMEWORK_H_
+
+// Runs one profile's plugins at every extension point with upstream's rules: Filter stops at the
+// first failing plugin per node, Skip from PreFilter/PreScore skips that plugin's Filter/Score for
+// the cycle, NormalizeScore must leave scores in [0, 100], weights multiply, Unreserve runs in
+// reverse order, the first Bind plugin that does not Skip decides, Permit may park a pod.
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "pkg/config/config.h"
+#include "pkg/framework/interface.h"
+#include "pkg/framework/runtime/waiting_pods.h"
+
+namespace berth::framework::runtime {
+
+using Registry = std::map<std::string, PluginFactory, std::less<>>;
+
+// Extension point names as they appear in metrics and config.
+namespace extension_point {
+inline constexpr std::string_view kPreEnqueue = "PreEnqueue";
+inline constexpr std::string_view kQueueSort = "QueueSort";
+inline constexpr std::string_view kPreFilter = "PreFilter";
+inline constexpr std::string_view kPreFilterExtensionAddPod = "PreFilterExtensionAddPod";
+inline constexpr std::string_view kPreFilterExtensionRemovePod = "PreFilterExtensionRemovePod";
+inline constexpr std::string_view kFilter = "Filter";
+inline constexpr std::string_view kPostFilter = "PostFilter";
+inline constexpr std::string_view kPreScore = "PreScore";
+inline constexpr std::string_view kScore = "Score";
+inline constexpr std::string_view kScoreExtensionNormalize = "ScoreExtensionNormalize";
+inline constexpr std::string_view kReserve = "Reserve";
+inline constexpr std::string_view kUnreserve = "Unreserve";
+inline constexpr std::string_view kPermit = "Permit";
+inline constexpr std::string_view kPreBind = "PreBind";
+inline constexpr std::string_view kBind = "Bind";
+inline constexpr std::string_view kPostBind = "PostBind";
+}  // namespace extension_point
+
+// Receives timings; implemented by pkg/metrics. All methods are called from many threads.
+class FrameworkObserver {
+ public:
+  virtual ~FrameworkObserver() = default;
+  virtual void ObserveExtensionPoint(std::string_view extension_point, const Status& status,
+                                     const std::string& profile, double seconds) = 0;
+  // Only in cycles whose CycleState::record_plugin_metrics is set (sampled).
+  virtual void ObservePlugin(std::string_view plugin, std::string_view extension_point,
+                             const Status& status, double seconds) = 0;
+  virtual void ObservePermitWait(const Status& status, double seconds) = 0;
+};
+
+// A profile that cannot be built: unknown plugin, bad args, no QueueSort or Bind plugin...
+class FrameworkError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// What a framework shares with the rest of the scheduler. Non-owning pointers must outlive it.
+struct FrameworkDeps {
+  const NodeInfoLister* snapshot = nullptr;
+  client::Client* client = nullptr;
+  informer::SharedInformerFactory* informer_factory = nullptr;
+  EventRecorder* recorder = nullptr;
+  Parallelizer* parallelizer = nullptr;
+  PodNominator* nominator = nullptr;
+  std::shared_ptr<WaitingPods> waiting_pods;
+  FrameworkObserver* observer = nullptr;
+};
+
+struct PluginScore {
+  std::string plugin;
+  int64_t score = 0;  // Normalized and weighted.
+};
+
+// One node's total and per-plugin scores.
+struct NodePluginScores {
+  std::string name;
+  std::vector<PluginScore> scores;
+  int64_t total = 0;
+};
+
+// A profile's plugins, instantiated once, with the Handle they see. Thread-safe where upstream's
+// is: Filter/Score runners may be called from the worker pool; each cycle's CycleState is owned
+// by that cycle.
+class Framework : public Handle {
+ public:
+  // Instantiates every plugin the (merged) profile names, expands MultiPoint into concrete
+  // extension points and orders them as upstream does. Throws FrameworkError.
+  Framework(const Registry& registry, const config::Profile& profile, FrameworkDeps deps);
+  ~Framework() override;
+
+  const std::string& ProfileName() const override { return profile_name_; }
+  const config::Profile& profile() const { return profile_; }
+  // The queue owns the nominator and is built after the frameworks.
+  void SetNominator(PodNominator* nominator) { deps_.nominator = nominator; }
+
+  // ---- Extension points ----
+  Status RunPreEnqueuePlugins(const api::Pod& pod);
+  bool QueueSortLess(const QueuedPodInfo& a, const QueuedPodInfo& b) const;
+  // `plugins_with_nodes` (optional) receives the plugins that narrowed the node set.
+  Status RunPreFilterPlugins(CycleState& state, const api::Pod& pod,
+                             const std::vector<NodeInfoPtr>& nodes, PreFilterResult* result,
+                             std::vector<std::string>* plugins_with_nodes = nullptr);
+  Status RunPreFilterExtensionAddPod(CycleState& state, const api::Pod& pod,
+                                     const PodInfo& to_add, const NodeInfo& node);
+  Status RunPreFilterExtensionRemovePod(CycleState& state, const api::Pod& pod,
+                                        const PodInfo& to_remove, const NodeInfo& node);
+  // Runs every Filter plugin (except skipped ones) on one node; stops at the first rejection.
+  Status RunFilterPlugins(const CycleState& state, const api::Pod& pod, const NodeInfo& node);
+  // Filter with the pods nominated to this node (of priority >= the pod's) added, as upstream:
+  // the node must fit both with and without them.
+  Status RunFilterPluginsWithNominatedPods(const CycleState& state, const api::Pod& pod,
+                                           const NodeInfo& node);
+  Status RunPostFilterPlugins(CycleState& state, const api::Pod& pod,
+                              const NodeToStatus& statuses, PostFilterResult* result);
+  Status RunPreScorePlugins(CycleState& state, const api::Pod& pod,
+                            const std::vector<NodeInfoPtr>& nodes);
+  // Scores, normalizes, range-checks and weights over `nodes` in parallel.
+  Status RunScorePlugins(const CycleState& state, const api::Pod& pod,
+                         const std::vector<NodeInfoPtr>& nodes,
+                         std::vector<NodePluginScores>* out);
+  Status RunReservePluginsReserve(CycleState& state, const api::Pod& pod, const std::string& node);
+  void RunReservePluginsUnreserve(CycleState& state, const api::Pod& pod, const std::string& node);
+  // Success, Wait (the pod was parked; call WaitOnPermit from the binding cycle) or a rejection.
+  Status RunPermitPlugins(CycleState& state, const api::Pod& pod, const std::string& node);
+  Status WaitOnPermit(const api::Pod& pod);
+  Status RunPreBindPlugins(CycleState& state, const api::Pod& pod, const std::string& node);
+  Status RunBindPlugins(CycleState& state, const api::Pod& pod, const std::string& node);
+  void RunPostBindPlugins(CycleState& state, const api::Pod& pod, const std::string& node);
+
+  bool HasFilterPlugins() const { return !filter_.empty(); }
+  bool HasPostFilterPlugins() const { return !post_filter_.empty(); }
+  bool HasScorePlugins() const { return !score_.empty(); }
+
+  // The cluster events each plugin registered (plugin name, registration).
+  std::vector<std::pair<std::string, ClusterEventWithHint>> EnqueueExtensionEvents() const;
+
+  // Names per extension point, for /configz and tests: {"Filter": ["NodeUnschedulable", ...]}.
+  std::map<std::string, std::vector<std::string>> ListPlugins() const;
+  PluginPtr GetPlugin(std::string_view name) const;
+
+  // ---- Handle ----
+  const NodeInfoLister& SnapshotSharedLister() const override;
+  client::Client* ClientSet() const override { return deps_.client; }
+  informer::SharedInformerFactory* SharedInformerFactory() const override {
+    return deps_.informer_factory;
+  }
+  std::shared_ptr<WaitingPod> GetWaitingPod(const std::string& uid) override;
+  void IterateOverWaitingPods(const std::function<void(WaitingPod&)>& fn) override;
+  void RejectWaitingPod(const std::string& uid) override;
+  EventRecorder& GetEventRecorder() override;
+  Parallelizer& GetParallelizer() override;
+  PodNominator& Nominator() override;
+
+ private:
+  template <typename P>
+  struct Entry {
+    std::string name;
+    P* plugin;
+  };
+
+  void Observe(std::string_view point, const Status& status,
+               std::chrono::steady_clock::time_point start) const;
+  void ObservePlugin(const CycleState& state, std::string_view plugin, std::string_view point,
+                     const Status& status, std::chrono::steady_clock::time_point start) const;
+
+  std::string profile_name_;
+  config::Profile profile_;
+  FrameworkDeps deps_;
+  std::map<std::string, PluginPtr, std::less<>> plugins_;
+
+  std::vector<Entry<PreEnqueuePlugin>> pre_enqueue_;
+  std::vector<Entry<QueueSortPlugin>> queue_sort_;
+  std::vector<Entry<PreFilterPlugin>> pre_filter_;
+  std::vector<Entry<FilterPlugin>> filter_;
+  std::vector<Entry<PostFilterPlugin>> post_filter_;
+  std::vector<Entry<PreScorePlugin>> pre_score_;
+  std::vector<Entry<ScorePlugin>> score_;
+  std::vector<int64_t> score_weights_;  // Parallel to score_.
+  std::vector<Entry<ReservePlugin>> reserve_;
+  std::vector<Entry<PermitPlugin>> permit_;
+  std::vector<Entry<PreBindPlugin>> pre_bind_;
+  std::vector<Entry<BindPlugin>> bind_;
+  std::vector<Entry<PostBindPlugin>> post_bind_;
+  std::vector<Entry<EnqueueExtensions>> enqueue_extensions_;
+};
+
+}  // namespace berth::framework::runtime
+
+#endif  // BERTH_PKG_FRAMEWORK_RUNTIME_FRAMEWORK_H_

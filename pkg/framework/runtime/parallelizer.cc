@@ -1,0 +1,76 @@
+#include "pkg/framework/runtime/parallelizer.h"
+
+#include <algorithm>
+
+namespace berth::framework::runtime {
+
+WorkerPool::WorkerPool(int parallelism) : parallelism_(std::max(1, parallelism)) {
+  for (int i = 1; i < parallelism_; i++) threads_.emplace_back([this] { WorkerLoop(); });
+}
+
+WorkerPool::~WorkerPool() {
+  {
+    std::lock_guard lock(mu_);
+    shutting_down_ = true;
+  }
+  work_cv_.notify_all();
+  for (auto& t : threads_) t.join();
+}
+
+void WorkerPool::Drain() {
+  const auto& work = *work_;
+  for (int i = next_piece_++; i < pieces_; i = next_piece_++) {
+    if (stop_ && stop_->load(std::memory_order_relaxed)) break;
+    work(i);
+  }
+}
+
+void WorkerPool::WorkerLoop() {
+  uint64_t seen = 0;
+  while (true) {
+    {
+      std::unique_lock lock(mu_);
+      work_cv_.wait(lock, [&] { return shutting_down_ || job_id_ != seen; });
+      if (shutting_down_) return;
+      seen = job_id_;
+      // A worker that wakes after the job already finished finds work_ cleared and goes back
+      // to sleep; one that gets here first holds the caller in Until() until it is done.
+      if (work_ == nullptr) continue;
+      active_workers_++;
+    }
+    Drain();
+    {
+      std::lock_guard lock(mu_);
+      active_workers_--;
+    }
+    done_cv_.notify_one();
+  }
+}
+
+void WorkerPool::Until(int pieces, const std::function<void(int)>& work,
+                       const std::atomic<bool>* stop) {
+  if (pieces <= 0) return;
+  std::lock_guard call_lock(call_mu_);
+  // Small jobs are cheaper inline than waking workers.
+  if (pieces == 1 || threads_.empty()) {
+    for (int i = 0; i < pieces && !(stop && stop->load()); i++) work(i);
+    return;
+  }
+  {
+    std::lock_guard lock(mu_);
+    work_ = &work;
+    stop_ = stop;
+    pieces_ = pieces;
+    next_piece_ = 0;
+    job_id_++;
+  }
+  work_cv_.notify_all();
+  Drain();
+  std::unique_lock lock(mu_);
+  // Workers that have not woken yet for this job find no pieces left and leave at once; waiting
+  // for active_workers_ == 0 after the counter is exhausted guarantees `work` is not used later.
+  done_cv_.wait(lock, [&] { return active_workers_ == 0; });
+  work_ = nullptr;
+}
+
+}  // namespace berth::framework::runtime

@@ -1,0 +1,51 @@
+#ifndef BERTH_PKG_FRAMEWORK_RUNTIME_PARALLELIZER_H_
+#define BERTH_PKG_FRAMEWORK_RUNTIME_PARALLELIZER_H_
+
+#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "pkg/framework/interface.h"
+
+namespace berth::framework::runtime {
+
+// A fixed pool of parallelism-1 worker threads plus the calling thread. Until() hands out pieces
+// through an atomic counter, so threads that finish early take more work. One Until() runs at a
+// time (the scheduling thread is the only caller); concurrent callers are serialized.
+class WorkerPool : public Parallelizer {
+ public:
+  explicit WorkerPool(int parallelism);
+  ~WorkerPool() override;
+  WorkerPool(const WorkerPool&) = delete;
+  WorkerPool& operator=(const WorkerPool&) = delete;
+
+  void Until(int pieces, const std::function<void(int)>& work,
+             const std::atomic<bool>* stop = nullptr) override;
+  int parallelism() const override { return parallelism_; }
+
+ private:
+  void WorkerLoop();
+  void Drain();
+
+  const int parallelism_;
+  std::mutex call_mu_;  // Serializes Until() callers.
+  std::mutex mu_;
+  std::condition_variable work_cv_;
+  std::condition_variable done_cv_;
+  bool shutting_down_ = false;
+  uint64_t job_id_ = 0;
+  int active_workers_ = 0;
+  // The current job; valid while a job is published.
+  const std::function<void(int)>* work_ = nullptr;
+  const std::atomic<bool>* stop_ = nullptr;
+  int pieces_ = 0;
+  std::atomic<int> next_piece_{0};
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace berth::framework::runtime
+
+#endif  // BERTH_PKG_FRAMEWORK_RUNTIME_PARALLELIZER_H_

@@ -1,0 +1,130 @@
+#ifndef BERTH_PKG_FRAMEWORK_TYPES_H_
+#define BERTH_PKG_FRAMEWORK_TYPES_H_
+
+// The data plugins read: PodInfo (a pod plus what is precomputed from it), NodeInfo (a node plus
+// the pods on it and their aggregate use), QueuedPodInfo (a pod's life in the queue).
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "pkg/api/types.h"
+
+namespace berth::framework {
+
+// A pod plus what plugins would otherwise recompute per node. Immutable; shared.
+struct PodInfo {
+  api::PodPtr pod;
+
+  explicit PodInfo(api::PodPtr p) : pod(std::move(p)) {}
+  const api::Pod& operator*() const { return *pod; }
+  const api::Pod* operator->() const { return pod.get(); }
+};
+using PodInfoPtr = std::shared_ptr<const PodInfo>;
+
+// Host ports in use on a node: (ip, protocol, port) triples where ip "0.0.0.0" is a wildcard
+// that conflicts with every ip (upstream HostPortInfo semantics).
+class HostPortInfo {
+ public:
+  void Add(const std::string& ip, const std::string& protocol, int32_t port);
+  void Remove(const std::string& ip, const std::string& protocol, int32_t port);
+  bool CheckConflict(const std::string& ip, const std::string& protocol, int32_t port) const;
+  size_t size() const;
+
+ private:
+  // ip -> set of "protocol/port".
+  std::unordered_map<std::string, std::multiset<std::pair<std::string, int32_t>>> ports_;
+};
+
+struct ImageStateSummary {
+  int64_t size_bytes = 0;
+  int num_nodes = 0;  // How many nodes in the cluster have the image.
+};
+
+// A node and the pods assigned (or assumed) to it. Not thread-safe: the cache mutates NodeInfos
+// under its lock; the scheduling cycle reads a snapshot copy that nothing mutates while it runs.
+class NodeInfo {
+ public:
+  NodeInfo() = default;
+  explicit NodeInfo(api::NodePtr node) { SetNode(std::move(node)); }
+
+  const api::Node* node() const { return node_.get(); }
+  const api::NodePtr& node_ptr() const { return node_; }
+  const std::string& name() const;
+
+  void SetNode(api::NodePtr node);
+  void RemoveNode() { node_.reset(); }
+
+  void AddPod(PodInfoPtr pod);
+  // Removes by uid; false when the pod is not on this node.
+  bool RemovePod(const api::Pod& pod);
+
+  const std::vector<PodInfoPtr>& pods() const { return pods_; }
+  const std::vector<PodInfoPtr>& pods_with_affinity() const { return pods_with_affinity_; }
+  const std::vector<PodInfoPtr>& pods_with_required_anti_affinity() const {
+    return pods_with_required_anti_affinity_;
+  }
+
+  const api::ResourceList& allocatable() const;
+  // Sum of the requests of the pods on this node.
+  const api::ResourceList& requested() const { return requested_; }
+  // The same with the non-zero defaults for containers without cpu/memory requests.
+  int64_t non_zero_milli_cpu() const { return non_zero_milli_cpu_; }
+  int64_t non_zero_memory() const { return non_zero_memory_; }
+  const HostPortInfo& used_ports() const { return used_ports_; }
+
+  // Image name -> size and spread, filled by the snapshot from all nodes.
+  const std::unordered_map<std::string, ImageStateSummary>& image_states() const {
+    return image_states_;
+  }
+  void SetImageStates(std::unordered_map<std::string, ImageStateSummary> states) {
+    image_states_ = std::move(states);
+  }
+
+  // Bumped on every change; the snapshot copies only NodeInfos whose generation moved.
+  int64_t generation() const { return generation_; }
+
+  std::shared_ptr<NodeInfo> Clone() const { return std::make_shared<NodeInfo>(*this); }
+
+ private:
+  void Touch();
+
+  api::NodePtr node_;
+  std::vector<PodInfoPtr> pods_;
+  std::vector<PodInfoPtr> pods_with_affinity_;
+  std::vector<PodInfoPtr> pods_with_required_anti_affinity_;
+  api::ResourceList requested_;
+  int64_t non_zero_milli_cpu_ = 0;
+  int64_t non_zero_memory_ = 0;
+  HostPortInfo used_ports_;
+  std::unordered_map<std::string, ImageStateSummary> image_states_;
+  int64_t generation_ = 0;
+};
+using NodeInfoPtr = std::shared_ptr<NodeInfo>;
+
+// A pod's life in the scheduling queue.
+struct QueuedPodInfo {
+  PodInfoPtr pod_info;
+  // When the pod was last added to a queue (QueueSort ties break on it).
+  std::chrono::steady_clock::time_point timestamp;
+  // When the pod was first seen; the SLI metric measures from here.
+  std::chrono::steady_clock::time_point initial_attempt_timestamp;
+  bool initial_attempt_set = false;
+  int attempts = 0;
+  // Plugins that rejected the pod in its last attempt (Unschedulable/Unresolvable, or Pending).
+  std::set<std::string> unschedulable_plugins;
+  std::set<std::string> pending_plugins;
+  // Set when a PreEnqueue plugin holds the pod back; the plugin's name.
+  std::string gating_plugin;
+
+  const api::Pod& pod() const { return *pod_info->pod; }
+};
+using QueuedPodInfoPtr = std::shared_ptr<QueuedPodInfo>;
+
+}  // namespace berth::framework
+
+#endif  // BERTH_PKG_FRAMEWORK_TYPES_H_

@@ -1,0 +1,210 @@
+#ifndef BERTH_PKG_INFORMER_INFORMER_H_
+#define BERTH_PKG_INFORMER_INFORMER_H_
+
+#include <spdlog/spdlog.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "pkg/api/errors.h"
+#include "pkg/client/client.h"
+#include "pkg/informer/reflector.h"
+#include "pkg/informer/store.h"
+
+namespace berth::informer {
+
+// Callbacks for one consumer. Any of them may be empty. They run on the informer's reflector
+// thread, one at a time and in the order the apiserver produced the changes, so they must be
+// quick (push to a queue, update a cache) and must not block on the network.
+template <typename T>
+struct EventHandler {
+  using Ptr = std::shared_ptr<const T>;
+  std::function<void(const Ptr&)> on_add;
+  std::function<void(const Ptr& old_object, const Ptr& new_object)> on_update;
+  // Also called for objects found missing by a relist (deleted while no watch was open); the
+  // object is then the last state the store had.
+  std::function<void(const Ptr&)> on_delete;
+};
+
+// Reports an object the decoder rejected: the raw object and the error (which names the field).
+// The object is skipped; the store keeps the last good version it had, if any.
+using DecodeErrorHandler =
+    std::function<void(const nlohmann::json& object, const std::string& error)>;
+
+// One resource kept in a local Store through a Reflector, with typed handlers. T must have
+// `meta.Key()` and `meta.resource_version` (see pkg/api/types.h).
+template <typename T>
+class Informer : private ListWatchSink {
+ public:
+  using Ptr = std::shared_ptr<const T>;
+  using Decoder = std::function<T(const nlohmann::json&)>;
+
+  Informer(std::shared_ptr<client::Client> client, ReflectorOptions options, Decoder decoder)
+      : decoder_(std::move(decoder)), reflector_(std::move(client), std::move(options), this) {}
+  ~Informer() override { Stop(); }
+
+  // Adds a consumer. When objects are already stored, they are replayed to it as adds first,
+  // atomically with respect to later events.
+  void AddEventHandler(EventHandler<T> handler) {
+    std::lock_guard lock(dispatch_mu_);
+    if (handler.on_add) {
+      for (const auto& object : store_.List()) handler.on_add(object);
+    }
+    handlers_.push_back(std::move(handler));
+  }
+
+  void SetDecodeErrorHandler(DecodeErrorHandler handler) {
+    std::lock_guard lock(dispatch_mu_);
+    decode_error_handler_ = std::move(handler);
+  }
+
+  void Start() { reflector_.Start(); }
+  void Stop() { reflector_.Stop(); }
+
+  // True once the first complete list has been stored and its handlers called.
+  bool HasSynced() const { return synced_.load(); }
+
+  bool WaitForSync(std::chrono::milliseconds timeout) {
+    std::unique_lock lock(sync_mu_);
+    return sync_cv_.wait_for(lock, timeout, [this] { return synced_.load(); });
+  }
+
+  Store<T>& store() { return store_; }
+  const Store<T>& store() const { return store_; }
+  const Reflector& reflector() const { return reflector_; }
+  uint64_t decode_errors() const { return decode_errors_.load(); }
+
+ private:
+  std::optional<T> Decode(const nlohmann::json& object) {
+    try {
+      return decoder_(object);
+    } catch (const std::exception& e) {
+      decode_errors_++;
+      std::string where = reflector_.options().resource.plural;
+      if (auto meta = object.find("metadata"); meta != object.end() && meta->is_object()) {
+        where += " " + meta->value("namespace", std::string()) + "/" +
+                 meta->value("name", std::string());
+      }
+      spdlog::warn("skipping malformed object {}: {}", where, e.what());
+      if (decode_error_handler_) decode_error_handler_(object, e.what());
+      return std::nullopt;
+    }
+  }
+
+  static std::string KeyOf(const nlohmann::json& object) {
+    auto meta = object.find("metadata");
+    if (meta == object.end() || !meta->is_object()) return "";
+    std::string ns = meta->value("namespace", std::string());
+    std::string name = meta->value("name", std::string());
+    return ns.empty() ? name : ns + "/" + name;
+  }
+
+  void ReplaceBegin() override {
+    staged_.clear();
+    staged_malformed_.clear();
+  }
+
+  void ReplaceItem(const nlohmann::json& object) override {
+    std::lock_guard lock(dispatch_mu_);
+    if (auto decoded = Decode(object)) {
+      auto ptr = std::make_shared<const T>(std::move(*decoded));
+      staged_.emplace(ptr->meta.Key(), std::move(ptr));
+    } else if (auto key = KeyOf(object); !key.empty()) {
+      staged_malformed_.insert(std::move(key));
+    }
+  }
+
+  void ReplaceEnd() override {
+    {
+      std::lock_guard lock(dispatch_mu_);
+      for (auto& [key, object] : staged_) {
+        Ptr old = store_.Get(key);
+        if (old && old->meta.resource_version == object->meta.resource_version) continue;
+        store_.Upsert(key, object);
+        if (old) {
+          for (auto& h : handlers_) {
+            if (h.on_update) h.on_update(old, object);
+          }
+        } else {
+          for (auto& h : handlers_) {
+            if (h.on_add) h.on_add(object);
+          }
+        }
+      }
+      for (const auto& key : store_.Keys()) {
+        if (staged_.count(key) || staged_malformed_.count(key)) continue;
+        if (Ptr old = store_.Remove(key)) {
+          for (auto& h : handlers_) {
+            if (h.on_delete) h.on_delete(old);
+          }
+        }
+      }
+      staged_.clear();
+      staged_malformed_.clear();
+    }
+    {
+      std::lock_guard lock(sync_mu_);
+      synced_ = true;
+    }
+    sync_cv_.notify_all();
+  }
+
+  void WatchEvent(client::WatchEventType type, const nlohmann::json& object) override {
+    std::lock_guard lock(dispatch_mu_);
+    if (type == client::WatchEventType::kDeleted) {
+      // The final state may be malformed too; the key is all a delete needs.
+      std::string key = KeyOf(object);
+      if (Ptr old = store_.Remove(key)) {
+        Ptr final_state = old;
+        try {
+          final_state = std::make_shared<const T>(decoder_(object));
+        } catch (const std::exception&) {
+        }
+        for (auto& h : handlers_) {
+          if (h.on_delete) h.on_delete(final_state);
+        }
+      }
+      return;
+    }
+    auto decoded = Decode(object);
+    if (!decoded) return;
+    auto ptr = std::make_shared<const T>(std::move(*decoded));
+    Ptr old = store_.Upsert(ptr->meta.Key(), ptr);
+    for (auto& h : handlers_) {
+      if (old) {
+        if (h.on_update) h.on_update(old, ptr);
+      } else if (h.on_add) {
+        h.on_add(ptr);
+      }
+    }
+  }
+
+  Decoder decoder_;
+  Store<T> store_;
+  // Serializes handler registration against event dispatch.
+  std::mutex dispatch_mu_;
+  std::vector<EventHandler<T>> handlers_;
+  DecodeErrorHandler decode_error_handler_;
+  // Reflector-thread only.
+  std::unordered_map<std::string, Ptr> staged_;
+  std::unordered_set<std::string> staged_malformed_;
+
+  std::atomic<bool> synced_{false};
+  std::mutex sync_mu_;
+  std::condition_variable sync_cv_;
+  std::atomic<uint64_t> decode_errors_{0};
+  // Declared last: its thread calls back into the members above, so it must stop first.
+  Reflector reflector_;
+};
+
+}  // namespace berth::informer
+
+#endif  // BERTH_PKG_INFORMER_INFORMER_H_

@@ -1,0 +1,195 @@
+#include "pkg/informer/reflector.h"
+
+#include <spdlog/spdlog.h>
+
+#include <random>
+
+namespace berth::informer {
+namespace {
+
+std::string ResourceVersionOf(const nlohmann::json& object) {
+  auto meta = object.find("metadata");
+  if (meta == object.end() || !meta->is_object()) return "";
+  auto rv = meta->find("resourceVersion");
+  return rv != meta->end() && rv->is_string() ? rv->get<std::string>() : "";
+}
+
+// A watch that ends this fast without delivering anything is treated as a failure, so a server
+// that keeps closing streams at once is not hammered in a tight loop.
+constexpr auto kMinHealthyWatch = std::chrono::seconds(1);
+
+}  // namespace
+
+Reflector::Reflector(std::shared_ptr<client::Client> client, ReflectorOptions options,
+                     ListWatchSink* sink)
+    : client_(std::move(client)),
+      options_(std::move(options)),
+      sink_(sink),
+      backoff_(options_.initial_backoff) {}
+
+Reflector::~Reflector() { Stop(); }
+
+void Reflector::Start() {
+  if (thread_.joinable()) return;
+  stopping_ = false;
+  thread_ = std::thread([this] { Run(); });
+}
+
+void Reflector::Stop() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+    if (watch_) watch_->Stop();
+  }
+  stop_cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+std::string Reflector::last_error() const {
+  std::lock_guard lock(mu_);
+  return error_;
+}
+
+void Reflector::SetError(const std::string& error) {
+  std::lock_guard lock(mu_);
+  error_ = error;
+}
+
+void Reflector::Backoff() {
+  thread_local std::mt19937 rng{std::random_device{}()};
+  std::uniform_real_distribution<double> jitter(1.0, 1.5);
+  auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(backoff_ * jitter(rng));
+  backoff_ = std::min(backoff_ * 2, options_.max_backoff);
+  std::unique_lock lock(mu_);
+  stop_cv_.wait_for(lock, wait, [this] { return stopping_.load(); });
+}
+
+std::string Reflector::ListAll() {
+  const std::string path = options_.resource.Path();
+  client::ListOptions list_options;
+  list_options.label_selector = options_.label_selector;
+  list_options.field_selector = options_.field_selector;
+  list_options.limit = options_.page_size;
+
+  sink_->ReplaceBegin();
+  std::string continue_token;
+  std::string resource_version;
+  do {
+    client::ListPage page = client_->ListPageRaw(path, list_options, continue_token);
+    auto body = nlohmann::json::parse(page.body);
+    const auto& meta = body.at("metadata");
+    resource_version = meta.value("resourceVersion", "");
+    continue_token = meta.value("continue", "");
+    auto items = body.find("items");
+    if (items != body.end() && items->is_array()) {
+      for (const auto& item : *items) sink_->ReplaceItem(item);
+    }
+    if (stopping_) return resource_version;
+  } while (!continue_token.empty());
+  sink_->ReplaceEnd();
+  return resource_version;
+}
+
+Reflector::WatchEnd Reflector::WatchFrom(std::string& resource_version) {
+  client::WatchOptions watch_options;
+  watch_options.label_selector = options_.label_selector;
+  watch_options.field_selector = options_.field_selector;
+  watch_options.resource_version = resource_version;
+  watch_options.timeout_seconds = options_.watch_timeout_seconds;
+
+  auto stream = client_->Watch(options_.resource.Path(), watch_options);
+  watches_++;
+  client::WatchStream* watch = stream.get();
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_) return WatchEnd::kStopped;
+    watch_ = std::move(stream);
+  }
+  struct Release {
+    Reflector* self;
+    ~Release() {
+      std::lock_guard lock(self->mu_);
+      self->watch_.reset();
+    }
+  } release{this};
+
+  const auto opened = std::chrono::steady_clock::now();
+  bool delivered = false;
+  client::WatchEvent event;
+  while (watch->Next(&event)) {
+    switch (event.type) {
+      case client::WatchEventType::kBookmark:
+        if (auto rv = ResourceVersionOf(event.object); !rv.empty()) resource_version = rv;
+        delivered = true;
+        break;
+      case client::WatchEventType::kError: {
+        int code = event.object.value("code", 0);
+        std::string message = event.object.value("message", "");
+        if (code == 410) {
+          spdlog::info("watch {}: resourceVersion {} expired ({}); relisting",
+                       options_.resource.plural, resource_version, message);
+          return WatchEnd::kGone;
+        }
+        throw client::ErrorFromResponse(code, event.object.dump(), std::nullopt);
+      }
+      default:
+        sink_->WatchEvent(event.type, event.object);
+        if (auto rv = ResourceVersionOf(event.object); !rv.empty()) resource_version = rv;
+        delivered = true;
+        break;
+    }
+  }
+  if (stopping_) return WatchEnd::kStopped;
+  if (!delivered && std::chrono::steady_clock::now() - opened < kMinHealthyWatch) {
+    throw client::ApiError(client::ErrorReason::kTransport, 0,
+                           "watch closed by the server immediately after opening");
+  }
+  if (delivered) backoff_ = options_.initial_backoff;
+  return WatchEnd::kClosed;
+}
+
+void Reflector::Run() {
+  std::string resource_version;
+  bool need_list = true;
+  while (!stopping_) {
+    try {
+      if (need_list) {
+        resource_version = ListAll();
+        if (stopping_) break;
+        need_list = false;
+        lists_++;
+        backoff_ = options_.initial_backoff;
+        SetError("");
+      }
+      switch (WatchFrom(resource_version)) {
+        case WatchEnd::kGone:
+          need_list = true;
+          break;
+        case WatchEnd::kClosed:
+        case WatchEnd::kStopped:
+          break;
+      }
+    } catch (const client::ApiError& e) {
+      if (stopping_) break;
+      if (e.reason() == client::ErrorReason::kGone) {
+        spdlog::info("{}: {}; relisting", options_.resource.plural, e.what());
+        need_list = true;
+        continue;
+      }
+      spdlog::warn("{} {}: {}; retrying with backoff", need_list ? "list" : "watch",
+                   options_.resource.plural, e.what());
+      SetError(e.what());
+      Backoff();
+    } catch (const std::exception& e) {
+      if (stopping_) break;
+      // A body that is not the JSON we expect: start over from a fresh list.
+      spdlog::warn("{} {}: {}; relisting after backoff", need_list ? "list" : "watch",
+                   options_.resource.plural, e.what());
+      SetError(e.what());
+      need_list = true;
+      Backoff();
+    }
+  }
+}
+
+}  // namespace berth::informer

@@ -1,0 +1,88 @@
+#ifndef BERTH_PKG_INFORMER_REFLECTOR_H_
+#define BERTH_PKG_INFORMER_REFLECTOR_H_
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+
+#include "pkg/client/client.h"
+
+namespace berth::informer {
+
+// What a reflector feeds. All calls come from the reflector's one thread, in order.
+class ListWatchSink {
+ public:
+  virtual ~ListWatchSink() = default;
+  // A full, consistent list follows: ReplaceItem once per object, then ReplaceEnd.
+  virtual void ReplaceBegin() = 0;
+  virtual void ReplaceItem(const nlohmann::json& object) = 0;
+  virtual void ReplaceEnd() = 0;
+  // kAdded, kModified or kDeleted from the watch (bookmarks and errors stay in the reflector).
+  virtual void WatchEvent(client::WatchEventType type, const nlohmann::json& object) = 0;
+};
+
+struct ReflectorOptions {
+  client::Resource resource;
+  std::string label_selector;
+  std::string field_selector;
+  int64_t page_size = 500;
+  int watch_timeout_seconds = 300;
+  std::chrono::milliseconds initial_backoff{800};
+  std::chrono::milliseconds max_backoff{30000};
+};
+
+// Lists a resource, then watches it from the list's resourceVersion, forever, on its own thread:
+// bookmarks advance the resourceVersion; a 410 Gone/Expired (on watch open or as an ERROR event,
+// or an expired continue token while paging) relists; a stream the server closed is re-watched
+// from the last resourceVersion; other failures back off exponentially with jitter. Stop() is
+// thread-safe and returns once the thread has ended.
+class Reflector {
+ public:
+  Reflector(std::shared_ptr<client::Client> client, ReflectorOptions options, ListWatchSink* sink);
+  ~Reflector();
+  Reflector(const Reflector&) = delete;
+  Reflector& operator=(const Reflector&) = delete;
+
+  void Start();
+  void Stop();
+
+  // Number of completed lists (the first one included) and of watches opened.
+  uint64_t lists() const { return lists_.load(); }
+  uint64_t watches() const { return watches_.load(); }
+  // The error of the last failed list/watch, empty after a success. Thread-safe.
+  std::string last_error() const;
+  const ReflectorOptions& options() const { return options_; }
+
+ private:
+  void Run();
+  // Returns the list's resourceVersion. Throws client::ApiError.
+  std::string ListAll();
+  enum class WatchEnd { kClosed, kGone, kStopped };
+  WatchEnd WatchFrom(std::string& resource_version);
+  // Sleeps the current backoff (interruptible by Stop) and doubles it.
+  void Backoff();
+  void SetError(const std::string& error);
+
+  std::shared_ptr<client::Client> client_;
+  const ReflectorOptions options_;
+  ListWatchSink* const sink_;
+
+  std::atomic<bool> stopping_{false};
+  std::thread thread_;
+  mutable std::mutex mu_;  // Guards watch_, error_ and the stop condition.
+  std::condition_variable stop_cv_;
+  std::unique_ptr<client::WatchStream> watch_;
+  std::string error_;
+  std::chrono::milliseconds backoff_;
+  std::atomic<uint64_t> lists_{0};
+  std::atomic<uint64_t> watches_{0};
+};
+
+}  // namespace berth::informer
+
+#endif  // BERTH_PKG_INFORMER_REFLECTOR_H_

@@ -1,0 +1,170 @@
+#include "pkg/plugins/imagelocality/image_locality.h"
+
+#include <algorithm>
+#include <memory>
+#include <stdexcept>
+#include <unordered_map>
+#include <utility>
+
+namespace berth::plugins::imagelocality {
+namespace {
+
+// What Score needs about the pod and the cluster, computed once per cycle. Immutable once
+// written.
+class PreScoreState final : public framework::StateData {
+ public:
+  std::shared_ptr<framework::StateData> Clone() const override {
+    return std::make_shared<PreScoreState>(*this);
+  }
+
+  // Normalized images of the init containers, then the containers; a repeated image counts once
+  // per container, as upstream.
+  std::vector<std::string> image_names;
+  int64_t num_containers = 0;
+  int total_num_nodes = 0;
+  // Set when no NodeInfo of the snapshot carries image states: images are then read from each
+  // node's status, and `num_nodes_with_image` holds the spread of the pod's images.
+  bool read_node_status = false;
+  std::unordered_map<std::string, int> num_nodes_with_image;
+};
+
+// Built once: Score runs per node and the key is longer than the small-string buffer.
+const std::string& PreScoreKey() {
+  static const std::string key(kPreScoreStateKey);
+  return key;
+}
+
+// The size of `normalized_name` on `node` (node image names normalized the same way), or -1
+// when the node does not report it.
+int64_t ImageSizeOnNode(const api::Node& node, const std::string& normalized_name) {
+  for (const api::ContainerImage& image : node.status.images) {
+    for (const std::string& name : image.names) {
+      if (NormalizedImageName(name) == normalized_name) {
+        return image.size_bytes;
+      }
+    }
+  }
+  return -1;
+}
+
+std::shared_ptr<PreScoreState> BuildState(const api::Pod& pod,
+                                          const std::vector<framework::NodeInfoPtr>& all) {
+  auto state = std::make_shared<PreScoreState>();
+  for (const auto* containers : {&pod.spec.init_containers, &pod.spec.containers}) {
+    for (const api::Container& container : *containers) {
+      state->image_names.push_back(NormalizedImageName(container.image));
+    }
+  }
+  state->num_containers = static_cast<int64_t>(state->image_names.size());
+  state->total_num_nodes = static_cast<int>(all.size());
+  state->read_node_status =
+      std::none_of(all.begin(), all.end(), [](const framework::NodeInfoPtr& info) {
+        return info != nullptr && !info->image_states().empty();
+      });
+  if (!state->read_node_status) {
+    return state;
+  }
+
+  for (const std::string& name : state->image_names) {
+    state->num_nodes_with_image.emplace(name, 0);
+  }
+  for (const framework::NodeInfoPtr& info : all) {
+    if (info == nullptr || info->node() == nullptr) {
+      continue;
+    }
+    for (auto& [name, count] : state->num_nodes_with_image) {
+      if (ImageSizeOnNode(*info->node(), name) >= 0) {
+        count++;
+      }
+    }
+  }
+  return state;
+}
+
+}  // namespace
+
+std::string NormalizedImageName(std::string_view name) {
+  size_t last_colon = name.rfind(':');
+  size_t last_slash = name.rfind('/');
+  // npos stands for "absent" and must compare below every position.
+  bool has_tag = last_colon != std::string_view::npos &&
+                 (last_slash == std::string_view::npos || last_colon > last_slash);
+  std::string normalized(name);
+  if (!has_tag) {
+    normalized += ":latest";
+  }
+  return normalized;
+}
+
+int64_t CalculatePriority(int64_t sum_scores, int64_t num_containers) {
+  const int64_t max_threshold = kMaxContainerThreshold * num_containers;
+  if (sum_scores < kMinThreshold) {
+    sum_scores = kMinThreshold;
+  } else if (sum_scores > max_threshold) {
+    sum_scores = max_threshold;
+  }
+  return framework::kMaxNodeScore * (sum_scores - kMinThreshold) / (max_threshold - kMinThreshold);
+}
+
+int64_t ScaledImageScore(int64_t size_bytes, int num_nodes, int total_num_nodes) {
+  if (total_num_nodes <= 0) {
+    return 0;
+  }
+  double spread = static_cast<double>(num_nodes) / static_cast<double>(total_num_nodes);
+  return static_cast<int64_t>(static_cast<double>(size_bytes) * spread);
+}
+
+framework::Status ImageLocality::PreScore(framework::CycleState& state, const api::Pod& pod,
+                                          const std::vector<framework::NodeInfoPtr>&) {
+  state.Write(PreScoreKey(), BuildState(pod, handle_.SnapshotSharedLister().List()));
+  return framework::Status::Success();
+}
+
+framework::Status ImageLocality::Score(const framework::CycleState& state, const api::Pod& pod,
+                                       const framework::NodeInfo& node, int64_t* score) {
+  std::shared_ptr<const PreScoreState> data =
+      std::dynamic_pointer_cast<const PreScoreState>(state.ReadData(PreScoreKey()));
+  // Without PreScore (a caller scoring directly) the same data is derived here.
+  if (data == nullptr) {
+    data = BuildState(pod, handle_.SnapshotSharedLister().List());
+  }
+
+  int64_t sum = 0;
+  for (const std::string& name : data->image_names) {
+    if (!data->read_node_status) {
+      auto it = node.image_states().find(name);
+      if (it == node.image_states().end()) {
+        continue;
+      }
+      sum += ScaledImageScore(it->second.size_bytes, it->second.num_nodes, data->total_num_nodes);
+      continue;
+    }
+    if (node.node() == nullptr) {
+      continue;
+    }
+    int64_t size = ImageSizeOnNode(*node.node(), name);
+    if (size < 0) {
+      continue;
+    }
+    sum += ScaledImageScore(size, data->num_nodes_with_image.at(name), data->total_num_nodes);
+  }
+  *score = CalculatePriority(sum, data->num_containers);
+  return framework::Status::Success();
+}
+
+framework::PluginPtr New(const nlohmann::json& args, framework::Handle& handle) {
+  // Upstream ImageLocality has no args type; only the pluginConfig envelope fields may appear.
+  if (!args.is_null()) {
+    if (!args.is_object()) {
+      throw std::invalid_argument("args: Invalid value: " + args.dump() + ": must be an object");
+    }
+    for (const auto& [key, value] : args.items()) {
+      if (key != "apiVersion" && key != "kind") {
+        throw std::invalid_argument(key + ": unknown field");
+      }
+    }
+  }
+  return std::make_shared<ImageLocality>(handle);
+}
+
+}  // namespace berth::plugins::imagelocality

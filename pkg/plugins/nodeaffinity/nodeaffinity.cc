@@ -1,0 +1,311 @@
+#include "pkg/plugins/nodeaffinity/nodeaffinity.h"
+
+#include <algorithm>
+#include <initializer_list>
+#include <iterator>
+#include <memory>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "pkg/api/codec.h"
+#include "pkg/api/errors.h"
+#include "pkg/plugins/helper/normalize_score.h"
+
+namespace berth::plugins::nodeaffinity {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::string_view kNodeNameField = "metadata.name";
+constexpr int32_t kMaxPreferredWeight = 100;
+
+[[noreturn]] void Fail(const std::string& field, const std::string& problem) {
+  throw std::invalid_argument(field + ": " + problem);
+}
+
+void ExpectType(const json& value, json::value_t type, const char* type_name,
+                const std::string& field) {
+  if (value.type() != type) {
+    Fail(field, std::string("expected ") + type_name + ", got " + value.type_name());
+  }
+}
+
+// Strict decoding, as upstream's: a misspelled field is an error rather than silently ignored.
+void RejectUnknownFields(const json& object, const std::string& field,
+                         std::initializer_list<std::string_view> known) {
+  for (auto it = object.begin(); it != object.end(); ++it) {
+    if (std::find(known.begin(), known.end(), it.key()) == known.end()) {
+      Fail(field.empty() ? it.key() : field + "." + it.key(), "unknown field");
+    }
+  }
+}
+
+// The member named `key`, or nullptr when absent or null.
+const json* Member(const json& object, std::string_view key) {
+  auto it = object.find(key);
+  if (it == object.end() || it->is_null()) return nullptr;
+  return &*it;
+}
+
+api::NodeSelector ParseRequired(const json& value, const std::string& field) {
+  ExpectType(value, json::value_t::object, "object", field);
+  RejectUnknownFields(value, field, {"nodeSelectorTerms"});
+  const std::string terms_field = field + ".nodeSelectorTerms";
+  const json* terms = Member(value, "nodeSelectorTerms");
+  if (terms == nullptr) Fail(terms_field, "required");
+  ExpectType(*terms, json::value_t::array, "array", terms_field);
+  // An empty selector would match no node and silently make the profile unschedulable.
+  if (terms->empty()) Fail(terms_field, "must have at least one node selector term");
+  api::NodeSelector selector;
+  for (size_t i = 0; i < terms->size(); i++) {
+    selector.terms.push_back(
+        api::DecodeNodeSelectorTerm((*terms)[i], terms_field + "[" + std::to_string(i) + "]"));
+  }
+  return selector;
+}
+
+std::vector<api::PreferredSchedulingTerm> ParsePreferred(const json& value,
+                                                         const std::string& field) {
+  ExpectType(value, json::value_t::array, "array", field);
+  std::vector<api::PreferredSchedulingTerm> terms;
+  for (size_t i = 0; i < value.size(); i++) {
+    const std::string term_field = field + "[" + std::to_string(i) + "]";
+    const json& term = value[i];
+    ExpectType(term, json::value_t::object, "object", term_field);
+    RejectUnknownFields(term, term_field, {"weight", "preference"});
+
+    const std::string weight_field = term_field + ".weight";
+    const json* weight = Member(term, "weight");
+    if (weight == nullptr) Fail(weight_field, "required");
+    if (!weight->is_number_integer()) {
+      Fail(weight_field, std::string("expected integer, got ") + weight->type_name());
+    }
+    // Scores must stay non-negative for normalization; 100 is the apiserver's cap for the same
+    // field in a pod spec.
+    const int64_t w = weight->get<int64_t>();
+    if (w < 0 || w > kMaxPreferredWeight) Fail(weight_field, "must be in the range 0-100");
+
+    api::PreferredSchedulingTerm parsed;
+    parsed.weight = static_cast<int32_t>(w);
+    if (const json* preference = Member(term, "preference")) {
+      parsed.preference = api::DecodeNodeSelectorTerm(*preference, term_field + ".preference");
+    }
+    // A zero weight can never change a score (upstream drops such terms too).
+    if (parsed.weight != 0) terms.push_back(std::move(parsed));
+  }
+  return terms;
+}
+
+const api::NodeAffinity* PodNodeAffinity(const api::Pod& pod) {
+  if (!pod.spec.affinity || !pod.spec.affinity->node_affinity) return nullptr;
+  return &*pod.spec.affinity->node_affinity;
+}
+
+const api::NodeSelector* PodRequiredAffinity(const api::Pod& pod) {
+  const api::NodeAffinity* affinity = PodNodeAffinity(pod);
+  if (affinity == nullptr || !affinity->required) return nullptr;
+  return &*affinity->required;
+}
+
+const std::vector<api::PreferredSchedulingTerm>* PodPreferredAffinity(const api::Pod& pod) {
+  const api::NodeAffinity* affinity = PodNodeAffinity(pod);
+  if (affinity == nullptr || affinity->preferred.empty()) return nullptr;
+  return &affinity->preferred;
+}
+
+bool AddedRequiredMatches(const AddedAffinity& added, const api::Node& node) {
+  return !added.required || added.required->Matches(node.meta.labels, node.Name());
+}
+
+int64_t SumMatchingWeights(const std::vector<api::PreferredSchedulingTerm>& terms,
+                           const api::Node& node) {
+  int64_t sum = 0;
+  for (const api::PreferredSchedulingTerm& term : terms) {
+    if (term.preference.Matches(node.meta.labels, node.Name())) sum += term.weight;
+  }
+  return sum;
+}
+
+framework::QueueingHint NodeChangeHint(const AddedAffinity& added, const api::Pod& pod,
+                                       const framework::EventObjects& event) {
+  // A missing object is a malformed event; queueing is the safe answer.
+  if (!event.new_node) return framework::QueueingHint::kQueue;
+  auto matches = [&](const api::Node& node) {
+    return AddedRequiredMatches(added, node) && RequiredNodeAffinityMatches(pod, node);
+  };
+  if (!matches(*event.new_node)) return framework::QueueingHint::kSkip;
+  // Only an unmatched -> matched transition can undo a rejection by this plugin.
+  if (event.old_node && matches(*event.old_node)) return framework::QueueingHint::kSkip;
+  return framework::QueueingHint::kQueue;
+}
+
+bool SameRequirements(const std::vector<api::Requirement>& a,
+                      const std::vector<api::Requirement>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(),
+                    [](const api::Requirement& x, const api::Requirement& y) {
+                      return x.key == y.key && x.op == y.op && x.values == y.values &&
+                             x.number == y.number;
+                    });
+}
+
+bool SameRequiredAffinity(const api::NodeSelector* a, const api::NodeSelector* b) {
+  if (a == nullptr || b == nullptr) return a == b;
+  return std::equal(a->terms.begin(), a->terms.end(), b->terms.begin(), b->terms.end(),
+                    [](const api::NodeSelectorTerm& x, const api::NodeSelectorTerm& y) {
+                      return SameRequirements(x.match_expressions, y.match_expressions) &&
+                             SameRequirements(x.match_fields, y.match_fields);
+                    });
+}
+
+}  // namespace
+
+AddedAffinity ParseArgs(const json& args) {
+  AddedAffinity added;
+  if (args.is_null()) return added;
+  ExpectType(args, json::value_t::object, "object", "args");
+  RejectUnknownFields(args, "", {"addedAffinity", "apiVersion", "kind"});
+  const json* affinity = Member(args, "addedAffinity");
+  if (affinity == nullptr) return added;
+
+  const std::string field = "addedAffinity";
+  ExpectType(*affinity, json::value_t::object, "object", field);
+  RejectUnknownFields(*affinity, field,
+                      {"requiredDuringSchedulingIgnoredDuringExecution",
+                       "preferredDuringSchedulingIgnoredDuringExecution"});
+  try {
+    if (const json* required =
+            Member(*affinity, "requiredDuringSchedulingIgnoredDuringExecution")) {
+      added.required =
+          ParseRequired(*required, field + ".requiredDuringSchedulingIgnoredDuringExecution");
+    }
+    if (const json* preferred =
+            Member(*affinity, "preferredDuringSchedulingIgnoredDuringExecution")) {
+      added.preferred =
+          ParsePreferred(*preferred, field + ".preferredDuringSchedulingIgnoredDuringExecution");
+    }
+  } catch (const api::DecodeError& e) {
+    throw std::invalid_argument(e.what());
+  }
+  return added;
+}
+
+bool RequiredNodeAffinityMatches(const api::Pod& pod, const api::Node& node) {
+  for (const auto& [key, value] : pod.spec.node_selector) {
+    const std::string* label = node.meta.labels.Find(key);
+    if (label == nullptr || *label != value) return false;
+  }
+  const api::NodeSelector* required = PodRequiredAffinity(pod);
+  return required == nullptr || required->Matches(node.meta.labels, node.Name());
+}
+
+framework::Status NodeAffinity::PreFilter(framework::CycleState&, const api::Pod& pod,
+                                          const std::vector<framework::NodeInfoPtr>&,
+                                          framework::PreFilterResult* result) {
+  const api::NodeSelector* required = PodRequiredAffinity(pod);
+  if (required == nullptr && !added_.required && pod.spec.node_selector.empty()) {
+    return framework::Status::Skip();
+  }
+  if (required == nullptr || required->terms.empty()) return framework::Status::Success();
+
+  // Terms are ORed, the requirements of one term ANDed: the candidates are the union over terms
+  // of the intersection of each term's metadata.name In values. One term without such a
+  // requirement admits every node.
+  std::set<std::string> node_names;
+  for (const api::NodeSelectorTerm& term : required->terms) {
+    std::optional<std::set<std::string>> term_names;
+    for (const api::Requirement& r : term.match_fields) {
+      if (r.key != kNodeNameField || r.op != api::SelectorOperator::kIn) continue;
+      std::set<std::string> values(r.values.begin(), r.values.end());
+      if (!term_names) {
+        term_names = std::move(values);
+      } else {
+        std::set<std::string> both;
+        std::set_intersection(term_names->begin(), term_names->end(), values.begin(), values.end(),
+                              std::inserter(both, both.end()));
+        term_names = std::move(both);
+      }
+    }
+    if (!term_names) return framework::Status::Success();
+    node_names.merge(*term_names);
+  }
+  if (node_names.empty()) return framework::Status::Unresolvable(std::string(kErrReasonConflict));
+  if (result != nullptr) result->node_names = std::move(node_names);
+  return framework::Status::Success();
+}
+
+framework::Status NodeAffinity::Filter(const framework::CycleState&, const api::Pod& pod,
+                                       const framework::NodeInfo& node_info) {
+  const api::Node* node = node_info.node();
+  if (node == nullptr) return framework::Status::Error("node not found");
+  if (!AddedRequiredMatches(added_, *node)) {
+    return framework::Status::Unresolvable(std::string(kErrReasonEnforced));
+  }
+  if (!RequiredNodeAffinityMatches(pod, *node)) {
+    return framework::Status::Unresolvable(std::string(kErrReasonPod));
+  }
+  return framework::Status::Success();
+}
+
+framework::Status NodeAffinity::PreScore(framework::CycleState&, const api::Pod& pod,
+                                         const std::vector<framework::NodeInfoPtr>&) {
+  if (PodPreferredAffinity(pod) == nullptr && added_.preferred.empty()) {
+    return framework::Status::Skip();
+  }
+  return framework::Status::Success();
+}
+
+framework::Status NodeAffinity::Score(const framework::CycleState&, const api::Pod& pod,
+                                      const framework::NodeInfo& node_info, int64_t* score) {
+  const api::Node* node = node_info.node();
+  if (node == nullptr) return framework::Status::Error("node not found");
+  int64_t sum = SumMatchingWeights(added_.preferred, *node);
+  if (const auto* preferred = PodPreferredAffinity(pod))
+    sum += SumMatchingWeights(*preferred, *node);
+  *score = sum;
+  return framework::Status::Success();
+}
+
+framework::Status NodeAffinity::NormalizeScore(const framework::CycleState&, const api::Pod&,
+                                               framework::NodeScoreList& scores) {
+  helper::DefaultNormalizeScore(framework::kMaxNodeScore, /*reverse=*/false, scores);
+  return framework::Status::Success();
+}
+
+std::vector<framework::ClusterEventWithHint> NodeAffinity::EventsToRegister() const {
+  // The hint may outlive this plugin inside the queue, so it holds its own copy of the args.
+  auto added = std::make_shared<const AddedAffinity>(added_);
+  return {
+      {{framework::EventResource::kNode, framework::kAdd | framework::kUpdateNodeLabel,
+        "NodeAddOrUpdateNodeLabel"},
+       [added](const api::Pod& pod, const framework::EventObjects& event) {
+         return NodeChangeHint(*added, pod, event);
+       }},
+      {{framework::EventResource::kUnscheduledPod, framework::kUpdate, "UnscheduledPodUpdate"},
+       IsSchedulableAfterPodChange},
+  };
+}
+
+framework::QueueingHint NodeAffinity::IsSchedulableAfterNodeChange(
+    const api::Pod& pod, const framework::EventObjects& event) const {
+  return NodeChangeHint(added_, pod, event);
+}
+
+framework::QueueingHint IsSchedulableAfterPodChange(const api::Pod& pod,
+                                                    const framework::EventObjects& event) {
+  if (!event.new_pod) return framework::QueueingHint::kQueue;
+  const api::Pod& updated = *event.new_pod;
+  if (updated.meta.uid != pod.meta.uid) return framework::QueueingHint::kSkip;
+  const api::Pod& before = event.old_pod ? *event.old_pod : pod;
+  const bool changed =
+      before.spec.node_selector != updated.spec.node_selector ||
+      !SameRequiredAffinity(PodRequiredAffinity(before), PodRequiredAffinity(updated));
+  return changed ? framework::QueueingHint::kQueue : framework::QueueingHint::kSkip;
+}
+
+framework::PluginPtr New(const json& args, framework::Handle&) {
+  return std::make_shared<NodeAffinity>(ParseArgs(args));
+}
+
+}  // namespace berth::plugins::nodeaffinity

@@ -1,0 +1,91 @@
+#include "pkg/plugins/noderesources/balanced_allocation.h"
+
+#include <memory>
+#include <set>
+#include <string>
+#include <utility>
+
+namespace berth::plugins::noderesources {
+namespace {
+
+// The pod's plain requests, in the order of the configured resources. Immutable once written.
+class PreScoreState final : public framework::StateData {
+ public:
+  explicit PreScoreState(std::vector<int64_t> pod_requests)
+      : pod_requests_(std::move(pod_requests)) {}
+  std::shared_ptr<framework::StateData> Clone() const override {
+    return std::make_shared<PreScoreState>(*this);
+  }
+  const std::vector<int64_t>& pod_requests() const { return pod_requests_; }
+
+ private:
+  std::vector<int64_t> pod_requests_;
+};
+
+// Built once: Score runs per node and the key is longer than the small-string buffer.
+const std::string& PreScoreKey() {
+  static const std::string key(kBalancedAllocationPreScoreStateKey);
+  return key;
+}
+
+}  // namespace
+
+BalancedAllocationArgs ParseBalancedAllocationArgs(const nlohmann::json& args) {
+  ArgErrors errors;
+  BalancedAllocationArgs parsed;
+  CheckArgsObject(args, {"resources"}, "", errors);
+  if (args.is_object()) {
+    auto resources = args.find("resources");
+    parsed.resources =
+        ParseResourceSpecs(resources == args.end() ? nullptr : &*resources, "resources", errors);
+    std::set<std::string> seen;
+    for (size_t i = 0; i < parsed.resources.size(); i++) {
+      const ResourceSpec& spec = parsed.resources[i];
+      const std::string path = "resources[" + std::to_string(i) + "]";
+      if (!spec.name.empty() && !seen.insert(spec.name).second) {
+        errors.Add(path + ".name: Duplicate value: \"" + spec.name + "\"");
+      }
+      if (spec.weight != 1) {
+        errors.Add(path + ".weight: Invalid value: " + std::to_string(spec.weight) + ": must be 1");
+      }
+    }
+  }
+  errors.ThrowIfAny();
+  return parsed;
+}
+
+BalancedAllocation::BalancedAllocation(BalancedAllocationArgs args)
+    : args_(std::move(args)),
+      scorer_(args_.resources, /*use_requested=*/true, &BalancedResourceScore) {}
+
+framework::Status BalancedAllocation::PreScore(framework::CycleState& state, const api::Pod& pod,
+                                               const std::vector<framework::NodeInfoPtr>&) {
+  std::vector<int64_t> pod_requests = scorer_.PodRequests(pod);
+  if (ResourceAllocationScorer::RequestsNothing(pod_requests)) {
+    return framework::Status::Skip();
+  }
+  state.Write(PreScoreKey(), std::make_shared<PreScoreState>(std::move(pod_requests)));
+  return framework::Status::Success();
+}
+
+framework::Status BalancedAllocation::Score(const framework::CycleState& state, const api::Pod& pod,
+                                            const framework::NodeInfo& node, int64_t* score) {
+  auto data = std::dynamic_pointer_cast<PreScoreState>(state.ReadData(PreScoreKey()));
+  if (data != nullptr) {
+    *score = scorer_.Score(data->pod_requests(), node);
+    return framework::Status::Success();
+  }
+  // Without PreScore (a caller scoring directly) the requests are computed here, and a pod that
+  // requests nothing scores 0 everywhere, as upstream.
+  std::vector<int64_t> pod_requests = scorer_.PodRequests(pod);
+  *score = ResourceAllocationScorer::RequestsNothing(pod_requests)
+               ? 0
+               : scorer_.Score(pod_requests, node);
+  return framework::Status::Success();
+}
+
+framework::PluginPtr NewBalancedAllocation(const nlohmann::json& args, framework::Handle&) {
+  return std::make_shared<BalancedAllocation>(ParseBalancedAllocationArgs(args));
+}
+
+}  // namespace berth::plugins::noderesources

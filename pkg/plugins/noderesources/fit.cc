@@ -1,0 +1,478 @@
+#include "pkg/plugins/noderesources/fit.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <utility>
+
+namespace berth::plugins::noderesources {
+namespace {
+
+constexpr std::string_view kLeastAllocated = "LeastAllocated";
+constexpr std::string_view kMostAllocated = "MostAllocated";
+constexpr std::string_view kRequestedToCapacityRatio = "RequestedToCapacityRatio";
+constexpr int64_t kMaxResourceWeight = 100;
+
+// The pod's requests as computed at decode time (containers summed, init containers as a max,
+// sidecars, pod-level resources and overhead accounted for). Immutable once written.
+class PreFilterState final : public framework::StateData {
+ public:
+  explicit PreFilterState(api::ResourceList request) : request_(std::move(request)) {}
+  std::shared_ptr<framework::StateData> Clone() const override {
+    return std::make_shared<PreFilterState>(*this);
+  }
+  const api::ResourceList& request() const { return request_; }
+
+ private:
+  api::ResourceList request_;
+};
+
+// The pod's scoring requests, in the order of the strategy's resources. Immutable once written.
+class PreScoreState final : public framework::StateData {
+ public:
+  explicit PreScoreState(std::vector<int64_t> pod_requests)
+      : pod_requests_(std::move(pod_requests)) {}
+  std::shared_ptr<framework::StateData> Clone() const override {
+    return std::make_shared<PreScoreState>(*this);
+  }
+  const std::vector<int64_t>& pod_requests() const { return pod_requests_; }
+
+ private:
+  std::vector<int64_t> pod_requests_;
+};
+
+// CycleState keys as strings built once: Filter and Score run per node, and a key longer than the
+// small-string buffer would otherwise allocate on every call.
+const std::string& PreFilterKey() {
+  static const std::string key(kPreFilterStateKey);
+  return key;
+}
+
+const std::string& PreScoreKey() {
+  static const std::string key(kPreScoreStateKey);
+  return key;
+}
+
+bool IsIgnored(const std::string& name, const IgnoredResources& ignored) {
+  // Checked first: classifying the name allocates, and most configurations ignore nothing.
+  if (ignored.names.empty() && ignored.groups.empty()) {
+    return false;
+  }
+  if (!IsExtendedResourceName(name)) {
+    return false;
+  }
+  if (ignored.names.count(name)) {
+    return true;
+  }
+  return ignored.groups.count(name.substr(0, name.find('/'))) > 0;
+}
+
+bool RequestsNothing(const api::ResourceList& request) {
+  return request.milli_cpu == 0 && request.memory == 0 && request.ephemeral_storage == 0 &&
+         request.scalar.empty();
+}
+
+// True when `modified` has more of something the pod asks for than `original`, or admits more
+// pods (upstream haveAnyRequestedResourcesIncreased).
+bool AnyRequestedResourceIncreased(const api::ResourceList& pod_request,
+                                   const api::ResourceList& original,
+                                   const api::ResourceList& modified) {
+  if (modified.pods > original.pods) {
+    return true;
+  }
+  if (RequestsNothing(pod_request)) {
+    return false;
+  }
+  if ((pod_request.milli_cpu > 0 && modified.milli_cpu > original.milli_cpu) ||
+      (pod_request.memory > 0 && modified.memory > original.memory) ||
+      (pod_request.ephemeral_storage > 0 &&
+       modified.ephemeral_storage > original.ephemeral_storage)) {
+    return true;
+  }
+  for (const auto& [name, quantity] : pod_request.scalar) {
+    if (quantity == 0) {
+      continue;
+    }
+    if (modified.Get(name) > original.Get(name)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// Upstream isSchedulableAfterPodScaleDown: the pod's own scale-down, or a scheduled pod giving
+// back some of a resource the pending pod requests.
+bool ScaleDownMayHelp(const api::Pod& pod, const api::Pod& original, const api::Pod& modified) {
+  if (modified.meta.uid == pod.meta.uid) {
+    return true;
+  }
+  if (modified.spec.node_name.empty()) {
+    return false;
+  }
+  const api::ResourceList& wanted = pod.requests;
+  const api::ResourceList& before = original.requests;
+  const api::ResourceList& after = modified.requests;
+  if (wanted.milli_cpu != 0 && before.milli_cpu > after.milli_cpu) {
+    return true;
+  }
+  if (wanted.memory != 0 && before.memory > after.memory) {
+    return true;
+  }
+  if (wanted.ephemeral_storage != 0 && before.ephemeral_storage > after.ephemeral_storage) {
+    return true;
+  }
+  for (const auto& [name, quantity] : wanted.scalar) {
+    if (quantity == 0 || !IsScalarResourceName(name)) {
+      continue;
+    }
+    if (before.Get(name) > after.Get(name)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+framework::QueueingHint HintAfterPodEvent(const api::Pod& pod,
+                                          const framework::EventObjects& event) {
+  if (event.new_pod == nullptr) {
+    if (event.old_pod == nullptr) {
+      return framework::QueueingHint::kQueue;
+    }
+    // A pod that was neither bound nor nominated held no room on any node.
+    if (event.old_pod->spec.node_name.empty() &&
+        event.old_pod->status.nominated_node_name.empty()) {
+      return framework::QueueingHint::kSkip;
+    }
+    return framework::QueueingHint::kQueue;
+  }
+  if (event.old_pod == nullptr) {
+    return framework::QueueingHint::kQueue;
+  }
+  return ScaleDownMayHelp(pod, *event.old_pod, *event.new_pod) ? framework::QueueingHint::kQueue
+                                                               : framework::QueueingHint::kSkip;
+}
+
+framework::QueueingHint HintAfterNodeChange(const IgnoredResources& ignored, const api::Pod& pod,
+                                            const framework::EventObjects& event) {
+  if (event.new_node == nullptr) {
+    return framework::QueueingHint::kQueue;
+  }
+  const api::ResourceList& allocatable = event.new_node->status.allocatable;
+  // Whether the pod fits the node were it empty: if not, no amount of room helps.
+  if (!FitsRequest(pod.requests, allocatable, api::ResourceList{}, 0, ignored).empty()) {
+    return framework::QueueingHint::kSkip;
+  }
+  if (event.old_node == nullptr) {
+    return framework::QueueingHint::kQueue;
+  }
+  return AnyRequestedResourceIncreased(pod.requests, event.old_node->status.allocatable,
+                                       allocatable)
+             ? framework::QueueingHint::kQueue
+             : framework::QueueingHint::kSkip;
+}
+
+ResourceScorer BuildScorer(const ScoringStrategy& strategy) {
+  switch (strategy.type) {
+    case ScoringStrategyType::kMostAllocated:
+      return MostAllocatedScorer(strategy.resources);
+    case ScoringStrategyType::kRequestedToCapacityRatio:
+      return RequestedToCapacityRatioScorer(strategy.resources, strategy.shape);
+    case ScoringStrategyType::kLeastAllocated:
+      break;
+  }
+  return LeastAllocatedScorer(strategy.resources);
+}
+
+// Reads a list of strings at `path`; entries that are not strings are reported.
+std::vector<std::string> ParseStringList(const nlohmann::json& args, const char* field,
+                                         ArgErrors& errors) {
+  std::vector<std::string> values;
+  auto it = args.find(field);
+  if (it == args.end() || it->is_null()) {
+    return values;
+  }
+  if (!it->is_array()) {
+    errors.Add(std::string(field) + ": Invalid value: " + JsonValueText(*it) + ": must be a list");
+    return values;
+  }
+  for (size_t i = 0; i < it->size(); i++) {
+    const nlohmann::json& entry = (*it)[i];
+    if (!entry.is_string()) {
+      errors.Add(std::string(field) + "[" + std::to_string(i) +
+                 "]: Invalid value: " + JsonValueText(entry) + ": must be a string");
+      continue;
+    }
+    values.push_back(entry.get<std::string>());
+  }
+  return values;
+}
+
+std::vector<UtilizationShapePoint> ParseShape(const nlohmann::json& ratio, const std::string& path,
+                                              ArgErrors& errors) {
+  std::vector<UtilizationShapePoint> shape;
+  const std::string shape_path = path + ".shape";
+  CheckArgsObject(ratio, {"shape"}, path, errors);
+  if (!ratio.is_object()) {
+    return shape;
+  }
+  auto list = ratio.find("shape");
+  if (list == ratio.end() || list->is_null() || (list->is_array() && list->empty())) {
+    errors.Add(shape_path + ": Required value: at least one point must be specified");
+    return shape;
+  }
+  if (!list->is_array()) {
+    errors.Add(shape_path + ": Invalid value: " + JsonValueText(*list) + ": must be a list");
+    return shape;
+  }
+  for (size_t i = 0; i < list->size(); i++) {
+    const nlohmann::json& entry = (*list)[i];
+    const std::string point_path = shape_path + "[" + std::to_string(i) + "]";
+    CheckArgsObject(entry, {"utilization", "score"}, point_path, errors);
+    if (!entry.is_object()) {
+      continue;
+    }
+    UtilizationShapePoint point;
+    for (auto [key, target] : {std::pair<const char*, int64_t*>{"utilization", &point.utilization},
+                               std::pair<const char*, int64_t*>{"score", &point.score}}) {
+      auto value = entry.find(key);
+      if (value == entry.end() || value->is_null()) {
+        continue;
+      }
+      if (!value->is_number_integer()) {
+        errors.Add(point_path + "." + key + ": Invalid value: " + JsonValueText(*value) +
+                   ": must be an integer");
+        continue;
+      }
+      *target = value->get<int64_t>();
+    }
+    shape.push_back(point);
+  }
+  for (size_t i = 1; i < shape.size(); i++) {
+    if (shape[i - 1].utilization >= shape[i].utilization) {
+      errors.Add(shape_path + "[" + std::to_string(i) +
+                 "].utilization: Invalid value: " + std::to_string(shape[i].utilization) +
+                 ": utilization values must be sorted in increasing order");
+      break;
+    }
+  }
+  for (size_t i = 0; i < shape.size(); i++) {
+    const std::string point_path = shape_path + "[" + std::to_string(i) + "]";
+    if (shape[i].utilization < 0 || shape[i].utilization > kMaxUtilization) {
+      errors.Add(point_path +
+                 ".utilization: Invalid value: " + std::to_string(shape[i].utilization) +
+                 ": not in valid range [0, " + std::to_string(kMaxUtilization) + "]");
+    }
+    if (shape[i].score < 0 || shape[i].score > kMaxCustomPriorityScore) {
+      errors.Add(point_path + ".score: Invalid value: " + std::to_string(shape[i].score) +
+                 ": not in valid range [0, " + std::to_string(kMaxCustomPriorityScore) + "]");
+    }
+  }
+  return shape;
+}
+
+ScoringStrategy ParseScoringStrategy(const nlohmann::json& json, ArgErrors& errors) {
+  const std::string path = "scoringStrategy";
+  ScoringStrategy strategy;
+  CheckArgsObject(json, {"type", "resources", "requestedToCapacityRatio"}, path, errors);
+  if (!json.is_object()) {
+    return strategy;
+  }
+
+  // Like upstream's v1 API, a given scoringStrategy must name its type.
+  auto type = json.find("type");
+  std::string type_name;
+  if (type != json.end() && type->is_string()) {
+    type_name = type->get<std::string>();
+  }
+  if (type_name == kLeastAllocated) {
+    strategy.type = ScoringStrategyType::kLeastAllocated;
+  } else if (type_name == kMostAllocated) {
+    strategy.type = ScoringStrategyType::kMostAllocated;
+  } else if (type_name == kRequestedToCapacityRatio) {
+    strategy.type = ScoringStrategyType::kRequestedToCapacityRatio;
+  } else {
+    std::string value = type == json.end() ? "\"\"" : JsonValueText(*type);
+    errors.Add(path + ".type: Unsupported value: " + value + ": supported values: \"" +
+               std::string(kLeastAllocated) + "\", \"" + std::string(kMostAllocated) + "\", \"" +
+               std::string(kRequestedToCapacityRatio) + "\"");
+  }
+
+  auto resources = json.find("resources");
+  strategy.resources = ParseResourceSpecs(resources == json.end() ? nullptr : &*resources,
+                                          path + ".resources", errors);
+  for (size_t i = 0; i < strategy.resources.size(); i++) {
+    const ResourceSpec& spec = strategy.resources[i];
+    if (spec.weight <= 0 || spec.weight > kMaxResourceWeight) {
+      errors.Add(path + ".resources[" + std::to_string(i) + "].weight: Invalid value: " +
+                 std::to_string(spec.weight) + ": resource weight of " + spec.name +
+                 " not in valid range (0, " + std::to_string(kMaxResourceWeight) + "]");
+    }
+  }
+
+  auto ratio = json.find("requestedToCapacityRatio");
+  const std::string ratio_path = path + ".requestedToCapacityRatio";
+  if (ratio != json.end() && !ratio->is_null()) {
+    strategy.shape = ParseShape(*ratio, ratio_path, errors);
+  } else if (strategy.type == ScoringStrategyType::kRequestedToCapacityRatio) {
+    errors.Add(ratio_path + ".shape: Required value: at least one point must be specified");
+  }
+  return strategy;
+}
+
+}  // namespace
+
+FitArgs ParseFitArgs(const nlohmann::json& args) {
+  ArgErrors errors;
+  FitArgs parsed;
+  CheckArgsObject(args, {"ignoredResources", "ignoredResourceGroups", "scoringStrategy"}, "",
+                  errors);
+  if (args.is_object()) {
+    std::vector<std::string> names = ParseStringList(args, "ignoredResources", errors);
+    for (size_t i = 0; i < names.size(); i++) {
+      if (!IsQualifiedName(names[i])) {
+        errors.Add("ignoredResources[" + std::to_string(i) + "]: Invalid value: \"" + names[i] +
+                   "\": must be a qualified name");
+      }
+      parsed.ignored_resources.insert(names[i]);
+    }
+    std::vector<std::string> groups = ParseStringList(args, "ignoredResourceGroups", errors);
+    for (size_t i = 0; i < groups.size(); i++) {
+      const std::string path = "ignoredResourceGroups[" + std::to_string(i) + "]";
+      if (groups[i].find('/') != std::string::npos) {
+        errors.Add(path + ": Invalid value: \"" + groups[i] +
+                   "\": resource group name can't contain '/'");
+      } else if (!IsQualifiedName(groups[i])) {
+        errors.Add(path + ": Invalid value: \"" + groups[i] + "\": must be a qualified name");
+      }
+      parsed.ignored_resource_groups.insert(groups[i]);
+    }
+    auto strategy = args.find("scoringStrategy");
+    if (strategy != args.end() && !strategy->is_null()) {
+      parsed.scoring_strategy = ParseScoringStrategy(*strategy, errors);
+    }
+  }
+  errors.ThrowIfAny();
+  return parsed;
+}
+
+std::vector<InsufficientResource> FitsRequest(const api::ResourceList& pod_request,
+                                              const api::ResourceList& allocatable,
+                                              const api::ResourceList& node_requested,
+                                              size_t pods_on_node,
+                                              const IgnoredResources& ignored) {
+  std::vector<InsufficientResource> insufficient;
+  const auto pod_count = static_cast<int64_t>(pods_on_node);
+  if (pod_count + 1 > allocatable.pods) {
+    insufficient.push_back({std::string(api::kResourcePods), std::string(kErrReasonTooManyPods), 1,
+                            pod_count, allocatable.pods, false});
+  }
+  if (RequestsNothing(pod_request)) {
+    return insufficient;
+  }
+
+  // Reasons are built only for failures: this runs for every node of every cycle.
+  auto check = [&](std::string_view name, std::string_view reason, int64_t requested, int64_t used,
+                   int64_t capacity) {
+    if (requested <= 0 || requested <= capacity - used) {
+      return;
+    }
+    std::string full_reason = reason.empty()
+                                  ? std::string(kErrReasonInsufficientPrefix) + std::string(name)
+                                  : std::string(reason);
+    insufficient.push_back({std::string(name), std::move(full_reason), requested, used, capacity,
+                            requested > capacity});
+  };
+  check(api::kResourceCPU, kErrReasonInsufficientCPU, pod_request.milli_cpu,
+        node_requested.milli_cpu, allocatable.milli_cpu);
+  check(api::kResourceMemory, kErrReasonInsufficientMemory, pod_request.memory,
+        node_requested.memory, allocatable.memory);
+  check(api::kResourceEphemeralStorage, kErrReasonInsufficientEphemeralStorage,
+        pod_request.ephemeral_storage, node_requested.ephemeral_storage,
+        allocatable.ephemeral_storage);
+  for (const auto& [name, quantity] : pod_request.scalar) {
+    if (quantity == 0 || IsIgnored(name, ignored)) {
+      continue;
+    }
+    // Scalar names never alias the first-class fields, so Get() reads the scalar entry.
+    check(name, {}, quantity, node_requested.Get(name), allocatable.Get(name));
+  }
+  return insufficient;
+}
+
+std::vector<InsufficientResource> Fits(const api::Pod& pod, const framework::NodeInfo& node) {
+  return FitsRequest(pod.requests, node.allocatable(), node.requested(), node.pods().size(),
+                     IgnoredResources{});
+}
+
+Fit::Fit(FitArgs args)
+    : args_(std::move(args)),
+      ignored_(std::make_shared<const IgnoredResources>(
+          IgnoredResources{args_.ignored_resources, args_.ignored_resource_groups})),
+      scorer_(args_.scoring_strategy.resources, /*use_requested=*/false,
+              BuildScorer(args_.scoring_strategy)) {}
+
+framework::Status Fit::PreFilter(framework::CycleState& state, const api::Pod& pod,
+                                 const std::vector<framework::NodeInfoPtr>&,
+                                 framework::PreFilterResult*) {
+  state.Write(PreFilterKey(), std::make_shared<PreFilterState>(pod.requests));
+  return framework::Status::Success();
+}
+
+framework::Status Fit::Filter(const framework::CycleState& state, const api::Pod&,
+                              const framework::NodeInfo& node) {
+  auto data = std::dynamic_pointer_cast<PreFilterState>(state.ReadData(PreFilterKey()));
+  if (data == nullptr) {
+    return framework::Status::Error("error reading \"" + PreFilterKey() +
+                                    "\" from cycleState: not found");
+  }
+  std::vector<InsufficientResource> insufficient = FitsRequest(
+      data->request(), node.allocatable(), node.requested(), node.pods().size(), *ignored_);
+  if (insufficient.empty()) {
+    return framework::Status::Success();
+  }
+
+  framework::Code code = framework::Code::kUnschedulable;
+  std::vector<std::string> reasons;
+  reasons.reserve(insufficient.size());
+  for (auto& resource : insufficient) {
+    reasons.push_back(std::move(resource.reason));
+    if (resource.unresolvable) {
+      code = framework::Code::kUnschedulableAndUnresolvable;
+    }
+  }
+  return framework::Status(code, std::move(reasons));
+}
+
+std::vector<framework::ClusterEventWithHint> Fit::EventsToRegister() const {
+  std::shared_ptr<const IgnoredResources> ignored = ignored_;
+  return {
+      {{framework::EventResource::kPod, framework::kDelete | framework::kUpdatePodScaleDown,
+        "AssignedPodDelete|UpdatePodScaleDown"},
+       &HintAfterPodEvent},
+      {{framework::EventResource::kNode, framework::kAdd | framework::kUpdateNodeAllocatable,
+        "NodeAdd|UpdateNodeAllocatable"},
+       [ignored](const api::Pod& pod, const framework::EventObjects& event) {
+         return HintAfterNodeChange(*ignored, pod, event);
+       }},
+  };
+}
+
+framework::Status Fit::PreScore(framework::CycleState& state, const api::Pod& pod,
+                                const std::vector<framework::NodeInfoPtr>&) {
+  state.Write(PreScoreKey(), std::make_shared<PreScoreState>(scorer_.PodRequests(pod)));
+  return framework::Status::Success();
+}
+
+framework::Status Fit::Score(const framework::CycleState& state, const api::Pod& pod,
+                             const framework::NodeInfo& node, int64_t* score) {
+  auto data = std::dynamic_pointer_cast<PreScoreState>(state.ReadData(PreScoreKey()));
+  // Without PreScore (a caller scoring directly) the requests are computed here, as upstream.
+  *score = data != nullptr ? scorer_.Score(data->pod_requests(), node)
+                           : scorer_.Score(scorer_.PodRequests(pod), node);
+  return framework::Status::Success();
+}
+
+framework::PluginPtr New(const nlohmann::json& args, framework::Handle&) {
+  return std::make_shared<Fit>(ParseFitArgs(args));
+}
+
+}  // namespace berth::plugins::noderesources

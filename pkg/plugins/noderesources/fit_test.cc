@@ -1,0 +1,700 @@
+#include "pkg/plugins/noderesources/fit.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "test/testing/fake_handle.h"
+#include "test/testing/objects.h"
+
+namespace berth::plugins::noderesources {
+namespace {
+
+using framework::Code;
+using framework::QueueingHint;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using testing::NodeBuilder;
+using testing::PodBuilder;
+
+std::shared_ptr<Fit> MakeFit(const nlohmann::json& args = nullptr) {
+  testing::FakeHandle handle;
+  auto plugin = std::dynamic_pointer_cast<Fit>(New(args, handle));
+  EXPECT_NE(plugin, nullptr);
+  return plugin;
+}
+
+// The node of upstream's TestEnoughRequests: cpu 10m, memory 20, 32 pods, 5 of example.com/aaa,
+// 20 of ephemeral-storage, 5 of hugepages-2Mi.
+framework::NodeInfoPtr FilterNode(const std::vector<framework::PodInfoPtr>& pods = {},
+                                  int64_t max_pods = 32) {
+  return NodeBuilder("node")
+      .Capacity("10m", "20", max_pods,
+                {{"example.com/aaa", "5"}, {"ephemeral-storage", "20"}, {"hugepages-2Mi", "5"}})
+      .Info(pods);
+}
+
+framework::PodInfoPtr UsedPod(const std::string& cpu, const std::string& memory,
+                              std::vector<std::pair<std::string, std::string>> extra = {}) {
+  return PodBuilder("used").Node("node").Container(cpu, memory, std::move(extra)).Info();
+}
+
+framework::Status RunFilter(Fit& plugin, const api::Pod& pod, const framework::NodeInfo& node) {
+  framework::CycleState state;
+  framework::PreFilterResult result;
+  framework::Status pre_filter = plugin.PreFilter(state, pod, {}, &result);
+  EXPECT_TRUE(pre_filter.IsSuccess()) << pre_filter.Message();
+  EXPECT_TRUE(result.AllNodes());
+  return plugin.Filter(state, pod, node);
+}
+
+std::vector<int64_t> ScoreNodes(framework::PreScorePlugin& pre_score,
+                                framework::ScorePlugin& score_plugin, const api::Pod& pod,
+                                const std::vector<framework::NodeInfoPtr>& nodes) {
+  framework::CycleState state;
+  framework::Status status = pre_score.PreScore(state, pod, nodes);
+  EXPECT_TRUE(status.IsSuccess()) << status.Message();
+  std::vector<int64_t> scores;
+  for (const auto& node : nodes) {
+    int64_t score = -1;
+    EXPECT_TRUE(score_plugin.Score(state, pod, *node, &score).IsSuccess());
+    scores.push_back(score);
+  }
+  return scores;
+}
+
+std::vector<int64_t> FitScores(const nlohmann::json& args, const api::Pod& pod,
+                               const std::vector<framework::NodeInfoPtr>& nodes) {
+  auto plugin = MakeFit(args);
+  return ScoreNodes(*plugin, *plugin, pod, nodes);
+}
+
+nlohmann::json Strategy(const std::string& type, nlohmann::json resources = nullptr) {
+  nlohmann::json strategy = {{"type", type}};
+  if (!resources.is_null()) {
+    strategy["resources"] = std::move(resources);
+  }
+  return {{"scoringStrategy", strategy}};
+}
+
+// Upstream TestLeastAllocated/MostAllocated pod: two containers, 3000 cpus and 5000 bytes total.
+api::PodPtr ThreeCpuPod() {
+  return PodBuilder("pod").Container("1000", "2000").Container("2000", "3000").Build();
+}
+
+std::string ArgsError(const nlohmann::json& args) {
+  try {
+    ParseFitArgs(args);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// ---- Filter ----
+
+TEST(FitFilter, PodRequestingNothingFits) {
+  auto plugin = MakeFit();
+  auto node = FilterNode({UsedPod("10m", "20")});
+  EXPECT_TRUE(RunFilter(*plugin, *PodBuilder("pod").Build(), *node).IsSuccess());
+}
+
+TEST(FitFilter, InsufficientCpuAndMemoryAreBothReported) {
+  auto plugin = MakeFit();
+  auto node = FilterNode({UsedPod("10m", "20")});
+  framework::Status status =
+      RunFilter(*plugin, *PodBuilder("pod").Container("1m", "1").Build(), *node);
+  EXPECT_EQ(status.code(), Code::kUnschedulable);
+  EXPECT_THAT(status.reasons(), ElementsAre("Insufficient cpu", "Insufficient memory"));
+}
+
+TEST(FitFilter, InsufficientMemoryOnly) {
+  auto plugin = MakeFit();
+  auto node = FilterNode({UsedPod("5m", "19")});
+  framework::Status status =
+      RunFilter(*plugin, *PodBuilder("pod").Container("1m", "2").Build(), *node);
+  EXPECT_EQ(status.code(), Code::kUnschedulable);
+  EXPECT_THAT(status.reasons(), ElementsAre("Insufficient memory"));
+}
+
+TEST(FitFilter, EqualToFreeCapacityFits) {
+  auto plugin = MakeFit();
+  auto node = FilterNode({UsedPod("5m", "19")});
+  EXPECT_TRUE(
+      RunFilter(*plugin, *PodBuilder("pod").Container("5m", "1").Build(), *node).IsSuccess());
+}
+
+TEST(FitFilter, RequestAboveAllocatableIsUnresolvable) {
+  auto plugin = MakeFit();
+  auto node = FilterNode();
+  framework::Status status =
+      RunFilter(*plugin, *PodBuilder("pod").Container("11m", "1").Build(), *node);
+  EXPECT_EQ(status.code(), Code::kUnschedulableAndUnresolvable);
+  EXPECT_THAT(status.reasons(), ElementsAre("Insufficient cpu"));
+}
+
+TEST(FitFilter, InitContainerCountsAsMaxNotSum) {
+  auto plugin = MakeFit();
+  auto node = FilterNode({UsedPod("8m", "19")});
+  // max(1m, 3m) = 3m does not fit in the 2m left.
+  framework::Status status = RunFilter(
+      *plugin, *PodBuilder("pod").Container("1m", "1").InitContainer("3m", "1").Build(), *node);
+  EXPECT_EQ(status.code(), Code::kUnschedulable);
+  EXPECT_THAT(status.reasons(), ElementsAre("Insufficient cpu"));
+
+  // max(1m, 1m) = 1m fits in the 1m left by a 9m pod.
+  auto fuller = FilterNode({UsedPod("9m", "19")});
+  EXPECT_TRUE(RunFilter(*plugin,
+                        *PodBuilder("pod").Container("1m", "1").InitContainer("1m", "1").Build(),
+                        *fuller)
+                  .IsSuccess());
+}
+
+TEST(FitFilter, ExtendedResourceFitsWhenFree) {
+  auto plugin = MakeFit();
+  auto node = FilterNode({UsedPod("0", "0", {{"example.com/aaa", "2"}})});
+  EXPECT_TRUE(RunFilter(*plugin,
+                        *PodBuilder("pod").Container("1m", "1", {{"example.com/aaa", "3"}}).Build(),
+                        *node)
+                  .IsSuccess());
+}
+
+TEST(FitFilter, ExtendedResourceAllocatableEnforced) {
+  auto plugin = MakeFit();
+  auto node = FilterNode({UsedPod("0", "0", {{"example.com/aaa", "5"}})});
+  framework::Status status = RunFilter(
+      *plugin, *PodBuilder("pod").Container("1m", "1", {{"example.com/aaa", "1"}}).Build(), *node);
+  EXPECT_EQ(status.code(), Code::kUnschedulable);
+  EXPECT_THAT(status.reasons(), ElementsAre("Insufficient example.com/aaa"));
+}
+
+TEST(FitFilter, ExtendedResourceCapacityEnforcedIsUnresolvable) {
+  auto plugin = MakeFit();
+  auto node = FilterNode();
+  framework::Status status = RunFilter(
+      *plugin, *PodBuilder("pod").Container("1m", "1", {{"example.com/aaa", "10"}}).Build(), *node);
+  EXPECT_EQ(status.code(), Code::kUnschedulableAndUnresolvable);
+  EXPECT_THAT(status.reasons(), ElementsAre("Insufficient example.com/aaa"));
+
+  // A resource the node does not have at all.
+  status = RunFilter(
+      *plugin, *PodBuilder("pod").Container("1m", "1", {{"example.com/bbb", "1"}}).Build(), *node);
+  EXPECT_EQ(status.code(), Code::kUnschedulableAndUnresolvable);
+  EXPECT_THAT(status.reasons(), ElementsAre("Insufficient example.com/bbb"));
+}
+
+TEST(FitFilter, ZeroExtendedRequestIsNotChecked) {
+  auto plugin = MakeFit();
+  auto node = FilterNode({UsedPod("0", "0", {{"example.com/aaa", "5"}})});
+  EXPECT_TRUE(RunFilter(*plugin,
+                        *PodBuilder("pod").Container("1m", "1", {{"example.com/aaa", "0"}}).Build(),
+                        *node)
+                  .IsSuccess());
+}
+
+TEST(FitFilter, IgnoredResourcesAreSkipped) {
+  auto plugin = MakeFit({{"ignoredResources", {"example.com/bbb"}}});
+  auto node = FilterNode();
+  EXPECT_TRUE(RunFilter(*plugin,
+                        *PodBuilder("pod").Container("1m", "1", {{"example.com/bbb", "1"}}).Build(),
+                        *node)
+                  .IsSuccess());
+}
+
+TEST(FitFilter, IgnoredResourceGroupsSkipOnlyExtendedResourcesOfTheGroup) {
+  auto plugin = MakeFit({{"ignoredResourceGroups", {"example.com"}}});
+  auto node = FilterNode();
+  framework::Status status = RunFilter(
+      *plugin,
+      *PodBuilder("pod")
+           .Container("1m", "1", {{"example.com/bbb", "1"}, {"kubernetes.io/something", "1"}})
+           .Build(),
+      *node);
+  EXPECT_EQ(status.code(), Code::kUnschedulableAndUnresolvable);
+  EXPECT_THAT(status.reasons(), ElementsAre("Insufficient kubernetes.io/something"));
+}
+
+TEST(FitFilter, HugePagesAreEnforcedAndCannotBeIgnored) {
+  auto plugin = MakeFit({{"ignoredResources", {"hugepages-2Mi"}}});
+  auto node = FilterNode({UsedPod("0", "0", {{"hugepages-2Mi", "2"}})});
+  framework::Status status = RunFilter(
+      *plugin, *PodBuilder("pod").Container("1m", "1", {{"hugepages-2Mi", "4"}}).Build(), *node);
+  EXPECT_EQ(status.code(), Code::kUnschedulable);
+  EXPECT_THAT(status.reasons(), ElementsAre("Insufficient hugepages-2Mi"));
+}
+
+TEST(FitFilter, EphemeralStorageEnforced) {
+  auto plugin = MakeFit();
+  auto node = FilterNode({UsedPod("0", "0", {{"ephemeral-storage", "15"}})});
+  framework::Status status = RunFilter(
+      *plugin, *PodBuilder("pod").Container("1m", "1", {{"ephemeral-storage", "6"}}).Build(),
+      *node);
+  EXPECT_EQ(status.code(), Code::kUnschedulable);
+  EXPECT_THAT(status.reasons(), ElementsAre("Insufficient ephemeral-storage"));
+}
+
+TEST(FitFilter, TooManyPods) {
+  auto plugin = MakeFit();
+  auto node = FilterNode({UsedPod("0", "0")}, /*max_pods=*/1);
+  // A pod requesting nothing is still checked against the pod count.
+  framework::Status status = RunFilter(*plugin, *PodBuilder("pod").Build(), *node);
+  EXPECT_EQ(status.code(), Code::kUnschedulable);
+  EXPECT_THAT(status.reasons(), ElementsAre("Too many pods"));
+
+  status = RunFilter(*plugin, *PodBuilder("pod").Container("11m", "1").Build(), *node);
+  EXPECT_EQ(status.code(), Code::kUnschedulableAndUnresolvable);
+  EXPECT_THAT(status.reasons(), ElementsAre("Too many pods", "Insufficient cpu"));
+}
+
+TEST(FitFilter, FilterWithoutPreFilterIsAnError) {
+  auto plugin = MakeFit();
+  framework::CycleState state;
+  framework::Status status = plugin->Filter(state, *PodBuilder("pod").Build(), *FilterNode());
+  EXPECT_EQ(status.code(), Code::kError);
+  EXPECT_THAT(status.Message(), HasSubstr("PreFilterNodeResourcesFit"));
+}
+
+TEST(FitFilter, FitsReportsAmounts) {
+  auto node = FilterNode({UsedPod("10m", "20")});
+  std::vector<InsufficientResource> insufficient =
+      Fits(*PodBuilder("pod").Container("1m", "1").Build(), *node);
+  EXPECT_THAT(insufficient,
+              ElementsAre(InsufficientResource{"cpu", "Insufficient cpu", 1, 10, 10, false},
+                          InsufficientResource{"memory", "Insufficient memory", 1, 20, 20, false}));
+  EXPECT_THAT(Fits(*PodBuilder("pod").Container("1m", "1").Build(), *FilterNode()), IsEmpty());
+}
+
+// ---- Score: LeastAllocated ----
+
+TEST(FitScore, LeastAllocatedDifferentlySizedNodes) {
+  // cpu (4000-3000)*100/4000 = 25, memory 50 -> 37; cpu 50, memory 50 -> 50.
+  auto scores = FitScores(nullptr, *ThreeCpuPod(),
+                          {NodeBuilder("node1").Capacity("4000", "10000").Info(),
+                           NodeBuilder("node2").Capacity("6000", "10000").Info()});
+  EXPECT_THAT(scores, ElementsAre(37, 50));
+}
+
+TEST(FitScore, LeastAllocatedWithScheduledPods) {
+  // node1: cpu (10000-6000)*100/10000 = 40, memory 75 -> 57;
+  // node2: cpu 40, memory (20000-10000)*100/20000 = 50 -> 45.
+  auto used1 = PodBuilder("used1").Node("node1").Container("3000", "0").Info();
+  auto used2 = PodBuilder("used2").Node("node2").Container("3000", "5000").Info();
+  auto scores = FitScores(nullptr, *ThreeCpuPod(),
+                          {NodeBuilder("node1").Capacity("10000", "20000").Info({used1}),
+                           NodeBuilder("node2").Capacity("10000", "20000").Info({used2})});
+  EXPECT_THAT(scores, ElementsAre(57, 45));
+}
+
+TEST(FitScore, LeastAllocatedPodWithoutContainersOnBusyNodes) {
+  // node1: cpu 40, memory 100 -> 70; node2: cpu 40, memory 75 -> 57.
+  auto a = PodBuilder("a").Node("node1").Container("3000", "0").Info();
+  auto b = PodBuilder("b").Node("node1").Container("3000", "0").Info();
+  auto c = PodBuilder("c").Node("node2").Container("3000", "0").Info();
+  auto d = PodBuilder("d").Node("node2").Container("3000", "5000").Info();
+  auto scores = FitScores(nullptr, *PodBuilder("pod").Build(),
+                          {NodeBuilder("node1").Capacity("10000", "20000").Info({a, b}),
+                           NodeBuilder("node2").Capacity("10000", "20000").Info({c, d})});
+  EXPECT_THAT(scores, ElementsAre(70, 57));
+}
+
+TEST(FitScore, LeastAllocatedResourceWeights) {
+  // node1: (25*1 + 50*2) / 3 = 41; node2: (50 + 100) / 3 = 50.
+  auto scores = FitScores(Strategy("LeastAllocated", {{{"name", "memory"}, {"weight", 2}},
+                                                      {{"name", "cpu"}, {"weight", 1}}}),
+                          *ThreeCpuPod(),
+                          {NodeBuilder("node1").Capacity("4000", "10000").Info(),
+                           NodeBuilder("node2").Capacity("6000", "10000").Info()});
+  EXPECT_THAT(scores, ElementsAre(41, 50));
+}
+
+TEST(FitScore, LeastAllocatedOverCommittedResourceScoresZero) {
+  // node1: cpu 0 (6000 > 4000), memory 100 -> 50; node2: cpu 0, memory 50 -> 25.
+  auto used1 = PodBuilder("used1").Node("node1").Container("3000", "0").Info();
+  auto used2 = PodBuilder("used2").Node("node2").Container("3000", "5000").Info();
+  auto scores = FitScores(nullptr, *PodBuilder("pod").Container("3000", "0").Build(),
+                          {NodeBuilder("node1").Capacity("4000", "10000").Info({used1}),
+                           NodeBuilder("node2").Capacity("4000", "10000").Info({used2})});
+  EXPECT_THAT(scores, ElementsAre(50, 25));
+}
+
+TEST(FitScore, ExtendedResourceScoredOnlyWhenRequested) {
+  nlohmann::json resources = {{{"name", "cpu"}, {"weight", 1}},
+                              {{"name", "memory"}, {"weight", 1}},
+                              {{"name", "abc.com/xyz"}, {"weight", 1}}};
+  std::vector<framework::NodeInfoPtr> nodes = {
+      NodeBuilder("node1").Capacity("6000", "10000", 110, {{"abc.com/xyz", "4"}}).Info(),
+      NodeBuilder("node2").Capacity("6000", "10000", 110, {{"abc.com/xyz", "10"}}).Info()};
+  auto without = PodBuilder("pod").Container("3000", "5000").Build();
+  auto with = PodBuilder("pod").Container("3000", "5000", {{"abc.com/xyz", "2"}}).Build();
+
+  EXPECT_THAT(FitScores(Strategy("LeastAllocated", resources), *without, nodes),
+              ElementsAre(50, 50));
+  // xyz: (4-2)*100/4 = 50 and (10-2)*100/10 = 80 -> (50+50+50)/3, (50+50+80)/3.
+  EXPECT_THAT(FitScores(Strategy("LeastAllocated", resources), *with, nodes), ElementsAre(50, 60));
+  // xyz: 2*100/4 = 50 and 2*100/10 = 20.
+  EXPECT_THAT(FitScores(Strategy("MostAllocated", resources), *with, nodes), ElementsAre(50, 40));
+}
+
+TEST(FitScore, ScoreWithoutPreScoreComputesRequests) {
+  auto plugin = MakeFit();
+  framework::CycleState state;
+  int64_t score = -1;
+  ASSERT_TRUE(plugin
+                  ->Score(state, *ThreeCpuPod(),
+                          *NodeBuilder("node1").Capacity("4000", "10000").Info(), &score)
+                  .IsSuccess());
+  EXPECT_EQ(score, 37);
+}
+
+// ---- Score: MostAllocated ----
+
+TEST(FitScore, MostAllocatedDifferentlySizedNodes) {
+  // node1: cpu 75, memory 50 -> 62; node2: 50, 50 -> 50.
+  auto scores = FitScores(Strategy("MostAllocated"), *ThreeCpuPod(),
+                          {NodeBuilder("node1").Capacity("4000", "10000").Info(),
+                           NodeBuilder("node2").Capacity("6000", "10000").Info()});
+  EXPECT_THAT(scores, ElementsAre(62, 50));
+}
+
+TEST(FitScore, MostAllocatedRequestsEqualToCapacity) {
+  // node1: cpu 100, memory 90 -> 95; node2: cpu 50, memory 100 -> 75.
+  auto pod = PodBuilder("pod").Container("2000", "4000").Container("3000", "5000").Build();
+  auto scores = FitScores(Strategy("MostAllocated"), *pod,
+                          {NodeBuilder("node1").Capacity("5000", "10000").Info(),
+                           NodeBuilder("node2").Capacity("10000", "9000").Info()});
+  EXPECT_THAT(scores, ElementsAre(95, 75));
+}
+
+TEST(FitScore, MostAllocatedUsesNonZeroRequestsCappedAtCapacity) {
+  // Containers without requests count 100m / 200Mi. node1: cpu 300m capped to 250m -> 100,
+  // memory 600Mi/1000Mi -> 60 => 80. node2: cpu 100m/250m -> 40, memory 20 => 30.
+  auto a = PodBuilder("a").Node("node1").Container("", "").Info();
+  auto b = PodBuilder("b").Node("node1").Container("", "").Info();
+  auto scores = FitScores(Strategy("MostAllocated"), *PodBuilder("pod").Container("", "").Build(),
+                          {NodeBuilder("node1").Capacity("250m", "1000Mi").Info({a, b}),
+                           NodeBuilder("node2").Capacity("250m", "1000Mi").Info()});
+  EXPECT_THAT(scores, ElementsAre(80, 30));
+}
+
+TEST(FitScore, MostAllocatedResourceWeights) {
+  // node1: (75*1 + 50*2) / 3 = 58; node2: 50.
+  auto scores = FitScores(Strategy("MostAllocated", {{{"name", "memory"}, {"weight", 2}},
+                                                     {{"name", "cpu"}, {"weight", 1}}}),
+                          *ThreeCpuPod(),
+                          {NodeBuilder("node1").Capacity("4000", "10000").Info(),
+                           NodeBuilder("node2").Capacity("6000", "10000").Info()});
+  EXPECT_THAT(scores, ElementsAre(58, 50));
+}
+
+// ---- Score: RequestedToCapacityRatio ----
+
+nlohmann::json RatioArgs(nlohmann::json shape, nlohmann::json resources = nullptr) {
+  nlohmann::json args = Strategy("RequestedToCapacityRatio", std::move(resources));
+  args["scoringStrategy"]["requestedToCapacityRatio"] = {{"shape", std::move(shape)}};
+  return args;
+}
+
+TEST(FitScore, RequestedToCapacityRatioFavoursLeastRequested) {
+  nlohmann::json args =
+      RatioArgs({{{"utilization", 0}, {"score", 10}}, {{"utilization", 100}, {"score", 0}}});
+  auto empty1 = PodBuilder("e1").Node("node1").Info();
+  auto empty2 = PodBuilder("e2").Node("node1").Info();
+  std::vector<framework::NodeInfoPtr> nodes = {
+      NodeBuilder("node1").Capacity("4000", "10000").Info({empty1, empty2}),
+      NodeBuilder("node2").Capacity("6000", "10000").Info()};
+  EXPECT_THAT(FitScores(args, *PodBuilder("pod").Build(), nodes), ElementsAre(100, 100));
+  // node1: cpu 75% -> 25, memory 50% -> 50: round(37.5) = 38. node2: 50, 50 -> 50.
+  EXPECT_THAT(FitScores(args, *ThreeCpuPod(), nodes), ElementsAre(38, 50));
+}
+
+TEST(FitScore, RequestedToCapacityRatioSingleExtendedResource) {
+  nlohmann::json args =
+      RatioArgs({{{"utilization", 0}, {"score", 0}}, {{"utilization", 100}, {"score", 1}}},
+                {{{"name", "intel.com/foo"}, {"weight", 1}}});
+  auto pod = PodBuilder("pod").Container("", "", {{"intel.com/foo", "2"}}).Build();
+  auto used = PodBuilder("used").Node("node2").Container("", "", {{"intel.com/foo", "2"}}).Info();
+  auto node1 = NodeBuilder("node1").Capacity("4", "10000Mi", 110, {{"intel.com/foo", "8"}});
+  auto node2 = NodeBuilder("node2").Capacity("4", "10000Mi", 110, {{"intel.com/foo", "4"}});
+
+  // Not requested: the only resource is left out, so every node scores 0.
+  EXPECT_THAT(FitScores(args, *PodBuilder("pod").Build(), {node1.Info(), node2.Info()}),
+              ElementsAre(0, 0));
+  // 2/8 = 25% -> 2 (scaled shape 0..10); 2/4 = 50% -> 5.
+  EXPECT_THAT(FitScores(args, *pod, {node1.Info(), node2.Info()}), ElementsAre(2, 5));
+  // node2 already has 2 in use: 4/4 = 100% -> 10.
+  EXPECT_THAT(FitScores(args, *pod, {node1.Info(), node2.Info({used})}), ElementsAre(2, 10));
+}
+
+TEST(FitScore, RequestedToCapacityRatioMultipleExtendedResources) {
+  nlohmann::json args = RatioArgs(
+      {{{"utilization", 0}, {"score", 0}}, {{"utilization", 100}, {"score", 1}}},
+      {{{"name", "intel.com/foo"}, {"weight", 3}}, {{"name", "intel.com/bar"}, {"weight", 5}}});
+  auto pod =
+      PodBuilder("pod").Container("", "", {{"intel.com/foo", "2"}, {"intel.com/bar", "2"}}).Build();
+  // node1: foo 2/8 -> 2, bar 2/4 -> 5: round((2*3 + 5*5) / 8) = 4;
+  // node2: foo 2/4 -> 5, bar 2/8 -> 2: round((5*3 + 2*5) / 8) = 3.
+  auto scores = FitScores(
+      args, *pod,
+      {NodeBuilder("node1")
+           .Capacity("4", "10000Mi", 110, {{"intel.com/foo", "8"}, {"intel.com/bar", "4"}})
+           .Info(),
+       NodeBuilder("node2")
+           .Capacity("4", "10000Mi", 110, {{"intel.com/foo", "4"}, {"intel.com/bar", "8"}})
+           .Info()});
+  EXPECT_THAT(scores, ElementsAre(4, 3));
+}
+
+TEST(FitScore, RequestedToCapacityRatioLeavesZeroScoresOutOfTheAverage) {
+  nlohmann::json args =
+      RatioArgs({{{"utilization", 0}, {"score", 0}}, {{"utilization", 100}, {"score", 10}}});
+  // cpu 50% -> 50; memory 0% -> 0 and is left out, so the node scores 50 rather than 25.
+  auto scores = FitScores(args, *PodBuilder("pod").Container("2", "0").Build(),
+                          {NodeBuilder("node1").Capacity("4", "10Gi").Info()});
+  EXPECT_THAT(scores, ElementsAre(50));
+}
+
+TEST(BrokenLinearFunction, MatchesUpstreamPoints) {
+  std::vector<UtilizationShapePoint> rising = {{10, 1}, {90, 9}};
+  std::vector<std::pair<int64_t, int64_t>> rising_cases = {{-10, 1}, {0, 1},  {9, 1},   {10, 1},
+                                                           {15, 1},  {19, 1}, {20, 2},  {89, 8},
+                                                           {90, 9},  {99, 9}, {100, 9}, {110, 9}};
+  for (auto [p, want] : rising_cases) {
+    EXPECT_EQ(BrokenLinearFunction(rising, p), want) << p;
+  }
+
+  std::vector<UtilizationShapePoint> peak = {{0, 2}, {40, 10}, {100, 0}};
+  std::vector<std::pair<int64_t, int64_t>> peak_cases = {{-10, 2}, {0, 2},  {20, 6},  {30, 8},
+                                                         {40, 10}, {70, 5}, {100, 0}, {110, 0}};
+  for (auto [p, want] : peak_cases) {
+    EXPECT_EQ(BrokenLinearFunction(peak, p), want) << p;
+  }
+}
+
+// ---- Args ----
+
+TEST(FitArgs, NullMeansLeastAllocatedOnCpuAndMemory) {
+  FitArgs args = ParseFitArgs(nullptr);
+  EXPECT_EQ(args.scoring_strategy.type, ScoringStrategyType::kLeastAllocated);
+  EXPECT_EQ(args.scoring_strategy.resources, DefaultResourceSpecs());
+  EXPECT_THAT(args.ignored_resources, IsEmpty());
+}
+
+TEST(FitArgs, ParsesEveryField) {
+  FitArgs args = ParseFitArgs(
+      {{"apiVersion", "kubescheduler.config.k8s.io/v1"},
+       {"kind", "NodeResourcesFitArgs"},
+       {"ignoredResources", {"example.com/foo"}},
+       {"ignoredResourceGroups", {"example.org"}},
+       {"scoringStrategy",
+        {{"type", "RequestedToCapacityRatio"},
+         {"resources", {{{"name", "cpu"}}, {{"name", "memory"}, {"weight", 3}}}},
+         {"requestedToCapacityRatio",
+          {{"shape",
+            {{{"utilization", 0}, {"score", 0}}, {{"utilization", 100}, {"score", 10}}}}}}}}});
+  EXPECT_THAT(args.ignored_resources, ElementsAre("example.com/foo"));
+  EXPECT_THAT(args.ignored_resource_groups, ElementsAre("example.org"));
+  EXPECT_EQ(args.scoring_strategy.type, ScoringStrategyType::kRequestedToCapacityRatio);
+  // An unset weight defaults to 1.
+  EXPECT_THAT(args.scoring_strategy.resources,
+              ElementsAre(ResourceSpec{"cpu", 1}, ResourceSpec{"memory", 3}));
+  EXPECT_THAT(args.scoring_strategy.shape,
+              ElementsAre(UtilizationShapePoint{0, 0}, UtilizationShapePoint{100, 10}));
+}
+
+TEST(FitArgs, UnsupportedTypeNamesFieldAndAllowedValues) {
+  std::string error = ArgsError({{"scoringStrategy", {{"type", "Fancy"}}}});
+  EXPECT_THAT(error, HasSubstr("scoringStrategy.type"));
+  EXPECT_THAT(error, HasSubstr("\"Fancy\""));
+  EXPECT_THAT(error,
+              HasSubstr("\"LeastAllocated\", \"MostAllocated\", \"RequestedToCapacityRatio\""));
+}
+
+TEST(FitArgs, WeightsOutOfRangeNameTheEntry) {
+  EXPECT_THAT(ArgsError(Strategy("LeastAllocated", {{{"name", "memory"}, {"weight", -1}},
+                                                    {{"name", "cpu"}, {"weight", 1}}})),
+              HasSubstr("scoringStrategy.resources[0].weight"));
+  EXPECT_THAT(ArgsError(Strategy("MostAllocated", {{{"name", "memory"}, {"weight", 1}},
+                                                   {{"name", "cpu"}, {"weight", 101}}})),
+              HasSubstr("scoringStrategy.resources[1].weight"));
+}
+
+TEST(FitArgs, ShapeErrorsNameTheField) {
+  EXPECT_THAT(ArgsError(Strategy("RequestedToCapacityRatio")),
+              HasSubstr("scoringStrategy.requestedToCapacityRatio.shape: Required value"));
+  EXPECT_THAT(ArgsError(RatioArgs(
+                  {{{"utilization", 50}, {"score", 1}}, {{"utilization", 10}, {"score", 2}}})),
+              HasSubstr("shape[1].utilization"));
+  EXPECT_THAT(ArgsError(RatioArgs({{{"utilization", 0}, {"score", 11}}})),
+              HasSubstr("shape[0].score: Invalid value: 11: not in valid range [0, 10]"));
+  EXPECT_THAT(ArgsError(RatioArgs({{{"utilization", 101}, {"score", 1}}})),
+              HasSubstr("shape[0].utilization: Invalid value: 101"));
+}
+
+TEST(FitArgs, IgnoredResourceErrorsNameTheEntry) {
+  EXPECT_THAT(ArgsError({{"ignoredResourceGroups", {"example.com/foo"}}}),
+              HasSubstr("ignoredResourceGroups[0]: Invalid value: \"example.com/foo\": resource "
+                        "group name can't contain '/'"));
+  EXPECT_THAT(ArgsError({{"ignoredResources", {"ok.io/x", "not a name"}}}),
+              HasSubstr("ignoredResources[1]"));
+}
+
+TEST(FitArgs, UnknownFieldsAndWrongTypesAreRejected) {
+  EXPECT_THAT(ArgsError({{"scoringStrategies", nlohmann::json::object()}}),
+              HasSubstr("scoringStrategies: unknown field"));
+  EXPECT_THAT(ArgsError({{"scoringStrategy", {{"type", "LeastAllocated"}, {"shape", 1}}}}),
+              HasSubstr("scoringStrategy.shape: unknown field"));
+  EXPECT_THAT(ArgsError(nlohmann::json::array()), HasSubstr("must be an object"));
+  // Several problems are reported together.
+  std::string error = ArgsError({{"ignoredResources", "x"}, {"scoringStrategy", {{"type", 1}}}});
+  EXPECT_THAT(error, HasSubstr("ignoredResources: Invalid value"));
+  EXPECT_THAT(error, HasSubstr("scoringStrategy.type: Unsupported value: 1"));
+}
+
+TEST(FitArgs, FactoryThrowsOnBadArgs) {
+  testing::FakeHandle handle;
+  EXPECT_THROW(New({{"scoringStrategy", {{"type", "Nope"}}}}, handle), std::invalid_argument);
+}
+
+// ---- Queueing hints ----
+
+const framework::ClusterEventWithHint& Registration(
+    const std::vector<framework::ClusterEventWithHint>& events, framework::EventResource resource) {
+  for (const auto& event : events) {
+    if (event.event.resource == resource) {
+      return event;
+    }
+  }
+  ADD_FAILURE() << "no registration for the resource";
+  return events.front();
+}
+
+TEST(FitQueueingHints, RegistersPodDeleteAndNodeAddOrAllocatable) {
+  auto events = MakeFit()->EventsToRegister();
+  ASSERT_EQ(events.size(), 2u);
+  const auto& pod = Registration(events, framework::EventResource::kPod);
+  EXPECT_EQ(pod.event.actions, framework::kDelete | framework::kUpdatePodScaleDown);
+  const auto& node = Registration(events, framework::EventResource::kNode);
+  EXPECT_EQ(node.event.actions, framework::kAdd | framework::kUpdateNodeAllocatable);
+  EXPECT_TRUE(pod.hint);
+  EXPECT_TRUE(node.hint);
+}
+
+TEST(FitQueueingHints, PodDeletion) {
+  auto events = MakeFit()->EventsToRegister();
+  const auto& hint = Registration(events, framework::EventResource::kPod).hint;
+  auto pending = PodBuilder("pending").Container("1", "1Gi").Build();
+
+  framework::EventObjects deleted_bound;
+  deleted_bound.old_pod = PodBuilder("bound").Node("node1").Container("1", "1Gi").Build();
+  EXPECT_EQ(hint(*pending, deleted_bound), QueueingHint::kQueue);
+
+  framework::EventObjects deleted_unbound;
+  deleted_unbound.old_pod = PodBuilder("unbound").Container("1", "1Gi").Build();
+  EXPECT_EQ(hint(*pending, deleted_unbound), QueueingHint::kSkip);
+
+  PodBuilder nominated("nominated");
+  nominated.pod().status.nominated_node_name = "node1";
+  framework::EventObjects deleted_nominated;
+  deleted_nominated.old_pod = nominated.Container("1", "1Gi").Build();
+  EXPECT_EQ(hint(*pending, deleted_nominated), QueueingHint::kQueue);
+}
+
+TEST(FitQueueingHints, PodScaleDown) {
+  auto events = MakeFit()->EventsToRegister();
+  const auto& hint = Registration(events, framework::EventResource::kPod).hint;
+  // Requests cpu only.
+  auto pending = PodBuilder("pending").Container("1", "").Build();
+
+  framework::EventObjects cpu_freed;
+  cpu_freed.old_pod = PodBuilder("other").Node("node1").Container("2", "1Gi").Build();
+  cpu_freed.new_pod = PodBuilder("other").Node("node1").Container("1", "1Gi").Build();
+  EXPECT_EQ(hint(*pending, cpu_freed), QueueingHint::kQueue);
+
+  framework::EventObjects memory_freed;
+  memory_freed.old_pod = PodBuilder("other").Node("node1").Container("2", "2Gi").Build();
+  memory_freed.new_pod = PodBuilder("other").Node("node1").Container("2", "1Gi").Build();
+  EXPECT_EQ(hint(*pending, memory_freed), QueueingHint::kSkip);
+
+  framework::EventObjects unscheduled;
+  unscheduled.old_pod = PodBuilder("other").Container("2", "1Gi").Build();
+  unscheduled.new_pod = PodBuilder("other").Container("1", "1Gi").Build();
+  EXPECT_EQ(hint(*pending, unscheduled), QueueingHint::kSkip);
+
+  framework::EventObjects itself;
+  itself.old_pod = PodBuilder("pending").Container("2", "").Build();
+  itself.new_pod = pending;
+  EXPECT_EQ(hint(*pending, itself), QueueingHint::kQueue);
+}
+
+TEST(FitQueueingHints, NodeAddedOrAllocatableChanged) {
+  auto events = MakeFit()->EventsToRegister();
+  const auto& hint = Registration(events, framework::EventResource::kNode).hint;
+  auto pending = PodBuilder("pending").Container("2", "1Gi").Build();
+
+  framework::EventObjects added_big;
+  added_big.new_node = NodeBuilder("node1").Capacity("4", "8Gi").Build();
+  EXPECT_EQ(hint(*pending, added_big), QueueingHint::kQueue);
+
+  framework::EventObjects added_small;
+  added_small.new_node = NodeBuilder("node1").Capacity("1", "8Gi").Build();
+  EXPECT_EQ(hint(*pending, added_small), QueueingHint::kSkip);
+
+  framework::EventObjects grown;
+  grown.old_node = NodeBuilder("node1").Capacity("1", "8Gi").Build();
+  grown.new_node = NodeBuilder("node1").Capacity("4", "8Gi").Build();
+  EXPECT_EQ(hint(*pending, grown), QueueingHint::kQueue);
+
+  framework::EventObjects unchanged;
+  unchanged.old_node = NodeBuilder("node1").Capacity("4", "8Gi").Build();
+  unchanged.new_node = NodeBuilder("node1").Capacity("4", "8Gi").Label("zone", "a").Build();
+  EXPECT_EQ(hint(*pending, unchanged), QueueingHint::kSkip);
+
+  framework::EventObjects more_pods;
+  more_pods.old_node = NodeBuilder("node1").Capacity("4", "8Gi", 10).Build();
+  more_pods.new_node = NodeBuilder("node1").Capacity("4", "8Gi", 20).Build();
+  EXPECT_EQ(hint(*pending, more_pods), QueueingHint::kQueue);
+
+  framework::EventObjects shrunk_but_fits;
+  shrunk_but_fits.old_node = NodeBuilder("node1").Capacity("8", "8Gi").Build();
+  shrunk_but_fits.new_node = NodeBuilder("node1").Capacity("4", "8Gi").Build();
+  EXPECT_EQ(hint(*pending, shrunk_but_fits), QueueingHint::kSkip);
+}
+
+TEST(FitQueueingHints, NodeChangeHonoursIgnoredResources) {
+  auto pending = PodBuilder("pending").Container("1", "1Gi", {{"example.com/foo", "1"}}).Build();
+  framework::EventObjects added;
+  added.new_node = NodeBuilder("node1").Capacity("4", "8Gi").Build();
+
+  auto strict = MakeFit()->EventsToRegister();
+  EXPECT_EQ(Registration(strict, framework::EventResource::kNode).hint(*pending, added),
+            QueueingHint::kSkip);
+  auto ignoring = MakeFit({{"ignoredResources", {"example.com/foo"}}})->EventsToRegister();
+  EXPECT_EQ(Registration(ignoring, framework::EventResource::kNode).hint(*pending, added),
+            QueueingHint::kQueue);
+}
+
+// ---- Resource names ----
+
+TEST(ResourceNames, ClassifiesLikeUpstream) {
+  EXPECT_TRUE(IsExtendedResourceName("example.com/aaa"));
+  EXPECT_FALSE(IsExtendedResourceName("kubernetes.io/something"));
+  EXPECT_FALSE(IsExtendedResourceName("subdomain.kubernetes.io/something"));
+  EXPECT_FALSE(IsExtendedResourceName("hugepages-2Mi"));
+  EXPECT_FALSE(IsExtendedResourceName("cpu"));
+  EXPECT_FALSE(IsExtendedResourceName("requests.example.com/aaa"));
+  EXPECT_FALSE(IsExtendedResourceName("example.com/a/b"));
+  EXPECT_TRUE(IsScalarResourceName("example.com/aaa"));
+  EXPECT_TRUE(IsScalarResourceName("hugepages-1Gi"));
+  EXPECT_TRUE(IsScalarResourceName("kubernetes.io/something"));
+  EXPECT_TRUE(IsScalarResourceName("attachable-volumes-aws-ebs"));
+  EXPECT_FALSE(IsScalarResourceName("memory"));
+  EXPECT_FALSE(IsScalarResourceName("ephemeral-storage"));
+}
+
+}  // namespace
+}  // namespace berth::plugins::noderesources

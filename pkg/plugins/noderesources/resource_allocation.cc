@@ -1,0 +1,393 @@
+#include "pkg/plugins/noderesources/resource_allocation.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "pkg/framework/interface.h"
+
+namespace berth::plugins::noderesources {
+namespace {
+
+constexpr std::string_view kRequestsPrefix = "requests.";
+constexpr std::string_view kDefaultNamespacePrefix = "kubernetes.io/";
+constexpr std::string_view kHugePagesPrefix = "hugepages-";
+constexpr std::string_view kAttachableVolumesPrefix = "attachable-volumes-";
+constexpr size_t kQualifiedNameMaxLength = 63;
+constexpr size_t kDNS1123SubdomainMaxLength = 253;
+
+bool IsAlphanumeric(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+bool IsLowerAlphanumeric(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
+
+// The name part of a qualified name: ([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9], at most 63 long.
+bool IsQualifiedNamePart(std::string_view name) {
+  if (name.empty() || name.size() > kQualifiedNameMaxLength) {
+    return false;
+  }
+  if (!IsAlphanumeric(name.front()) || !IsAlphanumeric(name.back())) {
+    return false;
+  }
+  return std::all_of(name.begin(), name.end(),
+                     [](char c) { return IsAlphanumeric(c) || c == '-' || c == '_' || c == '.'; });
+}
+
+// Dot-separated labels of [a-z0-9]([-a-z0-9]*[a-z0-9])?, at most 253 long in total.
+bool IsDNS1123Subdomain(std::string_view value) {
+  if (value.empty() || value.size() > kDNS1123SubdomainMaxLength) {
+    return false;
+  }
+  size_t start = 0;
+  while (true) {
+    size_t dot = value.find('.', start);
+    std::string_view label =
+        value.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start);
+    if (label.empty() || !IsLowerAlphanumeric(label.front()) ||
+        !IsLowerAlphanumeric(label.back())) {
+      return false;
+    }
+    if (!std::all_of(label.begin(), label.end(),
+                     [](char c) { return IsLowerAlphanumeric(c) || c == '-'; })) {
+      return false;
+    }
+    if (dot == std::string_view::npos) {
+      return true;
+    }
+    start = dot + 1;
+  }
+}
+
+bool IsPrefixedNativeResource(std::string_view name) {
+  return name.find(kDefaultNamespacePrefix) != std::string_view::npos;
+}
+
+bool IsNativeResource(std::string_view name) {
+  return name.find('/') == std::string_view::npos || IsPrefixedNativeResource(name);
+}
+
+// The scalar entry for `name`, or null when the list has none. Only `scalar` is searched, so
+// "pods" and other first-class fields never match (upstream's ScalarResources map).
+const int64_t* FindScalar(const api::ResourceList& list, std::string_view name) {
+  auto it = std::lower_bound(list.scalar.begin(), list.scalar.end(), name,
+                             [](const auto& entry, std::string_view n) { return entry.first < n; });
+  if (it == list.scalar.end() || it->first != name) {
+    return nullptr;
+  }
+  return &it->second;
+}
+
+int64_t ScalarOrZero(const api::ResourceList& list, std::string_view name) {
+  const int64_t* value = FindScalar(list, name);
+  return value ? *value : 0;
+}
+
+// Weighted integer average over resources with allocatable > 0, shared by Least/MostAllocated.
+ResourceScorer WeightedAverageScorer(std::vector<ResourceSpec> resources,
+                                     int64_t (*resource_score)(int64_t, int64_t)) {
+  return [resources = std::move(resources), resource_score](
+             const std::vector<int64_t>& requested, const std::vector<int64_t>& allocatable) {
+    int64_t node_score = 0;
+    int64_t weight_sum = 0;
+    for (size_t i = 0; i < requested.size(); i++) {
+      if (allocatable[i] == 0) {
+        continue;
+      }
+      node_score += resource_score(requested[i], allocatable[i]) * resources[i].weight;
+      weight_sum += resources[i].weight;
+    }
+    return weight_sum == 0 ? int64_t{0} : node_score / weight_sum;
+  };
+}
+
+}  // namespace
+
+std::vector<ResourceSpec> DefaultResourceSpecs() {
+  return {{std::string(api::kResourceCPU), 1}, {std::string(api::kResourceMemory), 1}};
+}
+
+bool IsQualifiedName(std::string_view name) {
+  size_t slash = name.find('/');
+  if (slash == std::string_view::npos) {
+    return IsQualifiedNamePart(name);
+  }
+  std::string_view prefix = name.substr(0, slash);
+  std::string_view rest = name.substr(slash + 1);
+  if (rest.find('/') != std::string_view::npos) {
+    return false;
+  }
+  return IsDNS1123Subdomain(prefix) && IsQualifiedNamePart(rest);
+}
+
+bool IsExtendedResourceName(std::string_view name) {
+  if (IsNativeResource(name) || name.starts_with(kRequestsPrefix)) {
+    return false;
+  }
+  std::string quota_name(kRequestsPrefix);
+  quota_name += name;
+  return IsQualifiedName(quota_name);
+}
+
+bool IsScalarResourceName(std::string_view name) {
+  return IsExtendedResourceName(name) || name.starts_with(kHugePagesPrefix) ||
+         IsPrefixedNativeResource(name) || name.starts_with(kAttachableVolumesPrefix);
+}
+
+int64_t LeastRequestedScore(int64_t requested, int64_t capacity) {
+  if (capacity == 0 || requested > capacity) {
+    return 0;
+  }
+  return ((capacity - requested) * framework::kMaxNodeScore) / capacity;
+}
+
+int64_t MostRequestedScore(int64_t requested, int64_t capacity) {
+  if (capacity == 0) {
+    return 0;
+  }
+  requested = std::min(requested, capacity);
+  return (requested * framework::kMaxNodeScore) / capacity;
+}
+
+int64_t BrokenLinearFunction(const std::vector<UtilizationShapePoint>& shape, int64_t p) {
+  for (size_t i = 0; i < shape.size(); i++) {
+    if (p > shape[i].utilization) {
+      continue;
+    }
+    if (i == 0) {
+      return shape[0].score;
+    }
+    const UtilizationShapePoint& lo = shape[i - 1];
+    const UtilizationShapePoint& hi = shape[i];
+    return lo.score +
+           (hi.score - lo.score) * (p - lo.utilization) / (hi.utilization - lo.utilization);
+  }
+  return shape.back().score;
+}
+
+ResourceScorer LeastAllocatedScorer(std::vector<ResourceSpec> resources) {
+  return WeightedAverageScorer(std::move(resources), &LeastRequestedScore);
+}
+
+ResourceScorer MostAllocatedScorer(std::vector<ResourceSpec> resources) {
+  return WeightedAverageScorer(std::move(resources), &MostRequestedScore);
+}
+
+ResourceScorer RequestedToCapacityRatioScorer(std::vector<ResourceSpec> resources,
+                                              const std::vector<UtilizationShapePoint>& shape) {
+  std::vector<UtilizationShapePoint> scaled = shape;
+  for (auto& point : scaled) {
+    point.score *= framework::kMaxNodeScore / kMaxCustomPriorityScore;
+  }
+  return [resources = std::move(resources), scaled = std::move(scaled)](
+             const std::vector<int64_t>& requested, const std::vector<int64_t>& allocatable) {
+    int64_t node_score = 0;
+    int64_t weight_sum = 0;
+    for (size_t i = 0; i < requested.size(); i++) {
+      if (allocatable[i] == 0) {
+        continue;
+      }
+      // Over-committed resources score as fully utilized.
+      int64_t utilization = requested[i] > allocatable[i]
+                                ? kMaxUtilization
+                                : requested[i] * kMaxUtilization / allocatable[i];
+      int64_t resource_score = BrokenLinearFunction(scaled, utilization);
+      if (resource_score <= 0) {
+        continue;
+      }
+      node_score += resource_score * resources[i].weight;
+      weight_sum += resources[i].weight;
+    }
+    if (weight_sum == 0) {
+      return int64_t{0};
+    }
+    return static_cast<int64_t>(
+        std::round(static_cast<double>(node_score) / static_cast<double>(weight_sum)));
+  };
+}
+
+int64_t BalancedResourceScore(const std::vector<int64_t>& requested,
+                              const std::vector<int64_t>& allocatable) {
+  std::vector<double> fractions;
+  fractions.reserve(requested.size());
+  double total_fraction = 0;
+  for (size_t i = 0; i < requested.size(); i++) {
+    if (allocatable[i] == 0) {
+      continue;
+    }
+    double fraction =
+        std::min(static_cast<double>(requested[i]) / static_cast<double>(allocatable[i]), 1.0);
+    total_fraction += fraction;
+    fractions.push_back(fraction);
+  }
+  // The operation order mirrors upstream so that truncation yields identical integers.
+  double std_dev = 0;
+  if (fractions.size() == 2) {
+    std_dev = std::abs((fractions[0] - fractions[1]) / 2);
+  } else if (fractions.size() > 2) {
+    double mean = total_fraction / static_cast<double>(fractions.size());
+    double sum = 0;
+    for (double fraction : fractions) {
+      sum = sum + (fraction - mean) * (fraction - mean);
+    }
+    std_dev = std::sqrt(sum / static_cast<double>(fractions.size()));
+  }
+  return static_cast<int64_t>((1 - std_dev) * static_cast<double>(framework::kMaxNodeScore));
+}
+
+ResourceAllocationScorer::ResourceAllocationScorer(std::vector<ResourceSpec> resources,
+                                                   bool use_requested, ResourceScorer scorer)
+    : resources_(std::move(resources)), use_requested_(use_requested), scorer_(std::move(scorer)) {}
+
+std::vector<int64_t> ResourceAllocationScorer::PodRequests(const api::Pod& pod) const {
+  std::vector<int64_t> requests;
+  requests.reserve(resources_.size());
+  for (const auto& resource : resources_) {
+    if (resource.name == api::kResourceCPU) {
+      requests.push_back(use_requested_ ? pod.requests.milli_cpu : pod.non_zero_milli_cpu);
+    } else if (resource.name == api::kResourceMemory) {
+      requests.push_back(use_requested_ ? pod.requests.memory : pod.non_zero_memory);
+    } else if (resource.name == api::kResourceEphemeralStorage) {
+      requests.push_back(pod.requests.ephemeral_storage);
+    } else {
+      requests.push_back(ScalarOrZero(pod.requests, resource.name));
+    }
+  }
+  return requests;
+}
+
+bool ResourceAllocationScorer::RequestsNothing(const std::vector<int64_t>& pod_requests) {
+  return std::all_of(pod_requests.begin(), pod_requests.end(),
+                     [](int64_t request) { return request == 0; });
+}
+
+int64_t ResourceAllocationScorer::Score(const std::vector<int64_t>& pod_requests,
+                                        const framework::NodeInfo& node) const {
+  std::vector<int64_t> requested(resources_.size(), 0);
+  std::vector<int64_t> allocatable(resources_.size(), 0);
+  for (size_t i = 0; i < resources_.size(); i++) {
+    auto [alloc, req] = AllocatableAndRequested(node, resources_[i].name, pod_requests[i]);
+    if (alloc == 0) {
+      continue;
+    }
+    allocatable[i] = alloc;
+    requested[i] = req;
+  }
+  return scorer_(requested, allocatable);
+}
+
+std::pair<int64_t, int64_t> ResourceAllocationScorer::AllocatableAndRequested(
+    const framework::NodeInfo& node, const std::string& resource, int64_t pod_request) const {
+  // A scalar resource the pod does not request is left out, so that nodes with expensive
+  // extended resources are not favoured or penalised for pods that do not use them.
+  if (pod_request == 0 && IsScalarResourceName(resource)) {
+    return {0, 0};
+  }
+  const api::ResourceList& allocatable = node.allocatable();
+  if (resource == api::kResourceCPU) {
+    int64_t used = use_requested_ ? node.requested().milli_cpu : node.non_zero_milli_cpu();
+    return {allocatable.milli_cpu, used + pod_request};
+  }
+  if (resource == api::kResourceMemory) {
+    int64_t used = use_requested_ ? node.requested().memory : node.non_zero_memory();
+    return {allocatable.memory, used + pod_request};
+  }
+  if (resource == api::kResourceEphemeralStorage) {
+    return {allocatable.ephemeral_storage, node.requested().ephemeral_storage + pod_request};
+  }
+  if (const int64_t* alloc = FindScalar(allocatable, resource)) {
+    return {*alloc, ScalarOrZero(node.requested(), resource) + pod_request};
+  }
+  return {0, 0};
+}
+
+void ArgErrors::ThrowIfAny() const {
+  if (messages_.empty()) {
+    return;
+  }
+  if (messages_.size() == 1) {
+    throw std::invalid_argument(messages_.front());
+  }
+  std::string joined = "[";
+  for (size_t i = 0; i < messages_.size(); i++) {
+    if (i > 0) {
+      joined += ", ";
+    }
+    joined += messages_[i];
+  }
+  joined += "]";
+  throw std::invalid_argument(joined);
+}
+
+void CheckArgsObject(const nlohmann::json& args, const std::vector<std::string_view>& known_fields,
+                     const std::string& path, ArgErrors& errors) {
+  if (args.is_null()) {
+    return;
+  }
+  if (!args.is_object()) {
+    errors.Add((path.empty() ? std::string("args") : path) +
+               ": Invalid value: " + JsonValueText(args) + ": must be an object");
+    return;
+  }
+  for (const auto& [key, value] : args.items()) {
+    if (path.empty() && (key == "apiVersion" || key == "kind")) {
+      continue;
+    }
+    if (std::find(known_fields.begin(), known_fields.end(), key) != known_fields.end()) {
+      continue;
+    }
+    std::string field = path;
+    if (!field.empty()) {
+      field += '.';
+    }
+    field += key;
+    field += ": unknown field";
+    errors.Add(std::move(field));
+  }
+}
+
+std::vector<ResourceSpec> ParseResourceSpecs(const nlohmann::json* list, const std::string& path,
+                                             ArgErrors& errors) {
+  if (list == nullptr || list->is_null()) {
+    return DefaultResourceSpecs();
+  }
+  if (!list->is_array()) {
+    errors.Add(path + ": Invalid value: " + JsonValueText(*list) + ": must be a list");
+    return DefaultResourceSpecs();
+  }
+  std::vector<ResourceSpec> specs;
+  for (size_t i = 0; i < list->size(); i++) {
+    const nlohmann::json& entry = (*list)[i];
+    const std::string entry_path = path + "[" + std::to_string(i) + "]";
+    CheckArgsObject(entry, {"name", "weight"}, entry_path, errors);
+    if (!entry.is_object()) {
+      continue;
+    }
+    ResourceSpec spec;
+    auto name = entry.find("name");
+    if (name == entry.end() || !name->is_string() || name->get<std::string>().empty()) {
+      errors.Add(entry_path + ".name: Required value: must be a non-empty string");
+    } else {
+      spec.name = name->get<std::string>();
+    }
+    auto weight = entry.find("weight");
+    if (weight != entry.end() && !weight->is_null()) {
+      if (!weight->is_number_integer()) {
+        errors.Add(entry_path + ".weight: Invalid value: " + JsonValueText(*weight) +
+                   ": must be an integer");
+      } else {
+        spec.weight = weight->get<int64_t>();
+      }
+    }
+    // v1 defaulting: an unset or zero weight means 1.
+    if (spec.weight == 0) {
+      spec.weight = 1;
+    }
+    specs.push_back(std::move(spec));
+  }
+  return specs.empty() ? DefaultResourceSpecs() : specs;
+}
+
+std::string JsonValueText(const nlohmann::json& value) { return value.dump(); }
+
+}  // namespace berth::plugins::noderesources

@@ -1,0 +1,146 @@
+#ifndef BERTH_PKG_PLUGINS_NODERESOURCES_RESOURCE_ALLOCATION_H_
+#define BERTH_PKG_PLUGINS_NODERESOURCES_RESOURCE_ALLOCATION_H_
+
+// The resource-allocation scorer shared by NodeResourcesFit (LeastAllocated, MostAllocated,
+// RequestedToCapacityRatio) and NodeResourcesBalancedAllocation, plus the resource-name rules and
+// args helpers both plugins use. Semantics follow upstream kube-scheduler's
+// noderesources/resource_allocation.go and the scoring strategy files next to it.
+
+#include <cstdint>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "pkg/api/types.h"
+#include "pkg/framework/types.h"
+
+namespace berth::plugins::noderesources {
+
+// One resource that takes part in scoring, with its weight in the weighted average.
+struct ResourceSpec {
+  std::string name;
+  int64_t weight = 1;
+
+  bool operator==(const ResourceSpec&) const = default;
+};
+
+// cpu and memory with weight 1: the default for both plugins' `resources`.
+std::vector<ResourceSpec> DefaultResourceSpecs();
+
+// A point of the RequestedToCapacityRatio scoring function: utilization in [0, 100], score in
+// [0, kMaxCustomPriorityScore] as configured (scaled to [0, 100] when the scorer is built).
+struct UtilizationShapePoint {
+  int64_t utilization = 0;
+  int64_t score = 0;
+
+  bool operator==(const UtilizationShapePoint&) const = default;
+};
+
+// Upper bound of a configured shape score (upstream config.MaxCustomPriorityScore).
+inline constexpr int64_t kMaxCustomPriorityScore = 10;
+// Upper bound of a shape point's utilization.
+inline constexpr int64_t kMaxUtilization = 100;
+
+// Resource-name classification with upstream's v1helper / schedutil rules.
+//
+// A name with a '/' outside the kubernetes.io namespace whose "requests."-prefixed form is a
+// qualified name (e.g. "example.com/gpu"). Only these may be ignored by NodeResourcesFit args.
+bool IsExtendedResourceName(std::string_view name);
+// Anything scored and filtered as an entry of ResourceList::scalar: extended resources,
+// hugepages-*, attachable-volumes-* and kubernetes.io-prefixed native resources.
+bool IsScalarResourceName(std::string_view name);
+// A Kubernetes qualified name: an optional DNS-1123 subdomain prefix and '/', then a name of at
+// most 63 alphanumerics, '-', '_' or '.', starting and ending alphanumeric.
+bool IsQualifiedName(std::string_view name);
+
+// Maps per-resource (requested, allocatable) vectors, in the order of the configured resources,
+// to a node score in [0, kMaxNodeScore]. Entries with allocatable 0 do not take part.
+using ResourceScorer = std::function<int64_t(const std::vector<int64_t>& requested,
+                                             const std::vector<int64_t>& allocatable)>;
+
+// ((capacity - requested) * 100) / capacity; 0 when requested exceeds capacity.
+int64_t LeastRequestedScore(int64_t requested, int64_t capacity);
+// (requested * 100) / capacity with requested capped at capacity (non-zero defaults can push the
+// requested sum above capacity).
+int64_t MostRequestedScore(int64_t requested, int64_t capacity);
+// The piecewise-linear function through `shape` (sorted by utilization) evaluated at `p`,
+// constant beyond the first and last points, with integer interpolation.
+int64_t BrokenLinearFunction(const std::vector<UtilizationShapePoint>& shape, int64_t p);
+
+// Weighted integer average of the per-resource scores.
+ResourceScorer LeastAllocatedScorer(std::vector<ResourceSpec> resources);
+ResourceScorer MostAllocatedScorer(std::vector<ResourceSpec> resources);
+// `shape` scores are in [0, kMaxCustomPriorityScore]; they are scaled by
+// kMaxNodeScore / kMaxCustomPriorityScore. Resources scoring 0 are left out of the weighted
+// average, which is rounded half away from zero (upstream behaviour).
+ResourceScorer RequestedToCapacityRatioScorer(std::vector<ResourceSpec> resources,
+                                              const std::vector<UtilizationShapePoint>& shape);
+// (1 - standard deviation of the requested/allocatable fractions, each capped at 1) * 100,
+// truncated. Weights are not used (upstream requires them to be 1).
+int64_t BalancedResourceScore(const std::vector<int64_t>& requested,
+                              const std::vector<int64_t>& allocatable);
+
+// Turns a pod's requests and a node's use into the vectors a ResourceScorer consumes.
+// Immutable after construction; safe to call from many threads.
+class ResourceAllocationScorer {
+ public:
+  // `use_requested`: take cpu/memory from the plain requests (BalancedAllocation) instead of the
+  // non-zero requests that count a default for containers without one (Fit strategies).
+  ResourceAllocationScorer(std::vector<ResourceSpec> resources, bool use_requested,
+                           ResourceScorer scorer);
+
+  // The pod's request for each configured resource, in the order of resources().
+  std::vector<int64_t> PodRequests(const api::Pod& pod) const;
+  // True when every entry of `pod_requests` is 0 (a best-effort pod for these resources).
+  static bool RequestsNothing(const std::vector<int64_t>& pod_requests);
+  // The node's score with the pod (whose PodRequests() are `pod_requests`) added to it.
+  int64_t Score(const std::vector<int64_t>& pod_requests, const framework::NodeInfo& node) const;
+
+  const std::vector<ResourceSpec>& resources() const { return resources_; }
+
+ private:
+  // (allocatable, requested including the pod) of one resource on the node; (0, 0) when the
+  // resource does not take part (a scalar resource the pod does not request or the node lacks).
+  std::pair<int64_t, int64_t> AllocatableAndRequested(const framework::NodeInfo& node,
+                                                      const std::string& resource,
+                                                      int64_t pod_request) const;
+
+  std::vector<ResourceSpec> resources_;
+  bool use_requested_;
+  ResourceScorer scorer_;
+};
+
+// Collects "field: problem" messages while parsing plugin args, then throws them together as
+// one std::invalid_argument (a single message, or "[first, second, ...]" like upstream's
+// aggregated field errors).
+class ArgErrors {
+ public:
+  void Add(std::string message) { messages_.push_back(std::move(message)); }
+  bool empty() const { return messages_.empty(); }
+  // Throws std::invalid_argument when any error was added.
+  void ThrowIfAny() const;
+
+ private:
+  std::vector<std::string> messages_;
+};
+
+// Reads an optional JSON object of plugin args: null means "all defaults". Rejects non-objects
+// and keys outside `known_fields` (strict decoding, as kube-scheduler does for its config);
+// "apiVersion" and "kind" are always accepted since pluginConfig args may carry them.
+void CheckArgsObject(const nlohmann::json& args, const std::vector<std::string_view>& known_fields,
+                     const std::string& path, ArgErrors& errors);
+
+// Parses a `resources: [{name, weight}]` list at `path`. A missing or zero weight becomes 1
+// (v1 defaulting); an empty or absent list yields DefaultResourceSpecs().
+std::vector<ResourceSpec> ParseResourceSpecs(const nlohmann::json* list, const std::string& path,
+                                             ArgErrors& errors);
+
+// Formats an integer JSON value for error messages, or the JSON text for anything else.
+std::string JsonValueText(const nlohmann::json& value);
+
+}  // namespace berth::plugins::noderesources
+
+#endif  // BERTH_PKG_PLUGINS_NODERESOURCES_RESOURCE_ALLOCATION_H_

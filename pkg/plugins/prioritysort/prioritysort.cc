@@ -1,0 +1,24 @@
+#include "pkg/plugins/prioritysort/prioritysort.h"
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+namespace berth::plugins::prioritysort {
+
+bool PrioritySort::Less(const framework::QueuedPodInfo& a,
+                        const framework::QueuedPodInfo& b) const {
+  const int32_t priority_a = a.pod().spec.priority;
+  const int32_t priority_b = b.pod().spec.priority;
+  if (priority_a != priority_b) return priority_a > priority_b;
+  return a.timestamp < b.timestamp;
+}
+
+framework::PluginPtr New(const nlohmann::json& args, framework::Handle&) {
+  if (!args.is_null() && !args.empty()) {
+    throw std::invalid_argument(std::string(kName) + ": plugin takes no args");
+  }
+  return std::make_shared<PrioritySort>();
+}
+
+}  // namespace berth::plugins::prioritysort

@@ -1,0 +1,130 @@
+#include "pkg/plugins/tainttoleration/tainttoleration.h"
+
+#include <memory>
+#include <stdexcept>
+
+#include "pkg/plugins/helper/normalize_score.h"
+
+namespace berth::plugins::tainttoleration {
+namespace {
+
+const std::string kStateKey(kPreScoreStateKey);
+
+// The pod's tolerations that can tolerate a PreferNoSchedule taint: those with that effect or
+// with an empty effect (which matches every effect). Immutable once written, so Score reads it
+// from many threads without copying.
+struct PreScoreState final : framework::StateData {
+  std::vector<api::Toleration> prefer_no_schedule_tolerations;
+
+  std::shared_ptr<framework::StateData> Clone() const override {
+    return std::make_shared<PreScoreState>(*this);
+  }
+};
+
+bool IsDoNotScheduleTaint(const api::Taint& taint) {
+  return taint.effect == api::TaintEffect::kNoSchedule ||
+         taint.effect == api::TaintEffect::kNoExecute;
+}
+
+bool HasUntoleratedTaint(const api::Node& node, const api::Pod& pod) {
+  return FindUntoleratedTaint(node.spec.taints, pod.spec.tolerations).has_value();
+}
+
+}  // namespace
+
+std::optional<api::Taint> FindUntoleratedTaint(const std::vector<api::Taint>& taints,
+                                               const std::vector<api::Toleration>& tolerations) {
+  for (const api::Taint& taint : taints) {
+    if (IsDoNotScheduleTaint(taint) && !api::TolerationsTolerate(tolerations, taint)) return taint;
+  }
+  return std::nullopt;
+}
+
+framework::Status TaintToleration::Filter(const framework::CycleState&, const api::Pod& pod,
+                                          const framework::NodeInfo& node) {
+  if (node.node() == nullptr) return framework::Status::Error("node not found");
+  std::optional<api::Taint> taint =
+      FindUntoleratedTaint(node.node()->spec.taints, pod.spec.tolerations);
+  if (!taint) return framework::Status::Success();
+  std::string reason(kErrReasonUntoleratedTaintPrefix);
+  reason += '{';
+  reason += taint->key;
+  reason += ": ";
+  reason += taint->value;
+  reason += '}';
+  return framework::Status::Unresolvable(std::move(reason));
+}
+
+framework::Status TaintToleration::PreScore(framework::CycleState& state, const api::Pod& pod,
+                                            const std::vector<framework::NodeInfoPtr>&) {
+  auto data = std::make_shared<PreScoreState>();
+  for (const api::Toleration& toleration : pod.spec.tolerations) {
+    if (toleration.effect == api::TaintEffect::kAll ||
+        toleration.effect == api::TaintEffect::kPreferNoSchedule) {
+      data->prefer_no_schedule_tolerations.push_back(toleration);
+    }
+  }
+  state.Write(kStateKey, std::move(data));
+  return framework::Status::Success();
+}
+
+framework::Status TaintToleration::Score(const framework::CycleState& state, const api::Pod&,
+                                         const framework::NodeInfo& node, int64_t* score) {
+  const auto* data = state.Read<PreScoreState>(kStateKey);
+  if (data == nullptr) {
+    return framework::Status::Error("reading \"" + kStateKey + "\" from cycleState: not found");
+  }
+  if (node.node() == nullptr) return framework::Status::Error("node not found");
+  int64_t untolerated = 0;
+  for (const api::Taint& taint : node.node()->spec.taints) {
+    if (taint.effect != api::TaintEffect::kPreferNoSchedule) continue;
+    if (!api::TolerationsTolerate(data->prefer_no_schedule_tolerations, taint)) untolerated++;
+  }
+  *score = untolerated;
+  return framework::Status::Success();
+}
+
+framework::Status TaintToleration::NormalizeScore(const framework::CycleState&, const api::Pod&,
+                                                  framework::NodeScoreList& scores) {
+  helper::DefaultNormalizeScore(framework::kMaxNodeScore, /*reverse=*/true, scores);
+  return framework::Status::Success();
+}
+
+std::vector<framework::ClusterEventWithHint> TaintToleration::EventsToRegister() const {
+  return {
+      {{framework::EventResource::kNode, framework::kAdd | framework::kUpdateNodeTaint,
+        "NodeAddOrUpdateNodeTaint"},
+       IsSchedulableAfterNodeChange},
+      {{framework::EventResource::kUnscheduledPod, framework::kUpdatePodTolerations,
+        "UnscheduledPodUpdatePodTolerations"},
+       IsSchedulableAfterPodTolerationChange},
+  };
+}
+
+framework::QueueingHint IsSchedulableAfterNodeChange(const api::Pod& pod,
+                                                     const framework::EventObjects& event) {
+  // A missing object is a malformed event; queueing is the safe answer.
+  if (!event.new_node) return framework::QueueingHint::kQueue;
+  const bool was_untolerated = !event.old_node || HasUntoleratedTaint(*event.old_node, pod);
+  const bool is_untolerated = HasUntoleratedTaint(*event.new_node, pod);
+  return was_untolerated && !is_untolerated ? framework::QueueingHint::kQueue
+                                            : framework::QueueingHint::kSkip;
+}
+
+framework::QueueingHint IsSchedulableAfterPodTolerationChange(
+    const api::Pod& pod, const framework::EventObjects& event) {
+  if (!event.new_pod) return framework::QueueingHint::kQueue;
+  // Any new toleration of the rejected pod itself may tolerate the taint that rejected it; which
+  // node's taint that was is not recorded, so the hint cannot be narrower.
+  return event.new_pod->meta.uid == pod.meta.uid ? framework::QueueingHint::kQueue
+                                                 : framework::QueueingHint::kSkip;
+}
+
+framework::PluginPtr New(const nlohmann::json& args, framework::Handle&) {
+  if (!args.is_null() && !args.empty()) {
+    throw std::invalid_argument(std::string(kName) + ": plugin takes no args");
+  }
+  return std::make_shared<TaintToleration>();
+}
+
+}  // namespace berth::plugins::tainttoleration

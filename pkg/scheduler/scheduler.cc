@@ -1,0 +1,703 @@
+#include "pkg/scheduler/scheduler.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <limits>
+#include <map>
+
+#include "pkg/events/recorder.h"
+#include "pkg/informer/factory.h"
+
+namespace berth::scheduler {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using framework::Code;
+using framework::Status;
+
+constexpr int kMinFeasibleNodesToFind = 100;
+constexpr int kMinFeasibleNodesPercentageToFind = 5;
+constexpr int kBasePercentageOfNodesToScore = 50;
+
+framework::ClusterEvent Event(framework::EventResource resource, uint32_t actions,
+                              std::string label) {
+  return {resource, actions, std::move(label)};
+}
+
+bool Assigned(const api::Pod& pod) { return !pod.spec.node_name.empty(); }
+
+bool SameResources(const api::ResourceList& a, const api::ResourceList& b) { return a == b; }
+
+// Which node properties changed, as upstream's nodeSchedulingPropertiesChange.
+uint32_t NodeChangeActions(const api::Node& old_node, const api::Node& new_node) {
+  uint32_t actions = 0;
+  if (old_node.spec.unschedulable != new_node.spec.unschedulable) {
+    actions |= framework::kUpdateNodeSpecUnschedulable;
+  }
+  if (!SameResources(old_node.status.allocatable, new_node.status.allocatable)) {
+    actions |= framework::kUpdateNodeAllocatable;
+  }
+  if (!(old_node.meta.labels == new_node.meta.labels)) actions |= framework::kUpdateNodeLabel;
+  auto same_taints = [](const std::vector<api::Taint>& a, const std::vector<api::Taint>& b) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); i++) {
+      if (a[i].key != b[i].key || a[i].value != b[i].value || a[i].effect != b[i].effect) {
+        return false;
+      }
+    }
+    return true;
+  };
+  if (!same_taints(old_node.spec.taints, new_node.spec.taints)) {
+    actions |= framework::kUpdateNodeTaint;
+  }
+  auto conditions = [](const api::Node& n) {
+    std::map<std::string, std::string> out;
+    for (const auto& c : n.status.conditions) out[c.type] = c.status;
+    return out;
+  };
+  if (conditions(old_node) != conditions(new_node)) actions |= framework::kUpdateNodeCondition;
+  if (!(old_node.meta.annotations == new_node.meta.annotations)) {
+    actions |= framework::kUpdateNodeAnnotation;
+  }
+  return actions;
+}
+
+// Which pod properties changed, for events about assigned pods.
+uint32_t PodChangeActions(const api::Pod& old_pod, const api::Pod& new_pod) {
+  uint32_t actions = 0;
+  if (!(old_pod.meta.labels == new_pod.meta.labels)) actions |= framework::kUpdatePodLabel;
+  if (new_pod.requests.milli_cpu < old_pod.requests.milli_cpu ||
+      new_pod.requests.memory < old_pod.requests.memory) {
+    actions |= framework::kUpdatePodScaleDown;
+  }
+  return actions;
+}
+
+bool HasCondition(const api::Pod& pod, const std::string& reason, const std::string& message) {
+  for (const auto& c : pod.status.conditions) {
+    if (c.type == "PodScheduled") {
+      return c.status == "False" && c.reason == reason && c.message == message;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string FitErrorMessage(int num_all_nodes, const Diagnosis& diagnosis) {
+  std::string msg = "0/" + std::to_string(num_all_nodes) + " nodes are available:";
+  if (!diagnosis.pre_filter_msg.empty()) {
+    msg += " " + diagnosis.pre_filter_msg + ".";
+  } else {
+    std::map<std::string, int> reasons;
+    for (const auto& [node, status] : diagnosis.node_to_status) {
+      for (const auto& reason : status.reasons()) reasons[reason]++;
+    }
+    int absent = num_all_nodes - static_cast<int>(diagnosis.node_to_status.size());
+    if (absent > 0 && diagnosis.absent_nodes_status) {
+      for (const auto& reason : diagnosis.absent_nodes_status->reasons()) reasons[reason] += absent;
+    }
+    std::vector<std::string> parts;
+    for (const auto& [reason, count] : reasons) parts.push_back(std::to_string(count) + " " + reason);
+    std::sort(parts.begin(), parts.end());
+    if (!parts.empty()) {
+      msg += " ";
+      for (size_t i = 0; i < parts.size(); i++) msg += (i ? ", " : "") + parts[i];
+      msg += ".";
+    }
+  }
+  if (!diagnosis.post_filter_msg.empty()) msg += " " + diagnosis.post_filter_msg + ".";
+  return msg;
+}
+
+int NumFeasibleNodesToFind(int percentage, int num_all_nodes) {
+  if (num_all_nodes < kMinFeasibleNodesToFind) return num_all_nodes;
+  if (percentage >= 100) return num_all_nodes;
+  int adaptive = percentage;
+  if (adaptive <= 0) {
+    adaptive = kBasePercentageOfNodesToScore - num_all_nodes / 125;
+    adaptive = std::max(adaptive, kMinFeasibleNodesPercentageToFind);
+  }
+  int64_t num = static_cast<int64_t>(num_all_nodes) * adaptive / 100;
+  return static_cast<int>(std::max<int64_t>(num, kMinFeasibleNodesToFind));
+}
+
+void ApiPodStatusWriter::SetUnschedulable(const api::Pod& pod, const std::string& reason,
+                                          const std::string& message,
+                                          const std::string& nominated_node_name) {
+  nlohmann::json status = {{"conditions",
+                            nlohmann::json::array({{{"type", "PodScheduled"},
+                                                    {"status", "False"},
+                                                    {"reason", reason},
+                                                    {"message", message},
+                                                    {"lastProbeTime", nullptr},
+                                                    {"lastTransitionTime", events::TimeNow()}}})}};
+  if (!nominated_node_name.empty()) status["nominatedNodeName"] = nominated_node_name;
+  nlohmann::json patch = {{"status", status}};
+  client_->Patch(client::PodsResource().Path(pod.meta.namespace_, pod.meta.name, "status"), patch,
+                 client::PatchType::kStrategicMerge);
+}
+
+Scheduler::Scheduler(const config::Configuration& config,
+                     const framework::runtime::Registry& registry, SchedulerDeps deps,
+                     SchedulerOptions options)
+    : config_(config),
+      deps_(std::move(deps)),
+      options_(options),
+      parallelizer_(config.parallelism),
+      waiting_pods_(std::make_shared<framework::runtime::WaitingPods>()),
+      rng_(options.seed ? *options.seed : std::random_device{}()) {
+  queue::QueueingHintMap hints;
+  for (const auto& profile : config_.profiles) {
+    framework::runtime::FrameworkDeps fdeps;
+    fdeps.snapshot = &snapshot_;
+    fdeps.client = deps_.client.get();
+    fdeps.informer_factory = deps_.informers;
+    fdeps.recorder = deps_.recorder;
+    fdeps.parallelizer = &parallelizer_;
+    fdeps.waiting_pods = waiting_pods_;
+    fdeps.observer = deps_.observer;
+    // The nominator lives in the queue, created below; frameworks reach it through the Handle
+    // only during cycles, after construction.
+    auto fwk = std::make_unique<framework::runtime::Framework>(registry, profile, fdeps);
+    for (auto& [plugin, registration] : fwk->EnqueueExtensionEvents()) {
+      hints[profile.scheduler_name].push_back(
+          {plugin, registration.event, std::move(registration.hint)});
+    }
+    profiles_[profile.scheduler_name] = std::move(fwk);
+  }
+  auto* first = profiles_.begin()->second.get();
+  queue::QueueOptions qopts;
+  qopts.initial_backoff = std::chrono::seconds(config_.pod_initial_backoff_seconds);
+  qopts.max_backoff = std::chrono::seconds(config_.pod_max_backoff_seconds);
+  queue_ = std::make_unique<queue::SchedulingQueue>(
+      qopts,
+      [first](const framework::QueuedPodInfo& a, const framework::QueuedPodInfo& b) {
+        return first->QueueSortLess(a, b);
+      },
+      [this](const api::Pod& pod) {
+        auto* fwk = FrameworkFor(pod.spec.scheduler_name);
+        return fwk ? fwk->RunPreEnqueuePlugins(pod) : Status::Success();
+      },
+      std::move(hints), std::make_shared<queue::RealClock>());
+  for (auto& [name, fwk] : profiles_) fwk->SetNominator(&queue_->nominator());
+  binders_ = std::make_unique<util::TaskQueue>(std::max(1, options_.binding_workers),
+                                               std::numeric_limits<size_t>::max());
+  reporters_ = std::make_unique<util::TaskQueue>(2, 100000);
+}
+
+Scheduler::~Scheduler() { Stop(std::chrono::seconds(5)); }
+
+bool Scheduler::Responsible(const api::Pod& pod) const {
+  return profiles_.count(pod.spec.scheduler_name) > 0;
+}
+
+framework::runtime::Framework* Scheduler::FrameworkFor(const std::string& name) const {
+  auto it = profiles_.find(name);
+  return it == profiles_.end() ? nullptr : it->second.get();
+}
+
+// ---- Event handlers ----
+
+void Scheduler::AddAllEventHandlers() {
+  auto& pods = deps_.informers->Pods();
+  informer::EventHandler<api::Pod> pod_handler;
+  pod_handler.on_add = [this](const api::PodPtr& pod) { OnPodAdd(pod); };
+  pod_handler.on_update = [this](const api::PodPtr& o, const api::PodPtr& n) { OnPodUpdate(o, n); };
+  pod_handler.on_delete = [this](const api::PodPtr& pod) { OnPodDelete(pod); };
+  pods.AddEventHandler(std::move(pod_handler));
+  pods.SetDecodeErrorHandler(
+      [this](const nlohmann::json& object, const std::string& error) { OnMalformedPod(object, error); });
+
+  auto& nodes = deps_.informers->Nodes();
+  informer::EventHandler<api::Node> node_handler;
+  node_handler.on_add = [this](const api::NodePtr& node) { OnNodeAdd(node); };
+  node_handler.on_update = [this](const api::NodePtr& o, const api::NodePtr& n) {
+    OnNodeUpdate(o, n);
+  };
+  node_handler.on_delete = [this](const api::NodePtr& node) { OnNodeDelete(node); };
+  nodes.AddEventHandler(std::move(node_handler));
+}
+
+void Scheduler::OnPodAdd(const api::PodPtr& pod) {
+  if (Assigned(*pod)) {
+    cache_.AddPod(pod);
+    queue_->MoveAllToActiveOrBackoffQueue(
+        Event(framework::EventResource::kPod, framework::kAdd, "AssignedPodAdd"), {nullptr, pod});
+    return;
+  }
+  if (Responsible(*pod) && !pod->IsTerminating()) queue_->Add(pod);
+}
+
+void Scheduler::OnPodUpdate(const api::PodPtr& old_pod, const api::PodPtr& new_pod) {
+  const bool was_assigned = Assigned(*old_pod);
+  const bool is_assigned = Assigned(*new_pod);
+  if (is_assigned) {
+    if (!was_assigned) {
+      // Bound (by us or anyone else): it leaves the queue and its resources count on the node.
+      queue_->Delete(*old_pod);
+      cache_.AddPod(new_pod);
+      queue_->MoveAllToActiveOrBackoffQueue(
+          Event(framework::EventResource::kPod, framework::kAdd, "AssignedPodAdd"),
+          {nullptr, new_pod});
+      return;
+    }
+    cache_.UpdatePod(old_pod, new_pod);
+    uint32_t actions = PodChangeActions(*old_pod, *new_pod);
+    if (actions) {
+      queue_->MoveAllToActiveOrBackoffQueue(
+          Event(framework::EventResource::kPod, actions, "AssignedPodUpdate"), {old_pod, new_pod});
+    }
+    return;
+  }
+  if (!Responsible(*new_pod)) {
+    if (Responsible(*old_pod)) queue_->Delete(*old_pod);
+    return;
+  }
+  if (new_pod->IsTerminating()) {
+    queue_->Delete(*new_pod);
+    return;
+  }
+  queue_->Update(old_pod, new_pod);
+}
+
+void Scheduler::OnPodDelete(const api::PodPtr& pod) {
+  if (Assigned(*pod)) {
+    cache_.RemovePod(*pod);
+    queue_->MoveAllToActiveOrBackoffQueue(
+        Event(framework::EventResource::kPod, framework::kDelete, "AssignedPodDelete"),
+        {pod, nullptr});
+    return;
+  }
+  if (!Responsible(*pod)) return;
+  queue_->Delete(*pod);
+  // A pod parked in Permit has been assumed; rejecting it makes its binding cycle undo that.
+  if (auto waiting = waiting_pods_->Get(pod->meta.uid)) waiting->Reject("", "pod was deleted");
+}
+
+void Scheduler::OnNodeAdd(const api::NodePtr& node) {
+  cache_.AddNode(node);
+  queue_->MoveAllToActiveOrBackoffQueue(
+      Event(framework::EventResource::kNode, framework::kAdd, "NodeAdd"), {nullptr, nullptr, nullptr, node});
+}
+
+void Scheduler::OnNodeUpdate(const api::NodePtr& old_node, const api::NodePtr& new_node) {
+  cache_.UpdateNode(old_node, new_node);
+  uint32_t actions = NodeChangeActions(*old_node, *new_node);
+  if (actions) {
+    queue_->MoveAllToActiveOrBackoffQueue(
+        Event(framework::EventResource::kNode, actions, "NodeUpdate"),
+        {nullptr, nullptr, old_node, new_node});
+  }
+}
+
+void Scheduler::OnNodeDelete(const api::NodePtr& node) { cache_.RemoveNode(*node); }
+
+void Scheduler::OnMalformedPod(const nlohmann::json& object, const std::string& error) {
+  auto meta = object.find("metadata");
+  auto spec = object.find("spec");
+  if (meta == object.end() || !meta->is_object() || spec == object.end() || !spec->is_object()) {
+    return;
+  }
+  auto scheduler_name = spec->find("schedulerName");
+  auto node_name = spec->find("nodeName");
+  if (scheduler_name == spec->end() || !scheduler_name->is_string() ||
+      !profiles_.count(scheduler_name->get<std::string>())) {
+    return;
+  }
+  if (node_name != spec->end() && node_name->is_string() && !node_name->get<std::string>().empty()) {
+    return;
+  }
+  auto pod = std::make_shared<api::Pod>();
+  pod->meta.name = meta->value("name", "");
+  pod->meta.namespace_ = meta->value("namespace", "");
+  pod->meta.uid = meta->value("uid", "");
+  pod->meta.resource_version = meta->value("resourceVersion", "");
+  if (pod->meta.name.empty()) return;
+  stats_.malformed_pods++;
+  spdlog::error("pod {}/{} cannot be scheduled: its object is malformed: {}", pod->meta.namespace_,
+                pod->meta.name, error);
+  ReportUnschedulable(pod, "SchedulerError", "pod object could not be decoded: " + error, "");
+}
+
+// ---- Scheduling cycle ----
+
+void Scheduler::Run() {
+  if (running_.exchange(true)) return;
+  queue_->Run();
+  scheduling_thread_ = std::thread([this] {
+    while (running_ && ScheduleOne()) {
+    }
+  });
+}
+
+void Scheduler::Stop(std::chrono::milliseconds grace) {
+  bool was_running = running_.exchange(false);
+  if (queue_) queue_->Close();
+  if (scheduling_thread_.joinable()) scheduling_thread_.join();
+  if (!was_running && !binders_) return;
+  auto deadline = Clock::now() + grace;
+  while (in_flight_bindings_.load() > 0 && Clock::now() < deadline) {
+    // Permit waits would hold shutdown for up to 15 minutes: reject them so their cycles unwind.
+    waiting_pods_->Iterate([](framework::WaitingPod& wp) { wp.Reject("", "scheduler is stopping"); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  if (binders_ && in_flight_bindings_.load() == 0) binders_->Shutdown();
+  if (reporters_) reporters_->Drain();
+}
+
+api::PodPtr Scheduler::CurrentPod(const api::Pod& pod) const {
+  if (!deps_.informers) return std::make_shared<const api::Pod>(pod);
+  return deps_.informers->Pods().store().Get(pod.Key());
+}
+
+bool Scheduler::ScheduleOne() {
+  framework::QueuedPodInfoPtr pinfo = queue_->Pop();
+  if (!pinfo) return false;
+  const api::PodPtr pod = pinfo->pod_info->pod;
+  auto* fwk = FrameworkFor(pod->spec.scheduler_name);
+  if (!fwk || pod->IsTerminating() || cache_.IsAssumedPod(*pod)) {
+    queue_->Done(pod->meta.uid);
+    return true;
+  }
+  const auto cycle_start = Clock::now();
+  stats_.attempts++;
+  cycles_++;
+  auto state = std::make_shared<framework::CycleState>();
+  state->record_plugin_metrics =
+      options_.plugin_metrics_sample_percent > 0 &&
+      static_cast<int>(rng_() % 100) < options_.plugin_metrics_sample_percent;
+
+  ScheduleResult result;
+  Diagnosis diagnosis;
+  Status status = SchedulePod(*fwk, *state, *pod, &result, &diagnosis);
+  if (!status.IsSuccess()) {
+    std::string nominated;
+    if (status.IsRejected() && fwk->HasPostFilterPlugins()) {
+      framework::PostFilterResult post;
+      Status post_status = fwk->RunPostFilterPlugins(*state, *pod, diagnosis.node_to_status, &post);
+      if (!post_status.IsSuccess() && !post_status.reasons().empty()) {
+        diagnosis.post_filter_msg = post_status.Message();
+      }
+      nominated = post.nominated_node_name;
+    }
+    HandleSchedulingFailure(*fwk, pinfo, status, status.IsRejected() ? &diagnosis : nullptr,
+                            nominated);
+    return true;
+  }
+
+  // Assume: the cache counts the pod on its node from now on, so the next cycle sees it.
+  auto assumed = std::make_shared<api::Pod>(*pod);
+  assumed->spec.node_name = result.host;
+  assumed->status.nominated_node_name.clear();
+  api::PodPtr assumed_ptr = assumed;
+  Status assume = cache_.AssumePod(std::make_shared<framework::PodInfo>(assumed_ptr));
+  if (!assume.IsSuccess()) {
+    HandleSchedulingFailure(*fwk, pinfo, assume, nullptr, "");
+    return true;
+  }
+  Status reserve = fwk->RunReservePluginsReserve(*state, *assumed, result.host);
+  if (!reserve.IsSuccess()) {
+    fwk->RunReservePluginsUnreserve(*state, *assumed, result.host);
+    cache_.ForgetPod(*assumed);
+    HandleSchedulingFailure(*fwk, pinfo, reserve, nullptr, "");
+    return true;
+  }
+  Status permit = fwk->RunPermitPlugins(*state, *assumed, result.host);
+  if (!permit.IsSuccess() && !permit.IsWait()) {
+    fwk->RunReservePluginsUnreserve(*state, *assumed, result.host);
+    cache_.ForgetPod(*assumed);
+    if (permit.IsRejected()) pinfo->unschedulable_plugins = {permit.plugin()};
+    HandleSchedulingFailure(*fwk, pinfo, permit, nullptr, "");
+    return true;
+  }
+  queue_->nominator().DeleteNominatedPodIfExists(*pod);
+
+  in_flight_bindings_++;
+  binders_->Post([this, fwk, state, pinfo, assumed_ptr, result, cycle_start] {
+    BindingCycle(fwk, state, pinfo, assumed_ptr, result, cycle_start);
+    in_flight_bindings_--;
+  });
+  return true;
+}
+
+Status Scheduler::SchedulePod(framework::runtime::Framework& fwk, framework::CycleState& state,
+                              const api::Pod& pod, ScheduleResult* result, Diagnosis* diagnosis) {
+  Status snap = cache_.UpdateSnapshot(snapshot_);
+  if (!snap.IsSuccess()) return snap;
+  if (snapshot_.NumNodes() == 0) {
+    diagnosis->pre_filter_msg = "";
+    return Status(Code::kUnschedulable, "no nodes available to schedule pods");
+  }
+  std::vector<framework::NodeInfoPtr> feasible;
+  Status s = FindNodesThatFitPod(fwk, state, pod, diagnosis, &feasible);
+  if (!s.IsSuccess()) return s;
+  const int evaluated = static_cast<int>(feasible.size() + diagnosis->node_to_status.size());
+  if (feasible.empty()) {
+    return Status(Code::kUnschedulable,
+                  FitErrorMessage(static_cast<int>(snapshot_.NumNodes()), *diagnosis));
+  }
+  result->evaluated_nodes = evaluated;
+  result->feasible_nodes = static_cast<int>(feasible.size());
+  if (feasible.size() == 1) {
+    result->host = feasible.front()->name();
+    return {};
+  }
+  std::vector<framework::runtime::NodePluginScores> scores;
+  if (fwk.HasScorePlugins()) {
+    Status pre = fwk.RunPreScorePlugins(state, pod, feasible);
+    if (!pre.IsSuccess()) return pre;
+    Status sc = fwk.RunScorePlugins(state, pod, feasible, &scores);
+    if (!sc.IsSuccess()) return sc;
+  } else {
+    for (const auto& n : feasible) scores.push_back({n->name(), {}, 1});
+  }
+  result->host = SelectHost(scores);
+  if (spdlog::should_log(spdlog::level::debug)) {
+    std::vector<const framework::runtime::NodePluginScores*> top;
+    for (const auto& s2 : scores) top.push_back(&s2);
+    std::partial_sort(top.begin(), top.begin() + std::min<size_t>(3, top.size()), top.end(),
+                      [](auto* a, auto* b) { return a->total > b->total; });
+    std::string alternatives;
+    for (size_t i = 0; i < std::min<size_t>(3, top.size()); i++) {
+      alternatives += (i ? ", " : "") + top[i]->name + "=" + std::to_string(top[i]->total);
+    }
+    spdlog::debug("pod={} node={} feasible={} evaluated={} top=[{}]", pod.Key(), result->host,
+                  result->feasible_nodes, result->evaluated_nodes, alternatives);
+  }
+  return {};
+}
+
+Status Scheduler::FindNodesThatFitPod(framework::runtime::Framework& fwk,
+                                      framework::CycleState& state, const api::Pod& pod,
+                                      Diagnosis* diagnosis,
+                                      std::vector<framework::NodeInfoPtr>* feasible) {
+  const auto& all_nodes = snapshot_.List();
+  framework::PreFilterResult pre_result;
+  std::vector<std::string> plugins_with_nodes;
+  Status s = fwk.RunPreFilterPlugins(state, pod, all_nodes, &pre_result, &plugins_with_nodes);
+  if (!s.IsSuccess()) {
+    if (!s.IsRejected()) return s;
+    // Every node gets the PreFilter status; the message says it once.
+    for (const auto& n : all_nodes) diagnosis->node_to_status[n->name()] = s;
+    diagnosis->pre_filter_msg = s.Message();
+    if (!s.plugin().empty()) {
+      (s.code() == Code::kPending ? diagnosis->pending_plugins : diagnosis->unschedulable_plugins)
+          .insert(s.plugin());
+    }
+    return {};
+  }
+
+  // A nominated node (from an earlier preemption) is tried first, alone.
+  if (!pod.status.nominated_node_name.empty()) {
+    if (auto nominated = snapshot_.Get(pod.status.nominated_node_name);
+        nominated && nominated->node()) {
+      Diagnosis scratch;
+      auto fits = FindNodesThatPassFilters(fwk, state, pod, &scratch, {nominated});
+      if (!fits.empty()) {
+        *feasible = std::move(fits);
+        return {};
+      }
+    }
+  }
+
+  std::vector<framework::NodeInfoPtr> nodes;
+  if (pre_result.AllNodes()) {
+    nodes = all_nodes;
+  } else {
+    for (const auto& name : *pre_result.node_names) {
+      if (auto n = snapshot_.Get(name); n && n->node()) nodes.push_back(n);
+    }
+    // Nodes PreFilter ruled out count as unresolvable in the message, as upstream.
+    std::string plugins;
+    for (const auto& name : plugins_with_nodes) plugins += (plugins.empty() ? "" : " ") + name;
+    diagnosis->absent_nodes_status =
+        Status::Unresolvable("node(s) didn't satisfy plugin(s) [" + plugins + "]");
+  }
+  *feasible = FindNodesThatPassFilters(fwk, state, pod, diagnosis, nodes);
+  return {};
+}
+
+std::vector<framework::NodeInfoPtr> Scheduler::FindNodesThatPassFilters(
+    framework::runtime::Framework& fwk, const framework::CycleState& state, const api::Pod& pod,
+    Diagnosis* diagnosis, const std::vector<framework::NodeInfoPtr>& nodes) {
+  const int num_all = static_cast<int>(nodes.size());
+  if (num_all == 0) return {};
+  const auto& profile = fwk.profile();
+  int percentage = profile.percentage_of_nodes_to_score ? *profile.percentage_of_nodes_to_score
+                                                        : config_.percentage_of_nodes_to_score;
+  const int to_find = NumFeasibleNodesToFind(percentage, num_all);
+  std::vector<framework::NodeInfoPtr> feasible(to_find);
+  if (!fwk.HasFilterPlugins()) {
+    for (int i = 0; i < to_find; i++) feasible[i] = nodes[(next_start_node_index_ + i) % num_all];
+    next_start_node_index_ = (next_start_node_index_ + to_find) % num_all;
+    return feasible;
+  }
+  std::atomic<int> found{0};
+  std::atomic<int> processed{0};
+  std::atomic<bool> stop{false};
+  std::vector<std::optional<Status>> statuses(num_all);
+  const int start = next_start_node_index_;
+  parallelizer_.Until(
+      num_all,
+      [&](int i) {
+        const auto& node = nodes[(start + i) % num_all];
+        Status s = fwk.RunFilterPluginsWithNominatedPods(state, pod, *node);
+        if (s.IsSuccess()) {
+          int length = ++found;
+          if (length > to_find) {
+            stop = true;
+            found--;
+          } else {
+            feasible[length - 1] = node;
+            processed++;
+          }
+        } else {
+          statuses[i] = std::move(s);
+          processed++;
+        }
+      },
+      &stop);
+  feasible.resize(found.load());
+  next_start_node_index_ = (start + processed.load()) % num_all;
+  for (int i = 0; i < num_all; i++) {
+    if (!statuses[i]) continue;
+    const Status& s = *statuses[i];
+    if (!s.IsRejected()) continue;  // Errors are reported through the cycle's error path.
+    const auto& name = nodes[(start + i) % num_all]->name();
+    if (!s.plugin().empty()) {
+      (s.code() == Code::kPending ? diagnosis->pending_plugins : diagnosis->unschedulable_plugins)
+          .insert(s.plugin());
+    }
+    diagnosis->node_to_status[name] = s;
+  }
+  return feasible;
+}
+
+std::string Scheduler::SelectHost(const std::vector<framework::runtime::NodePluginScores>& scores) {
+  // Reservoir sampling over the nodes with the top score: each is chosen with equal probability.
+  const framework::runtime::NodePluginScores* selected = &scores.front();
+  int64_t max_score = selected->total;
+  uint64_t count = 1;
+  for (size_t i = 1; i < scores.size(); i++) {
+    const auto& s = scores[i];
+    if (s.total > max_score) {
+      max_score = s.total;
+      selected = &s;
+      count = 1;
+    } else if (s.total == max_score) {
+      count++;
+      if (rng_() % count == 0) selected = &s;
+    }
+  }
+  return selected->name;
+}
+
+// ---- Binding cycle ----
+
+void Scheduler::BindingCycle(framework::runtime::Framework* fwk,
+                             std::shared_ptr<framework::CycleState> state,
+                             framework::QueuedPodInfoPtr pinfo, api::PodPtr assumed,
+                             ScheduleResult result, Clock::time_point cycle_start) {
+  const std::string& host = result.host;
+  auto fail = [&](const Status& status) {
+    fwk->RunReservePluginsUnreserve(*state, *assumed, host);
+    cache_.ForgetPod(*assumed);
+    // The assumed pod's room is free again: pods that did not fit may fit now.
+    queue_->MoveAllToActiveOrBackoffQueue(
+        Event(framework::EventResource::kPod, framework::kDelete, "AssignedPodDelete"),
+        {assumed, nullptr});
+    if (status.IsRejected() && !status.plugin().empty()) {
+      pinfo->unschedulable_plugins = {status.plugin()};
+    }
+    stats_.bind_failures++;
+    HandleSchedulingFailure(*fwk, pinfo, status, nullptr, "");
+  };
+
+  Status s = fwk->WaitOnPermit(*assumed);
+  if (!s.IsSuccess()) return fail(s);
+  s = fwk->RunPreBindPlugins(*state, *assumed, host);
+  if (!s.IsSuccess()) return fail(s);
+  s = fwk->RunBindPlugins(*state, *assumed, host);
+  if (s.IsSkip()) s = Status::Error("no bind plugin bound the pod");
+  if (!s.IsSuccess()) return fail(s);
+  cache_.FinishBinding(*assumed);
+  stats_.scheduled++;
+  spdlog::debug("pod={} node={} evaluated={} feasible={} bound in {:.1f}ms", assumed->Key(), host,
+               result.evaluated_nodes, result.feasible_nodes,
+               std::chrono::duration<double, std::milli>(Clock::now() - cycle_start).count());
+  if (deps_.recorder) {
+    deps_.recorder->Eventf(*assumed, "Normal", "Scheduled", "Binding",
+                           "Successfully assigned " + assumed->Key() + " to " + host);
+  }
+  fwk->RunPostBindPlugins(*state, *assumed, host);
+  queue_->Done(assumed->meta.uid);
+}
+
+void Scheduler::HandleSchedulingFailure(framework::runtime::Framework& fwk,
+                                        const framework::QueuedPodInfoPtr& pinfo,
+                                        const Status& status, const Diagnosis* diagnosis,
+                                        const std::string& nominated_node) {
+  (void)fwk;
+  const api::PodPtr pod = pinfo->pod_info->pod;
+  std::string reason = "Unschedulable";
+  bool had_error = false;
+  if (status.IsRejected()) {
+    stats_.unschedulable++;
+    if (diagnosis) {
+      pinfo->unschedulable_plugins = diagnosis->unschedulable_plugins;
+      pinfo->pending_plugins = diagnosis->pending_plugins;
+    }
+  } else {
+    stats_.errors++;
+    reason = "SchedulerError";
+    had_error = true;
+    spdlog::error("pod={} error while scheduling: {}", pod->Key(), status.Message());
+  }
+  const std::string message = status.Message();
+
+  // Only a pod that still exists and is still unbound goes back to the queue: a pod deleted, or
+  // bound by someone else (a 404 or 409 on bind), is not retried forever.
+  api::PodPtr current = CurrentPod(*pod);
+  if (!current) {
+    spdlog::debug("pod={} no longer exists; not requeued", pod->Key());
+    queue_->Done(pod->meta.uid);
+    return;
+  }
+  if (Assigned(*current)) {
+    spdlog::debug("pod={} is already bound to {}; not requeued", pod->Key(),
+                  current->spec.node_name);
+    queue_->Done(pod->meta.uid);
+    return;
+  }
+  if (current != pod && current->meta.uid == pod->meta.uid) {
+    pinfo->pod_info = std::make_shared<framework::PodInfo>(current);
+  }
+  if (!nominated_node.empty()) {
+    queue_->nominator().AddNominatedPod(pinfo->pod_info, nominated_node);
+  }
+  queue_->AddUnschedulableIfNotPresent(pinfo, had_error);
+  queue_->Done(pod->meta.uid);
+  spdlog::debug("pod={} unschedulable: {}", pod->Key(), message);
+  ReportUnschedulable(current, reason, message, nominated_node);
+}
+
+void Scheduler::ReportUnschedulable(const api::PodPtr& pod, const std::string& reason,
+                                    const std::string& message,
+                                    const std::string& nominated_node) {
+  reporters_->Post([this, pod, reason, message, nominated_node] {
+    if (deps_.recorder) {
+      deps_.recorder->Eventf(*pod, "Warning", "FailedScheduling", "Scheduling", message);
+    }
+    if (deps_.status_writer && !HasCondition(*pod, reason, message)) {
+      try {
+        deps_.status_writer->SetUnschedulable(*pod, reason, message, nominated_node);
+      } catch (const std::exception& e) {
+        spdlog::warn("pod={} could not update PodScheduled condition: {}", pod->Key(), e.what());
+      }
+    }
+  });
+}
+
+}  // namespace berth::scheduler

@@ -1,0 +1,202 @@
+#ifndef BERTH_PKG_SCHEDULER_SCHEDULER_H_
+#define BERTH_PKG_SCHEDULER_SCHEDULER_H_
+
+// The scheduler: one scheduling thread pops pods from the queue and runs the scheduling cycle
+// against a snapshot of the cache; binding cycles run concurrently on a pool of binder threads;
+// events and status patches go out from background workers. The scheduling thread never waits on
+// the network.
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "pkg/cache/cache.h"
+#include "pkg/cache/snapshot.h"
+#include "pkg/config/config.h"
+#include "pkg/framework/interface.h"
+#include "pkg/framework/runtime/framework.h"
+#include "pkg/framework/runtime/parallelizer.h"
+#include "pkg/queue/scheduling_queue.h"
+#include "pkg/util/task_queue.h"
+
+namespace berth::informer {
+class SharedInformerFactory;
+}
+
+namespace berth::scheduler {
+
+// Why a pod fits no node: per-node statuses plus what PreFilter/PostFilter said.
+struct Diagnosis {
+  framework::NodeToStatus node_to_status;
+  // Status for nodes PreFilter excluded (not in node_to_status); empty when none were.
+  std::optional<framework::Status> absent_nodes_status;
+  std::set<std::string> unschedulable_plugins;
+  std::set<std::string> pending_plugins;
+  std::string pre_filter_msg;
+  std::string post_filter_msg;
+};
+
+// "0/N nodes are available: 2 Insufficient cpu, 1 node(s) had untolerated taint {k: v}." in
+// upstream's format: reasons counted over nodes, each "count reason", sorted as strings.
+std::string FitErrorMessage(int num_all_nodes, const Diagnosis& diagnosis);
+
+// upstream numFeasibleNodesToFind: all nodes below 100; otherwise `percentage` (or the adaptive
+// max(5, 50 - n/125) when 0) percent of them, at least 100.
+int NumFeasibleNodesToFind(int percentage_of_nodes_to_score, int num_all_nodes);
+
+// Writes PodScheduled conditions; the real one PATCHes pods/{name}/status. Called from a
+// background worker, never from the scheduling thread.
+class PodStatusWriter {
+ public:
+  virtual ~PodStatusWriter() = default;
+  virtual void SetUnschedulable(const api::Pod& pod, const std::string& reason,
+                                const std::string& message,
+                                const std::string& nominated_node_name) = 0;
+};
+
+// PATCH /api/v1/namespaces/{ns}/pods/{name}/status with a strategic merge of the PodScheduled
+// condition.
+class ApiPodStatusWriter : public PodStatusWriter {
+ public:
+  explicit ApiPodStatusWriter(std::shared_ptr<client::Client> client)
+      : client_(std::move(client)) {}
+  void SetUnschedulable(const api::Pod& pod, const std::string& reason, const std::string& message,
+                        const std::string& nominated_node_name) override;
+
+ private:
+  std::shared_ptr<client::Client> client_;
+};
+
+struct SchedulerOptions {
+  int binding_workers = 32;
+  // Seeds the tie-break among equally scored nodes; random when unset.
+  std::optional<uint64_t> seed;
+  // Percentage of cycles whose per-plugin durations are recorded (upstream samples 10%).
+  int plugin_metrics_sample_percent = 10;
+};
+
+struct SchedulerDeps {
+  std::shared_ptr<client::Client> client;                // Null in benchmarks.
+  informer::SharedInformerFactory* informers = nullptr;  // Null in benchmarks.
+  framework::EventRecorder* recorder = nullptr;          // Required.
+  PodStatusWriter* status_writer = nullptr;              // Null: conditions are not written.
+  framework::runtime::FrameworkObserver* observer = nullptr;
+};
+
+// Counters for progress output and tests. Thread-safe (atomics).
+struct SchedulerStats {
+  std::atomic<uint64_t> attempts{0};
+  std::atomic<uint64_t> scheduled{0};
+  std::atomic<uint64_t> unschedulable{0};
+  std::atomic<uint64_t> errors{0};
+  std::atomic<uint64_t> bind_failures{0};
+  std::atomic<uint64_t> malformed_pods{0};
+};
+
+class Scheduler {
+ public:
+  // Builds a framework per profile (instantiating every plugin with its args) without touching the
+  // cluster. Throws framework::runtime::FrameworkError.
+  Scheduler(const config::Configuration& config, const framework::runtime::Registry& registry,
+            SchedulerDeps deps, SchedulerOptions options = {});
+  ~Scheduler();
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  // Registers pod and node handlers on deps.informers (which the caller starts).
+  void AddAllEventHandlers();
+
+  // ---- Cluster events (informer handlers call these; benchmarks call them directly) ----
+  void OnPodAdd(const api::PodPtr& pod);
+  void OnPodUpdate(const api::PodPtr& old_pod, const api::PodPtr& new_pod);
+  void OnPodDelete(const api::PodPtr& pod);
+  void OnNodeAdd(const api::NodePtr& node);
+  void OnNodeUpdate(const api::NodePtr& old_node, const api::NodePtr& new_node);
+  void OnNodeDelete(const api::NodePtr& node);
+  // A pod object the decoder rejected: reported as unschedulable when it names our scheduler.
+  void OnMalformedPod(const nlohmann::json& object, const std::string& error);
+
+  // Starts the queue's flush threads and the scheduling thread.
+  void Run();
+  // Stops taking pods, lets in-flight binding cycles finish (bounded by `grace`), stops threads.
+  void Stop(std::chrono::milliseconds grace = std::chrono::seconds(30));
+  // One scheduling cycle for the next pod; false once the queue is closed. Run() loops on it.
+  bool ScheduleOne();
+
+  bool Responsible(const api::Pod& pod) const;
+  framework::runtime::Framework* FrameworkFor(const std::string& scheduler_name) const;
+  queue::SchedulingQueue& queue() { return *queue_; }
+  cache::Cache& cache() { return cache_; }
+  const SchedulerStats& stats() const { return stats_; }
+  // Binding cycles started but not finished.
+  int InFlightBindings() const { return in_flight_bindings_.load(); }
+
+ private:
+  struct ScheduleResult {
+    std::string host;
+    int evaluated_nodes = 0;
+    int feasible_nodes = 0;
+  };
+
+  // Returns Success with `result` filled, a rejection with `diagnosis` filled, or an error.
+  framework::Status SchedulePod(framework::runtime::Framework& fwk, framework::CycleState& state,
+                                const api::Pod& pod, ScheduleResult* result,
+                                Diagnosis* diagnosis);
+  framework::Status FindNodesThatFitPod(framework::runtime::Framework& fwk,
+                                        framework::CycleState& state, const api::Pod& pod,
+                                        Diagnosis* diagnosis,
+                                        std::vector<framework::NodeInfoPtr>* feasible);
+  std::vector<framework::NodeInfoPtr> FindNodesThatPassFilters(
+      framework::runtime::Framework& fwk, const framework::CycleState& state, const api::Pod& pod,
+      Diagnosis* diagnosis, const std::vector<framework::NodeInfoPtr>& nodes);
+  std::string SelectHost(const std::vector<framework::runtime::NodePluginScores>& scores);
+
+  void BindingCycle(framework::runtime::Framework* fwk,
+                    std::shared_ptr<framework::CycleState> state,
+                    framework::QueuedPodInfoPtr pinfo, api::PodPtr assumed, ScheduleResult result,
+                    std::chrono::steady_clock::time_point cycle_start);
+  // Requeues a pod whose attempt failed and reports why (event + condition), off-thread.
+  void HandleSchedulingFailure(framework::runtime::Framework& fwk,
+                               const framework::QueuedPodInfoPtr& pinfo,
+                               const framework::Status& status, const Diagnosis* diagnosis,
+                               const std::string& nominated_node);
+  void ReportUnschedulable(const api::PodPtr& pod, const std::string& reason,
+                           const std::string& message, const std::string& nominated_node);
+  // The freshest copy of the pod the informer has (null when deleted), or `pod` without informers.
+  api::PodPtr CurrentPod(const api::Pod& pod) const;
+
+  config::Configuration config_;
+  SchedulerDeps deps_;
+  SchedulerOptions options_;
+  SchedulerStats stats_;
+
+  cache::Cache cache_;
+  cache::Snapshot snapshot_;
+  framework::runtime::WorkerPool parallelizer_;
+  std::shared_ptr<framework::runtime::WaitingPods> waiting_pods_;
+  std::unique_ptr<queue::SchedulingQueue> queue_;
+  std::map<std::string, std::unique_ptr<framework::runtime::Framework>> profiles_;
+
+  // Scheduling-thread state.
+  int next_start_node_index_ = 0;
+  std::mt19937_64 rng_;
+  uint64_t cycles_ = 0;
+
+  std::atomic<bool> running_{false};
+  std::thread scheduling_thread_;
+  std::atomic<int> in_flight_bindings_{0};
+  std::unique_ptr<util::TaskQueue> binders_;
+  std::unique_ptr<util::TaskQueue> reporters_;
+};
+
+}  // namespace berth::scheduler
+
+#endif  // BERTH_PKG_SCHEDULER_SCHEDULER_H_

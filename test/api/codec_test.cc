@@ -1,0 +1,806 @@
+#include "pkg/api/codec.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "pkg/api/errors.h"
+#include "pkg/api/types.h"
+
+namespace berth::api {
+namespace {
+
+using json = nlohmann::json;
+using Entries = std::vector<StringMap::Entry>;
+
+constexpr int64_t kMi = int64_t{1024} * 1024;
+constexpr int64_t kGi = 1024 * kMi;
+
+// A Deployment-owned pod as the apiserver serves it from GET /api/v1/namespaces/shop/pods/...
+constexpr const char* kPodJson = R"json({
+  "kind": "Pod",
+  "apiVersion": "v1",
+  "metadata": {
+    "name": "checkout-7c9d6b5f8-x2x4q",
+    "generateName": "checkout-7c9d6b5f8-",
+    "namespace": "shop",
+    "uid": "5b0f5a4e-2f53-4a8e-9c1e-0f6d1f3a9b21",
+    "resourceVersion": "1234567",
+    "generation": 1,
+    "creationTimestamp": "2024-05-01T10:00:00Z",
+    "labels": {
+      "app.kubernetes.io/name": "checkout",
+      "pod-template-hash": "7c9d6b5f8",
+      "tier": "backend"
+    },
+    "annotations": {
+      "kubectl.kubernetes.io/last-applied-configuration": "{\"apiVersion\":\"v1\",\"kind\":\"Pod\"}",
+      "kubectl.kubernetes.io/restartedAt": "2024-05-01T09:59:00Z",
+      "prometheus.io/scrape": "true"
+    },
+    "ownerReferences": [
+      {
+        "apiVersion": "apps/v1",
+        "kind": "ReplicaSet",
+        "name": "checkout-7c9d6b5f8",
+        "uid": "0d3f3bb2-1c1d-4b7e-8f3a-9e4d3c2b1a00",
+        "controller": true,
+        "blockOwnerDeletion": true
+      }
+    ],
+    "managedFields": [
+      {
+        "manager": "kube-controller-manager",
+        "operation": "Update",
+        "apiVersion": "v1",
+        "time": "2024-05-01T10:00:00Z",
+        "fieldsType": "FieldsV1",
+        "fieldsV1": {
+          "f:metadata": {"f:generateName": {}, "f:labels": {".": {}, "f:tier": {}}},
+          "f:spec": {"f:containers": {"k:{\"name\":\"app\"}": {".": {}, "f:image": {}}}}
+        }
+      },
+      {
+        "manager": "kubelet",
+        "operation": "Update",
+        "apiVersion": "v1",
+        "time": "2024-05-01T10:00:05Z",
+        "fieldsType": "FieldsV1",
+        "fieldsV1": {"f:status": {"f:conditions": {}}},
+        "subresource": "status"
+      }
+    ]
+  },
+  "spec": {
+    "volumes": [
+      {"name": "data", "persistentVolumeClaim": {"claimName": "checkout-data", "readOnly": true}},
+      {"name": "cache", "emptyDir": {"sizeLimit": "1Gi"}},
+      {
+        "name": "kube-api-access-9zq7k",
+        "projected": {
+          "sources": [
+            {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
+            {"configMap": {"name": "kube-root-ca.crt",
+                           "items": [{"key": "ca.crt", "path": "ca.crt"}]}}
+          ],
+          "defaultMode": 420
+        }
+      }
+    ],
+    "initContainers": [
+      {
+        "name": "migrate",
+        "image": "registry.example.com/checkout-migrate:1.4.2",
+        "command": ["/migrate", "--up"],
+        "resources": {"limits": {"cpu": "1", "memory": "256Mi"},
+                      "requests": {"cpu": "500m", "memory": "256Mi"}},
+        "terminationMessagePath": "/dev/termination-log",
+        "terminationMessagePolicy": "File",
+        "imagePullPolicy": "IfNotPresent"
+      },
+      {
+        "name": "mesh-proxy",
+        "image": "registry.example.com/proxy:2.1",
+        "restartPolicy": "Always",
+        "ports": [{"name": "admin", "containerPort": 15000, "protocol": "TCP"}],
+        "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}}
+      }
+    ],
+    "containers": [
+      {
+        "name": "app",
+        "image": "registry.example.com/checkout:1.4.2",
+        "args": ["--port=8080"],
+        "ports": [
+          {"name": "http", "containerPort": 8080, "protocol": "TCP"},
+          {"name": "metrics", "containerPort": 9100, "hostPort": 9100, "protocol": "TCP"}
+        ],
+        "env": [{"name": "GOMAXPROCS", "valueFrom": {"resourceFieldRef": {"containerName": "app",
+                 "resource": "limits.cpu", "divisor": "0"}}}],
+        "resources": {
+          "limits": {"cpu": "2", "memory": "1Gi", "nvidia.com/gpu": "1"},
+          "requests": {"cpu": "1500m", "memory": "768Mi", "ephemeral-storage": "2Gi",
+                       "nvidia.com/gpu": "1"}
+        },
+        "volumeMounts": [{"name": "data", "mountPath": "/data"}],
+        "readinessProbe": {"httpGet": {"path": "/healthz", "port": 8080, "scheme": "HTTP"},
+                           "timeoutSeconds": 1, "periodSeconds": 10},
+        "terminationMessagePath": "/dev/termination-log",
+        "imagePullPolicy": "IfNotPresent"
+      },
+      {
+        "name": "log-shipper",
+        "image": "registry.example.com/shipper:0.9",
+        "resources": {}
+      }
+    ],
+    "restartPolicy": "Always",
+    "terminationGracePeriodSeconds": 30,
+    "dnsPolicy": "ClusterFirst",
+    "nodeSelector": {"kubernetes.io/os": "linux"},
+    "serviceAccountName": "checkout",
+    "serviceAccount": "checkout",
+    "securityContext": {"runAsNonRoot": true},
+    "affinity": {
+      "nodeAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": {
+          "nodeSelectorTerms": [
+            {"matchExpressions": [
+              {"key": "node.kubernetes.io/instance-type", "operator": "In",
+               "values": ["m5.xlarge", "m5.2xlarge"]},
+              {"key": "example.com/cores", "operator": "Gt", "values": ["3"]}
+            ]},
+            {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["special-1"]}]}
+          ]
+        },
+        "preferredDuringSchedulingIgnoredDuringExecution": [
+          {"weight": 20, "preference": {"matchExpressions": [
+            {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["eu-west-1a"]}]}}
+        ]
+      },
+      "podAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": [
+          {"labelSelector": {"matchLabels": {"app.kubernetes.io/name": "cache"}},
+           "topologyKey": "topology.kubernetes.io/zone",
+           "namespaces": ["shop", "shared"]}
+        ]
+      },
+      "podAntiAffinity": {
+        "preferredDuringSchedulingIgnoredDuringExecution": [
+          {"weight": 100, "podAffinityTerm": {
+            "labelSelector": {"matchExpressions": [
+              {"key": "app.kubernetes.io/name", "operator": "In", "values": ["checkout"]}]},
+            "topologyKey": "kubernetes.io/hostname",
+            "namespaceSelector": {},
+            "matchLabelKeys": ["pod-template-hash"],
+            "mismatchLabelKeys": ["tenant"]}}
+        ]
+      }
+    },
+    "schedulerName": "berth",
+    "tolerations": [
+      {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute",
+       "tolerationSeconds": 300},
+      {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute",
+       "tolerationSeconds": 300},
+      {"key": "dedicated", "operator": "Equal", "value": "shop", "effect": "NoSchedule"}
+    ],
+    "priorityClassName": "business-critical",
+    "priority": 100000,
+    "preemptionPolicy": "Never",
+    "enableServiceLinks": true,
+    "overhead": {"cpu": "250m", "memory": "120Mi"},
+    "topologySpreadConstraints": [
+      {"maxSkew": 2, "topologyKey": "topology.kubernetes.io/zone",
+       "whenUnsatisfiable": "ScheduleAnyway",
+       "labelSelector": {"matchLabels": {"app.kubernetes.io/name": "checkout"}},
+       "minDomains": 3, "nodeAffinityPolicy": "Ignore", "nodeTaintsPolicy": "Honor",
+       "matchLabelKeys": ["pod-template-hash"]},
+      {"maxSkew": 1, "topologyKey": "kubernetes.io/hostname",
+       "whenUnsatisfiable": "DoNotSchedule",
+       "labelSelector": {"matchLabels": {"app.kubernetes.io/name": "checkout"}}}
+    ],
+    "schedulingGates": [{"name": "example.com/quota"}],
+    "hostNetwork": false
+  },
+  "status": {
+    "phase": "Pending",
+    "conditions": [
+      {"type": "PodScheduled", "status": "False", "lastProbeTime": null,
+       "lastTransitionTime": "2024-05-01T10:00:01Z", "reason": "Unschedulable",
+       "message": "0/12 nodes are available: 12 Insufficient nvidia.com/gpu."}
+    ],
+    "nominatedNodeName": "gpu-node-3",
+    "qosClass": "Burstable"
+  }
+})json";
+
+TEST(DecodePodTest, RealisticPod) {
+  Pod pod = DecodePod(json::parse(kPodJson));
+
+  EXPECT_EQ(pod.meta.name, "checkout-7c9d6b5f8-x2x4q");
+  EXPECT_EQ(pod.meta.namespace_, "shop");
+  EXPECT_EQ(pod.Key(), "shop/checkout-7c9d6b5f8-x2x4q");
+  EXPECT_EQ(pod.meta.uid, "5b0f5a4e-2f53-4a8e-9c1e-0f6d1f3a9b21");
+  EXPECT_EQ(pod.meta.resource_version, "1234567");
+  EXPECT_EQ(pod.meta.generation, 1);
+  EXPECT_EQ(pod.meta.creation_timestamp, "2024-05-01T10:00:00Z");
+  EXPECT_FALSE(pod.meta.deletion_timestamp.has_value());
+  EXPECT_EQ(pod.meta.labels.size(), 3u);
+  EXPECT_EQ(*pod.meta.labels.Find("tier"), "backend");
+  EXPECT_EQ(pod.meta.annotations.size(), 2u);
+  EXPECT_FALSE(pod.meta.annotations.Contains("kubectl.kubernetes.io/last-applied-configuration"));
+  EXPECT_EQ(*pod.meta.annotations.Find("prometheus.io/scrape"), "true");
+  ASSERT_EQ(pod.meta.owner_references.size(), 1u);
+  EXPECT_EQ(pod.meta.owner_references[0].api_version, "apps/v1");
+  EXPECT_EQ(pod.meta.owner_references[0].kind, "ReplicaSet");
+  EXPECT_EQ(pod.meta.owner_references[0].name, "checkout-7c9d6b5f8");
+  EXPECT_EQ(pod.meta.owner_references[0].uid, "0d3f3bb2-1c1d-4b7e-8f3a-9e4d3c2b1a00");
+  EXPECT_TRUE(pod.meta.owner_references[0].controller);
+
+  const PodSpec& spec = pod.spec;
+  EXPECT_EQ(spec.scheduler_name, "berth");
+  EXPECT_EQ(spec.node_name, "");
+  EXPECT_EQ(spec.priority, 100000);
+  EXPECT_EQ(spec.priority_class_name, "business-critical");
+  EXPECT_EQ(spec.preemption_policy, PreemptionPolicy::kNever);
+  EXPECT_FALSE(spec.host_network);
+
+  ASSERT_EQ(spec.containers.size(), 2u);
+  const Container& app = spec.containers[0];
+  EXPECT_EQ(app.name, "app");
+  EXPECT_EQ(app.image, "registry.example.com/checkout:1.4.2");
+  EXPECT_EQ(app.resources.requests.milli_cpu, 1500);
+  EXPECT_EQ(app.resources.requests.memory, 768 * kMi);
+  EXPECT_EQ(app.resources.requests.ephemeral_storage, 2 * kGi);
+  EXPECT_EQ(app.resources.requests.Get("nvidia.com/gpu"), 1);
+  EXPECT_EQ(app.resources.limits.milli_cpu, 2000);
+  EXPECT_EQ(app.resources.limits.memory, kGi);
+  EXPECT_TRUE(app.resources.has_cpu_request);
+  EXPECT_TRUE(app.resources.has_memory_request);
+  EXPECT_FALSE(app.restartable);
+  ASSERT_EQ(app.ports.size(), 2u);
+  EXPECT_EQ(app.ports[1].container_port, 9100);
+  EXPECT_EQ(app.ports[1].host_port, 9100);
+  EXPECT_EQ(app.ports[1].protocol, "TCP");
+  const Container& shipper = spec.containers[1];
+  EXPECT_FALSE(shipper.resources.has_cpu_request);
+  EXPECT_FALSE(shipper.resources.has_memory_request);
+  EXPECT_TRUE(shipper.resources.requests.IsZero());
+
+  ASSERT_EQ(spec.init_containers.size(), 2u);
+  EXPECT_FALSE(spec.init_containers[0].restartable);
+  EXPECT_TRUE(spec.init_containers[1].restartable);
+  EXPECT_EQ(spec.init_containers[1].name, "mesh-proxy");
+
+  EXPECT_EQ(spec.overhead.milli_cpu, 250);
+  EXPECT_EQ(spec.overhead.memory, 120 * kMi);
+  EXPECT_FALSE(spec.resources.has_value());
+  EXPECT_EQ(spec.node_selector, StringMap(Entries{{"kubernetes.io/os", "linux"}}));
+
+  ASSERT_TRUE(spec.affinity.has_value());
+  ASSERT_TRUE(spec.affinity->node_affinity.has_value());
+  const NodeAffinity& na = *spec.affinity->node_affinity;
+  ASSERT_TRUE(na.required.has_value());
+  ASSERT_EQ(na.required->terms.size(), 2u);
+  Labels m5({{"node.kubernetes.io/instance-type", "m5.xlarge"}, {"example.com/cores", "4"}});
+  EXPECT_TRUE(na.required->Matches(m5, "n1"));
+  EXPECT_FALSE(na.required->Matches(
+      Labels({{"node.kubernetes.io/instance-type", "m5.xlarge"}, {"example.com/cores", "3"}}),
+      "n1"));
+  EXPECT_TRUE(na.required->Matches(Labels(), "special-1"));
+  ASSERT_EQ(na.preferred.size(), 1u);
+  EXPECT_EQ(na.preferred[0].weight, 20);
+  EXPECT_TRUE(na.preferred[0].preference.Matches(
+      Labels(Entries{{"topology.kubernetes.io/zone", "eu-west-1a"}}), "n1"));
+
+  ASSERT_TRUE(spec.affinity->pod_affinity.has_value());
+  const PodAffinity& pa = *spec.affinity->pod_affinity;
+  ASSERT_EQ(pa.required.size(), 1u);
+  EXPECT_TRUE(pa.preferred.empty());
+  ASSERT_TRUE(pa.required[0].label_selector.has_value());
+  EXPECT_TRUE(
+      pa.required[0].label_selector->Matches(Labels(Entries{{"app.kubernetes.io/name", "cache"}})));
+  EXPECT_EQ(pa.required[0].topology_key, "topology.kubernetes.io/zone");
+  EXPECT_EQ(pa.required[0].namespaces, (std::vector<std::string>{"shop", "shared"}));
+  EXPECT_FALSE(pa.required[0].namespace_selector.has_value());
+
+  ASSERT_TRUE(spec.affinity->pod_anti_affinity.has_value());
+  const PodAffinity& anti = *spec.affinity->pod_anti_affinity;
+  EXPECT_TRUE(anti.required.empty());
+  ASSERT_EQ(anti.preferred.size(), 1u);
+  EXPECT_EQ(anti.preferred[0].weight, 100);
+  const PodAffinityTerm& anti_term = anti.preferred[0].term;
+  EXPECT_EQ(anti_term.topology_key, "kubernetes.io/hostname");
+  ASSERT_TRUE(anti_term.namespace_selector.has_value());
+  EXPECT_TRUE(anti_term.namespace_selector->Empty());
+  EXPECT_EQ(anti_term.match_label_keys, std::vector<std::string>{"pod-template-hash"});
+  EXPECT_EQ(anti_term.mismatch_label_keys, std::vector<std::string>{"tenant"});
+
+  ASSERT_EQ(spec.tolerations.size(), 3u);
+  EXPECT_EQ(spec.tolerations[0].op, TolerationOperator::kExists);
+  EXPECT_EQ(spec.tolerations[0].effect, TaintEffect::kNoExecute);
+  EXPECT_EQ(spec.tolerations[0].toleration_seconds, 300);
+  EXPECT_TRUE(spec.tolerations[2].Tolerates({"dedicated", "shop", TaintEffect::kNoSchedule}));
+
+  ASSERT_EQ(spec.topology_spread_constraints.size(), 2u);
+  const TopologySpreadConstraint& zone = spec.topology_spread_constraints[0];
+  EXPECT_EQ(zone.max_skew, 2);
+  EXPECT_EQ(zone.topology_key, "topology.kubernetes.io/zone");
+  EXPECT_EQ(zone.when_unsatisfiable, WhenUnsatisfiable::kScheduleAnyway);
+  EXPECT_EQ(zone.min_domains, 3);
+  EXPECT_EQ(zone.node_affinity_policy, NodeInclusionPolicy::kIgnore);
+  EXPECT_EQ(zone.node_taints_policy, NodeInclusionPolicy::kHonor);
+  EXPECT_EQ(zone.match_label_keys, std::vector<std::string>{"pod-template-hash"});
+  ASSERT_TRUE(zone.label_selector.has_value());
+  const TopologySpreadConstraint& host = spec.topology_spread_constraints[1];
+  EXPECT_EQ(host.when_unsatisfiable, WhenUnsatisfiable::kDoNotSchedule);
+  EXPECT_FALSE(host.min_domains.has_value());
+  EXPECT_EQ(host.node_affinity_policy, NodeInclusionPolicy::kHonor);
+  EXPECT_EQ(host.node_taints_policy, NodeInclusionPolicy::kIgnore);
+
+  EXPECT_EQ(spec.scheduling_gates, std::vector<std::string>{"example.com/quota"});
+
+  ASSERT_EQ(spec.volumes.size(), 3u);
+  EXPECT_EQ(spec.volumes[0].name, "data");
+  EXPECT_EQ(spec.volumes[0].source, "persistentVolumeClaim");
+  EXPECT_EQ(spec.volumes[0].claim_name, "checkout-data");
+  EXPECT_TRUE(spec.volumes[0].read_only);
+  EXPECT_EQ(spec.volumes[1].source, "emptyDir");
+  EXPECT_EQ(spec.volumes[1].claim_name, "");
+  EXPECT_EQ(spec.volumes[2].source, "projected");
+
+  EXPECT_EQ(pod.status.phase, "Pending");
+  ASSERT_EQ(pod.status.conditions.size(), 1u);
+  EXPECT_EQ(pod.status.conditions[0].type, "PodScheduled");
+  EXPECT_EQ(pod.status.conditions[0].status, "False");
+  EXPECT_EQ(pod.status.conditions[0].reason, "Unschedulable");
+  EXPECT_EQ(pod.status.nominated_node_name, "gpu-node-3");
+
+  // Containers: cpu 1500m, memory 768Mi. Init: migrate 500m/256Mi, then the proxy sidecar
+  // 100m/64Mi which runs alongside the containers. Overhead 250m/120Mi.
+  EXPECT_EQ(pod.requests.milli_cpu, 1500 + 100 + 250);
+  EXPECT_EQ(pod.requests.memory, (768 + 64 + 120) * kMi);
+  EXPECT_EQ(pod.requests.ephemeral_storage, 2 * kGi);
+  EXPECT_EQ(pod.requests.Get("nvidia.com/gpu"), 1);
+  // The log shipper states nothing and counts 100m / 200Mi for scoring.
+  EXPECT_EQ(pod.non_zero_milli_cpu, 1500 + 100 + 100 + 250);
+  EXPECT_EQ(pod.non_zero_memory, (768 + 200 + 64 + 120) * kMi);
+  ASSERT_EQ(pod.host_ports.size(), 1u);
+  EXPECT_EQ(pod.host_ports[0].host_port, 9100);
+}
+
+TEST(DecodePodTest, MinimalPodGetsDefaults) {
+  Pod pod = DecodePod(json::parse(R"({"metadata": {"name": "bare"}})"));
+  EXPECT_EQ(pod.meta.name, "bare");
+  EXPECT_EQ(pod.Key(), "bare");
+  EXPECT_EQ(pod.spec.scheduler_name, "default-scheduler");
+  EXPECT_EQ(pod.spec.preemption_policy, PreemptionPolicy::kPreemptLowerPriority);
+  EXPECT_EQ(pod.spec.priority, 0);
+  EXPECT_FALSE(pod.spec.affinity.has_value());
+  EXPECT_TRUE(pod.spec.containers.empty());
+  EXPECT_TRUE(pod.requests.IsZero());
+  EXPECT_EQ(pod.status.phase, "");
+}
+
+TEST(DecodePodTest, NullsAreAbsent) {
+  Pod pod = DecodePod(json::parse(R"({
+    "metadata": {"name": "p", "namespace": null, "labels": null, "annotations": null,
+                 "deletionTimestamp": null, "ownerReferences": null},
+    "spec": {"schedulerName": null, "nodeName": null, "affinity": null, "tolerations": null,
+             "containers": [{"name": "c", "resources": {"requests": null, "limits": null},
+                             "ports": null}],
+             "overhead": null, "resources": null, "nodeSelector": null, "volumes": null},
+    "status": null})"));
+  EXPECT_EQ(pod.spec.scheduler_name, "default-scheduler");
+  EXPECT_FALSE(pod.spec.affinity.has_value());
+  EXPECT_FALSE(pod.spec.resources.has_value());
+  ASSERT_EQ(pod.spec.containers.size(), 1u);
+  EXPECT_FALSE(pod.spec.containers[0].resources.has_cpu_request);
+  EXPECT_EQ(pod.non_zero_milli_cpu, kDefaultMilliCPURequest);
+}
+
+TEST(DecodePodTest, TerminatingBoundPodWithPodLevelResources) {
+  Pod pod = DecodePod(json::parse(R"({
+    "metadata": {"name": "p", "namespace": "ns",
+                 "deletionTimestamp": "2024-05-01T11:00:00Z",
+                 "deletionGracePeriodSeconds": 30},
+    "spec": {"nodeName": "node-1", "hostNetwork": true, "schedulerName": "",
+             "resources": {"requests": {"cpu": "2", "memory": "4Gi"},
+                           "limits": {"cpu": "4"}},
+             "containers": [{"name": "a"}, {"name": "b",
+                             "resources": {"requests": {"cpu": "250m"}}}]},
+    "status": {"phase": "Running"}})"));
+  EXPECT_TRUE(pod.IsTerminating());
+  EXPECT_EQ(*pod.meta.deletion_timestamp, "2024-05-01T11:00:00Z");
+  EXPECT_EQ(pod.spec.node_name, "node-1");
+  EXPECT_TRUE(pod.spec.host_network);
+  EXPECT_EQ(pod.spec.scheduler_name, "default-scheduler");
+  ASSERT_TRUE(pod.spec.resources.has_value());
+  EXPECT_TRUE(pod.spec.resources->has_cpu_request);
+  EXPECT_TRUE(pod.spec.resources->has_memory_request);
+  EXPECT_EQ(pod.spec.resources->limits.milli_cpu, 4000);
+  EXPECT_EQ(pod.requests.milli_cpu, 2000);
+  EXPECT_EQ(pod.requests.memory, 4 * kGi);
+  EXPECT_EQ(pod.non_zero_milli_cpu, 2000);
+  EXPECT_EQ(pod.non_zero_memory, 4 * kGi);
+}
+
+struct ErrorCase {
+  const char* name;
+  // Applied to a copy of kPodJson.
+  json patch;
+  const char* field;
+  const char* problem;  // A fragment of the message after the field.
+};
+
+TEST(DecodePodTest, MalformedFieldsNameTheirPath) {
+  const json base = json::parse(kPodJson);
+  const std::vector<ErrorCase> cases = {
+      {"bad quantity", json::parse(R"([{"op": "replace",
+         "path": "/spec/containers/1/resources", "value": {"requests": {"cpu": "1x"}}}])"),
+       "spec.containers[1].resources.requests.cpu", "invalid quantity \"1x\": unknown suffix"},
+      {"quantity of wrong type", json::parse(R"([{"op": "replace",
+         "path": "/spec/containers/1/resources", "value": {"requests": {"cpu": true}}}])"),
+       "spec.containers[1].resources.requests.cpu", "expected quantity string, got boolean"},
+      {"limits not an object", json::parse(R"([{"op": "replace",
+         "path": "/spec/containers/0/resources/limits", "value": ["1"]}])"),
+       "spec.containers[0].resources.limits", "expected object, got array"},
+      {"init port", json::parse(R"([{"op": "add",
+         "path": "/spec/initContainers/1/ports/0/hostPort", "value": "80"}])"),
+       "spec.initContainers[1].ports[0].hostPort", "expected integer, got string"},
+      {"containers not an array", json::parse(R"([{"op": "replace",
+         "path": "/spec/containers", "value": {"name": "app"}}])"),
+       "spec.containers", "expected array, got object"},
+      {"container not an object", json::parse(R"([{"op": "replace",
+         "path": "/spec/containers/1", "value": "log-shipper"}])"),
+       "spec.containers[1]", "expected object, got string"},
+      {"priority type", json::parse(R"([{"op": "replace", "path": "/spec/priority",
+         "value": "high"}])"),
+       "spec.priority", "expected integer, got string"},
+      {"priority range", json::parse(R"([{"op": "replace", "path": "/spec/priority",
+         "value": 3000000000}])"),
+       "spec.priority", "out of int32 range"},
+      {"priority float", json::parse(R"([{"op": "replace", "path": "/spec/priority",
+         "value": 1.5}])"),
+       "spec.priority", "expected integer, got number"},
+      {"preemption policy", json::parse(R"([{"op": "replace", "path": "/spec/preemptionPolicy",
+         "value": "Always"}])"),
+       "spec.preemptionPolicy", "unknown value \"Always\""},
+      {"host network", json::parse(R"([{"op": "replace", "path": "/spec/hostNetwork",
+         "value": "true"}])"),
+       "spec.hostNetwork", "expected boolean, got string"},
+      {"label value", json::parse(R"([{"op": "replace", "path": "/metadata/labels/tier",
+         "value": 7}])"),
+       "metadata.labels.tier", "expected string, got number"},
+      {"annotations", json::parse(R"([{"op": "replace", "path": "/metadata/annotations",
+         "value": "x"}])"),
+       "metadata.annotations", "expected object, got string"},
+      {"owner controller", json::parse(R"([{"op": "replace",
+         "path": "/metadata/ownerReferences/0/controller", "value": "yes"}])"),
+       "metadata.ownerReferences[0].controller", "expected boolean"},
+      {"generation", json::parse(R"([{"op": "replace", "path": "/metadata/generation",
+         "value": "1"}])"),
+       "metadata.generation", "expected integer"},
+      {"toleration effect", json::parse(R"([{"op": "replace", "path": "/spec/tolerations/1/effect",
+         "value": "NoRun"}])"),
+       "spec.tolerations[1].effect", "unknown value \"NoRun\""},
+      {"node affinity Gt value", json::parse(R"([{"op": "replace", "path":
+         "/spec/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms/0/matchExpressions/1/values",
+         "value": ["three"]}])"),
+       "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
+       "nodeSelectorTerms[0].matchExpressions[1].values[0]",
+       "is not an integer"},
+      {"preferred weight", json::parse(R"([{"op": "replace", "path":
+         "/spec/affinity/nodeAffinity/preferredDuringSchedulingIgnoredDuringExecution/0/weight",
+         "value": "20"}])"),
+       "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight",
+       "expected integer"},
+      {"anti-affinity selector", json::parse(R"([{"op": "replace", "path":
+         "/spec/affinity/podAntiAffinity/preferredDuringSchedulingIgnoredDuringExecution/0/podAffinityTerm/labelSelector/matchExpressions/0/operator",
+         "value": "Gt"}])"),
+       "spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0]."
+       "podAffinityTerm.labelSelector.matchExpressions[0].operator",
+       "not supported"},
+      {"pod affinity namespaces", json::parse(R"([{"op": "replace", "path":
+         "/spec/affinity/podAffinity/requiredDuringSchedulingIgnoredDuringExecution/0/namespaces/1",
+         "value": 5}])"),
+       "spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].namespaces[1]",
+       "expected string"},
+      {"spread whenUnsatisfiable", json::parse(R"([{"op": "replace", "path":
+         "/spec/topologySpreadConstraints/1/whenUnsatisfiable", "value": "Sometimes"}])"),
+       "spec.topologySpreadConstraints[1].whenUnsatisfiable", "unknown value \"Sometimes\""},
+      {"spread policy", json::parse(R"([{"op": "replace", "path":
+         "/spec/topologySpreadConstraints/0/nodeTaintsPolicy", "value": "Maybe"}])"),
+       "spec.topologySpreadConstraints[0].nodeTaintsPolicy", "unknown value"},
+      {"spread maxSkew", json::parse(R"([{"op": "replace", "path":
+         "/spec/topologySpreadConstraints/0/maxSkew", "value": null}, {"op": "replace", "path":
+         "/spec/topologySpreadConstraints/0/minDomains", "value": "3"}])"),
+       "spec.topologySpreadConstraints[0].minDomains", "expected integer"},
+      {"scheduling gate", json::parse(R"([{"op": "replace", "path": "/spec/schedulingGates/0",
+         "value": "example.com/quota"}])"),
+       "spec.schedulingGates[0]", "expected object"},
+      {"claim name", json::parse(R"([{"op": "replace", "path":
+         "/spec/volumes/0/persistentVolumeClaim/claimName", "value": 5}])"),
+       "spec.volumes[0].persistentVolumeClaim.claimName", "expected string"},
+      {"overhead", json::parse(R"([{"op": "replace", "path": "/spec/overhead/memory",
+         "value": "lots"}])"),
+       "spec.overhead.memory", "invalid quantity \"lots\""},
+      {"pod-level resources", json::parse(R"([{"op": "add", "path": "/spec/resources",
+         "value": {"requests": {"memory": "1Gix"}}}])"),
+       "spec.resources.requests.memory", "invalid quantity \"1Gix\""},
+      {"node selector", json::parse(R"([{"op": "replace", "path": "/spec/nodeSelector",
+         "value": ["linux"]}])"),
+       "spec.nodeSelector", "expected object"},
+      {"status condition", json::parse(R"([{"op": "replace", "path":
+         "/status/conditions/0/type", "value": 1}])"),
+       "status.conditions[0].type", "expected string"},
+      {"nominated node", json::parse(R"([{"op": "replace", "path": "/status/nominatedNodeName",
+         "value": {}}])"),
+       "status.nominatedNodeName", "expected string"},
+      {"spec not an object", json::parse(R"([{"op": "replace", "path": "/spec", "value": []}])"),
+       "spec", "expected object, got array"},
+      {"missing name", json::parse(R"([{"op": "remove", "path": "/metadata/name"}])"),
+       "metadata.name", "required"},
+      {"empty name", json::parse(R"([{"op": "replace", "path": "/metadata/name", "value": ""}])"),
+       "metadata.name", "required"},
+      {"name type", json::parse(R"([{"op": "replace", "path": "/metadata/name", "value": 1}])"),
+       "metadata.name", "expected string"},
+      {"missing metadata", json::parse(R"([{"op": "remove", "path": "/metadata"}])"),
+       "metadata.name", "required"},
+  };
+  for (const ErrorCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    json pod = base.patch(c.patch);
+    try {
+      DecodePod(pod);
+      ADD_FAILURE() << "decoded";
+    } catch (const DecodeError& e) {
+      EXPECT_EQ(e.field(), c.field);
+      std::string message = e.what();
+      std::string prefix = std::string(c.field) + ": ";
+      EXPECT_EQ(message.substr(0, prefix.size()), prefix) << message;
+      EXPECT_NE(message.find(c.problem), std::string::npos) << message;
+    }
+  }
+}
+
+TEST(DecodePodTest, RejectsNonObject) {
+  try {
+    DecodePod(json::array());
+    ADD_FAILURE() << "decoded";
+  } catch (const DecodeError& e) {
+    EXPECT_NE(std::string(e.what()).find("expected object, got array"), std::string::npos);
+  }
+  EXPECT_THROW(DecodeNode(json("node")), DecodeError);
+}
+
+TEST(DecodePodTest, MissingNameMessage) {
+  try {
+    DecodePod(json::parse(R"({"metadata": {"namespace": "ns"}, "spec": {}})"));
+    ADD_FAILURE() << "decoded";
+  } catch (const DecodeError& e) {
+    EXPECT_STREQ(e.what(), "metadata.name: required");
+  }
+}
+
+constexpr const char* kNodeJson = R"json({
+  "kind": "Node",
+  "apiVersion": "v1",
+  "metadata": {
+    "name": "gpu-node-3",
+    "uid": "9a8b7c6d-0000-4000-8000-000000000003",
+    "resourceVersion": "998877",
+    "creationTimestamp": "2024-04-01T08:00:00Z",
+    "labels": {
+      "beta.kubernetes.io/arch": "amd64",
+      "kubernetes.io/arch": "amd64",
+      "kubernetes.io/hostname": "gpu-node-3",
+      "kubernetes.io/os": "linux",
+      "node.kubernetes.io/instance-type": "p3.2xlarge",
+      "topology.kubernetes.io/zone": "eu-west-1a"
+    },
+    "annotations": {
+      "node.alpha.kubernetes.io/ttl": "0",
+      "volumes.kubernetes.io/controller-managed-attach-detach": "true"
+    },
+    "managedFields": [
+      {"manager": "kubelet", "operation": "Update", "apiVersion": "v1",
+       "time": "2024-05-01T10:00:00Z", "fieldsType": "FieldsV1",
+       "fieldsV1": {"f:status": {"f:allocatable": {"f:cpu": {}}}}, "subresource": "status"}
+    ]
+  },
+  "spec": {
+    "podCIDR": "10.244.3.0/24",
+    "podCIDRs": ["10.244.3.0/24"],
+    "providerID": "aws:///eu-west-1a/i-0123456789abcdef0",
+    "unschedulable": true,
+    "taints": [
+      {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"},
+      {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule",
+       "timeAdded": "2024-05-01T09:00:00Z"}
+    ]
+  },
+  "status": {
+    "capacity": {"cpu": "8", "ephemeral-storage": "104845292Ki", "hugepages-1Gi": "0",
+                 "hugepages-2Mi": "0", "memory": "62771056Ki", "nvidia.com/gpu": "1",
+                 "pods": "110"},
+    "allocatable": {"cpu": "7910m", "ephemeral-storage": "96625420948",
+                    "hugepages-1Gi": "0", "hugepages-2Mi": "0", "memory": "61619056Ki",
+                    "nvidia.com/gpu": "1", "pods": "110"},
+    "conditions": [
+      {"type": "MemoryPressure", "status": "False", "lastHeartbeatTime": "2024-05-01T10:00:00Z",
+       "lastTransitionTime": "2024-04-01T08:00:00Z", "reason": "KubeletHasSufficientMemory",
+       "message": "kubelet has sufficient memory available"},
+      {"type": "Ready", "status": "True", "lastHeartbeatTime": "2024-05-01T10:00:00Z",
+       "lastTransitionTime": "2024-04-01T08:01:00Z", "reason": "KubeletReady",
+       "message": "kubelet is posting ready status"}
+    ],
+    "addresses": [{"type": "InternalIP", "address": "10.0.3.17"},
+                  {"type": "Hostname", "address": "gpu-node-3"}],
+    "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
+    "nodeInfo": {"kubeletVersion": "v1.31.1", "containerRuntimeVersion": "containerd://1.7.22",
+                 "architecture": "amd64", "operatingSystem": "linux"},
+    "images": [
+      {"names": ["registry.example.com/checkout@sha256:0123", "registry.example.com/checkout:1.4.2"],
+       "sizeBytes": 187654321},
+      {"names": ["registry.k8s.io/pause:3.10"], "sizeBytes": 320368}
+    ]
+  }
+})json";
+
+TEST(DecodeNodeTest, RealisticNode) {
+  Node node = DecodeNode(json::parse(kNodeJson));
+  EXPECT_EQ(node.Name(), "gpu-node-3");
+  EXPECT_EQ(node.meta.Key(), "gpu-node-3");
+  EXPECT_EQ(node.meta.resource_version, "998877");
+  EXPECT_EQ(node.meta.labels.size(), 6u);
+  EXPECT_EQ(*node.meta.labels.Find("topology.kubernetes.io/zone"), "eu-west-1a");
+  EXPECT_EQ(node.meta.annotations.size(), 2u);
+
+  EXPECT_TRUE(node.spec.unschedulable);
+  ASSERT_EQ(node.spec.taints.size(), 2u);
+  EXPECT_EQ(node.spec.taints[0].ToString(), "nvidia.com/gpu=present:NoSchedule");
+  EXPECT_EQ(node.spec.taints[1].ToString(), "node.kubernetes.io/unschedulable:NoSchedule");
+
+  EXPECT_EQ(node.status.capacity.milli_cpu, 8000);
+  EXPECT_EQ(node.status.capacity.memory, 62771056LL * 1024);
+  EXPECT_EQ(node.status.capacity.ephemeral_storage, 104845292LL * 1024);
+  EXPECT_EQ(node.status.capacity.pods, 110);
+  EXPECT_EQ(node.status.allocatable.milli_cpu, 7910);
+  EXPECT_EQ(node.status.allocatable.memory, 61619056LL * 1024);
+  EXPECT_EQ(node.status.allocatable.ephemeral_storage, 96625420948LL);
+  EXPECT_EQ(node.status.allocatable.Get("nvidia.com/gpu"), 1);
+  std::vector<std::pair<std::string, int64_t>> scalar = {
+      {"hugepages-1Gi", 0}, {"hugepages-2Mi", 0}, {"nvidia.com/gpu", 1}};
+  EXPECT_EQ(node.status.allocatable.scalar, scalar);
+
+  ASSERT_EQ(node.status.images.size(), 2u);
+  EXPECT_EQ(node.status.images[0].names.size(), 2u);
+  EXPECT_EQ(node.status.images[0].size_bytes, 187654321);
+  EXPECT_EQ(node.status.images[1].names[0], "registry.k8s.io/pause:3.10");
+  ASSERT_EQ(node.status.conditions.size(), 2u);
+  EXPECT_EQ(node.status.conditions[1].type, "Ready");
+  EXPECT_EQ(node.status.conditions[1].status, "True");
+  EXPECT_EQ(node.status.conditions[1].reason, "KubeletReady");
+  EXPECT_EQ(node.status.conditions[1].message, "kubelet is posting ready status");
+}
+
+TEST(DecodeNodeTest, MalformedFieldsNameTheirPath) {
+  const json base = json::parse(kNodeJson);
+  const std::vector<ErrorCase> cases = {
+      {"allocatable cpu", json::parse(R"([{"op": "replace", "path": "/status/allocatable/cpu",
+         "value": "7.9.1"}])"),
+       "status.allocatable.cpu", "invalid quantity \"7.9.1\""},
+      {"capacity type", json::parse(R"([{"op": "replace", "path": "/status/capacity",
+         "value": []}])"),
+       "status.capacity", "expected object"},
+      {"taint effect", json::parse(R"([{"op": "replace", "path": "/spec/taints/1/effect",
+         "value": "NoWay"}])"),
+       "spec.taints[1].effect", "unknown value \"NoWay\""},
+      {"taint key", json::parse(R"([{"op": "remove", "path": "/spec/taints/0/key"}])"),
+       "spec.taints[0].key", "required"},
+      {"unschedulable", json::parse(R"([{"op": "replace", "path": "/spec/unschedulable",
+         "value": 1}])"),
+       "spec.unschedulable", "expected boolean"},
+      {"image size", json::parse(R"([{"op": "replace", "path": "/status/images/1/sizeBytes",
+         "value": "320368"}])"),
+       "status.images[1].sizeBytes", "expected integer"},
+      {"image names", json::parse(R"([{"op": "replace", "path": "/status/images/0/names",
+         "value": "checkout"}])"),
+       "status.images[0].names", "expected array"},
+      {"condition", json::parse(R"([{"op": "replace", "path": "/status/conditions/0",
+         "value": null}])"),
+       "status.conditions[0]", "expected object, got null"},
+      {"missing name", json::parse(R"([{"op": "remove", "path": "/metadata/name"}])"),
+       "metadata.name", "required"},
+  };
+  for (const ErrorCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    json node = base.patch(c.patch);
+    try {
+      DecodeNode(node);
+      ADD_FAILURE() << "decoded";
+    } catch (const DecodeError& e) {
+      EXPECT_EQ(e.field(), c.field);
+      EXPECT_NE(std::string(e.what()).find(c.problem), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(DecodeResourceListTest, StringsAndNumbers) {
+  ResourceList r = DecodeResourceList(
+      json::parse(R"({"cpu": 2, "memory": 1.5, "pods": 110, "example.com/dongle": "3",
+                      "ephemeral-storage": "1e3"})"),
+      "spec.overhead");
+  EXPECT_EQ(r.milli_cpu, 2000);
+  EXPECT_EQ(r.memory, 2);
+  EXPECT_EQ(r.pods, 110);
+  EXPECT_EQ(r.ephemeral_storage, 1000);
+  EXPECT_EQ(r.Get("example.com/dongle"), 3);
+  EXPECT_EQ(DecodeResourceList(json::parse(R"({"cpu": 0.25})"), "x").milli_cpu, 250);
+  EXPECT_TRUE(DecodeResourceList(json(nullptr), "x").IsZero());
+  EXPECT_TRUE(DecodeResourceList(json::object(), "x").IsZero());
+}
+
+TEST(DecodeResourceListTest, ErrorsNameTheResource) {
+  struct Case {
+    const char* json;
+    const char* field;
+    const char* message;
+  };
+  const Case cases[] = {
+      {R"({"cpu": "100m", "memory": true})", "requests.memory",
+       "requests.memory: expected quantity string, got boolean"},
+      {R"({"nvidia.com/gpu": ["1"]})", "requests.nvidia.com/gpu",
+       "requests.nvidia.com/gpu: expected quantity string, got array"},
+      {R"({"cpu": "1K"})", "requests.cpu",
+       "requests.cpu: invalid quantity \"1K\": unknown suffix \"K\""},
+      {R"({"memory": ""})", "requests.memory",
+       "requests.memory: invalid quantity \"\": empty string"},
+      {R"({"memory": null})", "requests.memory",
+       "requests.memory: expected quantity string, got null"},
+      {R"("100m")", "requests", "requests: expected object, got string"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.json);
+    try {
+      DecodeResourceList(json::parse(c.json), "requests");
+      ADD_FAILURE() << "decoded";
+    } catch (const DecodeError& e) {
+      EXPECT_EQ(e.field(), c.field);
+      EXPECT_STREQ(e.what(), c.message);
+    }
+  }
+}
+
+TEST(EncodeBindingTest, Body) {
+  Pod pod;
+  pod.meta.name = "web-0";
+  pod.meta.namespace_ = "prod";
+  pod.meta.uid = "1234-abcd";
+  EXPECT_EQ(EncodeBinding(pod, "node-7"),
+            R"({"apiVersion":"v1","kind":"Binding","metadata":{"name":"web-0","namespace":"prod",)"
+            R"("uid":"1234-abcd"},"target":{"apiVersion":"v1","kind":"Node","name":"node-7"}})");
+  pod.meta.uid.clear();
+  json body = json::parse(EncodeBinding(pod, "node-7"));
+  EXPECT_FALSE(body["metadata"].contains("uid"));
+  EXPECT_EQ(body["metadata"]["name"], "web-0");
+  EXPECT_EQ(body["target"]["name"], "node-7");
+  EXPECT_EQ(body["kind"], "Binding");
+}
+
+TEST(EncodeBindingTest, EscapesNames) {
+  Pod pod;
+  pod.meta.name = "we\"ird";
+  pod.meta.namespace_ = "ns";
+  json body = json::parse(EncodeBinding(pod, "n\\1"));
+  EXPECT_EQ(body["metadata"]["name"], "we\"ird");
+  EXPECT_EQ(body["target"]["name"], "n\\1");
+}
+
+}  // namespace
+}  // namespace berth::api

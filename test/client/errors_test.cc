@@ -1,0 +1,289 @@
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+
+#include <chrono>
+#include <string>
+
+#include "pkg/client/client.h"
+#include "pkg/client/http_client.h"
+
+namespace berth::client {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using ::testing::HasSubstr;
+
+std::string StatusBody(int code, const std::string& reason, const std::string& message) {
+  return nlohmann::json{{"kind", "Status"},   {"apiVersion", "v1"}, {"status", "Failure"},
+                        {"message", message}, {"reason", reason},   {"code", code}}
+      .dump();
+}
+
+TEST(ErrorFromResponseTest, DecodesStatusReasons) {
+  struct Case {
+    int code;
+    const char* reason;
+    ErrorReason want;
+  };
+  const Case cases[] = {
+      {404, "NotFound", ErrorReason::kNotFound},
+      {409, "AlreadyExists", ErrorReason::kAlreadyExists},
+      {409, "Conflict", ErrorReason::kConflict},
+      {403, "Forbidden", ErrorReason::kForbidden},
+      {401, "Unauthorized", ErrorReason::kUnauthorized},
+      {410, "Gone", ErrorReason::kGone},
+      {410, "Expired", ErrorReason::kGone},
+      {422, "Invalid", ErrorReason::kInvalid},
+      {429, "TooManyRequests", ErrorReason::kTooManyRequests},
+      {500, "InternalError", ErrorReason::kInternalError},
+      {503, "ServiceUnavailable", ErrorReason::kServiceUnavailable},
+      {504, "Timeout", ErrorReason::kTimeout},
+      {400, "BadRequest", ErrorReason::kBadRequest},
+      // The reason wins over the HTTP code.
+      {500, "NotFound", ErrorReason::kNotFound},
+  };
+  for (const Case& c : cases) {
+    const ApiError error =
+        ErrorFromResponse(c.code, StatusBody(c.code, c.reason, "m"), std::nullopt);
+    EXPECT_EQ(error.reason(), c.want) << c.reason;
+    EXPECT_EQ(error.http_status(), c.code) << c.reason;
+    EXPECT_EQ(error.server_message(), "m") << c.reason;
+  }
+}
+
+TEST(ErrorFromResponseTest, ForbiddenKeepsServerMessageVerbatim) {
+  const std::string message =
+      "pods is forbidden: User \"x\" cannot list resource \"pods\" in API group \"\" at the "
+      "cluster scope";
+  const ApiError error =
+      ErrorFromResponse(403, StatusBody(403, "Forbidden", message), std::nullopt);
+  EXPECT_EQ(error.reason(), ErrorReason::kForbidden);
+  EXPECT_EQ(error.server_message(), message);
+  EXPECT_EQ(std::string(error.what()), "Forbidden (403): " + message);
+}
+
+TEST(ErrorFromResponseTest, FallsBackOnHttpCode) {
+  struct Case {
+    int code;
+    ErrorReason want;
+  };
+  const Case cases[] = {
+      {400, ErrorReason::kBadRequest},
+      {401, ErrorReason::kUnauthorized},
+      {403, ErrorReason::kForbidden},
+      {404, ErrorReason::kNotFound},
+      {409, ErrorReason::kConflict},
+      {410, ErrorReason::kGone},
+      {422, ErrorReason::kInvalid},
+      {429, ErrorReason::kTooManyRequests},
+      {500, ErrorReason::kInternalError},
+      {502, ErrorReason::kServiceUnavailable},
+      {503, ErrorReason::kServiceUnavailable},
+      {504, ErrorReason::kTimeout},
+      {418, ErrorReason::kUnknown},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(ErrorFromResponse(c.code, "", std::nullopt).reason(), c.want) << c.code;
+    // A Status with an unrecognised reason also falls back on the code.
+    EXPECT_EQ(ErrorFromResponse(c.code, StatusBody(c.code, "Weird", "w"), std::nullopt).reason(),
+              c.want)
+        << c.code;
+  }
+}
+
+TEST(ErrorFromResponseTest, NonJsonBodyBecomesTheMessage) {
+  const ApiError error = ErrorFromResponse(502, "<html>bad gateway</html>\n", std::nullopt);
+  EXPECT_EQ(error.server_message(), "<html>bad gateway</html>");
+  EXPECT_EQ(std::string(error.what()), "ServiceUnavailable (502): <html>bad gateway</html>");
+  EXPECT_THAT(ErrorFromResponse(404, "", std::nullopt).server_message(), HasSubstr("404"));
+}
+
+TEST(ErrorFromResponseTest, RetryAfterFromHeaderOrStatusDetails) {
+  EXPECT_EQ(ErrorFromResponse(429, "", seconds(7)).retry_after(), seconds(7));
+  nlohmann::json status = nlohmann::json::parse(StatusBody(429, "TooManyRequests", "slow down"));
+  status["details"] = {{"retryAfterSeconds", 3}};
+  EXPECT_EQ(ErrorFromResponse(429, status.dump(), std::nullopt).retry_after(), seconds(3));
+  // The header wins over the body.
+  EXPECT_EQ(ErrorFromResponse(429, status.dump(), seconds(1)).retry_after(), seconds(1));
+  EXPECT_EQ(ErrorFromResponse(429, "", std::nullopt).retry_after(), std::nullopt);
+}
+
+TEST(ApiErrorTest, Transient) {
+  EXPECT_TRUE(ApiError(ErrorReason::kTooManyRequests, 429, "").Transient());
+  EXPECT_TRUE(ApiError(ErrorReason::kInternalError, 500, "").Transient());
+  EXPECT_TRUE(ApiError(ErrorReason::kServiceUnavailable, 503, "").Transient());
+  EXPECT_TRUE(ApiError(ErrorReason::kTimeout, 504, "").Transient());
+  EXPECT_TRUE(ApiError(ErrorReason::kTimeout, 0, "").Transient());
+  EXPECT_TRUE(ApiError(ErrorReason::kTransport, 0, "").Transient());
+  EXPECT_TRUE(ApiError(ErrorReason::kUnknown, 502, "").Transient());
+  EXPECT_FALSE(ApiError(ErrorReason::kTLS, 0, "").Transient());
+  EXPECT_FALSE(ApiError(ErrorReason::kNotFound, 404, "").Transient());
+  EXPECT_FALSE(ApiError(ErrorReason::kForbidden, 403, "").Transient());
+  EXPECT_FALSE(ApiError(ErrorReason::kConflict, 409, "").Transient());
+  EXPECT_FALSE(ApiError(ErrorReason::kGone, 410, "").Transient());
+  EXPECT_FALSE(ApiError(ErrorReason::kInvalid, 422, "").Transient());
+}
+
+TEST(ApiErrorTest, WhatWithoutHttpStatus) {
+  EXPECT_EQ(std::string(ApiError(ErrorReason::kTransport, 0, "refused").what()),
+            "Transport: refused");
+  EXPECT_STREQ(ErrorReasonName(ErrorReason::kTLS), "TLS");
+  EXPECT_STREQ(ErrorReasonName(ErrorReason::kAlreadyExists), "AlreadyExists");
+}
+
+TEST(RetryAfterTest, ParsesSecondsAndDates) {
+  using internal::ParseRetryAfter;
+  // Sun, 06 Nov 1994 08:49:37 GMT.
+  const auto now = std::chrono::system_clock::from_time_t(784111777);
+  EXPECT_EQ(ParseRetryAfter("1", now), seconds(1));
+  EXPECT_EQ(ParseRetryAfter(" 120 ", now), seconds(120));
+  EXPECT_EQ(ParseRetryAfter("0", now), seconds(0));
+  EXPECT_EQ(ParseRetryAfter("Sun, 06 Nov 1994 08:49:47 GMT", now), seconds(10));
+  EXPECT_EQ(ParseRetryAfter("Sun, 06 Nov 1994 08:49:00 GMT", now), seconds(0));
+  EXPECT_EQ(ParseRetryAfter("", now), std::nullopt);
+  EXPECT_EQ(ParseRetryAfter("-1", now), std::nullopt);
+  EXPECT_EQ(ParseRetryAfter("soon", now), std::nullopt);
+  EXPECT_EQ(ParseRetryAfter("1.5", now), std::nullopt);
+}
+
+TEST(BackoffTest, ExponentialWithJitterAndCap) {
+  using internal::BackoffDelay;
+  const ApiError error(ErrorReason::kServiceUnavailable, 503, "");
+  EXPECT_EQ(BackoffDelay(1, error, 1.0), milliseconds(100));
+  EXPECT_EQ(BackoffDelay(1, error, 0.0), milliseconds(50));
+  EXPECT_EQ(BackoffDelay(2, error, 1.0), milliseconds(200));
+  EXPECT_EQ(BackoffDelay(3, error, 1.0), milliseconds(400));
+  EXPECT_EQ(BackoffDelay(4, error, 0.5), milliseconds(600));
+  EXPECT_EQ(BackoffDelay(7, error, 1.0), milliseconds(5000));
+  EXPECT_EQ(BackoffDelay(40, error, 1.0), milliseconds(5000));
+}
+
+TEST(BackoffTest, HonoursRetryAfterCappedAt30s) {
+  using internal::BackoffDelay;
+  EXPECT_EQ(BackoffDelay(1, ApiError(ErrorReason::kTooManyRequests, 429, "", seconds(2)), 0.0),
+            seconds(2));
+  EXPECT_EQ(BackoffDelay(1, ApiError(ErrorReason::kTooManyRequests, 429, "", seconds(600)), 0.0),
+            seconds(30));
+}
+
+TEST(ShouldRetryTest, IdempotentVerbsRetryTransientErrors) {
+  using internal::ShouldRetry;
+  EXPECT_TRUE(ShouldRetry(ApiError(ErrorReason::kInternalError, 500, ""), true, false));
+  EXPECT_TRUE(ShouldRetry(ApiError(ErrorReason::kTimeout, 0, ""), true, false));
+  EXPECT_TRUE(ShouldRetry(ApiError(ErrorReason::kTransport, 0, ""), true, false));
+  EXPECT_FALSE(ShouldRetry(ApiError(ErrorReason::kNotFound, 404, ""), true, false));
+  EXPECT_FALSE(ShouldRetry(ApiError(ErrorReason::kTLS, 0, ""), true, true));
+}
+
+TEST(ShouldRetryTest, PostRetriesOnlyWhenTheServerDidNotProcessIt) {
+  using internal::ShouldRetry;
+  EXPECT_TRUE(ShouldRetry(ApiError(ErrorReason::kTooManyRequests, 429, ""), false, false));
+  EXPECT_TRUE(ShouldRetry(ApiError(ErrorReason::kServiceUnavailable, 503, ""), false, false));
+  EXPECT_TRUE(ShouldRetry(ApiError(ErrorReason::kTransport, 0, ""), false, true));
+  EXPECT_FALSE(ShouldRetry(ApiError(ErrorReason::kTransport, 0, ""), false, false));
+  EXPECT_FALSE(ShouldRetry(ApiError(ErrorReason::kInternalError, 500, ""), false, false));
+  EXPECT_FALSE(ShouldRetry(ApiError(ErrorReason::kTimeout, 504, ""), false, false));
+  EXPECT_FALSE(ShouldRetry(ApiError(ErrorReason::kTimeout, 0, ""), false, false));
+}
+
+TEST(TransportFailureTest, ClassifiesCpprestFailures) {
+  using internal::TransportFailure;
+  bool not_sent = false;
+  const int verify_failed =
+      static_cast<int>(ERR_PACK(ERR_LIB_SSL, 0, SSL_R_CERTIFICATE_VERIFY_FAILED));
+  ApiError tls =
+      TransportFailure("https://10.0.0.1:6443", "Error in SSL handshake",
+                       std::error_code(verify_failed, std::generic_category()), &not_sent);
+  EXPECT_EQ(tls.reason(), ErrorReason::kTLS);
+  EXPECT_THAT(tls.what(), HasSubstr("certificate verification failed"));
+  EXPECT_THAT(tls.what(), HasSubstr("https://10.0.0.1:6443"));
+  EXPECT_FALSE(tls.Transient());
+
+  ApiError handshake = TransportFailure("https://h:1", "Error in SSL handshake",
+                                        std::error_code(1, std::generic_category()), &not_sent);
+  EXPECT_EQ(handshake.reason(), ErrorReason::kTLS);
+  EXPECT_THAT(handshake.what(), HasSubstr("https://h:1"));
+
+  ApiError refused = TransportFailure("https://h:1", "Failed to connect to any resolved endpoint",
+                                      std::make_error_code(std::errc::host_unreachable), &not_sent);
+  EXPECT_EQ(refused.reason(), ErrorReason::kTransport);
+  EXPECT_TRUE(not_sent);
+
+  ApiError reset = TransportFailure("https://h:1", "Failed to read HTTP status line",
+                                    std::make_error_code(std::errc::connection_aborted), &not_sent);
+  EXPECT_EQ(reset.reason(), ErrorReason::kTransport);
+  EXPECT_FALSE(not_sent);
+
+  ApiError timeout = TransportFailure("https://h:1", "Failed to read HTTP status line",
+                                      std::make_error_code(std::errc::timed_out), &not_sent);
+  EXPECT_EQ(timeout.reason(), ErrorReason::kTimeout);
+  EXPECT_FALSE(not_sent);
+}
+
+TEST(LineSplitterTest, ReassemblesLinesSplitAcrossChunks) {
+  internal::LineSplitter splitter;
+  std::string line;
+  splitter.Append("{\"a\":1}\n{\"b\"");
+  ASSERT_TRUE(splitter.NextLine(&line));
+  EXPECT_EQ(line, "{\"a\":1}");
+  EXPECT_FALSE(splitter.NextLine(&line));
+  splitter.Append(":2}\r");
+  EXPECT_FALSE(splitter.NextLine(&line));
+  splitter.Append("\n\n{\"c\"");
+  ASSERT_TRUE(splitter.NextLine(&line));
+  EXPECT_EQ(line, "{\"b\":2}");
+  ASSERT_TRUE(splitter.NextLine(&line));
+  EXPECT_EQ(line, "");
+  EXPECT_FALSE(splitter.NextLine(&line));
+  EXPECT_EQ(splitter.Pending(), "{\"c\"");
+  // Byte-at-a-time delivery.
+  for (char c : std::string(":3}\n")) splitter.Append(std::string(1, c));
+  ASSERT_TRUE(splitter.NextLine(&line));
+  EXPECT_EQ(line, "{\"c\":3}");
+}
+
+TEST(WatchEventTest, DecodesTypesAndRejectsGarbage) {
+  using internal::DecodeWatchEvent;
+  EXPECT_EQ(DecodeWatchEvent(R"({"type":"ADDED","object":{"a":1}})").type, WatchEventType::kAdded);
+  EXPECT_EQ(DecodeWatchEvent(R"({"type":"MODIFIED","object":{}})").type, WatchEventType::kModified);
+  EXPECT_EQ(DecodeWatchEvent(R"({"type":"DELETED","object":{}})").type, WatchEventType::kDeleted);
+  EXPECT_EQ(DecodeWatchEvent(R"({"type":"BOOKMARK","object":{}})").type, WatchEventType::kBookmark);
+  const WatchEvent error =
+      DecodeWatchEvent(R"({"type":"ERROR","object":{"kind":"Status","code":410}})");
+  EXPECT_EQ(error.type, WatchEventType::kError);
+  EXPECT_EQ(error.object["code"], 410);
+  EXPECT_THROW(DecodeWatchEvent("{not json"), ApiError);
+  EXPECT_THROW(DecodeWatchEvent(R"({"type":"ADDED"})"), ApiError);
+  EXPECT_THROW(DecodeWatchEvent(R"({"type":"EXPLODED","object":{}})"), ApiError);
+}
+
+TEST(QueryTest, ListAndWatchQueriesAreEncoded) {
+  ListOptions list;
+  list.label_selector = "app in (a,b)";
+  list.field_selector = "spec.nodeName=";
+  list.limit = 50;
+  list.resource_version = "0";
+  EXPECT_EQ(internal::ListQuery(list, ""),
+            "limit=50&labelSelector=app%20in%20%28a%2Cb%29&fieldSelector=spec.nodeName%3D&"
+            "resourceVersion=0");
+  // A continue token pins the snapshot, so resourceVersion is dropped.
+  ListOptions continued;
+  continued.limit = 0;
+  continued.resource_version = "5";
+  EXPECT_EQ(internal::ListQuery(continued, "tok+/="), "continue=tok%2B%2F%3D");
+
+  WatchOptions watch;
+  watch.resource_version = "123";
+  watch.timeout_seconds = 290;
+  watch.field_selector = "spec.schedulerName=berth";
+  EXPECT_EQ(internal::WatchQuery(watch),
+            "watch=1&allowWatchBookmarks=true&timeoutSeconds=290&resourceVersion=123&"
+            "fieldSelector=spec.schedulerName%3Dberth");
+  EXPECT_EQ(internal::UrlEncode("a-b_c.d~e f/ü"), "a-b_c.d~e%20f%2F%C3%BC");
+}
+
+}  // namespace
+}  // namespace berth::client

@@ -1,0 +1,56 @@
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "pkg/client/client.h"
+
+namespace berth::client {
+namespace {
+
+TEST(ResourceTest, PathTable) {
+  struct Case {
+    Resource resource;
+    std::string ns;
+    std::string name;
+    std::string subresource;
+    std::string want;
+  };
+  const Case cases[] = {
+      {PodsResource(), "", "", "", "/api/v1/pods"},
+      {PodsResource(), "default", "", "", "/api/v1/namespaces/default/pods"},
+      {PodsResource(), "default", "web-0", "", "/api/v1/namespaces/default/pods/web-0"},
+      {PodsResource(), "default", "web-0", "binding",
+       "/api/v1/namespaces/default/pods/web-0/binding"},
+      {PodsResource(), "kube-system", "p", "status",
+       "/api/v1/namespaces/kube-system/pods/p/status"},
+      {NodesResource(), "", "", "", "/api/v1/nodes"},
+      {NodesResource(), "", "node-1", "", "/api/v1/nodes/node-1"},
+      // Cluster-scoped: a namespace is ignored.
+      {NodesResource(), "default", "node-1", "status", "/api/v1/nodes/node-1/status"},
+      {EventsResource(), "", "", "", "/apis/events.k8s.io/v1/events"},
+      {EventsResource(), "ns", "", "", "/apis/events.k8s.io/v1/namespaces/ns/events"},
+      {LeasesResource(), "kube-system", "berth", "",
+       "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/berth"},
+      {LeasesResource(), "", "", "", "/apis/coordination.k8s.io/v1/leases"},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(c.resource.Path(c.ns, c.name, c.subresource), c.want) << c.want;
+  }
+}
+
+TEST(ResourceTest, WellKnownResources) {
+  EXPECT_EQ(PodsResource().group, "");
+  EXPECT_TRUE(PodsResource().namespaced);
+  EXPECT_FALSE(NodesResource().namespaced);
+  EXPECT_EQ(EventsResource().group, "events.k8s.io");
+  EXPECT_EQ(LeasesResource().group, "coordination.k8s.io");
+  EXPECT_EQ(LeasesResource().version, "v1");
+}
+
+TEST(VersionTest, BerthVersionIsTheBuildVersion) {
+  EXPECT_STREQ(BerthVersion(), BERTH_VERSION);
+  EXPECT_NE(std::string(BerthVersion()), "");
+}
+
+}  // namespace
+}  // namespace berth::client

@@ -1,0 +1,313 @@
+// Unit tests of the store and of the informer's list/watch bookkeeping, driven by a scripted
+// in-memory FakeClient (the integration tests run the same code against a real apiserver; this
+// fake exists to produce exact sequences such as a 410 ERROR event or a malformed object on
+// demand).
+
+#include <gtest/gtest.h>
+
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+
+#include "pkg/api/codec.h"
+#include "pkg/informer/informer.h"
+#include "pkg/informer/store.h"
+
+namespace berth::informer {
+namespace {
+
+using namespace std::chrono_literals;
+
+struct Item {
+  std::string name;
+  int value;
+  struct Meta {
+    std::string key;
+    std::string resource_version;
+    std::string Key() const { return key; }
+  } meta;
+};
+
+TEST(Store, UpsertRemoveAndIndex) {
+  Store<Item> store;
+  store.AddIndexer("parity", [](const Item& i) {
+    return std::vector<std::string>{i.value % 2 ? "odd" : "even"};
+  });
+  store.Upsert("a", std::make_shared<Item>(Item{"a", 1, {"a", "1"}}));
+  store.Upsert("b", std::make_shared<Item>(Item{"b", 2, {"b", "1"}}));
+  EXPECT_EQ(store.ByIndex("parity", "odd").size(), 1u);
+  auto old = store.Upsert("a", std::make_shared<Item>(Item{"a", 4, {"a", "2"}}));
+  ASSERT_NE(old, nullptr);
+  EXPECT_EQ(old->value, 1);
+  EXPECT_TRUE(store.ByIndex("parity", "odd").empty()) << "re-indexed on update";
+  EXPECT_EQ(store.ByIndex("parity", "even").size(), 2u);
+  EXPECT_EQ(store.Remove("b")->value, 2);
+  EXPECT_EQ(store.Remove("b"), nullptr);
+  EXPECT_EQ(store.ByIndex("parity", "even").size(), 1u);
+  EXPECT_EQ(store.Size(), 1u);
+  EXPECT_EQ(store.Get("a")->value, 4);
+}
+
+nlohmann::json PodJson(const std::string& name, const std::string& rv,
+                       const std::string& cpu = "100m") {
+  return {{"metadata", {{"name", name}, {"namespace", "ns"}, {"resourceVersion", rv}}},
+          {"spec",
+           {{"containers",
+             nlohmann::json::array({{{"name", "c"}, {"resources", {{"requests", {{"cpu", cpu}}}}}}})}}}};
+}
+
+nlohmann::json ListBody(const std::vector<nlohmann::json>& items, const std::string& rv) {
+  return {{"kind", "PodList"}, {"metadata", {{"resourceVersion", rv}}}, {"items", items}};
+}
+
+// Serves scripted LIST bodies in order and scripted watch streams in order. A watch with nothing
+// scripted blocks until Stop().
+class FakeClient : public client::Client {
+ public:
+  struct ScriptedWatch {
+    std::vector<client::WatchEvent> events;
+  };
+
+  void AddList(nlohmann::json body) {
+    std::lock_guard lock(mu_);
+    lists_.push_back(std::move(body));
+  }
+  void AddWatch(ScriptedWatch watch) {
+    std::lock_guard lock(mu_);
+    watches_.push_back(std::move(watch));
+    cv_.notify_all();
+  }
+  std::vector<std::string> watch_versions() {
+    std::lock_guard lock(mu_);
+    return watch_versions_;
+  }
+  int list_calls() {
+    std::lock_guard lock(mu_);
+    return list_calls_;
+  }
+
+  nlohmann::json Get(const std::string&) override { return {}; }
+  client::ListPage ListPageRaw(const std::string&, const client::ListOptions&,
+                               const std::string&) override {
+    std::lock_guard lock(mu_);
+    list_calls_++;
+    if (lists_.empty()) throw client::ApiError(client::ErrorReason::kInternalError, 500, "no list");
+    auto body = lists_.front();
+    if (lists_.size() > 1) lists_.pop_front();
+    return {body.dump()};
+  }
+  nlohmann::json Post(const std::string&, const nlohmann::json&) override { return {}; }
+  std::string PostRaw(const std::string&, const std::string&) override { return {}; }
+  nlohmann::json Patch(const std::string&, const nlohmann::json&, client::PatchType) override {
+    return {};
+  }
+  void Delete(const std::string&) override {}
+  std::unique_ptr<client::WatchStream> Watch(const std::string&,
+                                             const client::WatchOptions& options) override {
+    std::lock_guard lock(mu_);
+    watch_versions_.push_back(options.resource_version);
+    ScriptedWatch script;
+    if (!watches_.empty()) {
+      script = std::move(watches_.front());
+      watches_.pop_front();
+    } else {
+      return std::make_unique<Stream>(this, std::vector<client::WatchEvent>{}, true);
+    }
+    return std::make_unique<Stream>(this, std::move(script.events), false);
+  }
+  const client::Config& config() const override { return config_; }
+  void SetRequestObserver(client::RequestObserver) override {}
+
+ private:
+  class Stream : public client::WatchStream {
+   public:
+    Stream(FakeClient* owner, std::vector<client::WatchEvent> events, bool block)
+        : owner_(owner), events_(std::move(events)), block_(block) {}
+    bool Next(client::WatchEvent* event) override {
+      if (next_ < events_.size()) {
+        *event = events_[next_++];
+        return true;
+      }
+      if (!block_) return false;
+      std::unique_lock lock(owner_->mu_);
+      owner_->cv_.wait(lock, [this] { return stopped_; });
+      return false;
+    }
+    void Stop() override {
+      std::lock_guard lock(owner_->mu_);
+      stopped_ = true;
+      owner_->cv_.notify_all();
+    }
+
+   private:
+    FakeClient* owner_;
+    std::vector<client::WatchEvent> events_;
+    size_t next_ = 0;
+    bool block_;
+    bool stopped_ = false;
+  };
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<nlohmann::json> lists_;
+  std::deque<ScriptedWatch> watches_;
+  std::vector<std::string> watch_versions_;
+  int list_calls_ = 0;
+  client::Config config_;
+};
+
+client::WatchEvent Event(client::WatchEventType type, nlohmann::json object) {
+  return {type, std::move(object)};
+}
+
+ReflectorOptions Options() {
+  ReflectorOptions options;
+  options.resource = client::PodsResource();
+  options.initial_backoff = 1ms;
+  options.max_backoff = 5ms;
+  return options;
+}
+
+struct Log {
+  std::mutex mu;
+  std::vector<std::string> events;
+  EventHandler<api::Pod> Handler() {
+    EventHandler<api::Pod> h;
+    h.on_add = [this](const api::PodPtr& p) { Add("add " + p->meta.name); };
+    h.on_update = [this](const api::PodPtr&, const api::PodPtr& p) {
+      Add("update " + p->meta.name);
+    };
+    h.on_delete = [this](const api::PodPtr& p) { Add("delete " + p->meta.name); };
+    return h;
+  }
+  void Add(std::string e) {
+    std::lock_guard lock(mu);
+    events.push_back(std::move(e));
+  }
+  std::vector<std::string> Get() {
+    std::lock_guard lock(mu);
+    return events;
+  }
+};
+
+bool WaitFor(const std::function<bool()>& condition) {
+  for (int i = 0; i < 500; i++) {
+    if (condition()) return true;
+    std::this_thread::sleep_for(10ms);
+  }
+  return condition();
+}
+
+TEST(Informer, BookmarksAdvanceResourceVersionAndClosedWatchResumesFromIt) {
+  auto fake = std::make_shared<FakeClient>();
+  fake->AddList(ListBody({PodJson("a", "10")}, "10"));
+  fake->AddWatch({{Event(client::WatchEventType::kAdded, PodJson("b", "11")),
+                   Event(client::WatchEventType::kBookmark, {{"metadata", {{"resourceVersion", "15"}}}})}});
+  Informer<api::Pod> informer(fake, Options(), api::DecodePod);
+  Log log;
+  informer.AddEventHandler(log.Handler());
+  informer.Start();
+  ASSERT_TRUE(informer.WaitForSync(5s));
+  ASSERT_TRUE(WaitFor([&] { return fake->watch_versions().size() >= 2; }));
+  EXPECT_EQ(fake->watch_versions()[0], "10");
+  EXPECT_EQ(fake->watch_versions()[1], "15") << "re-watch must resume from the bookmark";
+  EXPECT_EQ(fake->list_calls(), 1) << "a closed stream is re-watched, not relisted";
+  EXPECT_EQ(log.Get(), (std::vector<std::string>{"add a", "add b"}));
+}
+
+TEST(Informer, GoneErrorEventRelistsAndDiffsAgainstStore) {
+  auto fake = std::make_shared<FakeClient>();
+  fake->AddList(ListBody({PodJson("a", "10"), PodJson("b", "10"), PodJson("c", "10")}, "10"));
+  fake->AddWatch({{Event(client::WatchEventType::kError,
+                         {{"kind", "Status"}, {"code", 410}, {"reason", "Expired"},
+                          {"message", "too old resource version"}})}});
+  // After the relist: a deleted, b changed, c unchanged, d new.
+  fake->AddList(ListBody({PodJson("b", "20", "200m"), PodJson("c", "10"), PodJson("d", "21")}, "21"));
+  Informer<api::Pod> informer(fake, Options(), api::DecodePod);
+  Log log;
+  informer.AddEventHandler(log.Handler());
+  informer.Start();
+  ASSERT_TRUE(WaitFor([&] { return informer.reflector().lists() >= 2; }));
+  ASSERT_TRUE(WaitFor([&] { return fake->watch_versions().size() >= 2; }));
+  EXPECT_EQ(fake->watch_versions()[1], "21");
+  auto events = log.Get();
+  std::vector<std::string> after_relist(events.begin() + 3, events.end());
+  std::sort(after_relist.begin(), after_relist.end());
+  EXPECT_EQ(after_relist, (std::vector<std::string>{"add d", "delete a", "update b"}));
+  EXPECT_EQ(informer.store().Get("ns/b")->requests.milli_cpu, 200);
+  EXPECT_EQ(informer.store().Size(), 3u);
+}
+
+TEST(Informer, MalformedObjectsAreReportedAndSkippedNotFatal) {
+  auto fake = std::make_shared<FakeClient>();
+  fake->AddList(ListBody({PodJson("good", "10"), PodJson("bad", "10", "12x")}, "10"));
+  fake->AddWatch({{Event(client::WatchEventType::kAdded, PodJson("bad2", "11", "-")),
+                   Event(client::WatchEventType::kAdded, PodJson("good2", "12"))}});
+  Informer<api::Pod> informer(fake, Options(), api::DecodePod);
+  std::mutex mu;
+  std::vector<std::string> errors;
+  informer.SetDecodeErrorHandler([&](const nlohmann::json& object, const std::string& error) {
+    std::lock_guard lock(mu);
+    errors.push_back(object["metadata"]["name"].get<std::string>() + ": " + error);
+  });
+  informer.Start();
+  ASSERT_TRUE(WaitFor([&] { return informer.store().Size() == 2; }));
+  EXPECT_NE(informer.store().Get("ns/good"), nullptr);
+  EXPECT_NE(informer.store().Get("ns/good2"), nullptr);
+  std::lock_guard lock(mu);
+  ASSERT_EQ(errors.size(), 2u);
+  EXPECT_NE(errors[0].find("bad: spec.containers[0].resources.requests.cpu"), std::string::npos)
+      << errors[0];
+  EXPECT_EQ(informer.decode_errors(), 2u);
+}
+
+TEST(Informer, LateHandlerGetsExistingObjectsReplayedAsAdds) {
+  auto fake = std::make_shared<FakeClient>();
+  fake->AddList(ListBody({PodJson("a", "10"), PodJson("b", "10")}, "10"));
+  Informer<api::Pod> informer(fake, Options(), api::DecodePod);
+  informer.Start();
+  ASSERT_TRUE(informer.WaitForSync(5s));
+  Log log;
+  informer.AddEventHandler(log.Handler());
+  auto events = log.Get();
+  std::sort(events.begin(), events.end());
+  EXPECT_EQ(events, (std::vector<std::string>{"add a", "add b"}));
+}
+
+TEST(Informer, DeleteEventRemovesAndReportsFinalState) {
+  auto fake = std::make_shared<FakeClient>();
+  fake->AddList(ListBody({PodJson("a", "10")}, "10"));
+  fake->AddWatch({{Event(client::WatchEventType::kDeleted, PodJson("a", "11", "300m"))}});
+  Informer<api::Pod> informer(fake, Options(), api::DecodePod);
+  api::PodPtr deleted;
+  std::mutex mu;
+  EventHandler<api::Pod> h;
+  h.on_delete = [&](const api::PodPtr& p) {
+    std::lock_guard lock(mu);
+    deleted = p;
+  };
+  informer.AddEventHandler(h);
+  informer.Start();
+  ASSERT_TRUE(WaitFor([&] {
+    std::lock_guard lock(mu);
+    return deleted != nullptr;
+  }));
+  EXPECT_EQ(informer.store().Size(), 0u);
+  std::lock_guard lock(mu);
+  EXPECT_EQ(deleted->requests.milli_cpu, 300);
+}
+
+TEST(Informer, ListFailuresBackOffAndRetryUntilSynced) {
+  auto fake = std::make_shared<FakeClient>();
+  Informer<api::Pod> informer(fake, Options(), api::DecodePod);
+  informer.Start();
+  ASSERT_TRUE(WaitFor([&] { return fake->list_calls() >= 3; }));
+  EXPECT_FALSE(informer.HasSynced());
+  EXPECT_NE(informer.reflector().last_error().find("no list"), std::string::npos);
+  fake->AddList(ListBody({PodJson("a", "10")}, "10"));
+  EXPECT_TRUE(informer.WaitForSync(5s));
+  EXPECT_EQ(informer.reflector().last_error(), "");
+}
+
+}  // namespace
+}  // namespace berth::informer

@@ -1,0 +1,399 @@
+// Informers and the client against the real local control plane (deploy/local-cluster.sh):
+// etcd + kube-apiserver with TLS and RBAC.
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "pkg/api/codec.h"
+#include "pkg/client/client.h"
+#include "pkg/informer/factory.h"
+#include "pkg/informer/informer.h"
+#include "test/testing/cluster.h"
+
+namespace berth::informer {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::AdminClient;
+using testing::Eventually;
+using testing::PodManifest;
+using testing::TestNamespace;
+
+// What handlers saw, in order: "add ns/name", "update ns/name", "delete ns/name".
+class Recorder {
+ public:
+  EventHandler<api::Pod> Handler() {
+    EventHandler<api::Pod> h;
+    h.on_add = [this](const auto& pod) { Record("add " + pod->Key(), pod); };
+    h.on_update = [this](const auto&, const auto& pod) { Record("update " + pod->Key(), pod); };
+    h.on_delete = [this](const auto& pod) { Record("delete " + pod->Key(), pod); };
+    return h;
+  }
+  std::vector<std::string> Events() {
+    std::lock_guard lock(mu_);
+    return events_;
+  }
+  api::PodPtr Last() {
+    std::lock_guard lock(mu_);
+    return last_;
+  }
+
+ private:
+  void Record(std::string event, const api::PodPtr& pod) {
+    std::lock_guard lock(mu_);
+    events_.push_back(std::move(event));
+    last_ = pod;
+  }
+  std::mutex mu_;
+  std::vector<std::string> events_;
+  api::PodPtr last_;
+};
+
+ReflectorOptions PodsIn(const std::string& ns) {
+  ReflectorOptions options;
+  options.resource = client::PodsResource();
+  options.field_selector = "metadata.namespace=" + ns;
+  options.initial_backoff = 100ms;
+  options.max_backoff = 2s;
+  return options;
+}
+
+// Keys and resourceVersions of the pods a fresh LIST returns.
+std::map<std::string, std::string> FreshList(client::Client& client, const std::string& ns) {
+  std::map<std::string, std::string> out;
+  client::ListOptions options;
+  std::string token;
+  do {
+    auto page = nlohmann::json::parse(
+        client.ListPageRaw(client::PodsResource().Path(ns), options, token).body);
+    for (const auto& item : page["items"]) {
+      out[item["metadata"]["namespace"].get<std::string>() + "/" +
+          item["metadata"]["name"].get<std::string>()] =
+          item["metadata"]["resourceVersion"].get<std::string>();
+    }
+    token = page["metadata"].value("continue", "");
+  } while (!token.empty());
+  return out;
+}
+
+std::map<std::string, std::string> StoreContents(Informer<api::Pod>& informer) {
+  std::map<std::string, std::string> out;
+  for (const auto& pod : informer.store().List()) out[pod->Key()] = pod->meta.resource_version;
+  return out;
+}
+
+TEST(InformerIntegration, SeesAddUpdateDeleteInOrder) {
+  auto client = AdminClient();
+  TestNamespace ns(client, "inf-order");
+  Informer<api::Pod> informer(client, PodsIn(ns.name()), api::DecodePod);
+  Recorder recorder;
+  informer.AddEventHandler(recorder.Handler());
+  informer.Start();
+  ASSERT_TRUE(informer.WaitForSync(30s));
+
+  const std::string pods = client::PodsResource().Path(ns.name());
+  client->Post(pods, PodManifest(ns.name(), "p1"));
+  client->Patch(pods + "/p1", {{"metadata", {{"labels", {{"tier", "gold"}}}}}},
+                client::PatchType::kMerge);
+  client->Delete(pods + "/p1?gracePeriodSeconds=0");
+
+  const std::string key = ns.name() + "/p1";
+  ASSERT_TRUE(Eventually([&] { return recorder.Events().size() >= 3; }, 30s));
+  EXPECT_EQ(recorder.Events(),
+            (std::vector<std::string>{"add " + key, "update " + key, "delete " + key}));
+  EXPECT_EQ(informer.store().Size(), 0u);
+}
+
+TEST(InformerIntegration, UpdateCarriesNewContent) {
+  auto client = AdminClient();
+  TestNamespace ns(client, "inf-content");
+  Informer<api::Pod> informer(client, PodsIn(ns.name()), api::DecodePod);
+  Recorder recorder;
+  informer.AddEventHandler(recorder.Handler());
+  informer.Start();
+  ASSERT_TRUE(informer.WaitForSync(30s));
+
+  const std::string pods = client::PodsResource().Path(ns.name());
+  client->Post(pods, PodManifest(ns.name(), "p1", "berth-scheduler", "250m", "1Gi"));
+  client->Patch(pods + "/p1", {{"metadata", {{"labels", {{"tier", "gold"}}}}}},
+                client::PatchType::kMerge);
+  ASSERT_TRUE(Eventually([&] { return recorder.Events().size() >= 2; }, 30s));
+  auto pod = informer.store().Get(ns.name() + "/p1");
+  ASSERT_NE(pod, nullptr);
+  ASSERT_NE(pod->meta.labels.Find("tier"), nullptr);
+  EXPECT_EQ(*pod->meta.labels.Find("tier"), "gold");
+  EXPECT_EQ(pod->spec.scheduler_name, "berth-scheduler");
+  EXPECT_EQ(pod->requests.milli_cpu, 250);
+  EXPECT_EQ(pod->requests.memory, 1LL << 30);
+}
+
+TEST(InformerIntegration, NodesAreSeenAddedUpdatedDeleted) {
+  auto client = AdminClient();
+  const std::string name = "inf-node-" + testing::UniqueSuffix();
+  ReflectorOptions options;
+  options.resource = client::NodesResource();
+  options.label_selector = "berth-informer-test=" + name;
+  Informer<api::Node> informer(client, options, api::DecodeNode);
+  std::mutex mu;
+  std::vector<std::string> events;
+  EventHandler<api::Node> handler;
+  handler.on_add = [&](const auto& n) {
+    std::lock_guard lock(mu);
+    events.push_back("add " + n->Name() + " cpu=" + std::to_string(n->status.allocatable.milli_cpu));
+  };
+  handler.on_update = [&](const auto&, const auto& n) {
+    std::lock_guard lock(mu);
+    events.push_back("update " + n->Name() + " unschedulable=" +
+                     std::to_string(n->spec.unschedulable));
+  };
+  handler.on_delete = [&](const auto& n) {
+    std::lock_guard lock(mu);
+    events.push_back("delete " + n->Name());
+  };
+  informer.AddEventHandler(handler);
+  informer.Start();
+  ASSERT_TRUE(informer.WaitForSync(30s));
+
+  auto node = testing::NodeManifest(name, "4", "8Gi");
+  node["metadata"]["labels"]["berth-informer-test"] = name;
+  client->Post("/api/v1/nodes", node);
+  client->Patch("/api/v1/nodes/" + name, {{"spec", {{"unschedulable", true}}}},
+                client::PatchType::kStrategicMerge);
+  client->Delete("/api/v1/nodes/" + name);
+  ASSERT_TRUE(Eventually(
+      [&] {
+        std::lock_guard lock(mu);
+        return events.size() >= 3;
+      },
+      30s));
+  std::lock_guard lock(mu);
+  EXPECT_EQ(events, (std::vector<std::string>{"add " + name + " cpu=4000",
+                                              "update " + name + " unschedulable=1",
+                                              "delete " + name}));
+}
+
+TEST(InformerIntegration, TwoThousandPodsListedWithPagingArriveComplete) {
+  auto client = AdminClient();
+  TestNamespace ns(client, "inf-paging");
+  const std::string pods = client::PodsResource().Path(ns.name());
+  constexpr int kPods = 2000;
+  testing::CreateMany(*client, pods, kPods, [&](int i) {
+    return PodManifest(ns.name(), "p-" + std::to_string(i));
+  });
+
+  std::atomic<int> lists{0};
+  auto counting = client::NewClient(testing::AdminConfig());
+  counting->SetRequestObserver([&](const std::string& verb, int code, auto) {
+    if (verb == "LIST" && code == 200) lists++;
+  });
+  auto options = PodsIn(ns.name());
+  options.page_size = 300;
+  Informer<api::Pod> informer(counting, options, api::DecodePod);
+  std::atomic<int> adds{0};
+  EventHandler<api::Pod> handler;
+  handler.on_add = [&](const auto&) { adds++; };
+  informer.AddEventHandler(handler);
+  informer.Start();
+  ASSERT_TRUE(informer.WaitForSync(60s));
+
+  EXPECT_EQ(informer.store().Size(), static_cast<size_t>(kPods));
+  EXPECT_EQ(adds.load(), kPods);
+  EXPECT_EQ(lists.load(), (kPods + 299) / 300) << "expected one LIST request per page";
+  EXPECT_EQ(StoreContents(informer), FreshList(*client, ns.name()));
+  std::set<std::string> names;
+  for (const auto& pod : informer.store().List()) names.insert(pod->meta.name);
+  EXPECT_EQ(names.size(), static_cast<size_t>(kPods));
+}
+
+// kube-apiserver is SIGKILLed and restarted while the informer watches; changes made right after
+// the restart must all arrive, and the store must end up equal to a fresh list.
+TEST(InformerIntegration, ConvergesAfterApiserverKilledAndRestartedMidWatch) {
+  auto client = AdminClient();
+  TestNamespace ns(client, "inf-restart");
+  const std::string pods = client::PodsResource().Path(ns.name());
+  for (int i = 0; i < 5; i++) client->Post(pods, PodManifest(ns.name(), "p" + std::to_string(i)));
+
+  Informer<api::Pod> informer(client, PodsIn(ns.name()), api::DecodePod);
+  informer.Start();
+  ASSERT_TRUE(informer.WaitForSync(30s));
+  ASSERT_EQ(informer.store().Size(), 5u);
+
+  testing::RunClusterScript("restart-apiserver");
+
+  client->Delete(pods + "/p0?gracePeriodSeconds=0");
+  client->Patch(pods + "/p1", {{"metadata", {{"labels", {{"changed", "yes"}}}}}},
+                client::PatchType::kMerge);
+  client->Post(pods, PodManifest(ns.name(), "p-new"));
+
+  bool converged = Eventually(
+      [&] { return StoreContents(informer) == FreshList(*client, ns.name()); }, 60s);
+  EXPECT_TRUE(converged) << "store never matched a fresh list; last reflector error: "
+                         << informer.reflector().last_error();
+  EXPECT_EQ(informer.store().Get(ns.name() + "/p0"), nullptr);
+  ASSERT_NE(informer.store().Get(ns.name() + "/p1"), nullptr);
+  EXPECT_NE(informer.store().Get(ns.name() + "/p1")->meta.labels.Find("changed"), nullptr);
+  EXPECT_NE(informer.store().Get(ns.name() + "/p-new"), nullptr);
+  EXPECT_GE(informer.reflector().watches(), 2u);
+}
+
+// Wraps the real client and, when armed, opens the next watch from resourceVersion "1": the real
+// apiserver then answers 410 Expired, exactly as it does for a client that fell too far behind.
+class StaleWatchClient : public client::Client {
+ public:
+  explicit StaleWatchClient(std::shared_ptr<client::Client> real) : real_(std::move(real)) {}
+  void ArmAndBreakWatch() {
+    std::lock_guard lock(mu_);
+    armed_ = true;
+    if (current_) current_->Stop();
+  }
+  int gone_watches() const { return gone_watches_.load(); }
+
+  nlohmann::json Get(const std::string& path) override { return real_->Get(path); }
+  client::ListPage ListPageRaw(const std::string& path, const client::ListOptions& options,
+                               const std::string& token) override {
+    return real_->ListPageRaw(path, options, token);
+  }
+  nlohmann::json Post(const std::string& path, const nlohmann::json& body) override {
+    return real_->Post(path, body);
+  }
+  std::string PostRaw(const std::string& path, const std::string& body) override {
+    return real_->PostRaw(path, body);
+  }
+  nlohmann::json Patch(const std::string& path, const nlohmann::json& body,
+                       client::PatchType type) override {
+    return real_->Patch(path, body, type);
+  }
+  void Delete(const std::string& path) override { real_->Delete(path); }
+  std::unique_ptr<client::WatchStream> Watch(const std::string& path,
+                                             const client::WatchOptions& options) override {
+    client::WatchOptions effective = options;
+    {
+      std::lock_guard lock(mu_);
+      if (armed_) {
+        armed_ = false;
+        effective.resource_version = "1";
+        gone_watches_++;
+      }
+    }
+    auto stream = real_->Watch(path, effective);
+    std::lock_guard lock(mu_);
+    current_ = stream.get();
+    return std::make_unique<Forget>(std::move(stream), this);
+  }
+  const client::Config& config() const override { return real_->config(); }
+  void SetRequestObserver(client::RequestObserver observer) override {
+    real_->SetRequestObserver(std::move(observer));
+  }
+
+ private:
+  class Forget : public client::WatchStream {
+   public:
+    Forget(std::unique_ptr<client::WatchStream> inner, StaleWatchClient* owner)
+        : inner_(std::move(inner)), owner_(owner) {}
+    ~Forget() override {
+      std::lock_guard lock(owner_->mu_);
+      if (owner_->current_ == inner_.get()) owner_->current_ = nullptr;
+    }
+    bool Next(client::WatchEvent* event) override { return inner_->Next(event); }
+    void Stop() override { inner_->Stop(); }
+
+   private:
+    std::unique_ptr<client::WatchStream> inner_;
+    StaleWatchClient* owner_;
+  };
+
+  std::shared_ptr<client::Client> real_;
+  std::mutex mu_;
+  bool armed_ = false;
+  client::WatchStream* current_ = nullptr;
+  std::atomic<int> gone_watches_{0};
+};
+
+TEST(InformerIntegration, RelistsAndConvergesAfterGone) {
+  auto real = AdminClient();
+  TestNamespace ns(real, "inf-gone");
+  const std::string pods = client::PodsResource().Path(ns.name());
+  for (int i = 0; i < 4; i++) real->Post(pods, PodManifest(ns.name(), "p" + std::to_string(i)));
+
+  auto stale = std::make_shared<StaleWatchClient>(real);
+  Informer<api::Pod> informer(stale, PodsIn(ns.name()), api::DecodePod);
+  Recorder recorder;
+  informer.AddEventHandler(recorder.Handler());
+  informer.Start();
+  ASSERT_TRUE(informer.WaitForSync(30s));
+  ASSERT_EQ(informer.reflector().lists(), 1u);
+
+  // Changes made while the informer has no healthy watch are only found by the relist.
+  stale->ArmAndBreakWatch();
+  real->Delete(pods + "/p0?gracePeriodSeconds=0");
+  real->Post(pods, PodManifest(ns.name(), "p-late"));
+
+  ASSERT_TRUE(Eventually([&] { return informer.reflector().lists() >= 2; }, 30s))
+      << "no relist after 410; last error: " << informer.reflector().last_error();
+  EXPECT_EQ(stale->gone_watches(), 1);
+  ASSERT_TRUE(Eventually(
+      [&] { return StoreContents(informer) == FreshList(*real, ns.name()); }, 30s));
+  auto events = recorder.Events();
+  EXPECT_NE(std::find(events.begin(), events.end(), "delete " + ns.name() + "/p0"), events.end())
+      << "the delete discovered by the relist must reach the handlers";
+  EXPECT_NE(std::find(events.begin(), events.end(), "add " + ns.name() + "/p-late"), events.end());
+}
+
+TEST(InformerIntegration, EtcdCompactionStillConverges) {
+  auto client = AdminClient();
+  TestNamespace ns(client, "inf-compact");
+  const std::string pods = client::PodsResource().Path(ns.name());
+  client->Post(pods, PodManifest(ns.name(), "before"));
+  Informer<api::Pod> informer(client, PodsIn(ns.name()), api::DecodePod);
+  informer.Start();
+  ASSERT_TRUE(informer.WaitForSync(30s));
+  for (int i = 0; i < 20; i++) client->Post(pods, PodManifest(ns.name(), "x" + std::to_string(i)));
+  testing::RunClusterScript("compact");
+  testing::RunClusterScript("restart-apiserver");
+  client->Post(pods, PodManifest(ns.name(), "after"));
+  EXPECT_TRUE(Eventually(
+      [&] { return StoreContents(informer) == FreshList(*client, ns.name()); }, 60s))
+      << informer.reflector().last_error();
+}
+
+TEST(ClientIntegration, ForbiddenNamesVerbAndResource) {
+  auto client = client::NewClient(testing::VariantConfig("noperms"));
+  try {
+    client->ListPageRaw(client::PodsResource().Path(), {}, "");
+    FAIL() << "a user without RBAC rights listed pods";
+  } catch (const client::ApiError& e) {
+    EXPECT_EQ(e.reason(), client::ErrorReason::kForbidden);
+    EXPECT_EQ(e.http_status(), 403);
+    std::string message = e.what();
+    EXPECT_NE(message.find("list"), std::string::npos) << message;
+    EXPECT_NE(message.find("pods"), std::string::npos) << message;
+    EXPECT_NE(message.find("berth-test-noperms"), std::string::npos) << message;
+  }
+}
+
+TEST(ClientIntegration, WrongCertificateAuthorityFailsFastWithVerificationError) {
+  auto client = client::NewClient(testing::VariantConfig("wrong-ca"));
+  auto start = std::chrono::steady_clock::now();
+  try {
+    client->Get("/version");
+    FAIL() << "TLS verification accepted a server certificate from another CA";
+  } catch (const client::ApiError& e) {
+    EXPECT_EQ(e.reason(), client::ErrorReason::kTLS) << e.what();
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 10s);
+}
+
+TEST(ClientIntegration, RightCertificateAuthorityAndClientCertificateWork) {
+  auto client = AdminClient();
+  auto version = client->Get("/version");
+  EXPECT_EQ(version.value("major", ""), "1");
+  EXPECT_EQ(version.value("gitVersion", "").rfind("v1.", 0), 0u) << version.dump();
+}
+
+}  // namespace
+}  // namespace berth::informer

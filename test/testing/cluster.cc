@@ -1,0 +1,161 @@
+#include "test/testing/cluster.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <random>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+namespace berth::testing {
+namespace {
+
+std::string Env(const char* name) {
+  const char* value = std::getenv(name);
+  return value ? value : "";
+}
+
+}  // namespace
+
+std::string RepoRoot() {
+  if (auto root = Env("BERTH_REPO_ROOT"); !root.empty()) return root;
+  // Tests run with the repository root as working directory (see berth_test in CMakeLists.txt);
+  // walk up in case a binary is started by hand from elsewhere in the tree.
+  auto dir = std::filesystem::current_path();
+  for (auto d = dir; !d.empty(); d = d.parent_path()) {
+    if (std::filesystem::exists(d / "deploy" / "local-cluster.sh")) return d.string();
+    if (d == d.root_path()) break;
+  }
+  return dir.string();
+}
+
+std::string ClusterDir() {
+  if (auto dir = Env("BERTH_CLUSTER_DIR"); !dir.empty()) return dir;
+  return RepoRoot() + "/_output/cluster";
+}
+
+client::Config AdminConfig() { return VariantConfig(""); }
+
+client::Config VariantConfig(const std::string& variant) {
+  std::string path = ClusterDir() + "/kubeconfig" + (variant.empty() ? "" : "-" + variant);
+  if (!std::filesystem::exists(path)) {
+    throw std::runtime_error("local control plane not found (" + path +
+                             " is missing): run `make cluster-up` first");
+  }
+  client::Config config = client::LoadKubeconfig(path);
+  // Tests create objects in bursts; the limiter is exercised by its own unit tests.
+  config.qps = 0;
+  return config;
+}
+
+std::shared_ptr<client::Client> AdminClient() { return client::NewClient(AdminConfig()); }
+
+void RunClusterScript(const std::string& args) {
+  std::string command = RepoRoot() + "/deploy/local-cluster.sh " + args + " >/dev/null";
+  int rc = std::system(command.c_str());
+  if (rc != 0) throw std::runtime_error("`" + command + "` failed with status " + std::to_string(rc));
+}
+
+std::string UniqueSuffix() {
+  static std::atomic<int> counter{0};
+  static const std::string process = [] {
+    std::mt19937 rng{std::random_device{}()};
+    const char* alphabet = "abcdefghijklmnopqrstuvwxyz0123456789";
+    std::string s;
+    for (int i = 0; i < 5; i++) s += alphabet[rng() % 36];
+    return s;
+  }();
+  return process + "-" + std::to_string(counter++);
+}
+
+TestNamespace::TestNamespace(std::shared_ptr<client::Client> client, const std::string& prefix)
+    : client_(std::move(client)), name_(prefix + "-" + UniqueSuffix()) {
+  client_->Post("/api/v1/namespaces",
+                {{"apiVersion", "v1"},
+                 {"kind", "Namespace"},
+                 {"metadata", {{"name", name_}, {"labels", {{"berth-test", "true"}}}}}});
+}
+
+TestNamespace::~TestNamespace() {
+  try {
+    // Without a controller-manager nothing garbage-collects a namespace's content, so delete the
+    // pods first (immediately) and then the namespace object itself.
+    client_->Delete("/api/v1/namespaces/" + name_ + "/pods?gracePeriodSeconds=0");
+    client_->Delete("/api/v1/namespaces/" + name_);
+  } catch (const std::exception&) {
+    // Best effort: a failed cleanup must not mask the test's own result.
+  }
+}
+
+nlohmann::json PodManifest(const std::string& ns, const std::string& name,
+                           const std::string& scheduler_name, const std::string& cpu,
+                           const std::string& memory) {
+  nlohmann::json container = {{"name", "app"}, {"image", "registry.k8s.io/pause:3.10"}};
+  nlohmann::json requests = nlohmann::json::object();
+  if (!cpu.empty()) requests["cpu"] = cpu;
+  if (!memory.empty()) requests["memory"] = memory;
+  container["resources"] = {{"requests", requests}};
+  return {{"apiVersion", "v1"},
+          {"kind", "Pod"},
+          {"metadata", {{"name", name}, {"namespace", ns}, {"labels", {{"app", "berth-test"}}}}},
+          {"spec",
+           {{"schedulerName", scheduler_name},
+            {"terminationGracePeriodSeconds", 0},
+            {"containers", nlohmann::json::array({container})}}}};
+}
+
+nlohmann::json NodeManifest(const std::string& name, const std::string& cpu,
+                            const std::string& memory, int max_pods) {
+  nlohmann::json resources = {
+      {"cpu", cpu}, {"memory", memory}, {"pods", std::to_string(max_pods)},
+      {"ephemeral-storage", "100Gi"}};
+  return {{"apiVersion", "v1"},
+          {"kind", "Node"},
+          {"metadata",
+           {{"name", name},
+            {"labels",
+             {{"kubernetes.io/hostname", name},
+              {"kubernetes.io/os", "linux"},
+              {"berth-test", "true"}}}}},
+          {"spec", nlohmann::json::object()},
+          {"status",
+           {{"capacity", resources},
+            {"allocatable", resources},
+            {"conditions", nlohmann::json::array({{{"type", "Ready"}, {"status", "True"}}})}}}};
+}
+
+void CreateMany(client::Client& client, const std::string& path, int count,
+                const std::function<nlohmann::json(int)>& object, int parallelism) {
+  std::atomic<int> next{0};
+  std::vector<std::thread> workers;
+  std::exception_ptr failure;
+  std::mutex failure_mu;
+  for (int w = 0; w < parallelism; w++) {
+    workers.emplace_back([&] {
+      for (int i = next++; i < count; i = next++) {
+        try {
+          client.Post(path, object(i));
+        } catch (...) {
+          std::lock_guard lock(failure_mu);
+          if (!failure) failure = std::current_exception();
+        }
+      }
+    });
+  }
+  for (auto& w : workers) w.join();
+  if (failure) std::rethrow_exception(failure);
+}
+
+bool Eventually(const std::function<bool()>& condition, std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (true) {
+    if (condition()) return true;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
+}  // namespace berth::testing

@@ -1,0 +1,65 @@
+#ifndef BERTH_TEST_TESTING_CLUSTER_H_
+#define BERTH_TEST_TESTING_CLUSTER_H_
+
+// Helpers for tests that run against the local control plane (deploy/local-cluster.sh), shared
+// by test/integration and e2e. They fail loudly when the cluster is not up: an integration test
+// never passes by skipping.
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "pkg/client/client.h"
+
+namespace berth::testing {
+
+// _output/cluster under the repository root (or $BERTH_CLUSTER_DIR).
+std::string ClusterDir();
+std::string RepoRoot();
+
+// The admin kubeconfig of the local control plane; fails the test (throws) when missing.
+client::Config AdminConfig();
+// A kubeconfig variant written by local-cluster.sh: "noperms", "wrong-ca".
+client::Config VariantConfig(const std::string& variant);
+std::shared_ptr<client::Client> AdminClient();
+
+// Runs deploy/local-cluster.sh with `args`; throws on a non-zero exit.
+void RunClusterScript(const std::string& args);
+
+// A namespace with a unique name, deleted (best effort) when the object goes away.
+class TestNamespace {
+ public:
+  TestNamespace(std::shared_ptr<client::Client> client, const std::string& prefix);
+  ~TestNamespace();
+  TestNamespace(const TestNamespace&) = delete;
+  TestNamespace& operator=(const TestNamespace&) = delete;
+  const std::string& name() const { return name_; }
+
+ private:
+  std::shared_ptr<client::Client> client_;
+  std::string name_;
+};
+
+// A pause pod as a user would write it.
+nlohmann::json PodManifest(const std::string& ns, const std::string& name,
+                           const std::string& scheduler_name = "berth-scheduler",
+                           const std::string& cpu = "100m", const std::string& memory = "64Mi");
+// A Node object with capacity/allocatable, the usual labels and Ready condition.
+nlohmann::json NodeManifest(const std::string& name, const std::string& cpu,
+                            const std::string& memory, int max_pods = 110);
+
+// Creates `count` objects with POSTs from `parallelism` threads; object(i) builds the i-th.
+void CreateMany(client::Client& client, const std::string& path, int count,
+                const std::function<nlohmann::json(int)>& object, int parallelism = 8);
+
+// Polls `condition` every 50 ms until it holds or `timeout` passes; returns whether it held.
+bool Eventually(const std::function<bool()>& condition, std::chrono::milliseconds timeout);
+
+// A unique suffix for object names in this process.
+std::string UniqueSuffix();
+
+}  // namespace berth::testing
+
+#endif  // BERTH_TEST_TESTING_CLUSTER_H_

@@ -1,0 +1,123 @@
+#ifndef BERTH_TEST_TESTING_FAKE_HANDLE_H_
+#define BERTH_TEST_TESTING_FAKE_HANDLE_H_
+
+// A framework::Handle for plugin unit tests: a fixed list of NodeInfos as the snapshot, an
+// optional client, inline parallelism, and an event recorder that keeps what it was given.
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "pkg/framework/interface.h"
+
+namespace berth::testing {
+
+class FakeLister : public framework::NodeInfoLister {
+ public:
+  explicit FakeLister(std::vector<framework::NodeInfoPtr> nodes = {}) { Set(std::move(nodes)); }
+  void Set(std::vector<framework::NodeInfoPtr> nodes) {
+    nodes_ = std::move(nodes);
+    with_affinity_.clear();
+    with_anti_affinity_.clear();
+    for (const auto& n : nodes_) {
+      if (!n->pods_with_affinity().empty()) with_affinity_.push_back(n);
+      if (!n->pods_with_required_anti_affinity().empty()) with_anti_affinity_.push_back(n);
+    }
+  }
+  const std::vector<framework::NodeInfoPtr>& List() const override { return nodes_; }
+  const std::vector<framework::NodeInfoPtr>& HavePodsWithAffinityList() const override {
+    return with_affinity_;
+  }
+  const std::vector<framework::NodeInfoPtr>& HavePodsWithRequiredAntiAffinityList()
+      const override {
+    return with_anti_affinity_;
+  }
+  framework::NodeInfoPtr Get(const std::string& name) const override {
+    for (const auto& n : nodes_) {
+      if (n->name() == name) return n;
+    }
+    return nullptr;
+  }
+
+ private:
+  std::vector<framework::NodeInfoPtr> nodes_;
+  std::vector<framework::NodeInfoPtr> with_affinity_;
+  std::vector<framework::NodeInfoPtr> with_anti_affinity_;
+};
+
+struct RecordedEvent {
+  std::string pod_key;
+  std::string type;
+  std::string reason;
+  std::string note;
+};
+
+class FakeRecorder : public framework::EventRecorder {
+ public:
+  void Eventf(const api::Pod& regarding, const std::string& type, const std::string& reason,
+              const std::string&, const std::string& note) override {
+    std::lock_guard lock(mu_);
+    events_.push_back({regarding.Key(), type, reason, note});
+  }
+  std::vector<RecordedEvent> events() {
+    std::lock_guard lock(mu_);
+    return events_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<RecordedEvent> events_;
+};
+
+// Runs every piece on the calling thread, in order.
+class InlineParallelizer : public framework::Parallelizer {
+ public:
+  void Until(int pieces, const std::function<void(int)>& work,
+             const std::atomic<bool>* stop) override {
+    for (int i = 0; i < pieces && !(stop && stop->load()); i++) work(i);
+  }
+  int parallelism() const override { return 1; }
+};
+
+class NoNominations : public framework::PodNominator {
+ public:
+  std::vector<framework::PodInfoPtr> NominatedPodsForNode(const std::string&) const override {
+    return {};
+  }
+};
+
+class FakeHandle : public framework::Handle {
+ public:
+  explicit FakeHandle(std::vector<framework::NodeInfoPtr> nodes = {},
+                      client::Client* client = nullptr)
+      : lister_(std::move(nodes)), client_(client) {}
+
+  FakeLister& lister() { return lister_; }
+  FakeRecorder& recorder() { return recorder_; }
+
+  const framework::NodeInfoLister& SnapshotSharedLister() const override { return lister_; }
+  client::Client* ClientSet() const override { return client_; }
+  informer::SharedInformerFactory* SharedInformerFactory() const override { return nullptr; }
+  std::shared_ptr<framework::WaitingPod> GetWaitingPod(const std::string&) override {
+    return nullptr;
+  }
+  void IterateOverWaitingPods(const std::function<void(framework::WaitingPod&)>&) override {}
+  void RejectWaitingPod(const std::string&) override {}
+  framework::EventRecorder& GetEventRecorder() override { return recorder_; }
+  framework::Parallelizer& GetParallelizer() override { return parallelizer_; }
+  framework::PodNominator& Nominator() override { return nominator_; }
+  const std::string& ProfileName() const override { return profile_; }
+
+ private:
+  FakeLister lister_;
+  client::Client* client_;
+  FakeRecorder recorder_;
+  InlineParallelizer parallelizer_;
+  NoNominations nominator_;
+  std::string profile_ = "berth-scheduler";
+};
+
+}  // namespace berth::testing
+
+#endif  // BERTH_TEST_TESTING_FAKE_HANDLE_H_
