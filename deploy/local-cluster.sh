@@ -324,7 +324,10 @@ start_apiserver() {
   # limits below bound concurrency instead.
   # --disable-admission-plugins=ServiceAccount: that plugin rejects a pod until the token
   # controller (a controller-manager, which does not run here) has created the namespace's
-  # default service account. Every other default admission plugin stays on.
+  # default service account. TaintNodesByCondition taints every new Node not-ready:NoSchedule
+  # until the node lifecycle controller (also a controller-manager part) sees it Ready; the
+  # simulated nodes here are created Ready and no controller would ever lift that taint.
+  # Every other default admission plugin stays on.
   # --endpoint-reconciler-type=none: the reconciler would publish the advertise address as the
   # `kubernetes` service's endpoint, but Endpoints validation rejects loopback addresses and it
   # would log that error every 10 s. Nothing in this cluster reaches the apiserver through the
@@ -349,7 +352,7 @@ start_apiserver() {
     --api-audiences="$sa_issuer" \
     --service-cluster-ip-range=10.0.0.0/24 \
     --endpoint-reconciler-type=none \
-    --disable-admission-plugins=ServiceAccount \
+    --disable-admission-plugins=ServiceAccount,TaintNodesByCondition \
     --allow-privileged=true \
     --enable-priority-and-fairness=false \
     --max-requests-inflight=1000 \

@@ -39,17 +39,18 @@ struct Flags {
 };
 
 void Usage(std::FILE* out) {
-  std::fprintf(out,
-               "usage: berth-scheduler [flags]\n"
-               "  --config FILE          KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1,"
-               " YAML or JSON)\n"
-               "  --kubeconfig FILE      kubeconfig; default: clientConnection.kubeconfig, then "
-               "in-cluster, $KUBECONFIG, ~/.kube/config\n"
-               "  -v, --v N              log verbosity: 0 lifecycle, 2 every scheduling decision, "
-               "4 per-plugin detail\n"
-               "  --logging-format F     text (default) or json\n"
-               "  --leader-elect BOOL    overrides leaderElection.leaderElect\n"
-               "  --version              print the version and exit\n");
+  std::fprintf(
+      out,
+      "usage: berth-scheduler [flags]\n"
+      "  --config FILE          KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1,"
+      " YAML or JSON)\n"
+      "  --kubeconfig FILE      kubeconfig; default: clientConnection.kubeconfig, then "
+      "in-cluster, $KUBECONFIG, ~/.kube/config\n"
+      "  -v, --v N              log verbosity: 0 lifecycle, 2 every scheduling decision, "
+      "4 per-plugin detail\n"
+      "  --logging-format F     text (default) or json\n"
+      "  --leader-elect BOOL    overrides leaderElection.leaderElect\n"
+      "  --version              print the version and exit\n");
 }
 
 [[noreturn]] void Fail(const std::string& message) {
@@ -116,8 +117,8 @@ void SetUpLogging(const Flags& flags) {
   auto logger = spdlog::stderr_color_mt("berth");
   spdlog::set_default_logger(logger);
   if (flags.logging_format == "json") {
-    spdlog::set_pattern(
-        R"({"ts":"%Y-%m-%dT%H:%M:%S.%fZ","level":"%l","msg":"%v"})", spdlog::pattern_time_type::utc);
+    spdlog::set_pattern(R"({"ts":"%Y-%m-%dT%H:%M:%S.%fZ","level":"%l","msg":"%v"})",
+                        spdlog::pattern_time_type::utc);
   } else {
     spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%eZ %L %v", spdlog::pattern_time_type::utc);
   }

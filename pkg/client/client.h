@@ -35,7 +35,7 @@ struct Config {
   double qps = 50;  // <= 0: no client-side limit.
   int burst = 100;
   std::chrono::milliseconds timeout{30000};  // Per request, except watches.
-  std::string user_agent;  // Default: "berth-scheduler/<version>".
+  std::string user_agent;                    // Default: "berth-scheduler/<version>".
 
   // "server=https://... auth=client-certificate ca=custom", without secrets.
   std::string Describe() const;
@@ -129,7 +129,7 @@ Resource LeasesResource();  // coordination.k8s.io/v1
 struct ListOptions {
   std::string label_selector;
   std::string field_selector;
-  int64_t limit = 500;  // Page size; 0: unpaged.
+  int64_t limit = 500;           // Page size; 0: unpaged.
   std::string resource_version;  // "" most recent (quorum read), "0" any.
 };
 
@@ -186,6 +186,8 @@ class Client {
   virtual std::string PostRaw(const std::string& path, const std::string& body) = 0;
   virtual nlohmann::json Patch(const std::string& path, const nlohmann::json& body,
                                PatchType type) = 0;
+  // Replaces an object (or a subresource that only supports PUT, such as namespaces/finalize).
+  virtual nlohmann::json Put(const std::string& path, const nlohmann::json& body) = 0;
   virtual void Delete(const std::string& path) = 0;
   virtual std::unique_ptr<WatchStream> Watch(const std::string& path,
                                              const WatchOptions& options) = 0;

@@ -247,6 +247,15 @@ ApiError TransportFailure(const std::string& server, const std::string& what,
   if (code == std::errc::timed_out) {
     return ApiError(ErrorReason::kTimeout, 0, "request to " + server + " timed out");
   }
+  // A write that failed because the peer had closed the (pooled keep-alive) connection never
+  // delivered a complete request: the apiserver cannot have acted on it, so even a POST may be
+  // repeated. This is what a client sees on its first request after an apiserver restart.
+  if (what.rfind("Failed to write request", 0) == 0 &&
+      (code == std::errc::broken_pipe || code == std::errc::connection_reset)) {
+    *request_not_sent = true;
+    return ApiError(ErrorReason::kTransport, 0,
+                    "request to " + server + " failed: " + what + " (" + code.message() + ")");
+  }
   if (what.rfind("Error resolving address", 0) == 0 ||
       what.rfind("Failed to resolve address", 0) == 0 ||
       what.rfind("Failed to connect to any resolved endpoint", 0) == 0) {

@@ -274,6 +274,12 @@ class CpprestClient final : public Client {
                          "PATCH " + path);
   }
 
+  nlohmann::json Put(const std::string& path, const nlohmann::json& body) override {
+    const std::string encoded = body.dump();
+    return ParseJsonBody(Execute("PUT", methods::PUT, path, &encoded, "application/json", true),
+                         "PUT " + path);
+  }
+
   void Delete(const std::string& path) override {
     Execute("DELETE", methods::DEL, path, nullptr, "", true);
   }

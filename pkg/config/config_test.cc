@@ -76,7 +76,7 @@ TEST(LoadTest, MinimalFileGetsDefaults) {
   EXPECT_EQ(config.client_connection.qps, 50);
   EXPECT_EQ(config.client_connection.burst, 100);
   EXPECT_EQ(config.client_connection.content_type, "application/json");
-  EXPECT_TRUE(config.leader_election.leader_elect);
+  EXPECT_FALSE(config.leader_election.leader_elect);
   EXPECT_EQ(config.leader_election.lease_duration, milliseconds(15000));
   EXPECT_EQ(config.leader_election.renew_deadline, milliseconds(10000));
   EXPECT_EQ(config.leader_election.retry_period, milliseconds(2000));
@@ -448,16 +448,19 @@ TEST(ErrorTest, BadDurations) {
 }
 
 TEST(ErrorTest, LeaderElectionRules) {
-  ConfigIssue issue = LoadIssue(std::string(kHeader) +
-                                "leaderElection: {leaseDuration: 10s, renewDeadline: 10s}\n");
+  ConfigIssue issue =
+      LoadIssue(std::string(kHeader) +
+                "leaderElection: {leaderElect: true, leaseDuration: 10s, renewDeadline: 10s}\n");
   EXPECT_EQ(issue.field, "leaderElection.leaseDuration");
   EXPECT_EQ(issue.problem, "must be greater than renewDeadline (10s), got 10s");
 
-  issue = LoadIssue(std::string(kHeader) + "leaderElection: {retryPeriod: -1s}\n");
+  issue =
+      LoadIssue(std::string(kHeader) + "leaderElection: {leaderElect: true, retryPeriod: -1s}\n");
   EXPECT_EQ(issue.field, "leaderElection.retryPeriod");
   EXPECT_EQ(issue.problem, "must be greater than zero");
 
-  issue = LoadIssue(std::string(kHeader) + "leaderElection: {resourceLock: endpointsleases}\n");
+  issue = LoadIssue(std::string(kHeader) +
+                    "leaderElection: {leaderElect: true, resourceLock: endpointsleases}\n");
   EXPECT_EQ(issue.field, "leaderElection.resourceLock");
 
   // Upstream checks these only when leader election is on.

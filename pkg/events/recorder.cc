@@ -19,8 +19,9 @@ std::string FormatUtc(bool micros) {
   std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &utc);
   std::string out = buf;
   if (micros) {
-    auto us = std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count() %
-              1000000;
+    auto us =
+        std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count() %
+        1000000;
     std::snprintf(buf, sizeof(buf), ".%06lld", static_cast<long long>(us));
     out += buf;
   }
@@ -39,8 +40,7 @@ std::string DefaultReportingInstance() {
 }
 
 ApiEventRecorder::ApiEventRecorder(std::shared_ptr<client::Client> client,
-                                   std::string reporting_controller,
-                                   std::string reporting_instance)
+                                   std::string reporting_controller, std::string reporting_instance)
     : client_(std::move(client)),
       controller_(std::move(reporting_controller)),
       instance_(std::move(reporting_instance)),

@@ -205,8 +205,7 @@ struct PostFilterResult {
 class PostFilterPlugin : public virtual Plugin {
  public:
   virtual Status PostFilter(CycleState& state, const api::Pod& pod,
-                            const NodeToStatus& filtered_node_status,
-                            PostFilterResult* result) = 0;
+                            const NodeToStatus& filtered_node_status, PostFilterResult* result) = 0;
 };
 
 class PreScorePlugin : public virtual Plugin {
@@ -369,9 +368,8 @@ class EventRecorder {
  public:
   virtual ~EventRecorder() = default;
   // type: "Normal" or "Warning"; reason: "Scheduled", "FailedScheduling", ...
-  virtual void Eventf(const api::Pod& regarding, const std::string& type,
-                      const std::string& reason, const std::string& action,
-                      const std::string& note) = 0;
+  virtual void Eventf(const api::Pod& regarding, const std::string& type, const std::string& reason,
+                      const std::string& action, const std::string& note) = 0;
 };
 
 // Pods nominated to nodes by preemption, so that Filter accounts for them.

@@ -101,9 +101,8 @@ void NodeInfo::AddPod(PodInfoPtr pod_info) {
 }
 
 bool NodeInfo::RemovePod(const api::Pod& pod) {
-  auto it = std::find_if(pods_.begin(), pods_.end(), [&](const PodInfoPtr& p) {
-    return p->pod->meta.uid == pod.meta.uid;
-  });
+  auto it = std::find_if(pods_.begin(), pods_.end(),
+                         [&](const PodInfoPtr& p) { return p->pod->meta.uid == pod.meta.uid; });
   if (it == pods_.end()) return false;
   // Subtract what was added for the stored copy: the caller's pod may be a newer version.
   const api::Pod& stored = *(*it)->pod;

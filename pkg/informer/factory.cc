@@ -52,8 +52,8 @@ void SharedInformerFactory::Stop() {
 bool SharedInformerFactory::WaitForCacheSync(std::chrono::milliseconds timeout) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
   auto remaining = [&] {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(
-        std::max(deadline - std::chrono::steady_clock::now(), std::chrono::steady_clock::duration{}));
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::max(
+        deadline - std::chrono::steady_clock::now(), std::chrono::steady_clock::duration{}));
   };
   Informer<api::Pod>* pods;
   Informer<api::Node>* nodes;

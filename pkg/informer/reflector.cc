@@ -65,7 +65,7 @@ void Reflector::Backoff() {
 }
 
 std::string Reflector::ListAll() {
-  const std::string path = options_.resource.Path();
+  const std::string path = options_.resource.Path(options_.namespace_);
   client::ListOptions list_options;
   list_options.label_selector = options_.label_selector;
   list_options.field_selector = options_.field_selector;
@@ -97,7 +97,7 @@ Reflector::WatchEnd Reflector::WatchFrom(std::string& resource_version) {
   watch_options.resource_version = resource_version;
   watch_options.timeout_seconds = options_.watch_timeout_seconds;
 
-  auto stream = client_->Watch(options_.resource.Path(), watch_options);
+  auto stream = client_->Watch(options_.resource.Path(options_.namespace_), watch_options);
   watches_++;
   client::WatchStream* watch = stream.get();
   {

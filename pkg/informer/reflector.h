@@ -28,6 +28,9 @@ class ListWatchSink {
 
 struct ReflectorOptions {
   client::Resource resource;
+  // Only this namespace when set. Prefer it to a metadata.namespace field selector: the apiserver
+  // (v1.34) returns an empty second page when paging a cluster-wide list filtered that way.
+  std::string namespace_;
   std::string label_selector;
   std::string field_selector;
   int64_t page_size = 500;

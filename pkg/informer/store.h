@@ -114,8 +114,7 @@ class Store {
   mutable std::shared_mutex mu_;
   std::unordered_map<std::string, Ptr> items_;
   std::unordered_map<std::string, IndexFunc> indexers_;
-  std::unordered_map<std::string,
-                     std::unordered_map<std::string, std::unordered_set<std::string>>>
+  std::unordered_map<std::string, std::unordered_map<std::string, std::unordered_set<std::string>>>
       indices_;
 };
 

@@ -27,6 +27,20 @@ framework::ClusterEvent Event(framework::EventResource resource, uint32_t action
 
 bool Assigned(const api::Pod& pod) { return !pod.spec.node_name.empty(); }
 
+framework::EventObjects PodObjects(api::PodPtr old_pod, api::PodPtr new_pod) {
+  framework::EventObjects objects;
+  objects.old_pod = std::move(old_pod);
+  objects.new_pod = std::move(new_pod);
+  return objects;
+}
+
+framework::EventObjects NodeObjects(api::NodePtr old_node, api::NodePtr new_node) {
+  framework::EventObjects objects;
+  objects.old_node = std::move(old_node);
+  objects.new_node = std::move(new_node);
+  return objects;
+}
+
 bool SameResources(const api::ResourceList& a, const api::ResourceList& b) { return a == b; }
 
 // Which node properties changed, as upstream's nodeSchedulingPropertiesChange.
@@ -99,7 +113,8 @@ std::string FitErrorMessage(int num_all_nodes, const Diagnosis& diagnosis) {
       for (const auto& reason : diagnosis.absent_nodes_status->reasons()) reasons[reason] += absent;
     }
     std::vector<std::string> parts;
-    for (const auto& [reason, count] : reasons) parts.push_back(std::to_string(count) + " " + reason);
+    for (const auto& [reason, count] : reasons)
+      parts.push_back(std::to_string(count) + " " + reason);
     std::sort(parts.begin(), parts.end());
     if (!parts.empty()) {
       msg += " ";
@@ -126,13 +141,13 @@ int NumFeasibleNodesToFind(int percentage, int num_all_nodes) {
 void ApiPodStatusWriter::SetUnschedulable(const api::Pod& pod, const std::string& reason,
                                           const std::string& message,
                                           const std::string& nominated_node_name) {
-  nlohmann::json status = {{"conditions",
-                            nlohmann::json::array({{{"type", "PodScheduled"},
-                                                    {"status", "False"},
-                                                    {"reason", reason},
-                                                    {"message", message},
-                                                    {"lastProbeTime", nullptr},
-                                                    {"lastTransitionTime", events::TimeNow()}}})}};
+  nlohmann::json status = {
+      {"conditions", nlohmann::json::array({{{"type", "PodScheduled"},
+                                             {"status", "False"},
+                                             {"reason", reason},
+                                             {"message", message},
+                                             {"lastProbeTime", nullptr},
+                                             {"lastTransitionTime", events::TimeNow()}}})}};
   if (!nominated_node_name.empty()) status["nominatedNodeName"] = nominated_node_name;
   nlohmann::json patch = {{"status", status}};
   client_->Patch(client::PodsResource().Path(pod.meta.namespace_, pod.meta.name, "status"), patch,
@@ -207,8 +222,9 @@ void Scheduler::AddAllEventHandlers() {
   pod_handler.on_update = [this](const api::PodPtr& o, const api::PodPtr& n) { OnPodUpdate(o, n); };
   pod_handler.on_delete = [this](const api::PodPtr& pod) { OnPodDelete(pod); };
   pods.AddEventHandler(std::move(pod_handler));
-  pods.SetDecodeErrorHandler(
-      [this](const nlohmann::json& object, const std::string& error) { OnMalformedPod(object, error); });
+  pods.SetDecodeErrorHandler([this](const nlohmann::json& object, const std::string& error) {
+    OnMalformedPod(object, error);
+  });
 
   auto& nodes = deps_.informers->Nodes();
   informer::EventHandler<api::Node> node_handler;
@@ -224,7 +240,8 @@ void Scheduler::OnPodAdd(const api::PodPtr& pod) {
   if (Assigned(*pod)) {
     cache_.AddPod(pod);
     queue_->MoveAllToActiveOrBackoffQueue(
-        Event(framework::EventResource::kPod, framework::kAdd, "AssignedPodAdd"), {nullptr, pod});
+        Event(framework::EventResource::kPod, framework::kAdd, "AssignedPodAdd"),
+        PodObjects(nullptr, pod));
     return;
   }
   if (Responsible(*pod) && !pod->IsTerminating()) queue_->Add(pod);
@@ -240,14 +257,15 @@ void Scheduler::OnPodUpdate(const api::PodPtr& old_pod, const api::PodPtr& new_p
       cache_.AddPod(new_pod);
       queue_->MoveAllToActiveOrBackoffQueue(
           Event(framework::EventResource::kPod, framework::kAdd, "AssignedPodAdd"),
-          {nullptr, new_pod});
+          PodObjects(nullptr, new_pod));
       return;
     }
     cache_.UpdatePod(old_pod, new_pod);
     uint32_t actions = PodChangeActions(*old_pod, *new_pod);
     if (actions) {
       queue_->MoveAllToActiveOrBackoffQueue(
-          Event(framework::EventResource::kPod, actions, "AssignedPodUpdate"), {old_pod, new_pod});
+          Event(framework::EventResource::kPod, actions, "AssignedPodUpdate"),
+          PodObjects(old_pod, new_pod));
     }
     return;
   }
@@ -267,7 +285,7 @@ void Scheduler::OnPodDelete(const api::PodPtr& pod) {
     cache_.RemovePod(*pod);
     queue_->MoveAllToActiveOrBackoffQueue(
         Event(framework::EventResource::kPod, framework::kDelete, "AssignedPodDelete"),
-        {pod, nullptr});
+        PodObjects(pod, nullptr));
     return;
   }
   if (!Responsible(*pod)) return;
@@ -279,7 +297,8 @@ void Scheduler::OnPodDelete(const api::PodPtr& pod) {
 void Scheduler::OnNodeAdd(const api::NodePtr& node) {
   cache_.AddNode(node);
   queue_->MoveAllToActiveOrBackoffQueue(
-      Event(framework::EventResource::kNode, framework::kAdd, "NodeAdd"), {nullptr, nullptr, nullptr, node});
+      Event(framework::EventResource::kNode, framework::kAdd, "NodeAdd"),
+      NodeObjects(nullptr, node));
 }
 
 void Scheduler::OnNodeUpdate(const api::NodePtr& old_node, const api::NodePtr& new_node) {
@@ -288,7 +307,7 @@ void Scheduler::OnNodeUpdate(const api::NodePtr& old_node, const api::NodePtr& n
   if (actions) {
     queue_->MoveAllToActiveOrBackoffQueue(
         Event(framework::EventResource::kNode, actions, "NodeUpdate"),
-        {nullptr, nullptr, old_node, new_node});
+        NodeObjects(old_node, new_node));
   }
 }
 
@@ -306,7 +325,8 @@ void Scheduler::OnMalformedPod(const nlohmann::json& object, const std::string& 
       !profiles_.count(scheduler_name->get<std::string>())) {
     return;
   }
-  if (node_name != spec->end() && node_name->is_string() && !node_name->get<std::string>().empty()) {
+  if (node_name != spec->end() && node_name->is_string() &&
+      !node_name->get<std::string>().empty()) {
     return;
   }
   auto pod = std::make_shared<api::Pod>();
@@ -340,7 +360,8 @@ void Scheduler::Stop(std::chrono::milliseconds grace) {
   auto deadline = Clock::now() + grace;
   while (in_flight_bindings_.load() > 0 && Clock::now() < deadline) {
     // Permit waits would hold shutdown for up to 15 minutes: reject them so their cycles unwind.
-    waiting_pods_->Iterate([](framework::WaitingPod& wp) { wp.Reject("", "scheduler is stopping"); });
+    waiting_pods_->Iterate(
+        [](framework::WaitingPod& wp) { wp.Reject("", "scheduler is stopping"); });
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   if (binders_ && in_flight_bindings_.load() == 0) binders_->Shutdown();
@@ -607,7 +628,7 @@ void Scheduler::BindingCycle(framework::runtime::Framework* fwk,
     // The assumed pod's room is free again: pods that did not fit may fit now.
     queue_->MoveAllToActiveOrBackoffQueue(
         Event(framework::EventResource::kPod, framework::kDelete, "AssignedPodDelete"),
-        {assumed, nullptr});
+        PodObjects(assumed, nullptr));
     if (status.IsRejected() && !status.plugin().empty()) {
       pinfo->unschedulable_plugins = {status.plugin()};
     }
@@ -625,8 +646,8 @@ void Scheduler::BindingCycle(framework::runtime::Framework* fwk,
   cache_.FinishBinding(*assumed);
   stats_.scheduled++;
   spdlog::debug("pod={} node={} evaluated={} feasible={} bound in {:.1f}ms", assumed->Key(), host,
-               result.evaluated_nodes, result.feasible_nodes,
-               std::chrono::duration<double, std::milli>(Clock::now() - cycle_start).count());
+                result.evaluated_nodes, result.feasible_nodes,
+                std::chrono::duration<double, std::milli>(Clock::now() - cycle_start).count());
   if (deps_.recorder) {
     deps_.recorder->Eventf(*assumed, "Normal", "Scheduled", "Binding",
                            "Successfully assigned " + assumed->Key() + " to " + host);
@@ -677,15 +698,14 @@ void Scheduler::HandleSchedulingFailure(framework::runtime::Framework& fwk,
   if (!nominated_node.empty()) {
     queue_->nominator().AddNominatedPod(pinfo->pod_info, nominated_node);
   }
+  // Also ends the pod's in-flight tracking (the queue calls Done itself).
   queue_->AddUnschedulableIfNotPresent(pinfo, had_error);
-  queue_->Done(pod->meta.uid);
   spdlog::debug("pod={} unschedulable: {}", pod->Key(), message);
   ReportUnschedulable(current, reason, message, nominated_node);
 }
 
 void Scheduler::ReportUnschedulable(const api::PodPtr& pod, const std::string& reason,
-                                    const std::string& message,
-                                    const std::string& nominated_node) {
+                                    const std::string& message, const std::string& nominated_node) {
   reporters_->Post([this, pod, reason, message, nominated_node] {
     if (deps_.recorder) {
       deps_.recorder->Eventf(*pod, "Warning", "FailedScheduling", "Scheduling", message);

@@ -148,8 +148,7 @@ class Scheduler {
 
   // Returns Success with `result` filled, a rejection with `diagnosis` filled, or an error.
   framework::Status SchedulePod(framework::runtime::Framework& fwk, framework::CycleState& state,
-                                const api::Pod& pod, ScheduleResult* result,
-                                Diagnosis* diagnosis);
+                                const api::Pod& pod, ScheduleResult* result, Diagnosis* diagnosis);
   framework::Status FindNodesThatFitPod(framework::runtime::Framework& fwk,
                                         framework::CycleState& state, const api::Pod& pod,
                                         Diagnosis* diagnosis,
@@ -160,8 +159,8 @@ class Scheduler {
   std::string SelectHost(const std::vector<framework::runtime::NodePluginScores>& scores);
 
   void BindingCycle(framework::runtime::Framework* fwk,
-                    std::shared_ptr<framework::CycleState> state,
-                    framework::QueuedPodInfoPtr pinfo, api::PodPtr assumed, ScheduleResult result,
+                    std::shared_ptr<framework::CycleState> state, framework::QueuedPodInfoPtr pinfo,
+                    api::PodPtr assumed, ScheduleResult result,
                     std::chrono::steady_clock::time_point cycle_start);
   // Requeues a pod whose attempt failed and reports why (event + condition), off-thread.
   void HandleSchedulingFailure(framework::runtime::Framework& fwk,

@@ -76,8 +76,7 @@ class TestPlugin : public PreEnqueuePlugin,
     }
     return filter;
   }
-  Status PostFilter(CycleState&, const api::Pod&, const NodeToStatus&,
-                    PostFilterResult*) override {
+  Status PostFilter(CycleState&, const api::Pod&, const NodeToStatus&, PostFilterResult*) override {
     trace_->Add(name_ + ".PostFilter");
     return post_filter;
   }
@@ -435,7 +434,7 @@ TEST_F(RuntimeTest, MultiPointExpandsWithSpecificOverridesFirst) {
   config::Profile profile;
   profile.scheduler_name = "test";
   profile.plugins.multi_point.enabled = {{"A", 0}, {"B", 5}, {"C", 0}};
-  profile.plugins.filter.enabled = {{"C", 0}};   // explicit: comes first
+  profile.plugins.filter.enabled = {{"C", 0}};  // explicit: comes first
   profile.plugins.score.disabled = {{"A", 0}};  // A not scored
   profile.plugins.queue_sort.disabled = {{"*", 0}};
   profile.plugins.queue_sort.enabled = {{"B", 0}};
@@ -486,10 +485,13 @@ TEST(WorkerPool, RunsEveryPieceOnceAcrossThreadsAndStopsEarly) {
   }
   std::atomic<bool> stop{false};
   std::atomic<int> done{0};
-  pool.Until(100000, [&](int i) {
-    if (i == 10) stop = true;
-    done++;
-  }, &stop);
+  pool.Until(
+      100000,
+      [&](int i) {
+        if (i == 10) stop = true;
+        done++;
+      },
+      &stop);
   EXPECT_LT(done.load(), 100000);
 }
 

@@ -3,6 +3,8 @@
 // fake exists to produce exact sequences such as a 410 ERROR event or a malformed object on
 // demand).
 
+#include "pkg/informer/informer.h"
+
 #include <gtest/gtest.h>
 
 #include <condition_variable>
@@ -10,8 +12,8 @@
 #include <mutex>
 
 #include "pkg/api/codec.h"
-#include "pkg/informer/informer.h"
 #include "pkg/informer/store.h"
+#include "test/testing/unused_client.h"
 
 namespace berth::informer {
 namespace {
@@ -50,10 +52,11 @@ TEST(Store, UpsertRemoveAndIndex) {
 
 nlohmann::json PodJson(const std::string& name, const std::string& rv,
                        const std::string& cpu = "100m") {
-  return {{"metadata", {{"name", name}, {"namespace", "ns"}, {"resourceVersion", rv}}},
-          {"spec",
-           {{"containers",
-             nlohmann::json::array({{{"name", "c"}, {"resources", {{"requests", {{"cpu", cpu}}}}}}})}}}};
+  return {
+      {"metadata", {{"name", name}, {"namespace", "ns"}, {"resourceVersion", rv}}},
+      {"spec",
+       {{"containers", nlohmann::json::array(
+                           {{{"name", "c"}, {"resources", {{"requests", {{"cpu", cpu}}}}}}})}}}};
 }
 
 nlohmann::json ListBody(const std::vector<nlohmann::json>& items, const std::string& rv) {
@@ -62,7 +65,7 @@ nlohmann::json ListBody(const std::vector<nlohmann::json>& items, const std::str
 
 // Serves scripted LIST bodies in order and scripted watch streams in order. A watch with nothing
 // scripted blocks until Stop().
-class FakeClient : public client::Client {
+class FakeClient : public testing::UnusedClient {
  public:
   struct ScriptedWatch {
     std::vector<client::WatchEvent> events;
@@ -86,7 +89,6 @@ class FakeClient : public client::Client {
     return list_calls_;
   }
 
-  nlohmann::json Get(const std::string&) override { return {}; }
   client::ListPage ListPageRaw(const std::string&, const client::ListOptions&,
                                const std::string&) override {
     std::lock_guard lock(mu_);
@@ -96,12 +98,6 @@ class FakeClient : public client::Client {
     if (lists_.size() > 1) lists_.pop_front();
     return {body.dump()};
   }
-  nlohmann::json Post(const std::string&, const nlohmann::json&) override { return {}; }
-  std::string PostRaw(const std::string&, const std::string&) override { return {}; }
-  nlohmann::json Patch(const std::string&, const nlohmann::json&, client::PatchType) override {
-    return {};
-  }
-  void Delete(const std::string&) override {}
   std::unique_ptr<client::WatchStream> Watch(const std::string&,
                                              const client::WatchOptions& options) override {
     std::lock_guard lock(mu_);
@@ -115,8 +111,6 @@ class FakeClient : public client::Client {
     }
     return std::make_unique<Stream>(this, std::move(script.events), false);
   }
-  const client::Config& config() const override { return config_; }
-  void SetRequestObserver(client::RequestObserver) override {}
 
  private:
   class Stream : public client::WatchStream {
@@ -153,7 +147,6 @@ class FakeClient : public client::Client {
   std::deque<ScriptedWatch> watches_;
   std::vector<std::string> watch_versions_;
   int list_calls_ = 0;
-  client::Config config_;
 };
 
 client::WatchEvent Event(client::WatchEventType type, nlohmann::json object) {
@@ -201,8 +194,9 @@ bool WaitFor(const std::function<bool()>& condition) {
 TEST(Informer, BookmarksAdvanceResourceVersionAndClosedWatchResumesFromIt) {
   auto fake = std::make_shared<FakeClient>();
   fake->AddList(ListBody({PodJson("a", "10")}, "10"));
-  fake->AddWatch({{Event(client::WatchEventType::kAdded, PodJson("b", "11")),
-                   Event(client::WatchEventType::kBookmark, {{"metadata", {{"resourceVersion", "15"}}}})}});
+  fake->AddWatch(
+      {{Event(client::WatchEventType::kAdded, PodJson("b", "11")),
+        Event(client::WatchEventType::kBookmark, {{"metadata", {{"resourceVersion", "15"}}}})}});
   Informer<api::Pod> informer(fake, Options(), api::DecodePod);
   Log log;
   informer.AddEventHandler(log.Handler());
@@ -218,11 +212,14 @@ TEST(Informer, BookmarksAdvanceResourceVersionAndClosedWatchResumesFromIt) {
 TEST(Informer, GoneErrorEventRelistsAndDiffsAgainstStore) {
   auto fake = std::make_shared<FakeClient>();
   fake->AddList(ListBody({PodJson("a", "10"), PodJson("b", "10"), PodJson("c", "10")}, "10"));
-  fake->AddWatch({{Event(client::WatchEventType::kError,
-                         {{"kind", "Status"}, {"code", 410}, {"reason", "Expired"},
-                          {"message", "too old resource version"}})}});
+  fake->AddWatch(
+      {{Event(client::WatchEventType::kError, {{"kind", "Status"},
+                                               {"code", 410},
+                                               {"reason", "Expired"},
+                                               {"message", "too old resource version"}})}});
   // After the relist: a deleted, b changed, c unchanged, d new.
-  fake->AddList(ListBody({PodJson("b", "20", "200m"), PodJson("c", "10"), PodJson("d", "21")}, "21"));
+  fake->AddList(
+      ListBody({PodJson("b", "20", "200m"), PodJson("c", "10"), PodJson("d", "21")}, "21"));
   Informer<api::Pod> informer(fake, Options(), api::DecodePod);
   Log log;
   informer.AddEventHandler(log.Handler());

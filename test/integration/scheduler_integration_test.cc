@@ -270,8 +270,8 @@ TEST_F(SchedulerIntegration, HonoursTaintsNodeAffinityAndHostPorts) {
     ASSERT_TRUE(WaitBound(pod));
     EXPECT_NE(NodeOf(pod), tainted) << pod << " landed on a node whose taint it does not tolerate";
   }
-  ASSERT_TRUE(Eventually([&] { return !NodeOf("port-1").empty() || !NodeOf("port-2").empty(); },
-                         30s));
+  ASSERT_TRUE(
+      Eventually([&] { return !NodeOf("port-1").empty() || !NodeOf("port-2").empty(); }, 30s));
   std::this_thread::sleep_for(2s);
   int bound = !NodeOf("port-1").empty() + !NodeOf("port-2").empty();
   EXPECT_EQ(bound, 1) << "two pods with host port 8080 on the one zone-a node";

@@ -17,6 +17,7 @@
 
 #include "pkg/api/codec.h"
 #include "pkg/informer/informer.h"
+#include "test/testing/unused_client.h"
 
 namespace berth::perf {
 namespace {
@@ -64,25 +65,23 @@ nlohmann::json RealisticPod(int i) {
       {"terminationMessagePath", "/dev/termination-log"},
       {"terminationMessagePolicy", "File"},
       {"imagePullPolicy", "IfNotPresent"}};
-  nlohmann::json sidecar = {
-      {"name", "log-shipper"},
-      {"image", "registry.example/infra/shipper:2.3"},
-      {"resources", {{"requests", {{"cpu", "50m"}, {"memory", "64Mi"}}}}},
-      {"terminationMessagePath", "/dev/termination-log"},
-      {"terminationMessagePolicy", "File"},
-      {"imagePullPolicy", "IfNotPresent"}};
-  nlohmann::json tolerations = {
-      {{"key", "node.kubernetes.io/not-ready"},
-       {"operator", "Exists"},
-       {"effect", "NoExecute"},
-       {"tolerationSeconds", 300}},
-      {{"key", "node.kubernetes.io/unreachable"},
-       {"operator", "Exists"},
-       {"effect", "NoExecute"},
-       {"tolerationSeconds", 300}}};
+  nlohmann::json sidecar = {{"name", "log-shipper"},
+                            {"image", "registry.example/infra/shipper:2.3"},
+                            {"resources", {{"requests", {{"cpu", "50m"}, {"memory", "64Mi"}}}}},
+                            {"terminationMessagePath", "/dev/termination-log"},
+                            {"terminationMessagePolicy", "File"},
+                            {"imagePullPolicy", "IfNotPresent"}};
+  nlohmann::json tolerations = {{{"key", "node.kubernetes.io/not-ready"},
+                                 {"operator", "Exists"},
+                                 {"effect", "NoExecute"},
+                                 {"tolerationSeconds", 300}},
+                                {{"key", "node.kubernetes.io/unreachable"},
+                                 {"operator", "Exists"},
+                                 {"effect", "NoExecute"},
+                                 {"tolerationSeconds", 300}}};
   nlohmann::json conditions = nlohmann::json::array();
-  for (const char* type : {"PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady",
-                           "PodScheduled"}) {
+  for (const char* type :
+       {"PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled"}) {
     conditions.push_back({{"type", type},
                           {"status", "True"},
                           {"lastProbeTime", nullptr},
@@ -130,82 +129,72 @@ nlohmann::json RealisticPod(int i) {
            {"f:phase", nlohmann::json::object()},
            {"f:podIP", nlohmann::json::object()},
            {"f:startTime", nlohmann::json::object()}}}}}}};
-  return {
-      {"metadata",
-       {{"name", name},
-        {"generateName", app + "-7d9c8b6f5-"},
-        {"namespace", "team-" + std::to_string(i % 20)},
-        {"uid", Uid(i)},
-        {"resourceVersion", std::to_string(100000 + i)},
-        {"creationTimestamp", "2026-11-20T10:11:12Z"},
-        {"labels",
-         {{"app", app}, {"pod-template-hash", "7d9c8b6f5"}, {"tier", i % 3 ? "web" : "batch"}}},
-        {"annotations", {{"kubectl.kubernetes.io/restartedAt", "2026-11-19T08:00:00Z"}}},
-        {"ownerReferences",
-         {{{"apiVersion", "apps/v1"},
-           {"kind", "ReplicaSet"},
-           {"name", app + "-7d9c8b6f5"},
-           {"uid", Uid(i / 10)},
-           {"controller", true},
-           {"blockOwnerDeletion", true}}}},
-        {"managedFields", managed}}},
-      {"spec",
-       {{"volumes",
-         {{{"name", "kube-api-access-" + Hex(i, 5)},
-           {"projected",
-            {{"sources",
-              {{{"serviceAccountToken", {{"expirationSeconds", 3607}, {"path", "token"}}}},
-               {{"configMap",
-                 {{"name", "kube-root-ca.crt"},
-                  {"items", {{{"key", "ca.crt"}, {"path", "ca.crt"}}}}}}}}},
-             {"defaultMode", 420}}}}}},
-        {"containers", {container, sidecar}},
-        {"restartPolicy", "Always"},
-        {"terminationGracePeriodSeconds", 30},
-        {"dnsPolicy", "ClusterFirst"},
-        {"serviceAccountName", "default"},
-        {"serviceAccount", "default"},
-        {"nodeName", node},
-        {"securityContext", nlohmann::json::object()},
-        {"schedulerName", "berth-scheduler"},
-        {"tolerations", tolerations},
-        {"priority", 0},
-        {"enableServiceLinks", true},
-        {"preemptionPolicy", "PreemptLowerPriority"}}},
-      {"status",
-       {{"phase", "Running"},
-        {"conditions", conditions},
-        {"hostIP", "10.1." + std::to_string(i % 250) + ".1"},
-        {"hostIPs", {{{"ip", "10.1." + std::to_string(i % 250) + ".1"}}}},
-        {"podIP", "10.244." + std::to_string(i % 250) + "." + std::to_string(i % 200 + 2)},
-        {"podIPs",
-         {{{"ip", "10.244." + std::to_string(i % 250) + "." + std::to_string(i % 200 + 2)}}}},
-        {"startTime", "2026-11-20T10:11:12Z"},
-        {"containerStatuses", statuses},
-        {"qosClass", "Burstable"}}}};
+  return {{"metadata",
+           {{"name", name},
+            {"generateName", app + "-7d9c8b6f5-"},
+            {"namespace", "team-" + std::to_string(i % 20)},
+            {"uid", Uid(i)},
+            {"resourceVersion", std::to_string(100000 + i)},
+            {"creationTimestamp", "2026-11-20T10:11:12Z"},
+            {"labels",
+             {{"app", app}, {"pod-template-hash", "7d9c8b6f5"}, {"tier", i % 3 ? "web" : "batch"}}},
+            {"annotations", {{"kubectl.kubernetes.io/restartedAt", "2026-11-19T08:00:00Z"}}},
+            {"ownerReferences",
+             {{{"apiVersion", "apps/v1"},
+               {"kind", "ReplicaSet"},
+               {"name", app + "-7d9c8b6f5"},
+               {"uid", Uid(i / 10)},
+               {"controller", true},
+               {"blockOwnerDeletion", true}}}},
+            {"managedFields", managed}}},
+          {"spec",
+           {{"volumes",
+             {{{"name", "kube-api-access-" + Hex(i, 5)},
+               {"projected",
+                {{"sources",
+                  {{{"serviceAccountToken", {{"expirationSeconds", 3607}, {"path", "token"}}}},
+                   {{"configMap",
+                     {{"name", "kube-root-ca.crt"},
+                      {"items", {{{"key", "ca.crt"}, {"path", "ca.crt"}}}}}}}}},
+                 {"defaultMode", 420}}}}}},
+            {"containers", {container, sidecar}},
+            {"restartPolicy", "Always"},
+            {"terminationGracePeriodSeconds", 30},
+            {"dnsPolicy", "ClusterFirst"},
+            {"serviceAccountName", "default"},
+            {"serviceAccount", "default"},
+            {"nodeName", node},
+            {"securityContext", nlohmann::json::object()},
+            {"schedulerName", "berth-scheduler"},
+            {"tolerations", tolerations},
+            {"priority", 0},
+            {"enableServiceLinks", true},
+            {"preemptionPolicy", "PreemptLowerPriority"}}},
+          {"status",
+           {{"phase", "Running"},
+            {"conditions", conditions},
+            {"hostIP", "10.1." + std::to_string(i % 250) + ".1"},
+            {"hostIPs", {{{"ip", "10.1." + std::to_string(i % 250) + ".1"}}}},
+            {"podIP", "10.244." + std::to_string(i % 250) + "." + std::to_string(i % 200 + 2)},
+            {"podIPs",
+             {{{"ip", "10.244." + std::to_string(i % 250) + "." + std::to_string(i % 200 + 2)}}}},
+            {"startTime", "2026-11-20T10:11:12Z"},
+            {"containerStatuses", statuses},
+            {"qosClass", "Burstable"}}}};
 }
 
 // Serves one pre-built LIST body; watches block until stopped.
-class OneListClient : public client::Client {
+class OneListClient : public testing::UnusedClient {
  public:
   explicit OneListClient(std::string body) : body_(std::move(body)) {}
-  nlohmann::json Get(const std::string&) override { return {}; }
   client::ListPage ListPageRaw(const std::string&, const client::ListOptions&,
                                const std::string&) override {
     return {body_};
   }
-  nlohmann::json Post(const std::string&, const nlohmann::json&) override { return {}; }
-  std::string PostRaw(const std::string&, const std::string&) override { return {}; }
-  nlohmann::json Patch(const std::string&, const nlohmann::json&, client::PatchType) override {
-    return {};
-  }
-  void Delete(const std::string&) override {}
   std::unique_ptr<client::WatchStream> Watch(const std::string&,
                                              const client::WatchOptions&) override {
     return std::make_unique<Idle>();
   }
-  const client::Config& config() const override { return config_; }
-  void SetRequestObserver(client::RequestObserver) override {}
 
  private:
   class Idle : public client::WatchStream {
@@ -227,7 +216,6 @@ class OneListClient : public client::Client {
     bool stopped_ = false;
   };
   std::string body_;
-  client::Config config_;
 };
 
 long RssBytes() {

@@ -56,7 +56,8 @@ std::shared_ptr<client::Client> AdminClient() { return client::NewClient(AdminCo
 void RunClusterScript(const std::string& args) {
   std::string command = RepoRoot() + "/deploy/local-cluster.sh " + args + " >/dev/null";
   int rc = std::system(command.c_str());
-  if (rc != 0) throw std::runtime_error("`" + command + "` failed with status " + std::to_string(rc));
+  if (rc != 0)
+    throw std::runtime_error("`" + command + "` failed with status " + std::to_string(rc));
 }
 
 std::string UniqueSuffix() {
@@ -85,6 +86,11 @@ TestNamespace::~TestNamespace() {
     // pods first (immediately) and then the namespace object itself.
     client_->Delete("/api/v1/namespaces/" + name_ + "/pods?gracePeriodSeconds=0");
     client_->Delete("/api/v1/namespaces/" + name_);
+    // Nor does anything run the namespace's "kubernetes" finalizer: clear it so the namespace
+    // object goes away instead of staying Terminating.
+    auto ns = client_->Get("/api/v1/namespaces/" + name_);
+    ns["spec"]["finalizers"] = nlohmann::json::array();
+    client_->Put("/api/v1/namespaces/" + name_ + "/finalize", ns);
   } catch (const std::exception&) {
     // Best effort: a failed cleanup must not mask the test's own result.
   }
@@ -109,9 +115,10 @@ nlohmann::json PodManifest(const std::string& ns, const std::string& name,
 
 nlohmann::json NodeManifest(const std::string& name, const std::string& cpu,
                             const std::string& memory, int max_pods) {
-  nlohmann::json resources = {
-      {"cpu", cpu}, {"memory", memory}, {"pods", std::to_string(max_pods)},
-      {"ephemeral-storage", "100Gi"}};
+  nlohmann::json resources = {{"cpu", cpu},
+                              {"memory", memory},
+                              {"pods", std::to_string(max_pods)},
+                              {"ephemeral-storage", "100Gi"}};
   return {{"apiVersion", "v1"},
           {"kind", "Node"},
           {"metadata",

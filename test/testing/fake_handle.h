@@ -29,8 +29,7 @@ class FakeLister : public framework::NodeInfoLister {
   const std::vector<framework::NodeInfoPtr>& HavePodsWithAffinityList() const override {
     return with_affinity_;
   }
-  const std::vector<framework::NodeInfoPtr>& HavePodsWithRequiredAntiAffinityList()
-      const override {
+  const std::vector<framework::NodeInfoPtr>& HavePodsWithRequiredAntiAffinityList() const override {
     return with_anti_affinity_;
   }
   framework::NodeInfoPtr Get(const std::string& name) const override {

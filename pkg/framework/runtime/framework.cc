@@ -23,7 +23,9 @@ class OrderedNames {
   bool Has(const std::string& name) const {
     return std::find(list_.begin(), list_.end(), name) != list_.end();
   }
-  void Erase(const std::string& name) { list_.erase(std::remove(list_.begin(), list_.end(), name), list_.end()); }
+  void Erase(const std::string& name) {
+    list_.erase(std::remove(list_.begin(), list_.end(), name), list_.end());
+  }
   const std::vector<std::string>& list() const { return list_; }
 
  private:
@@ -38,16 +40,23 @@ Status AsError(const std::string& what, const std::string& plugin, const Status&
 
 }  // namespace
 
-Framework::Framework(const Registry& registry, const config::Profile& profile,
-                     FrameworkDeps deps)
+Framework::Framework(const Registry& registry, const config::Profile& profile, FrameworkDeps deps)
     : profile_name_(profile.scheduler_name), profile_(profile), deps_(std::move(deps)) {
   if (!deps_.waiting_pods) deps_.waiting_pods = std::make_shared<WaitingPods>();
   const auto& p = profile.plugins;
   const std::vector<std::pair<std::string, const config::PluginSet*>> points = {
-      {"preEnqueue", &p.pre_enqueue}, {"queueSort", &p.queue_sort}, {"preFilter", &p.pre_filter},
-      {"filter", &p.filter},          {"postFilter", &p.post_filter}, {"preScore", &p.pre_score},
-      {"score", &p.score},            {"reserve", &p.reserve},       {"permit", &p.permit},
-      {"preBind", &p.pre_bind},       {"bind", &p.bind},             {"postBind", &p.post_bind},
+      {"preEnqueue", &p.pre_enqueue},
+      {"queueSort", &p.queue_sort},
+      {"preFilter", &p.pre_filter},
+      {"filter", &p.filter},
+      {"postFilter", &p.post_filter},
+      {"preScore", &p.pre_score},
+      {"score", &p.score},
+      {"reserve", &p.reserve},
+      {"permit", &p.permit},
+      {"preBind", &p.pre_bind},
+      {"bind", &p.bind},
+      {"postBind", &p.post_bind},
       {"multiPoint", &p.multi_point}};
 
   // Instantiate every plugin named anywhere, once, with its pluginConfig args.
@@ -160,8 +169,10 @@ Framework::Framework(const Registry& registry, const config::Profile& profile,
 
 Framework::~Framework() = default;
 
-void Framework::Observe(std::string_view point, const Status& status, Clock::time_point start) const {
-  if (deps_.observer) deps_.observer->ObserveExtensionPoint(point, status, profile_name_, Since(start));
+void Framework::Observe(std::string_view point, const Status& status,
+                        Clock::time_point start) const {
+  if (deps_.observer)
+    deps_.observer->ObserveExtensionPoint(point, status, profile_name_, Since(start));
 }
 
 void Framework::ObservePlugin(const CycleState& state, std::string_view plugin,
@@ -178,7 +189,8 @@ Status Framework::RunPreEnqueuePlugins(const api::Pod& pod) {
   for (const auto& [name, plugin] : pre_enqueue_) {
     Status s = plugin->PreEnqueue(pod);
     if (s.IsSuccess()) continue;
-    result = s.IsRejected() ? std::move(s.WithPlugin(name)) : AsError("running PreEnqueue plugin", name, s);
+    result = s.IsRejected() ? std::move(s.WithPlugin(name))
+                            : AsError("running PreEnqueue plugin", name, s);
     break;
   }
   Observe(extension_point::kPreEnqueue, result, start);
@@ -469,7 +481,8 @@ Status Framework::RunReservePluginsReserve(CycleState& state, const api::Pod& po
     Status s = plugin->Reserve(state, pod, node);
     ObservePlugin(state, name, extension_point::kReserve, s, plugin_start);
     if (s.IsSuccess()) continue;
-    out = s.IsRejected() ? std::move(s.WithPlugin(name)) : AsError("running Reserve plugin", name, s);
+    out =
+        s.IsRejected() ? std::move(s.WithPlugin(name)) : AsError("running Reserve plugin", name, s);
     break;
   }
   Observe(extension_point::kReserve, out, start);
@@ -543,7 +556,8 @@ Status Framework::RunPreBindPlugins(CycleState& state, const api::Pod& pod,
     Status s = plugin->PreBind(state, pod, node);
     ObservePlugin(state, name, extension_point::kPreBind, s, plugin_start);
     if (s.IsSuccess() || s.IsSkip()) continue;
-    out = s.IsRejected() ? std::move(s.WithPlugin(name)) : AsError("running PreBind plugin", name, s);
+    out =
+        s.IsRejected() ? std::move(s.WithPlugin(name)) : AsError("running PreBind plugin", name, s);
     break;
   }
   Observe(extension_point::kPreBind, out, start);
@@ -561,8 +575,8 @@ Status Framework::RunBindPlugins(CycleState& state, const api::Pod& pod, const s
     if (s.IsSuccess()) {
       out = std::move(s);
     } else {
-      out = s.IsRejected() ? std::move(s.WithPlugin(name))
-                           : AsError("running Bind plugin", name, s);
+      out =
+          s.IsRejected() ? std::move(s.WithPlugin(name)) : AsError("running Bind plugin", name, s);
     }
     break;
   }
@@ -598,8 +612,8 @@ std::vector<std::pair<std::string, ClusterEventWithHint>> Framework::EnqueueExte
   for (const auto& e : permit_) rejectors.insert(e.name);
   for (const auto& name : rejectors) {
     if (registered.count(name)) continue;
-    out.emplace_back(name, ClusterEventWithHint{{EventResource::kWildcard, kAll, "WildCardEvent"},
-                                                nullptr});
+    out.emplace_back(
+        name, ClusterEventWithHint{{EventResource::kWildcard, kAll, "WildCardEvent"}, nullptr});
   }
   return out;
 }

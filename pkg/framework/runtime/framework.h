@@ -108,8 +108,8 @@ class Framework : public Handle {
   Status RunPreFilterPlugins(CycleState& state, const api::Pod& pod,
                              const std::vector<NodeInfoPtr>& nodes, PreFilterResult* result,
                              std::vector<std::string>* plugins_with_nodes = nullptr);
-  Status RunPreFilterExtensionAddPod(CycleState& state, const api::Pod& pod,
-                                     const PodInfo& to_add, const NodeInfo& node);
+  Status RunPreFilterExtensionAddPod(CycleState& state, const api::Pod& pod, const PodInfo& to_add,
+                                     const NodeInfo& node);
   Status RunPreFilterExtensionRemovePod(CycleState& state, const api::Pod& pod,
                                         const PodInfo& to_remove, const NodeInfo& node);
   // Runs every Filter plugin (except skipped ones) on one node; stops at the first rejection.
@@ -118,14 +118,13 @@ class Framework : public Handle {
   // the node must fit both with and without them.
   Status RunFilterPluginsWithNominatedPods(const CycleState& state, const api::Pod& pod,
                                            const NodeInfo& node);
-  Status RunPostFilterPlugins(CycleState& state, const api::Pod& pod,
-                              const NodeToStatus& statuses, PostFilterResult* result);
+  Status RunPostFilterPlugins(CycleState& state, const api::Pod& pod, const NodeToStatus& statuses,
+                              PostFilterResult* result);
   Status RunPreScorePlugins(CycleState& state, const api::Pod& pod,
                             const std::vector<NodeInfoPtr>& nodes);
   // Scores, normalizes, range-checks and weights over `nodes` in parallel.
   Status RunScorePlugins(const CycleState& state, const api::Pod& pod,
-                         const std::vector<NodeInfoPtr>& nodes,
-                         std::vector<NodePluginScores>* out);
+                         const std::vector<NodeInfoPtr>& nodes, std::vector<NodePluginScores>* out);
   Status RunReservePluginsReserve(CycleState& state, const api::Pod& pod, const std::string& node);
   void RunReservePluginsUnreserve(CycleState& state, const api::Pod& pod, const std::string& node);
   // Success, Wait (the pod was parked; call WaitOnPermit from the binding cycle) or a rejection.

@@ -45,9 +45,8 @@ void WaitingPodImpl::Reject(const std::string& plugin, const std::string& messag
 Status WaitingPodImpl::Wait() {
   std::unique_lock lock(mu_);
   while (!result_) {
-    auto earliest = std::min_element(pending_.begin(), pending_.end(), [](auto& a, auto& b) {
-      return a.second < b.second;
-    });
+    auto earliest = std::min_element(pending_.begin(), pending_.end(),
+                                     [](auto& a, auto& b) { return a.second < b.second; });
     if (earliest == pending_.end()) {
       result_ = Status::Success();
       break;
@@ -57,9 +56,9 @@ Status WaitingPodImpl::Wait() {
     const std::string plugin = earliest->first;
     if (cv_.wait_until(lock, deadline) == std::cv_status::timeout && !result_ &&
         Clock::now() >= deadline) {
-      Status timed_out = Status::Unschedulable("rejected due to timeout after waiting " +
-                                               FormatDuration(deadline - started_) +
-                                               " at plugin " + plugin);
+      Status timed_out =
+          Status::Unschedulable("rejected due to timeout after waiting " +
+                                FormatDuration(deadline - started_) + " at plugin " + plugin);
       timed_out.WithPlugin(plugin);
       result_ = std::move(timed_out);
     }

@@ -12,6 +12,7 @@
 #include "pkg/client/client.h"
 #include "test/testing/fake_handle.h"
 #include "test/testing/objects.h"
+#include "test/testing/unused_client.h"
 
 namespace berth::plugins::defaultbinder {
 namespace {
@@ -25,7 +26,7 @@ struct PostedRequest {
 };
 
 // Records every PostRaw and optionally fails it; every other verb is unexpected in these tests.
-class RecordingClient : public client::Client {
+class RecordingClient : public testing::UnusedClient {
  public:
   std::vector<PostedRequest> posted;
   std::optional<client::ApiError> fail_with;
@@ -35,31 +36,6 @@ class RecordingClient : public client::Client {
     if (fail_with) throw *fail_with;
     return "{}";
   }
-
-  json Get(const std::string&) override { return Unexpected<json>(); }
-  client::ListPage ListPageRaw(const std::string&, const client::ListOptions&,
-                               const std::string&) override {
-    return Unexpected<client::ListPage>();
-  }
-  json Post(const std::string&, const json&) override { return Unexpected<json>(); }
-  json Patch(const std::string&, const json&, client::PatchType) override {
-    return Unexpected<json>();
-  }
-  void Delete(const std::string&) override { Unexpected<int>(); }
-  std::unique_ptr<client::WatchStream> Watch(const std::string&,
-                                             const client::WatchOptions&) override {
-    return Unexpected<std::unique_ptr<client::WatchStream>>();
-  }
-  const client::Config& config() const override { return config_; }
-  void SetRequestObserver(client::RequestObserver) override {}
-
- private:
-  template <typename T>
-  static T Unexpected() {
-    ADD_FAILURE() << "unexpected client call";
-    throw std::logic_error("unexpected client call");
-  }
-  client::Config config_;
 };
 
 api::PodPtr TestPod() { return testing::PodBuilder("p", "ns").Uid("pod-uid").Build(); }
