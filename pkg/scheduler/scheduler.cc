@@ -559,6 +559,9 @@ std::vector<framework::NodeInfoPtr> Scheduler::FindNodesThatPassFilters(
   std::atomic<int> processed{0};
   std::atomic<bool> stop{false};
   std::vector<std::optional<Status>> statuses(num_all);
+  // passed[i]: node (start + i) fits. Collected in index order afterwards, so the feasible list
+  // (and with a seeded tie-break, the choice) does not depend on worker timing.
+  std::vector<char> passed(num_all, 0);
   const int start = next_start_node_index_;
   parallelizer_.Until(
       num_all,
@@ -566,12 +569,11 @@ std::vector<framework::NodeInfoPtr> Scheduler::FindNodesThatPassFilters(
         const auto& node = nodes[(start + i) % num_all];
         Status s = fwk.RunFilterPluginsWithNominatedPods(state, pod, *node);
         if (s.IsSuccess()) {
-          int length = ++found;
-          if (length > to_find) {
+          if (++found > to_find) {
             stop = true;
             found--;
           } else {
-            feasible[length - 1] = node;
+            passed[i] = 1;
             processed++;
           }
         } else {
@@ -580,7 +582,10 @@ std::vector<framework::NodeInfoPtr> Scheduler::FindNodesThatPassFilters(
         }
       },
       &stop);
-  feasible.resize(found.load());
+  feasible.clear();
+  for (int i = 0; i < num_all; i++) {
+    if (passed[i]) feasible.push_back(nodes[(start + i) % num_all]);
+  }
   next_start_node_index_ = (start + processed.load()) % num_all;
   for (int i = 0; i < num_all; i++) {
     if (!statuses[i]) continue;

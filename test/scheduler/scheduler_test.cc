@@ -1,0 +1,254 @@
+// The scheduler core without an apiserver: cluster events are fed to the Scheduler directly and a
+// recording Bind plugin stands in for the binding subresource (the integration tests cover the
+// real one).
+
+#include "pkg/scheduler/scheduler.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "pkg/plugins/registry/registry.h"
+#include "test/testing/fake_handle.h"
+#include "test/testing/objects.h"
+
+namespace berth::scheduler {
+namespace {
+
+using namespace std::chrono_literals;
+using framework::Status;
+using testing::NodeBuilder;
+using testing::PodBuilder;
+
+// Records bindings ("ns/name -> node") and lets tests fail or park them.
+class RecordingBinder : public framework::BindPlugin, public framework::PermitPlugin {
+ public:
+  std::string_view Name() const override { return "RecordingBinder"; }
+  Status Bind(framework::CycleState&, const api::Pod& pod, const std::string& node) override {
+    std::lock_guard lock(mu_);
+    if (fail_next_) {
+      fail_next_ = false;
+      return Status::Error("simulated bind failure");
+    }
+    bound_[pod.Key()] = node;
+    return {};
+  }
+  Status Permit(framework::CycleState&, const api::Pod& pod, const std::string&,
+                std::chrono::milliseconds* timeout) override {
+    if (pod.meta.labels.Contains("wait")) {
+      *timeout = 30s;
+      return Status::Wait();
+    }
+    return {};
+  }
+  std::map<std::string, std::string> bound() {
+    std::lock_guard lock(mu_);
+    return bound_;
+  }
+  void FailNext() {
+    std::lock_guard lock(mu_);
+    fail_next_ = true;
+  }
+
+ private:
+  std::mutex mu_;
+  std::map<std::string, std::string> bound_;
+  bool fail_next_ = false;
+};
+
+class SchedulerTest : public ::testing::Test {
+ protected:
+  void Start(std::optional<uint64_t> seed = 7) {
+    registry_ = plugins::registry::InTree();
+    registry_["RecordingBinder"] = [this](const nlohmann::json&, framework::Handle&) {
+      return binder_;
+    };
+    config::Configuration cfg = config::DefaultConfiguration();
+    auto& plugins = cfg.profiles[0].plugins;
+    plugins.bind.disabled.push_back({"*", 0});
+    plugins.bind.enabled.push_back({"RecordingBinder", 0});
+    plugins.permit.enabled.push_back({"RecordingBinder", 0});
+    SchedulerDeps deps;
+    deps.recorder = &recorder_;
+    SchedulerOptions options;
+    options.seed = seed;
+    options.binding_workers = 4;
+    scheduler_ = std::make_unique<Scheduler>(cfg, registry_, deps, options);
+  }
+
+  // Runs cycles until the queue has nothing active, then waits for binding cycles.
+  void Drain() {
+    while (scheduler_->queue().PendingPods().active > 0) scheduler_->ScheduleOne();
+    for (int i = 0; i < 500 && scheduler_->InFlightBindings() > 0; i++) {
+      std::this_thread::sleep_for(5ms);
+    }
+  }
+
+  std::shared_ptr<RecordingBinder> binder_ = std::make_shared<RecordingBinder>();
+  framework::runtime::Registry registry_;
+  testing::FakeRecorder recorder_;
+  std::unique_ptr<Scheduler> scheduler_;
+};
+
+TEST_F(SchedulerTest, BindsToTheLeastAllocatedFittingNode) {
+  Start();
+  scheduler_->OnNodeAdd(NodeBuilder("small").Capacity("1", "2Gi").Build());
+  scheduler_->OnNodeAdd(NodeBuilder("big").Capacity("8", "16Gi").Build());
+  scheduler_->OnPodAdd(PodBuilder("p").Container("500m", "1Gi").Build());
+  Drain();
+  EXPECT_EQ(binder_->bound()["default/p"], "big");
+  auto events = recorder_.events();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].reason, "Scheduled");
+  EXPECT_EQ(events[0].note, "Successfully assigned default/p to big");
+}
+
+TEST_F(SchedulerTest, AssumedPodsCountSoNodesAreNotOvercommitted) {
+  Start();
+  scheduler_->OnNodeAdd(NodeBuilder("a").Capacity("1", "4Gi").Build());
+  scheduler_->OnNodeAdd(NodeBuilder("b").Capacity("1", "4Gi").Build());
+  for (int i = 0; i < 5; i++) {
+    scheduler_->OnPodAdd(PodBuilder("p" + std::to_string(i)).Container("400m", "64Mi").Build());
+  }
+  Drain();
+  std::map<std::string, int> per_node;
+  for (const auto& [pod, node] : binder_->bound()) per_node[node]++;
+  EXPECT_EQ(per_node["a"], 2);
+  EXPECT_EQ(per_node["b"], 2);
+  EXPECT_EQ(binder_->bound().size(), 4u) << "the fifth pod fits nowhere";
+  // Failure events are sent from a background worker: wait for it.
+  bool reported = false;
+  for (int i = 0; i < 200 && !reported; i++) {
+    for (const auto& e : recorder_.events()) {
+      if (e.reason == "FailedScheduling") {
+        EXPECT_EQ(e.type, "Warning");
+        EXPECT_EQ(e.note, "0/2 nodes are available: 2 Insufficient cpu.");
+        reported = true;
+      }
+    }
+    if (!reported) std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_TRUE(reported);
+}
+
+TEST_F(SchedulerTest, UnschedulablePodMovesWhenAFittingNodeIsAdded) {
+  Start();
+  scheduler_->OnNodeAdd(NodeBuilder("a").Capacity("1", "4Gi").Build());
+  scheduler_->OnPodAdd(PodBuilder("big").Container("2", "64Mi").Build());
+  Drain();
+  EXPECT_TRUE(binder_->bound().empty());
+  EXPECT_EQ(scheduler_->queue().PendingPods().unschedulable, 1u);
+  scheduler_->OnNodeAdd(NodeBuilder("b").Capacity("4", "4Gi").Build());
+  auto counts = scheduler_->queue().PendingPods();
+  EXPECT_EQ(counts.unschedulable, 0u) << "NodeAdd must move the pod out of the pool";
+  // It backs off for 1 s after its failed attempt before it is active again.
+  scheduler_->queue().FlushBackoffQCompleted();
+  for (int i = 0; i < 300 && scheduler_->queue().PendingPods().active == 0; i++) {
+    std::this_thread::sleep_for(10ms);
+    scheduler_->queue().FlushBackoffQCompleted();
+  }
+  Drain();
+  EXPECT_EQ(binder_->bound()["default/big"], "b");
+}
+
+TEST_F(SchedulerTest, TiesAreBrokenAtRandomButReproduciblyWithASeed) {
+  auto placements = [&](uint64_t seed) {
+    binder_ = std::make_shared<RecordingBinder>();
+    Start(seed);
+    for (int n = 0; n < 8; n++) {
+      scheduler_->OnNodeAdd(NodeBuilder("n" + std::to_string(n)).Capacity("64", "256Gi").Build());
+    }
+    for (int i = 0; i < 16; i++) {
+      // Requests nothing: every node scores the same for every pod.
+      scheduler_->OnPodAdd(PodBuilder("p" + std::to_string(i)).Build());
+    }
+    Drain();
+    return binder_->bound();
+  };
+  auto first = placements(1);
+  EXPECT_EQ(first, placements(1));
+  std::set<std::string> used;
+  for (const auto& [pod, node] : first) used.insert(node);
+  EXPECT_GT(used.size(), 3u) << "equal scores must not always pick the same node";
+  EXPECT_NE(first, placements(2));
+}
+
+TEST_F(SchedulerTest, FailedBindForgetsTheAssumedPodAndRetries) {
+  Start();
+  scheduler_->OnNodeAdd(NodeBuilder("a").Capacity("1", "4Gi").Build());
+  binder_->FailNext();
+  scheduler_->OnPodAdd(PodBuilder("p").Container("800m", "64Mi").Build());
+  Drain();
+  EXPECT_TRUE(binder_->bound().empty());
+  EXPECT_EQ(scheduler_->stats().bind_failures.load(), 1u);
+  EXPECT_EQ(scheduler_->cache().Size().assumed_pods, 0u) << "a failed bind must forget the pod";
+  for (int i = 0; i < 300 && binder_->bound().empty(); i++) {
+    std::this_thread::sleep_for(10ms);
+    scheduler_->queue().FlushBackoffQCompleted();
+    Drain();
+  }
+  EXPECT_EQ(binder_->bound()["default/p"], "a") << "the room the failed bind held is free again";
+}
+
+TEST_F(SchedulerTest, PermitWaitHoldsBindingUntilAllowed) {
+  Start();
+  scheduler_->OnNodeAdd(NodeBuilder("a").Capacity("4", "4Gi").Build());
+  scheduler_->OnPodAdd(PodBuilder("gang").Label("wait", "yes").Container("1", "64Mi").Build());
+  while (scheduler_->queue().PendingPods().active > 0) scheduler_->ScheduleOne();
+  std::this_thread::sleep_for(50ms);
+  EXPECT_TRUE(binder_->bound().empty()) << "bound before Permit allowed it";
+  auto* fwk = scheduler_->FrameworkFor("berth-scheduler");
+  auto waiting = fwk->GetWaitingPod("uid-default-gang");
+  ASSERT_NE(waiting, nullptr);
+  waiting->Allow("RecordingBinder");
+  Drain();
+  EXPECT_EQ(binder_->bound()["default/gang"], "a");
+}
+
+TEST_F(SchedulerTest, IgnoresOtherSchedulersAndBoundPods) {
+  Start();
+  scheduler_->OnNodeAdd(NodeBuilder("a").Capacity("4", "4Gi").Build());
+  auto theirs = PodBuilder("theirs").Container("1", "64Mi");
+  theirs.pod().spec.scheduler_name = "default-scheduler";
+  scheduler_->OnPodAdd(theirs.Build());
+  scheduler_->OnPodAdd(PodBuilder("bound").Node("a").Container("3", "64Mi").Build());
+  EXPECT_EQ(scheduler_->queue().PendingPods().active, 0u);
+  // The bound pod's 3 cpu count: a 2-cpu pod no longer fits on the 4-cpu node.
+  scheduler_->OnPodAdd(PodBuilder("ours").Container("2", "64Mi").Build());
+  Drain();
+  EXPECT_TRUE(binder_->bound().empty());
+}
+
+TEST(FitErrorMessage, CountsReasonsOverNodesSortedLikeUpstream) {
+  Diagnosis d;
+  d.node_to_status["a"] = Status::Unschedulable("Insufficient cpu");
+  d.node_to_status["b"] = Status::Unschedulable("Insufficient cpu");
+  d.node_to_status["c"] = Status::Unresolvable("node(s) had untolerated taint {k: v}");
+  EXPECT_EQ(FitErrorMessage(3, d),
+            "0/3 nodes are available: 1 node(s) had untolerated taint {k: v}, 2 Insufficient "
+            "cpu.");
+  d.absent_nodes_status = Status::Unresolvable("node(s) didn't satisfy plugin(s) [NodeAffinity]");
+  EXPECT_EQ(FitErrorMessage(5, d),
+            "0/5 nodes are available: 1 node(s) had untolerated taint {k: v}, 2 Insufficient "
+            "cpu, 2 node(s) didn't satisfy plugin(s) [NodeAffinity].");
+  Diagnosis pre;
+  pre.pre_filter_msg = "node(s) didn't satisfy plugin NodeAffinity";
+  pre.node_to_status["a"] = Status::Unresolvable("ignored when PreFilter rejected");
+  EXPECT_EQ(FitErrorMessage(1, pre),
+            "0/1 nodes are available: node(s) didn't satisfy plugin NodeAffinity.");
+}
+
+TEST(NumFeasibleNodesToFind, MatchesUpstream) {
+  EXPECT_EQ(NumFeasibleNodesToFind(0, 50), 50);
+  EXPECT_EQ(NumFeasibleNodesToFind(0, 99), 99);
+  EXPECT_EQ(NumFeasibleNodesToFind(0, 1000), 420);  // 50 - 1000/125 = 42%
+  EXPECT_EQ(NumFeasibleNodesToFind(0, 5000), 500);  // 50 - 40 = 10%
+  EXPECT_EQ(NumFeasibleNodesToFind(0, 6000), 300);  // max(5, 50 - 48) = 5%
+  EXPECT_EQ(NumFeasibleNodesToFind(0, 1500), 570);  // 38%
+  EXPECT_EQ(NumFeasibleNodesToFind(1, 1000), 100);  // at least 100
+  EXPECT_EQ(NumFeasibleNodesToFind(30, 1000), 300);
+  EXPECT_EQ(NumFeasibleNodesToFind(100, 1000), 1000);
+}
+
+}  // namespace
+}  // namespace berth::scheduler
