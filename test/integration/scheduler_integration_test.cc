@@ -284,7 +284,8 @@ TEST_F(SchedulerIntegration, HonoursTaintsNodeAffinityAndHostPorts) {
   EXPECT_NE(message.find("1 node(s) didn't have free ports for the requested pod ports"),
             std::string::npos)
       << message;
-  EXPECT_NE(message.find("1 node(s) had untolerated taint {dedicated: gpu}"), std::string::npos)
+  // Other nodes of the shared cluster (the demo's, say) may add to the counts of this reason.
+  EXPECT_NE(message.find(" node(s) had untolerated taint {dedicated: gpu}"), std::string::npos)
       << message;
 }
 
