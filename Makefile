@@ -55,6 +55,7 @@ sanitize: deps
 	  -DBERTH_SANITIZE=address,undefined >/dev/null
 	@$(CMAKE) --build _output/build-asan -j$(JOBS)
 	@cd _output/build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  LSAN_OPTIONS=suppressions=$(CURDIR)/test/sanitizers/lsan.supp \
 	  ctest -L unit -j$(JOBS) --output-on-failure $(CTEST_ARGS)
 
 # ThreadSanitizer over the unit tests (the concurrent parts: informer, queue, binding cycles).

@@ -684,6 +684,10 @@ void DecodePodSpec(const json& spec, const Path& path, PodSpec* out) {
 void DecodePodStatus(const json& status, const Path& path, PodStatus* out) {
   ReadString(status, path.Field("phase"), &out->phase);
   ReadArray(status, path.Field("conditions"), &out->conditions, DecodeCondition);
+  // Only PodScheduled is read by scheduling (to skip redundant status patches); the others
+  // (Ready, Initialized, ...) would be a third of a running pod's footprint.
+  std::erase_if(out->conditions, [](const Condition& c) { return c.type != "PodScheduled"; });
+  out->conditions.shrink_to_fit();
   ReadString(status, path.Field("nominatedNodeName"), &out->nominated_node_name);
 }
 

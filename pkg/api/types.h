@@ -287,6 +287,7 @@ struct Condition {
 
 struct PodStatus {
   std::string phase;
+  // Only the PodScheduled condition is kept at decode.
   std::vector<Condition> conditions;
   std::string nominated_node_name;
 };

@@ -4,6 +4,8 @@
 
 #include <random>
 
+#include "pkg/api/list_parser.h"
+
 namespace berth::informer {
 namespace {
 
@@ -76,14 +78,14 @@ std::string Reflector::ListAll() {
   std::string resource_version;
   do {
     client::ListPage page = client_->ListPageRaw(path, list_options, continue_token);
-    auto body = nlohmann::json::parse(page.body);
-    const auto& meta = body.at("metadata");
-    resource_version = meta.value("resourceVersion", "");
-    continue_token = meta.value("continue", "");
-    auto items = body.find("items");
-    if (items != body.end() && items->is_array()) {
-      for (const auto& item : *items) sink_->ReplaceItem(item);
+    // Streamed item by item: a 10,000-pod page never exists as one JSON tree.
+    api::ListMeta meta =
+        api::ParseList(page.body, [this](nlohmann::json& item) { sink_->ReplaceItem(item); });
+    if (meta.resource_version.empty()) {
+      throw std::runtime_error("LIST " + path + ": response has no metadata.resourceVersion");
     }
+    resource_version = meta.resource_version;
+    continue_token = meta.continue_token;
     if (stopping_) return resource_version;
   } while (!continue_token.empty());
   sink_->ReplaceEnd();

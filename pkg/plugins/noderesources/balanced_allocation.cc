@@ -8,19 +8,7 @@
 namespace berth::plugins::noderesources {
 namespace {
 
-// The pod's plain requests, in the order of the configured resources. Immutable once written.
-class PreScoreState final : public framework::StateData {
- public:
-  explicit PreScoreState(std::vector<int64_t> pod_requests)
-      : pod_requests_(std::move(pod_requests)) {}
-  std::shared_ptr<framework::StateData> Clone() const override {
-    return std::make_shared<PreScoreState>(*this);
-  }
-  const std::vector<int64_t>& pod_requests() const { return pod_requests_; }
-
- private:
-  std::vector<int64_t> pod_requests_;
-};
+using PreScoreState = PodRequestsState;
 
 // Built once: Score runs per node and the key is longer than the small-string buffer.
 const std::string& PreScoreKey() {

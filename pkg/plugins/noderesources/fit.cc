@@ -26,19 +26,7 @@ class PreFilterState final : public framework::StateData {
   api::ResourceList request_;
 };
 
-// The pod's scoring requests, in the order of the strategy's resources. Immutable once written.
-class PreScoreState final : public framework::StateData {
- public:
-  explicit PreScoreState(std::vector<int64_t> pod_requests)
-      : pod_requests_(std::move(pod_requests)) {}
-  std::shared_ptr<framework::StateData> Clone() const override {
-    return std::make_shared<PreScoreState>(*this);
-  }
-  const std::vector<int64_t>& pod_requests() const { return pod_requests_; }
-
- private:
-  std::vector<int64_t> pod_requests_;
-};
+using PreScoreState = PodRequestsState;
 
 // CycleState keys as strings built once: Filter and Score run per node, and a key longer than the
 // small-string buffer would otherwise allocate on every call.

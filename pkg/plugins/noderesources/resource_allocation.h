@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -15,9 +16,25 @@
 #include <vector>
 
 #include "pkg/api/types.h"
+#include "pkg/framework/interface.h"
 #include "pkg/framework/types.h"
 
 namespace berth::plugins::noderesources {
+
+// A pod's requests for the resources a scoring plugin weighs, in the order of its configured
+// resources, computed once in PreScore. Immutable once written.
+class PodRequestsState final : public framework::StateData {
+ public:
+  explicit PodRequestsState(std::vector<int64_t> pod_requests)
+      : pod_requests_(std::move(pod_requests)) {}
+  std::shared_ptr<framework::StateData> Clone() const override {
+    return std::make_shared<PodRequestsState>(*this);
+  }
+  const std::vector<int64_t>& pod_requests() const { return pod_requests_; }
+
+ private:
+  std::vector<int64_t> pod_requests_;
+};
 
 // One resource that takes part in scoring, with its weight in the weighted average.
 struct ResourceSpec {

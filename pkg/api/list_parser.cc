@@ -1,0 +1,237 @@
+#include "pkg/api/list_parser.h"
+
+#include <string>
+#include <vector>
+
+#include "pkg/api/errors.h"
+
+namespace berth::api {
+namespace {
+
+using json = nlohmann::json;
+
+// Keys whose values are dropped inside an item, by where they appear.
+bool SkippedInContainer(const std::string& key) {
+  static const char* const kKeys[] = {"env",
+                                      "envFrom",
+                                      "volumeMounts",
+                                      "volumeDevices",
+                                      "livenessProbe",
+                                      "readinessProbe",
+                                      "startupProbe",
+                                      "lifecycle",
+                                      "securityContext",
+                                      "command",
+                                      "args",
+                                      "resizePolicy",
+                                      "terminationMessagePath",
+                                      "terminationMessagePolicy"};
+  for (const char* k : kKeys) {
+    if (key == k) return true;
+  }
+  return false;
+}
+
+// One SAX handler for a List body. Levels are counted from the body's outer object (level 1);
+// "items" is an array at level 2 and each item an object at level 3. Inside an item, `path_`
+// holds the key (or "[]" for array elements) of every open container below the item.
+class ListSax {
+ public:
+  ListSax(const std::function<void(json&)>& on_item, ListMeta* meta)
+      : on_item_(on_item), meta_(meta) {}
+
+  bool null() { return Scalar(nullptr); }
+  bool boolean(bool v) { return Scalar(v); }
+  bool number_integer(json::number_integer_t v) { return Scalar(v); }
+  bool number_unsigned(json::number_unsigned_t v) { return Scalar(v); }
+  bool number_float(json::number_float_t v, const std::string&) { return Scalar(v); }
+  bool string(std::string& v) {
+    if (skip_depth_ > 0 || skip_next_) return Scalar(nullptr);
+    if (level_ == 2 && in_top_metadata_) {
+      if (last_top_key_ == "resourceVersion") meta_->resource_version = v;
+      if (last_top_key_ == "continue") meta_->continue_token = v;
+      return true;
+    }
+    return Scalar(std::move(v));
+  }
+  bool binary(json::binary_t&) { return Scalar(nullptr); }
+
+  bool start_object(std::size_t) {
+    level_++;
+    if (Skipping()) return true;
+    if (level_ == 3 && in_items_) {
+      item_ = json::object();
+      stack_.clear();
+      path_.clear();
+      stack_.push_back(&item_);
+      return true;
+    }
+    if (level_ > 3 && in_items_) {
+      stack_.push_back(Emplace(json::object(), true));
+      return true;
+    }
+    return true;
+  }
+
+  bool key(std::string& k) {
+    if (skip_depth_ > 0) return true;
+    if (level_ == 1) {
+      in_items_ = k == "items";
+      in_top_metadata_ = k == "metadata";
+      return true;
+    }
+    if (level_ == 2 && in_top_metadata_) {
+      last_top_key_ = k;
+      return true;
+    }
+    if (level_ < 3 || !in_items_) return true;
+    if (ShouldSkip(k)) {
+      skip_next_ = true;
+      return true;
+    }
+    pending_key_ = &(*stack_.back())[k];
+    current_key_ = std::move(k);
+    return true;
+  }
+
+  bool end_object() {
+    if (skip_depth_ > 0) {
+      EndSkipped();
+      return true;
+    }
+    if (level_ == 3 && in_items_) {
+      on_item_(item_);
+      item_ = json();
+      stack_.clear();
+    } else if (level_ > 3 && in_items_) {
+      Pop();
+    }
+    level_--;
+    return true;
+  }
+
+  bool start_array(std::size_t) {
+    level_++;
+    if (Skipping()) return true;
+    if (level_ > 3 && in_items_) {
+      stack_.push_back(Emplace(json::array(), true));
+    }
+    return true;
+  }
+
+  bool end_array() {
+    if (skip_depth_ > 0) {
+      EndSkipped();
+      return true;
+    }
+    if (level_ > 3 && in_items_) Pop();
+    level_--;
+    return true;
+  }
+
+  bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& e) {
+    throw DecodeError("list",
+                      "malformed JSON at byte " + std::to_string(position) + ": " + e.what());
+  }
+
+ private:
+  // A container starts: if its key was marked skipped, everything until it closes is dropped.
+  bool Skipping() {
+    if (skip_depth_ > 0) {
+      skip_depth_++;
+      return true;
+    }
+    if (skip_next_) {
+      skip_next_ = false;
+      skip_depth_ = 1;
+      return true;
+    }
+    return false;
+  }
+
+  void EndSkipped() {
+    skip_depth_--;
+    level_--;
+  }
+
+  template <typename T>
+  bool Scalar(T&& v) {
+    if (skip_depth_ > 0) return true;
+    if (skip_next_) {
+      skip_next_ = false;
+      return true;
+    }
+    if (level_ >= 3 && in_items_ && !stack_.empty()) Emplace(json(std::forward<T>(v)), false);
+    return true;
+  }
+
+  // Places a value in the container on top of the stack and returns it; a container value also
+  // extends path_.
+  json* Emplace(json&& v, bool container) {
+    json* top = stack_.back();
+    json* placed;
+    if (top->is_array()) {
+      top->push_back(std::move(v));
+      placed = &top->back();
+      if (container) path_.push_back("[]");
+    } else {
+      *pending_key_ = std::move(v);
+      placed = pending_key_;
+      if (container) path_.push_back(current_key_);
+    }
+    return placed;
+  }
+
+  void Pop() {
+    stack_.pop_back();
+    path_.pop_back();
+  }
+
+  bool ShouldSkip(const std::string& key) const {
+    const size_t depth = stack_.size() - 1;  // Open containers below the item.
+    if (depth == 1) {
+      const std::string& parent = path_[0];
+      if (parent == "metadata") return key == "managedFields";
+      if (parent == "status") {
+        return key == "containerStatuses" || key == "initContainerStatuses" ||
+               key == "ephemeralContainerStatuses";
+      }
+      if (parent == "spec") return key == "ephemeralContainers";
+      return false;
+    }
+    if (depth == 2 && path_[0] == "metadata" && path_[1] == "annotations") {
+      return key == "kubectl.kubernetes.io/last-applied-configuration";
+    }
+    if (depth == 3 && path_[0] == "spec" &&
+        (path_[1] == "containers" || path_[1] == "initContainers") && path_[2] == "[]") {
+      return SkippedInContainer(key);
+    }
+    return false;
+  }
+
+  const std::function<void(json&)>& on_item_;
+  ListMeta* meta_;
+  int level_ = 0;
+  bool in_items_ = false;
+  bool in_top_metadata_ = false;
+  std::string last_top_key_;
+  int skip_depth_ = 0;
+  bool skip_next_ = false;
+
+  json item_;
+  std::vector<json*> stack_;
+  std::vector<std::string> path_;
+  json* pending_key_ = nullptr;
+  std::string current_key_;
+};
+
+}  // namespace
+
+ListMeta ParseList(std::string_view body, const std::function<void(json&)>& on_item) {
+  ListMeta meta;
+  ListSax sax(on_item, &meta);
+  json::sax_parse(body.data(), body.data() + body.size(), &sax);
+  return meta;
+}
+
+}  // namespace berth::api
