@@ -88,6 +88,8 @@ std::string Reflector::ListAll() {
     continue_token = meta.continue_token;
     if (stopping_) return resource_version;
   } while (!continue_token.empty());
+  // Cleared before the sink reports the sync, so nobody sees "synced" beside a stale error.
+  SetError("");
   sink_->ReplaceEnd();
   return resource_version;
 }
@@ -161,7 +163,6 @@ void Reflector::Run() {
         need_list = false;
         lists_++;
         backoff_ = options_.initial_backoff;
-        SetError("");
       }
       switch (WatchFrom(resource_version)) {
         case WatchEnd::kGone:
