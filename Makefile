@@ -63,7 +63,8 @@ tsan: deps
 	@$(CMAKE) -S . -B _output/build-tsan -G "$(GENERATOR)" -DCMAKE_BUILD_TYPE=Debug \
 	  -DBERTH_SANITIZE=thread >/dev/null
 	@$(CMAKE) --build _output/build-tsan -j$(JOBS)
-	@cd _output/build-tsan && TSAN_OPTIONS=halt_on_error=1 \
+	@cd _output/build-tsan && \
+	  TSAN_OPTIONS="halt_on_error=1 suppressions=$(CURDIR)/test/sanitizers/tsan.supp" \
 	  ctest -L unit -j$(JOBS) --output-on-failure $(CTEST_ARGS)
 
 SOURCES = $(shell git ls-files '*.cc' '*.h')
