@@ -41,15 +41,13 @@ framework::EventObjects NodeObjects(api::NodePtr old_node, api::NodePtr new_node
   return objects;
 }
 
-bool SameResources(const api::ResourceList& a, const api::ResourceList& b) { return a == b; }
-
 // Which node properties changed, as upstream's nodeSchedulingPropertiesChange.
 uint32_t NodeChangeActions(const api::Node& old_node, const api::Node& new_node) {
   uint32_t actions = 0;
   if (old_node.spec.unschedulable != new_node.spec.unschedulable) {
     actions |= framework::kUpdateNodeSpecUnschedulable;
   }
-  if (!SameResources(old_node.status.allocatable, new_node.status.allocatable)) {
+  if (!(old_node.status.allocatable == new_node.status.allocatable)) {
     actions |= framework::kUpdateNodeAllocatable;
   }
   if (!(old_node.meta.labels == new_node.meta.labels)) actions |= framework::kUpdateNodeLabel;
@@ -403,8 +401,7 @@ bool Scheduler::ScheduleOne() {
       }
       nominated = post.nominated_node_name;
     }
-    HandleSchedulingFailure(*fwk, pinfo, status, status.IsRejected() ? &diagnosis : nullptr,
-                            nominated);
+    HandleSchedulingFailure(pinfo, status, status.IsRejected() ? &diagnosis : nullptr, nominated);
     return true;
   }
 
@@ -415,14 +412,14 @@ bool Scheduler::ScheduleOne() {
   api::PodPtr assumed_ptr = assumed;
   Status assume = cache_.AssumePod(std::make_shared<framework::PodInfo>(assumed_ptr));
   if (!assume.IsSuccess()) {
-    HandleSchedulingFailure(*fwk, pinfo, assume, nullptr, "");
+    HandleSchedulingFailure(pinfo, assume, nullptr, "");
     return true;
   }
   Status reserve = fwk->RunReservePluginsReserve(*state, *assumed, result.host);
   if (!reserve.IsSuccess()) {
     fwk->RunReservePluginsUnreserve(*state, *assumed, result.host);
     cache_.ForgetPod(*assumed);
-    HandleSchedulingFailure(*fwk, pinfo, reserve, nullptr, "");
+    HandleSchedulingFailure(pinfo, reserve, nullptr, "");
     return true;
   }
   Status permit = fwk->RunPermitPlugins(*state, *assumed, result.host);
@@ -430,7 +427,7 @@ bool Scheduler::ScheduleOne() {
     fwk->RunReservePluginsUnreserve(*state, *assumed, result.host);
     cache_.ForgetPod(*assumed);
     if (permit.IsRejected()) pinfo->unschedulable_plugins = {permit.plugin()};
-    HandleSchedulingFailure(*fwk, pinfo, permit, nullptr, "");
+    HandleSchedulingFailure(pinfo, permit, nullptr, "");
     return true;
   }
   queue_->nominator().DeleteNominatedPodIfExists(*pod);
@@ -638,7 +635,7 @@ void Scheduler::BindingCycle(framework::runtime::Framework* fwk,
       pinfo->unschedulable_plugins = {status.plugin()};
     }
     stats_.bind_failures++;
-    HandleSchedulingFailure(*fwk, pinfo, status, nullptr, "");
+    HandleSchedulingFailure(pinfo, status, nullptr, "");
   };
 
   Status s = fwk->WaitOnPermit(*assumed);
@@ -661,11 +658,9 @@ void Scheduler::BindingCycle(framework::runtime::Framework* fwk,
   queue_->Done(assumed->meta.uid);
 }
 
-void Scheduler::HandleSchedulingFailure(framework::runtime::Framework& fwk,
-                                        const framework::QueuedPodInfoPtr& pinfo,
+void Scheduler::HandleSchedulingFailure(const framework::QueuedPodInfoPtr& pinfo,
                                         const Status& status, const Diagnosis* diagnosis,
                                         const std::string& nominated_node) {
-  (void)fwk;
   const api::PodPtr pod = pinfo->pod_info->pod;
   std::string reason = "Unschedulable";
   bool had_error = false;

@@ -163,8 +163,7 @@ class Scheduler {
                     api::PodPtr assumed, ScheduleResult result,
                     std::chrono::steady_clock::time_point cycle_start);
   // Requeues a pod whose attempt failed and reports why (event + condition), off-thread.
-  void HandleSchedulingFailure(framework::runtime::Framework& fwk,
-                               const framework::QueuedPodInfoPtr& pinfo,
+  void HandleSchedulingFailure(const framework::QueuedPodInfoPtr& pinfo,
                                const framework::Status& status, const Diagnosis* diagnosis,
                                const std::string& nominated_node);
   void ReportUnschedulable(const api::PodPtr& pod, const std::string& reason,

@@ -44,29 +44,14 @@ Framework::Framework(const Registry& registry, const config::Profile& profile, F
     : profile_name_(profile.scheduler_name), profile_(profile), deps_(std::move(deps)) {
   if (!deps_.waiting_pods) deps_.waiting_pods = std::make_shared<WaitingPods>();
   const auto& p = profile.plugins;
-  const std::vector<std::pair<std::string, const config::PluginSet*>> points = {
-      {"preEnqueue", &p.pre_enqueue},
-      {"queueSort", &p.queue_sort},
-      {"preFilter", &p.pre_filter},
-      {"filter", &p.filter},
-      {"postFilter", &p.post_filter},
-      {"preScore", &p.pre_score},
-      {"score", &p.score},
-      {"reserve", &p.reserve},
-      {"permit", &p.permit},
-      {"preBind", &p.pre_bind},
-      {"bind", &p.bind},
-      {"postBind", &p.post_bind},
-      {"multiPoint", &p.multi_point}};
-
   // Instantiate every plugin named anywhere, once, with its pluginConfig args.
-  for (const auto& [point, set] : points) {
-    for (const auto& ref : set->enabled) {
+  for (const config::ExtensionPoint& point : config::ExtensionPoints()) {
+    for (const auto& ref : (p.*point.set).enabled) {
       if (plugins_.count(ref.name)) continue;
       auto factory = registry.find(ref.name);
       if (factory == registry.end()) {
-        throw FrameworkError("profile " + profile_name_ + ": plugins." + point + ": plugin \"" +
-                             ref.name + "\" is not registered");
+        throw FrameworkError("profile " + profile_name_ + ": plugins." + std::string(point.key) +
+                             ": plugin \"" + ref.name + "\" is not registered");
       }
       nlohmann::json args;
       for (const auto& pc : profile.plugin_config) {
