@@ -217,6 +217,22 @@ def list_pods():
     return call("GET", f"/api/v1/namespaces/{NAMESPACE}/pods")["items"]
 
 
+METRICS_ADDRESS = "127.0.0.1:10251"
+
+
+def scrape_metrics():
+    """The lines of /metrics an operator looks at first."""
+    import urllib.request
+    try:
+        with urllib.request.urlopen(f"http://{METRICS_ADDRESS}/metrics", timeout=5) as r:
+            text = r.read().decode()
+    except OSError as e:
+        return [f"(metrics unavailable: {e})"]
+    wanted = ("scheduler_schedule_attempts_total", "scheduler_pending_pods",
+              "scheduler_unschedulable_pods")
+    return [l for l in text.splitlines() if l.startswith(wanted)]
+
+
 def main():
     binary = os.path.join(REPO, "_output", "bin", "berth-scheduler")
     print("== Berth demo: 20 simulated nodes, 205 pods ==")
@@ -242,7 +258,8 @@ def main():
     print(f"starting berth-scheduler (log: {os.path.relpath(log_path, REPO)})")
     with open(log_path, "w") as log:
         proc = subprocess.Popen(
-            [binary, "--kubeconfig", os.path.join(CLUSTER, "kubeconfig"), "--config", config, "--v", "2"],
+            [binary, "--kubeconfig", os.path.join(CLUSTER, "kubeconfig"), "--config", config, "--v", "2",
+             "--bind-address", METRICS_ADDRESS],
             stdout=log,
             stderr=subprocess.STDOUT,
         )
@@ -264,6 +281,7 @@ def main():
         print()
         time.sleep(1)  # Let the last conditions land.
         items = list_pods()
+        metrics = scrape_metrics()
     finally:
         proc.send_signal(signal.SIGTERM)
         try:
@@ -304,6 +322,10 @@ def main():
     untouched = all(not p["spec"].get("nodeName") for p in foreign)
     print()
     print(f"default-scheduler pods: {len(foreign)}, untouched by berth-scheduler: {'yes' if untouched else 'NO'}")
+    print()
+    print(f"from http://{METRICS_ADDRESS}/metrics (what Prometheus would scrape):")
+    for line in metrics:
+        print(f"  {line}")
     bound_total = sum(len(v) for v in by_node.values())
     print(f"bound {bound_total}/{len(ours)} berth-scheduler pods in {time.time() - start:.1f}s")
     if not untouched:

@@ -59,7 +59,8 @@ Config LoadKubeconfig(const std::string& path, const std::string& context = "");
 // `service_account_dir` (default /var/run/secrets/kubernetes.io/serviceaccount).
 Config InClusterConfig(const std::string& service_account_dir = "");
 
-// --kubeconfig when given, else in-cluster when KUBERNETES_SERVICE_HOST is set, else $KUBECONFIG,
+// --kubeconfig when given, else in-cluster when KUBERNETES_SERVICE_HOST is set (credentials from
+// $BERTH_SERVICE_ACCOUNT_DIR when set, else the mounted service-account volume), else $KUBECONFIG,
 // else ~/.kube/config.
 Config LoadConfig(const std::string& kubeconfig_path);
 

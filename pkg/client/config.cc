@@ -387,7 +387,10 @@ Config InClusterConfig(const std::string& service_account_dir) {
 
 Config LoadConfig(const std::string& kubeconfig_path) {
   if (!kubeconfig_path.empty()) return LoadKubeconfig(kubeconfig_path);
-  if (!Env("KUBERNETES_SERVICE_HOST").empty()) return InClusterConfig();
+  // BERTH_SERVICE_ACCOUNT_DIR points at a directory laid out like the mounted service-account
+  // volume, for running with a service account's identity outside a pod (tests, debugging).
+  if (!Env("KUBERNETES_SERVICE_HOST").empty())
+    return InClusterConfig(Env("BERTH_SERVICE_ACCOUNT_DIR"));
   // $KUBECONFIG may be a list; without merging support the first existing file is used.
   std::string list = Env("KUBECONFIG");
   std::stringstream entries(list);

@@ -81,9 +81,8 @@ struct Profile {
 };
 
 struct LeaderElection {
-  // Upstream defaults to true. Berth defaults to false until it implements leader election, and
-  // cmd/berth-scheduler refuses an explicit true with a clear error rather than ignoring it.
-  bool leader_elect = false;
+  // As upstream: on, so a second replica is a standby rather than a second scheduler.
+  bool leader_elect = true;
   std::chrono::milliseconds lease_duration{15000}, renew_deadline{10000}, retry_period{2000};
   std::string resource_lock = "leases", resource_name = "berth-scheduler",
               resource_namespace = "kube-system";

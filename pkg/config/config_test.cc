@@ -76,7 +76,7 @@ TEST(LoadTest, MinimalFileGetsDefaults) {
   EXPECT_EQ(config.client_connection.qps, 50);
   EXPECT_EQ(config.client_connection.burst, 100);
   EXPECT_EQ(config.client_connection.content_type, "application/json");
-  EXPECT_FALSE(config.leader_election.leader_elect);
+  EXPECT_TRUE(config.leader_election.leader_elect);
   EXPECT_EQ(config.leader_election.lease_duration, milliseconds(15000));
   EXPECT_EQ(config.leader_election.renew_deadline, milliseconds(10000));
   EXPECT_EQ(config.leader_election.retry_period, milliseconds(2000));

@@ -3,35 +3,548 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
-#include <chrono>
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
 #include <cstdio>
 #include <ctime>
+#include <deque>
+#include <iterator>
+#include <limits>
+#include <list>
+#include <mutex>
+#include <optional>
+#include <string_view>
+#include <thread>
+#include <unordered_map>
+#include <utility>
 
 namespace berth::events {
 namespace {
 
-std::string FormatUtc(bool micros) {
-  auto now = std::chrono::system_clock::now();
-  std::time_t seconds = std::chrono::system_clock::to_time_t(now);
+using MonoTime = std::chrono::steady_clock::time_point;
+using WallTime = std::chrono::system_clock::time_point;
+
+std::string FormatUtc(WallTime t, bool micros) {
+  std::time_t seconds = std::chrono::system_clock::to_time_t(t);
   std::tm utc{};
   gmtime_r(&seconds, &utc);
   char buf[64];
   std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &utc);
   std::string out = buf;
   if (micros) {
-    auto us =
-        std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count() %
-        1000000;
+    // to_time_t truncates toward zero for times after the epoch, so the remainder is >= 0.
+    auto us = std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count() %
+              1000000;
     std::snprintf(buf, sizeof(buf), ".%06lld", static_cast<long long>(us));
     out += buf;
   }
   return out + "Z";
 }
 
+class SystemClock final : public Clock {
+ public:
+  MonoTime Monotonic() const override { return std::chrono::steady_clock::now(); }
+  WallTime Wall() const override { return std::chrono::system_clock::now(); }
+};
+
+// The apiserver counts the note's length in bytes; cutting inside a multi-byte character would
+// leave invalid UTF-8, which the JSON encoder refuses, so the cut backs off to a character start.
+std::string_view TruncateNote(std::string_view note) {
+  if (note.size() <= kMaxNoteLength) return note;
+  size_t n = kMaxNoteLength;
+  for (int i = 0; i < 3 && n > 0 && (static_cast<unsigned char>(note[n]) & 0xC0) == 0x80; i++) {
+    n--;
+  }
+  return note.substr(0, n);
+}
+
+// Length-prefixed, so no field's content can make two different tuples collide.
+void AppendKeyField(std::string& key, std::string_view field) {
+  key += std::to_string(field.size());
+  key += ':';
+  key += field;
+}
+
+// The series key. client-go keys on (type, action, reason, reportingController,
+// reportingInstance, regarding, related); the controller and instance are fixed per recorder and
+// there is no related object here. Two deliberate differences:
+//  - regarding is (namespace, name, uid) without resourceVersion: the scheduler patches the pod's
+//    PodScheduled condition after its first failure, and keying on the bumped resourceVersion
+//    would split every pod's FailedScheduling series in two.
+//  - the note is part of the key: upstream folds repeats with a new note into the old series, so
+//    the Event keeps showing the first failure's message after the cause changed (say from
+//    "Insufficient cpu" to an untolerated taint). A changed note starts a new Event instead; the
+//    per-pod filter bounds how many.
+std::string SeriesKey(const api::Pod& pod, std::string_view type, std::string_view reason,
+                      std::string_view action, std::string_view note) {
+  std::string key;
+  key.reserve(pod.meta.namespace_.size() + pod.meta.name.size() + pod.meta.uid.size() +
+              type.size() + reason.size() + action.size() + note.size() + 32);
+  AppendKeyField(key, pod.meta.namespace_);
+  AppendKeyField(key, pod.meta.name);
+  AppendKeyField(key, pod.meta.uid);
+  AppendKeyField(key, type);
+  AppendKeyField(key, reason);
+  AppendKeyField(key, action);
+  AppendKeyField(key, note);
+  return key;
+}
+
+// A token bucket that starts full. Not thread-safe: the recorder's lock guards it.
+class TokenBucket {
+ public:
+  TokenBucket(double burst, MonoTime now) : tokens_(burst), last_(now) {}
+
+  void Refill(double qps, double burst, MonoTime now) {
+    if (now <= last_) return;
+    tokens_ = std::min(burst, tokens_ + std::chrono::duration<double>(now - last_).count() * qps);
+    last_ = now;
+  }
+  // A rounding error short of a whole token still counts as one.
+  bool Ready() const { return tokens_ >= 1 - 1e-9; }
+  void Take() { tokens_ -= 1; }
+  bool Full(double burst) const { return tokens_ >= burst - 1e-9; }
+
+ private:
+  double tokens_;
+  MonoTime last_;
+};
+
+// Items with a `key` member in most-recently-used order. The index holds views into the keys of
+// the list nodes, which std::list never moves.
+template <typename T>
+class LruMap {
+ public:
+  using Iterator = typename std::list<T>::iterator;
+
+  // Marks the item most recently used.
+  T* Find(std::string_view key) {
+    auto it = index_.find(key);
+    if (it == index_.end()) return nullptr;
+    items_.splice(items_.begin(), items_, it->second);
+    return &*it->second;
+  }
+  // Leaves the order alone.
+  T* Peek(std::string_view key) {
+    auto it = index_.find(key);
+    return it == index_.end() ? nullptr : &*it->second;
+  }
+  // `item.key` must not be present.
+  T& Insert(T item) {
+    items_.push_front(std::move(item));
+    index_.emplace(items_.front().key, items_.begin());
+    return items_.front();
+  }
+  Iterator Erase(Iterator it) {
+    index_.erase(it->key);
+    return items_.erase(it);
+  }
+  size_t size() const { return items_.size(); }
+  Iterator begin() { return items_.begin(); }
+  Iterator end() { return items_.end(); }
+
+ private:
+  std::list<T> items_;
+  std::unordered_map<std::string_view, Iterator> index_;
+};
+
+// What is sent about one Event; immutable once built, shared by the cache and queued writes.
+struct EventData {
+  std::string name;
+  std::string namespace_;
+  std::string pod_name;
+  std::string pod_uid;
+  std::string pod_resource_version;
+  std::string type;
+  std::string reason;
+  std::string action;
+  std::string note;
+  WallTime event_time;
+};
+
+struct CachedEvent {
+  std::string key;
+  std::shared_ptr<const EventData> event;
+  // Occurrences so far. Invariant: acked <= queued; count >= 1.
+  int32_t count = 1;
+  // The count of the last write handed to the sender, and of the last one the apiserver took.
+  int32_t queued = 1;
+  int32_t acked = 0;
+  MonoTime last_observed;
+  WallTime last_observed_wall;
+  MonoTime last_write;
+
+  // A series whose latest count has not been handed to the sender.
+  bool Dirty() const { return count >= 2 && count > queued; }
+};
+
+struct ObjectBucket {
+  std::string key;
+  TokenBucket bucket;
+};
+
+// One write: a create when count is 1, else a series update (a create with the series when the
+// Event is gone).
+struct Write {
+  uint64_t seq = 0;
+  std::string key;
+  std::shared_ptr<const EventData> event;
+  int32_t count = 1;
+  WallTime last_observed;
+};
+
 }  // namespace
 
-std::string MicroTimeNow() { return FormatUtc(true); }
-std::string TimeNow() { return FormatUtc(false); }
+class ApiEventRecorder::Impl {
+ public:
+  Impl(std::shared_ptr<client::Client> client, std::string controller, std::string instance,
+       RecorderOptions options)
+      : client_(std::move(client)),
+        controller_(std::move(controller)),
+        instance_(std::move(instance)),
+        options_(std::move(options)),
+        clock_(options_.clock ? options_.clock : RealClock()),
+        global_(GlobalBurst(), clock_->Monotonic()) {
+    sender_ = std::thread([this] { Run(); });
+  }
+
+  ~Impl() {
+    {
+      std::lock_guard lock(mu_);
+      stopping_ = true;
+    }
+    work_cv_.notify_all();
+    sender_.join();
+  }
+
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
+
+  void Record(const api::Pod& pod, const std::string& type, const std::string& reason,
+              const std::string& action, const std::string& full_note) {
+    const std::string_view note = TruncateNote(full_note);
+    std::string key = SeriesKey(pod, type, reason, action, note);
+    const MonoTime now = clock_->Monotonic();
+    const WallTime wall = clock_->Wall();
+
+    std::lock_guard lock(mu_);
+    if (CachedEvent* cached = events_.Find(key)) {
+      if (cached->count < std::numeric_limits<int32_t>::max()) cached->count++;
+      cached->last_observed = now;
+      cached->last_observed_wall = wall;
+      // Upstream writes the second occurrence at once so the Event shows it is repeating. When
+      // the limits refuse, nothing is lost: the series stays dirty and maintenance writes it.
+      if (cached->count == 2 && cached->queued < 2 && queue_.size() < options_.backlog &&
+          AdmitLocked(pod, now)) {
+        EnqueueLocked(*cached, now);
+      }
+      return;
+    }
+    if (queue_.size() >= options_.backlog) {
+      dropped_backlog_++;
+      return;
+    }
+    if (!AdmitLocked(pod, now)) {
+      dropped_rate_limited_++;
+      return;
+    }
+    auto data = std::make_shared<EventData>();
+    data->name = EventName(pod.meta.name, wall);
+    data->namespace_ = pod.meta.namespace_;
+    data->pod_name = pod.meta.name;
+    data->pod_uid = pod.meta.uid;
+    data->pod_resource_version = pod.meta.resource_version;
+    data->type = type;
+    data->reason = reason;
+    data->action = action;
+    data->note = std::string(note);
+    data->event_time = wall;
+
+    CachedEvent entry;
+    entry.key = std::move(key);
+    entry.event = std::move(data);
+    entry.last_observed = now;
+    entry.last_observed_wall = wall;
+    CachedEvent& inserted = events_.Insert(std::move(entry));
+    EnqueueLocked(inserted, now);
+    EvictLocked(now);
+  }
+
+  bool Flush(std::optional<std::chrono::milliseconds> timeout) {
+    std::unique_lock lock(mu_);
+    MaintainLocked(/*flush_all=*/true);
+    const uint64_t target = enqueued_seq_;
+    auto done = [&] { return done_seq_ >= target; };
+    if (!timeout) {
+      idle_cv_.wait(lock, done);
+      return true;
+    }
+    return idle_cv_.wait_for(lock, *timeout, done);
+  }
+
+  void Maintain() {
+    std::lock_guard lock(mu_);
+    MaintainLocked(/*flush_all=*/false);
+  }
+
+  size_t cached_events() const {
+    std::lock_guard lock(mu_);
+    return events_.size();
+  }
+
+  std::atomic<uint64_t> dropped_rate_limited_{0};
+  std::atomic<uint64_t> dropped_backlog_{0};
+  std::atomic<uint64_t> failed_{0};
+  std::atomic<uint64_t> created_{0};
+  std::atomic<uint64_t> series_patched_{0};
+
+ private:
+  enum class Outcome { kCreated, kPatched, kFailed };
+
+  // As client::RateLimiter: a burst below one would refuse everything.
+  double GlobalBurst() const { return std::max(1, options_.burst); }
+
+  // "<pod>.<hex nanoseconds>", as upstream. Names are unique per recorder even when the clock
+  // repeats a reading, and the prefix is cut so the name stays a valid 253-character subdomain.
+  std::string EventName(const std::string& pod, WallTime wall) {
+    const auto nanos = static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(wall.time_since_epoch()).count());
+    last_name_nanos_ = std::max(nanos, last_name_nanos_ + 1);
+    char suffix[24];
+    const auto suffix_len = static_cast<size_t>(std::snprintf(
+        suffix, sizeof(suffix), ".%llx", static_cast<unsigned long long>(last_name_nanos_)));
+    constexpr size_t kMaxName = 253;
+    std::string name = pod.substr(0, kMaxName - suffix_len);
+    while (name.size() < pod.size() && !name.empty() &&
+           (name.back() == '.' || name.back() == '-')) {
+      name.pop_back();
+    }
+    return name + suffix;
+  }
+
+  // Charges a write about `pod` to its per-pod bucket and to the global bucket: both or neither.
+  bool AdmitLocked(const api::Pod& pod, MonoTime now) {
+    const bool global_limited = options_.qps > 0;
+    if (global_limited) {
+      global_.Refill(options_.qps, GlobalBurst(), now);
+      if (!global_.Ready()) return false;
+    }
+    if (options_.per_object_burst > 0) {
+      std::string object_key;
+      object_key.reserve(pod.meta.namespace_.size() + pod.meta.name.size() + pod.meta.uid.size() +
+                         16);
+      AppendKeyField(object_key, pod.meta.namespace_);
+      AppendKeyField(object_key, pod.meta.name);
+      AppendKeyField(object_key, pod.meta.uid);
+      ObjectBucket* object = objects_.Find(object_key);
+      if (object == nullptr) {
+        object = &objects_.Insert(
+            ObjectBucket{std::move(object_key), TokenBucket(options_.per_object_burst, now)});
+        // The new bucket is at the front, so this never evicts it.
+        while (objects_.size() > std::max<size_t>(1, options_.max_tracked_objects)) {
+          objects_.Erase(std::prev(objects_.end()));
+        }
+      }
+      object->bucket.Refill(options_.per_object_qps, options_.per_object_burst, now);
+      if (!object->bucket.Ready()) return false;
+      object->bucket.Take();
+    }
+    if (global_limited) global_.Take();
+    return true;
+  }
+
+  // Series maintenance writes are bounded by the refresh period, so only the global bucket
+  // paces them.
+  bool AdmitGlobalLocked(MonoTime now) {
+    if (options_.qps <= 0) return true;
+    global_.Refill(options_.qps, GlobalBurst(), now);
+    if (!global_.Ready()) return false;
+    global_.Take();
+    return true;
+  }
+
+  void EnqueueLocked(CachedEvent& cached, MonoTime now) {
+    queue_.push_back(
+        Write{++enqueued_seq_, cached.key, cached.event, cached.count, cached.last_observed_wall});
+    cached.queued = cached.count;
+    cached.last_write = now;
+    work_cv_.notify_one();
+  }
+
+  // Keeps the cache within max_cached_events by dropping the least recently observed entries,
+  // writing their pending series count first when the limits allow.
+  void EvictLocked(MonoTime now) {
+    while (events_.size() > std::max<size_t>(1, options_.max_cached_events)) {
+      auto oldest = std::prev(events_.end());
+      if (oldest->Dirty() && queue_.size() < options_.backlog && AdmitGlobalLocked(now)) {
+        EnqueueLocked(*oldest, now);
+      }
+      events_.Erase(oldest);
+    }
+  }
+
+  // Oldest observations first, so that when the global bucket runs dry the longest-waiting
+  // series are written and the rest follow on the next pass.
+  void MaintainLocked(bool flush_all) {
+    const MonoTime now = clock_->Monotonic();
+    for (auto it = events_.end(); it != events_.begin();) {
+      --it;
+      const bool finished = now - it->last_observed >= options_.series_finish_after;
+      bool dirty = it->Dirty();
+      if (dirty &&
+          (flush_all || finished || now - it->last_write >= options_.series_refresh_period)) {
+        if (queue_.size() < options_.backlog && AdmitGlobalLocked(now)) {
+          EnqueueLocked(*it, now);
+          dirty = false;
+        }
+      }
+      // A finished series whose count could not be queued stays for the next pass.
+      if (finished && !dirty) it = events_.Erase(it);
+    }
+    // A full bucket behaves exactly like a new one, so forgetting it changes nothing.
+    for (auto it = objects_.begin(); it != objects_.end();) {
+      it->bucket.Refill(options_.per_object_qps, options_.per_object_burst, now);
+      it = it->bucket.Full(options_.per_object_burst) ? objects_.Erase(it) : std::next(it);
+    }
+  }
+
+  void Run() {
+    const auto interval = options_.maintenance_interval;
+    const bool periodic = interval > std::chrono::milliseconds::zero();
+    auto next_pass = std::chrono::steady_clock::now() + interval;
+    std::unique_lock lock(mu_);
+    while (!stopping_) {
+      if (periodic && std::chrono::steady_clock::now() >= next_pass) {
+        MaintainLocked(/*flush_all=*/false);
+        next_pass = std::chrono::steady_clock::now() + interval;
+      }
+      if (queue_.empty()) {
+        auto wake = [this] { return stopping_ || !queue_.empty(); };
+        if (periodic) {
+          work_cv_.wait_until(lock, next_pass, wake);
+        } else {
+          work_cv_.wait(lock, wake);
+        }
+        continue;
+      }
+      Write write = std::move(queue_.front());
+      queue_.pop_front();
+      lock.unlock();
+      const Outcome outcome = Send(write);
+      lock.lock();
+      Acknowledge(write, outcome);
+      done_seq_ = write.seq;
+      idle_cv_.notify_all();
+    }
+    dropped_backlog_ += queue_.size();
+    queue_.clear();
+    done_seq_ = enqueued_seq_;
+    idle_cv_.notify_all();
+  }
+
+  // Runs on the sender thread without the lock.
+  Outcome Send(const Write& write) {
+    const EventData& event = *write.event;
+    const std::string collection = client::EventsResource().Path(event.namespace_);
+    try {
+      if (write.count >= 2) {
+        try {
+          client_->Patch(client::EventsResource().Path(event.namespace_, event.name),
+                         {{"series",
+                           {{"count", write.count},
+                            {"lastObservedTime", FormatUtc(write.last_observed, true)}}}},
+                         client::PatchType::kMerge);
+          series_patched_++;
+          return Outcome::kPatched;
+        } catch (const client::ApiError& e) {
+          // The Event expired (TTL) or was deleted: create it again, series included.
+          if (e.reason() != client::ErrorReason::kNotFound) throw;
+        }
+      }
+      client_->Post(collection, EventJson(write));
+      created_++;
+      return Outcome::kCreated;
+    } catch (const std::exception& e) {
+      // The first failure is worth an operator's attention (RBAC, admission); a failing
+      // apiserver would otherwise flood the log, so the rest only count.
+      const bool first = failed_.fetch_add(1) == 0;
+      spdlog::log(first ? spdlog::level::warn : spdlog::level::debug,
+                  "event {} {} for pod {}/{} not recorded{}: {}", event.reason, event.name,
+                  event.namespace_, event.pod_name,
+                  first ? " (further failures are only counted)" : "", e.what());
+      return Outcome::kFailed;
+    }
+  }
+
+  nlohmann::json EventJson(const Write& write) const {
+    const EventData& event = *write.event;
+    nlohmann::json json = {{"apiVersion", "events.k8s.io/v1"},
+                           {"kind", "Event"},
+                           {"metadata", {{"name", event.name}, {"namespace", event.namespace_}}},
+                           {"eventTime", FormatUtc(event.event_time, true)},
+                           {"reportingController", controller_},
+                           {"reportingInstance", instance_},
+                           {"action", event.action},
+                           {"reason", event.reason},
+                           {"type", event.type},
+                           {"note", event.note},
+                           {"regarding",
+                            {{"apiVersion", "v1"},
+                             {"kind", "Pod"},
+                             {"namespace", event.namespace_},
+                             {"name", event.pod_name},
+                             {"uid", event.pod_uid},
+                             {"resourceVersion", event.pod_resource_version}}}};
+    if (write.count >= 2) {
+      json["series"] = {{"count", write.count},
+                        {"lastObservedTime", FormatUtc(write.last_observed, true)}};
+    }
+    return json;
+  }
+
+  void Acknowledge(const Write& write, Outcome outcome) {
+    CachedEvent* cached = events_.Peek(write.key);
+    // Evicted or finished meanwhile, and maybe replaced by a newer Event with the same key.
+    if (cached == nullptr || cached->event != write.event) return;
+    if (outcome != Outcome::kFailed) {
+      cached->acked = std::max(cached->acked, write.count);
+    } else if (cached->queued == write.count) {
+      // Dirty again, so the next refresh retries it (re-creating the Event if it is missing).
+      cached->queued = cached->acked;
+    }
+  }
+
+  const std::shared_ptr<client::Client> client_;
+  const std::string controller_;
+  const std::string instance_;
+  const RecorderOptions options_;
+  const std::shared_ptr<const Clock> clock_;
+
+  mutable std::mutex mu_;
+  // Guarded by mu_.
+  LruMap<CachedEvent> events_;
+  LruMap<ObjectBucket> objects_;
+  TokenBucket global_;
+  std::deque<Write> queue_;
+  uint64_t enqueued_seq_ = 0;
+  uint64_t done_seq_ = 0;
+  uint64_t last_name_nanos_ = 0;
+  bool stopping_ = false;
+  // Signalled when a write is queued or on shutdown.
+  std::condition_variable work_cv_;
+  // Signalled when a write completed.
+  std::condition_variable idle_cv_;
+  std::thread sender_;
+};
+
+std::shared_ptr<const Clock> RealClock() {
+  static const auto clock = std::make_shared<const SystemClock>();
+  return clock;
+}
+
+std::string MicroTimeNow() { return FormatUtc(std::chrono::system_clock::now(), true); }
+std::string TimeNow() { return FormatUtc(std::chrono::system_clock::now(), false); }
 
 std::string DefaultReportingInstance() {
   char host[256] = {};
@@ -40,55 +553,31 @@ std::string DefaultReportingInstance() {
 }
 
 ApiEventRecorder::ApiEventRecorder(std::shared_ptr<client::Client> client,
-                                   std::string reporting_controller, std::string reporting_instance)
-    : client_(std::move(client)),
-      controller_(std::move(reporting_controller)),
-      instance_(std::move(reporting_instance)),
-      sender_(2, 10000) {}
+                                   std::string reporting_controller, std::string reporting_instance,
+                                   RecorderOptions options)
+    : impl_(std::make_unique<Impl>(std::move(client), std::move(reporting_controller),
+                                   std::move(reporting_instance), std::move(options))) {}
 
-ApiEventRecorder::~ApiEventRecorder() { sender_.Shutdown(); }
+ApiEventRecorder::~ApiEventRecorder() = default;
 
 void ApiEventRecorder::Eventf(const api::Pod& regarding, const std::string& type,
                               const std::string& reason, const std::string& action,
                               const std::string& note) {
-  auto now = std::chrono::system_clock::now().time_since_epoch();
-  char suffix[32];
-  std::snprintf(suffix, sizeof(suffix), "%llx",
-                static_cast<unsigned long long>(
-                    std::chrono::duration_cast<std::chrono::nanoseconds>(now).count()));
-  nlohmann::json event = {
-      {"apiVersion", "events.k8s.io/v1"},
-      {"kind", "Event"},
-      {"metadata",
-       {{"name", regarding.meta.name + "." + suffix}, {"namespace", regarding.meta.namespace_}}},
-      {"eventTime", MicroTimeNow()},
-      {"reportingController", controller_},
-      {"reportingInstance", instance_},
-      {"action", action},
-      {"reason", reason},
-      {"type", type},
-      {"note", note.size() > kMaxNoteLength ? note.substr(0, kMaxNoteLength) : note},
-      {"regarding",
-       {{"apiVersion", "v1"},
-        {"kind", "Pod"},
-        {"namespace", regarding.meta.namespace_},
-        {"name", regarding.meta.name},
-        {"uid", regarding.meta.uid},
-        {"resourceVersion", regarding.meta.resource_version}}}};
-  const std::string path = client::EventsResource().Path(regarding.meta.namespace_);
-  bool queued = sender_.Post([this, path, event = std::move(event)] {
-    try {
-      client_->Post(path, event);
-    } catch (const std::exception& e) {
-      failed_++;
-      spdlog::debug("event for pod {}/{} not recorded: {}",
-                    event["regarding"]["namespace"].get<std::string>(),
-                    event["regarding"]["name"].get<std::string>(), e.what());
-    }
-  });
-  if (!queued) dropped_++;
+  impl_->Record(regarding, type, reason, action, note);
 }
 
-void ApiEventRecorder::Flush() { sender_.Drain(); }
+void ApiEventRecorder::Flush() { impl_->Flush(std::nullopt); }
+bool ApiEventRecorder::Flush(std::chrono::milliseconds timeout) { return impl_->Flush(timeout); }
+void ApiEventRecorder::Maintain() { impl_->Maintain(); }
+
+uint64_t ApiEventRecorder::dropped_rate_limited() const {
+  return impl_->dropped_rate_limited_.load();
+}
+uint64_t ApiEventRecorder::dropped_backlog() const { return impl_->dropped_backlog_.load(); }
+uint64_t ApiEventRecorder::dropped() const { return dropped_rate_limited() + dropped_backlog(); }
+uint64_t ApiEventRecorder::failed() const { return impl_->failed_.load(); }
+uint64_t ApiEventRecorder::created() const { return impl_->created_.load(); }
+uint64_t ApiEventRecorder::series_patched() const { return impl_->series_patched_.load(); }
+size_t ApiEventRecorder::cached_events() const { return impl_->cached_events(); }
 
 }  // namespace berth::events

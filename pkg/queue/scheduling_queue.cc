@@ -484,8 +484,10 @@ bool SchedulingQueue::MoveToActiveQ(QueuedPodInfoPtr pinfo, const std::string& e
     active_q_.Delete(uid);
     backoff_q_.Delete(uid);
     unschedulable_[uid] = pinfo;
+    Incoming("gated", event);
     return false;
   }
+  Incoming("active", event);
   if (!pinfo->initial_attempt_set) {
     pinfo->initial_attempt_timestamp = clock_->Now();
     pinfo->initial_attempt_set = true;
@@ -511,16 +513,19 @@ SchedulingQueue::Where SchedulingQueue::Requeue(QueuedPodInfoPtr pinfo, Strategy
   const std::string& uid = pinfo->pod().meta.uid;
   if (strategy == Strategy::kSkip) {
     unschedulable_[uid] = pinfo;
+    Incoming("unschedulable", event);
     return Where::kUnschedulable;
   }
   // A gated pod stays in the pool until its PreEnqueue plugins admit it; backoffQ holds only
   // admitted pods.
   if (!pinfo->gating_plugin.empty() && !RunPreEnqueue(*pinfo)) {
     unschedulable_[uid] = pinfo;
+    Incoming("gated", event);
     return Where::kUnschedulable;
   }
   if (strategy == Strategy::kAfterBackoff && IsBackingOff(*pinfo)) {
     MoveToBackoffQ(pinfo);
+    Incoming("backoff", event);
     return Where::kBackoff;
   }
   return MoveToActiveQ(pinfo, event) ? Where::kActive : Where::kUnschedulable;

@@ -59,6 +59,10 @@ struct QueueOptions {
   std::chrono::milliseconds max_in_unschedulable{300000};
   std::chrono::milliseconds backoff_flush_period{1000};
   std::chrono::milliseconds unschedulable_flush_period{30000};
+  // Called, with the queue's mutex held, each time a pod enters "active", "backoff",
+  // "unschedulable" or "gated", with the event that moved it (scheduler_queue_incoming_pods_total).
+  // Must be cheap and must not call back into the queue.
+  std::function<void(const char* queue, const std::string& event)> on_incoming;
 };
 
 // Invariants (all under mu_):
@@ -168,6 +172,9 @@ class SchedulingQueue {
   };
 
   static const char* WhereName(Where where);
+  void Incoming(const char* queue, const std::string& event) const {
+    if (options_.on_incoming) options_.on_incoming(queue, event);
+  }
   framework::QueuedPodInfoPtr NewQueuedPodInfo(api::PodPtr pod) const;
   Clock::TimePoint BackoffExpiry(const framework::QueuedPodInfo& pinfo) const;
   bool IsBackingOff(const framework::QueuedPodInfo& pinfo) const;

@@ -1,13 +1,12 @@
 #include "pkg/scheduler/scheduler.h"
 
-#include <spdlog/spdlog.h>
-
 #include <algorithm>
 #include <limits>
 #include <map>
 
 #include "pkg/events/recorder.h"
 #include "pkg/informer/factory.h"
+#include "pkg/log/log.h"
 
 namespace berth::scheduler {
 namespace {
@@ -170,7 +169,7 @@ Scheduler::Scheduler(const config::Configuration& config,
     fdeps.recorder = deps_.recorder;
     fdeps.parallelizer = &parallelizer_;
     fdeps.waiting_pods = waiting_pods_;
-    fdeps.observer = deps_.observer;
+    fdeps.observer = deps_.metrics;
     // The nominator lives in the queue, created below; frameworks reach it through the Handle
     // only during cycles, after construction.
     auto fwk = std::make_unique<framework::runtime::Framework>(registry, profile, fdeps);
@@ -184,6 +183,11 @@ Scheduler::Scheduler(const config::Configuration& config,
   queue::QueueOptions qopts;
   qopts.initial_backoff = std::chrono::seconds(config_.pod_initial_backoff_seconds);
   qopts.max_backoff = std::chrono::seconds(config_.pod_max_backoff_seconds);
+  if (deps_.metrics) {
+    qopts.on_incoming = [m = deps_.metrics](const char* queue, const std::string& event) {
+      m->IncomingPod(queue, event);
+    };
+  }
   queue_ = std::make_unique<queue::SchedulingQueue>(
       qopts,
       [first](const framework::QueuedPodInfo& a, const framework::QueuedPodInfo& b) {
@@ -198,6 +202,7 @@ Scheduler::Scheduler(const config::Configuration& config,
   binders_ = std::make_unique<util::TaskQueue>(std::max(1, options_.binding_workers),
                                                std::numeric_limits<size_t>::max());
   reporters_ = std::make_unique<util::TaskQueue>(2, 100000);
+  if (deps_.metrics) RegisterScrapeHooks();
 }
 
 Scheduler::~Scheduler() { Stop(std::chrono::seconds(5)); }
@@ -235,17 +240,23 @@ void Scheduler::AddAllEventHandlers() {
 }
 
 void Scheduler::OnPodAdd(const api::PodPtr& pod) {
+  const auto start = Clock::now();
   if (Assigned(*pod)) {
     cache_.AddPod(pod);
     queue_->MoveAllToActiveOrBackoffQueue(
         Event(framework::EventResource::kPod, framework::kAdd, "AssignedPodAdd"),
         PodObjects(nullptr, pod));
+    ObserveEvent(metrics::HandledEvent::kAssignedPodAdd, start);
     return;
   }
-  if (Responsible(*pod) && !pod->IsTerminating()) queue_->Add(pod);
+  if (Responsible(*pod) && !pod->IsTerminating()) {
+    queue_->Add(pod);
+    ObserveEvent(metrics::HandledEvent::kUnscheduledPodAdd, start);
+  }
 }
 
 void Scheduler::OnPodUpdate(const api::PodPtr& old_pod, const api::PodPtr& new_pod) {
+  const auto start = Clock::now();
   const bool was_assigned = Assigned(*old_pod);
   const bool is_assigned = Assigned(*new_pod);
   if (is_assigned) {
@@ -256,6 +267,7 @@ void Scheduler::OnPodUpdate(const api::PodPtr& old_pod, const api::PodPtr& new_p
       queue_->MoveAllToActiveOrBackoffQueue(
           Event(framework::EventResource::kPod, framework::kAdd, "AssignedPodAdd"),
           PodObjects(nullptr, new_pod));
+      ObserveEvent(metrics::HandledEvent::kAssignedPodAdd, start);
       return;
     }
     cache_.UpdatePod(old_pod, new_pod);
@@ -265,6 +277,7 @@ void Scheduler::OnPodUpdate(const api::PodPtr& old_pod, const api::PodPtr& new_p
           Event(framework::EventResource::kPod, actions, "AssignedPodUpdate"),
           PodObjects(old_pod, new_pod));
     }
+    ObserveEvent(metrics::HandledEvent::kAssignedPodUpdate, start);
     return;
   }
   if (!Responsible(*new_pod)) {
@@ -273,33 +286,41 @@ void Scheduler::OnPodUpdate(const api::PodPtr& old_pod, const api::PodPtr& new_p
   }
   if (new_pod->IsTerminating()) {
     queue_->Delete(*new_pod);
+    ObserveEvent(metrics::HandledEvent::kUnscheduledPodDelete, start);
     return;
   }
   queue_->Update(old_pod, new_pod);
+  ObserveEvent(metrics::HandledEvent::kUnscheduledPodUpdate, start);
 }
 
 void Scheduler::OnPodDelete(const api::PodPtr& pod) {
+  const auto start = Clock::now();
   if (Assigned(*pod)) {
     cache_.RemovePod(*pod);
     queue_->MoveAllToActiveOrBackoffQueue(
         Event(framework::EventResource::kPod, framework::kDelete, "AssignedPodDelete"),
         PodObjects(pod, nullptr));
+    ObserveEvent(metrics::HandledEvent::kAssignedPodDelete, start);
     return;
   }
   if (!Responsible(*pod)) return;
   queue_->Delete(*pod);
   // A pod parked in Permit has been assumed; rejecting it makes its binding cycle undo that.
   if (auto waiting = waiting_pods_->Get(pod->meta.uid)) waiting->Reject("", "pod was deleted");
+  ObserveEvent(metrics::HandledEvent::kUnscheduledPodDelete, start);
 }
 
 void Scheduler::OnNodeAdd(const api::NodePtr& node) {
+  const auto start = Clock::now();
   cache_.AddNode(node);
   queue_->MoveAllToActiveOrBackoffQueue(
       Event(framework::EventResource::kNode, framework::kAdd, "NodeAdd"),
       NodeObjects(nullptr, node));
+  ObserveEvent(metrics::HandledEvent::kNodeAdd, start);
 }
 
 void Scheduler::OnNodeUpdate(const api::NodePtr& old_node, const api::NodePtr& new_node) {
+  const auto start = Clock::now();
   cache_.UpdateNode(old_node, new_node);
   uint32_t actions = NodeChangeActions(*old_node, *new_node);
   if (actions) {
@@ -307,9 +328,84 @@ void Scheduler::OnNodeUpdate(const api::NodePtr& old_node, const api::NodePtr& n
         Event(framework::EventResource::kNode, actions, "NodeUpdate"),
         NodeObjects(old_node, new_node));
   }
+  ObserveEvent(metrics::HandledEvent::kNodeUpdate, start);
 }
 
-void Scheduler::OnNodeDelete(const api::NodePtr& node) { cache_.RemoveNode(*node); }
+void Scheduler::OnNodeDelete(const api::NodePtr& node) {
+  const auto start = Clock::now();
+  cache_.RemoveNode(*node);
+  ObserveEvent(metrics::HandledEvent::kNodeDelete, start);
+}
+
+// ---- Metrics ----
+
+void Scheduler::ObserveEvent(metrics::HandledEvent event, Clock::time_point start) {
+  if (deps_.metrics) {
+    deps_.metrics->ObserveEventHandling(
+        event, std::chrono::duration<double>(Clock::now() - start).count());
+  }
+}
+
+void Scheduler::ObserveAttempt(const std::string& profile, metrics::AttemptResult result,
+                               Clock::time_point cycle_start) {
+  if (!deps_.metrics) return;
+  const auto& m = deps_.metrics->ForProfile(profile);
+  m.attempts[static_cast<int>(result)]->Increment();
+  m.attempt_duration[static_cast<int>(result)]->Observe(
+      std::chrono::duration<double>(Clock::now() - cycle_start).count());
+}
+
+void Scheduler::RegisterScrapeHooks() {
+  deps_.metrics->AddScrapeHook([this] {
+    auto counts = queue_->PendingPods();
+    deps_.metrics->SetPendingPods(
+        {counts.active, counts.backoff, counts.unschedulable, counts.gated});
+    std::map<std::pair<std::string, std::string>, size_t> by_plugin;
+    for (const auto& pinfo : queue_->UnschedulablePods()) {
+      for (const auto& plugin : pinfo->unschedulable_plugins) {
+        by_plugin[{plugin, pinfo->pod().spec.scheduler_name}]++;
+      }
+    }
+    deps_.metrics->SetUnschedulablePods(by_plugin);
+    auto sizes = cache_.Size();
+    deps_.metrics->SetCacheSize(sizes.nodes, sizes.pods, sizes.assumed_pods);
+    if (deps_.informers) {
+      const auto& pods = deps_.informers->Pods().reflector();
+      const auto& nodes = deps_.informers->Nodes().reflector();
+      deps_.metrics->SetReflectorCounts("pods", pods.lists(), pods.watches());
+      deps_.metrics->SetReflectorCounts("nodes", nodes.lists(), nodes.watches());
+    }
+  });
+}
+
+void Scheduler::LogDecision(const framework::runtime::Framework& fwk, const api::Pod& pod,
+                            const ScheduleResult& result,
+                            const std::vector<framework::runtime::NodePluginScores>& scores) {
+  std::vector<const framework::runtime::NodePluginScores*> top;
+  const framework::runtime::NodePluginScores* chosen = nullptr;
+  for (const auto& s : scores) {
+    if (s.name == result.host) {
+      chosen = &s;
+    } else {
+      top.push_back(&s);
+    }
+  }
+  const size_t n = std::min<size_t>(3, top.size());
+  std::partial_sort(top.begin(), top.begin() + n, top.end(),
+                    [](auto* a, auto* b) { return a->total > b->total; });
+  std::string alternatives;
+  for (size_t i = 0; i < n; i++) {
+    alternatives += (i ? "," : "") + top[i]->name + "=" + std::to_string(top[i]->total);
+  }
+  log::Verbose(2, "scheduling decision",
+               {{"pod", pod.Key()},
+                {"profile", fwk.ProfileName()},
+                {"node", result.host},
+                {"score", chosen ? std::to_string(chosen->total) : "n/a"},
+                {"feasible", std::to_string(result.feasible_nodes)},
+                {"evaluated", std::to_string(result.evaluated_nodes)},
+                {"alternatives", alternatives}});
+}
 
 void Scheduler::OnMalformedPod(const nlohmann::json& object, const std::string& error) {
   auto meta = object.find("metadata");
@@ -334,8 +430,8 @@ void Scheduler::OnMalformedPod(const nlohmann::json& object, const std::string& 
   pod->meta.resource_version = meta->value("resourceVersion", "");
   if (pod->meta.name.empty()) return;
   stats_.malformed_pods++;
-  spdlog::error("pod {}/{} cannot be scheduled: its object is malformed: {}", pod->meta.namespace_,
-                pod->meta.name, error);
+  log::Error("pod cannot be scheduled: its object is malformed",
+             {{"pod", pod->meta.namespace_ + "/" + pod->meta.name}, {"err", error}});
   ReportUnschedulable(pod, "SchedulerError", "pod object could not be decoded: " + error, "");
 }
 
@@ -401,7 +497,8 @@ bool Scheduler::ScheduleOne() {
       }
       nominated = post.nominated_node_name;
     }
-    HandleSchedulingFailure(pinfo, status, status.IsRejected() ? &diagnosis : nullptr, nominated);
+    HandleSchedulingFailure(pinfo, status, status.IsRejected() ? &diagnosis : nullptr, nominated,
+                            cycle_start);
     return true;
   }
 
@@ -412,14 +509,14 @@ bool Scheduler::ScheduleOne() {
   api::PodPtr assumed_ptr = assumed;
   Status assume = cache_.AssumePod(std::make_shared<framework::PodInfo>(assumed_ptr));
   if (!assume.IsSuccess()) {
-    HandleSchedulingFailure(pinfo, assume, nullptr, "");
+    HandleSchedulingFailure(pinfo, assume, nullptr, "", cycle_start);
     return true;
   }
   Status reserve = fwk->RunReservePluginsReserve(*state, *assumed, result.host);
   if (!reserve.IsSuccess()) {
     fwk->RunReservePluginsUnreserve(*state, *assumed, result.host);
     cache_.ForgetPod(*assumed);
-    HandleSchedulingFailure(pinfo, reserve, nullptr, "");
+    HandleSchedulingFailure(pinfo, reserve, nullptr, "", cycle_start);
     return true;
   }
   Status permit = fwk->RunPermitPlugins(*state, *assumed, result.host);
@@ -427,7 +524,7 @@ bool Scheduler::ScheduleOne() {
     fwk->RunReservePluginsUnreserve(*state, *assumed, result.host);
     cache_.ForgetPod(*assumed);
     if (permit.IsRejected()) pinfo->unschedulable_plugins = {permit.plugin()};
-    HandleSchedulingFailure(pinfo, permit, nullptr, "");
+    HandleSchedulingFailure(pinfo, permit, nullptr, "", cycle_start);
     return true;
   }
   queue_->nominator().DeleteNominatedPodIfExists(*pod);
@@ -442,6 +539,7 @@ bool Scheduler::ScheduleOne() {
 
 Status Scheduler::SchedulePod(framework::runtime::Framework& fwk, framework::CycleState& state,
                               const api::Pod& pod, ScheduleResult* result, Diagnosis* diagnosis) {
+  const auto algorithm_start = Clock::now();
   Status snap = cache_.UpdateSnapshot(snapshot_);
   if (!snap.IsSuccess()) return snap;
   if (snapshot_.NumNodes() == 0) {
@@ -460,6 +558,11 @@ Status Scheduler::SchedulePod(framework::runtime::Framework& fwk, framework::Cyc
   result->feasible_nodes = static_cast<int>(feasible.size());
   if (feasible.size() == 1) {
     result->host = feasible.front()->name();
+    if (deps_.metrics) {
+      deps_.metrics->ObserveSchedulingAlgorithm(
+          std::chrono::duration<double>(Clock::now() - algorithm_start).count());
+    }
+    if (log::V(2)) LogDecision(fwk, pod, *result, {});
     return {};
   }
   std::vector<framework::runtime::NodePluginScores> scores;
@@ -472,18 +575,11 @@ Status Scheduler::SchedulePod(framework::runtime::Framework& fwk, framework::Cyc
     for (const auto& n : feasible) scores.push_back({n->name(), {}, 1});
   }
   result->host = SelectHost(scores);
-  if (spdlog::should_log(spdlog::level::debug)) {
-    std::vector<const framework::runtime::NodePluginScores*> top;
-    for (const auto& s2 : scores) top.push_back(&s2);
-    std::partial_sort(top.begin(), top.begin() + std::min<size_t>(3, top.size()), top.end(),
-                      [](auto* a, auto* b) { return a->total > b->total; });
-    std::string alternatives;
-    for (size_t i = 0; i < std::min<size_t>(3, top.size()); i++) {
-      alternatives += (i ? ", " : "") + top[i]->name + "=" + std::to_string(top[i]->total);
-    }
-    spdlog::debug("pod={} node={} feasible={} evaluated={} top=[{}]", pod.Key(), result->host,
-                  result->feasible_nodes, result->evaluated_nodes, alternatives);
+  if (deps_.metrics) {
+    deps_.metrics->ObserveSchedulingAlgorithm(
+        std::chrono::duration<double>(Clock::now() - algorithm_start).count());
   }
+  if (log::V(2)) LogDecision(fwk, pod, *result, scores);
   return {};
 }
 
@@ -552,8 +648,10 @@ std::vector<framework::NodeInfoPtr> Scheduler::FindNodesThatPassFilters(
     next_start_node_index_ = (next_start_node_index_ + to_find) % num_all;
     return feasible;
   }
+  const auto filter_start = Clock::now();
   std::atomic<int> found{0};
   std::atomic<int> processed{0};
+  std::atomic<int> overflow{0};  // Nodes that passed after enough were found.
   std::atomic<bool> stop{false};
   std::vector<std::optional<Status>> statuses(num_all);
   // passed[i]: node (start + i) fits. Collected in index order afterwards, so the feasible list
@@ -569,6 +667,7 @@ std::vector<framework::NodeInfoPtr> Scheduler::FindNodesThatPassFilters(
           if (++found > to_find) {
             stop = true;
             found--;
+            overflow++;
           } else {
             passed[i] = 1;
             processed++;
@@ -584,9 +683,11 @@ std::vector<framework::NodeInfoPtr> Scheduler::FindNodesThatPassFilters(
     if (passed[i]) feasible.push_back(nodes[(start + i) % num_all]);
   }
   next_start_node_index_ = (start + processed.load()) % num_all;
+  std::map<std::string, int64_t> rejected_by;
   for (int i = 0; i < num_all; i++) {
     if (!statuses[i]) continue;
     const Status& s = *statuses[i];
+    if (!s.plugin().empty()) rejected_by[s.plugin()]++;
     if (!s.IsRejected()) continue;  // Errors are reported through the cycle's error path.
     const auto& name = nodes[(start + i) % num_all]->name();
     if (!s.plugin().empty()) {
@@ -595,6 +696,10 @@ std::vector<framework::NodeInfoPtr> Scheduler::FindNodesThatPassFilters(
     }
     diagnosis->node_to_status[name] = s;
   }
+  fwk.RecordFilterPhase(
+      state, feasible.empty() ? Status(Code::kUnschedulable, "no node passed Filter") : Status(),
+      std::chrono::duration<double>(Clock::now() - filter_start).count(),
+      processed.load() + overflow.load(), rejected_by);
   return feasible;
 }
 
@@ -635,7 +740,7 @@ void Scheduler::BindingCycle(framework::runtime::Framework* fwk,
       pinfo->unschedulable_plugins = {status.plugin()};
     }
     stats_.bind_failures++;
-    HandleSchedulingFailure(pinfo, status, nullptr, "");
+    HandleSchedulingFailure(pinfo, status, nullptr, "", cycle_start);
   };
 
   Status s = fwk->WaitOnPermit(*assumed);
@@ -647,9 +752,26 @@ void Scheduler::BindingCycle(framework::runtime::Framework* fwk,
   if (!s.IsSuccess()) return fail(s);
   cache_.FinishBinding(*assumed);
   stats_.scheduled++;
-  spdlog::debug("pod={} node={} evaluated={} feasible={} bound in {:.1f}ms", assumed->Key(), host,
-                result.evaluated_nodes, result.feasible_nodes,
-                std::chrono::duration<double, std::milli>(Clock::now() - cycle_start).count());
+  ObserveAttempt(fwk->ProfileName(), metrics::AttemptResult::kScheduled, cycle_start);
+  if (deps_.metrics) {
+    deps_.metrics->ObservePodScheduled(
+        pinfo->attempts,
+        std::chrono::duration<double>(Clock::now() - (pinfo->initial_attempt_set
+                                                          ? pinfo->initial_attempt_timestamp
+                                                          : cycle_start))
+            .count());
+  }
+  if (log::V(2)) {
+    log::Verbose(
+        2, "pod bound",
+        {{"pod", assumed->Key()},
+         {"node", host},
+         {"profile", fwk->ProfileName()},
+         {"attempts", std::to_string(pinfo->attempts)},
+         {"latency_ms",
+          std::to_string(
+              std::chrono::duration<double, std::milli>(Clock::now() - cycle_start).count())}});
+  }
   if (deps_.recorder) {
     deps_.recorder->Eventf(*assumed, "Normal", "Scheduled", "Binding",
                            "Successfully assigned " + assumed->Key() + " to " + host);
@@ -660,10 +782,15 @@ void Scheduler::BindingCycle(framework::runtime::Framework* fwk,
 
 void Scheduler::HandleSchedulingFailure(const framework::QueuedPodInfoPtr& pinfo,
                                         const Status& status, const Diagnosis* diagnosis,
-                                        const std::string& nominated_node) {
+                                        const std::string& nominated_node,
+                                        Clock::time_point cycle_start) {
   const api::PodPtr pod = pinfo->pod_info->pod;
   std::string reason = "Unschedulable";
   bool had_error = false;
+  ObserveAttempt(
+      pod->spec.scheduler_name,
+      status.IsRejected() ? metrics::AttemptResult::kUnschedulable : metrics::AttemptResult::kError,
+      cycle_start);
   if (status.IsRejected()) {
     stats_.unschedulable++;
     if (diagnosis) {
@@ -674,7 +801,10 @@ void Scheduler::HandleSchedulingFailure(const framework::QueuedPodInfoPtr& pinfo
     stats_.errors++;
     reason = "SchedulerError";
     had_error = true;
-    spdlog::error("pod={} error while scheduling: {}", pod->Key(), status.Message());
+    log::Error("error while scheduling pod", {{"pod", pod->Key()},
+                                              {"profile", pod->spec.scheduler_name},
+                                              {"plugin", status.plugin()},
+                                              {"err", status.Message()}});
   }
   const std::string message = status.Message();
 
@@ -682,13 +812,13 @@ void Scheduler::HandleSchedulingFailure(const framework::QueuedPodInfoPtr& pinfo
   // bound by someone else (a 404 or 409 on bind), is not retried forever.
   api::PodPtr current = CurrentPod(*pod);
   if (!current) {
-    spdlog::debug("pod={} no longer exists; not requeued", pod->Key());
+    log::Verbose(2, "pod no longer exists; not requeued", {{"pod", pod->Key()}});
     queue_->Done(pod->meta.uid);
     return;
   }
   if (Assigned(*current)) {
-    spdlog::debug("pod={} is already bound to {}; not requeued", pod->Key(),
-                  current->spec.node_name);
+    log::Verbose(2, "pod is already bound; not requeued",
+                 {{"pod", pod->Key()}, {"node", current->spec.node_name}});
     queue_->Done(pod->meta.uid);
     return;
   }
@@ -700,7 +830,8 @@ void Scheduler::HandleSchedulingFailure(const framework::QueuedPodInfoPtr& pinfo
   }
   // Also ends the pod's in-flight tracking (the queue calls Done itself).
   queue_->AddUnschedulableIfNotPresent(pinfo, had_error);
-  spdlog::debug("pod={} unschedulable: {}", pod->Key(), message);
+  log::Verbose(2, "pod is unschedulable",
+               {{"pod", pod->Key()}, {"profile", pod->spec.scheduler_name}, {"reason", message}});
   ReportUnschedulable(current, reason, message, nominated_node);
 }
 
@@ -714,7 +845,8 @@ void Scheduler::ReportUnschedulable(const api::PodPtr& pod, const std::string& r
       try {
         deps_.status_writer->SetUnschedulable(*pod, reason, message, nominated_node);
       } catch (const std::exception& e) {
-        spdlog::warn("pod={} could not update PodScheduled condition: {}", pod->Key(), e.what());
+        log::Warn("could not update the PodScheduled condition",
+                  {{"pod", pod->Key()}, {"err", e.what()}});
       }
     }
   });

@@ -24,6 +24,7 @@
 #include "pkg/framework/interface.h"
 #include "pkg/framework/runtime/framework.h"
 #include "pkg/framework/runtime/parallelizer.h"
+#include "pkg/metrics/metrics.h"
 #include "pkg/queue/scheduling_queue.h"
 #include "pkg/util/task_queue.h"
 
@@ -88,7 +89,7 @@ struct SchedulerDeps {
   informer::SharedInformerFactory* informers = nullptr;  // Null in benchmarks.
   framework::EventRecorder* recorder = nullptr;          // Required.
   PodStatusWriter* status_writer = nullptr;              // Null: conditions are not written.
-  framework::runtime::FrameworkObserver* observer = nullptr;
+  metrics::SchedulerMetrics* metrics = nullptr;          // Null: nothing is recorded.
 };
 
 // Counters for progress output and tests. Thread-safe (atomics).
@@ -165,7 +166,17 @@ class Scheduler {
   // Requeues a pod whose attempt failed and reports why (event + condition), off-thread.
   void HandleSchedulingFailure(const framework::QueuedPodInfoPtr& pinfo,
                                const framework::Status& status, const Diagnosis* diagnosis,
-                               const std::string& nominated_node);
+                               const std::string& nominated_node,
+                               std::chrono::steady_clock::time_point cycle_start);
+  // Registers the scrape hooks that sample queue, cache and informer state.
+  void RegisterScrapeHooks();
+  // The V(2) line for one decision: pod, node, its score and the best alternatives.
+  void LogDecision(const framework::runtime::Framework& fwk, const api::Pod& pod,
+                   const ScheduleResult& result,
+                   const std::vector<framework::runtime::NodePluginScores>& scores);
+  void ObserveEvent(metrics::HandledEvent event, std::chrono::steady_clock::time_point start);
+  void ObserveAttempt(const std::string& profile, metrics::AttemptResult result,
+                      std::chrono::steady_clock::time_point cycle_start);
   void ReportUnschedulable(const api::PodPtr& pod, const std::string& reason,
                            const std::string& message, const std::string& nominated_node);
   // The freshest copy of the pod the informer has (null when deleted), or `pod` without informers.

@@ -21,38 +21,7 @@ using testing::AdminClient;
 using testing::Eventually;
 using testing::PodManifest;
 using testing::TestNamespace;
-
-// Nodes created by one test, all labelled berth-it=<id> so its pods can select exactly them,
-// deleted when the test ends.
-class TestNodes {
- public:
-  explicit TestNodes(std::shared_ptr<client::Client> client)
-      : client_(std::move(client)), id_("it-" + testing::UniqueSuffix()) {}
-  ~TestNodes() {
-    for (const auto& name : names_) {
-      try {
-        client_->Delete("/api/v1/nodes/" + name);
-      } catch (const std::exception&) {
-      }
-    }
-  }
-  const std::string& id() const { return id_; }
-  std::string Add(const std::string& suffix, const std::string& cpu, const std::string& memory,
-                  const std::function<void(nlohmann::json&)>& customize = nullptr) {
-    std::string name = id_ + "-" + suffix;
-    auto node = testing::NodeManifest(name, cpu, memory);
-    node["metadata"]["labels"]["berth-it"] = id_;
-    if (customize) customize(node);
-    client_->Post("/api/v1/nodes", node);
-    names_.push_back(name);
-    return name;
-  }
-
- private:
-  std::shared_ptr<client::Client> client_;
-  std::string id_;
-  std::vector<std::string> names_;
-};
+using testing::TestNodes;
 
 class SchedulerIntegration : public ::testing::Test {
  protected:
@@ -76,7 +45,8 @@ class SchedulerIntegration : public ::testing::Test {
     auto config_path = testing::WriteTempFile("config.yaml", config);
     scheduler_ = std::make_unique<testing::ChildProcess>();
     scheduler_->Start({testing::BinaryPath("berth-scheduler"), "--kubeconfig",
-                       testing::ClusterDir() + "/kubeconfig", "--config", config_path, "--v", "2"},
+                       testing::ClusterDir() + "/kubeconfig", "--config", config_path, "--v", "2",
+                       "--bind-address", "127.0.0.1:" + std::to_string(testing::FreePort())},
                       config_path + ".log");
   }
 

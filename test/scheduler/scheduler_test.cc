@@ -58,7 +58,8 @@ class RecordingBinder : public framework::BindPlugin, public framework::PermitPl
 
 class SchedulerTest : public ::testing::Test {
  protected:
-  void Start(std::optional<uint64_t> seed = 7) {
+  void Start(std::optional<uint64_t> seed = 7, metrics::SchedulerMetrics* metrics = nullptr,
+             int plugin_sample_percent = 10) {
     registry_ = plugins::registry::InTree();
     registry_["RecordingBinder"] = [this](const nlohmann::json&, framework::Handle&) {
       return binder_;
@@ -70,8 +71,10 @@ class SchedulerTest : public ::testing::Test {
     plugins.permit.enabled.push_back({"RecordingBinder", 0});
     SchedulerDeps deps;
     deps.recorder = &recorder_;
+    deps.metrics = metrics;
     SchedulerOptions options;
     options.seed = seed;
+    options.plugin_metrics_sample_percent = plugin_sample_percent;
     options.binding_workers = 4;
     scheduler_ = std::make_unique<Scheduler>(cfg, registry_, deps, options);
   }
@@ -217,6 +220,90 @@ TEST_F(SchedulerTest, IgnoresOtherSchedulersAndBoundPods) {
   scheduler_->OnPodAdd(PodBuilder("ours").Container("2", "64Mi").Build());
   Drain();
   EXPECT_TRUE(binder_->bound().empty());
+}
+
+// The value of the sample printed exactly as `series` (labels in prometheus-cpp's sorted order),
+// or -1 when absent.
+double Sample(const std::string& exposition, const std::string& series) {
+  size_t pos = exposition.find("\n" + series + " ");
+  if (pos == std::string::npos) return -1;
+  return std::stod(exposition.substr(pos + series.size() + 2));
+}
+
+TEST_F(SchedulerTest, PluginDurationsAreRecordedOnlyInSampledCyclesButEvaluationsAlways) {
+  for (int percent : {0, 100}) {
+    SCOPED_TRACE(percent);
+    metrics::SchedulerMetrics m({"test", "test"});
+    Start(7, &m, percent);
+    for (const char* name : {"a", "b", "c"}) {
+      scheduler_->OnNodeAdd(NodeBuilder(name).Capacity("8", "16Gi").Build());
+    }
+    for (int i = 0; i < 5; i++) {
+      scheduler_->OnPodAdd(PodBuilder("p" + std::to_string(i)).Container("100m", "64Mi").Build());
+    }
+    Drain();
+    ASSERT_EQ(binder_->bound().size(), 5u);
+    const std::string text = m.Scrape();
+    const double filter_durations =
+        Sample(text,
+               "scheduler_plugin_execution_duration_seconds_count{extension_point=\"Filter\","
+               "plugin=\"NodeResourcesFit\",status=\"Success\"}");
+    if (percent == 0) {
+      EXPECT_EQ(text.find("scheduler_plugin_execution_duration_seconds_count"), std::string::npos);
+    } else {
+      EXPECT_EQ(filter_durations, 15) << "5 pods x 3 nodes";
+    }
+    // Evaluations are counted in every cycle: 5 pods x 3 nodes at Filter, once per pod at
+    // PreFilter.
+    EXPECT_EQ(Sample(text,
+                     "scheduler_plugin_evaluation_total{extension_point=\"Filter\","
+                     "plugin=\"NodeResourcesFit\",profile=\"berth-scheduler\"}"),
+              15);
+    EXPECT_EQ(Sample(text,
+                     "scheduler_plugin_evaluation_total{extension_point=\"PreFilter\","
+                     "plugin=\"NodeResourcesFit\",profile=\"berth-scheduler\"}"),
+              5);
+    scheduler_.reset();
+    binder_ = std::make_shared<RecordingBinder>();
+  }
+}
+
+TEST_F(SchedulerTest, AttemptsQueueAndUnschedulablePluginsAreMeasured) {
+  metrics::SchedulerMetrics m({"test", "test"});
+  Start(7, &m);
+  scheduler_->OnNodeAdd(NodeBuilder("a").Capacity("1", "4Gi").Build());
+  scheduler_->OnPodAdd(PodBuilder("fits").Container("500m", "64Mi").Build());
+  scheduler_->OnPodAdd(PodBuilder("too-big").Container("4", "64Mi").Build());
+  Drain();
+  const std::string text = m.Scrape();
+  EXPECT_EQ(Sample(text,
+                   "scheduler_schedule_attempts_total{profile=\"berth-scheduler\","
+                   "result=\"scheduled\"}"),
+            1);
+  EXPECT_EQ(Sample(text,
+                   "scheduler_schedule_attempts_total{profile=\"berth-scheduler\","
+                   "result=\"unschedulable\"}"),
+            1);
+  EXPECT_EQ(Sample(text, "scheduler_pending_pods{queue=\"unschedulable\"}"), 1);
+  EXPECT_EQ(Sample(text,
+                   "scheduler_unschedulable_pods{plugin=\"NodeResourcesFit\","
+                   "profile=\"berth-scheduler\"}"),
+            1);
+  EXPECT_EQ(Sample(text, "scheduler_cache_size{type=\"nodes\"}"), 1);
+  EXPECT_EQ(Sample(text, "scheduler_pod_scheduling_attempts_count"), 1);
+  EXPECT_EQ(Sample(text,
+                   "scheduler_queue_incoming_pods_total{event=\"UnscheduledPodAdd\","
+                   "queue=\"active\"}"),
+            2);
+  EXPECT_EQ(Sample(text, "scheduler_event_handling_duration_seconds_count{event=\"NodeAdd\"}"), 1);
+  for (const char* point :
+       {"PreFilter", "Filter", "Reserve", "Permit", "PreBind", "Bind", "PostBind"}) {
+    EXPECT_NE(text.find("scheduler_framework_extension_point_duration_seconds_count{"
+                        "extension_point=\"" +
+                        std::string(point) + "\""),
+              std::string::npos)
+        << point;
+  }
 }
 
 TEST(FitErrorMessage, CountsReasonsOverNodesSortedLikeUpstream) {

@@ -165,4 +165,29 @@ bool Eventually(const std::function<bool()>& condition, std::chrono::millisecond
   }
 }
 
+TestNodes::TestNodes(std::shared_ptr<client::Client> client)
+    : client_(std::move(client)), id_("it-" + UniqueSuffix()) {}
+
+TestNodes::~TestNodes() {
+  for (const auto& name : names_) {
+    try {
+      client_->Delete("/api/v1/nodes/" + name);
+    } catch (const std::exception&) {
+      // Best effort: a node left behind holds no pods of later tests (they select by label).
+    }
+  }
+}
+
+std::string TestNodes::Add(const std::string& suffix, const std::string& cpu,
+                           const std::string& memory,
+                           const std::function<void(nlohmann::json&)>& customize) {
+  std::string name = id_ + "-" + suffix;
+  auto node = NodeManifest(name, cpu, memory);
+  node["metadata"]["labels"]["berth-it"] = id_;
+  if (customize) customize(node);
+  client_->Post("/api/v1/nodes", node);
+  names_.push_back(name);
+  return name;
+}
+
 }  // namespace berth::testing

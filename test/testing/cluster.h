@@ -10,6 +10,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "pkg/client/client.h"
 
@@ -40,6 +41,25 @@ class TestNamespace {
  private:
   std::shared_ptr<client::Client> client_;
   std::string name_;
+};
+
+// Nodes created by one test, all labelled berth-it=<id> so its pods can select exactly them,
+// deleted (best effort) when the object goes away.
+class TestNodes {
+ public:
+  explicit TestNodes(std::shared_ptr<client::Client> client);
+  ~TestNodes();
+  TestNodes(const TestNodes&) = delete;
+  TestNodes& operator=(const TestNodes&) = delete;
+  const std::string& id() const { return id_; }
+  // Creates node "<id>-<suffix>" and returns its name.
+  std::string Add(const std::string& suffix, const std::string& cpu, const std::string& memory,
+                  const std::function<void(nlohmann::json&)>& customize = nullptr);
+
+ private:
+  std::shared_ptr<client::Client> client_;
+  std::string id_;
+  std::vector<std::string> names_;
 };
 
 // A pause pod as a user would write it.

@@ -1,7 +1,10 @@
 #include "test/testing/process.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -80,7 +83,27 @@ std::string ChildProcess::Log() const {
   return ss.str();
 }
 
-std::string BinaryPath(const std::string& name) { return RepoRoot() + "/_output/bin/" + name; }
+// Binaries are built next to the test executables, whichever build tree (plain, sanitizer,
+// scratch) produced them.
+std::string BinaryPath(const std::string& name) {
+  return (std::filesystem::read_symlink("/proc/self/exe").parent_path() / name).string();
+}
+
+uint16_t FreePort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) throw std::runtime_error("socket() failed");
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    close(fd);
+    throw std::runtime_error("could not find a free port");
+  }
+  close(fd);
+  return ntohs(addr.sin_port);
+}
 
 std::string WriteTempFile(const std::string& name, const std::string& content) {
   auto dir = std::filesystem::temp_directory_path() / ("berth-test-" + UniqueSuffix());

@@ -4,6 +4,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,9 @@ class ChildProcess {
 
 // Path of a binary built by this tree (_output/bin/<name>).
 std::string BinaryPath(const std::string& name);
+
+// A loopback TCP port that was free a moment ago (for --bind-address of child processes).
+uint16_t FreePort();
 
 // Writes `content` to a new file under the test's temp dir and returns its path.
 std::string WriteTempFile(const std::string& name, const std::string& content);

@@ -12,6 +12,19 @@ double Since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
+// Stand-ins when no observer is configured (tests, benchmarks), so call sites need no branch.
+class NoopPointObserver : public ExtensionPointObserver {
+ public:
+  void Observe(const Status&, double) override {}
+};
+class NoopPluginObserver : public PluginObserver {
+ public:
+  void ObserveDuration(const Status&, double) override {}
+  void AddEvaluations(uint64_t) override {}
+};
+NoopPointObserver kNoopPoint;
+NoopPluginObserver kNoopPlugin;
+
 // An ordered set of names (insertion order kept), as upstream's orderedSet.
 class OrderedNames {
  public:
@@ -72,7 +85,8 @@ Framework::Framework(const Registry& registry, const config::Profile& profile, F
   // Specific extension point lists first, then MultiPoint expanded into them (upstream
   // expandMultiPointPlugins): plugins both in MultiPoint and a specific list keep the specific
   // position and come first; MultiPoint-only plugins follow; the rest of the specific list last.
-  auto expand = [&](auto& out, const config::PluginSet& specific, const std::string& point) {
+  auto expand = [&](auto& out, const config::PluginSet& specific, const std::string& point,
+                    std::string_view metric_point) {
     using P = typename std::remove_reference_t<decltype(out)>::value_type;
     using Interface = std::remove_pointer_t<decltype(P::plugin)>;
     OrderedNames enabled;
@@ -118,27 +132,43 @@ Framework::Framework(const Registry& registry, const config::Profile& profile, F
       }
     }
     for (const auto& name : order) {
-      out.push_back({name, dynamic_cast<Interface*>(plugins_.at(name).get())});
+      out.push_back({name, dynamic_cast<Interface*>(plugins_.at(name).get()),
+                     PluginMetrics(name, metric_point)});
     }
   };
-  expand(pre_enqueue_, p.pre_enqueue, "preEnqueue");
-  expand(queue_sort_, p.queue_sort, "queueSort");
-  expand(pre_filter_, p.pre_filter, "preFilter");
-  expand(filter_, p.filter, "filter");
-  expand(post_filter_, p.post_filter, "postFilter");
-  expand(pre_score_, p.pre_score, "preScore");
-  expand(score_, p.score, "score");
-  expand(reserve_, p.reserve, "reserve");
-  expand(permit_, p.permit, "permit");
-  expand(pre_bind_, p.pre_bind, "preBind");
-  expand(bind_, p.bind, "bind");
-  expand(post_bind_, p.post_bind, "postBind");
+  expand(pre_enqueue_, p.pre_enqueue, "preEnqueue", extension_point::kPreEnqueue);
+  expand(queue_sort_, p.queue_sort, "queueSort", extension_point::kQueueSort);
+  expand(pre_filter_, p.pre_filter, "preFilter", extension_point::kPreFilter);
+  expand(filter_, p.filter, "filter", extension_point::kFilter);
+  expand(post_filter_, p.post_filter, "postFilter", extension_point::kPostFilter);
+  expand(pre_score_, p.pre_score, "preScore", extension_point::kPreScore);
+  expand(score_, p.score, "score", extension_point::kScore);
+  expand(reserve_, p.reserve, "reserve", extension_point::kReserve);
+  expand(permit_, p.permit, "permit", extension_point::kPermit);
+  expand(pre_bind_, p.pre_bind, "preBind", extension_point::kPreBind);
+  expand(bind_, p.bind, "bind", extension_point::kBind);
+  expand(post_bind_, p.post_bind, "postBind", extension_point::kPostBind);
   for (const auto& entry : score_) {
     score_weights_.push_back(weights.count(entry.name) ? weights[entry.name] : 1);
+    normalize_metrics_.push_back(
+        PluginMetrics(entry.name, extension_point::kScoreExtensionNormalize));
+  }
+  for (const auto& entry : reserve_) {
+    unreserve_metrics_.push_back(PluginMetrics(entry.name, extension_point::kUnreserve));
+  }
+  static constexpr std::array<std::string_view, static_cast<size_t>(Point::kCount)> kPointNames = {
+      extension_point::kPreEnqueue, extension_point::kPreFilter, extension_point::kFilter,
+      extension_point::kPostFilter, extension_point::kPreScore,  extension_point::kScore,
+      extension_point::kReserve,    extension_point::kUnreserve, extension_point::kPermit,
+      extension_point::kPreBind,    extension_point::kBind,      extension_point::kPostBind};
+  for (size_t i = 0; i < kPointNames.size(); i++) {
+    point_metrics_[i] = deps_.observer
+                            ? deps_.observer->ForExtensionPoint(kPointNames[i], profile_name_)
+                            : &kNoopPoint;
   }
   for (const auto& [name, plugin] : plugins_) {
     if (auto* ext = dynamic_cast<EnqueueExtensions*>(plugin.get())) {
-      enqueue_extensions_.push_back({name, ext});
+      enqueue_extensions_.push_back({name, ext, &kNoopPlugin});
     }
   }
 
@@ -154,31 +184,44 @@ Framework::Framework(const Registry& registry, const config::Profile& profile, F
 
 Framework::~Framework() = default;
 
-void Framework::Observe(std::string_view point, const Status& status,
-                        Clock::time_point start) const {
-  if (deps_.observer)
-    deps_.observer->ObserveExtensionPoint(point, status, profile_name_, Since(start));
+PluginObserver* Framework::PluginMetrics(const std::string& plugin, std::string_view point) {
+  return deps_.observer ? deps_.observer->ForPlugin(plugin, point, profile_name_) : &kNoopPlugin;
 }
 
-void Framework::ObservePlugin(const CycleState& state, std::string_view plugin,
-                              std::string_view point, const Status& status,
-                              Clock::time_point start) const {
-  if (deps_.observer && state.record_plugin_metrics) {
-    deps_.observer->ObservePlugin(plugin, point, status, Since(start));
+void Framework::Observe(Point point, const Status& status, Clock::time_point start) const {
+  point_metrics_[static_cast<size_t>(point)]->Observe(status, Since(start));
+}
+
+void Framework::ObservePlugin(const CycleState& state, PluginObserver* metrics,
+                              const Status& status, Clock::time_point start) const {
+  if (state.record_plugin_metrics) metrics->ObserveDuration(status, Since(start));
+}
+
+void Framework::RecordFilterPhase(const CycleState& state, const Status& status, double seconds,
+                                  int64_t nodes_evaluated,
+                                  const std::map<std::string, int64_t>& rejected_by) {
+  point_metrics_[static_cast<size_t>(Point::kFilter)]->Observe(status, seconds);
+  // Filter stops at the first plugin that rejects a node, so a plugin ran on every evaluated
+  // node except those an earlier plugin rejected.
+  int64_t reached = nodes_evaluated;
+  for (const auto& [name, plugin, metrics] : filter_) {
+    if (state.skip_filter_plugins.count(name)) continue;
+    if (reached > 0) metrics->AddEvaluations(static_cast<uint64_t>(reached));
+    if (auto it = rejected_by.find(name); it != rejected_by.end()) reached -= it->second;
   }
 }
 
 Status Framework::RunPreEnqueuePlugins(const api::Pod& pod) {
   auto start = Clock::now();
   Status result;
-  for (const auto& [name, plugin] : pre_enqueue_) {
+  for (const auto& [name, plugin, metrics] : pre_enqueue_) {
     Status s = plugin->PreEnqueue(pod);
     if (s.IsSuccess()) continue;
     result = s.IsRejected() ? std::move(s.WithPlugin(name))
                             : AsError("running PreEnqueue plugin", name, s);
     break;
   }
-  Observe(extension_point::kPreEnqueue, result, start);
+  Observe(Point::kPreEnqueue, result, start);
   return result;
 }
 
@@ -196,18 +239,19 @@ Status Framework::RunPreFilterPlugins(CycleState& state, const api::Pod& pod,
   std::vector<std::string> local_plugins;
   std::vector<std::string>& plugins_with_nodes = narrowed_by ? *narrowed_by : local_plugins;
   auto finish = [&](Status s) {
-    Observe(extension_point::kPreFilter, s, start);
+    Observe(Point::kPreFilter, s, start);
     return s;
   };
-  for (const auto& [name, plugin] : pre_filter_) {
+  for (const auto& [name, plugin, metrics] : pre_filter_) {
     auto plugin_start = Clock::now();
     PreFilterResult r;
     Status s = plugin->PreFilter(state, pod, nodes, &r);
-    ObservePlugin(state, name, extension_point::kPreFilter, s, plugin_start);
+    ObservePlugin(state, metrics, s, plugin_start);
     if (s.IsSkip()) {
       state.skip_filter_plugins.insert(name);
       continue;
     }
+    metrics->AddEvaluations(1);
     if (!s.IsSuccess()) {
       s.WithPlugin(name);
       if (s.code() == Code::kUnschedulableAndUnresolvable) return finish(std::move(s));
@@ -249,7 +293,7 @@ Status Framework::RunPreFilterPlugins(CycleState& state, const api::Pod& pod,
 
 Status Framework::RunPreFilterExtensionAddPod(CycleState& state, const api::Pod& pod,
                                               const PodInfo& to_add, const NodeInfo& node) {
-  for (const auto& [name, plugin] : pre_filter_) {
+  for (const auto& [name, plugin, metrics] : pre_filter_) {
     if (state.skip_filter_plugins.count(name)) continue;
     auto* ext = plugin->Extensions();
     if (!ext) continue;
@@ -261,7 +305,7 @@ Status Framework::RunPreFilterExtensionAddPod(CycleState& state, const api::Pod&
 
 Status Framework::RunPreFilterExtensionRemovePod(CycleState& state, const api::Pod& pod,
                                                  const PodInfo& to_remove, const NodeInfo& node) {
-  for (const auto& [name, plugin] : pre_filter_) {
+  for (const auto& [name, plugin, metrics] : pre_filter_) {
     if (state.skip_filter_plugins.count(name)) continue;
     auto* ext = plugin->Extensions();
     if (!ext) continue;
@@ -273,11 +317,11 @@ Status Framework::RunPreFilterExtensionRemovePod(CycleState& state, const api::P
 
 Status Framework::RunFilterPlugins(const CycleState& state, const api::Pod& pod,
                                    const NodeInfo& node) {
-  for (const auto& [name, plugin] : filter_) {
+  for (const auto& [name, plugin, metrics] : filter_) {
     if (!state.skip_filter_plugins.empty() && state.skip_filter_plugins.count(name)) continue;
     auto plugin_start = Clock::now();
     Status s = plugin->Filter(state, pod, node);
-    ObservePlugin(state, name, extension_point::kFilter, s, plugin_start);
+    ObservePlugin(state, metrics, s, plugin_start);
     if (s.IsSuccess()) continue;
     if (!s.IsRejected()) return AsError("running filter plugin", name, s);
     s.WithPlugin(name);
@@ -318,7 +362,7 @@ Status Framework::RunPostFilterPlugins(CycleState& state, const api::Pod& pod,
   std::string rejector;
   Status out;
   bool decided = false;
-  for (const auto& [name, plugin] : post_filter_) {
+  for (const auto& [name, plugin, metrics] : post_filter_) {
     PostFilterResult r;
     Status s = plugin->PostFilter(state, pod, statuses, &r);
     if (s.IsSuccess()) {
@@ -345,7 +389,7 @@ Status Framework::RunPostFilterPlugins(CycleState& state, const api::Pod& pod,
     out = Status(Code::kUnschedulable, std::move(reasons));
     out.WithPlugin(rejector);
   }
-  Observe(extension_point::kPostFilter, out, start);
+  Observe(Point::kPostFilter, out, start);
   return out;
 }
 
@@ -353,10 +397,11 @@ Status Framework::RunPreScorePlugins(CycleState& state, const api::Pod& pod,
                                      const std::vector<NodeInfoPtr>& nodes) {
   auto start = Clock::now();
   Status out;
-  for (const auto& [name, plugin] : pre_score_) {
+  for (const auto& [name, plugin, metrics] : pre_score_) {
     auto plugin_start = Clock::now();
     Status s = plugin->PreScore(state, pod, nodes);
-    ObservePlugin(state, name, extension_point::kPreScore, s, plugin_start);
+    ObservePlugin(state, metrics, s, plugin_start);
+    metrics->AddEvaluations(1);
     if (s.IsSkip()) {
       state.skip_score_plugins.insert(name);
       continue;
@@ -366,7 +411,7 @@ Status Framework::RunPreScorePlugins(CycleState& state, const api::Pod& pod,
       break;
     }
   }
-  Observe(extension_point::kPreScore, out, start);
+  Observe(Point::kPreScore, out, start);
   return out;
 }
 
@@ -381,9 +426,11 @@ Status Framework::RunScorePlugins(const CycleState& state, const api::Pod& pod,
   out->assign(nodes.size(), {});
   for (size_t n = 0; n < nodes.size(); n++) (*out)[n].name = nodes[n]->name();
   if (active.empty()) {
-    Observe(extension_point::kScore, {}, start);
+    Observe(Point::kScore, {}, start);
     return {};
   }
+
+  for (size_t k : active) score_[k].metrics->AddEvaluations(nodes.size());
 
   // plugin -> per-node raw scores.
   std::vector<NodeScoreList> scores(active.size(), NodeScoreList(nodes.size()));
@@ -398,11 +445,11 @@ Status Framework::RunScorePlugins(const CycleState& state, const api::Pod& pod,
       static_cast<int>(nodes.size()),
       [&](int n) {
         for (size_t k = 0; k < active.size(); k++) {
-          const auto& [name, plugin] = score_[active[k]];
+          const auto& [name, plugin, metrics] = score_[active[k]];
           auto plugin_start = Clock::now();
           int64_t score = 0;
           Status s = plugin->Score(state, pod, *nodes[n], &score);
-          ObservePlugin(state, name, extension_point::kScore, s, plugin_start);
+          ObservePlugin(state, metrics, s, plugin_start);
           if (!s.IsSuccess()) {
             fail(AsError("running Score plugin", name, s));
             return;
@@ -412,24 +459,24 @@ Status Framework::RunScorePlugins(const CycleState& state, const api::Pod& pod,
       },
       &failed);
   if (failed) {
-    Observe(extension_point::kScore, error, start);
+    Observe(Point::kScore, error, start);
     return error;
   }
 
   GetParallelizer().Until(
       static_cast<int>(active.size()),
       [&](int k) {
-        const auto& [name, plugin] = score_[active[k]];
+        const auto& [name, plugin, metrics] = score_[active[k]];
         auto* ext = plugin->GetScoreExtensions();
         if (!ext) return;
         auto plugin_start = Clock::now();
         Status s = ext->NormalizeScore(state, pod, scores[k]);
-        ObservePlugin(state, name, extension_point::kScoreExtensionNormalize, s, plugin_start);
+        ObservePlugin(state, normalize_metrics_[active[k]], s, plugin_start);
         if (!s.IsSuccess()) fail(AsError("running Normalize on Score plugin", name, s));
       },
       &failed);
   if (failed) {
-    Observe(extension_point::kScore, error, start);
+    Observe(Point::kScore, error, start);
     return error;
   }
 
@@ -445,7 +492,7 @@ Status Framework::RunScorePlugins(const CycleState& state, const api::Pod& pod,
                                  std::to_string(kMinNodeScore) + ", " +
                                  std::to_string(kMaxNodeScore) + "] after normalizing");
         s.WithPlugin(name);
-        Observe(extension_point::kScore, s, start);
+        Observe(Point::kScore, s, start);
         return s;
       }
       int64_t weighted = raw * score_weights_[active[k]];
@@ -453,7 +500,7 @@ Status Framework::RunScorePlugins(const CycleState& state, const api::Pod& pod,
       node_scores.total += weighted;
     }
   }
-  Observe(extension_point::kScore, {}, start);
+  Observe(Point::kScore, {}, start);
   return {};
 }
 
@@ -461,16 +508,16 @@ Status Framework::RunReservePluginsReserve(CycleState& state, const api::Pod& po
                                            const std::string& node) {
   auto start = Clock::now();
   Status out;
-  for (const auto& [name, plugin] : reserve_) {
+  for (const auto& [name, plugin, metrics] : reserve_) {
     auto plugin_start = Clock::now();
     Status s = plugin->Reserve(state, pod, node);
-    ObservePlugin(state, name, extension_point::kReserve, s, plugin_start);
+    ObservePlugin(state, metrics, s, plugin_start);
     if (s.IsSuccess()) continue;
     out =
         s.IsRejected() ? std::move(s.WithPlugin(name)) : AsError("running Reserve plugin", name, s);
     break;
   }
-  Observe(extension_point::kReserve, out, start);
+  Observe(Point::kReserve, out, start);
   return out;
 }
 
@@ -481,9 +528,10 @@ void Framework::RunReservePluginsUnreserve(CycleState& state, const api::Pod& po
   for (auto it = reserve_.rbegin(); it != reserve_.rend(); ++it) {
     auto plugin_start = Clock::now();
     it->plugin->Unreserve(state, pod, node);
-    ObservePlugin(state, it->name, extension_point::kUnreserve, {}, plugin_start);
+    ObservePlugin(state, unreserve_metrics_[static_cast<size_t>(reserve_.rend() - it - 1)], {},
+                  plugin_start);
   }
-  Observe(extension_point::kUnreserve, {}, start);
+  Observe(Point::kUnreserve, {}, start);
 }
 
 Status Framework::RunPermitPlugins(CycleState& state, const api::Pod& pod,
@@ -491,15 +539,15 @@ Status Framework::RunPermitPlugins(CycleState& state, const api::Pod& pod,
   auto start = Clock::now();
   std::map<std::string, WaitingPodImpl::Clock::time_point> deadlines;
   Status out;
-  for (const auto& [name, plugin] : permit_) {
+  for (const auto& [name, plugin, metrics] : permit_) {
     auto plugin_start = Clock::now();
     std::chrono::milliseconds timeout{0};
     Status s = plugin->Permit(state, pod, node, &timeout);
-    ObservePlugin(state, name, extension_point::kPermit, s, plugin_start);
+    ObservePlugin(state, metrics, s, plugin_start);
     if (s.IsSuccess()) continue;
     if (s.IsRejected()) {
       out = std::move(s.WithPlugin(name));
-      Observe(extension_point::kPermit, out, start);
+      Observe(Point::kPermit, out, start);
       return out;
     }
     if (s.IsWait()) {
@@ -508,7 +556,7 @@ Status Framework::RunPermitPlugins(CycleState& state, const api::Pod& pod,
       continue;
     }
     out = AsError("running Permit plugin", name, s);
-    Observe(extension_point::kPermit, out, start);
+    Observe(Point::kPermit, out, start);
     return out;
   }
   if (!deadlines.empty()) {
@@ -518,7 +566,7 @@ Status Framework::RunPermitPlugins(CycleState& state, const api::Pod& pod,
     out = Status(Code::kWait, "one or more plugins asked to wait and no plugin rejected pod \"" +
                                   pod.meta.name + "\"");
   }
-  Observe(extension_point::kPermit, out, start);
+  Observe(Point::kPermit, out, start);
   return out;
 }
 
@@ -536,26 +584,26 @@ Status Framework::RunPreBindPlugins(CycleState& state, const api::Pod& pod,
                                     const std::string& node) {
   auto start = Clock::now();
   Status out;
-  for (const auto& [name, plugin] : pre_bind_) {
+  for (const auto& [name, plugin, metrics] : pre_bind_) {
     auto plugin_start = Clock::now();
     Status s = plugin->PreBind(state, pod, node);
-    ObservePlugin(state, name, extension_point::kPreBind, s, plugin_start);
+    ObservePlugin(state, metrics, s, plugin_start);
     if (s.IsSuccess() || s.IsSkip()) continue;
     out =
         s.IsRejected() ? std::move(s.WithPlugin(name)) : AsError("running PreBind plugin", name, s);
     break;
   }
-  Observe(extension_point::kPreBind, out, start);
+  Observe(Point::kPreBind, out, start);
   return out;
 }
 
 Status Framework::RunBindPlugins(CycleState& state, const api::Pod& pod, const std::string& node) {
   auto start = Clock::now();
   Status out = Status::Skip();
-  for (const auto& [name, plugin] : bind_) {
+  for (const auto& [name, plugin, metrics] : bind_) {
     auto plugin_start = Clock::now();
     Status s = plugin->Bind(state, pod, node);
-    ObservePlugin(state, name, extension_point::kBind, s, plugin_start);
+    ObservePlugin(state, metrics, s, plugin_start);
     if (s.IsSkip()) continue;
     if (s.IsSuccess()) {
       out = std::move(s);
@@ -565,26 +613,26 @@ Status Framework::RunBindPlugins(CycleState& state, const api::Pod& pod, const s
     }
     break;
   }
-  Observe(extension_point::kBind, out, start);
+  Observe(Point::kBind, out, start);
   return out;
 }
 
 void Framework::RunPostBindPlugins(CycleState& state, const api::Pod& pod,
                                    const std::string& node) {
   auto start = Clock::now();
-  for (const auto& [name, plugin] : post_bind_) {
+  for (const auto& [name, plugin, metrics] : post_bind_) {
     auto plugin_start = Clock::now();
     plugin->PostBind(state, pod, node);
-    ObservePlugin(state, name, extension_point::kPostBind, {}, plugin_start);
+    ObservePlugin(state, metrics, {}, plugin_start);
   }
-  Observe(extension_point::kPostBind, {}, start);
+  Observe(Point::kPostBind, {}, start);
 }
 
 std::vector<std::pair<std::string, ClusterEventWithHint>> Framework::EnqueueExtensionEvents()
     const {
   std::vector<std::pair<std::string, ClusterEventWithHint>> out;
   std::set<std::string> registered;
-  for (const auto& [name, ext] : enqueue_extensions_) {
+  for (const auto& [name, ext, metrics] : enqueue_extensions_) {
     registered.insert(name);
     for (auto& e : ext->EventsToRegister()) out.emplace_back(name, std::move(e));
   }

@@ -6,6 +6,7 @@
 // the cycle, NormalizeScore must leave scores in [0, 100], weights multiply, Unreserve runs in
 // reverse order, the first Bind plugin that does not Skip decides, Permit may park a pod.
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <map>
@@ -44,15 +45,32 @@ inline constexpr std::string_view kBind = "Bind";
 inline constexpr std::string_view kPostBind = "PostBind";
 }  // namespace extension_point
 
-// Receives timings; implemented by pkg/metrics. All methods are called from many threads.
+// Where a framework reports timings; implemented by pkg/metrics. A framework asks for its handles
+// once, when it is built, and keeps them, so recording an observation never looks anything up.
+// Handles are owned by the FrameworkObserver and live as long as it does. Observe/Add methods are
+// called from many threads at once and must be thread-safe.
+class ExtensionPointObserver {
+ public:
+  virtual ~ExtensionPointObserver() = default;
+  virtual void Observe(const Status& status, double seconds) = 0;
+};
+
+class PluginObserver {
+ public:
+  virtual ~PluginObserver() = default;
+  // Only in cycles whose CycleState::record_plugin_metrics is set (sampled).
+  virtual void ObserveDuration(const Status& status, double seconds) = 0;
+  // How many times the plugin ran (PreFilter, Filter, PreScore and Score, as upstream counts).
+  virtual void AddEvaluations(uint64_t count) = 0;
+};
+
 class FrameworkObserver {
  public:
   virtual ~FrameworkObserver() = default;
-  virtual void ObserveExtensionPoint(std::string_view extension_point, const Status& status,
-                                     const std::string& profile, double seconds) = 0;
-  // Only in cycles whose CycleState::record_plugin_metrics is set (sampled).
-  virtual void ObservePlugin(std::string_view plugin, std::string_view extension_point,
-                             const Status& status, double seconds) = 0;
+  virtual ExtensionPointObserver* ForExtensionPoint(std::string_view extension_point,
+                                                    const std::string& profile) = 0;
+  virtual PluginObserver* ForPlugin(std::string_view plugin, std::string_view extension_point,
+                                    const std::string& profile) = 0;
   virtual void ObservePermitWait(const Status& status, double seconds) = 0;
 };
 
@@ -134,6 +152,14 @@ class Framework : public Handle {
   Status RunBindPlugins(CycleState& state, const api::Pod& pod, const std::string& node);
   void RunPostBindPlugins(CycleState& state, const api::Pod& pod, const std::string& node);
 
+  // The Filter phase of one cycle ran over `nodes_evaluated` nodes, `rejected_by` of which a given
+  // plugin rejected; records the phase's duration and each Filter plugin's evaluation count
+  // (upstream counts one evaluation per plugin per node it ran on). Filter plugins run per node
+  // on many threads, so the scheduler reports the whole phase once rather than per call.
+  void RecordFilterPhase(const CycleState& state, const Status& status, double seconds,
+                         int64_t nodes_evaluated,
+                         const std::map<std::string, int64_t>& rejected_by);
+
   bool HasFilterPlugins() const { return !filter_.empty(); }
   bool HasPostFilterPlugins() const { return !post_filter_.empty(); }
   bool HasScorePlugins() const { return !score_.empty(); }
@@ -163,12 +189,31 @@ class Framework : public Handle {
   struct Entry {
     std::string name;
     P* plugin;
+    PluginObserver* metrics;  // Never null.
   };
 
-  void Observe(std::string_view point, const Status& status,
+  // Indexes point_metrics_.
+  enum class Point : uint8_t {
+    kPreEnqueue,
+    kPreFilter,
+    kFilter,
+    kPostFilter,
+    kPreScore,
+    kScore,
+    kReserve,
+    kUnreserve,
+    kPermit,
+    kPreBind,
+    kBind,
+    kPostBind,
+    kCount,
+  };
+
+  PluginObserver* PluginMetrics(const std::string& plugin, std::string_view point);
+  void Observe(Point point, const Status& status,
                std::chrono::steady_clock::time_point start) const;
-  void ObservePlugin(const CycleState& state, std::string_view plugin, std::string_view point,
-                     const Status& status, std::chrono::steady_clock::time_point start) const;
+  void ObservePlugin(const CycleState& state, PluginObserver* metrics, const Status& status,
+                     std::chrono::steady_clock::time_point start) const;
 
   std::string profile_name_;
   config::Profile profile_;
@@ -189,6 +234,10 @@ class Framework : public Handle {
   std::vector<Entry<BindPlugin>> bind_;
   std::vector<Entry<PostBindPlugin>> post_bind_;
   std::vector<Entry<EnqueueExtensions>> enqueue_extensions_;
+  // Parallel to reserve_ and score_: the same plugins at Unreserve and ScoreExtensionNormalize.
+  std::vector<PluginObserver*> unreserve_metrics_;
+  std::vector<PluginObserver*> normalize_metrics_;
+  std::array<ExtensionPointObserver*, static_cast<size_t>(Point::kCount)> point_metrics_{};
 };
 
 }  // namespace berth::framework::runtime

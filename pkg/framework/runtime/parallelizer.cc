@@ -5,7 +5,9 @@
 namespace berth::framework::runtime {
 
 WorkerPool::WorkerPool(int parallelism) : parallelism_(std::max(1, parallelism)) {
-  for (int i = 1; i < parallelism_; i++) threads_.emplace_back([this] { WorkerLoop(); });
+  const int hardware = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  const int threads = std::min(parallelism_, hardware);
+  for (int i = 1; i < threads; i++) threads_.emplace_back([this] { WorkerLoop(); });
 }
 
 WorkerPool::~WorkerPool() {
@@ -52,7 +54,9 @@ void WorkerPool::Until(int pieces, const std::function<void(int)>& work,
   if (pieces <= 0) return;
   std::lock_guard call_lock(call_mu_);
   // Small jobs are cheaper inline than waking workers.
-  if (pieces == 1 || threads_.empty()) {
+  const int helpers =
+      std::min(static_cast<int>(threads_.size()), (pieces - 1) / kMinPiecesPerThread);
+  if (helpers == 0) {
     for (int i = 0; i < pieces && !(stop && stop->load()); i++) work(i);
     return;
   }
@@ -64,7 +68,11 @@ void WorkerPool::Until(int pieces, const std::function<void(int)>& work,
     next_piece_ = 0;
     job_id_++;
   }
-  work_cv_.notify_all();
+  if (helpers == static_cast<int>(threads_.size())) {
+    work_cv_.notify_all();
+  } else {
+    for (int i = 0; i < helpers; i++) work_cv_.notify_one();
+  }
   Drain();
   std::unique_lock lock(mu_);
   // Workers that have not woken yet for this job find no pieces left and leave at once; waiting

@@ -12,9 +12,14 @@
 
 namespace berth::framework::runtime {
 
-// A fixed pool of parallelism-1 worker threads plus the calling thread. Until() hands out pieces
-// through an atomic counter, so threads that finish early take more work. One Until() runs at a
-// time (the scheduling thread is the only caller); concurrent callers are serialized.
+// A fixed pool of worker threads plus the calling thread. Until() hands out pieces through an
+// atomic counter, so threads that finish early take more work. One Until() runs at a time (the
+// scheduling thread is the only caller); concurrent callers are serialized.
+//
+// Threads are OS threads, not goroutines: the pool has min(parallelism, hardware threads) - 1
+// workers, and a job wakes only as many as it has pieces for (one per kMinPiecesPerThread), since
+// a wake-up costs more than filtering a few nodes. parallelism() still reports the configured
+// value, which plugins may use to size their own work.
 class WorkerPool : public Parallelizer {
  public:
   explicit WorkerPool(int parallelism);
@@ -29,6 +34,8 @@ class WorkerPool : public Parallelizer {
  private:
   void WorkerLoop();
   void Drain();
+
+  static constexpr int kMinPiecesPerThread = 32;
 
   const int parallelism_;
   std::mutex call_mu_;  // Serializes Until() callers.

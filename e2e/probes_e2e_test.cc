@@ -1,0 +1,89 @@
+// /readyz tells an orchestrator whether the scheduler can work; /livez only whether it is alive.
+// A scheduler whose credentials cannot list pods must be alive but not ready, say why, and become
+// ready by itself once access is granted.
+
+#include <gtest/gtest.h>
+
+#include "e2e/harness.h"
+#include "test/testing/cluster.h"
+
+namespace berth::e2e {
+namespace {
+
+using namespace std::chrono_literals;
+
+// A ClusterRole + binding granting the no-permissions test user what the informers need; removed
+// when the object goes away so other tests still see that user forbidden.
+class InformerGrant {
+ public:
+  InformerGrant(std::shared_ptr<client::Client> client, const std::string& user)
+      : client_(std::move(client)), name_("berth-e2e-probes-" + testing::UniqueSuffix()) {
+    client_->Post("/apis/rbac.authorization.k8s.io/v1/clusterroles",
+                  {{"apiVersion", "rbac.authorization.k8s.io/v1"},
+                   {"kind", "ClusterRole"},
+                   {"metadata", {{"name", name_}}},
+                   {"rules",
+                    {{{"apiGroups", {""}},
+                      {"resources", {"pods", "nodes"}},
+                      {"verbs", {"get", "list", "watch"}}}}}});
+    client_->Post(
+        "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
+        {{"apiVersion", "rbac.authorization.k8s.io/v1"},
+         {"kind", "ClusterRoleBinding"},
+         {"metadata", {{"name", name_}}},
+         {"roleRef",
+          {{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "ClusterRole"}, {"name", name_}}},
+         {"subjects",
+          {{{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "User"}, {"name", user}}}}});
+  }
+  ~InformerGrant() {
+    for (const char* kind : {"clusterrolebindings", "clusterroles"}) {
+      try {
+        client_->Delete("/apis/rbac.authorization.k8s.io/v1/" + std::string(kind) + "/" + name_);
+      } catch (const std::exception&) {
+        // Best effort; the unique name keeps a leftover from affecting other runs' assertions.
+      }
+    }
+  }
+
+ private:
+  std::shared_ptr<client::Client> client_;
+  std::string name_;
+};
+
+TEST(ProbesE2E, ReadyzWaitsForInformerSyncWhileLivezStaysUp) {
+  const std::string scheduler = "berth-e2e-" + testing::UniqueSuffix();
+  BerthProcess berth("probes", SchedulerConfig(scheduler, false),
+                     testing::ClusterDir() + "/kubeconfig-noperms");
+  ASSERT_EQ(HttpGet(berth.url() + "/livez").status, 200) << berth.Log();
+
+  // Forbidden: not ready, and the probe body says which check fails and why.
+  HttpReply not_ready;
+  ASSERT_TRUE(testing::Eventually(
+      [&] {
+        not_ready = HttpGet(berth.url() + "/readyz");
+        return not_ready.body.find("forbidden") != std::string::npos ||
+               not_ready.body.find("Forbidden") != std::string::npos;
+      },
+      20s))
+      << not_ready.body;
+  EXPECT_EQ(not_ready.status, 500);
+  EXPECT_NE(not_ready.body.find("[-]informer-sync failed"), std::string::npos) << not_ready.body;
+  EXPECT_EQ(HttpGet(berth.url() + "/livez").status, 200);
+  EXPECT_TRUE(berth.process().Running());
+
+  InformerGrant grant(testing::AdminClient(), "berth-test-noperms");
+  HttpReply ready;
+  EXPECT_TRUE(testing::Eventually(
+      [&] {
+        ready = HttpGet(berth.url() + "/readyz");
+        return ready.status == 200;
+      },
+      60s))
+      << ready.body << "\n"
+      << berth.Log();
+  EXPECT_EQ(HttpGet(berth.url() + "/livez").status, 200);
+}
+
+}  // namespace
+}  // namespace berth::e2e

@@ -1,0 +1,238 @@
+#include "pkg/log/log.h"
+
+#include <spdlog/pattern_formatter.h>
+#include <spdlog/sinks/stdout_sinks.h>
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <memory>
+
+namespace berth::log {
+namespace {
+
+// Separators inside the payload: kFieldSep before each key, kValueSep between key and value.
+constexpr char kFieldSep = '\x1e';
+constexpr char kValueSep = '\x1f';
+
+spdlog::level::level_enum LevelFor(int v) {
+  if (v >= 4) return spdlog::level::trace;
+  if (v >= 2) return spdlog::level::debug;
+  return spdlog::level::info;
+}
+
+void AppendJsonString(std::string& out, std::string_view s) {
+  out += '"';
+  for (char c : s) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof(buf), "\\u%04x", static_cast<unsigned char>(c));
+          out += buf;
+        } else {
+          out += c;
+        }
+    }
+  }
+  out += '"';
+}
+
+// logfmt quoting: bare when the value has no space, quote, '=' or control character.
+void AppendTextValue(std::string& out, std::string_view value) {
+  bool bare = !value.empty();
+  for (char c : value) {
+    if (c == ' ' || c == '"' || c == '=' || static_cast<unsigned char>(c) < 0x20) {
+      bare = false;
+      break;
+    }
+  }
+  if (bare) {
+    out += value;
+  } else {
+    AppendJsonString(out, value);
+  }
+}
+
+const char* LevelName(spdlog::level::level_enum level) {
+  switch (level) {
+    case spdlog::level::trace:
+      return "trace";
+    case spdlog::level::debug:
+      return "debug";
+    case spdlog::level::info:
+      return "info";
+    case spdlog::level::warn:
+      return "warning";
+    case spdlog::level::err:
+      return "error";
+    case spdlog::level::critical:
+      return "critical";
+    default:
+      return "info";
+  }
+}
+
+char LevelLetter(spdlog::level::level_enum level) {
+  switch (level) {
+    case spdlog::level::trace:
+      return 'T';
+    case spdlog::level::debug:
+      return 'D';
+    case spdlog::level::warn:
+      return 'W';
+    case spdlog::level::err:
+      return 'E';
+    case spdlog::level::critical:
+      return 'C';
+    default:
+      return 'I';
+  }
+}
+
+// klog's verbosity for a record: what an operator filters on in JSON.
+int VerbosityOf(spdlog::level::level_enum level) {
+  if (level == spdlog::level::trace) return 4;
+  if (level == spdlog::level::debug) return 2;
+  return 0;
+}
+
+std::string Timestamp(std::chrono::system_clock::time_point tp) {
+  std::time_t seconds = std::chrono::system_clock::to_time_t(tp);
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  char buf[40];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &utc);
+  auto micros =
+      std::chrono::duration_cast<std::chrono::microseconds>(tp.time_since_epoch()).count() %
+      1000000;
+  char frac[16];
+  std::snprintf(frac, sizeof(frac), ".%06lldZ", static_cast<long long>(micros));
+  return std::string(buf) + frac;
+}
+
+class Formatter : public spdlog::formatter {
+ public:
+  explicit Formatter(Format format) : format_(format) {}
+  void format(const spdlog::details::log_msg& msg, spdlog::memory_buf_t& dest) override {
+    std::string line = Render(format_, Timestamp(msg.time), msg.level,
+                              std::string_view(msg.payload.data(), msg.payload.size()));
+    line += '\n';
+    dest.append(line.data(), line.data() + line.size());
+  }
+  std::unique_ptr<spdlog::formatter> clone() const override {
+    return std::make_unique<Formatter>(format_);
+  }
+
+ private:
+  Format format_;
+};
+
+void Emit(spdlog::level::level_enum level, std::string_view msg,
+          std::initializer_list<Field> fields) {
+  if (!spdlog::should_log(level)) return;
+  std::string payload = Encode(msg, fields);
+  spdlog::log(level, "{}", payload);
+}
+
+}  // namespace
+
+std::string Encode(std::string_view msg, std::initializer_list<Field> fields) {
+  std::string out(msg);
+  for (const auto& f : fields) {
+    out += kFieldSep;
+    out += f.key;
+    out += kValueSep;
+    out += f.value;
+  }
+  return out;
+}
+
+std::string Render(Format format, std::string_view ts, spdlog::level::level_enum level,
+                   std::string_view payload) {
+  size_t end = payload.find(kFieldSep);
+  std::string_view msg = payload.substr(0, end);
+  std::string out;
+  out.reserve(payload.size() + 64);
+  if (format == Format::kJson) {
+    out += "{\"ts\":";
+    AppendJsonString(out, ts);
+    out += ",\"level\":\"";
+    out += LevelName(level);
+    out += "\",\"v\":";
+    out += std::to_string(VerbosityOf(level));
+    out += ",\"msg\":";
+    AppendJsonString(out, msg);
+  } else {
+    out += ts;
+    out += ' ';
+    out += LevelLetter(level);
+    out += ' ';
+    out += msg;
+  }
+  while (end != std::string_view::npos) {
+    size_t next = payload.find(kFieldSep, end + 1);
+    std::string_view field = payload.substr(
+        end + 1, next == std::string_view::npos ? std::string_view::npos : next - end - 1);
+    size_t sep = field.find(kValueSep);
+    std::string_view key = field.substr(0, sep);
+    std::string_view value =
+        sep == std::string_view::npos ? std::string_view() : field.substr(sep + 1);
+    if (format == Format::kJson) {
+      out += ',';
+      AppendJsonString(out, key);
+      out += ':';
+      AppendJsonString(out, value);
+    } else {
+      out += ' ';
+      out += key;
+      out += '=';
+      AppendTextValue(out, value);
+    }
+    end = next;
+  }
+  if (format == Format::kJson) out += '}';
+  return out;
+}
+
+void Setup(Format format, int verbosity) {
+  auto sink = std::make_shared<spdlog::sinks::stderr_sink_mt>();
+  auto logger = std::make_shared<spdlog::logger>("berth", sink);
+  logger->set_formatter(std::make_unique<Formatter>(format));
+  logger->set_level(LevelFor(verbosity));
+  // Errors reach the terminal (or the container runtime) at once, not when the buffer fills.
+  logger->flush_on(spdlog::level::warn);
+  spdlog::set_default_logger(logger);
+}
+
+bool V(int level) { return spdlog::should_log(LevelFor(level)); }
+
+void Info(std::string_view msg, std::initializer_list<Field> fields) {
+  Emit(spdlog::level::info, msg, fields);
+}
+void Warn(std::string_view msg, std::initializer_list<Field> fields) {
+  Emit(spdlog::level::warn, msg, fields);
+}
+void Error(std::string_view msg, std::initializer_list<Field> fields) {
+  Emit(spdlog::level::err, msg, fields);
+}
+void Verbose(int v, std::string_view msg, std::initializer_list<Field> fields) {
+  Emit(LevelFor(v), msg, fields);
+}
+
+}  // namespace berth::log

@@ -1,0 +1,154 @@
+#include "pkg/server/server.h"
+
+// cpprestsdk's U() macro would break gtest's templates.
+#define _TURN_OFF_PLATFORM_STRING
+#include <arpa/inet.h>
+#include <cpprest/http_client.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <boost/asio/ssl.hpp>
+#include <cstdlib>
+#include <filesystem>
+
+namespace berth::server {
+namespace {
+
+uint16_t FreePort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  socklen_t len = sizeof(addr);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+struct Reply {
+  int status = 0;
+  std::string body;
+};
+
+Reply Get(const std::string& url, const std::string& ca_file = "") {
+  web::http::client::http_client_config config;
+  if (!ca_file.empty()) {
+    config.set_ssl_context_callback(
+        [ca_file](boost::asio::ssl::context& ctx) { ctx.load_verify_file(ca_file); });
+  }
+  web::http::client::http_client client(url, config);
+  auto response = client.request(web::http::methods::GET).get();
+  return {response.status_code(), response.extract_utf8string(true).get()};
+}
+
+TEST(BindAddressTest, ParsesHostPortAndRejectsTheRest) {
+  auto a = ParseBindAddress("0.0.0.0:10251");
+  EXPECT_EQ(a.host, "0.0.0.0");
+  EXPECT_EQ(a.port, 10251);
+  auto b = ParseBindAddress("[::1]:8080");
+  EXPECT_EQ(b.host, "[::1]");
+  EXPECT_EQ(b.port, 8080);
+  for (const char* bad :
+       {"", "10251", ":10251", "host:", "host:0", "host:70000", "::1:80", "host:12ab"}) {
+    try {
+      ParseBindAddress(bad);
+      ADD_FAILURE() << "accepted " << bad;
+    } catch (const ServerError& e) {
+      EXPECT_NE(std::string(e.what()).find("--bind-address"), std::string::npos);
+    }
+  }
+}
+
+TEST(HttpServerTest, ServesMetricsConfigzAndHealth) {
+  std::atomic<bool> synced{false};
+  Handlers handlers;
+  handlers.metrics = [] { return std::string("berth_build_info 1\n"); };
+  handlers.configz = [] { return std::string(R"({"profiles":[]})"); };
+  handlers.livez = {{"ping", [] { return std::optional<std::string>(); }}};
+  handlers.readyz = {{"ping", [] { return std::optional<std::string>(); }},
+                     {"informer-sync", [&]() -> std::optional<std::string> {
+                        if (synced) return std::nullopt;
+                        return "pods and nodes not listed yet";
+                      }}};
+  const uint16_t port = FreePort();
+  HttpServer server({"127.0.0.1:" + std::to_string(port), "", ""}, handlers);
+  server.Start();
+  const std::string base = server.url();
+  EXPECT_EQ(base, "http://127.0.0.1:" + std::to_string(port));
+
+  EXPECT_EQ(Get(base + "/metrics").body, "berth_build_info 1\n");
+  EXPECT_EQ(Get(base + "/configz").body, R"({"profiles":[]})");
+  EXPECT_EQ(Get(base + "/livez").status, 200);
+  EXPECT_EQ(Get(base + "/healthz").body, "ok");
+
+  Reply not_ready = Get(base + "/readyz");
+  EXPECT_EQ(not_ready.status, 500);
+  EXPECT_NE(not_ready.body.find("[-]informer-sync failed: pods and nodes not listed yet"),
+            std::string::npos);
+  EXPECT_NE(not_ready.body.find("[+]ping ok"), std::string::npos);
+  synced = true;
+  EXPECT_EQ(Get(base + "/readyz").status, 200);
+  EXPECT_NE(Get(base + "/readyz?verbose").body.find("[+]informer-sync ok"), std::string::npos);
+  EXPECT_EQ(Get(base + "/nope").status, 404);
+  server.Stop();
+}
+
+TEST(HttpServerTest, PortInUseIsAClearError) {
+  const uint16_t port = FreePort();
+  HttpServer first({"127.0.0.1:" + std::to_string(port), "", ""}, {});
+  first.Start();
+  HttpServer second({"127.0.0.1:" + std::to_string(port), "", ""}, {});
+  try {
+    second.Start();
+    FAIL() << "second listener on the same port started";
+  } catch (const ServerError& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot listen"), std::string::npos) << e.what();
+  }
+}
+
+TEST(HttpServerTest, ServesHttpsWithTheGivenCertificate) {
+  auto dir =
+      std::filesystem::temp_directory_path() / ("berth-server-test-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string cert = (dir / "tls.crt").string();
+  const std::string key = (dir / "tls.key").string();
+  const std::string cmd =
+      "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 "
+      "-addext subjectAltName=IP:127.0.0.1 -keyout " +
+      key + " -out " + cert + " >/dev/null 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  Handlers handlers;
+  handlers.metrics = [] { return std::string("up 1\n"); };
+  const uint16_t port = FreePort();
+  HttpServer server({"127.0.0.1:" + std::to_string(port), cert, key}, handlers);
+  server.Start();
+  EXPECT_EQ(server.url(), "https://127.0.0.1:" + std::to_string(port));
+  Reply r = Get(server.url() + "/metrics", cert);
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, "up 1\n");
+  // A client that does not trust the certificate is refused.
+  EXPECT_THROW(Get(server.url() + "/metrics"), std::exception);
+  server.Stop();
+  std::filesystem::remove_all(dir);
+}
+
+TEST(HttpServerTest, HalfATlsPairOrAnUnreadableFileIsRejected) {
+  EXPECT_THROW(HttpServer({"127.0.0.1:1", "/tmp/only-cert.pem", ""}, {}), ServerError);
+  HttpServer server(
+      {"127.0.0.1:" + std::to_string(FreePort()), "/nonexistent/tls.crt", "/nonexistent/tls.key"},
+      {});
+  try {
+    server.Start();
+    FAIL() << "started without a certificate";
+  } catch (const ServerError& e) {
+    EXPECT_NE(std::string(e.what()).find("--tls-cert-file: cannot read"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace berth::server
