@@ -11,13 +11,15 @@ CMAKE := cmake
 GENERATOR := $(shell command -v ninja >/dev/null 2>&1 && echo Ninja || echo "Unix Makefiles")
 
 .PHONY: build deps tools configure unit integration test cluster-up cluster-down demo \
-        sanitize tsan bench bench-e2e format format-check lint clean
+        sanitize tsan bench bench-e2e format format-check lint clean chart-tools chart-lint manifests
 
 deps:
 	@deploy/install-deps.sh
 
+# Everything the tests run against: the control plane, helm and the ServiceMonitor CRD for the
+# chart tests. kube-scheduler (the benchmarks' reference) is built by the bench targets only.
 tools: deps
-	@deploy/build-tools.sh etcd kube-apiserver
+	@deploy/build-tools.sh etcd kube-apiserver helm servicemonitor-crd
 
 configure: deps
 	@$(CMAKE) -S . -B $(BUILD_DIR) -G "$(GENERATOR)" -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) \
@@ -66,6 +68,23 @@ tsan: deps
 	@cd _output/build-tsan && \
 	  TSAN_OPTIONS="halt_on_error=1 suppressions=$(CURDIR)/test/sanitizers/tsan.supp" \
 	  ctest -L unit -j$(JOBS) --output-on-failure $(CTEST_ARGS)
+
+# The pinned helm and the ServiceMonitor CRD the packaging tests (test/packaging) use.
+chart-tools: deps
+	@deploy/build-tools.sh helm servicemonitor-crd
+
+# helm lint of charts/berth with its defaults and with every ci/ values file.
+chart-lint: chart-tools
+	@_output/tools/helm lint --strict charts/berth
+	@for f in charts/berth/ci/*-values.yaml; do \
+	  _output/tools/helm lint --strict charts/berth --values "$$f" >/dev/null || \
+	    { _output/tools/helm lint --strict charts/berth --values "$$f"; exit 1; }; \
+	  echo "chart-lint: $$f ok"; \
+	done
+
+# Regenerates manifests/berth.yaml from the chart (test/packaging fails when it is stale).
+manifests: chart-tools
+	@deploy/render-manifests.sh
 
 SOURCES = $(shell git ls-files '*.cc' '*.h')
 

@@ -5,7 +5,13 @@
 # so a second run (or a fresh clone on the same machine) only makes links.
 #
 #   deploy/build-tools.sh [etcd] [kube-apiserver] [kube-scheduler] [helm] [kwok]
+#                         [servicemonitor-crd]
 #   (no arguments: etcd and kube-apiserver, what the local control plane needs)
+#
+# servicemonitor-crd is not a binary: it is prometheus-operator's ServiceMonitor
+# CustomResourceDefinition, copied out of that release's Go module (checked against
+# deploy/tools/prometheus-operator/go.sum) to _output/tools/servicemonitor-crd.yaml, so the
+# chart's ServiceMonitor can be validated by a real apiserver without a cluster add-on.
 #
 # Environment: BERTH_CACHE_DIR (default ~/.cache/berth) holds the cache.
 set -euo pipefail
@@ -35,13 +41,42 @@ version_of() {
     kube-apiserver | kube-scheduler) echo "$KUBERNETES_VERSION" ;;
     helm) echo "$HELM_VERSION" ;;
     kwok) echo "$KWOK_VERSION" ;;
-    *) echo "build-tools: unknown tool '$1' (known: etcd kube-apiserver kube-scheduler helm kwok)" >&2; return 1 ;;
+    servicemonitor-crd) echo "$PROMETHEUS_OPERATOR_VERSION" ;;
+    *) echo "build-tools: unknown tool '$1' (known: etcd kube-apiserver kube-scheduler helm kwok servicemonitor-crd)" >&2; return 1 ;;
   esac
+}
+
+# versions.env and the module's go.mod must name the same release, or the cache key would
+# lie about what was built.
+check_pin() {
+  local module_dir=$1 module=$2 version=$3
+  if ! grep -Eq "^(require )?[[:space:]]*$module $version\b" "$module_dir/go.mod"; then
+    echo "build-tools: $module_dir/go.mod does not require $module $version (deploy/versions.env);" \
+      "update both together" >&2
+    return 1
+  fi
+}
+
+fetch_servicemonitor_crd() {
+  local version=$1 target=$2 module=github.com/prometheus-operator/prometheus-operator dir
+  local module_dir=$repo/deploy/tools/prometheus-operator
+  check_pin "$module_dir" "$module" "$version"
+  dir=$(cd "$module_dir" && go mod download -json "$module" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+  local crd=$dir/example/prometheus-operator-crd/monitoring.coreos.com_servicemonitors.yaml
+  [[ -f $crd ]] || { echo "build-tools: $crd is missing from $module $version" >&2; return 1; }
+  cp "$crd" "$target.tmp"
+  mv "$target.tmp" "$target"
 }
 
 build_one() {
   local name=$1 version target module_dir pkg ldflags=""
   version=$(version_of "$name")
+  if [[ $name == servicemonitor-crd ]]; then
+    target=$cache/$name-$version.yaml
+    [[ -f $target ]] || fetch_servicemonitor_crd "$version" "$target"
+    ln -sfn "$target" "$out/$name.yaml"
+    return 0
+  fi
   target=$cache/$name-$version
   if [[ ! -x $target ]]; then
     case $name in
@@ -61,8 +96,21 @@ build_one() {
         ;;
       helm)
         module_dir=$repo/deploy/tools/helm
+        check_pin "$module_dir" helm.sh/helm/v3 "$HELM_VERSION"
         pkg=helm.sh/helm/v3/cmd/helm
+        # As helm's own release build does: the Kubernetes version `helm template` and
+        # `helm lint` assume (checked against a chart's kubeVersion) is the one of the client-go
+        # it is built with; without this it claims v1.20.
+        local client_go kube_minor
+        client_go=$(cd "$module_dir" && go list -f '{{.Version}}' -m k8s.io/client-go)
+        kube_minor=${client_go#v0.}
+        kube_minor=${kube_minor%%.*}
         ldflags="-X helm.sh/helm/v3/internal/version.version=$HELM_VERSION"
+        local var
+        for var in pkg/chartutil pkg/lint/rules; do
+          ldflags+=" -X helm.sh/helm/v3/$var.k8sVersionMajor=1"
+          ldflags+=" -X helm.sh/helm/v3/$var.k8sVersionMinor=$kube_minor"
+        done
         ;;
       kwok)
         module_dir=$repo/deploy/tools/kwok

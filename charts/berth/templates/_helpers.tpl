@@ -1,0 +1,73 @@
+{{/* The chart name, or nameOverride. */}}
+{{- define "berth.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/*
+The name of every object of the release. A release named like the chart ("berth") gives plain
+"berth" rather than "berth-berth".
+*/}}
+{{- define "berth.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "berth.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "berth.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{- define "berth.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{ include "berth.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/component: scheduler
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end }}
+
+{{- define "berth.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "berth.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{/*
+"true" when the replicas elect a leader: leaderElection.enabled when set, else replicas > 1.
+Several replicas without it would all schedule at once and overcommit nodes, so that is refused.
+*/}}
+{{- define "berth.leaderElect" -}}
+{{- $enabled := .Values.leaderElection.enabled }}
+{{- if kindIs "invalid" $enabled }}
+{{- $enabled = gt (int .Values.replicas) 1 }}
+{{- end }}
+{{- if and (not $enabled) (gt (int .Values.replicas) 1) }}
+{{- fail (printf "replicas is %d but leaderElection.enabled is false: replicas that do not elect a leader all schedule at once; set leaderElection.enabled to true (or leave it null)" (int .Values.replicas)) }}
+{{- end }}
+{{- ternary "true" "false" $enabled }}
+{{- end }}
+
+{{- define "berth.leaseName" -}}
+{{- default (include "berth.fullname" .) .Values.leaderElection.resourceName }}
+{{- end }}
+
+{{- define "berth.scheme" -}}
+{{- ternary "HTTPS" "HTTP" .Values.server.tls.enabled }}
+{{- end }}
+
+{{- define "berth.tlsSecretName" -}}
+{{- required "server.tls.secretName is required when server.tls.enabled is true: the name of a kubernetes.io/tls Secret (keys tls.crt and tls.key) in the release namespace" .Values.server.tls.secretName }}
+{{- end }}
+
+{{- define "berth.image" -}}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}

@@ -1,0 +1,457 @@
+// charts/berth as helm renders it, without a cluster: the schema rejects bad values naming the
+// key, every ci/ values file lints and renders, the RBAC is exactly what the scheduler calls,
+// the pod is locked down, the rendered configuration is one berth-scheduler accepts, and
+// manifests/berth.yaml is a fresh render.
+
+#include "test/packaging/chart.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <regex>
+#include <set>
+#include <tuple>
+
+#include "pkg/config/load.h"
+#include "pkg/plugins/registry/registry.h"
+#include "test/testing/cluster.h"
+#include "test/testing/process.h"
+
+namespace berth::packaging {
+namespace {
+
+using ::testing::HasSubstr;
+using json = nlohmann::json;
+
+constexpr char kNamespace[] = "berth-system";
+
+std::string CiFile(const std::string& name) { return ChartDir() + "/ci/" + name; }
+
+std::vector<json> Render(const std::vector<std::string>& files,
+                         const std::vector<std::string>& sets = {}) {
+  return ParseYamlDocuments(HelmTemplate("berth", kNamespace, files, sets));
+}
+
+std::string Basename(const std::string& path) {
+  return std::filesystem::path(path).filename().string();
+}
+
+CommandResult Lint(const std::vector<std::string>& values_files) {
+  std::vector<std::string> argv = {ToolPath("helm"), "lint", "--strict", ChartDir()};
+  for (const std::string& file : values_files) {
+    argv.push_back("--values");
+    argv.push_back(file);
+  }
+  return RunCommand(argv);
+}
+
+// ---- Schema ------------------------------------------------------------------------------------
+
+TEST(ChartLint, EveryCiValuesFilePasses) {
+  std::vector<std::string> files = CiValuesFiles();
+  ASSERT_GE(files.size(), 4u);
+  for (const std::string& file : files) {
+    CommandResult result = Lint({file});
+    EXPECT_EQ(result.exit_code, 0) << Basename(file) << ":\n" << result.out << result.err;
+  }
+}
+
+struct BadValues {
+  std::string name;
+  std::string yaml;
+  std::vector<std::string> message_parts;  // Each must appear in helm's output.
+};
+
+class ChartLintRejects : public ::testing::TestWithParam<BadValues> {};
+
+TEST_P(ChartLintRejects, NamingTheKey) {
+  const BadValues& bad = GetParam();
+  std::string file = testing::WriteTempFile(bad.name + ".yaml", bad.yaml);
+  CommandResult result = Lint({file});
+  EXPECT_NE(result.exit_code, 0) << "helm lint accepted:\n" << bad.yaml;
+  for (const std::string& part : bad.message_parts) {
+    EXPECT_THAT(result.out + result.err, HasSubstr(part));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Values, ChartLintRejects,
+    ::testing::Values(
+        BadValues{"WrongType", "replicas: two\n", {"'/replicas'", "got string, want integer"}},
+        BadValues{"WrongNestedType",
+                  "leaderElection:\n  enabled: \"yes\"\n",
+                  {"'/leaderElection/enabled'", "got string"}},
+        BadValues{"UnknownTopLevelKey", "replica: 2\n", {"additional properties 'replica'"}},
+        BadValues{"UnknownNestedKey",
+                  "image:\n  repository: berth\n  tagg: v1\n",
+                  {"'/image'", "additional properties 'tagg'"}},
+        BadValues{"UnknownExtensionPoint",
+                  "profiles:\n  - schedulerName: berth-scheduler\n    plugins:\n"
+                  "      multipoint: {enabled: [{name: NodeName}]}\n",
+                  {"'/profiles/0/plugins'", "additional properties 'multipoint'"}},
+        BadValues{"BadSchedulerName",
+                  "profiles:\n  - schedulerName: Berth_Scheduler\n",
+                  {"'/profiles/0/schedulerName'"}},
+        BadValues{"BadDuration",
+                  "leaderElection:\n  leaseDuration: 15\n",
+                  {"'/leaderElection/leaseDuration'"}}),
+    [](const ::testing::TestParamInfo<BadValues>& info) { return info.param.name; });
+
+// ---- Rendering ---------------------------------------------------------------------------------
+
+std::multiset<std::string> Kinds(const std::vector<json>& objects) {
+  std::multiset<std::string> kinds;
+  for (const json& object : objects) kinds.insert(object.value("kind", "<none>"));
+  return kinds;
+}
+
+TEST(ChartTemplate, EveryCiValuesFileRendersTheExpectedObjects) {
+  const std::multiset<std::string> base = {"ServiceAccount",     "ConfigMap", "ClusterRole",
+                                           "ClusterRoleBinding", "Service",   "Deployment"};
+  auto with = [&](std::initializer_list<std::string> extra) {
+    std::multiset<std::string> kinds = base;
+    kinds.insert(extra);
+    return kinds;
+  };
+  const std::map<std::string, std::multiset<std::string>> expected = {
+      {"defaults-values.yaml", base},
+      {"two-profiles-values.yaml", base},
+      {"ha-servicemonitor-values.yaml",
+       with({"Role", "RoleBinding", "ServiceMonitor", "PodDisruptionBudget"})},
+      {"tls-values.yaml", with({"ServiceMonitor"})},
+  };
+  std::set<std::string> seen;
+  for (const std::string& file : CiValuesFiles()) {
+    std::string name = Basename(file);
+    seen.insert(name);
+    std::vector<json> objects = Render({file});
+    ASSERT_TRUE(expected.contains(name)) << name << " has no expectation here; add one";
+    EXPECT_EQ(Kinds(objects), expected.at(name)) << name;
+    for (const json& object : objects) {
+      std::string kind = object["kind"];
+      bool cluster_scoped = kind == "ClusterRole" || kind == "ClusterRoleBinding";
+      EXPECT_EQ(object["metadata"].contains("namespace"), !cluster_scoped) << name << " " << kind;
+      if (!cluster_scoped) {
+        EXPECT_EQ(object["metadata"]["namespace"], kNamespace);
+      }
+      EXPECT_EQ(object["metadata"]["labels"]["app.kubernetes.io/name"], "berth");
+    }
+  }
+  EXPECT_EQ(seen.size(), expected.size());
+}
+
+TEST(ChartTemplate, ImageDefaultsToTheProjectVersion) {
+  std::string cmake = ReadFile(testing::RepoRoot() + "/CMakeLists.txt");
+  std::smatch match;
+  ASSERT_TRUE(std::regex_search(cmake, match, std::regex(R"(project\(berth VERSION ([0-9.]+))")));
+  std::string version = match[1];
+  std::string chart = ReadFile(ChartDir() + "/Chart.yaml");
+  EXPECT_THAT(chart, HasSubstr("appVersion: \"" + version + "\""));
+  json deployment = OnlyOfKind(Render({}), "Deployment");
+  EXPECT_EQ(deployment["spec"]["template"]["spec"]["containers"][0]["image"],
+            "berth-scheduler:" + version);
+  deployment =
+      OnlyOfKind(Render({}, {"image.repository=example/berth", "image.tag=dev"}), "Deployment");
+  EXPECT_EQ(deployment["spec"]["template"]["spec"]["containers"][0]["image"], "example/berth:dev");
+}
+
+// ---- RBAC --------------------------------------------------------------------------------------
+
+// One (apiGroup, resource, verb, resourceName) per permission, whatever the rules' grouping.
+using Grant = std::tuple<std::string, std::string, std::string, std::string>;
+
+std::set<Grant> Grants(const json& role) {
+  std::set<Grant> grants;
+  for (const json& rule : role["rules"]) {
+    EXPECT_FALSE(rule.contains("nonResourceURLs")) << rule.dump();
+    std::vector<std::string> names = {""};
+    if (rule.contains("resourceNames"))
+      names = rule["resourceNames"].get<std::vector<std::string>>();
+    for (const json& group : rule["apiGroups"])
+      for (const json& resource : rule["resources"])
+        for (const json& verb : rule["verbs"])
+          for (const std::string& name : names) grants.insert({group, resource, verb, name});
+  }
+  return grants;
+}
+
+const std::set<Grant> kClusterGrants = {
+    {"", "pods", "get", ""},
+    {"", "pods", "list", ""},
+    {"", "pods", "watch", ""},
+    {"", "pods/binding", "create", ""},
+    {"", "pods/status", "patch", ""},
+    {"", "nodes", "get", ""},
+    {"", "nodes", "list", ""},
+    {"", "nodes", "watch", ""},
+    {"events.k8s.io", "events", "create", ""},
+    {"events.k8s.io", "events", "patch", ""},
+};
+
+TEST(ChartRbac, ClusterRoleGrantsExactlyWhatTheSchedulerCalls) {
+  for (const std::string& file : CiValuesFiles()) {
+    std::vector<json> objects = Render({file});
+    EXPECT_EQ(Grants(OnlyOfKind(objects, "ClusterRole")), kClusterGrants) << Basename(file);
+    json binding = OnlyOfKind(objects, "ClusterRoleBinding");
+    EXPECT_EQ(binding["roleRef"]["name"], OnlyOfKind(objects, "ClusterRole")["metadata"]["name"]);
+    EXPECT_EQ(
+        binding["subjects"],
+        json::parse(R"([{"kind":"ServiceAccount","name":"berth","namespace":"berth-system"}])"));
+  }
+}
+
+TEST(ChartRbac, PreemptionAddsOnlyPodDeletion) {
+  std::set<Grant> expected = kClusterGrants;
+  expected.insert({"", "pods", "delete", ""});
+  EXPECT_EQ(Grants(OnlyOfKind(Render({}, {"rbac.preemption=true"}), "ClusterRole")), expected);
+}
+
+TEST(ChartRbac, LeaseRoleOnlyWithLeaderElectionAndOnlyForItsLease) {
+  EXPECT_TRUE(OfKind(Render({CiFile("defaults-values.yaml")}), "Role").empty());
+  EXPECT_TRUE(OfKind(Render({CiFile("defaults-values.yaml")}), "RoleBinding").empty());
+
+  std::vector<json> objects = Render({CiFile("ha-servicemonitor-values.yaml")});
+  json role = OnlyOfKind(objects, "Role");
+  EXPECT_EQ(role["metadata"]["namespace"], kNamespace);
+  const std::set<Grant> expected = {
+      {"coordination.k8s.io", "leases", "create", ""},
+      {"coordination.k8s.io", "leases", "get", "berth-leader"},
+      {"coordination.k8s.io", "leases", "list", "berth-leader"},
+      {"coordination.k8s.io", "leases", "watch", "berth-leader"},
+      {"coordination.k8s.io", "leases", "update", "berth-leader"},
+  };
+  EXPECT_EQ(Grants(role), expected);
+  json binding = OnlyOfKind(objects, "RoleBinding");
+  EXPECT_EQ(binding["roleRef"]["kind"], "Role");
+  EXPECT_EQ(binding["roleRef"]["name"], role["metadata"]["name"]);
+  EXPECT_EQ(binding["subjects"][0]["name"], "berth");
+}
+
+TEST(ChartRbac, NothingWhenDisabled) {
+  std::vector<json> objects =
+      Render({CiFile("ha-servicemonitor-values.yaml")},
+             {"rbac.create=false", "serviceAccount.create=false", "serviceAccount.name=existing"});
+  for (const char* kind :
+       {"ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding", "ServiceAccount"}) {
+    EXPECT_TRUE(OfKind(objects, kind).empty()) << kind;
+  }
+  EXPECT_EQ(OnlyOfKind(objects, "Deployment")["spec"]["template"]["spec"]["serviceAccountName"],
+            "existing");
+}
+
+// ---- Deployment --------------------------------------------------------------------------------
+
+json PodSpec(const std::vector<json>& objects) {
+  return OnlyOfKind(objects, "Deployment")["spec"]["template"]["spec"];
+}
+
+TEST(ChartDeployment, RunsLockedDownAsTheImageUser) {
+  // The numeric user the image declares is the one the pod must run as.
+  std::string dockerfile = ReadFile(testing::RepoRoot() + "/Dockerfile");
+  std::smatch match;
+  ASSERT_TRUE(std::regex_search(dockerfile, match, std::regex(R"(\nUSER ([0-9]+):([0-9]+))")));
+  int64_t uid = std::stoll(match[1]), gid = std::stoll(match[2]);
+
+  for (const std::string& file : CiValuesFiles()) {
+    SCOPED_TRACE(Basename(file));
+    json spec = PodSpec(Render({file}));
+    const json& pod = spec["securityContext"];
+    EXPECT_EQ(pod["runAsNonRoot"], true);
+    EXPECT_EQ(pod["runAsUser"], uid);
+    EXPECT_EQ(pod["runAsGroup"], gid);
+    EXPECT_EQ(pod["seccompProfile"]["type"], "RuntimeDefault");
+    EXPECT_FALSE(spec.contains("hostNetwork") || spec.contains("hostPID") ||
+                 spec.contains("hostIPC"));
+    ASSERT_EQ(spec["containers"].size(), 1u);
+    const json& container = spec["containers"][0];
+    const json& sc = container["securityContext"];
+    EXPECT_EQ(sc["runAsNonRoot"], true);
+    EXPECT_EQ(sc["runAsUser"], uid);
+    EXPECT_EQ(sc["readOnlyRootFilesystem"], true);
+    EXPECT_EQ(sc["allowPrivilegeEscalation"], false);
+    EXPECT_EQ(sc["capabilities"], json::parse(R"({"drop":["ALL"]})"));
+    EXPECT_EQ(sc["seccompProfile"]["type"], "RuntimeDefault");
+    EXPECT_FALSE(sc.contains("privileged"));
+    EXPECT_TRUE(container["resources"]["requests"].contains("cpu"));
+    EXPECT_TRUE(container["resources"]["requests"].contains("memory"));
+    EXPECT_TRUE(container["resources"]["limits"].contains("memory"));
+    for (const json& mount : container["volumeMounts"]) EXPECT_EQ(mount["readOnly"], true);
+  }
+}
+
+std::string ConfigChecksum(const std::vector<json>& objects) {
+  return OnlyOfKind(objects, "Deployment")["spec"]["template"]["metadata"]["annotations"].value(
+      "checksum/config", "");
+}
+
+TEST(ChartDeployment, ConfigChangeRollsThePods) {
+  std::string base = ConfigChecksum(Render({}));
+  EXPECT_THAT(base, ::testing::MatchesRegex("[0-9a-f]{64}"));
+  EXPECT_NE(ConfigChecksum(Render({}, {"parallelism=4"})), base);
+  EXPECT_NE(ConfigChecksum(Render({}, {"profiles[0].schedulerName=other"})), base);
+  EXPECT_NE(ConfigChecksum(Render({CiFile("two-profiles-values.yaml")})), base);
+  // Values outside the configuration leave the pods alone.
+  EXPECT_EQ(ConfigChecksum(Render({}, {"resources.requests.cpu=1", "podLabels.team=a"})), base);
+}
+
+TEST(ChartDeployment, ProbesAndServiceUseTheServingPortAndScheme) {
+  struct Case {
+    std::string file;
+    std::string scheme;
+    int64_t port;
+  };
+  for (const Case& c :
+       {Case{"defaults-values.yaml", "HTTP", 10251}, Case{"tls-values.yaml", "HTTPS", 10259}}) {
+    SCOPED_TRACE(c.file);
+    std::vector<json> objects = Render({CiFile(c.file)});
+    json spec = PodSpec(objects);
+    const json& container = spec["containers"][0];
+    EXPECT_EQ(container["ports"],
+              json::array({{{"name", "metrics"}, {"containerPort", c.port}, {"protocol", "TCP"}}}));
+    EXPECT_EQ(container["livenessProbe"]["httpGet"],
+              json({{"path", "/livez"}, {"port", "metrics"}, {"scheme", c.scheme}}));
+    EXPECT_EQ(container["readinessProbe"]["httpGet"],
+              json({{"path", "/readyz"}, {"port", "metrics"}, {"scheme", c.scheme}}));
+    std::vector<std::string> args = container["args"];
+    EXPECT_THAT(args, ::testing::Contains("--bind-address=0.0.0.0:" + std::to_string(c.port)));
+    EXPECT_THAT(args, ::testing::Contains("--config=/etc/berth/config/config.yaml"));
+    bool tls = c.scheme == "HTTPS";
+    EXPECT_EQ(std::count(args.begin(), args.end(), "--tls-cert-file=/etc/berth/tls/tls.crt"),
+              tls ? 1 : 0);
+    EXPECT_EQ(std::count(args.begin(), args.end(), "--tls-private-key-file=/etc/berth/tls/tls.key"),
+              tls ? 1 : 0);
+    EXPECT_EQ(spec["volumes"].size(), tls ? 2u : 1u);
+    if (tls) {
+      EXPECT_EQ(spec["volumes"][1]["secret"]["secretName"], "berth-tls");
+    }
+
+    json service = OnlyOfKind(objects, "Service");
+    EXPECT_EQ(service["spec"]["ports"][0]["targetPort"], "metrics");
+    EXPECT_EQ(service["spec"]["selector"],
+              OnlyOfKind(objects, "Deployment")["spec"]["selector"]["matchLabels"]);
+  }
+  json monitor = OnlyOfKind(Render({CiFile("tls-values.yaml")}), "ServiceMonitor");
+  EXPECT_EQ(monitor["spec"]["endpoints"][0]["scheme"], "https");
+  EXPECT_EQ(monitor["spec"]["endpoints"][0]["port"], "metrics");
+  EXPECT_EQ(monitor["spec"]["endpoints"][0]["tlsConfig"]["serverName"], "berth.berth-system.svc");
+  monitor = OnlyOfKind(Render({CiFile("ha-servicemonitor-values.yaml")}), "ServiceMonitor");
+  EXPECT_EQ(monitor["spec"]["endpoints"][0]["scheme"], "http");
+  EXPECT_EQ(monitor["metadata"]["labels"]["release"], "prometheus");
+}
+
+TEST(ChartDeployment, TlsWithoutASecretFailsClearly) {
+  EXPECT_THAT(
+      [] { HelmTemplate("berth", kNamespace, {}, {"server.tls.enabled=true"}); },
+      ::testing::ThrowsMessage<std::runtime_error>(HasSubstr("server.tls.secretName is required")));
+}
+
+// ---- Leader election ---------------------------------------------------------------------------
+
+std::string ConfigText(const std::vector<json>& objects) {
+  return OnlyOfKind(objects, "ConfigMap")["data"]["config.yaml"];
+}
+
+std::set<std::string> KnownPlugins() {
+  std::set<std::string> known;
+  for (const auto& [name, factory] : plugins::registry::InTree()) known.insert(name);
+  return known;
+}
+
+TEST(ChartLeaderElection, OnExactlyWhenMoreThanOneReplica) {
+  struct Case {
+    std::vector<std::string> sets;
+    bool leader_elect;
+    std::string strategy;
+  };
+  for (const Case& c :
+       {Case{{}, false, "Recreate"}, Case{{"replicas=2"}, true, "RollingUpdate"},
+        Case{{"leaderElection.enabled=true"}, true, "RollingUpdate"},
+        Case{{"replicas=3", "leaderElection.enabled=true"}, true, "RollingUpdate"}}) {
+    SCOPED_TRACE(::testing::PrintToString(c.sets));
+    std::vector<json> objects = Render({}, c.sets);
+    config::Configuration cfg =
+        config::LoadString(ConfigText(objects), "config.yaml", KnownPlugins());
+    EXPECT_EQ(cfg.leader_election.leader_elect, c.leader_elect);
+    EXPECT_EQ(cfg.leader_election.resource_namespace, kNamespace);
+    EXPECT_EQ(cfg.leader_election.resource_name, "berth");
+    EXPECT_EQ(OnlyOfKind(objects, "Deployment")["spec"]["strategy"]["type"], c.strategy);
+    EXPECT_EQ(OfKind(objects, "Role").size(), c.leader_elect ? 1u : 0u);
+  }
+  EXPECT_THAT(
+      [] {
+        HelmTemplate("berth", kNamespace, {}, {"replicas=2", "leaderElection.enabled=false"});
+      },
+      ::testing::ThrowsMessage<std::runtime_error>(HasSubstr("leaderElection.enabled")));
+}
+
+// ---- The configuration berth-scheduler reads ----------------------------------------------------
+
+TEST(ChartConfig, EveryRenderedConfigLoadsInBerth) {
+  for (const std::string& file : CiValuesFiles()) {
+    SCOPED_TRACE(Basename(file));
+    std::string text = ConfigText(Render({file}));
+    EXPECT_NO_THROW(config::LoadString(text, Basename(file), KnownPlugins())) << text;
+  }
+}
+
+TEST(ChartConfig, ValuesReachTheConfiguration) {
+  config::Configuration cfg = config::LoadString(
+      ConfigText(Render({CiFile("two-profiles-values.yaml")})), "two-profiles", KnownPlugins());
+  EXPECT_EQ(cfg.parallelism, 8);
+  EXPECT_EQ(cfg.percentage_of_nodes_to_score, 30);
+  EXPECT_EQ(cfg.pod_initial_backoff_seconds, 2);
+  EXPECT_EQ(cfg.pod_max_backoff_seconds, 20);
+  EXPECT_EQ(cfg.client_connection.qps, 100.0);
+  EXPECT_EQ(cfg.client_connection.burst, 200);
+  ASSERT_EQ(cfg.profiles.size(), 2u);
+  EXPECT_EQ(cfg.profiles[0].scheduler_name, "berth-scheduler");
+  EXPECT_EQ(cfg.profiles[0].percentage_of_nodes_to_score, 50);
+  ASSERT_EQ(cfg.profiles[0].plugins.score.enabled.size(), 2u);
+  EXPECT_EQ(cfg.profiles[0].plugins.score.enabled[0], (config::PluginRef{"NodeResourcesFit", 10}));
+  ASSERT_EQ(cfg.profiles[0].plugin_config.size(), 1u);
+  EXPECT_EQ(cfg.profiles[0].plugin_config[0].args["scoringStrategy"]["type"], "MostAllocated");
+  EXPECT_EQ(cfg.profiles[0].plugin_config[0].args["scoringStrategy"]["resources"][1]["weight"], 2);
+  EXPECT_EQ(cfg.profiles[1].scheduler_name, "berth-batch");
+
+  cfg = config::LoadString(ConfigText(Render({CiFile("ha-servicemonitor-values.yaml")})), "ha",
+                           KnownPlugins());
+  EXPECT_TRUE(cfg.leader_election.leader_elect);
+  EXPECT_EQ(cfg.leader_election.resource_name, "berth-leader");
+  EXPECT_EQ(cfg.leader_election.lease_duration, std::chrono::seconds(30));
+  EXPECT_EQ(cfg.leader_election.renew_deadline, std::chrono::seconds(20));
+  EXPECT_EQ(cfg.leader_election.retry_period, std::chrono::seconds(4));
+}
+
+TEST(ChartConfig, DuplicateSchedulerNamesFailClearly) {
+  std::string file =
+      testing::WriteTempFile("dup.yaml", "profiles:\n  - schedulerName: a\n  - schedulerName: a\n");
+  EXPECT_THAT([&] { HelmTemplate("berth", kNamespace, {file}); },
+              ::testing::ThrowsMessage<std::runtime_error>(HasSubstr("\"a\" appears twice")));
+}
+
+// ---- manifests/berth.yaml -----------------------------------------------------------------------
+
+TEST(Manifests, MatchAFreshRenderOfTheChart) {
+  std::string committed = ReadFile(testing::RepoRoot() + "/manifests/berth.yaml");
+  CommandResult fresh =
+      RunCommand({"env", "HELM=" + ToolPath("helm"),
+                  testing::RepoRoot() + "/deploy/render-manifests.sh", "--stdout"});
+  ASSERT_EQ(fresh.exit_code, 0) << fresh.err;
+  EXPECT_TRUE(committed == fresh.out)
+      << "manifests/berth.yaml is stale: run deploy/render-manifests.sh";
+
+  std::vector<json> objects = ParseYamlDocuments(committed);
+  ASSERT_FALSE(objects.empty());
+  EXPECT_EQ(objects[0]["kind"], "Namespace");
+  EXPECT_EQ(objects[0]["metadata"]["name"], kNamespace);
+  EXPECT_THAT(committed.substr(0, committed.find("\n---")),
+              HasSubstr("Generated by deploy/render-manifests.sh"));
+  // Everything else is the chart with its defaults.
+  objects.erase(objects.begin());
+  EXPECT_EQ(objects, Render({}));
+}
+
+}  // namespace
+}  // namespace berth::packaging
