@@ -86,6 +86,21 @@ chart-lint: chart-tools
 manifests: chart-tools
 	@deploy/render-manifests.sh
 
+# In-process benchmarks: the scheduler core on scheduler_perf's workloads (5,000 nodes by default;
+# e.g. BENCH_ARGS="--nodes 500 --pods 1000" for a quick run), then the informer decode path.
+BENCH_ARGS ?=
+bench: build
+	@_output/bin/scheduler_bench --workload all $(BENCH_ARGS)
+	@_output/bin/decode_bench --pods 2000
+
+# End-to-end on the local control plane: berth-scheduler, kube-scheduler (same pinned release) and
+# a bind-only client, one after the other on fresh pods; prints latency, pods/s, CPU, RSS and
+# ratios. BENCH_E2E_ARGS="--large" for 5,000 nodes / 30,000 pods, "--nodes 100 --pods 500" quick.
+BENCH_E2E_ARGS ?=
+bench-e2e: build cluster-up
+	@deploy/build-tools.sh kube-scheduler
+	@_output/bin/bench_e2e $(BENCH_E2E_ARGS)
+
 SOURCES = $(shell git ls-files '*.cc' '*.h')
 
 format:

@@ -1,5 +1,7 @@
 #include "pkg/framework/interface.h"
 
+#include <algorithm>
+
 namespace berth::framework {
 
 const char* CodeName(Code code) {
@@ -31,28 +33,66 @@ std::string Status::Message() const {
   return out;
 }
 
+template <typename Change>
+void CycleState::Publish(Change change) {
+  std::lock_guard lock(write_mu_);
+  const Entries* current = current_.load(std::memory_order_relaxed);
+  auto next = current ? std::make_unique<Entries>(*current) : std::make_unique<Entries>();
+  change(*next);
+  current_.store(next.get(), std::memory_order_release);
+  versions_.push_back(std::move(next));
+}
+
 void CycleState::Write(const std::string& key, std::shared_ptr<StateData> data) {
-  std::unique_lock lock(mu_);
-  data_[key] = std::move(data);
+  Publish([&](Entries& entries) {
+    for (auto& [k, v] : entries) {
+      if (k == key) {
+        v = std::move(data);
+        return;
+      }
+    }
+    entries.emplace_back(key, std::move(data));
+  });
+}
+
+StateData* CycleState::Find(const std::string& key) const {
+  const Entries* entries = current_.load(std::memory_order_acquire);
+  if (!entries) return nullptr;
+  for (const auto& [k, v] : *entries) {
+    if (k == key) return v.get();
+  }
+  return nullptr;
 }
 
 std::shared_ptr<StateData> CycleState::ReadData(const std::string& key) const {
-  std::shared_lock lock(mu_);
-  auto it = data_.find(key);
-  return it == data_.end() ? nullptr : it->second;
+  const Entries* entries = current_.load(std::memory_order_acquire);
+  if (!entries) return nullptr;
+  for (const auto& [k, v] : *entries) {
+    if (k == key) return v;
+  }
+  return nullptr;
 }
 
 void CycleState::Delete(const std::string& key) {
-  std::unique_lock lock(mu_);
-  data_.erase(key);
+  Publish([&](Entries& entries) {
+    entries.erase(std::remove_if(entries.begin(), entries.end(),
+                                 [&](const auto& entry) { return entry.first == key; }),
+                  entries.end());
+  });
 }
 
 std::unique_ptr<CycleState> CycleState::Clone() const {
   auto copy = std::make_unique<CycleState>();
-  std::shared_lock lock(mu_);
-  for (const auto& [key, data] : data_) copy->data_[key] = data ? data->Clone() : nullptr;
+  if (const Entries* entries = current_.load(std::memory_order_acquire)) {
+    copy->Publish([&](Entries& out) {
+      out.reserve(entries->size());
+      for (const auto& [key, data] : *entries)
+        out.emplace_back(key, data ? data->Clone() : nullptr);
+    });
+  }
   copy->skip_filter_plugins = skip_filter_plugins;
   copy->skip_score_plugins = skip_score_plugins;
+  copy->filter_skipped = filter_skipped;
   copy->record_plugin_metrics = record_plugin_metrics;
   return copy;
 }

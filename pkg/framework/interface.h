@@ -15,9 +15,9 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
-#include <shared_mutex>
 #include <string>
 #include <string_view>
+#include <typeinfo>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -107,16 +107,27 @@ class StateData {
   virtual std::shared_ptr<StateData> Clone() const = 0;
 };
 
-// Per-cycle key/value store shared by the plugins of one pod's cycle. Writes happen in
-// single-threaded extension points (PreFilter, PreScore, Reserve...); Filter and Score read it
-// from many threads at once, which the shared lock makes safe.
+// Per-cycle key/value store shared by the plugins of one pod's cycle. Thread-safe. Writes are
+// rare (PreFilter, PreScore, Reserve...) and publish a new copy of the entries; reads (every
+// Filter and Score call, from many threads at once) take no lock and touch no reference count,
+// so workers do not contend on it. Every published copy is kept until the CycleState is
+// destroyed, which is what keeps a pointer returned by Read valid for the cycle.
 class CycleState {
  public:
+  CycleState() = default;
+  CycleState(const CycleState&) = delete;
+  CycleState& operator=(const CycleState&) = delete;
+
   void Write(const std::string& key, std::shared_ptr<StateData> data);
   std::shared_ptr<StateData> ReadData(const std::string& key) const;
+  // Null when absent or of another type; valid while this CycleState lives.
   template <typename T>
   T* Read(const std::string& key) const {
-    return dynamic_cast<T*>(ReadData(key).get());
+    StateData* data = Find(key);
+    // The exact type is the common case and a type_info comparison is far cheaper than a
+    // dynamic_cast; Read runs for every node in Filter and Score.
+    if (data == nullptr || typeid(*data) == typeid(T)) return static_cast<T*>(data);
+    return dynamic_cast<T*>(data);
   }
   void Delete(const std::string& key);
   std::unique_ptr<CycleState> Clone() const;
@@ -124,12 +135,22 @@ class CycleState {
   // Plugins whose PreFilter / PreScore returned Skip this cycle.
   std::unordered_set<std::string> skip_filter_plugins;
   std::unordered_set<std::string> skip_score_plugins;
+  // The framework's summary of skip_filter_plugins after PreFilter: one flag per Filter plugin
+  // of the profile, in order. Empty until PreFilter has run.
+  std::vector<char> filter_skipped;
   // Whether per-plugin durations are recorded in this cycle (sampled).
   bool record_plugin_metrics = false;
 
  private:
-  mutable std::shared_mutex mu_;
-  std::unordered_map<std::string, std::shared_ptr<StateData>> data_;
+  using Entries = std::vector<std::pair<std::string, std::shared_ptr<StateData>>>;
+  StateData* Find(const std::string& key) const;
+  // Publishes a copy of the current entries changed by `change`.
+  template <typename Change>
+  void Publish(Change change);
+
+  std::mutex write_mu_;
+  std::vector<std::unique_ptr<const Entries>> versions_;  // Guarded by write_mu_.
+  std::atomic<const Entries*> current_{nullptr};
 };
 
 // Read access to the snapshot of the cluster the cycle works on.
@@ -216,7 +237,8 @@ class PreScorePlugin : public virtual Plugin {
 };
 
 struct NodeScore {
-  std::string name;
+  // The node's name, owned by the cycle's snapshot: valid for the scheduling cycle only.
+  std::string_view name;
   int64_t score = 0;
 };
 using NodeScoreList = std::vector<NodeScore>;

@@ -83,7 +83,11 @@ class NodeInfo {
   }
   void SetImageStates(std::unordered_map<std::string, ImageStateSummary> states) {
     image_states_ = std::move(states);
+    image_states_known_ = true;
   }
+  // True once image_states() was filled (empty when the node reports no images), as every
+  // snapshot NodeInfo is; a NodeInfo built without a snapshot has to be read from its status.
+  bool image_states_known() const { return image_states_known_; }
 
   // Bumped on every change; the snapshot copies only NodeInfos whose generation moved.
   int64_t generation() const { return generation_; }
@@ -102,6 +106,7 @@ class NodeInfo {
   int64_t non_zero_memory_ = 0;
   HostPortInfo used_ports_;
   std::unordered_map<std::string, ImageStateSummary> image_states_;
+  bool image_states_known_ = false;
   int64_t generation_ = 0;
 };
 using NodeInfoPtr = std::shared_ptr<NodeInfo>;

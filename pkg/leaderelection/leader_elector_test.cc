@@ -290,7 +290,7 @@ TEST(LeaderElectorTest, RenewsWithTheResourceVersionItReadKeepingAcquireTimeAndT
   EXPECT_EQ(server->PutsWithoutResourceVersion(), 0);
   EXPECT_EQ(server->Posts(), 1);
   EXPECT_TRUE(elector.IsLeader());
-  EXPECT_EQ(observed.started, 1);
+  EXPECT_TRUE(Eventually([&] { return observed.started == 1; }));
   EXPECT_EQ(observed.stopped, 0);
 }
 
@@ -320,7 +320,8 @@ TEST(LeaderElectorTest, AHeldLeaseIsTakenOnlyAfterLeaseDurationSinceItWasSeenToC
   EXPECT_EQ(spec["leaseTransitions"], 4);
   EXPECT_NE(spec["acquireTime"], "2000-01-01T00:00:00.000000Z");
   EXPECT_EQ(spec["leaseDurationSeconds"], 1);
-  EXPECT_EQ(observed.started, 1);
+  EXPECT_TRUE(Eventually([&] { return observed.started == 1; }));
+  EXPECT_TRUE(Eventually([&] { return observed.Leaders().size() == 2; }));
   EXPECT_THAT(observed.Leaders(), ElementsAre("other", "a"));
 }
 
@@ -413,7 +414,7 @@ TEST(LeaderElectorTest, ConflictingWritesAreReadAgainAndTheLeaseKept) {
   EXPECT_TRUE(elector.IsLeader());
   EXPECT_EQ(Spec(*server)["holderIdentity"], "a");
   EXPECT_EQ(Spec(*server)["leaseTransitions"], 0);
-  EXPECT_EQ(observed.started, 1);
+  EXPECT_TRUE(Eventually([&] { return observed.started == 1; }));
   EXPECT_EQ(observed.stopped, 0);
 }
 
@@ -464,7 +465,7 @@ TEST(LeaderElectorTest, AnUnreachableApiserverEndsLeadershipAtTheRenewDeadline) 
   std::this_thread::sleep_for(200ms);
   EXPECT_EQ(server->Requests("get"), gets);
   EXPECT_EQ(server->Requests("update"), updates);
-  EXPECT_EQ(observed.started, 1);
+  EXPECT_TRUE(Eventually([&] { return observed.started == 1; }));
   EXPECT_EQ(observed.stopped, 1);
 }
 

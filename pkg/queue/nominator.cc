@@ -35,6 +35,7 @@ void Nominator::DeleteNominatedPodIfExists(const api::Pod& pod) {
 }
 
 std::vector<framework::PodInfoPtr> Nominator::NominatedPodsForNode(const std::string& node) const {
+  if (nominated_.load(std::memory_order_acquire) == 0) return {};
   std::lock_guard lock(mu_);
   auto it = by_node_.find(node);
   if (it == by_node_.end()) return {};
@@ -62,6 +63,7 @@ void Nominator::AddLocked(framework::PodInfoPtr pod_info, std::optional<std::str
   }
   node_of_[pod.meta.uid] = node_name;
   by_node_[node_name].push_back(std::move(pod_info));
+  nominated_.store(node_of_.size(), std::memory_order_release);
 }
 
 void Nominator::DeleteLocked(const std::string& uid) {
@@ -77,6 +79,7 @@ void Nominator::DeleteLocked(const std::string& uid) {
     if (pods.empty()) by_node_.erase(list_it);
   }
   node_of_.erase(it);
+  nominated_.store(node_of_.size(), std::memory_order_release);
 }
 
 }  // namespace berth::queue

@@ -6,6 +6,7 @@
 // run ahead of the pod objects (the nomination is recorded before the status patch is sent), so
 // the nominator is keyed by pod uid and is the source of truth for nominations.
 
+#include <atomic>
 #include <functional>
 #include <mutex>
 #include <optional>
@@ -62,6 +63,9 @@ class Nominator : public framework::PodNominator {
   PodLookupFn lookup_;
   std::unordered_map<std::string, std::vector<framework::PodInfoPtr>> by_node_;
   std::unordered_map<std::string, std::string> node_of_;  // uid -> node
+  // node_of_.size(), readable without mu_: Filter asks for every node of every cycle, and
+  // nominations are rare, so the common answer ("none") must not take the lock.
+  std::atomic<size_t> nominated_{0};
 };
 
 }  // namespace berth::queue

@@ -17,11 +17,11 @@
 
 namespace berth::queue {
 
-// Invariants: index_[items_[i]->pod().meta.uid] == i for every i; the heap property holds under
-// `less_`; a uid appears at most once. The sort key of an element (whatever `less_` reads) must
-// not change while the element is in the heap: callers Delete, change, then AddOrUpdate — or
-// change and call AddOrUpdate with the same pointer, which re-sifts. Not thread-safe: the
-// scheduling queue guards it with its mutex.
+// Invariants: for every i, items_[i].position points at index_[uid of items_[i]] and that value
+// is i; the heap property holds under `less_`; a uid appears at most once. The sort key of an
+// element (whatever `less_` reads) must not change while the element is in the heap: callers
+// Delete, change, then AddOrUpdate — or change and call AddOrUpdate with the same pointer, which
+// re-sifts. Not thread-safe: the scheduling queue guards it with its mutex.
 class PodHeap {
  public:
   using Less =
@@ -31,16 +31,14 @@ class PodHeap {
 
   // Inserts, or replaces the entry with the same uid and restores the order.
   void AddOrUpdate(framework::QueuedPodInfoPtr pinfo) {
-    const std::string& uid = pinfo->pod().meta.uid;
-    auto it = index_.find(uid);
-    if (it != index_.end()) {
+    auto [it, inserted] = index_.try_emplace(pinfo->pod().meta.uid, items_.size());
+    if (!inserted) {
       size_t i = it->second;
-      items_[i] = std::move(pinfo);
+      items_[i].pinfo = std::move(pinfo);
       Fix(i);
       return;
     }
-    items_.push_back(std::move(pinfo));
-    index_.emplace(items_.back()->pod().meta.uid, items_.size() - 1);
+    items_.push_back({std::move(pinfo), &it->second});
     Up(items_.size() - 1);
   }
 
@@ -53,27 +51,39 @@ class PodHeap {
 
   framework::QueuedPodInfoPtr Get(const std::string& uid) const {
     auto it = index_.find(uid);
-    return it == index_.end() ? nullptr : items_[it->second];
+    return it == index_.end() ? nullptr : items_[it->second].pinfo;
   }
   bool Has(const std::string& uid) const { return index_.count(uid) != 0; }
 
   // Requires !empty().
-  const framework::QueuedPodInfoPtr& Peek() const { return items_.front(); }
+  const framework::QueuedPodInfoPtr& Peek() const { return items_.front().pinfo; }
   // Requires !empty().
   framework::QueuedPodInfoPtr Pop() { return RemoveAt(0); }
 
   bool empty() const { return items_.empty(); }
   size_t size() const { return items_.size(); }
   // In heap order, not sorted.
-  const std::vector<framework::QueuedPodInfoPtr>& items() const { return items_; }
+  std::vector<framework::QueuedPodInfoPtr> items() const {
+    std::vector<framework::QueuedPodInfoPtr> out;
+    out.reserve(items_.size());
+    for (const auto& item : items_) out.push_back(item.pinfo);
+    return out;
+  }
 
  private:
-  bool LessAt(size_t a, size_t b) const { return less_(*items_[a], *items_[b]); }
+  struct Item {
+    framework::QueuedPodInfoPtr pinfo;
+    // This item's value in index_: unordered_map never moves its elements, so a sift updates
+    // positions without hashing a uid per swap.
+    size_t* position;
+  };
+
+  bool LessAt(size_t a, size_t b) const { return less_(*items_[a].pinfo, *items_[b].pinfo); }
 
   void Swap(size_t a, size_t b) {
     std::swap(items_[a], items_[b]);
-    index_[items_[a]->pod().meta.uid] = a;
-    index_[items_[b]->pod().meta.uid] = b;
+    *items_[a].position = a;
+    *items_[b].position = b;
   }
 
   void Up(size_t i) {
@@ -106,7 +116,7 @@ class PodHeap {
   framework::QueuedPodInfoPtr RemoveAt(size_t i) {
     size_t last = items_.size() - 1;
     if (i != last) Swap(i, last);
-    framework::QueuedPodInfoPtr removed = std::move(items_.back());
+    framework::QueuedPodInfoPtr removed = std::move(items_.back().pinfo);
     items_.pop_back();
     index_.erase(removed->pod().meta.uid);
     if (i < items_.size()) Fix(i);
@@ -114,7 +124,7 @@ class PodHeap {
   }
 
   Less less_;
-  std::vector<framework::QueuedPodInfoPtr> items_;
+  std::vector<Item> items_;
   std::unordered_map<std::string, size_t> index_;
 };
 

@@ -395,7 +395,8 @@ void Scheduler::LogDecision(const framework::runtime::Framework& fwk, const api:
                     [](auto* a, auto* b) { return a->total > b->total; });
   std::string alternatives;
   for (size_t i = 0; i < n; i++) {
-    alternatives += (i ? "," : "") + top[i]->name + "=" + std::to_string(top[i]->total);
+    if (i) alternatives += ",";
+    alternatives.append(top[i]->name).append("=").append(std::to_string(top[i]->total));
   }
   log::Verbose(2, "scheduling decision",
                {{"pod", pod.Key()},
@@ -616,12 +617,14 @@ Status Scheduler::FindNodesThatFitPod(framework::runtime::Framework& fwk,
     }
   }
 
-  std::vector<framework::NodeInfoPtr> nodes;
-  if (pre_result.AllNodes()) {
-    nodes = all_nodes;
-  } else {
+  // The snapshot's list itself when PreFilter kept every node: copying it would touch every
+  // node's reference count on every cycle.
+  std::vector<framework::NodeInfoPtr> kept;
+  const std::vector<framework::NodeInfoPtr>* nodes = &all_nodes;
+  if (!pre_result.AllNodes()) {
+    nodes = &kept;
     for (const auto& name : *pre_result.node_names) {
-      if (auto n = snapshot_.Get(name); n && n->node()) nodes.push_back(n);
+      if (auto n = snapshot_.Get(name); n && n->node()) kept.push_back(n);
     }
     // Nodes PreFilter ruled out count as unresolvable in the message, as upstream.
     std::string plugins;
@@ -629,7 +632,7 @@ Status Scheduler::FindNodesThatFitPod(framework::runtime::Framework& fwk,
     diagnosis->absent_nodes_status =
         Status::Unresolvable("node(s) didn't satisfy plugin(s) [" + plugins + "]");
   }
-  *feasible = FindNodesThatPassFilters(fwk, state, pod, diagnosis, nodes);
+  *feasible = FindNodesThatPassFilters(fwk, state, pod, diagnosis, *nodes);
   return {};
 }
 
@@ -653,10 +656,12 @@ std::vector<framework::NodeInfoPtr> Scheduler::FindNodesThatPassFilters(
   std::atomic<int> processed{0};
   std::atomic<int> overflow{0};  // Nodes that passed after enough were found.
   std::atomic<bool> stop{false};
-  std::vector<std::optional<Status>> statuses(num_all);
-  // passed[i]: node (start + i) fits. Collected in index order afterwards, so the feasible list
+  // outcomes[i] is node (start + i)'s. Collected in index order afterwards, so the feasible list
   // (and with a seeded tie-break, the choice) does not depend on worker timing.
-  std::vector<char> passed(num_all, 0);
+  auto& outcomes = filter_outcomes_;
+  auto& statuses = filter_statuses_;
+  outcomes.assign(num_all, FilterOutcome::kNotRun);
+  if (statuses.size() < static_cast<size_t>(num_all)) statuses.resize(num_all);
   const int start = next_start_node_index_;
   parallelizer_.Until(
       num_all,
@@ -669,24 +674,25 @@ std::vector<framework::NodeInfoPtr> Scheduler::FindNodesThatPassFilters(
             found--;
             overflow++;
           } else {
-            passed[i] = 1;
+            outcomes[i] = FilterOutcome::kPassed;
             processed++;
           }
         } else {
           statuses[i] = std::move(s);
+          outcomes[i] = FilterOutcome::kRejected;
           processed++;
         }
       },
       &stop);
   feasible.clear();
   for (int i = 0; i < num_all; i++) {
-    if (passed[i]) feasible.push_back(nodes[(start + i) % num_all]);
+    if (outcomes[i] == FilterOutcome::kPassed) feasible.push_back(nodes[(start + i) % num_all]);
   }
   next_start_node_index_ = (start + processed.load()) % num_all;
   std::map<std::string, int64_t> rejected_by;
   for (int i = 0; i < num_all; i++) {
-    if (!statuses[i]) continue;
-    const Status& s = *statuses[i];
+    if (outcomes[i] != FilterOutcome::kRejected) continue;
+    Status& s = statuses[i];
     if (!s.plugin().empty()) rejected_by[s.plugin()]++;
     if (!s.IsRejected()) continue;  // Errors are reported through the cycle's error path.
     const auto& name = nodes[(start + i) % num_all]->name();
@@ -694,7 +700,7 @@ std::vector<framework::NodeInfoPtr> Scheduler::FindNodesThatPassFilters(
       (s.code() == Code::kPending ? diagnosis->pending_plugins : diagnosis->unschedulable_plugins)
           .insert(s.plugin());
     }
-    diagnosis->node_to_status[name] = s;
+    diagnosis->node_to_status[name] = std::move(s);
   }
   fwk.RecordFilterPhase(
       state, feasible.empty() ? Status(Code::kUnschedulable, "no node passed Filter") : Status(),

@@ -198,6 +198,11 @@ class Scheduler {
   int next_start_node_index_ = 0;
   std::mt19937_64 rng_;
   uint64_t cycles_ = 0;
+  // FindNodesThatPassFilters' per-node outcome, reused so a cycle over thousands of nodes does
+  // not allocate (and fault in) fresh buffers. Workers write only their own node's slot.
+  enum class FilterOutcome : char { kNotRun, kPassed, kRejected };
+  std::vector<FilterOutcome> filter_outcomes_;
+  std::vector<framework::Status> filter_statuses_;
 
   std::atomic<bool> running_{false};
   std::thread scheduling_thread_;

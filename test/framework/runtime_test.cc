@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <thread>
+#include <vector>
 
 #include "pkg/framework/runtime/framework.h"
 #include "pkg/framework/runtime/parallelizer.h"
@@ -493,6 +495,77 @@ TEST(WorkerPool, RunsEveryPieceOnceAcrossThreadsAndStopsEarly) {
       },
       &stop);
   EXPECT_LT(done.load(), 100000);
+}
+
+struct Counter : StateData {
+  explicit Counter(int v) : value(v) {}
+  std::shared_ptr<StateData> Clone() const override { return std::make_shared<Counter>(*this); }
+  int value;
+};
+struct OtherData : StateData {
+  std::shared_ptr<StateData> Clone() const override { return std::make_shared<OtherData>(); }
+};
+
+TEST(CycleState, ReadSeesTheLatestWriteAndItsTypeOnly) {
+  CycleState state;
+  EXPECT_EQ(state.Read<Counter>("k"), nullptr);
+  state.Write("k", std::make_shared<Counter>(1));
+  state.Write("other", std::make_shared<OtherData>());
+  ASSERT_NE(state.Read<Counter>("k"), nullptr);
+  EXPECT_EQ(state.Read<Counter>("k")->value, 1);
+  EXPECT_EQ(state.Read<Counter>("other"), nullptr);
+  EXPECT_NE(state.Read<StateData>("other"), nullptr);
+  state.Write("k", std::make_shared<Counter>(2));
+  EXPECT_EQ(state.Read<Counter>("k")->value, 2);
+  state.Delete("k");
+  EXPECT_EQ(state.Read<Counter>("k"), nullptr);
+  EXPECT_EQ(state.ReadData("k"), nullptr);
+}
+
+TEST(CycleState, PointerFromReadOutlivesOverwriteAndDelete) {
+  CycleState state;
+  state.Write("k", std::make_shared<Counter>(7));
+  const Counter* first = state.Read<Counter>("k");
+  state.Write("k", std::make_shared<Counter>(8));
+  state.Delete("k");
+  // Under ASan this would be a use after free if superseded entries were released early.
+  EXPECT_EQ(first->value, 7);
+}
+
+TEST(CycleState, CloneDeepCopiesAndKeepsSkips) {
+  CycleState state;
+  state.Write("k", std::make_shared<Counter>(1));
+  state.skip_filter_plugins.insert("A");
+  state.filter_skipped = {1, 0};
+  auto copy = state.Clone();
+  ASSERT_NE(copy->Read<Counter>("k"), nullptr);
+  EXPECT_NE(copy->Read<Counter>("k"), state.Read<Counter>("k"));
+  EXPECT_EQ(copy->Read<Counter>("k")->value, 1);
+  EXPECT_EQ(copy->skip_filter_plugins.count("A"), 1u);
+  EXPECT_EQ(copy->filter_skipped, state.filter_skipped);
+}
+
+TEST(CycleState, ConcurrentReadersSeeEveryPublishedValue) {
+  CycleState state;
+  state.Write("k", std::make_shared<Counter>(0));
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> readers;
+  std::atomic<int> bad{0};
+  for (int r = 0; r < 3; r++) {
+    readers.emplace_back([&] {
+      int last = 0;
+      while (!stop) {
+        const Counter* c = state.Read<Counter>("k");
+        if (c == nullptr || c->value < last) bad++;
+        if (c) last = c->value;
+      }
+    });
+  }
+  for (int v = 1; v <= 200; v++) state.Write("k", std::make_shared<Counter>(v));
+  stop = true;
+  for (auto& t : readers) t.join();
+  EXPECT_EQ(bad.load(), 0);
+  EXPECT_EQ(state.Read<Counter>("k")->value, 200);
 }
 
 }  // namespace

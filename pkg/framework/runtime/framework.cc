@@ -12,6 +12,12 @@ double Since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
+// Per-plugin durations are sampled; reading the clock around every Filter and Score call of an
+// unsampled cycle would cost more than the plugins themselves.
+Clock::time_point PluginStart(const CycleState& state) {
+  return state.record_plugin_metrics ? Clock::now() : Clock::time_point();
+}
+
 // Stand-ins when no observer is configured (tests, benchmarks), so call sites need no branch.
 class NoopPointObserver : public ExtensionPointObserver {
  public:
@@ -239,11 +245,16 @@ Status Framework::RunPreFilterPlugins(CycleState& state, const api::Pod& pod,
   std::vector<std::string> local_plugins;
   std::vector<std::string>& plugins_with_nodes = narrowed_by ? *narrowed_by : local_plugins;
   auto finish = [&](Status s) {
+    // Filter runs per node and plugin; a flag per plugin spares a set lookup on each call.
+    state.filter_skipped.assign(filter_.size(), 0);
+    for (size_t i = 0; i < filter_.size(); i++) {
+      state.filter_skipped[i] = state.skip_filter_plugins.count(filter_[i].name) ? 1 : 0;
+    }
     Observe(Point::kPreFilter, s, start);
     return s;
   };
   for (const auto& [name, plugin, metrics] : pre_filter_) {
-    auto plugin_start = Clock::now();
+    auto plugin_start = PluginStart(state);
     PreFilterResult r;
     Status s = plugin->PreFilter(state, pod, nodes, &r);
     ObservePlugin(state, metrics, s, plugin_start);
@@ -317,9 +328,16 @@ Status Framework::RunPreFilterExtensionRemovePod(CycleState& state, const api::P
 
 Status Framework::RunFilterPlugins(const CycleState& state, const api::Pod& pod,
                                    const NodeInfo& node) {
-  for (const auto& [name, plugin, metrics] : filter_) {
-    if (!state.skip_filter_plugins.empty() && state.skip_filter_plugins.count(name)) continue;
-    auto plugin_start = Clock::now();
+  // The flags are the set's summary when PreFilter ran on this state; a caller that filled the
+  // set by hand (or changed it since) is read from the set.
+  const bool use_flags = state.filter_skipped.size() == filter_.size();
+  for (size_t i = 0; i < filter_.size(); i++) {
+    const auto& [name, plugin, metrics] = filter_[i];
+    if (use_flags ? state.filter_skipped[i] != 0
+                  : !state.skip_filter_plugins.empty() && state.skip_filter_plugins.count(name)) {
+      continue;
+    }
+    auto plugin_start = PluginStart(state);
     Status s = plugin->Filter(state, pod, node);
     ObservePlugin(state, metrics, s, plugin_start);
     if (s.IsSuccess()) continue;
@@ -398,7 +416,7 @@ Status Framework::RunPreScorePlugins(CycleState& state, const api::Pod& pod,
   auto start = Clock::now();
   Status out;
   for (const auto& [name, plugin, metrics] : pre_score_) {
-    auto plugin_start = Clock::now();
+    auto plugin_start = PluginStart(state);
     Status s = plugin->PreScore(state, pod, nodes);
     ObservePlugin(state, metrics, s, plugin_start);
     metrics->AddEvaluations(1);
@@ -433,7 +451,11 @@ Status Framework::RunScorePlugins(const CycleState& state, const api::Pod& pod,
   for (size_t k : active) score_[k].metrics->AddEvaluations(nodes.size());
 
   // plugin -> per-node raw scores.
-  std::vector<NodeScoreList> scores(active.size(), NodeScoreList(nodes.size()));
+  std::vector<NodeScoreList> scores(active.size());
+  for (auto& list : scores) {
+    list.resize(nodes.size());
+    for (size_t n = 0; n < nodes.size(); n++) list[n].name = (*out)[n].name;
+  }
   std::atomic<bool> failed{false};
   std::mutex error_mu;
   Status error;
@@ -446,7 +468,7 @@ Status Framework::RunScorePlugins(const CycleState& state, const api::Pod& pod,
       [&](int n) {
         for (size_t k = 0; k < active.size(); k++) {
           const auto& [name, plugin, metrics] = score_[active[k]];
-          auto plugin_start = Clock::now();
+          auto plugin_start = PluginStart(state);
           int64_t score = 0;
           Status s = plugin->Score(state, pod, *nodes[n], &score);
           ObservePlugin(state, metrics, s, plugin_start);
@@ -454,7 +476,7 @@ Status Framework::RunScorePlugins(const CycleState& state, const api::Pod& pod,
             fail(AsError("running Score plugin", name, s));
             return;
           }
-          scores[k][n] = {nodes[n]->name(), score};
+          scores[k][n].score = score;
         }
       },
       &failed);
@@ -469,7 +491,7 @@ Status Framework::RunScorePlugins(const CycleState& state, const api::Pod& pod,
         const auto& [name, plugin, metrics] = score_[active[k]];
         auto* ext = plugin->GetScoreExtensions();
         if (!ext) return;
-        auto plugin_start = Clock::now();
+        auto plugin_start = PluginStart(state);
         Status s = ext->NormalizeScore(state, pod, scores[k]);
         ObservePlugin(state, normalize_metrics_[active[k]], s, plugin_start);
         if (!s.IsSuccess()) fail(AsError("running Normalize on Score plugin", name, s));
@@ -509,7 +531,7 @@ Status Framework::RunReservePluginsReserve(CycleState& state, const api::Pod& po
   auto start = Clock::now();
   Status out;
   for (const auto& [name, plugin, metrics] : reserve_) {
-    auto plugin_start = Clock::now();
+    auto plugin_start = PluginStart(state);
     Status s = plugin->Reserve(state, pod, node);
     ObservePlugin(state, metrics, s, plugin_start);
     if (s.IsSuccess()) continue;
@@ -526,7 +548,7 @@ void Framework::RunReservePluginsUnreserve(CycleState& state, const api::Pod& po
   auto start = Clock::now();
   // Reverse order: undo in the opposite order of Reserve.
   for (auto it = reserve_.rbegin(); it != reserve_.rend(); ++it) {
-    auto plugin_start = Clock::now();
+    auto plugin_start = PluginStart(state);
     it->plugin->Unreserve(state, pod, node);
     ObservePlugin(state, unreserve_metrics_[static_cast<size_t>(reserve_.rend() - it - 1)], {},
                   plugin_start);
@@ -540,7 +562,7 @@ Status Framework::RunPermitPlugins(CycleState& state, const api::Pod& pod,
   std::map<std::string, WaitingPodImpl::Clock::time_point> deadlines;
   Status out;
   for (const auto& [name, plugin, metrics] : permit_) {
-    auto plugin_start = Clock::now();
+    auto plugin_start = PluginStart(state);
     std::chrono::milliseconds timeout{0};
     Status s = plugin->Permit(state, pod, node, &timeout);
     ObservePlugin(state, metrics, s, plugin_start);
@@ -585,7 +607,7 @@ Status Framework::RunPreBindPlugins(CycleState& state, const api::Pod& pod,
   auto start = Clock::now();
   Status out;
   for (const auto& [name, plugin, metrics] : pre_bind_) {
-    auto plugin_start = Clock::now();
+    auto plugin_start = PluginStart(state);
     Status s = plugin->PreBind(state, pod, node);
     ObservePlugin(state, metrics, s, plugin_start);
     if (s.IsSuccess() || s.IsSkip()) continue;
@@ -601,7 +623,7 @@ Status Framework::RunBindPlugins(CycleState& state, const api::Pod& pod, const s
   auto start = Clock::now();
   Status out = Status::Skip();
   for (const auto& [name, plugin, metrics] : bind_) {
-    auto plugin_start = Clock::now();
+    auto plugin_start = PluginStart(state);
     Status s = plugin->Bind(state, pod, node);
     ObservePlugin(state, metrics, s, plugin_start);
     if (s.IsSkip()) continue;
@@ -621,7 +643,7 @@ void Framework::RunPostBindPlugins(CycleState& state, const api::Pod& pod,
                                    const std::string& node) {
   auto start = Clock::now();
   for (const auto& [name, plugin, metrics] : post_bind_) {
-    auto plugin_start = Clock::now();
+    auto plugin_start = PluginStart(state);
     plugin->PostBind(state, pod, node);
     ObservePlugin(state, metrics, {}, plugin_start);
   }

@@ -93,11 +93,12 @@ struct FrameworkDeps {
 };
 
 struct PluginScore {
-  std::string plugin;
-  int64_t score = 0;  // Normalized and weighted.
+  std::string_view plugin;  // Owned by the Framework.
+  int64_t score = 0;        // Normalized and weighted.
 };
 
-// One node's total and per-plugin scores.
+// One node's total and per-plugin scores. Plugin names are views into the Framework, which
+// outlives every cycle; the node name is owned, as results may outlive the scored NodeInfos.
 struct NodePluginScores {
   std::string name;
   std::vector<PluginScore> scores;

@@ -1,6 +1,7 @@
 #include "pkg/framework/runtime/parallelizer.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace berth::framework::runtime {
 
@@ -21,15 +22,46 @@ WorkerPool::~WorkerPool() {
 
 void WorkerPool::Drain() {
   const auto& work = *work_;
-  for (int i = next_piece_++; i < pieces_; i = next_piece_++) {
-    if (stop_ && stop_->load(std::memory_order_relaxed)) break;
-    work(i);
+  for (;;) {
+    const int begin = next_piece_.fetch_add(chunk_, std::memory_order_relaxed);
+    if (begin >= pieces_) return;
+    const int end = std::min(pieces_, begin + chunk_);
+    for (int i = begin; i < end; i++) {
+      if (stop_ && stop_->load(std::memory_order_relaxed)) return;
+      work(i);
+    }
   }
 }
+
+namespace {
+
+void CpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+// Spins until `done` holds or the budget runs out; returns whether it holds.
+template <typename Predicate>
+bool SpinUntil(int iterations, Predicate done) {
+  for (int i = 0; i < iterations; i++) {
+    if (done()) return true;
+    CpuRelax();
+  }
+  return done();
+}
+
+}  // namespace
 
 void WorkerPool::WorkerLoop() {
   uint64_t seen = 0;
   while (true) {
+    SpinUntil(kSpinIterations, [&] {
+      return shutting_down_.load(std::memory_order_relaxed) ||
+             job_id_.load(std::memory_order_acquire) != seen;
+    });
     {
       std::unique_lock lock(mu_);
       work_cv_.wait(lock, [&] { return shutting_down_ || job_id_ != seen; });
@@ -65,6 +97,10 @@ void WorkerPool::Until(int pieces, const std::function<void(int)>& work,
     work_ = &work;
     stop_ = stop;
     pieces_ = pieces;
+    // Pieces are claimed in chunks (about sqrt(pieces), as upstream's parallelizer) so that the
+    // shared counter is not bounced between cores once per node.
+    chunk_ = std::max(1, std::min(static_cast<int>(std::sqrt(pieces)),
+                                  pieces / (static_cast<int>(threads_.size()) + 1) + 1));
     next_piece_ = 0;
     job_id_++;
   }
@@ -74,6 +110,7 @@ void WorkerPool::Until(int pieces, const std::function<void(int)>& work,
     for (int i = 0; i < helpers; i++) work_cv_.notify_one();
   }
   Drain();
+  SpinUntil(kSpinIterations, [&] { return active_workers_.load(std::memory_order_acquire) == 0; });
   std::unique_lock lock(mu_);
   // Workers that have not woken yet for this job find no pieces left and leave at once; waiting
   // for active_workers_ == 0 after the counter is exhausted guarantees `work` is not used later.

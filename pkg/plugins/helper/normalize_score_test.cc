@@ -8,9 +8,16 @@
 namespace berth::plugins::helper {
 namespace {
 
+// NodeScore names are views; these outlive every list built here.
+const std::vector<std::string>& NodeNames() {
+  static const std::vector<std::string> names = {"node0", "node1", "node2", "node3", "node4",
+                                                 "node5", "node6", "node7", "node8", "node9"};
+  return names;
+}
+
 framework::NodeScoreList Scores(const std::vector<int64_t>& raw) {
   framework::NodeScoreList scores;
-  for (size_t i = 0; i < raw.size(); i++) scores.push_back({"node" + std::to_string(i), raw[i]});
+  for (size_t i = 0; i < raw.size(); i++) scores.push_back({NodeNames().at(i), raw[i]});
   return scores;
 }
 

@@ -22,8 +22,9 @@ class PreScoreState final : public framework::StateData {
   std::vector<std::string> image_names;
   int64_t num_containers = 0;
   int total_num_nodes = 0;
-  // Set when no NodeInfo of the snapshot carries image states: images are then read from each
-  // node's status, and `num_nodes_with_image` holds the spread of the pod's images.
+  // Set when the NodeInfos carry no image states (built without a snapshot): images are then
+  // read from each node's status, and `num_nodes_with_image` holds the spread of the pod's
+  // images. With a snapshot the decision costs one node, not a pass over the cluster.
   bool read_node_status = false;
   std::unordered_map<std::string, int> num_nodes_with_image;
 };
@@ -59,7 +60,7 @@ std::shared_ptr<PreScoreState> BuildState(const api::Pod& pod,
   state->total_num_nodes = static_cast<int>(all.size());
   state->read_node_status =
       std::none_of(all.begin(), all.end(), [](const framework::NodeInfoPtr& info) {
-        return info != nullptr && !info->image_states().empty();
+        return info != nullptr && info->image_states_known();
       });
   if (!state->read_node_status) {
     return state;
@@ -122,11 +123,12 @@ framework::Status ImageLocality::PreScore(framework::CycleState& state, const ap
 
 framework::Status ImageLocality::Score(const framework::CycleState& state, const api::Pod& pod,
                                        const framework::NodeInfo& node, int64_t* score) {
-  std::shared_ptr<const PreScoreState> data =
-      std::dynamic_pointer_cast<const PreScoreState>(state.ReadData(PreScoreKey()));
+  const PreScoreState* data = state.Read<PreScoreState>(PreScoreKey());
   // Without PreScore (a caller scoring directly) the same data is derived here.
+  std::shared_ptr<const PreScoreState> built;
   if (data == nullptr) {
-    data = BuildState(pod, handle_.SnapshotSharedLister().List());
+    built = BuildState(pod, handle_.SnapshotSharedLister().List());
+    data = built.get();
   }
 
   int64_t sum = 0;

@@ -204,6 +204,16 @@ TEST(ImageLocality, UsesSnapshotImageStatesWhenPresent) {
   EXPECT_THAT(Scores(*PodWithImages({"gcr.io/big"}), {node1, node2}), ElementsAre(100, 100));
 }
 
+TEST(ImageLocality, KnownEmptySnapshotStatesWinOverAStaleStatus) {
+  // The snapshot filled image states and found the image nowhere; this copy's status still lists
+  // it. The snapshot is the source of truth, so no node scores.
+  auto node1 = ImageNode("node1", {{{"gcr.io/big:latest"}, 1000}});
+  auto node2 = NodeWithoutImages("node2");
+  node1->SetImageStates({});
+  node2->SetImageStates({});
+  EXPECT_THAT(Scores(*PodWithImages({"gcr.io/big"}), {node1, node2}), ElementsAre(0, 0));
+}
+
 TEST(ImageLocality, NodeImageNamesAreNormalizedWithoutSnapshotStates) {
   auto node1 = ImageNode("node1", {{{"registry.io/untagged"}, 500}});
   EXPECT_THAT(Scores(*PodWithImages({"registry.io/untagged:latest"}), {node1}), ElementsAre(48));

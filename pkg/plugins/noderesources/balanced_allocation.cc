@@ -58,7 +58,7 @@ framework::Status BalancedAllocation::PreScore(framework::CycleState& state, con
 
 framework::Status BalancedAllocation::Score(const framework::CycleState& state, const api::Pod& pod,
                                             const framework::NodeInfo& node, int64_t* score) {
-  auto data = std::dynamic_pointer_cast<PreScoreState>(state.ReadData(PreScoreKey()));
+  const auto* data = state.Read<PreScoreState>(PreScoreKey());
   if (data != nullptr) {
     *score = scorer_.Score(data->pod_requests(), node);
     return framework::Status::Success();

@@ -407,7 +407,7 @@ framework::Status Fit::PreFilter(framework::CycleState& state, const api::Pod& p
 
 framework::Status Fit::Filter(const framework::CycleState& state, const api::Pod&,
                               const framework::NodeInfo& node) {
-  auto data = std::dynamic_pointer_cast<PreFilterState>(state.ReadData(PreFilterKey()));
+  const auto* data = state.Read<PreFilterState>(PreFilterKey());
   if (data == nullptr) {
     return framework::Status::Error("error reading \"" + PreFilterKey() +
                                     "\" from cycleState: not found");
@@ -452,7 +452,7 @@ framework::Status Fit::PreScore(framework::CycleState& state, const api::Pod& po
 
 framework::Status Fit::Score(const framework::CycleState& state, const api::Pod& pod,
                              const framework::NodeInfo& node, int64_t* score) {
-  auto data = std::dynamic_pointer_cast<PreScoreState>(state.ReadData(PreScoreKey()));
+  const auto* data = state.Read<PreScoreState>(PreScoreKey());
   // Without PreScore (a caller scoring directly) the requests are computed here, as upstream.
   *score = data != nullptr ? scorer_.Score(data->pod_requests(), node)
                            : scorer_.Score(scorer_.PodRequests(pod), node);

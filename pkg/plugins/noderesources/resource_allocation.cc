@@ -263,8 +263,12 @@ bool ResourceAllocationScorer::RequestsNothing(const std::vector<int64_t>& pod_r
 
 int64_t ResourceAllocationScorer::Score(const std::vector<int64_t>& pod_requests,
                                         const framework::NodeInfo& node) const {
-  std::vector<int64_t> requested(resources_.size(), 0);
-  std::vector<int64_t> allocatable(resources_.size(), 0);
+  // Reused per thread: Score runs for every node of every cycle, and two allocations per call
+  // were a visible share of it. scorer_ never calls back into Score.
+  thread_local std::vector<int64_t> requested;
+  thread_local std::vector<int64_t> allocatable;
+  requested.assign(resources_.size(), 0);
+  allocatable.assign(resources_.size(), 0);
   for (size_t i = 0; i < resources_.size(); i++) {
     auto [alloc, req] = AllocatableAndRequested(node, resources_[i].name, pod_requests[i]);
     if (alloc == 0) {

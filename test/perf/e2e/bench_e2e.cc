@@ -1,0 +1,503 @@
+// End-to-end scheduling benchmark on the local control plane (`make bench-e2e`).
+//
+// Creates N nodes, then for each binder in turn (berth-scheduler, kube-scheduler built from the
+// same pinned Kubernetes release with the equivalent plugin set, and bind_only, which binds
+// round-robin with no scheduling logic: the ceiling this apiserver allows) starts it, creates M
+// fresh pods for it and measures, from the timestamps at which this program's watch sees each
+// pod created and bound, creation->bound latency and throughput, plus the binder's CPU seconds and
+// peak RSS. Ratios are printed at the end; nothing is asserted.
+//
+//   bench_e2e [--nodes 1000] [--pods 5000] [--rate 0 (pods/s, 0: as fast as 16 clients go)]
+//             [--large (5,000 nodes, 30,000 pods, 30,000 existing pods)] [--existing N]
+//             [--binders berth,kube-scheduler,bind-only] [--qps 5000] [--json]
+
+#include <signal.h>
+#include <unistd.h>
+
+#define _TURN_OFF_PLATFORM_STRING
+#include <cpprest/http_client.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "pkg/client/client.h"
+#include "pkg/config/config.h"
+#include "test/testing/cluster.h"
+#include "test/testing/process.h"
+
+namespace {
+
+using namespace berth;
+using Clock = std::chrono::steady_clock;
+namespace fs = std::filesystem;
+
+struct Flags {
+  int nodes = 1000;
+  int pods = 5000;
+  int existing = 0;
+  double rate = 0;
+  double qps = 5000;
+  std::vector<std::string> binders = {"berth", "kube-scheduler", "bind-only"};
+  bool json = false;
+};
+
+struct Result {
+  std::string binder;
+  int bound = 0;
+  double seconds = 0;  // First pod seen created -> last pod seen bound.
+  double pods_per_second = 0;
+  double p50_ms = 0, p90_ms = 0, p99_ms = 0;
+  double start_to_ready_s = 0;
+  double cpu_s = 0;  // During the measured phase.
+  double peak_rss_mib = 0;
+};
+
+double CpuSeconds(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::istringstream fields(stat.substr(stat.rfind(')') + 2));
+  std::vector<std::string> f;
+  for (std::string s; fields >> s;) f.push_back(s);
+  if (f.size() < 13) return 0;
+  return (std::stod(f[11]) + std::stod(f[12])) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+double PeakRssMiB(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;
+  }
+  return 0;
+}
+
+int HttpStatus(const std::string& url) {
+  try {
+    web::http::client::http_client_config config;
+    config.set_timeout(std::chrono::seconds(2));
+    // kube-scheduler serves its probes with a self-signed certificate.
+    config.set_validate_certificates(false);
+    web::http::client::http_client client(url, config);
+    return client.request(web::http::methods::GET).get().status_code();
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
+void Percentile(std::vector<double>& v, double p, double* out) {
+  if (v.empty()) return;
+  std::sort(v.begin(), v.end());
+  *out = v[std::min(v.size() - 1, static_cast<size_t>(p * (v.size() - 1) + 0.5))];
+}
+
+// The kube-scheduler profile equivalent to Berth's defaults: the same plugins and weights, every
+// other default plugin (volume, inter-pod affinity, spreading, preemption, DRA) disabled.
+std::string KubeSchedulerConfig(const std::string& kubeconfig, const std::string& name,
+                                double qps) {
+  std::ostringstream out;
+  out << "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+      << "clientConnection:\n  kubeconfig: " << kubeconfig << "\n  qps: " << qps
+      << "\n  burst: " << static_cast<int>(qps) << "\nleaderElection:\n  leaderElect: false\n"
+      << "profiles:\n- schedulerName: " << name << "\n  plugins:\n    multiPoint:\n"
+      << "      disabled:\n      - name: '*'\n      enabled:\n";
+  for (const auto& ref : config::DefaultPlugins().multi_point.enabled) {
+    out << "      - name: " << ref.name << "\n";
+    if (ref.weight) out << "        weight: " << ref.weight << "\n";
+  }
+  return out.str();
+}
+
+std::string BerthConfig(const std::string& name, double qps) {
+  std::ostringstream out;
+  out << "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+      << "clientConnection:\n  qps: " << qps << "\n  burst: " << static_cast<int>(qps)
+      << "\nleaderElection:\n  leaderElect: false\nprofiles:\n- schedulerName: " << name << "\n";
+  return out.str();
+}
+
+// One binder process, started and probed until ready.
+struct Binder {
+  std::unique_ptr<testing::ChildProcess> process;
+  std::string ready_url;  // Empty: ready when the log says "ready".
+};
+
+Binder StartBinder(const std::string& kind, const std::string& scheduler_name,
+                   const std::string& run_id, const Flags& flags, const std::string& dir) {
+  const std::string kubeconfig = testing::ClusterDir() + "/kubeconfig";
+  const std::string port = std::to_string(testing::FreePort());
+  Binder b;
+  b.process = std::make_unique<testing::ChildProcess>();
+  std::vector<std::string> argv;
+  if (kind == "berth") {
+    std::ofstream(dir + "/berth.yaml") << BerthConfig(scheduler_name, flags.qps);
+    argv = {testing::BinaryPath("berth-scheduler"),
+            "--config",
+            dir + "/berth.yaml",
+            "--kubeconfig",
+            kubeconfig,
+            "--bind-address",
+            "127.0.0.1:" + port};
+    b.ready_url = "http://127.0.0.1:" + port + "/readyz";
+  } else if (kind == "kube-scheduler") {
+    std::ofstream(dir + "/kube-scheduler.yaml")
+        << KubeSchedulerConfig(kubeconfig, scheduler_name, flags.qps);
+    fs::create_directories(dir + "/certs");
+    argv = {testing::RepoRoot() + "/_output/tools/kube-scheduler",
+            "--config=" + dir + "/kube-scheduler.yaml",
+            "--secure-port=" + port,
+            "--bind-address=127.0.0.1",
+            "--cert-dir=" + dir + "/certs",
+            "--authentication-kubeconfig=" + kubeconfig,
+            "--authorization-kubeconfig=" + kubeconfig,
+            "--v=0"};
+    b.ready_url = "https://127.0.0.1:" + port + "/readyz";
+  } else {
+    argv = {testing::BinaryPath("bind_only"),
+            "--kubeconfig",
+            kubeconfig,
+            "--scheduler-name",
+            scheduler_name,
+            "--node-selector",
+            "berth-bench=" + run_id,
+            "--qps",
+            std::to_string(static_cast<int>(flags.qps)),
+            "--burst",
+            std::to_string(static_cast<int>(flags.qps))};
+  }
+  b.process->Start(argv, dir + "/" + kind + ".log");
+  return b;
+}
+
+bool Ready(Binder& b) {
+  if (!b.ready_url.empty()) return HttpStatus(b.ready_url) == 200;
+  return b.process->Log().find("ready\n") != std::string::npos;
+}
+
+// Watches one namespace's pods and records when each was first seen and first seen bound.
+class PodWatch {
+ public:
+  PodWatch(std::shared_ptr<client::Client> client, const std::string& ns)
+      : client_(std::move(client)) {
+    auto list = client_->Get(client::PodsResource().Path(ns));
+    client::WatchOptions options;
+    options.resource_version = list["metadata"]["resourceVersion"];
+    options.allow_bookmarks = false;
+    options.timeout_seconds = 3600;
+    stream_ = client_->Watch(client::PodsResource().Path(ns), options);
+    thread_ = std::thread([this] { Loop(); });
+  }
+  ~PodWatch() {
+    stream_->Stop();
+    thread_.join();
+  }
+  int Bound() const { return bound_.load(); }
+  // Latencies (ms) of bound pods, and the first-created / last-bound instants.
+  void Results(std::vector<double>* latencies_ms, Clock::time_point* first_created,
+               Clock::time_point* last_bound) {
+    std::lock_guard lock(mu_);
+    *first_created = Clock::time_point::max();
+    *last_bound = Clock::time_point::min();
+    for (const auto& [name, t] : pods_) {
+      *first_created = std::min(*first_created, t.created);
+      if (!t.bound_set) continue;
+      *last_bound = std::max(*last_bound, t.bound);
+      latencies_ms->push_back(
+          std::chrono::duration<double, std::milli>(t.bound - t.created).count());
+    }
+  }
+
+ private:
+  struct Times {
+    Clock::time_point created, bound;
+    bool bound_set = false;
+  };
+  void Loop() {
+    client::WatchEvent event;
+    try {
+      while (stream_->Next(&event)) {
+        const auto now = Clock::now();
+        if (event.type != client::WatchEventType::kAdded &&
+            event.type != client::WatchEventType::kModified) {
+          continue;
+        }
+        const std::string name = event.object["metadata"]["name"];
+        const bool bound = !event.object["spec"].value("nodeName", std::string()).empty();
+        std::lock_guard lock(mu_);
+        auto [it, inserted] = pods_.try_emplace(name);
+        if (inserted) it->second.created = now;
+        if (bound && !it->second.bound_set) {
+          it->second.bound = now;
+          it->second.bound_set = true;
+          bound_++;
+        }
+      }
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "bench_e2e: watch ended: %s\n", e.what());
+    }
+  }
+
+  std::shared_ptr<client::Client> client_;
+  std::unique_ptr<client::WatchStream> stream_;
+  std::thread thread_;
+  std::mutex mu_;
+  std::map<std::string, Times> pods_;
+  std::atomic<int> bound_{0};
+};
+
+nlohmann::json Pod(const std::string& ns, const std::string& name, const std::string& scheduler,
+                   const std::string& run_id, const std::string& node = "") {
+  auto pod = testing::PodManifest(ns, name, scheduler, "100m", "128Mi");
+  pod["spec"]["nodeSelector"]["berth-bench"] = run_id;
+  if (!node.empty()) pod["spec"]["nodeName"] = node;
+  return pod;
+}
+
+void CreatePaced(client::Client& client, const std::string& ns, int count, double rate,
+                 const std::function<nlohmann::json(int)>& make) {
+  if (rate <= 0) {
+    testing::CreateMany(client, client::PodsResource().Path(ns), count, make, 16);
+    return;
+  }
+  const auto start = Clock::now();
+  std::atomic<int> next{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 16; t++) {
+    threads.emplace_back([&] {
+      for (int i = next++; i < count; i = next++) {
+        std::this_thread::sleep_until(start + std::chrono::duration<double>(i / rate));
+        client.Post(client::PodsResource().Path(ns), make(i));
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+}
+
+void DeleteNamespace(client::Client& client, const std::string& ns) {
+  try {
+    // No kubelet confirms deletion here: remove the pods at once, then the namespace.
+    client.Delete(client::PodsResource().Path(ns) + "?gracePeriodSeconds=0");
+    client.Delete("/api/v1/namespaces/" + ns);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_e2e: cleanup of %s: %s\n", ns.c_str(), e.what());
+  }
+}
+
+Result RunBinder(const std::string& kind, const Flags& flags, const std::string& run_id,
+                 const std::shared_ptr<client::Client>& client) {
+  Result r;
+  r.binder = kind;
+  const std::string ns = "bench-" + kind + "-" + run_id;
+  const std::string scheduler = "bench-" + kind;
+  const std::string dir = fs::temp_directory_path() / ("berth-bench-e2e-" + run_id + "-" + kind);
+  fs::create_directories(dir);
+  client->Post("/api/v1/namespaces",
+               {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", ns}}}});
+
+  const auto start = Clock::now();
+  Binder binder = StartBinder(kind, scheduler, run_id, flags, dir);
+  while (!Ready(binder)) {
+    if (!binder.process->Running() || Clock::now() - start > std::chrono::minutes(5)) {
+      std::fprintf(stderr, "bench_e2e: %s did not become ready; log %s\n", kind.c_str(),
+                   binder.process->log_path().c_str());
+      std::exit(1);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  r.start_to_ready_s = std::chrono::duration<double>(Clock::now() - start).count();
+  const pid_t pid = binder.process->pid();
+  const double cpu_ready = CpuSeconds(pid);
+
+  {
+    PodWatch watch(client, ns);
+    std::thread creator([&] {
+      CreatePaced(*client, ns, flags.pods, flags.rate,
+                  [&](int i) { return Pod(ns, "p-" + std::to_string(i), scheduler, run_id); });
+    });
+    int last = -1;
+    auto last_progress = Clock::now();
+    while (watch.Bound() < flags.pods) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      if (watch.Bound() != last) {
+        last = watch.Bound();
+        last_progress = Clock::now();
+      } else if (Clock::now() - last_progress > std::chrono::seconds(60)) {
+        std::fprintf(stderr, "bench_e2e: %s stalled at %d/%d bound\n", kind.c_str(), last,
+                     flags.pods);
+        break;
+      }
+    }
+    creator.join();
+    r.cpu_s = CpuSeconds(pid) - cpu_ready;
+    r.peak_rss_mib = PeakRssMiB(pid);
+    std::vector<double> latencies;
+    Clock::time_point first, last_bound;
+    watch.Results(&latencies, &first, &last_bound);
+    r.bound = static_cast<int>(latencies.size());
+    r.seconds = std::chrono::duration<double>(last_bound - first).count();
+    r.pods_per_second = r.seconds > 0 ? r.bound / r.seconds : 0;
+    Percentile(latencies, 0.50, &r.p50_ms);
+    Percentile(latencies, 0.90, &r.p90_ms);
+    Percentile(latencies, 0.99, &r.p99_ms);
+  }
+  binder.process->Stop(SIGTERM, std::chrono::seconds(30));
+  DeleteNamespace(*client, ns);
+  fs::remove_all(dir);
+  return r;
+}
+
+Flags ParseFlags(int argc, char** argv) {
+  Flags f;
+  for (int i = 1; i < argc; i++) {
+    std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "bench_e2e: %s needs a value\n", a.c_str());
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--nodes")
+      f.nodes = std::stoi(value());
+    else if (a == "--pods")
+      f.pods = std::stoi(value());
+    else if (a == "--existing")
+      f.existing = std::stoi(value());
+    else if (a == "--rate")
+      f.rate = std::stod(value());
+    else if (a == "--qps")
+      f.qps = std::stod(value());
+    else if (a == "--json")
+      f.json = true;
+    else if (a == "--large") {
+      f.nodes = 5000;
+      f.pods = 30000;
+      f.existing = 30000;
+    } else if (a == "--binders") {
+      f.binders.clear();
+      std::stringstream list(value());
+      for (std::string b; std::getline(list, b, ',');) {
+        if (b != "berth" && b != "kube-scheduler" && b != "bind-only") {
+          std::fprintf(stderr, "bench_e2e: unknown binder %s\n", b.c_str());
+          std::exit(2);
+        }
+        f.binders.push_back(b);
+      }
+    } else {
+      std::fprintf(stderr,
+                   "usage: bench_e2e [--nodes N] [--pods M] [--existing E] [--rate R] [--large] "
+                   "[--binders berth,kube-scheduler,bind-only] [--qps Q] [--json]\n");
+      std::exit(2);
+    }
+  }
+  return f;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Flags flags = ParseFlags(argc, argv);
+  auto client = testing::AdminClient();
+  const std::string run_id = testing::UniqueSuffix();
+  std::printf(
+      "bench_e2e: %d nodes, %d pods per binder, %d existing pods, creation rate %s, "
+      "client qps/burst %.0f for every binder\n",
+      flags.nodes, flags.pods, flags.existing,
+      flags.rate > 0 ? (std::to_string(flags.rate) + "/s").c_str() : "unlimited (16 clients)",
+      flags.qps);
+
+  std::vector<std::string> node_names;
+  for (int i = 0; i < flags.nodes; i++)
+    node_names.push_back("bench-" + run_id + "-" + std::to_string(i));
+  testing::CreateMany(
+      *client, "/api/v1/nodes", flags.nodes,
+      [&](int i) {
+        auto node = testing::NodeManifest(node_names[i], "32", "256Gi", 110);
+        node["metadata"]["labels"]["berth-bench"] = run_id;
+        return node;
+      },
+      16);
+  const std::string existing_ns = "bench-existing-" + run_id;
+  if (flags.existing > 0) {
+    client->Post(
+        "/api/v1/namespaces",
+        {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", existing_ns}}}});
+    testing::CreateMany(
+        *client, client::PodsResource().Path(existing_ns), flags.existing,
+        [&](int i) {
+          return Pod(existing_ns, "e-" + std::to_string(i), "none", run_id,
+                     node_names[i % node_names.size()]);
+        },
+        16);
+  }
+
+  std::vector<Result> results;
+  for (const auto& kind : flags.binders) {
+    std::fprintf(stderr, "bench_e2e: running %s...\n", kind.c_str());
+    results.push_back(RunBinder(kind, flags, run_id, client));
+  }
+
+  if (flags.existing > 0) DeleteNamespace(*client, existing_ns);
+  for (const auto& name : node_names) {
+    try {
+      client->Delete("/api/v1/nodes/" + name);
+    } catch (const std::exception&) {
+    }
+  }
+
+  if (flags.json) {
+    for (const auto& r : results) {
+      std::printf("%s\n", nlohmann::json{{"binder", r.binder},
+                                         {"nodes", flags.nodes},
+                                         {"pods", flags.pods},
+                                         {"bound", r.bound},
+                                         {"pods_per_second", r.pods_per_second},
+                                         {"p50_ms", r.p50_ms},
+                                         {"p90_ms", r.p90_ms},
+                                         {"p99_ms", r.p99_ms},
+                                         {"cpu_seconds", r.cpu_s},
+                                         {"peak_rss_mib", r.peak_rss_mib},
+                                         {"start_to_ready_seconds", r.start_to_ready_s}}
+                              .dump()
+                              .c_str());
+    }
+    return 0;
+  }
+  std::printf("\n%-15s %7s %9s %9s %9s %9s %8s %11s %9s %9s\n", "binder", "bound", "pods/s",
+              "p50 ms", "p90 ms", "p99 ms", "CPU s", "CPU s/1k", "peak RSS", "ready s");
+  for (const auto& r : results) {
+    std::printf("%-15s %7d %9.0f %9.0f %9.0f %9.0f %8.2f %11.3f %7.0fMiB %9.2f\n", r.binder.c_str(),
+                r.bound, r.pods_per_second, r.p50_ms, r.p90_ms, r.p99_ms, r.cpu_s,
+                r.bound ? r.cpu_s * 1000 / r.bound : 0, r.peak_rss_mib, r.start_to_ready_s);
+  }
+  auto find = [&](const std::string& b) -> const Result* {
+    for (const auto& r : results) {
+      if (r.binder == b) return &r;
+    }
+    return nullptr;
+  };
+  const Result* berth = find("berth");
+  const Result* ks = find("kube-scheduler");
+  const Result* bo = find("bind-only");
+  std::printf("\n");
+  if (berth && ks && ks->pods_per_second > 0 && ks->cpu_s > 0 && ks->peak_rss_mib > 0) {
+    std::printf(
+        "berth / kube-scheduler: throughput %.2fx, CPU per pod %.2fx, peak RSS %.2fx, "
+        "start-to-ready %.2fx\n",
+        berth->pods_per_second / ks->pods_per_second,
+        (berth->cpu_s / std::max(1, berth->bound)) / (ks->cpu_s / std::max(1, ks->bound)),
+        berth->peak_rss_mib / ks->peak_rss_mib, berth->start_to_ready_s / ks->start_to_ready_s);
+  }
+  if (berth && bo && bo->pods_per_second > 0) {
+    std::printf("berth / bind-only:      throughput %.2fx\n",
+                berth->pods_per_second / bo->pods_per_second);
+  }
+  return 0;
+}

@@ -1,0 +1,657 @@
+// Scheduler benchmark: the real queue, cache, snapshot and framework (every default plugin) on a
+// synthetic cluster held in memory, driven one ScheduleOne() at a time from this thread so each
+// scheduling cycle can be timed. No apiserver: cluster events are fed to the Scheduler's handlers
+// directly, and the Bind plugin confirms each binding at once by feeding the bound pod back as the
+// pod informer would. Workloads are named and sized after kube-scheduler's scheduler_perf suite
+// (test/integration/scheduler_perf), with its node (4 cpu, 32Gi, 110 pods) and pod (100m, 500Mi)
+// templates.
+//
+//   _output/bin/scheduler_bench [--workload NAME|all] [--nodes N] [--existing-pods N] [--pods N]
+//                               [--seed S] [--parallelism P] [--churn-interval-us U] [--json]
+//
+// Reports per workload: measured pods bound per second (first measured cycle to last bind),
+// scheduling-cycle latency percentiles, heap held per node and per pod, and peak RSS. Asserts
+// nothing about time (see README "Performance").
+
+#include <malloc.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <charconv>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <random>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "pkg/config/config.h"
+#include "pkg/plugins/registry/registry.h"
+#include "pkg/scheduler/scheduler.h"
+#include "test/testing/objects.h"
+
+namespace berth::perf {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using testing::NodeBuilder;
+using testing::PodBuilder;
+
+constexpr std::string_view kZoneKey = "topology.kubernetes.io/zone";
+constexpr std::string_view kHostnameKey = "kubernetes.io/hostname";
+constexpr int kZones = 3;
+// Measured pods are named kMeasuredPrefix + index so the binder finds the informer's old copy
+// without a map.
+constexpr std::string_view kMeasuredPrefix = "m-";
+
+enum class Kind {
+  kBasic,
+  kNodeAffinity,
+  kPodAntiAffinity,
+  kTopologySpreading,
+  kPreferredTopologySpreading,
+  kMixedChurn,
+  kUnschedulable,
+};
+
+struct Workload {
+  const char* name;
+  Kind kind;
+  int nodes;
+  int existing_pods;
+  int pods;
+  // The in-tree plugin the workload exercises; when the registry lacks it the workload is listed
+  // as not available rather than run without it (its numbers would mean nothing).
+  const char* needs_plugin;
+};
+
+// scheduler_perf's "performance"-labelled sizes.
+const std::vector<Workload>& Workloads() {
+  static const std::vector<Workload> workloads = {
+      {"SchedulingBasic", Kind::kBasic, 5000, 1000, 10000, nullptr},
+      {"SchedulingNodeAffinity", Kind::kNodeAffinity, 5000, 5000, 10000, nullptr},
+      {"SchedulingPodAntiAffinity", Kind::kPodAntiAffinity, 5000, 1000, 2000, "InterPodAffinity"},
+      {"TopologySpreading", Kind::kTopologySpreading, 5000, 5000, 5000, "PodTopologySpread"},
+      {"PreferredTopologySpreading", Kind::kPreferredTopologySpreading, 5000, 5000, 5000,
+       "PodTopologySpread"},
+      {"SchedulingWithMixedChurn", Kind::kMixedChurn, 5000, 0, 10000, nullptr},
+      {"Unschedulable", Kind::kUnschedulable, 5000, 100, 10000, nullptr},
+  };
+  return workloads;
+}
+
+struct Flags {
+  std::string workload = "all";
+  std::optional<int> nodes, existing_pods, pods;
+  uint64_t seed = 1;
+  int parallelism = 16;
+  // One churn operation per interval: scheduler_perf's churn op recreates one object of each
+  // template per second; one op per millisecond is a much harsher rate on purpose, so the cost of
+  // cluster events racing the scheduling thread is visible.
+  int churn_interval_us = 1000;
+  bool json = false;
+};
+
+// Events would otherwise be the bottleneck, and building and sending them is not what this
+// benchmark measures (they leave the scheduling thread in production too).
+class NoopRecorder : public framework::EventRecorder {
+ public:
+  void Eventf(const api::Pod&, const std::string&, const std::string&, const std::string&,
+              const std::string&) override {}
+};
+
+// Binds instantly and, like the pod informer seeing the bound pod, feeds the update back before
+// returning, so the cache confirms the assumed pod and the queue forgets it.
+class InstantBinder : public framework::BindPlugin {
+ public:
+  static constexpr std::string_view kName = "InstantBinder";
+  std::string_view Name() const override { return kName; }
+
+  // Must be called before any pod is added; `pending` must not change while pods are bound.
+  void Attach(scheduler::Scheduler* scheduler, const std::vector<api::PodPtr>* pending,
+              int target) {
+    scheduler_ = scheduler;
+    pending_ = pending;
+    target_ = target;
+  }
+
+  framework::Status Bind(framework::CycleState&, const api::Pod& pod, const std::string&) override {
+    const std::string& name = pod.meta.name;
+    size_t index = 0;
+    const char* digits = name.data() + kMeasuredPrefix.size();
+    if (name.rfind(kMeasuredPrefix, 0) != 0 ||
+        std::from_chars(digits, name.data() + name.size(), index).ec != std::errc() ||
+        index >= pending_->size()) {
+      std::fprintf(stderr, "binder got a pod it did not create: %s\n", pod.Key().c_str());
+      std::abort();
+    }
+    scheduler_->OnPodUpdate((*pending_)[index], std::make_shared<const api::Pod>(pod));
+    if (bound_.fetch_add(1) + 1 == target_) {
+      last_bind_ns_.store(Clock::now().time_since_epoch().count());
+    }
+    return {};
+  }
+
+  int bound() const { return bound_.load(); }
+  Clock::time_point last_bind() const {
+    return Clock::time_point(Clock::duration(last_bind_ns_.load()));
+  }
+
+ private:
+  scheduler::Scheduler* scheduler_ = nullptr;
+  const std::vector<api::PodPtr>* pending_ = nullptr;
+  int target_ = 0;
+  std::atomic<int> bound_{0};
+  std::atomic<Clock::rep> last_bind_ns_{0};
+};
+
+// Every allocator byte handed out, including large blocks glibc serves with mmap.
+int64_t HeapInUse() {
+  struct mallinfo2 info = mallinfo2();
+  return static_cast<int64_t>(info.uordblks + info.hblkhd);
+}
+
+int64_t PeakRssBytes() {
+  struct rusage usage {};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<int64_t>(usage.ru_maxrss) * 1024;
+}
+
+std::string NodeName(int i) { return "node-" + std::to_string(i); }
+std::string Zone(int i) { return "zone" + std::to_string(i % kZones + 1); }
+
+api::NodePtr MakeNode(const std::string& name, int zone_index) {
+  return NodeBuilder(name)
+      .Capacity("4", "32Gi", 110)
+      .Label(std::string(kZoneKey), Zone(zone_index))
+      .Build();
+}
+
+api::Requirement In(std::string_view key, std::vector<std::string> values) {
+  api::Requirement r;
+  r.key = std::string(key);
+  r.op = api::SelectorOperator::kIn;
+  std::sort(values.begin(), values.end());
+  r.values = std::move(values);
+  return r;
+}
+
+// The pod templates of scheduler_perf, by workload.
+api::PodPtr MakePod(Kind kind, const std::string& name, const std::string& ns,
+                    const std::string& node = "") {
+  PodBuilder b(name, ns);
+  b.Container("100m", "500Mi");
+  if (!node.empty()) b.Node(node);
+  auto& spec = b.pod().spec;
+  switch (kind) {
+    case Kind::kNodeAffinity: {
+      api::NodeSelectorTerm term;
+      term.match_expressions.push_back(In(kZoneKey, {"zone1", "zone2"}));
+      api::NodeAffinity affinity;
+      affinity.required.emplace().terms.push_back(std::move(term));
+      spec.affinity.emplace().node_affinity = std::move(affinity);
+      break;
+    }
+    case Kind::kPodAntiAffinity: {
+      b.Label("color", "green");
+      api::PodAffinityTerm term;
+      term.label_selector.emplace().requirements.push_back(In("color", {"green"}));
+      term.namespaces = {"sched-0", "sched-1"};
+      term.topology_key = std::string(kHostnameKey);
+      spec.affinity.emplace().pod_anti_affinity.emplace().required.push_back(std::move(term));
+      break;
+    }
+    case Kind::kTopologySpreading:
+    case Kind::kPreferredTopologySpreading: {
+      b.Label("color", "blue");
+      api::TopologySpreadConstraint c;
+      c.max_skew = 5;
+      c.topology_key = std::string(kZoneKey);
+      c.when_unsatisfiable = kind == Kind::kTopologySpreading
+                                 ? api::WhenUnsatisfiable::kDoNotSchedule
+                                 : api::WhenUnsatisfiable::kScheduleAnyway;
+      c.label_selector.emplace().requirements.push_back(In("color", {"blue"}));
+      spec.topology_spread_constraints.push_back(std::move(c));
+      break;
+    }
+    default:
+      break;
+  }
+  return b.Build();
+}
+
+// scheduler_perf's pod-high-priority-large-cpu (9 cpu fits no 4-cpu node) without its priority,
+// so that the queue pops it and the pods that fit alternately.
+api::PodPtr MakeHugePod(const std::string& name) {
+  return PodBuilder(name, "sched-1").Container("9", "500Mi").Build();
+}
+
+struct Percentiles {
+  double p50 = 0, p90 = 0, p99 = 0;
+  size_t count = 0;
+};
+
+Percentiles Summarize(std::vector<double> us) {
+  Percentiles p;
+  p.count = us.size();
+  if (us.empty()) return p;
+  std::sort(us.begin(), us.end());
+  auto at = [&](double q) {
+    return us[std::min(us.size() - 1, static_cast<size_t>(q * static_cast<double>(us.size())))];
+  };
+  p.p50 = at(0.50);
+  p.p90 = at(0.90);
+  p.p99 = at(0.99);
+  return p;
+}
+
+struct Result {
+  std::string name;
+  int nodes = 0, existing_pods = 0, pods = 0;
+  double seconds = 0;
+  double pods_per_s = 0;
+  Percentiles ok_cycles;      // Cycles that found a node.
+  Percentiles failed_cycles;  // Cycles that found none.
+  int64_t bytes_per_node = 0;
+  int64_t bytes_per_pod = 0;          // An assigned pod in the cache.
+  int64_t bytes_per_pending_pod = 0;  // A pending pod in the queue.
+  int64_t heap_after_run = 0;
+  int64_t peak_rss = 0;
+  uint64_t churn_ops = 0;
+};
+
+// Recreates objects at a steady rate while the measured pods are scheduled, cycling through: add
+// a node, add a pod assigned to a random original node, delete that node, delete that pod
+// (scheduler_perf's "recreate" churn mode with its node template, plus assigned-pod churn). Its
+// pending large-cpu pod is left out: the Unschedulable workload measures those, and at this rate
+// they would leave little time for anything else.
+class Churner {
+ public:
+  Churner(scheduler::Scheduler* s, int nodes, uint64_t seed, std::chrono::microseconds interval)
+      : scheduler_(s), nodes_(nodes), rng_(seed), interval_(interval) {}
+
+  void Start() {
+    thread_ = std::jthread([this](std::stop_token stop) { Loop(stop); });
+  }
+  uint64_t Stop() {
+    thread_.request_stop();
+    if (thread_.joinable()) thread_.join();
+    return ops_;
+  }
+
+ private:
+  void Loop(std::stop_token stop) {
+    auto next = Clock::now();
+    api::NodePtr node;
+    api::PodPtr pod;
+    for (uint64_t op = 0; !stop.stop_requested(); op++) {
+      const uint64_t round = op / 4;
+      switch (op % 4) {
+        case 0:
+          node = MakeNode("churn-node-" + std::to_string(round), static_cast<int>(round % kZones));
+          scheduler_->OnNodeAdd(node);
+          break;
+        case 1:
+          pod = MakePod(Kind::kBasic, "churn-pod-" + std::to_string(round), "churn",
+                        NodeName(static_cast<int>(rng_() % nodes_)));
+          scheduler_->OnPodAdd(pod);
+          break;
+        case 2:
+          scheduler_->OnNodeDelete(node);
+          break;
+        case 3:
+          scheduler_->OnPodDelete(pod);
+          break;
+      }
+      ops_++;
+      next += interval_;
+      std::this_thread::sleep_until(next);
+    }
+  }
+
+  scheduler::Scheduler* scheduler_;
+  const int nodes_;
+  std::mt19937_64 rng_;
+  const std::chrono::microseconds interval_;
+  uint64_t ops_ = 0;
+  std::jthread thread_;
+};
+
+bool Available(const Workload& w, const framework::runtime::Registry& registry) {
+  return !w.needs_plugin || registry.count(w.needs_plugin) > 0;
+}
+
+// Returns false when the run did not finish (pods stuck), after saying why.
+bool Run(const Workload& w, const Flags& flags, Result* out) {
+  const int num_nodes = flags.nodes.value_or(w.nodes);
+  const int num_existing = flags.existing_pods.value_or(w.existing_pods);
+  const int num_measured = flags.pods.value_or(w.pods);
+  out->name = w.name;
+  out->nodes = num_nodes;
+  out->existing_pods = num_existing;
+  out->pods = num_measured;
+
+  auto binder = std::make_shared<InstantBinder>();
+  framework::runtime::Registry registry = plugins::registry::InTree();
+  registry[std::string(InstantBinder::kName)] = [binder](const nlohmann::json&,
+                                                         framework::Handle&) { return binder; };
+  config::Configuration cfg = config::DefaultConfiguration();
+  cfg.parallelism = flags.parallelism;
+  cfg.percentage_of_nodes_to_score = 0;
+  auto& plugins = cfg.profiles[0].plugins;
+  plugins.bind.disabled.push_back({std::string(config::kAllPlugins), 0});
+  plugins.bind.enabled.push_back({std::string(InstantBinder::kName), 0});
+  NoopRecorder recorder;
+  scheduler::SchedulerDeps deps;
+  deps.recorder = &recorder;
+  scheduler::SchedulerOptions options;
+  options.seed = flags.seed;
+  scheduler::Scheduler sched(cfg, registry, deps, options);
+
+  const bool unschedulable = w.kind == Kind::kUnschedulable;
+  std::vector<api::PodPtr> measured;
+  // Reserved up front so its growth does not count as scheduler memory.
+  measured.reserve(num_measured);
+  binder->Attach(&sched, &measured, num_measured);
+  std::mt19937_64 rng(flags.seed);
+
+  int64_t heap = HeapInUse();
+  for (int i = 0; i < num_nodes; i++) sched.OnNodeAdd(MakeNode(NodeName(i), i));
+  out->bytes_per_node = num_nodes ? (HeapInUse() - heap) / num_nodes : 0;
+
+  // Existing pods arrive already assigned, as an informer's initial list delivers them. Those
+  // with node affinity go to nodes it allows; those with anti-affinity to distinct nodes.
+  heap = HeapInUse();
+  const Kind existing_kind =
+      w.kind == Kind::kNodeAffinity || w.kind == Kind::kPodAntiAffinity ? w.kind : Kind::kBasic;
+  std::vector<int> allowed;
+  for (int n = 0; n < num_nodes; n++) {
+    if (existing_kind != Kind::kNodeAffinity || n % kZones < 2) allowed.push_back(n);
+  }
+  for (int i = 0; i < num_existing && !allowed.empty(); i++) {
+    sched.OnPodAdd(MakePod(existing_kind, "x-" + std::to_string(i), "sched-0",
+                           NodeName(allowed[i % allowed.size()])));
+  }
+  out->bytes_per_pod = num_existing ? (HeapInUse() - heap) / num_existing : 0;
+
+  // Measured pods all wait in the queue before the first cycle, as after a burst of creations.
+  heap = HeapInUse();
+  const Kind measured_kind = unschedulable || w.kind == Kind::kMixedChurn ? Kind::kBasic : w.kind;
+  for (int i = 0; i < num_measured; i++) {
+    measured.push_back(
+        MakePod(measured_kind, std::string(kMeasuredPrefix) + std::to_string(i), "sched-1"));
+    sched.OnPodAdd(measured.back());
+    if (unschedulable) sched.OnPodAdd(MakeHugePod("u-" + std::to_string(i)));
+  }
+  const int queued = num_measured * (unschedulable ? 2 : 1);
+  out->bytes_per_pending_pod = queued ? (HeapInUse() - heap) / queued : 0;
+
+  // Backoff flushing as in production: pods a cluster event moved to backoffQ come back.
+  sched.queue().Run();
+  std::optional<Churner> churner;
+  if (w.kind == Kind::kMixedChurn) {
+    churner.emplace(&sched, num_nodes, flags.seed + 1,
+                    std::chrono::microseconds(flags.churn_interval_us));
+    churner->Start();
+  }
+
+  std::vector<double> ok_us, failed_us;
+  ok_us.reserve(queued);
+  auto& stats = sched.stats();
+  const auto start = Clock::now();
+  // Pop blocks while activeQ is empty, and PendingPods() walks the unschedulable pool, so the loop
+  // asks the queue only at the tail: measured pods always fit, so those neither bound nor in a
+  // binding cycle are still in activeQ. (InFlightBindings is read before bound(): a pod moving
+  // between the two is then counted twice, never missed.) Should measured pods not fit after all,
+  // the watchdog closes the queue so the blocked Pop returns.
+  std::atomic<Clock::rep> heartbeat{start.time_since_epoch().count()};
+  std::atomic<bool> timed_out{false};
+  std::jthread watchdog([&](std::stop_token stop) {
+    while (!stop.stop_requested()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      if (Clock::now() - Clock::time_point(Clock::duration(heartbeat.load())) >
+          std::chrono::seconds(10)) {
+        timed_out = true;
+        sched.queue().Close();
+        return;
+      }
+    }
+  });
+  bool finished = true;
+  int last_bound = 0;
+  for (;;) {
+    const int in_flight = sched.InFlightBindings();
+    const int bound = binder->bound();
+    if (bound != last_bound) {
+      last_bound = bound;
+      heartbeat.store(Clock::now().time_since_epoch().count());
+    }
+    if (timed_out) {
+      std::fprintf(stderr, "%s: stuck at %d of %d pods bound (%llu failed attempts)\n", w.name,
+                   bound, num_measured,
+                   static_cast<unsigned long long>(stats.unschedulable.load()));
+      finished = false;
+      break;
+    }
+    if (num_measured - bound - in_flight <= 0) {
+      const size_t active = sched.queue().PendingPods().active;
+      if (bound >= num_measured && (!unschedulable || active == 0)) break;
+      if (active == 0) {
+        std::this_thread::sleep_for(std::chrono::microseconds(20));
+        continue;
+      }
+    }
+    const uint64_t failures_before = stats.unschedulable.load() + stats.errors.load();
+    const auto t0 = Clock::now();
+    if (!sched.ScheduleOne()) continue;  // Closed by the watchdog.
+    const auto t1 = Clock::now();
+    heartbeat.store(t1.time_since_epoch().count());
+    const double us = std::chrono::duration<double, std::micro>(t1 - t0).count();
+    (stats.unschedulable.load() + stats.errors.load() != failures_before ? failed_us : ok_us)
+        .push_back(us);
+  }
+  watchdog.request_stop();
+  watchdog.join();
+  if (churner) out->churn_ops = churner->Stop();
+  const auto end = num_measured && finished ? binder->last_bind() : Clock::now();
+  out->seconds = std::chrono::duration<double>(end - start).count();
+  out->pods_per_s = out->seconds > 0 ? binder->bound() / out->seconds : 0;
+  out->ok_cycles = Summarize(std::move(ok_us));
+  out->failed_cycles = Summarize(std::move(failed_us));
+  out->heap_after_run = HeapInUse();
+  out->peak_rss = PeakRssBytes();
+  // The numbers only count if the scheduler did the job: every measured pod confirmed in the
+  // cache on a node its constraints allow.
+  while (sched.InFlightBindings() > 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  for (const auto& pod : finished ? measured : std::vector<api::PodPtr>{}) {
+    auto cached = sched.cache().GetPod(pod->meta.uid);
+    const std::string node = cached ? cached->spec.node_name : "";
+    int index = -1;
+    if (node.rfind("node-", 0) == 0) index = std::atoi(node.c_str() + 5);
+    if (node.empty() || sched.cache().IsAssumedPod(*cached) ||
+        (w.kind == Kind::kNodeAffinity && (index < 0 || index % kZones >= 2))) {
+      std::fprintf(stderr, "%s: pod %s is on node \"%s\" (assumed: %d)\n", w.name,
+                   pod->Key().c_str(), node.c_str(), cached && sched.cache().IsAssumedPod(*cached));
+      finished = false;
+      break;
+    }
+  }
+  if (stats.errors.load() > 0) {
+    std::fprintf(stderr, "%s: %llu scheduling errors\n", w.name,
+                 static_cast<unsigned long long>(stats.errors.load()));
+    finished = false;
+  }
+  return finished;
+}
+
+nlohmann::json PercentilesJson(const Percentiles& p) {
+  if (p.count == 0) return nullptr;
+  return {{"count", p.count}, {"p50", p.p50}, {"p90", p.p90}, {"p99", p.p99}};
+}
+
+void PrintJson(const Result& r) {
+  nlohmann::json j = {{"workload", r.name},
+                      {"available", true},
+                      {"nodes", r.nodes},
+                      {"existing_pods", r.existing_pods},
+                      {"measured_pods", r.pods},
+                      {"seconds", r.seconds},
+                      {"pods_per_s", static_cast<int64_t>(r.pods_per_s)},
+                      {"cycle_us", PercentilesJson(r.ok_cycles)},
+                      {"failed_cycle_us", PercentilesJson(r.failed_cycles)},
+                      {"bytes_per_node", r.bytes_per_node},
+                      {"bytes_per_pod", r.bytes_per_pod},
+                      {"bytes_per_pending_pod", r.bytes_per_pending_pod},
+                      {"heap_after_run_bytes", r.heap_after_run},
+                      {"peak_rss_bytes", r.peak_rss}};
+  if (r.churn_ops) j["churn_ops"] = r.churn_ops;
+  std::printf("%s\n", j.dump().c_str());
+}
+
+void PrintHeader() {
+  std::printf("%-28s %6s %6s %6s %9s %23s %23s %7s %7s %7s %8s\n", "workload", "nodes", "exist",
+              "pods", "pods/s", "cycle us p50/p90/p99", "failed-cycle p50/90/99", "B/node", "B/pod",
+              "B/pend", "peak MiB");
+}
+
+std::string Triple(const Percentiles& p) {
+  if (p.count == 0) return "-";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.0f/%.0f/%.0f", p.p50, p.p90, p.p99);
+  return buf;
+}
+
+void PrintRow(const Result& r) {
+  std::printf("%-28s %6d %6d %6d %9.0f %23s %23s %7lld %7lld %7lld %8.1f\n", r.name.c_str(),
+              r.nodes, r.existing_pods, r.pods, r.pods_per_s, Triple(r.ok_cycles).c_str(),
+              Triple(r.failed_cycles).c_str(), static_cast<long long>(r.bytes_per_node),
+              static_cast<long long>(r.bytes_per_pod),
+              static_cast<long long>(r.bytes_per_pending_pod), r.peak_rss / 1048576.0);
+  if (r.churn_ops) {
+    std::printf("%-28s churn: %llu ops during the run\n", "",
+                static_cast<unsigned long long>(r.churn_ops));
+  }
+}
+
+void PrintUnavailable(const Workload& w, bool json) {
+  if (json) {
+    nlohmann::json j = {
+        {"workload", w.name}, {"available", false}, {"needs_plugin", w.needs_plugin}};
+    std::printf("%s\n", j.dump().c_str());
+  } else {
+    std::printf("%-28s not available yet: needs plugin %s\n", w.name, w.needs_plugin);
+  }
+}
+
+// Runs one workload and prints its line; returns the exit code.
+int RunAndPrint(const Workload& w, const Flags& flags) {
+  Result r;
+  if (!Run(w, flags, &r)) return 1;
+  if (flags.json) {
+    PrintJson(r);
+  } else {
+    PrintRow(r);
+  }
+  return 0;
+}
+
+// Each workload of "all" runs in its own child process so that peak RSS (getrusage) and the heap
+// start clean for each one.
+int RunIsolated(const Workload& w, const Flags& flags) {
+  std::fflush(stdout);
+  std::fflush(stderr);
+  pid_t pid = fork();
+  if (pid < 0) {
+    std::perror("fork");
+    return 1;
+  }
+  if (pid == 0) {
+    int code = RunAndPrint(w, flags);
+    std::fflush(stdout);
+    _exit(code);
+  }
+  int status = 0;
+  if (waitpid(pid, &status, 0) < 0) return 1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+void Usage(const char* argv0) {
+  std::fprintf(stderr,
+               "usage: %s [--workload NAME|all] [--nodes N] [--existing-pods N] [--pods N]\n"
+               "       [--seed S] [--parallelism P] [--churn-interval-us U] [--json]\n"
+               "workloads:",
+               argv0);
+  for (const auto& w : Workloads()) std::fprintf(stderr, " %s", w.name);
+  std::fprintf(stderr, "\n");
+}
+
+bool ParseInt(const char* text, int64_t min, int64_t* out) {
+  const char* end = text + std::strlen(text);
+  auto [ptr, ec] = std::from_chars(text, end, *out);
+  return ec == std::errc() && ptr == end && *out >= min;
+}
+
+}  // namespace
+}  // namespace berth::perf
+
+int main(int argc, char** argv) {
+  using namespace berth::perf;
+  Flags flags;
+  for (int i = 1; i < argc; i++) {
+    const std::string_view arg = argv[i];
+    const bool has_value = i + 1 < argc;
+    int64_t v = 0;
+    auto number = [&](int64_t min) { return has_value && ParseInt(argv[++i], min, &v); };
+    if (arg == "--json") {
+      flags.json = true;
+    } else if (arg == "--workload" && has_value) {
+      flags.workload = argv[++i];
+    } else if (arg == "--nodes" && number(1)) {
+      flags.nodes = static_cast<int>(v);
+    } else if (arg == "--existing-pods" && number(0)) {
+      flags.existing_pods = static_cast<int>(v);
+    } else if (arg == "--pods" && number(0)) {
+      flags.pods = static_cast<int>(v);
+    } else if (arg == "--seed" && number(0)) {
+      flags.seed = static_cast<uint64_t>(v);
+    } else if (arg == "--parallelism" && number(1)) {
+      flags.parallelism = static_cast<int>(v);
+    } else if (arg == "--churn-interval-us" && number(1)) {
+      flags.churn_interval_us = static_cast<int>(v);
+    } else {
+      Usage(argv[0]);
+      return 2;
+    }
+  }
+
+  const auto registry = berth::plugins::registry::InTree();
+  std::vector<const Workload*> selected;
+  for (const auto& w : Workloads()) {
+    if (flags.workload == "all" || flags.workload == w.name) selected.push_back(&w);
+  }
+  if (selected.empty()) {
+    std::fprintf(stderr, "unknown workload %s\n", flags.workload.c_str());
+    Usage(argv[0]);
+    return 2;
+  }
+  if (!flags.json) PrintHeader();
+  int code = 0;
+  for (const Workload* w : selected) {
+    if (!Available(*w, registry)) {
+      PrintUnavailable(*w, flags.json);
+      continue;
+    }
+    const int rc = selected.size() > 1 ? RunIsolated(*w, flags) : RunAndPrint(*w, flags);
+    code = std::max(code, rc);
+  }
+  return code;
+}
