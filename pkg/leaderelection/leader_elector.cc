@@ -125,10 +125,10 @@ std::string DefaultIdentity() {
 }
 
 LeaderElector::LeaderElector(std::shared_ptr<client::Client> client, LeaderElectionConfig config,
-                             LeaderCallbacks callbacks, std::shared_ptr<Clock> clock)
+                             LeaderCallbacks callbacks, std::shared_ptr<util::Clock> clock)
     : config_((ValidateConfig(config), std::move(config))),
       callbacks_(std::move(callbacks)),
-      clock_(clock ? std::move(clock) : std::make_shared<RealClock>()),
+      clock_(clock ? std::move(clock) : std::make_shared<util::RealClock>()),
       description_(config_.lease_namespace + "/" + config_.lease_name),
       client_(client ? std::move(client)
                      : throw std::invalid_argument("leader election needs an apiserver client")),
@@ -381,7 +381,7 @@ LeaderElector::Ending LeaderElector::Renew() {
   }
 }
 
-LeaderElector::Attempt LeaderElector::TryAcquireOrRenew(Clock::TimePoint deadline) {
+LeaderElector::Attempt LeaderElector::TryAcquireOrRenew(util::Clock::TimePoint deadline) {
   const std::string stamp = FormatMicroTime(std::chrono::system_clock::now());
   LeaseRecord desired{.holder_identity = config_.identity,
                       .lease_duration_seconds = LeaseSeconds(config_.lease_duration),
@@ -389,7 +389,7 @@ LeaderElector::Attempt LeaderElector::TryAcquireOrRenew(Clock::TimePoint deadlin
                       .renew_time = stamp,
                       .lease_transitions = 0};
   LeaseRecord observed;
-  Clock::TimePoint observed_time;
+  util::Clock::TimePoint observed_time;
   {
     std::lock_guard lock(mu_);
     observed = observed_record_;
@@ -485,7 +485,7 @@ void LeaderElector::ReleaseLease() {
 
 std::optional<std::string> LeaderElector::Call(const char* verb,
                                                std::function<void(LeaseLock&)> call,
-                                               Clock::TimePoint deadline) {
+                                               util::Clock::TimePoint deadline) {
   auto failure = std::make_shared<std::exception_ptr>();
   const bool started = caller_.Start([this, call = std::move(call), failure] {
     try {

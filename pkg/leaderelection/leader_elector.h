@@ -33,8 +33,8 @@
 
 #include "pkg/client/client.h"
 #include "pkg/leaderelection/background_caller.h"
-#include "pkg/leaderelection/clock.h"
 #include "pkg/leaderelection/lease_lock.h"
+#include "pkg/util/clock.h"
 
 namespace berth::leaderelection {
 
@@ -86,7 +86,7 @@ class LeaderElector {
   // Throws std::invalid_argument when `config` is invalid (see ValidateConfig) or `client` is
   // null. A null `clock` means the real steady clock.
   LeaderElector(std::shared_ptr<client::Client> client, LeaderElectionConfig config,
-                LeaderCallbacks callbacks, std::shared_ptr<Clock> clock = nullptr);
+                LeaderCallbacks callbacks, std::shared_ptr<util::Clock> clock = nullptr);
   // Stop(), then waits for an in-flight request. Does not release the lease.
   ~LeaderElector();
   LeaderElector(const LeaderElector&) = delete;
@@ -133,12 +133,12 @@ class LeaderElector {
   Ending Renew();
   // client-go's tryAcquireOrRenew: one optimistic renew when leading, else read, then create or
   // take over (when free or expired) or renew. Requests give up at `deadline`.
-  Attempt TryAcquireOrRenew(Clock::TimePoint deadline);
+  Attempt TryAcquireOrRenew(util::Clock::TimePoint deadline);
   void ReleaseLease();
   // Runs `call` on caller_ and waits for it until `deadline` (or Stop). nullopt on success, else
   // a description of the failure naming `verb` and the lease.
   std::optional<std::string> Call(const char* verb, std::function<void(LeaseLock&)> call,
-                                  Clock::TimePoint deadline);
+                                  util::Clock::TimePoint deadline);
   // Records `record` as observed now (and as renewed now when this elector holds it).
   void Observe(const LeaseRecord& record);
   void ReportLeader();
@@ -160,7 +160,7 @@ class LeaderElector {
 
   const LeaderElectionConfig config_;
   const LeaderCallbacks callbacks_;
-  const std::shared_ptr<Clock> clock_;
+  const std::shared_ptr<util::Clock> clock_;
   const std::string description_;  // "namespace/name"
 
   const std::shared_ptr<client::Client> client_;
@@ -179,10 +179,10 @@ class LeaderElector {
   bool release_requested_ = false;
   std::thread::id loop_thread_id_;
   LeaseRecord observed_record_;
-  Clock::TimePoint observed_time_{};  // When observed_record_ was last seen to change.
-  Clock::TimePoint last_renew_time_{};
+  util::Clock::TimePoint observed_time_{};  // When observed_record_ was last seen to change.
+  util::Clock::TimePoint last_renew_time_{};
   // When the lease was last read (found) or written successfully.
-  std::optional<Clock::TimePoint> last_read_time_;
+  std::optional<util::Clock::TimePoint> last_read_time_;
 
   bool released_seen_ = false;  // Set by the release watch, cleared by WaitForRetry.
   bool release_watch_stop_ = false;

@@ -298,7 +298,7 @@ TEST(LeaderElectorTest, AHeldLeaseIsTakenOnlyAfterLeaseDurationSinceItWasSeenToC
   auto server = std::make_shared<FaultInjectingLeaseClient>();
   // renewTime is decades old by the wall clock: only the local observation time may count.
   server->WriteSpec(kLease, OtherHolderSpec("other", 15, 3));
-  auto clock = std::make_shared<FakeClock>();
+  auto clock = std::make_shared<util::FakeClock>();
   Observed observed;
   LeaderElector elector(server, TestConfig("a"), observed.Callbacks(), clock);
   elector.Run();
@@ -328,7 +328,7 @@ TEST(LeaderElectorTest, AHeldLeaseIsTakenOnlyAfterLeaseDurationSinceItWasSeenToC
 TEST(LeaderElectorTest, RenewalsByTheHolderPostponeTheTakeover) {
   auto server = std::make_shared<FaultInjectingLeaseClient>();
   server->WriteSpec(kLease, OtherHolderSpec("other", 15, 0));
-  auto clock = std::make_shared<FakeClock>();
+  auto clock = std::make_shared<util::FakeClock>();
   Observed observed;
   LeaderElector elector(server, TestConfig("a"), observed.Callbacks(), clock);
   elector.Run();
@@ -349,7 +349,7 @@ TEST(LeaderElectorTest, RenewalsByTheHolderPostponeTheTakeover) {
 TEST(LeaderElectorTest, AReleasedLeaseIsTakenAtOnce) {
   auto server = std::make_shared<FaultInjectingLeaseClient>();
   server->WriteSpec(kLease, OtherHolderSpec("", 1, 7));
-  auto clock = std::make_shared<FakeClock>();  // Never moves: expiry cannot be the reason.
+  auto clock = std::make_shared<util::FakeClock>();  // Never moves: expiry cannot be the reason.
   Observed observed;
   LeaderElector elector(server, TestConfig("a"), observed.Callbacks(), clock);
   elector.Run();
@@ -362,7 +362,7 @@ TEST(LeaderElectorTest, AReleasedLeaseIsTakenAtOnce) {
 TEST(LeaderElectorTest, ALeaseWithAnEmptySpecIsTaken) {
   auto server = std::make_shared<FaultInjectingLeaseClient>();
   server->WriteSpec(kLease, nlohmann::json::object());
-  auto clock = std::make_shared<FakeClock>();
+  auto clock = std::make_shared<util::FakeClock>();
   Observed observed;
   LeaderElector elector(server, TestConfig("a"), observed.Callbacks(), clock);
   elector.Run();
@@ -422,7 +422,7 @@ TEST(LeaderElectorTest, ConflictingWritesAreReadAgainAndTheLeaseKept) {
 
 TEST(LeaderElectorTest, AnotherHolderInTheLeaseEndsLeadershipAtOnce) {
   auto server = std::make_shared<FaultInjectingLeaseClient>();
-  auto clock = std::make_shared<FakeClock>();  // Never moves: no deadline can pass.
+  auto clock = std::make_shared<util::FakeClock>();  // Never moves: no deadline can pass.
   Observed observed;
   LeaderElector elector(server, TestConfig("a"), observed.Callbacks(), clock);
   elector.Run();
@@ -438,7 +438,7 @@ TEST(LeaderElectorTest, AnotherHolderInTheLeaseEndsLeadershipAtOnce) {
 
 TEST(LeaderElectorTest, AnUnreachableApiserverEndsLeadershipAtTheRenewDeadline) {
   auto server = std::make_shared<FaultInjectingLeaseClient>();
-  auto clock = std::make_shared<FakeClock>();
+  auto clock = std::make_shared<util::FakeClock>();
   Observed observed;
   LogCapture log;
   LeaderElector elector(server, TestConfig("a"), observed.Callbacks(), clock);
@@ -489,7 +489,7 @@ TEST(LeaderElectorTest, AnUnreachableApiserverEndsLeadershipWithinTheRenewDeadli
 
 TEST(LeaderElectorTest, AHungApiserverEndsLeadershipAtTheRenewDeadline) {
   auto server = std::make_shared<FaultInjectingLeaseClient>();
-  auto clock = std::make_shared<FakeClock>();
+  auto clock = std::make_shared<util::FakeClock>();
   Observed observed;
   LeaderElector elector(server, TestConfig("a"), observed.Callbacks(), clock);
   elector.Run();
@@ -518,7 +518,7 @@ TEST(LeaderElectorTest, ReleaseWritesAnEmptyHolderAndAStandbyTakesOverAtOnce) {
   ASSERT_TRUE(Eventually([&] { return leader.IsLeader(); }));
   // The standby's clock never moves, so a's lease never expires for it.
   LeaderElector standby(server, TestConfig("b"), standby_observed.Callbacks(),
-                        std::make_shared<FakeClock>());
+                        std::make_shared<util::FakeClock>());
   standby.Run();
   AwaitGets(*server, 3);
   ASSERT_EQ(standby.Leader(), "a");
@@ -592,7 +592,7 @@ TEST(LeaderElectorTest, ReleaseAndStopDoNotWaitForAHungRequestWhileCampaigning) 
     SCOPED_TRACE(release ? "Release" : "Stop");
     auto server = std::make_shared<FaultInjectingLeaseClient>();
     server->SetHanging(true);
-    auto clock = std::make_shared<FakeClock>();  // Never moves: no request deadline passes.
+    auto clock = std::make_shared<util::FakeClock>();  // Never moves: no request deadline passes.
     Observed observed;
     LeaderElector elector(server, TestConfig("a"), observed.Callbacks(), clock);
     elector.Run();
@@ -615,7 +615,7 @@ TEST(LeaderElectorTest, ReleaseAndStopDoNotWaitForAHungRequestWhileCampaigning) 
 
 TEST(LeaderElectorTest, ReleaseWaitsForTheLeadersRequestThenReleases) {
   auto server = std::make_shared<FaultInjectingLeaseClient>();
-  auto clock = std::make_shared<FakeClock>();
+  auto clock = std::make_shared<util::FakeClock>();
   Observed observed;
   LeaderElector elector(server, TestConfig("a"), observed.Callbacks(), clock);
   elector.Run();
@@ -669,7 +669,7 @@ TEST(LeaderElectorTest, DestructionStopsTheElectorWithoutReleasing) {
 TEST(LeaderElectorTest, AStandbyIsHealthyWhileItCanReadTheLease) {
   auto server = std::make_shared<FaultInjectingLeaseClient>();
   server->WriteSpec(kLease, OtherHolderSpec("other", 15, 0));
-  auto clock = std::make_shared<FakeClock>();
+  auto clock = std::make_shared<util::FakeClock>();
   Observed observed;
   LeaderElector elector(server, TestConfig("a"), observed.Callbacks(), clock);
   EXPECT_FALSE(elector.Healthy());
@@ -690,7 +690,7 @@ TEST(LeaderElectorTest, AStandbyIsHealthyWhileItCanReadTheLease) {
 
 TEST(LeaderElectorTest, ALeaderThatStopsRenewingBecomesUnhealthyAfterLeaseDurationAndGrace) {
   auto server = std::make_shared<FaultInjectingLeaseClient>();
-  auto clock = std::make_shared<FakeClock>();
+  auto clock = std::make_shared<util::FakeClock>();
   std::mutex mu;
   std::condition_variable cv;
   bool proceed = false;
@@ -722,7 +722,7 @@ TEST(LeaderElectorTest, ALeaderThatStopsRenewingBecomesUnhealthyAfterLeaseDurati
 TEST(LeaderElectorTest, OnNewLeaderReportsEachChangeOfHolder) {
   auto server = std::make_shared<FaultInjectingLeaseClient>();
   server->WriteSpec(kLease, OtherHolderSpec("x", 15, 0));
-  auto clock = std::make_shared<FakeClock>();
+  auto clock = std::make_shared<util::FakeClock>();
   Observed observed;
   LeaderElector elector(server, TestConfig("a"), observed.Callbacks(), clock);
   elector.Run();

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "pkg/queue/clock.h"
 #include "pkg/queue/scheduling_queue.h"
+#include "pkg/util/clock.h"
 #include "test/testing/objects.h"
 
 namespace berth::queue {
@@ -112,7 +112,7 @@ TEST(NominatorTest, DeleteRemovesNomination) {
 }
 
 TEST(NominatorTest, QueueTracksNominatedNodeNameOnAddUpdateDelete) {
-  SchedulingQueue q(QueueOptions{}, nullptr, nullptr, {}, std::make_shared<FakeClock>());
+  SchedulingQueue q(QueueOptions{}, nullptr, nullptr, {}, std::make_shared<util::FakeClock>());
   api::PodPtr v1 = NominatedPod("a", "n1");
   q.Add(v1);
   EXPECT_EQ(Names(q.nominator().NominatedPodsForNode("n1")), (std::vector<std::string>{"a"}));

@@ -41,12 +41,12 @@ bool IsRejector(const QueuedPodInfo& pinfo, const std::string& plugin) {
 }  // namespace
 
 SchedulingQueue::SchedulingQueue(QueueOptions options, LessFn less, PreEnqueueFn pre_enqueue,
-                                 QueueingHintMap hints, std::shared_ptr<Clock> clock)
+                                 QueueingHintMap hints, std::shared_ptr<util::Clock> clock)
     : options_(options),
       less_(less ? std::move(less) : LessFn(DefaultLess)),
       pre_enqueue_(std::move(pre_enqueue)),
       hints_(std::move(hints)),
-      clock_(clock ? std::move(clock) : std::make_shared<RealClock>()),
+      clock_(clock ? std::move(clock) : std::make_shared<util::RealClock>()),
       active_q_([this](const QueuedPodInfo& a, const QueuedPodInfo& b) { return less_(a, b); }),
       backoff_q_([this](const QueuedPodInfo& a, const QueuedPodInfo& b) {
         return BackoffExpiry(a) < BackoffExpiry(b);
@@ -100,7 +100,7 @@ std::chrono::milliseconds SchedulingQueue::BackoffDuration(int attempts) const {
   return std::min(d, options_.max_backoff);
 }
 
-Clock::TimePoint SchedulingQueue::BackoffExpiry(const QueuedPodInfo& pinfo) const {
+util::Clock::TimePoint SchedulingQueue::BackoffExpiry(const QueuedPodInfo& pinfo) const {
   return pinfo.timestamp + BackoffDuration(pinfo.attempts);
 }
 
@@ -545,7 +545,7 @@ void SchedulingQueue::FlushBackoffQCompleted() {
 
 void SchedulingQueue::FlushUnschedulablePodsLeftover() {
   std::lock_guard lock(mu_);
-  const Clock::TimePoint now = clock_->Now();
+  const util::Clock::TimePoint now = clock_->Now();
   std::vector<QueuedPodInfoPtr> pods;
   for (const auto& [uid, pinfo] : unschedulable_) {
     if (now - pinfo->timestamp > options_.max_in_unschedulable) pods.push_back(pinfo);

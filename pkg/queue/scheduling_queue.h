@@ -28,9 +28,9 @@
 #include "pkg/api/types.h"
 #include "pkg/framework/interface.h"
 #include "pkg/framework/types.h"
-#include "pkg/queue/clock.h"
 #include "pkg/queue/nominator.h"
 #include "pkg/queue/pod_heap.h"
+#include "pkg/util/clock.h"
 
 namespace berth::queue {
 
@@ -88,7 +88,7 @@ class SchedulingQueue {
   };
 
   SchedulingQueue(QueueOptions options, LessFn less, PreEnqueueFn pre_enqueue,
-                  QueueingHintMap hints, std::shared_ptr<Clock> clock);
+                  QueueingHintMap hints, std::shared_ptr<util::Clock> clock);
   ~SchedulingQueue();
   SchedulingQueue(const SchedulingQueue&) = delete;
   SchedulingQueue& operator=(const SchedulingQueue&) = delete;
@@ -176,7 +176,7 @@ class SchedulingQueue {
     if (options_.on_incoming) options_.on_incoming(queue, event);
   }
   framework::QueuedPodInfoPtr NewQueuedPodInfo(api::PodPtr pod) const;
-  Clock::TimePoint BackoffExpiry(const framework::QueuedPodInfo& pinfo) const;
+  util::Clock::TimePoint BackoffExpiry(const framework::QueuedPodInfo& pinfo) const;
   bool IsBackingOff(const framework::QueuedPodInfo& pinfo) const;
 
   // Everything below requires mu_ held. Pods are passed by value where the callee may erase
@@ -208,7 +208,7 @@ class SchedulingQueue {
   const LessFn less_;
   const PreEnqueueFn pre_enqueue_;
   const QueueingHintMap hints_;
-  const std::shared_ptr<Clock> clock_;
+  const std::shared_ptr<util::Clock> clock_;
 
   mutable std::mutex mu_;
   std::condition_variable pop_cv_;   // activeQ gained a pod, or closed_.

@@ -101,7 +101,7 @@ class SchedulingQueueTest : public ::testing::Test {
     EXPECT_EQ(c.gated, gated) << "gated";
   }
 
-  std::shared_ptr<FakeClock> clock_ = std::make_shared<FakeClock>();
+  std::shared_ptr<util::FakeClock> clock_ = std::make_shared<util::FakeClock>();
 };
 
 // ---- Ordering ----
@@ -484,7 +484,7 @@ TEST_F(SchedulingQueueTest, UpdateInActiveQReplacesPodAndReorders) {
   auto q = MakeQueue();
   api::PodPtr a1 = PodBuilder("a").Priority(1).Build();
   q->Add(a1);
-  const Clock::TimePoint added = clock_->Now();
+  const util::Clock::TimePoint added = clock_->Now();
   q->Add(PodBuilder("b").Priority(5).Build());
   clock_->Step(seconds(3));
   api::PodPtr a2 = PodBuilder("a").Priority(10).Build();

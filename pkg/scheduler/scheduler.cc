@@ -7,6 +7,7 @@
 #include "pkg/events/recorder.h"
 #include "pkg/informer/factory.h"
 #include "pkg/log/log.h"
+#include "pkg/util/clock.h"
 
 namespace berth::scheduler {
 namespace {
@@ -197,7 +198,7 @@ Scheduler::Scheduler(const config::Configuration& config,
         auto* fwk = FrameworkFor(pod.spec.scheduler_name);
         return fwk ? fwk->RunPreEnqueuePlugins(pod) : Status::Success();
       },
-      std::move(hints), std::make_shared<queue::RealClock>());
+      std::move(hints), std::make_shared<util::RealClock>());
   for (auto& [name, fwk] : profiles_) fwk->SetNominator(&queue_->nominator());
   binders_ = std::make_unique<util::TaskQueue>(std::max(1, options_.binding_workers),
                                                std::numeric_limits<size_t>::max());

@@ -1,16 +1,17 @@
-#ifndef BERTH_PKG_QUEUE_CLOCK_H_
-#define BERTH_PKG_QUEUE_CLOCK_H_
+#ifndef BERTH_PKG_UTIL_CLOCK_H_
+#define BERTH_PKG_UTIL_CLOCK_H_
 
-// The time source of the scheduling queue. Backoff and the unschedulable-pool timeout are
-// computed from it, so tests drive them with FakeClock instead of sleeping.
+// The monotonic time source of the scheduling queue (backoff, the unschedulable-pool timeout)
+// and of leader election (lease expiry measured from when a change was observed, the renew
+// deadline), so tests drive those with FakeClock instead of sleeping.
 
 #include <chrono>
 #include <mutex>
 
-namespace berth::queue {
+namespace berth::util {
 
-// Monotonic time. Implementations are thread-safe: the flush threads, informer threads and the
-// scheduling thread all read it.
+// Monotonic time. Implementations are thread-safe: queue flush threads, informer threads, the
+// scheduling thread and the elector's loop all read it.
 class Clock {
  public:
   using TimePoint = std::chrono::steady_clock::time_point;
@@ -51,6 +52,6 @@ class FakeClock : public Clock {
   TimePoint now_;
 };
 
-}  // namespace berth::queue
+}  // namespace berth::util
 
-#endif  // BERTH_PKG_QUEUE_CLOCK_H_
+#endif  // BERTH_PKG_UTIL_CLOCK_H_
