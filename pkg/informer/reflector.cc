@@ -90,6 +90,9 @@ std::string Reflector::ListAll() {
   } while (!continue_token.empty());
   // Cleared before the sink reports the sync, so nobody sees "synced" beside a stale error.
   SetError("");
+  // Counted before the sink hears of it: ReplaceEnd is what marks the informer synced, and a
+  // reader woken by that must already see this list counted.
+  lists_++;
   sink_->ReplaceEnd();
   return resource_version;
 }
@@ -161,7 +164,6 @@ void Reflector::Run() {
         resource_version = ListAll();
         if (stopping_) break;
         need_list = false;
-        lists_++;
         backoff_ = options_.initial_backoff;
       }
       switch (WatchFrom(resource_version)) {
