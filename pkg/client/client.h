@@ -3,7 +3,7 @@
 
 // The contract of the Kubernetes client layer: connection config, typed API errors, REST verbs
 // and watch streams over HTTPS. Implementations live beside this header; nothing above
-// pkg/client sees cpprestsdk.
+// pkg/client sees the transport (transport.h: HTTP/1.1 over OpenSSL).
 
 #include <chrono>
 #include <cstdint>
@@ -197,8 +197,10 @@ class Client {
   virtual void SetRequestObserver(RequestObserver observer) = 0;
 };
 
-// The HTTPS client (cpprestsdk + OpenSSL). TLS verification is on unless the config explicitly
-// sets insecure_skip_tls_verify.
+// The HTTPS client: keep-alive HTTP/1.1 over OpenSSL, a pool of connections for requests and one
+// connection per watch. TLS verification is on unless the config explicitly sets
+// insecure_skip_tls_verify. Throws ConfigError for an unusable server URL, CA bundle or client
+// certificate/key. Ignores SIGPIPE unless the program handles it.
 std::shared_ptr<Client> NewClient(Config config);
 
 // The version string in the User-Agent and berth_build_info.

@@ -1,5 +1,3 @@
-#include <openssl/err.h>
-#include <openssl/ssl.h>
 
 #include <algorithm>
 #include <cctype>
@@ -210,61 +208,6 @@ bool ShouldRetry(const ApiError& error, bool idempotent, bool request_not_sent) 
   if (error.reason() == ErrorReason::kTLS || !error.Transient()) return false;
   if (idempotent) return true;
   return request_not_sent || error.http_status() == 429 || error.http_status() == 503;
-}
-
-ApiError TransportFailure(const std::string& server, const std::string& what,
-                          const std::error_code& code, bool* request_not_sent) {
-  *request_not_sent = false;
-  // cpprestsdk reports handshake failures as "Error in SSL handshake" with the OpenSSL error
-  // packed into the (generic-category) error code. With TLS 1.3 a rejected client certificate
-  // only surfaces on the first read, as an SSL-library error code under a generic message.
-  // errno values are far below the library bits, so they never look like ERR_LIB_SSL.
-  const auto err = static_cast<unsigned long>(code.value());
-  const bool handshake = what.find("SSL") != std::string::npos ||
-                         what.find("handshake") != std::string::npos ||
-                         what.find("certificate") != std::string::npos;
-  if (handshake || ERR_GET_LIB(err) == ERR_LIB_SSL) {
-    *request_not_sent = handshake;
-    if (ERR_GET_LIB(err) == ERR_LIB_SSL && ERR_GET_REASON(err) == SSL_R_CERTIFICATE_VERIFY_FAILED) {
-      return ApiError(ErrorReason::kTLS, 0,
-                      "TLS certificate verification failed for " + server +
-                          ": the server certificate is not signed by the configured certificate "
-                          "authority or does not name the server host (or tls-server-name)");
-    }
-    std::string detail = what;
-    if (ERR_GET_LIB(err) != 0) {
-      if (const char* openssl = ERR_reason_error_string(err); openssl != nullptr) {
-        detail += ": ";
-        detail += openssl;
-      }
-    }
-    return ApiError(ErrorReason::kTLS, 0,
-                    "TLS handshake with " + server +
-                        " failed, certificate verification failed or the server rejected the "
-                        "connection (" +
-                        detail + ")");
-  }
-  if (code == std::errc::timed_out) {
-    return ApiError(ErrorReason::kTimeout, 0, "request to " + server + " timed out");
-  }
-  // A write that failed because the peer had closed the (pooled keep-alive) connection never
-  // delivered a complete request: the apiserver cannot have acted on it, so even a POST may be
-  // repeated. This is what a client sees on its first request after an apiserver restart.
-  if (what.rfind("Failed to write request", 0) == 0 &&
-      (code == std::errc::broken_pipe || code == std::errc::connection_reset)) {
-    *request_not_sent = true;
-    return ApiError(ErrorReason::kTransport, 0,
-                    "request to " + server + " failed: " + what + " (" + code.message() + ")");
-  }
-  if (what.rfind("Error resolving address", 0) == 0 ||
-      what.rfind("Failed to resolve address", 0) == 0 ||
-      what.rfind("Failed to connect to any resolved endpoint", 0) == 0) {
-    *request_not_sent = true;
-    return ApiError(ErrorReason::kTransport, 0,
-                    "cannot connect to " + server + ": " + what + " (" + code.message() + ")");
-  }
-  return ApiError(ErrorReason::kTransport, 0,
-                  "request to " + server + " failed: " + what + " (" + code.message() + ")");
 }
 
 }  // namespace internal

@@ -1,15 +1,12 @@
-// The cpprestsdk-backed Client. Every blocking wait (.get()) happens on the caller's thread; no
-// user code runs inside a pplx continuation.
+// The Client: REST verbs and watches over pkg/client/transport.h. Every request runs on the
+// caller's thread.
 
 #include "pkg/client/http_client.h"
 
-#include <cpprest/http_client.h>
-#include <openssl/ssl.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <atomic>
-#include <boost/asio/ssl.hpp>
 #include <cctype>
 #include <fstream>
 #include <mutex>
@@ -21,21 +18,11 @@
 
 #include "pkg/client/client.h"
 #include "pkg/client/rate_limiter.h"
+#include "pkg/client/transport.h"
 
 namespace berth::client {
 namespace {
 
-using web::http::http_request;
-using web::http::http_response;
-using web::http::method;
-using web::http::methods;
-using web::http::client::http_client;
-using web::http::client::http_client_config;
-
-// Small enough that a watch event is handed over promptly, large enough for LIST pages.
-constexpr size_t kChunkSize = 16 * 1024;
-// A watch is cut by cpprest only after this much silence beyond the server-side timeout, so a
-// quiet watch (bookmarks only) is ended by the apiserver, not by us.
 constexpr std::chrono::seconds kWatchTimeoutSlack{30};
 constexpr std::chrono::seconds kUnboundedWatchInactivity{600};
 
@@ -103,29 +90,9 @@ class TokenSource {
   std::chrono::steady_clock::time_point read_at_;
 };
 
-// Configures the per-connection OpenSSL context cpprestsdk creates for every new connection.
-std::function<void(boost::asio::ssl::context&)> SslContextSetup(const Config& config) {
-  return [ca = config.ca_pem, cert = config.client_cert_pem,
-          key = config.client_key_pem](boost::asio::ssl::context& ctx) {
-    SSL_CTX_set_min_proto_version(ctx.native_handle(), TLS1_2_VERSION);
-    if (!ca.empty()) {
-      // Like client-go, a configured CA replaces the system roots cpprestsdk loaded: the
-      // apiserver must chain to this CA and nothing else. SSL_CTX takes ownership of the store.
-      SSL_CTX_set_cert_store(ctx.native_handle(), X509_STORE_new());
-      ctx.add_certificate_authority(boost::asio::buffer(ca));
-    }
-    if (!cert.empty()) {
-      ctx.use_certificate_chain(boost::asio::buffer(cert));
-      ctx.use_private_key(boost::asio::buffer(key), boost::asio::ssl::context::pem);
-    }
-  };
-}
-
-std::optional<std::chrono::seconds> RetryAfterOf(const http_response& response) {
-  const auto& headers = response.headers();
-  const auto it = headers.find("Retry-After");
-  if (it == headers.end()) return std::nullopt;
-  return internal::ParseRetryAfter(it->second, std::chrono::system_clock::now());
+std::optional<std::chrono::seconds> RetryAfterOf(const internal::ResponseHead& head) {
+  if (head.retry_after.empty()) return std::nullopt;
+  return internal::ParseRetryAfter(head.retry_after, std::chrono::system_clock::now());
 }
 
 // A successful response.
@@ -143,18 +110,22 @@ nlohmann::json ParseJsonBody(const Reply& reply, const std::string& what) {
   return parsed;
 }
 
-class CpprestWatchStream final : public WatchStream {
- public:
-  CpprestWatchStream(std::unique_ptr<http_client> http, pplx::cancellation_token_source cancel,
-                     http_response response, std::string server)
-      : http_(std::move(http)),
-        cancel_(std::move(cancel)),
-        response_(std::move(response)),
-        body_(response_.body().streambuf()),
-        server_(std::move(server)),
-        chunk_(kChunkSize) {}
+// Request targets come from Resource::Path and the query builders; a byte that would break the
+// request line is a caller bug, reported instead of sent.
+void CheckTarget(const std::string& target) {
+  const bool bad = target.empty() || target.front() != '/' ||
+                   std::any_of(target.begin(), target.end(), [](char c) {
+                     return static_cast<unsigned char>(c) <= ' ' || c == 0x7f;
+                   });
+  if (bad) throw ApiError(ErrorReason::kBadRequest, 0, "invalid request URI " + target);
+}
 
-  ~CpprestWatchStream() override { Stop(); }
+class HttpWatchStream final : public WatchStream {
+ public:
+  HttpWatchStream(std::unique_ptr<internal::Connection> connection, std::chrono::seconds inactivity)
+      : connection_(std::move(connection)), inactivity_(inactivity) {}
+
+  ~HttpWatchStream() override { Stop(); }
 
   bool Next(WatchEvent* event) override {
     std::string line;
@@ -177,91 +148,75 @@ class CpprestWatchStream final : public WatchStream {
     return false;
   }
 
-  // Cancelling the request closes the socket; cpprestsdk then completes the body stream with an
-  // error, which wakes a Next() blocked in Fill().
+  // Shutting the socket down wakes a Next() blocked reading it.
   void Stop() override {
     stopped_.store(true);
-    cancel_.cancel();
+    connection_->Shutdown();
   }
 
  private:
   // Appends the next bytes of the body to lines_, blocking until at least one arrives. Sets eof_
   // at the end of the stream; false when the stream was stopped meanwhile.
   bool Fill() {
-    size_t got = 0;
+    chunk_.clear();
+    bool more = false;
     try {
-      // producer_consumer_buffer::getn waits until all requested bytes are there, so ask for
-      // what is already buffered, or for one byte when nothing is.
-      const size_t want = std::clamp<size_t>(body_.in_avail(), 1, chunk_.size());
-      got = body_.getn(chunk_.data(), want).get();
-    } catch (const web::http::http_exception& e) {
+      more = connection_->ReadBodySome(&chunk_, std::chrono::steady_clock::now() + inactivity_);
+    } catch (const internal::TransportError& e) {
       if (stopped_.load()) return false;
-      bool unused = false;
-      throw internal::TransportFailure(server_, std::string("watch stream: ") + e.what(),
-                                       e.error_code(), &unused);
-    } catch (const std::exception& e) {
-      if (stopped_.load()) return false;
-      throw ApiError(ErrorReason::kTransport, 0,
-                     "watch stream from " + server_ + " failed: " + e.what());
+      throw ApiError(e.reason(), 0, std::string("watch stream: ") + e.what());
     }
     if (stopped_.load()) return false;
-    if (got == 0) {
+    if (!more) {
       eof_ = true;
     } else {
-      lines_.Append(std::string_view(reinterpret_cast<const char*>(chunk_.data()), got));
+      lines_.Append(chunk_);
     }
     return true;
   }
 
-  // Keeps the connection's client alive for as long as the stream reads from it.
-  std::unique_ptr<http_client> http_;
-  pplx::cancellation_token_source cancel_;
-  http_response response_;
-  concurrency::streams::streambuf<uint8_t> body_;
-  const std::string server_;
+  const std::unique_ptr<internal::Connection> connection_;
+  const std::chrono::seconds inactivity_;
   std::atomic<bool> stopped_{false};
   // Touched only by the thread calling Next().
-  std::vector<uint8_t> chunk_;
+  std::string chunk_;
   internal::LineSplitter lines_;
   bool eof_ = false;
 };
 
-class CpprestClient final : public Client {
+// The Client over pkg/client's own HTTP/1.1 transport: one keep-alive pool for unary requests,
+// a dedicated connection per watch.
+class HttpClient final : public Client {
  public:
-  explicit CpprestClient(Config config)
+  HttpClient(Config config, internal::Endpoint endpoint,
+             std::shared_ptr<const internal::TlsContext> tls)
       : config_(std::move(config)),
-        https_(config_.server.rfind("https://", 0) == 0),
         limiter_(config_.qps, config_.burst),
-        tokens_(config_.bearer_token, config_.bearer_token_file) {
+        tokens_(config_.bearer_token, config_.bearer_token_file),
+        pool_(std::move(endpoint), std::move(tls), kMaxIdleConnections) {
     if (config_.user_agent.empty()) {
       config_.user_agent = std::string("berth-scheduler/") + BerthVersion();
     }
-    http_config_.set_timeout(config_.timeout);
-    http_config_.set_chunksize(kChunkSize);
-    http_config_.set_max_redirects(0);
-    http_config_.set_validate_certificates(!config_.insecure_skip_tls_verify);
-    if (https_) http_config_.set_ssl_context_callback(SslContextSetup(config_));
-    http_ = std::make_unique<http_client>(web::uri(config_.server), http_config_);
   }
 
   nlohmann::json Get(const std::string& path) override {
-    return ParseJsonBody(Execute("GET", methods::GET, path, nullptr, "", true), "GET " + path);
+    return ParseJsonBody(Execute("GET", "GET", path, nullptr, nullptr, true), "GET " + path);
   }
 
   ListPage ListPageRaw(const std::string& path, const ListOptions& options,
                        const std::string& continue_token) override {
     const std::string uri = JoinQuery(path, internal::ListQuery(options, continue_token));
-    return ListPage{Execute("LIST", methods::GET, uri, nullptr, "", true).body};
+    return ListPage{Execute("LIST", "GET", uri, nullptr, nullptr, true).body};
   }
 
   nlohmann::json Post(const std::string& path, const nlohmann::json& body) override {
     const std::string encoded = body.dump();
-    return ParseJsonBody(Execute("POST", methods::POST, path, &encoded, "application/json", false),
+    return ParseJsonBody(Execute("POST", "POST", path, &encoded, "application/json", false),
                          "POST " + path);
   }
 
   std::string PostRaw(const std::string& path, const std::string& body) override {
-    return Execute("POST", methods::POST, path, &body, "application/json", false).body;
+    return Execute("POST", "POST", path, &body, "application/json", false).body;
   }
 
   nlohmann::json Patch(const std::string& path, const nlohmann::json& body,
@@ -270,58 +225,55 @@ class CpprestClient final : public Client {
     if (type == PatchType::kStrategicMerge) content_type = "application/strategic-merge-patch+json";
     if (type == PatchType::kJson) content_type = "application/json-patch+json";
     const std::string encoded = body.dump();
-    return ParseJsonBody(Execute("PATCH", methods::PATCH, path, &encoded, content_type, true),
+    return ParseJsonBody(Execute("PATCH", "PATCH", path, &encoded, content_type, true),
                          "PATCH " + path);
   }
 
   nlohmann::json Put(const std::string& path, const nlohmann::json& body) override {
     const std::string encoded = body.dump();
-    return ParseJsonBody(Execute("PUT", methods::PUT, path, &encoded, "application/json", true),
+    return ParseJsonBody(Execute("PUT", "PUT", path, &encoded, "application/json", true),
                          "PUT " + path);
   }
 
   void Delete(const std::string& path) override {
-    Execute("DELETE", methods::DEL, path, nullptr, "", true);
+    Execute("DELETE", "DELETE", path, nullptr, nullptr, true);
   }
 
   std::unique_ptr<WatchStream> Watch(const std::string& path,
                                      const WatchOptions& options) override {
     const std::string uri = JoinQuery(path, internal::WatchQuery(options));
-    // cpprestsdk's timeout is an inactivity timer fixed per http_client, so each watch gets its
-    // own client (and connection) with a timeout past the server-side one.
-    http_client_config watch_config = http_config_;
-    watch_config.set_timeout(options.timeout_seconds > 0
-                                 ? std::chrono::seconds(options.timeout_seconds) +
-                                       kWatchTimeoutSlack
-                                 : kUnboundedWatchInactivity);
-    auto http = std::make_unique<http_client>(web::uri(config_.server), watch_config);
+    CheckTarget(uri);
+    // Silence longer than the server-side timeout plus slack means the stream is dead; a quiet
+    // watch (bookmarks only) is ended by the apiserver, not by us.
+    const std::chrono::seconds inactivity =
+        options.timeout_seconds > 0
+            ? std::chrono::seconds(options.timeout_seconds) + kWatchTimeoutSlack
+            : kUnboundedWatchInactivity;
+    const std::string request = BuildRequest("GET", uri, nullptr, nullptr);
     for (int attempt = 1;; ++attempt) {
       limiter_.Accept();
       const auto start = std::chrono::steady_clock::now();
+      const auto deadline = start + config_.timeout;
       int status = 0;
       bool not_sent = false;
       std::optional<ApiError> error;
-      pplx::cancellation_token_source cancel;
       try {
-        http_response response =
-            http->request(NewRequest(methods::GET, uri), cancel.get_token()).get();
-        status = response.status_code();
+        std::unique_ptr<internal::Connection> connection = pool_.Dial(deadline);
+        connection->Send(request, deadline);
+        const internal::ResponseHead head = connection->ReadHead(deadline);
+        status = head.status;
         if (status == 200) {
           Observe("WATCH", status, start);
-          return std::make_unique<CpprestWatchStream>(std::move(http), std::move(cancel),
-                                                      std::move(response), config_.server);
+          return std::make_unique<HttpWatchStream>(std::move(connection), inactivity);
         }
-        const std::string body = response.extract_utf8string(true).get();
+        std::string body;
+        connection->ReadBody(&body, deadline);
         Observe("WATCH", status, start);
-        error = ErrorFromResponse(status, body, RetryAfterOf(response));
-      } catch (const web::http::http_exception& e) {
+        error = ErrorFromResponse(status, body, RetryAfterOf(head));
+      } catch (const internal::TransportError& e) {
         Observe("WATCH", status, start);
-        error = internal::TransportFailure(config_.server, e.what(), e.error_code(), &not_sent);
-      } catch (const web::uri_exception& e) {
-        throw ApiError(ErrorReason::kBadRequest, 0, "invalid request URI " + uri + ": " + e.what());
-      } catch (const std::exception& e) {
-        Observe("WATCH", status, start);
-        throw ApiError(ErrorReason::kUnknown, status, "WATCH " + uri + " failed: " + e.what());
+        not_sent = e.request_not_sent();
+        error = ApiError(e.reason(), 0, e.what());
       }
       MaybeBackoff("WATCH", path, attempt, *error, true, not_sent);
     }
@@ -336,49 +288,55 @@ class CpprestClient final : public Client {
   }
 
  private:
-  http_request NewRequest(const method& verb, const std::string& uri) {
-    http_request request(verb);
-    request.set_request_uri(uri);
-    auto& headers = request.headers();
-    headers.add("User-Agent", config_.user_agent);
-    headers.add("Accept", "application/json");
-    if (const std::string token = tokens_.Token(); !token.empty()) {
-      headers.add("Authorization", "Bearer " + token);
+  // More than the binding and event workers ever hold at once; client-go keeps 25.
+  static constexpr size_t kMaxIdleConnections = 32;
+
+  std::string BuildRequest(const char* method, const std::string& target, const std::string* body,
+                           const char* content_type) {
+    const std::string token = tokens_.Token();
+    std::string request;
+    request.reserve(256 + target.size() + token.size() + (body != nullptr ? body->size() : 0));
+    request.append(method).append(" ").append(target).append(" HTTP/1.1\r\nHost: ");
+    request.append(pool_.endpoint().host_header).append("\r\nUser-Agent: ");
+    request.append(config_.user_agent).append("\r\nAccept: application/json\r\n");
+    if (!token.empty()) request.append("Authorization: Bearer ").append(token).append("\r\n");
+    if (body != nullptr) {
+      request.append("Content-Type: ").append(content_type).append("\r\nContent-Length: ");
+      request.append(std::to_string(body->size())).append("\r\n\r\n").append(*body);
+    } else {
+      request.append("\r\n");
     }
-    // cpprestsdk takes the TLS peer name (SNI and the certificate host check) from the Host
-    // header when one is set; the apiserver does not route on Host, so this is how
-    // tls-server-name is honoured.
-    if (https_ && !config_.tls_server_name.empty()) headers.add("Host", config_.tls_server_name);
     return request;
   }
 
   // Runs one request with retries; returns the 2xx response or throws ApiError.
-  Reply Execute(const char* verb, const method& http_method, const std::string& uri,
-                const std::string* body, const std::string& content_type, bool idempotent) {
+  Reply Execute(const char* verb, const char* method, const std::string& uri,
+                const std::string* body, const char* content_type, bool idempotent) {
+    CheckTarget(uri);
     for (int attempt = 1;; ++attempt) {
       limiter_.Accept();
+      // Built per attempt: the token file may have rotated meanwhile.
+      const std::string request = BuildRequest(method, uri, body, content_type);
       const auto start = std::chrono::steady_clock::now();
+      const auto deadline = start + config_.timeout;
       int status = 0;
       bool not_sent = false;
       std::optional<ApiError> error;
       try {
-        http_request request = NewRequest(http_method, uri);
-        if (body != nullptr) request.set_body(*body, content_type);
-        http_response response = http_->request(request).get();
-        status = response.status_code();
-        std::string text = response.extract_utf8string(true).get();
+        std::unique_ptr<internal::Connection> connection = pool_.Acquire(deadline);
+        connection->Send(request, deadline);
+        const internal::ResponseHead head = connection->ReadHead(deadline);
+        status = head.status;
+        std::string text;
+        connection->ReadBody(&text, deadline);
+        pool_.Release(std::move(connection));
         Observe(verb, status, start);
         if (status >= 200 && status < 300) return Reply{status, std::move(text)};
-        error = ErrorFromResponse(status, text, RetryAfterOf(response));
-      } catch (const web::http::http_exception& e) {
+        error = ErrorFromResponse(status, text, RetryAfterOf(head));
+      } catch (const internal::TransportError& e) {
         Observe(verb, status, start);
-        error = internal::TransportFailure(config_.server, e.what(), e.error_code(), &not_sent);
-      } catch (const web::uri_exception& e) {
-        throw ApiError(ErrorReason::kBadRequest, 0, "invalid request URI " + uri + ": " + e.what());
-      } catch (const std::exception& e) {
-        Observe(verb, status, start);
-        throw ApiError(ErrorReason::kUnknown, status,
-                       std::string(verb) + " " + uri + " failed: " + e.what());
+        not_sent = e.request_not_sent();
+        error = ApiError(e.reason(), 0, e.what());
       }
       MaybeBackoff(verb, uri, attempt, *error, idempotent, not_sent);
     }
@@ -406,12 +364,9 @@ class CpprestClient final : public Client {
   }
 
   Config config_;
-  const bool https_;
   RateLimiter limiter_;
   TokenSource tokens_;
-  http_client_config http_config_;
-  // Shared by every non-watch request: cpprestsdk pools its connections per client.
-  std::unique_ptr<http_client> http_;
+  internal::ConnectionPool pool_;
   std::mutex observer_mu_;
   std::shared_ptr<const RequestObserver> observer_;  // Guarded by observer_mu_.
 };
@@ -522,29 +477,17 @@ void SetTokenRefreshIntervalForTesting(std::chrono::nanoseconds interval) {
 }  // namespace internal
 
 std::shared_ptr<Client> NewClient(Config config) {
-  if (config.server.rfind("https://", 0) != 0 && config.server.rfind("http://", 0) != 0) {
-    throw ConfigError("client: server \"" + config.server + "\" is not an https:// URL");
-  }
+  // Both throw ConfigError now, with a clear message, rather than on every connection attempt.
+  internal::Endpoint endpoint = internal::ParseEndpoint(config);
   if (config.client_cert_pem.empty() != config.client_key_pem.empty()) {
     throw ConfigError("client: a client certificate needs its key and vice versa");
   }
-  if (config.server.rfind("https://", 0) == 0) {
-    // Fail now, with a clear message, rather than on every connection attempt.
-    try {
-      boost::asio::ssl::context probe(boost::asio::ssl::context::sslv23);
-      SslContextSetup(config)(probe);
-    } catch (const std::exception& e) {
-      throw ConfigError(std::string("client: unusable CA bundle or client certificate/key: ") +
-                        e.what());
-    }
-  }
-  try {
-    auto client = std::make_shared<CpprestClient>(std::move(config));
-    spdlog::debug("client: {}", client->config().Describe());
-    return client;
-  } catch (const web::uri_exception& e) {
-    throw ConfigError(std::string("client: invalid server URL: ") + e.what());
-  }
+  auto tls = endpoint.tls ? std::make_shared<const internal::TlsContext>(config) : nullptr;
+  internal::IgnoreSigpipeOnce();
+  auto client =
+      std::make_shared<HttpClient>(std::move(config), std::move(endpoint), std::move(tls));
+  spdlog::debug("client: {}", client->config().Describe());
+  return client;
 }
 
 }  // namespace berth::client

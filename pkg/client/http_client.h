@@ -64,13 +64,6 @@ std::chrono::milliseconds BackoffDelay(int failed_attempts, const ApiError& erro
 // or a reset after the request was written may have created the object already.
 bool ShouldRetry(const ApiError& error, bool idempotent, bool request_not_sent);
 
-// Maps a cpprestsdk transport failure (its what() text and error code) for `server` to an
-// ApiError: handshake failures and OpenSSL-library codes are kTLS (never retried), timeouts
-// kTimeout, the rest kTransport. Sets *request_not_sent when the failure happened before the
-// request was written (resolve, connect, handshake).
-ApiError TransportFailure(const std::string& server, const std::string& what,
-                          const std::error_code& code, bool* request_not_sent);
-
 // Decodes one line of a watch stream ({"type":...,"object":...}); throws ApiError on bad input.
 WatchEvent DecodeWatchEvent(std::string_view line);
 

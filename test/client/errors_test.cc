@@ -1,7 +1,5 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <openssl/err.h>
-#include <openssl/ssl.h>
 
 #include <chrono>
 #include <string>
@@ -187,40 +185,6 @@ TEST(ShouldRetryTest, PostRetriesOnlyWhenTheServerDidNotProcessIt) {
   EXPECT_FALSE(ShouldRetry(ApiError(ErrorReason::kInternalError, 500, ""), false, false));
   EXPECT_FALSE(ShouldRetry(ApiError(ErrorReason::kTimeout, 504, ""), false, false));
   EXPECT_FALSE(ShouldRetry(ApiError(ErrorReason::kTimeout, 0, ""), false, false));
-}
-
-TEST(TransportFailureTest, ClassifiesCpprestFailures) {
-  using internal::TransportFailure;
-  bool not_sent = false;
-  const int verify_failed =
-      static_cast<int>(ERR_PACK(ERR_LIB_SSL, 0, SSL_R_CERTIFICATE_VERIFY_FAILED));
-  ApiError tls =
-      TransportFailure("https://10.0.0.1:6443", "Error in SSL handshake",
-                       std::error_code(verify_failed, std::generic_category()), &not_sent);
-  EXPECT_EQ(tls.reason(), ErrorReason::kTLS);
-  EXPECT_THAT(tls.what(), HasSubstr("certificate verification failed"));
-  EXPECT_THAT(tls.what(), HasSubstr("https://10.0.0.1:6443"));
-  EXPECT_FALSE(tls.Transient());
-
-  ApiError handshake = TransportFailure("https://h:1", "Error in SSL handshake",
-                                        std::error_code(1, std::generic_category()), &not_sent);
-  EXPECT_EQ(handshake.reason(), ErrorReason::kTLS);
-  EXPECT_THAT(handshake.what(), HasSubstr("https://h:1"));
-
-  ApiError refused = TransportFailure("https://h:1", "Failed to connect to any resolved endpoint",
-                                      std::make_error_code(std::errc::host_unreachable), &not_sent);
-  EXPECT_EQ(refused.reason(), ErrorReason::kTransport);
-  EXPECT_TRUE(not_sent);
-
-  ApiError reset = TransportFailure("https://h:1", "Failed to read HTTP status line",
-                                    std::make_error_code(std::errc::connection_aborted), &not_sent);
-  EXPECT_EQ(reset.reason(), ErrorReason::kTransport);
-  EXPECT_FALSE(not_sent);
-
-  ApiError timeout = TransportFailure("https://h:1", "Failed to read HTTP status line",
-                                      std::make_error_code(std::errc::timed_out), &not_sent);
-  EXPECT_EQ(timeout.reason(), ErrorReason::kTimeout);
-  EXPECT_FALSE(not_sent);
 }
 
 TEST(LineSplitterTest, ReassemblesLinesSplitAcrossChunks) {
