@@ -111,6 +111,7 @@ std::string FitErrorMessage(int num_all_nodes, const Diagnosis& diagnosis) {
       for (const auto& reason : diagnosis.absent_nodes_status->reasons()) reasons[reason] += absent;
     }
     std::vector<std::string> parts;
+    parts.reserve(reasons.size());
     for (const auto& [reason, count] : reasons)
       parts.push_back(std::to_string(count) + " " + reason);
     std::sort(parts.begin(), parts.end());
@@ -391,11 +392,11 @@ void Scheduler::LogDecision(const framework::runtime::Framework& fwk, const api:
       top.push_back(&s);
     }
   }
-  const size_t n = std::min<size_t>(3, top.size());
+  const auto n = static_cast<std::ptrdiff_t>(std::min<size_t>(3, top.size()));
   std::partial_sort(top.begin(), top.begin() + n, top.end(),
                     [](auto* a, auto* b) { return a->total > b->total; });
   std::string alternatives;
-  for (size_t i = 0; i < n; i++) {
+  for (std::ptrdiff_t i = 0; i < n; i++) {
     if (i) alternatives += ",";
     alternatives.append(top[i]->name).append("=").append(std::to_string(top[i]->total));
   }
@@ -567,13 +568,14 @@ Status Scheduler::SchedulePod(framework::runtime::Framework& fwk, framework::Cyc
     if (log::V(2)) LogDecision(fwk, pod, *result, {});
     return {};
   }
-  std::vector<framework::runtime::NodePluginScores> scores;
+  std::vector<framework::runtime::NodePluginScores>& scores = node_scores_;
   if (fwk.HasScorePlugins()) {
     Status pre = fwk.RunPreScorePlugins(state, pod, feasible);
     if (!pre.IsSuccess()) return pre;
     Status sc = fwk.RunScorePlugins(state, pod, feasible, &scores);
     if (!sc.IsSuccess()) return sc;
   } else {
+    scores.clear();
     for (const auto& n : feasible) scores.push_back({n->name(), {}, 1});
   }
   result->host = SelectHost(scores);
@@ -734,7 +736,7 @@ std::string Scheduler::SelectHost(const std::vector<framework::runtime::NodePlug
 void Scheduler::BindingCycle(framework::runtime::Framework* fwk,
                              std::shared_ptr<framework::CycleState> state,
                              framework::QueuedPodInfoPtr pinfo, api::PodPtr assumed,
-                             ScheduleResult result, Clock::time_point cycle_start) {
+                             const ScheduleResult& result, Clock::time_point cycle_start) {
   const std::string& host = result.host;
   auto fail = [&](const Status& status) {
     fwk->RunReservePluginsUnreserve(*state, *assumed, host);

@@ -161,7 +161,7 @@ class Scheduler {
 
   void BindingCycle(framework::runtime::Framework* fwk,
                     std::shared_ptr<framework::CycleState> state, framework::QueuedPodInfoPtr pinfo,
-                    api::PodPtr assumed, ScheduleResult result,
+                    api::PodPtr assumed, const ScheduleResult& result,
                     std::chrono::steady_clock::time_point cycle_start);
   // Requeues a pod whose attempt failed and reports why (event + condition), off-thread.
   void HandleSchedulingFailure(const framework::QueuedPodInfoPtr& pinfo,
@@ -203,6 +203,8 @@ class Scheduler {
   enum class FilterOutcome : char { kNotRun, kPassed, kRejected };
   std::vector<FilterOutcome> filter_outcomes_;
   std::vector<framework::Status> filter_statuses_;
+  // Scores of the current cycle, kept so their buffers are reused.
+  std::vector<framework::runtime::NodePluginScores> node_scores_;
 
   std::atomic<bool> running_{false};
   std::thread scheduling_thread_;

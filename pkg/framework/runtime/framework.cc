@@ -98,8 +98,10 @@ Framework::Framework(const Registry& registry, const config::Profile& profile, F
     OrderedNames enabled;
     for (const auto& ref : specific.enabled) {
       if (!dynamic_cast<Interface*>(plugins_.at(ref.name).get())) {
-        throw FrameworkError("profile " + profile_name_ + ": plugins." + point + ": plugin \"" +
-                             ref.name + "\" does not extend " + point);
+        std::string message = "profile " + profile_name_;
+        message.append(": plugins.").append(point).append(": plugin \"").append(ref.name);
+        message.append("\" does not extend ").append(point);
+        throw FrameworkError(message);
       }
       if (!enabled.Insert(ref.name)) {
         throw FrameworkError("profile " + profile_name_ + ": plugins." + point + ": plugin \"" +
@@ -437,12 +439,25 @@ Status Framework::RunScorePlugins(const CycleState& state, const api::Pod& pod,
                                   const std::vector<NodeInfoPtr>& nodes,
                                   std::vector<NodePluginScores>* out) {
   auto start = Clock::now();
-  std::vector<size_t> active;
+  // Per-thread scratch: a cycle allocates nothing per node once these have grown. `out` is
+  // reused the same way when the caller keeps it across cycles.
+  // They are bound to references because the worker lambdas below must see the calling
+  // thread's instances, not their own.
+  thread_local std::vector<size_t> active_scratch;
+  thread_local std::vector<NodeScoreList> scores_scratch;
+  std::vector<size_t>& active = active_scratch;
+  std::vector<NodeScoreList>& scores = scores_scratch;
+  active.clear();
   for (size_t i = 0; i < score_.size(); i++) {
     if (!state.skip_score_plugins.count(score_[i].name)) active.push_back(i);
   }
-  out->assign(nodes.size(), {});
-  for (size_t n = 0; n < nodes.size(); n++) (*out)[n].name = nodes[n]->name();
+  out->resize(nodes.size());
+  for (size_t n = 0; n < nodes.size(); n++) {
+    NodePluginScores& entry = (*out)[n];
+    entry.name.assign(nodes[n]->name());
+    entry.scores.clear();
+    entry.total = 0;
+  }
   if (active.empty()) {
     Observe(Point::kScore, {}, start);
     return {};
@@ -451,7 +466,7 @@ Status Framework::RunScorePlugins(const CycleState& state, const api::Pod& pod,
   for (size_t k : active) score_[k].metrics->AddEvaluations(nodes.size());
 
   // plugin -> per-node raw scores.
-  std::vector<NodeScoreList> scores(active.size());
+  scores.resize(active.size());
   for (auto& list : scores) {
     list.resize(nodes.size());
     for (size_t n = 0; n < nodes.size(); n++) list[n].name = (*out)[n].name;
@@ -504,7 +519,6 @@ Status Framework::RunScorePlugins(const CycleState& state, const api::Pod& pod,
 
   for (size_t n = 0; n < nodes.size(); n++) {
     auto& node_scores = (*out)[n];
-    node_scores.scores.reserve(active.size());
     for (size_t k = 0; k < active.size(); k++) {
       const auto& name = score_[active[k]].name;
       int64_t raw = scores[k][n].score;
@@ -677,6 +691,7 @@ std::map<std::string, std::vector<std::string>> Framework::ListPlugins() const {
   std::map<std::string, std::vector<std::string>> out;
   auto names = [](const auto& list) {
     std::vector<std::string> v;
+    v.reserve(list.size());
     for (const auto& e : list) v.push_back(e.name);
     return v;
   };

@@ -1,6 +1,7 @@
 #include "pkg/framework/runtime/parallelizer.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 
 namespace berth::framework::runtime {
@@ -43,14 +44,20 @@ void CpuRelax() {
 #endif
 }
 
-// Spins until `done` holds or the budget runs out; returns whether it holds.
+// Spins until `done` holds or `budget` has passed; returns whether it holds. The clock is read
+// once per batch of pauses: a pause costs from a few to over a hundred cycles depending on the
+// CPU, so only time bounds the waste.
 template <typename Predicate>
-bool SpinUntil(int iterations, Predicate done) {
-  for (int i = 0; i < iterations; i++) {
-    if (done()) return true;
-    CpuRelax();
+bool SpinUntil(std::chrono::nanoseconds budget, Predicate done) {
+  constexpr int kPausesPerClockRead = 32;
+  const auto until = std::chrono::steady_clock::now() + budget;
+  for (;;) {
+    for (int i = 0; i < kPausesPerClockRead; i++) {
+      if (done()) return true;
+      CpuRelax();
+    }
+    if (std::chrono::steady_clock::now() >= until) return done();
   }
-  return done();
 }
 
 }  // namespace
@@ -58,7 +65,7 @@ bool SpinUntil(int iterations, Predicate done) {
 void WorkerPool::WorkerLoop() {
   uint64_t seen = 0;
   while (true) {
-    SpinUntil(kSpinIterations, [&] {
+    SpinUntil(kSpinFor, [&] {
       return shutting_down_.load(std::memory_order_relaxed) ||
              job_id_.load(std::memory_order_acquire) != seen;
     });
@@ -110,7 +117,7 @@ void WorkerPool::Until(int pieces, const std::function<void(int)>& work,
     for (int i = 0; i < helpers; i++) work_cv_.notify_one();
   }
   Drain();
-  SpinUntil(kSpinIterations, [&] { return active_workers_.load(std::memory_order_acquire) == 0; });
+  SpinUntil(kSpinFor, [&] { return active_workers_.load(std::memory_order_acquire) == 0; });
   std::unique_lock lock(mu_);
   // Workers that have not woken yet for this job find no pieces left and leave at once; waiting
   // for active_workers_ == 0 after the counter is exhausted guarantees `work` is not used later.
