@@ -63,8 +63,9 @@ class Reflector {
 
  private:
   void Run();
-  // Returns the list's resourceVersion. Throws client::ApiError.
-  std::string ListAll();
+  // Lists every page at `from_resource_version` ("0": any, "": most recent) and returns the
+  // list's resourceVersion. Throws client::ApiError.
+  std::string ListAll(const std::string& from_resource_version);
   enum class WatchEnd { kClosed, kGone, kStopped };
   WatchEnd WatchFrom(std::string& resource_version);
   // Sleeps the current backoff (interruptible by Stop) and doubles it.

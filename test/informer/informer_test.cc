@@ -88,11 +88,16 @@ class FakeClient : public testing::UnusedClient {
     std::lock_guard lock(mu_);
     return list_calls_;
   }
+  std::vector<std::string> list_versions() {
+    std::lock_guard lock(mu_);
+    return list_versions_;
+  }
 
-  client::ListPage ListPageRaw(const std::string&, const client::ListOptions&,
+  client::ListPage ListPageRaw(const std::string&, const client::ListOptions& options,
                                const std::string&) override {
     std::lock_guard lock(mu_);
     list_calls_++;
+    list_versions_.push_back(options.resource_version);
     if (lists_.empty()) throw client::ApiError(client::ErrorReason::kInternalError, 500, "no list");
     auto body = lists_.front();
     if (lists_.size() > 1) lists_.pop_front();
@@ -145,6 +150,7 @@ class FakeClient : public testing::UnusedClient {
   std::condition_variable cv_;
   std::deque<nlohmann::json> lists_;
   std::deque<ScriptedWatch> watches_;
+  std::vector<std::string> list_versions_;
   std::vector<std::string> watch_versions_;
   int list_calls_ = 0;
 };
@@ -227,6 +233,10 @@ TEST(Informer, GoneErrorEventRelistsAndDiffsAgainstStore) {
   ASSERT_TRUE(WaitFor([&] { return informer.reflector().lists() >= 2; }));
   ASSERT_TRUE(WaitFor([&] { return fake->watch_versions().size() >= 2; }));
   EXPECT_EQ(fake->watch_versions()[1], "21");
+  // The first list may be served from the apiserver's watch cache; after 410 only a consistent
+  // read is safe.
+  EXPECT_EQ(fake->list_versions().at(0), "0");
+  EXPECT_EQ(fake->list_versions().at(1), "");
   auto events = log.Get();
   std::vector<std::string> after_relist(events.begin() + 3, events.end());
   std::sort(after_relist.begin(), after_relist.end());
