@@ -189,38 +189,6 @@ TEST(InformerIntegration, NodesAreSeenAddedUpdatedDeleted) {
                                       "update " + name + " unschedulable=1", "delete " + name}));
 }
 
-TEST(InformerIntegration, TwoThousandPodsListedWithPagingArriveComplete) {
-  auto client = AdminClient();
-  TestNamespace ns(client, "inf-paging");
-  const std::string pods = client::PodsResource().Path(ns.name());
-  constexpr int kPods = 2000;
-  testing::CreateMany(*client, pods, kPods,
-                      [&](int i) { return PodManifest(ns.name(), "p-" + std::to_string(i)); });
-
-  std::atomic<int> lists{0};
-  auto counting = client::NewClient(testing::AdminConfig());
-  counting->SetRequestObserver([&](const std::string& verb, int code, auto) {
-    if (verb == "LIST" && code == 200) lists++;
-  });
-  auto options = PodsIn(ns.name());
-  options.page_size = 300;
-  Informer<api::Pod> informer(counting, options, api::DecodePod);
-  std::atomic<int> adds{0};
-  EventHandler<api::Pod> handler;
-  handler.on_add = [&](const auto&) { adds++; };
-  informer.AddEventHandler(handler);
-  informer.Start();
-  ASSERT_TRUE(informer.WaitForSync(60s));
-
-  EXPECT_EQ(informer.store().Size(), static_cast<size_t>(kPods));
-  EXPECT_EQ(adds.load(), kPods);
-  EXPECT_EQ(lists.load(), (kPods + 299) / 300) << "expected one LIST request per page";
-  EXPECT_EQ(StoreContents(informer), FreshList(*client, ns.name()));
-  std::set<std::string> names;
-  for (const auto& pod : informer.store().List()) names.insert(pod->meta.name);
-  EXPECT_EQ(names.size(), static_cast<size_t>(kPods));
-}
-
 // kube-apiserver is SIGKILLed and restarted while the informer watches; changes made right after
 // the restart must all arrive, and the store must end up equal to a fresh list.
 TEST(InformerIntegration, ConvergesAfterApiserverKilledAndRestartedMidWatch) {
@@ -365,6 +333,49 @@ TEST(InformerIntegration, RelistsAndConvergesAfterGone) {
   EXPECT_NE(std::find(events.begin(), events.end(), "delete " + ns.name() + "/p0"), events.end())
       << "the delete discovered by the relist must reach the handlers";
   EXPECT_NE(std::find(events.begin(), events.end(), "add " + ns.name() + "/p-late"), events.end());
+}
+
+// The first list is served whole from the apiserver's watch cache (resourceVersion 0); the relist
+// after a 410 is a consistent read, which the apiserver pages, and every page must arrive.
+TEST(InformerIntegration, TwoThousandPodsArriveCompleteFromCacheListAndFromPagedRelist) {
+  auto client = AdminClient();
+  TestNamespace ns(client, "inf-paging");
+  const std::string pods = client::PodsResource().Path(ns.name());
+  constexpr int kPods = 2000;
+  constexpr int kPageSize = 300;
+  testing::CreateMany(*client, pods, kPods,
+                      [&](int i) { return PodManifest(ns.name(), "p-" + std::to_string(i)); });
+
+  std::atomic<int> lists{0};
+  auto counting = client::NewClient(testing::AdminConfig());
+  counting->SetRequestObserver([&](const std::string& verb, int code, auto) {
+    if (verb == "LIST" && code == 200) lists++;
+  });
+  auto stale = std::make_shared<StaleWatchClient>(counting);
+  auto options = PodsIn(ns.name());
+  options.page_size = kPageSize;
+  Informer<api::Pod> informer(stale, options, api::DecodePod);
+  std::atomic<int> adds{0};
+  EventHandler<api::Pod> handler;
+  handler.on_add = [&](const auto&) { adds++; };
+  informer.AddEventHandler(handler);
+  informer.Start();
+  ASSERT_TRUE(informer.WaitForSync(60s));
+  EXPECT_EQ(informer.store().Size(), static_cast<size_t>(kPods));
+  EXPECT_EQ(adds.load(), kPods);
+  EXPECT_EQ(lists.load(), 1) << "the first list should be served whole from the watch cache";
+  EXPECT_EQ(StoreContents(informer), FreshList(*client, ns.name()));
+
+  ASSERT_TRUE(Eventually([&] { return stale->watching(); }, 10s));
+  stale->ArmAndBreakWatch();
+  client->Delete(pods + "/p-0?gracePeriodSeconds=0");
+  ASSERT_TRUE(Eventually([&] { return informer.reflector().lists() >= 2; }, 30s))
+      << informer.reflector().last_error();
+  EXPECT_EQ(lists.load(), 1 + (kPods + kPageSize - 1) / kPageSize)
+      << "expected one LIST request per page of the consistent relist";
+  ASSERT_TRUE(
+      Eventually([&] { return StoreContents(informer) == FreshList(*client, ns.name()); }, 30s));
+  EXPECT_EQ(informer.store().Size(), static_cast<size_t>(kPods - 1));
 }
 
 TEST(InformerIntegration, EtcdCompactionStillConverges) {
