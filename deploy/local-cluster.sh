@@ -519,6 +519,13 @@ cmd_restart_apiserver() {
   pki_complete || die "no PKI in $pki; use '$0 up'"
   our_pid etcd >/dev/null || die "etcd is not running; use '$0 up'"
   stop_process kube-apiserver KILL
+  # The killed process's listener can outlive its reaped tasks by a moment; starting before it is
+  # gone would find the port "in use by another process".
+  local i
+  for ((i = 0; i < 50; i++)); do
+    port_in_use "$apiserver_port" || break
+    sleep 0.1
+  done
   start_apiserver
   wait_apiserver_ready
   log "kube-apiserver killed and ready again in $((SECONDS - start))s at $apiserver_url"
