@@ -104,7 +104,6 @@ class Connection {
   bool IdleAndOpen();
   // Wakes a thread blocked in this connection's I/O, which then fails. Thread-safe.
   void Shutdown();
-  bool shut_down() const { return shut_down_.load(); }
   // Marks a connection taken from the pool: if it then ends before the first response byte, the
   // server had closed it while idle and never saw the request.
   void set_reused(bool reused) { reused_ = reused; }
