@@ -655,9 +655,11 @@ std::vector<framework::NodeInfoPtr> Scheduler::FindNodesThatPassFilters(
     return feasible;
   }
   const auto filter_start = Clock::now();
+  // Nodes are filtered in batches and the shared counters move once per batch: updating them per
+  // node from every worker bounced their cache line between cores on each Filter call, which
+  // cost more than the plugins did.
+  const int batches = (num_all + kFilterBatch - 1) / kFilterBatch;
   std::atomic<int> found{0};
-  std::atomic<int> processed{0};
-  std::atomic<int> overflow{0};  // Nodes that passed after enough were found.
   std::atomic<bool> stop{false};
   // outcomes[i] is node (start + i)'s. Collected in index order afterwards, so the feasible list
   // (and with a seeded tie-break, the choice) does not depend on worker timing.
@@ -667,31 +669,51 @@ std::vector<framework::NodeInfoPtr> Scheduler::FindNodesThatPassFilters(
   if (statuses.size() < static_cast<size_t>(num_all)) statuses.resize(num_all);
   const int start = next_start_node_index_;
   parallelizer_.Until(
-      num_all,
-      [&](int i) {
-        const auto& node = nodes[(start + i) % num_all];
-        Status s = fwk.RunFilterPluginsWithNominatedPods(state, pod, *node);
-        if (s.IsSuccess()) {
-          if (++found > to_find) {
-            stop = true;
-            found--;
-            overflow++;
-          } else {
+      batches,
+      [&](int batch) {
+        const int begin = batch * kFilterBatch;
+        const int end = std::min(num_all, begin + kFilterBatch);
+        int passed = 0;
+        for (int i = begin; i < end; i++) {
+          if (found.load(std::memory_order_relaxed) + passed >= to_find) break;
+          const auto& node = nodes[(start + i) % num_all];
+          Status s = fwk.RunFilterPluginsWithNominatedPods(state, pod, *node);
+          if (s.IsSuccess()) {
             outcomes[i] = FilterOutcome::kPassed;
-            processed++;
+            passed++;
+          } else {
+            statuses[i] = std::move(s);
+            outcomes[i] = FilterOutcome::kRejected;
           }
-        } else {
-          statuses[i] = std::move(s);
-          outcomes[i] = FilterOutcome::kRejected;
-          processed++;
+        }
+        if (passed == 0) return;
+        // Passes beyond to_find (other batches got there first) are dropped, from the end of
+        // this batch; they are not counted as processed, so the next cycle starts at them.
+        const int before = found.fetch_add(passed);
+        if (before + passed < to_find) return;
+        stop = true;
+        int excess = before + passed - to_find;
+        for (int i = end - 1; i >= begin && excess > 0; i--) {
+          if (outcomes[i] != FilterOutcome::kPassed) continue;
+          outcomes[i] = FilterOutcome::kOverflow;
+          excess--;
         }
       },
       &stop);
+  int processed = 0;
+  int overflow = 0;
+  for (int i = 0; i < num_all; i++) {
+    if (outcomes[i] == FilterOutcome::kOverflow) {
+      overflow++;
+    } else if (outcomes[i] != FilterOutcome::kNotRun) {
+      processed++;
+    }
+  }
   feasible.clear();
   for (int i = 0; i < num_all; i++) {
     if (outcomes[i] == FilterOutcome::kPassed) feasible.push_back(nodes[(start + i) % num_all]);
   }
-  next_start_node_index_ = (start + processed.load()) % num_all;
+  next_start_node_index_ = (start + processed) % num_all;
   std::map<std::string, int64_t> rejected_by;
   for (int i = 0; i < num_all; i++) {
     if (outcomes[i] != FilterOutcome::kRejected) continue;
@@ -707,8 +729,8 @@ std::vector<framework::NodeInfoPtr> Scheduler::FindNodesThatPassFilters(
   }
   fwk.RecordFilterPhase(
       state, feasible.empty() ? Status(Code::kUnschedulable, "no node passed Filter") : Status(),
-      std::chrono::duration<double>(Clock::now() - filter_start).count(),
-      processed.load() + overflow.load(), rejected_by);
+      std::chrono::duration<double>(Clock::now() - filter_start).count(), processed + overflow,
+      rejected_by);
   return feasible;
 }
 

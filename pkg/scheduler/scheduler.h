@@ -200,7 +200,10 @@ class Scheduler {
   uint64_t cycles_ = 0;
   // FindNodesThatPassFilters' per-node outcome, reused so a cycle over thousands of nodes does
   // not allocate (and fault in) fresh buffers. Workers write only their own node's slot.
-  enum class FilterOutcome : char { kNotRun, kPassed, kRejected };
+  // kOverflow: passed after enough nodes were found elsewhere; neither feasible nor processed.
+  enum class FilterOutcome : char { kNotRun, kPassed, kRejected, kOverflow };
+  // Nodes one Filter work piece covers.
+  static constexpr int kFilterBatch = 16;
   std::vector<FilterOutcome> filter_outcomes_;
   std::vector<framework::Status> filter_statuses_;
   // Scores of the current cycle, kept so their buffers are reused.

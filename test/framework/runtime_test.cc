@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <mutex>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -495,6 +498,22 @@ TEST(WorkerPool, RunsEveryPieceOnceAcrossThreadsAndStopsEarly) {
       },
       &stop);
   EXPECT_LT(done.load(), 100000);
+}
+
+TEST(WorkerPool, LongJobIsSharedWithTheWorkers) {
+  if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "one hardware thread: no workers";
+  WorkerPool pool(2);
+  // Each piece runs long enough that the job outlasts the pool's recruiting delay many times
+  // over, so a worker joins however slowly it wakes.
+  std::mutex mu;
+  std::set<std::thread::id> threads;
+  pool.Until(400, [&](int) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    std::lock_guard lock(mu);
+    threads.insert(std::this_thread::get_id());
+  });
+  EXPECT_EQ(threads.size(), 2u);
+  EXPECT_EQ(threads.count(std::this_thread::get_id()), 1u);
 }
 
 struct Counter : StateData {

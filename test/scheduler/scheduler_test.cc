@@ -268,6 +268,30 @@ TEST_F(SchedulerTest, PluginDurationsAreRecordedOnlyInSampledCyclesButEvaluation
   }
 }
 
+TEST_F(SchedulerTest, ScoresExactlyTheAdaptiveShareOfNodesAndFiltersNoFewer) {
+  metrics::SchedulerMetrics m({"test", "test"});
+  Start(7, &m, 0);
+  // Every node fits, so Filter stops once 42% of 1,000 nodes have passed, in whatever order the
+  // worker threads reach them; exactly that many are scored.
+  for (int i = 0; i < 1000; i++) {
+    scheduler_->OnNodeAdd(NodeBuilder("n" + std::to_string(i)).Capacity("8", "16Gi").Build());
+  }
+  for (int i = 0; i < 3; i++) {
+    scheduler_->OnPodAdd(PodBuilder("p" + std::to_string(i)).Container("100m", "64Mi").Build());
+  }
+  Drain();
+  ASSERT_EQ(binder_->bound().size(), 3u);
+  const std::string text = m.Scrape();
+  EXPECT_EQ(Sample(text,
+                   "scheduler_plugin_evaluation_total{extension_point=\"Score\","
+                   "plugin=\"NodeResourcesFit\",profile=\"berth-scheduler\"}"),
+            3 * 420);
+  EXPECT_GE(Sample(text,
+                   "scheduler_plugin_evaluation_total{extension_point=\"Filter\","
+                   "plugin=\"NodeResourcesFit\",profile=\"berth-scheduler\"}"),
+            3 * 420);
+}
+
 TEST_F(SchedulerTest, AttemptsQueueAndUnschedulablePluginsAreMeasured) {
   metrics::SchedulerMetrics m({"test", "test"});
   Start(7, &m);

@@ -21,8 +21,9 @@ WorkerPool::~WorkerPool() {
   for (auto& t : threads_) t.join();
 }
 
-void WorkerPool::Drain() {
+void WorkerPool::Drain(const std::chrono::steady_clock::time_point* recruit_at) {
   const auto& work = *work_;
+  bool recruited = recruit_at == nullptr;
   for (;;) {
     const int begin = next_piece_.fetch_add(chunk_, std::memory_order_relaxed);
     if (begin >= pieces_) return;
@@ -30,45 +31,28 @@ void WorkerPool::Drain() {
     for (int i = begin; i < end; i++) {
       if (stop_ && stop_->load(std::memory_order_relaxed)) return;
       work(i);
+      // The clock is read every few pieces, not per chunk: a chunk of costly pieces could
+      // otherwise run long past the deadline before anyone is woken to help.
+      if (!recruited && (i - begin) % kPiecesPerClockRead == kPiecesPerClockRead - 1 &&
+          std::chrono::steady_clock::now() >= *recruit_at) {
+        recruited = true;
+        if (next_piece_.load(std::memory_order_relaxed) < pieces_) Recruit();
+      }
     }
   }
 }
 
-namespace {
-
-void CpuRelax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
-
-// Spins until `done` holds or `budget` has passed; returns whether it holds. The clock is read
-// once per batch of pauses: a pause costs from a few to over a hundred cycles depending on the
-// CPU, so only time bounds the waste.
-template <typename Predicate>
-bool SpinUntil(std::chrono::nanoseconds budget, Predicate done) {
-  constexpr int kPausesPerClockRead = 32;
-  const auto until = std::chrono::steady_clock::now() + budget;
-  for (;;) {
-    for (int i = 0; i < kPausesPerClockRead; i++) {
-      if (done()) return true;
-      CpuRelax();
-    }
-    if (std::chrono::steady_clock::now() >= until) return done();
+void WorkerPool::Recruit() {
+  {
+    std::lock_guard lock(mu_);
+    job_id_++;
   }
+  work_cv_.notify_all();
 }
-
-}  // namespace
 
 void WorkerPool::WorkerLoop() {
   uint64_t seen = 0;
   while (true) {
-    SpinUntil(kSpinFor, [&] {
-      return shutting_down_.load(std::memory_order_relaxed) ||
-             job_id_.load(std::memory_order_acquire) != seen;
-    });
     {
       std::unique_lock lock(mu_);
       work_cv_.wait(lock, [&] { return shutting_down_ || job_id_ != seen; });
@@ -79,7 +63,7 @@ void WorkerPool::WorkerLoop() {
       if (work_ == nullptr) continue;
       active_workers_++;
     }
-    Drain();
+    Drain(nullptr);
     {
       std::lock_guard lock(mu_);
       active_workers_--;
@@ -92,10 +76,7 @@ void WorkerPool::Until(int pieces, const std::function<void(int)>& work,
                        const std::atomic<bool>* stop) {
   if (pieces <= 0) return;
   std::lock_guard call_lock(call_mu_);
-  // Small jobs are cheaper inline than waking workers.
-  const int helpers =
-      std::min(static_cast<int>(threads_.size()), (pieces - 1) / kMinPiecesPerThread);
-  if (helpers == 0) {
+  if (threads_.empty() || pieces == 1) {
     for (int i = 0; i < pieces && !(stop && stop->load()); i++) work(i);
     return;
   }
@@ -109,18 +90,12 @@ void WorkerPool::Until(int pieces, const std::function<void(int)>& work,
     chunk_ = std::max(1, std::min(static_cast<int>(std::sqrt(pieces)),
                                   pieces / (static_cast<int>(threads_.size()) + 1) + 1));
     next_piece_ = 0;
-    job_id_++;
   }
-  if (helpers == static_cast<int>(threads_.size())) {
-    work_cv_.notify_all();
-  } else {
-    for (int i = 0; i < helpers; i++) work_cv_.notify_one();
-  }
-  Drain();
-  SpinUntil(kSpinFor, [&] { return active_workers_.load(std::memory_order_acquire) == 0; });
+  const auto recruit_at = std::chrono::steady_clock::now() + kRecruitAfter;
+  Drain(&recruit_at);
   std::unique_lock lock(mu_);
-  // Workers that have not woken yet for this job find no pieces left and leave at once; waiting
-  // for active_workers_ == 0 after the counter is exhausted guarantees `work` is not used later.
+  // Workers that join late find no pieces left and leave at once; waiting for
+  // active_workers_ == 0 after the counter is exhausted guarantees `work` is not used later.
   done_cv_.wait(lock, [&] { return active_workers_ == 0; });
   work_ = nullptr;
 }

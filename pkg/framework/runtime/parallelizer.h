@@ -18,14 +18,15 @@ namespace berth::framework::runtime {
 // scheduling thread is the only caller); concurrent callers are serialized.
 //
 // Threads are OS threads, not goroutines: the pool has min(parallelism, hardware threads) - 1
-// workers, and a job wakes only as many as it has pieces for (one per kMinPiecesPerThread), since
-// a wake-up costs more than filtering a few nodes. parallelism() still reports the configured
-// value, which plugins may use to size their own work.
+// workers. parallelism() still reports the configured value, which plugins may use to size their
+// own work.
 //
-// Scheduling cycles come back to back (Filter, then Score, then the next pod), so a worker spins
-// for a few microseconds before sleeping and the caller spins before waiting for the workers:
-// two futex round trips per job were a tenth of a busy scheduler's time. Every decision is
-// re-checked under mu_, so the spinning only decides when to sleep, never what is correct.
+// The caller starts every job alone and wakes the workers only once the job has run for
+// kRecruitAfter with pieces left. Waking a sleeping thread, and the cache misses of a second core
+// touching the same nodes, cost more than Filter or Score over a few hundred nodes; measured on 2
+// cores, fanning those out raised a busy scheduler's CPU per pod by half and took that CPU from
+// the apiserver. Jobs long enough to amortize a wake-up (large clusters, costly plugins) still
+// spread over every core. Workers sleep between jobs rather than spin, for the same reason.
 class WorkerPool : public Parallelizer {
  public:
   explicit WorkerPool(int parallelism);
@@ -39,24 +40,25 @@ class WorkerPool : public Parallelizer {
 
  private:
   void WorkerLoop();
-  void Drain();
+  // Runs pieces of the current job until none are left or it is stopped. With a deadline, wakes
+  // the workers when it passes (the caller's side); without one, only works (a worker's side).
+  void Drain(const std::chrono::steady_clock::time_point* recruit_at);
+  void Recruit();
 
-  static constexpr int kMinPiecesPerThread = 32;
-  // How long a thread spins before blocking. Longer than the gap between the Filter and Score
-  // phases and between back-to-back cycles; short enough that a scheduler waiting on the
-  // apiserver between pods wastes little CPU.
-  static constexpr std::chrono::microseconds kSpinFor{20};
+  static constexpr std::chrono::microseconds kRecruitAfter{50};
+  static constexpr int kPiecesPerClockRead = 8;
 
   const int parallelism_;
   std::mutex call_mu_;  // Serializes Until() callers.
   std::mutex mu_;
   std::condition_variable work_cv_;
   std::condition_variable done_cv_;
-  // Written under mu_; also read without it while spinning.
-  std::atomic<bool> shutting_down_{false};
-  std::atomic<uint64_t> job_id_{0};
-  std::atomic<int> active_workers_{0};
-  // The current job; valid while a job is published.
+  // All guarded by mu_, except next_piece_, which is the pieces' claim counter.
+  bool shutting_down_ = false;
+  uint64_t job_id_ = 0;
+  int active_workers_ = 0;
+  // The current job; valid while a job is published. Workers read these only after joining the
+  // job under mu_, and the caller does not change them until every joined worker has left.
   const std::function<void(int)>* work_ = nullptr;
   const std::atomic<bool>* stop_ = nullptr;
   int pieces_ = 0;
