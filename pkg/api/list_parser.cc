@@ -35,10 +35,17 @@ bool SkippedInContainer(const std::string& key) {
 // One SAX handler for a List body. Levels are counted from the body's outer object (level 1);
 // "items" is an array at level 2 and each item an object at level 3. Inside an item, `path_`
 // holds the key (or "[]" for array elements) of every open container below the item.
+//
+// The same handler reads a watch event ({"type": ..., "object": {...}}): there the object is the
+// one item, an object at level 2 under "object", and "type" is a string at level 1.
 class ListSax {
  public:
+  // A List body: items under "items", list metadata into `meta`.
   ListSax(const std::function<void(json&)>& on_item, ListMeta* meta)
-      : on_item_(on_item), meta_(meta) {}
+      : on_item_(on_item), meta_(meta), item_key_("items"), item_level_(3) {}
+  // A watch event: the item under "object", the event type into `type`.
+  ListSax(const std::function<void(json&)>& on_item, std::string* type)
+      : on_item_(on_item), type_(type), item_key_("object"), item_level_(2) {}
 
   bool null() { return Scalar(nullptr); }
   bool boolean(bool v) { return Scalar(v); }
@@ -47,7 +54,11 @@ class ListSax {
   bool number_float(json::number_float_t v, const std::string&) { return Scalar(v); }
   bool string(std::string& v) {
     if (skip_depth_ > 0 || skip_next_) return Scalar(nullptr);
-    if (level_ == 2 && in_top_metadata_) {
+    if (level_ == 1 && type_ != nullptr && last_top_key_ == "type") {
+      *type_ = std::move(v);
+      return true;
+    }
+    if (level_ == 2 && in_top_metadata_ && meta_ != nullptr) {
       if (last_top_key_ == "resourceVersion") meta_->resource_version = v;
       if (last_top_key_ == "continue") meta_->continue_token = v;
       return true;
@@ -59,32 +70,30 @@ class ListSax {
   bool start_object(std::size_t) {
     level_++;
     if (Skipping()) return true;
-    if (level_ == 3 && in_items_) {
+    if (level_ == item_level_ && in_items_) {
       item_ = json::object();
       stack_.clear();
       path_.clear();
       stack_.push_back(&item_);
       return true;
     }
-    if (level_ > 3 && in_items_) {
-      stack_.push_back(Emplace(json::object(), true));
-      return true;
-    }
+    if (level_ > item_level_ && in_items_) return Open(json::object());
     return true;
   }
 
   bool key(std::string& k) {
     if (skip_depth_ > 0) return true;
     if (level_ == 1) {
-      in_items_ = k == "items";
+      in_items_ = k == item_key_;
       in_top_metadata_ = k == "metadata";
+      last_top_key_ = std::move(k);
       return true;
     }
     if (level_ == 2 && in_top_metadata_) {
       last_top_key_ = k;
       return true;
     }
-    if (level_ < 3 || !in_items_) return true;
+    if (level_ < item_level_ || !in_items_) return true;
     if (ShouldSkip(k)) {
       skip_next_ = true;
       return true;
@@ -99,11 +108,11 @@ class ListSax {
       EndSkipped();
       return true;
     }
-    if (level_ == 3 && in_items_) {
+    if (level_ == item_level_ && in_items_) {
       on_item_(item_);
       item_ = json();
       stack_.clear();
-    } else if (level_ > 3 && in_items_) {
+    } else if (level_ > item_level_ && in_items_) {
       Pop();
     }
     level_--;
@@ -113,9 +122,7 @@ class ListSax {
   bool start_array(std::size_t) {
     level_++;
     if (Skipping()) return true;
-    if (level_ > 3 && in_items_) {
-      stack_.push_back(Emplace(json::array(), true));
-    }
+    if (level_ > item_level_ && in_items_) return Open(json::array());
     return true;
   }
 
@@ -130,7 +137,7 @@ class ListSax {
   }
 
   bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& e) {
-    throw DecodeError("list",
+    throw DecodeError(type_ != nullptr ? "watch event" : "list",
                       "malformed JSON at byte " + std::to_string(position) + ": " + e.what());
   }
 
@@ -149,6 +156,17 @@ class ListSax {
     return false;
   }
 
+  // A container below the item level. With no item open (the "items" array holds a non-object,
+  // or a watch event's "object" is not one) there is nothing to put it in, so it is dropped.
+  bool Open(json&& container) {
+    if (stack_.empty()) {
+      skip_depth_ = 1;
+      return true;
+    }
+    stack_.push_back(Emplace(std::move(container), true));
+    return true;
+  }
+
   void EndSkipped() {
     skip_depth_--;
     level_--;
@@ -161,7 +179,9 @@ class ListSax {
       skip_next_ = false;
       return true;
     }
-    if (level_ >= 3 && in_items_ && !stack_.empty()) Emplace(json(std::forward<T>(v)), false);
+    if (level_ >= item_level_ && in_items_ && !stack_.empty()) {
+      Emplace(json(std::forward<T>(v)), false);
+    }
     return true;
   }
 
@@ -210,7 +230,10 @@ class ListSax {
   }
 
   const std::function<void(json&)>& on_item_;
-  ListMeta* meta_;
+  ListMeta* meta_ = nullptr;
+  std::string* type_ = nullptr;
+  const std::string_view item_key_;
+  const int item_level_;
   int level_ = 0;
   bool in_items_ = false;
   bool in_top_metadata_ = false;
@@ -232,6 +255,17 @@ ListMeta ParseList(std::string_view body, const std::function<void(json&)>& on_i
   ListSax sax(on_item, &meta);
   json::sax_parse(body.data(), body.data() + body.size(), &sax);
   return meta;
+}
+
+ParsedWatchEvent ParseWatchEvent(std::string_view line) {
+  ParsedWatchEvent event;
+  const std::function<void(json&)> on_object = [&](json& object) {
+    event.object = std::move(object);
+    event.has_object = true;
+  };
+  ListSax sax(on_object, &event.type);
+  json::sax_parse(line.data(), line.data() + line.size(), &sax);
+  return event;
 }
 
 }  // namespace berth::api

@@ -21,6 +21,16 @@ struct ListMeta {
 // copies. `on_item` may move from the object it is given. Throws DecodeError on malformed JSON.
 ListMeta ParseList(std::string_view body, const std::function<void(nlohmann::json&)>& on_item);
 
+struct ParsedWatchEvent {
+  std::string type;  // Empty when the event has no string "type".
+  nlohmann::json object;
+  bool has_object = false;  // Whether "object" was a JSON object.
+};
+
+// Parses one watch event line ({"type": "...", "object": {...}}) dropping the same subtrees of
+// the object as ParseList. Throws DecodeError on malformed JSON.
+ParsedWatchEvent ParseWatchEvent(std::string_view line);
+
 }  // namespace berth::api
 
 #endif  // BERTH_PKG_API_LIST_PARSER_H_

@@ -16,6 +16,8 @@
 #include <utility>
 #include <vector>
 
+#include "pkg/api/errors.h"
+#include "pkg/api/list_parser.h"
 #include "pkg/client/client.h"
 #include "pkg/client/rate_limiter.h"
 #include "pkg/client/transport.h"
@@ -441,18 +443,17 @@ std::string WatchQuery(const WatchOptions& options) {
 }
 
 WatchEvent DecodeWatchEvent(std::string_view line) {
-  nlohmann::json parsed = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-  if (!parsed.is_object()) {
-    throw ApiError(ErrorReason::kUnknown, 0, "watch: event is not a JSON object");
+  api::ParsedWatchEvent parsed;
+  try {
+    parsed = api::ParseWatchEvent(line);
+  } catch (const api::DecodeError& e) {
+    throw ApiError(ErrorReason::kUnknown, 0, std::string("watch: ") + e.what());
   }
-  const auto type = parsed.find("type");
-  const auto object = parsed.find("object");
-  if (type == parsed.end() || !type->is_string() || object == parsed.end() ||
-      !object->is_object()) {
+  if (parsed.type.empty() || !parsed.has_object) {
     throw ApiError(ErrorReason::kUnknown, 0, "watch: event lacks a string type or an object");
   }
   WatchEvent event;
-  const std::string& name = type->get_ref<const std::string&>();
+  const std::string& name = parsed.type;
   if (name == "ADDED") {
     event.type = WatchEventType::kAdded;
   } else if (name == "MODIFIED") {
@@ -466,7 +467,7 @@ WatchEvent DecodeWatchEvent(std::string_view line) {
   } else {
     throw ApiError(ErrorReason::kUnknown, 0, "watch: unknown event type \"" + name + "\"");
   }
-  event.object = std::move(*object);
+  event.object = std::move(parsed.object);
   return event;
 }
 

@@ -80,5 +80,38 @@ TEST(ParseList, MalformedJsonIsADecodeError) {
   EXPECT_THROW(ParseList("not json", [](json&) {}), DecodeError);
 }
 
+TEST(ParseList, ItemsThatAreNotObjectsAreDroppedWithTheirContents) {
+  std::vector<json> items;
+  ParseList(R"({"items": [[{"a": [1]}], 3, {"metadata": {"name": "kept"}}]})",
+            [&](json& item) { items.push_back(std::move(item)); });
+  ASSERT_EQ(items.size(), 1u);
+  EXPECT_EQ(items[0]["metadata"]["name"], "kept");
+}
+
+TEST(ParseWatchEvent, ReadsTypeAndObjectInEitherOrder) {
+  ParsedWatchEvent event = ParseWatchEvent(
+      R"({"object": {"metadata": {"name": "n", "managedFields": []}}, "type": "ADDED"})");
+  EXPECT_EQ(event.type, "ADDED");
+  ASSERT_TRUE(event.has_object);
+  EXPECT_EQ(event.object, (json{{"metadata", {{"name", "n"}}}}));
+
+  event = ParseWatchEvent(R"({"type": "DELETED", "object": {"spec": {"unschedulable": true}}})");
+  EXPECT_EQ(event.type, "DELETED");
+  EXPECT_EQ(event.object["spec"]["unschedulable"], true);
+}
+
+TEST(ParseWatchEvent, NonObjectOrMissingPartsAreReportedNotGuessed) {
+  ParsedWatchEvent event = ParseWatchEvent(R"({"type": "ADDED", "object": [{"a": {"b": 1}}]})");
+  EXPECT_EQ(event.type, "ADDED");
+  EXPECT_FALSE(event.has_object);
+  event = ParseWatchEvent(R"({"type": 3, "object": {}})");
+  EXPECT_TRUE(event.type.empty());
+  EXPECT_TRUE(event.has_object);
+  // A "type" inside the object is the object's, not the event's.
+  event = ParseWatchEvent(R"({"object": {"type": "ADDED"}})");
+  EXPECT_TRUE(event.type.empty());
+  EXPECT_THROW(ParseWatchEvent(R"({"type": "ADDED", "object": {)"), DecodeError);
+}
+
 }  // namespace
 }  // namespace berth::api

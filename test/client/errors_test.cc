@@ -222,6 +222,18 @@ TEST(WatchEventTest, DecodesTypesAndRejectsGarbage) {
   EXPECT_THROW(DecodeWatchEvent("{not json"), ApiError);
   EXPECT_THROW(DecodeWatchEvent(R"({"type":"ADDED"})"), ApiError);
   EXPECT_THROW(DecodeWatchEvent(R"({"type":"EXPLODED","object":{}})"), ApiError);
+  EXPECT_THROW(DecodeWatchEvent(R"({"type":"ADDED","object":[{"a":1}]})"), ApiError);
+  EXPECT_THROW(DecodeWatchEvent(R"({"type":7,"object":{}})"), ApiError);
+  EXPECT_THROW(DecodeWatchEvent(R"({"type":"ADDED","object":{"a":)"), ApiError);
+}
+
+TEST(WatchEventTest, ObjectLosesWhatSchedulingNeverReadsAsInAList) {
+  const WatchEvent event = internal::DecodeWatchEvent(
+      R"({"object":{"metadata":{"name":"p","managedFields":[{"manager":"m"}]},)"
+      R"("spec":{"containers":[{"name":"c","env":[{"name":"X"}]}]}},"type":"MODIFIED"})");
+  EXPECT_EQ(event.type, WatchEventType::kModified);
+  EXPECT_EQ(event.object, (nlohmann::json{{"metadata", {{"name", "p"}}},
+                                          {"spec", {{"containers", {{{"name", "c"}}}}}}}));
 }
 
 TEST(QueryTest, ListAndWatchQueriesAreEncoded) {
