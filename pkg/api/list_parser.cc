@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "pkg/api/errors.h"
+#include "pkg/api/json_sax.h"
 
 namespace berth::api {
 namespace {
@@ -136,9 +137,11 @@ class ListSax {
     return true;
   }
 
-  bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& e) {
-    throw DecodeError(type_ != nullptr ? "watch event" : "list",
-                      "malformed JSON at byte " + std::to_string(position) + ": " + e.what());
+  // Asked by the parser before each value: a value under a dropped key is not decoded at all.
+  bool SkipNextValue() {
+    if (!skip_next_) return false;
+    skip_next_ = false;
+    return true;
   }
 
  private:
@@ -253,7 +256,7 @@ class ListSax {
 ListMeta ParseList(std::string_view body, const std::function<void(json&)>& on_item) {
   ListMeta meta;
   ListSax sax(on_item, &meta);
-  json::sax_parse(body.data(), body.data() + body.size(), &sax);
+  JsonSaxParser(body, "list").Parse(&sax);
   return meta;
 }
 
@@ -264,7 +267,7 @@ ParsedWatchEvent ParseWatchEvent(std::string_view line) {
     event.has_object = true;
   };
   ListSax sax(on_object, &event.type);
-  json::sax_parse(line.data(), line.data() + line.size(), &sax);
+  JsonSaxParser(line, "watch event").Parse(&sax);
   return event;
 }
 
