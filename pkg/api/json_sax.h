@@ -73,9 +73,9 @@ class JsonSaxParser {
     }
     switch (Peek()) {
       case '{':
-        return Object(handler, depth);
+        return Container(handler, depth, /*object=*/true);
       case '[':
-        return Array(handler, depth);
+        return Container(handler, depth, /*object=*/false);
       case '"':
         String();
         return handler->string(buffer_);
@@ -93,56 +93,37 @@ class JsonSaxParser {
     }
   }
 
+  // An object or an array: elements separated by ',' up to the closing bracket, an object's
+  // elements being key-value pairs.
   template <typename Handler>
-  bool Object(Handler* handler, int depth) {
+  bool Container(Handler* handler, int depth, bool object) {
+    constexpr auto kUnknownSize = static_cast<std::size_t>(-1);
+    const char closer = object ? '}' : ']';
     pos_++;
-    if (!handler->start_object(static_cast<std::size_t>(-1))) return false;
+    if (!(object ? handler->start_object(kUnknownSize) : handler->start_array(kUnknownSize))) {
+      return false;
+    }
     SkipWhitespace();
-    if (Peek() == '}') {
-      pos_++;
-      return handler->end_object();
-    }
-    for (;;) {
-      if (Peek() != '"') Fail("expected a string key");
-      String();
-      if (!handler->key(buffer_)) return false;
-      SkipWhitespace();
-      Expect(':');
-      SkipWhitespace();
-      if (!Value(handler, depth + 1)) return false;
-      SkipWhitespace();
-      const char c = Peek();
-      pos_++;
-      if (c == '}') return handler->end_object();
-      if (c != ',') {
-        pos_--;
-        Fail("expected ',' or '}'");
+    if (Peek() != closer) {
+      for (;;) {
+        if (object) {
+          if (Peek() != '"') Fail("expected a string key");
+          String();
+          if (!handler->key(buffer_)) return false;
+          SkipWhitespace();
+          Expect(':');
+          SkipWhitespace();
+        }
+        if (!Value(handler, depth + 1)) return false;
+        SkipWhitespace();
+        if (Peek() == closer) break;
+        if (Peek() != ',') Fail(std::string("expected ',' or '") + closer + "'");
+        pos_++;
+        SkipWhitespace();
       }
-      SkipWhitespace();
     }
-  }
-
-  template <typename Handler>
-  bool Array(Handler* handler, int depth) {
     pos_++;
-    if (!handler->start_array(static_cast<std::size_t>(-1))) return false;
-    SkipWhitespace();
-    if (Peek() == ']') {
-      pos_++;
-      return handler->end_array();
-    }
-    for (;;) {
-      if (!Value(handler, depth + 1)) return false;
-      SkipWhitespace();
-      const char c = Peek();
-      pos_++;
-      if (c == ']') return handler->end_array();
-      if (c != ',') {
-        pos_--;
-        Fail("expected ',' or ']'");
-      }
-      SkipWhitespace();
-    }
+    return object ? handler->end_object() : handler->end_array();
   }
 
   void Literal(std::string_view word) {
