@@ -66,7 +66,6 @@ class ListSax {
     }
     return Scalar(std::move(v));
   }
-  bool binary(json::binary_t&) { return Scalar(nullptr); }
 
   bool start_object(std::size_t) {
     level_++;

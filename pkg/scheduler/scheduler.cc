@@ -702,16 +702,22 @@ std::vector<framework::NodeInfoPtr> Scheduler::FindNodesThatPassFilters(
       &stop);
   int processed = 0;
   int overflow = 0;
-  for (int i = 0; i < num_all; i++) {
-    if (outcomes[i] == FilterOutcome::kOverflow) {
-      overflow++;
-    } else if (outcomes[i] != FilterOutcome::kNotRun) {
-      processed++;
-    }
-  }
   feasible.clear();
   for (int i = 0; i < num_all; i++) {
-    if (outcomes[i] == FilterOutcome::kPassed) feasible.push_back(nodes[(start + i) % num_all]);
+    switch (outcomes[i]) {
+      case FilterOutcome::kPassed:
+        feasible.push_back(nodes[(start + i) % num_all]);
+        processed++;
+        break;
+      case FilterOutcome::kRejected:
+        processed++;
+        break;
+      case FilterOutcome::kOverflow:
+        overflow++;
+        break;
+      case FilterOutcome::kNotRun:
+        break;
+    }
   }
   next_start_node_index_ = (start + processed) % num_all;
   std::map<std::string, int64_t> rejected_by;

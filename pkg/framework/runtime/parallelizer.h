@@ -23,10 +23,10 @@ namespace berth::framework::runtime {
 //
 // The caller starts every job alone and wakes the workers only once the job has run for
 // kRecruitAfter with pieces left. Waking a sleeping thread, and the cache misses of a second core
-// touching the same nodes, cost more than Filter or Score over a few hundred nodes; measured on 2
-// cores, fanning those out raised a busy scheduler's CPU per pod by half and took that CPU from
-// the apiserver. Jobs long enough to amortize a wake-up (large clusters, costly plugins) still
-// spread over every core. Workers sleep between jobs rather than spin, for the same reason.
+// touching the same nodes, cost more than Filter or Score over a few hundred nodes; on 2 cores
+// shared with the apiserver, fanning those out took CPU the apiserver needed and slowed binding.
+// Jobs long enough to amortize a wake-up (large clusters, costly plugins) still spread over
+// every core. Workers sleep between jobs rather than spin, for the same reason.
 class WorkerPool : public Parallelizer {
  public:
   explicit WorkerPool(int parallelism);
