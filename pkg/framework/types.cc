@@ -70,11 +70,9 @@ size_t HostPortInfo::size() const {
   return n;
 }
 
-const std::string& NodeInfo::name() const { return node_ ? node_->meta.name : kEmptyName; }
+const std::string& NodeInfo::EmptyName() { return kEmptyName; }
 
-const api::ResourceList& NodeInfo::allocatable() const {
-  return node_ ? node_->status.allocatable : kNoResources;
-}
+const api::ResourceList& NodeInfo::NoResources() { return kNoResources; }
 
 void NodeInfo::Touch() {
   static std::atomic<int64_t> next_generation{0};

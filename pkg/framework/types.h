@@ -54,7 +54,8 @@ class NodeInfo {
 
   const api::Node* node() const { return node_.get(); }
   const api::NodePtr& node_ptr() const { return node_; }
-  const std::string& name() const;
+  // Inline: read for every node of every cycle.
+  const std::string& name() const { return node_ ? node_->meta.name : EmptyName(); }
 
   void SetNode(api::NodePtr node);
   void RemoveNode() { node_.reset(); }
@@ -69,7 +70,9 @@ class NodeInfo {
     return pods_with_required_anti_affinity_;
   }
 
-  const api::ResourceList& allocatable() const;
+  const api::ResourceList& allocatable() const {
+    return node_ ? node_->status.allocatable : NoResources();
+  }
   // Sum of the requests of the pods on this node.
   const api::ResourceList& requested() const { return requested_; }
   // The same with the non-zero defaults for containers without cpu/memory requests.
@@ -95,6 +98,8 @@ class NodeInfo {
   std::shared_ptr<NodeInfo> Clone() const { return std::make_shared<NodeInfo>(*this); }
 
  private:
+  static const std::string& EmptyName();
+  static const api::ResourceList& NoResources();
   void Touch();
 
   api::NodePtr node_;

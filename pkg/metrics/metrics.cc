@@ -183,12 +183,13 @@ SchedulerMetrics::SchedulerMetrics(const BuildInfo& build)
            .Name("scheduler_framework_extension_point_duration_seconds")
            .Help("Time to run all plugins of one extension point, in seconds.")
            .Register(r);
-  plugin_duration_ = &prometheus::BuildHistogram()
-                          .Name("scheduler_plugin_execution_duration_seconds")
-                          .Help(
-                              "Time to run one plugin at one extension point, in seconds "
-                              "(recorded in a sample of scheduling cycles).")
-                          .Register(r);
+  plugin_duration_ =
+      &prometheus::BuildHistogram()
+           .Name("scheduler_plugin_execution_duration_seconds")
+           .Help(
+               "Time to run one plugin at one extension point, in seconds "
+               "(recorded in a sample of scheduling cycles and, at Filter and Score, of nodes).")
+           .Register(r);
   plugin_evaluations_ = &prometheus::BuildCounter()
                              .Name("scheduler_plugin_evaluation_total")
                              .Help(

@@ -661,6 +661,9 @@ std::vector<framework::NodeInfoPtr> Scheduler::FindNodesThatPassFilters(
   const int batches = (num_all + kFilterBatch - 1) / kFilterBatch;
   std::atomic<int> found{0};
   std::atomic<bool> stop{false};
+  // One past the last node any batch reached: the passes below stop there instead of walking
+  // every node of a large cluster when only the first few hundred were filtered.
+  std::atomic<int> reached{0};
   // outcomes[i] is node (start + i)'s. Collected in index order afterwards, so the feasible list
   // (and with a seeded tie-break, the choice) does not depend on worker timing.
   auto& outcomes = filter_outcomes_;
@@ -673,11 +676,14 @@ std::vector<framework::NodeInfoPtr> Scheduler::FindNodesThatPassFilters(
       [&](int batch) {
         const int begin = batch * kFilterBatch;
         const int end = std::min(num_all, begin + kFilterBatch);
+        for (int r = reached.load(std::memory_order_relaxed);
+             r < end && !reached.compare_exchange_weak(r, end, std::memory_order_relaxed);) {
+        }
         int passed = 0;
         for (int i = begin; i < end; i++) {
           if (found.load(std::memory_order_relaxed) + passed >= to_find) break;
           const auto& node = nodes[(start + i) % num_all];
-          Status s = fwk.RunFilterPluginsWithNominatedPods(state, pod, *node);
+          Status s = fwk.RunFilterPluginsWithNominatedPods(state, pod, *node, i);
           if (s.IsSuccess()) {
             outcomes[i] = FilterOutcome::kPassed;
             passed++;
@@ -703,7 +709,8 @@ std::vector<framework::NodeInfoPtr> Scheduler::FindNodesThatPassFilters(
   int processed = 0;
   int overflow = 0;
   feasible.clear();
-  for (int i = 0; i < num_all; i++) {
+  const int limit = reached.load();
+  for (int i = 0; i < limit; i++) {
     switch (outcomes[i]) {
       case FilterOutcome::kPassed:
         feasible.push_back(nodes[(start + i) % num_all]);
@@ -721,7 +728,7 @@ std::vector<framework::NodeInfoPtr> Scheduler::FindNodesThatPassFilters(
   }
   next_start_node_index_ = (start + processed) % num_all;
   std::map<std::string, int64_t> rejected_by;
-  for (int i = 0; i < num_all; i++) {
+  for (int i = 0; i < limit; i++) {
     if (outcomes[i] != FilterOutcome::kRejected) continue;
     Status& s = statuses[i];
     if (!s.plugin().empty()) rejected_by[s.plugin()]++;

@@ -235,8 +235,8 @@ TEST_F(SchedulerTest, PluginDurationsAreRecordedOnlyInSampledCyclesButEvaluation
     SCOPED_TRACE(percent);
     metrics::SchedulerMetrics m({"test", "test"});
     Start(7, &m, percent);
-    for (const char* name : {"a", "b", "c"}) {
-      scheduler_->OnNodeAdd(NodeBuilder(name).Capacity("8", "16Gi").Build());
+    for (int i = 0; i < 17; i++) {
+      scheduler_->OnNodeAdd(NodeBuilder("n" + std::to_string(i)).Capacity("8", "16Gi").Build());
     }
     for (int i = 0; i < 5; i++) {
       scheduler_->OnPodAdd(PodBuilder("p" + std::to_string(i)).Container("100m", "64Mi").Build());
@@ -248,17 +248,29 @@ TEST_F(SchedulerTest, PluginDurationsAreRecordedOnlyInSampledCyclesButEvaluation
         Sample(text,
                "scheduler_plugin_execution_duration_seconds_count{extension_point=\"Filter\","
                "plugin=\"NodeResourcesFit\",status=\"Success\"}");
+    const double score_durations =
+        Sample(text,
+               "scheduler_plugin_execution_duration_seconds_count{extension_point=\"Score\","
+               "plugin=\"NodeResourcesFit\",status=\"Success\"}");
+    const double prefilter_durations =
+        Sample(text,
+               "scheduler_plugin_execution_duration_seconds_count{extension_point=\"PreFilter\","
+               "plugin=\"NodeResourcesFit\",status=\"Success\"}");
     if (percent == 0) {
       EXPECT_EQ(text.find("scheduler_plugin_execution_duration_seconds_count"), std::string::npos);
     } else {
-      EXPECT_EQ(filter_durations, 15) << "5 pods x 3 nodes";
+      // Per-node calls are timed on one node in 16 of each pass (the 1st and 17th of 17 nodes);
+      // once-per-cycle points on every sampled cycle.
+      EXPECT_EQ(filter_durations, 10) << "5 pods x 2 of 17 nodes";
+      EXPECT_EQ(score_durations, 10) << "5 pods x 2 of 17 nodes";
+      EXPECT_EQ(prefilter_durations, 5);
     }
-    // Evaluations are counted in every cycle: 5 pods x 3 nodes at Filter, once per pod at
+    // Evaluations are counted in every cycle: 5 pods x 17 nodes at Filter, once per pod at
     // PreFilter.
     EXPECT_EQ(Sample(text,
                      "scheduler_plugin_evaluation_total{extension_point=\"Filter\","
                      "plugin=\"NodeResourcesFit\",profile=\"berth-scheduler\"}"),
-              15);
+              85);
     EXPECT_EQ(Sample(text,
                      "scheduler_plugin_evaluation_total{extension_point=\"PreFilter\","
                      "plugin=\"NodeResourcesFit\",profile=\"berth-scheduler\"}"),

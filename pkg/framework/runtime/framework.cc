@@ -18,6 +18,33 @@ Clock::time_point PluginStart(const CycleState& state) {
   return state.record_plugin_metrics ? Clock::now() : Clock::time_point();
 }
 
+// Filter and Score plugins run once per node, in tens of nanoseconds each. Even in a sampled
+// cycle, timing every call (a clock read and a histogram update per plugin per node) took longer
+// than the calls, so a sampled cycle times them on one node in kTimedNodeStride.
+constexpr int kTimedNodeStride = 16;
+
+bool TimeNode(const CycleState& state, int node_index) {
+  return state.record_plugin_metrics && node_index % kTimedNodeStride == 0;
+}
+
+// Times consecutive plugin calls with one clock read between each pair.
+class PluginLap {
+ public:
+  explicit PluginLap(bool enabled) : enabled_(enabled) {
+    if (enabled_) last_ = Clock::now();
+  }
+  void Record(PluginObserver* metrics, const Status& status) {
+    if (!enabled_) return;
+    const Clock::time_point now = Clock::now();
+    metrics->ObserveDuration(status, std::chrono::duration<double>(now - last_).count());
+    last_ = now;
+  }
+
+ private:
+  const bool enabled_;
+  Clock::time_point last_;
+};
+
 // Stand-ins when no observer is configured (tests, benchmarks), so call sites need no branch.
 class NoopPointObserver : public ExtensionPointObserver {
  public:
@@ -329,19 +356,19 @@ Status Framework::RunPreFilterExtensionRemovePod(CycleState& state, const api::P
 }
 
 Status Framework::RunFilterPlugins(const CycleState& state, const api::Pod& pod,
-                                   const NodeInfo& node) {
+                                   const NodeInfo& node, int node_index) {
   // The flags are the set's summary when PreFilter ran on this state; a caller that filled the
   // set by hand (or changed it since) is read from the set.
   const bool use_flags = state.filter_skipped.size() == filter_.size();
+  PluginLap lap(TimeNode(state, node_index));
   for (size_t i = 0; i < filter_.size(); i++) {
     const auto& [name, plugin, metrics] = filter_[i];
     if (use_flags ? state.filter_skipped[i] != 0
                   : !state.skip_filter_plugins.empty() && state.skip_filter_plugins.count(name)) {
       continue;
     }
-    auto plugin_start = PluginStart(state);
     Status s = plugin->Filter(state, pod, node);
-    ObservePlugin(state, metrics, s, plugin_start);
+    lap.Record(metrics, s);
     if (s.IsSuccess()) continue;
     if (!s.IsRejected()) return AsError("running filter plugin", name, s);
     s.WithPlugin(name);
@@ -351,7 +378,7 @@ Status Framework::RunFilterPlugins(const CycleState& state, const api::Pod& pod,
 }
 
 Status Framework::RunFilterPluginsWithNominatedPods(const CycleState& state, const api::Pod& pod,
-                                                    const NodeInfo& node) {
+                                                    const NodeInfo& node, int node_index) {
   std::vector<PodInfoPtr> nominated;
   if (deps_.nominator) {
     for (auto& p : deps_.nominator->NominatedPodsForNode(node.name())) {
@@ -360,7 +387,7 @@ Status Framework::RunFilterPluginsWithNominatedPods(const CycleState& state, con
       }
     }
   }
-  if (nominated.empty()) return RunFilterPlugins(state, pod, node);
+  if (nominated.empty()) return RunFilterPlugins(state, pod, node, node_index);
   // With the nominated pods first: the pod must not take room they were promised...
   auto state_with = state.Clone();
   auto node_with = node.Clone();
@@ -369,10 +396,10 @@ Status Framework::RunFilterPluginsWithNominatedPods(const CycleState& state, con
     Status s = RunPreFilterExtensionAddPod(*state_with, pod, *p, *node_with);
     if (!s.IsSuccess()) return s;
   }
-  Status status = RunFilterPlugins(*state_with, pod, *node_with);
+  Status status = RunFilterPlugins(*state_with, pod, *node_with, node_index);
   if (!status.IsSuccess()) return status;
   // ...and must also fit without them, since they may never land there.
-  return RunFilterPlugins(state, pod, node);
+  return RunFilterPlugins(state, pod, node, node_index);
 }
 
 Status Framework::RunPostFilterPlugins(CycleState& state, const api::Pod& pod,
@@ -481,12 +508,12 @@ Status Framework::RunScorePlugins(const CycleState& state, const api::Pod& pod,
   GetParallelizer().Until(
       static_cast<int>(nodes.size()),
       [&](int n) {
+        PluginLap lap(TimeNode(state, n));
         for (size_t k = 0; k < active.size(); k++) {
           const auto& [name, plugin, metrics] = score_[active[k]];
-          auto plugin_start = PluginStart(state);
           int64_t score = 0;
           Status s = plugin->Score(state, pod, *nodes[n], &score);
-          ObservePlugin(state, metrics, s, plugin_start);
+          lap.Record(metrics, s);
           if (!s.IsSuccess()) {
             fail(AsError("running Score plugin", name, s));
             return;

@@ -132,11 +132,14 @@ class Framework : public Handle {
   Status RunPreFilterExtensionRemovePod(CycleState& state, const api::Pod& pod,
                                         const PodInfo& to_remove, const NodeInfo& node);
   // Runs every Filter plugin (except skipped ones) on one node; stops at the first rejection.
-  Status RunFilterPlugins(const CycleState& state, const api::Pod& pod, const NodeInfo& node);
+  // `node_index` is the node's position in this cycle's pass over the nodes: in a sampled cycle,
+  // plugins are timed on every kTimedNodeStride-th node only.
+  Status RunFilterPlugins(const CycleState& state, const api::Pod& pod, const NodeInfo& node,
+                          int node_index = 0);
   // Filter with the pods nominated to this node (of priority >= the pod's) added, as upstream:
   // the node must fit both with and without them.
   Status RunFilterPluginsWithNominatedPods(const CycleState& state, const api::Pod& pod,
-                                           const NodeInfo& node);
+                                           const NodeInfo& node, int node_index = 0);
   Status RunPostFilterPlugins(CycleState& state, const api::Pod& pod, const NodeToStatus& statuses,
                               PostFilterResult* result);
   Status RunPreScorePlugins(CycleState& state, const api::Pod& pod,

@@ -208,49 +208,83 @@ ResourceScorer RequestedToCapacityRatioScorer(std::vector<ResourceSpec> resource
 
 int64_t BalancedResourceScore(const std::vector<int64_t>& requested,
                               const std::vector<int64_t>& allocatable) {
-  std::vector<double> fractions;
-  fractions.reserve(requested.size());
+  // Runs per node; the fractions are recomputed in the second pass rather than stored, so a call
+  // allocates nothing.
+  auto fraction = [&](size_t i) {
+    return std::min(static_cast<double>(requested[i]) / static_cast<double>(allocatable[i]), 1.0);
+  };
+  size_t count = 0;
   double total_fraction = 0;
+  double first = 0;
+  double second = 0;
   for (size_t i = 0; i < requested.size(); i++) {
     if (allocatable[i] == 0) {
       continue;
     }
-    double fraction =
-        std::min(static_cast<double>(requested[i]) / static_cast<double>(allocatable[i]), 1.0);
-    total_fraction += fraction;
-    fractions.push_back(fraction);
+    const double f = fraction(i);
+    total_fraction += f;
+    if (count == 0) {
+      first = f;
+    } else if (count == 1) {
+      second = f;
+    }
+    count++;
   }
   // The operation order mirrors upstream so that truncation yields identical integers.
   double std_dev = 0;
-  if (fractions.size() == 2) {
-    std_dev = std::abs((fractions[0] - fractions[1]) / 2);
-  } else if (fractions.size() > 2) {
-    double mean = total_fraction / static_cast<double>(fractions.size());
+  if (count == 2) {
+    std_dev = std::abs((first - second) / 2);
+  } else if (count > 2) {
+    double mean = total_fraction / static_cast<double>(count);
     double sum = 0;
-    for (double fraction : fractions) {
-      sum = sum + (fraction - mean) * (fraction - mean);
+    for (size_t i = 0; i < requested.size(); i++) {
+      if (allocatable[i] == 0) {
+        continue;
+      }
+      const double f = fraction(i);
+      sum = sum + (f - mean) * (f - mean);
     }
-    std_dev = std::sqrt(sum / static_cast<double>(fractions.size()));
+    std_dev = std::sqrt(sum / static_cast<double>(count));
   }
   return static_cast<int64_t>((1 - std_dev) * static_cast<double>(framework::kMaxNodeScore));
 }
 
 ResourceAllocationScorer::ResourceAllocationScorer(std::vector<ResourceSpec> resources,
                                                    bool use_requested, ResourceScorer scorer)
-    : resources_(std::move(resources)), use_requested_(use_requested), scorer_(std::move(scorer)) {}
+    : resources_(std::move(resources)), use_requested_(use_requested), scorer_(std::move(scorer)) {
+  for (const auto& resource : resources_) {
+    if (resource.name == api::kResourceCPU) {
+      kinds_.push_back(Kind::kCpu);
+    } else if (resource.name == api::kResourceMemory) {
+      kinds_.push_back(Kind::kMemory);
+    } else if (resource.name == api::kResourceEphemeralStorage) {
+      kinds_.push_back(Kind::kEphemeralStorage);
+    } else if (IsScalarResourceName(resource.name)) {
+      kinds_.push_back(Kind::kScalar);
+    } else {
+      kinds_.push_back(Kind::kOther);
+    }
+  }
+}
 
 std::vector<int64_t> ResourceAllocationScorer::PodRequests(const api::Pod& pod) const {
   std::vector<int64_t> requests;
   requests.reserve(resources_.size());
-  for (const auto& resource : resources_) {
-    if (resource.name == api::kResourceCPU) {
-      requests.push_back(use_requested_ ? pod.requests.milli_cpu : pod.non_zero_milli_cpu);
-    } else if (resource.name == api::kResourceMemory) {
-      requests.push_back(use_requested_ ? pod.requests.memory : pod.non_zero_memory);
-    } else if (resource.name == api::kResourceEphemeralStorage) {
-      requests.push_back(pod.requests.ephemeral_storage);
-    } else {
-      requests.push_back(ScalarOrZero(pod.requests, resource.name));
+  for (size_t i = 0; i < resources_.size(); i++) {
+    switch (kinds_[i]) {
+      case Kind::kCpu:
+        requests.push_back(use_requested_ ? pod.requests.milli_cpu : pod.non_zero_milli_cpu);
+        break;
+      case Kind::kMemory:
+        requests.push_back(use_requested_ ? pod.requests.memory : pod.non_zero_memory);
+        break;
+      case Kind::kEphemeralStorage:
+        requests.push_back(pod.requests.ephemeral_storage);
+        break;
+      case Kind::kScalar:
+      case Kind::kOther:
+        requests.push_back(ScalarOrZero(pod.requests, resources_[i].name));
+        break;
     }
   }
   return requests;
@@ -270,7 +304,7 @@ int64_t ResourceAllocationScorer::Score(const std::vector<int64_t>& pod_requests
   requested.assign(resources_.size(), 0);
   allocatable.assign(resources_.size(), 0);
   for (size_t i = 0; i < resources_.size(); i++) {
-    auto [alloc, req] = AllocatableAndRequested(node, resources_[i].name, pod_requests[i]);
+    auto [alloc, req] = AllocatableAndRequested(node, i, pod_requests[i]);
     if (alloc == 0) {
       continue;
     }
@@ -281,24 +315,30 @@ int64_t ResourceAllocationScorer::Score(const std::vector<int64_t>& pod_requests
 }
 
 std::pair<int64_t, int64_t> ResourceAllocationScorer::AllocatableAndRequested(
-    const framework::NodeInfo& node, const std::string& resource, int64_t pod_request) const {
-  // A scalar resource the pod does not request is left out, so that nodes with expensive
-  // extended resources are not favoured or penalised for pods that do not use them.
-  if (pod_request == 0 && IsScalarResourceName(resource)) {
-    return {0, 0};
-  }
+    const framework::NodeInfo& node, size_t i, int64_t pod_request) const {
   const api::ResourceList& allocatable = node.allocatable();
-  if (resource == api::kResourceCPU) {
-    int64_t used = use_requested_ ? node.requested().milli_cpu : node.non_zero_milli_cpu();
-    return {allocatable.milli_cpu, used + pod_request};
+  switch (kinds_[i]) {
+    case Kind::kCpu: {
+      int64_t used = use_requested_ ? node.requested().milli_cpu : node.non_zero_milli_cpu();
+      return {allocatable.milli_cpu, used + pod_request};
+    }
+    case Kind::kMemory: {
+      int64_t used = use_requested_ ? node.requested().memory : node.non_zero_memory();
+      return {allocatable.memory, used + pod_request};
+    }
+    case Kind::kEphemeralStorage:
+      return {allocatable.ephemeral_storage, node.requested().ephemeral_storage + pod_request};
+    case Kind::kScalar:
+      // A scalar resource the pod does not request is left out, so that nodes with expensive
+      // extended resources are not favoured or penalised for pods that do not use them.
+      if (pod_request == 0) {
+        return {0, 0};
+      }
+      break;
+    case Kind::kOther:
+      break;
   }
-  if (resource == api::kResourceMemory) {
-    int64_t used = use_requested_ ? node.requested().memory : node.non_zero_memory();
-    return {allocatable.memory, used + pod_request};
-  }
-  if (resource == api::kResourceEphemeralStorage) {
-    return {allocatable.ephemeral_storage, node.requested().ephemeral_storage + pod_request};
-  }
+  const std::string& resource = resources_[i].name;
   if (const int64_t* alloc = FindScalar(allocatable, resource)) {
     return {*alloc, ScalarOrZero(node.requested(), resource) + pod_request};
   }

@@ -119,13 +119,17 @@ class ResourceAllocationScorer {
   const std::vector<ResourceSpec>& resources() const { return resources_; }
 
  private:
-  // (allocatable, requested including the pod) of one resource on the node; (0, 0) when the
+  enum class Kind { kCpu, kMemory, kEphemeralStorage, kScalar, kOther };
+
+  // (allocatable, requested including the pod) of resources_[i] on the node; (0, 0) when the
   // resource does not take part (a scalar resource the pod does not request or the node lacks).
-  std::pair<int64_t, int64_t> AllocatableAndRequested(const framework::NodeInfo& node,
-                                                      const std::string& resource,
+  std::pair<int64_t, int64_t> AllocatableAndRequested(const framework::NodeInfo& node, size_t i,
                                                       int64_t pod_request) const;
 
   std::vector<ResourceSpec> resources_;
+  // resources_[i]'s kind, classified once: Score runs per node, and comparing names there was a
+  // visible share of it.
+  std::vector<Kind> kinds_;
   bool use_requested_;
   ResourceScorer scorer_;
 };
