@@ -797,9 +797,12 @@ TEST(EncodeBindingTest, EscapesNames) {
   Pod pod;
   pod.meta.name = "we\"ird";
   pod.meta.namespace_ = "ns";
+  pod.meta.uid = std::string("u\n\x01\x1f") + "\xc3\xa9";
   json body = json::parse(EncodeBinding(pod, "n\\1"));
   EXPECT_EQ(body["metadata"]["name"], "we\"ird");
+  EXPECT_EQ(body["metadata"]["uid"], pod.meta.uid);
   EXPECT_EQ(body["target"]["name"], "n\\1");
+  EXPECT_EQ(EncodeBinding(pod, "n").find('\n'), std::string::npos);
 }
 
 }  // namespace
