@@ -259,6 +259,108 @@ ListMeta ParseList(std::string_view body, const std::function<void(json&)>& on_i
   return meta;
 }
 
+namespace {
+constexpr std::string_view kBatchPrefix = R"({"items":[)";
+constexpr std::string_view kItemsKey = "items";
+
+bool IsJsonSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+}  // namespace
+
+ListStreamParser::ListStreamParser(std::function<void(json&)> on_item, size_t batch_bytes)
+    : on_item_(std::move(on_item)), batch_bytes_(batch_bytes), batch_(kBatchPrefix) {}
+
+void ListStreamParser::FlushBatch() {
+  batch_.append("]}");
+  ParseList(batch_, on_item_);
+  batch_.assign(kBatchPrefix);
+}
+
+void ListStreamParser::Feed(std::string_view bytes) {
+  // Only structure is tracked here (nesting, strings, the items array's commas). Every byte
+  // lands in a batch or the envelope, which ParseList validates, except the items array's own
+  // brackets and commas, which are checked here.
+  for (const char c : bytes) {
+    std::string& out = in_items_ ? batch_ : envelope_;
+    if (in_string_) {
+      if (escaped_) {
+        escaped_ = false;
+      } else if (c == '\\') {
+        escaped_ = true;
+      } else if (c == '"') {
+        in_string_ = false;
+        capturing_key_ = false;
+      }
+      if (capturing_key_ && key_.size() <= kItemsKey.size()) key_.push_back(c);
+      out.push_back(c);
+      continue;
+    }
+    if (in_items_ && depth_ == 2) {
+      // A comma needs an item before it (in this batch) and after it; a flushed batch takes its
+      // commas along, so those two checks are made here.
+      if ((c == ',' && batch_empty_) || (c == ']' && expect_item_)) {
+        throw DecodeError("list", "malformed JSON: an item of \"items\" is missing");
+      }
+      if (c == ']') {
+        if (!batch_empty_) FlushBatch();
+        in_items_ = false;
+        depth_--;
+        continue;
+      }
+      if (c == ',') {
+        if (batch_.size() >= batch_bytes_) {
+          // Every item before this comma is complete.
+          FlushBatch();
+          batch_empty_ = true;
+          expect_item_ = true;
+        } else {
+          batch_.push_back(',');
+        }
+        continue;
+      }
+      if (!IsJsonSpace(c)) {
+        batch_empty_ = false;
+        expect_item_ = false;
+      }
+    }
+    switch (c) {
+      case '"':
+        in_string_ = true;
+        if (depth_ == 1 && !in_items_) {
+          capturing_key_ = true;
+          key_.clear();
+        }
+        break;
+      case '[':
+        if (depth_ == 1 && !in_items_ && key_ == kItemsKey) {
+          envelope_.append("[]");
+          in_items_ = true;
+          batch_empty_ = true;
+          expect_item_ = false;
+          depth_++;
+          continue;
+        }
+        depth_++;
+        break;
+      case '{':
+        depth_++;
+        break;
+      case ']':
+      case '}':
+        depth_--;
+        break;
+      default:
+        break;
+    }
+    out.push_back(c);
+  }
+}
+
+ListMeta ListStreamParser::Finish() {
+  // A body that ended inside the items array leaves the envelope's object open, which ParseList
+  // rejects like any truncated body.
+  return ParseList(envelope_, on_item_);
+}
+
 ParsedWatchEvent ParseWatchEvent(std::string_view line) {
   ParsedWatchEvent event;
   const std::function<void(json&)> on_object = [&](json& object) {

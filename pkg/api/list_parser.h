@@ -21,6 +21,46 @@ struct ListMeta {
 // copies. `on_item` may move from the object it is given. Throws DecodeError on malformed JSON.
 ListMeta ParseList(std::string_view body, const std::function<void(nlohmann::json&)>& on_item);
 
+// ParseList over a body that arrives in pieces: items are decoded as soon as they are complete,
+// so decoding a large LIST overlaps the apiserver writing it instead of following it. Items go to
+// `on_item` in batches of about kBatchBytes through ParseList (same skipping, same errors); the
+// rest of the response (kind, metadata, the items array emptied) is parsed by Finish(). A body
+// whose "items" key is spelled with escapes is not recognized early and is handed to ParseList
+// whole by Finish(), with the same result.
+class ListStreamParser {
+ public:
+  // `batch_bytes`: how much of the items array is gathered before it is parsed.
+  explicit ListStreamParser(std::function<void(nlohmann::json&)> on_item,
+                            size_t batch_bytes = kBatchBytes);
+
+  // Throws DecodeError when a completed batch of items is malformed.
+  void Feed(std::string_view bytes);
+  // The list's metadata once the whole body was fed. Throws DecodeError on malformed JSON,
+  // including a body that ended early.
+  ListMeta Finish();
+
+  static constexpr size_t kBatchBytes = 256 * 1024;
+
+ private:
+  void FlushBatch();
+
+  std::function<void(nlohmann::json&)> on_item_;
+  const size_t batch_bytes_;
+  std::string envelope_;  // Everything but the elements of the items array.
+  std::string batch_;     // The current batch as a list of its own: {"items":[item,item...
+  // Nothing but whitespace was added to the batch since it was started.
+  bool batch_empty_ = true;
+  // A batch was flushed at a comma, so an item must follow before the next comma or the end.
+  bool expect_item_ = false;
+  int depth_ = 0;
+  bool in_string_ = false;
+  bool escaped_ = false;
+  bool in_items_ = false;
+  // The last string at depth 1, raw, while it is short enough to be "items".
+  std::string key_;
+  bool capturing_key_ = false;
+};
+
 struct ParsedWatchEvent {
   std::string type;  // Empty when the event has no string "type".
   nlohmann::json object;

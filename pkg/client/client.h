@@ -13,6 +13,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace berth::client {
@@ -182,6 +183,16 @@ class Client {
   // One page of a LIST; `continue_token` empty for the first page.
   virtual ListPage ListPageRaw(const std::string& path, const ListOptions& options,
                                const std::string& continue_token) = 0;
+  // The same page with its body handed to `on_bytes` piece by piece as it arrives, so the caller
+  // decodes while the apiserver is still writing (a 30,000-pod list is about 50 MB). An error
+  // status is thrown as ApiError before any byte is handed over; a failure after that is thrown
+  // without a retry, since the caller has seen part of the body. Exceptions from `on_bytes`
+  // propagate. This default hands over ListPageRaw's whole body at once.
+  virtual void ListPageStream(const std::string& path, const ListOptions& options,
+                              const std::string& continue_token,
+                              const std::function<void(std::string_view)>& on_bytes) {
+    on_bytes(ListPageRaw(path, options, continue_token).body);
+  }
   virtual nlohmann::json Post(const std::string& path, const nlohmann::json& body) = 0;
   // POST with a pre-encoded body, returning the raw response body (the binding fast path).
   virtual std::string PostRaw(const std::string& path, const std::string& body) = 0;

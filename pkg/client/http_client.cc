@@ -211,6 +211,13 @@ class HttpClient final : public Client {
     return ListPage{Execute("LIST", "GET", uri, nullptr, nullptr, true).body};
   }
 
+  void ListPageStream(const std::string& path, const ListOptions& options,
+                      const std::string& continue_token,
+                      const std::function<void(std::string_view)>& on_bytes) override {
+    const std::string uri = JoinQuery(path, internal::ListQuery(options, continue_token));
+    Execute("LIST", "GET", uri, nullptr, nullptr, true, &on_bytes);
+  }
+
   nlohmann::json Post(const std::string& path, const nlohmann::json& body) override {
     const std::string encoded = body.dump();
     return ParseJsonBody(Execute("POST", "POST", path, &encoded, "application/json", false),
@@ -311,10 +318,14 @@ class HttpClient final : public Client {
     return request;
   }
 
-  // Runs one request with retries; returns the 2xx response or throws ApiError.
+  // Runs one request with retries; returns the 2xx response or throws ApiError. With `on_body`,
+  // a 2xx body is handed to it as it arrives instead of returned; once any of it was, a failure
+  // is not retried.
   Reply Execute(const char* verb, const char* method, const std::string& uri,
-                const std::string* body, const char* content_type, bool idempotent) {
+                const std::string* body, const char* content_type, bool idempotent,
+                const std::function<void(std::string_view)>* on_body = nullptr) {
     CheckTarget(uri);
+    bool delivered = false;
     for (int attempt = 1;; ++attempt) {
       limiter_.Accept();
       // Built per attempt: the token file may have rotated meanwhile.
@@ -330,7 +341,15 @@ class HttpClient final : public Client {
         const internal::ResponseHead head = connection->ReadHead(deadline);
         status = head.status;
         std::string text;
-        connection->ReadBody(&text, deadline);
+        if (on_body != nullptr && status >= 200 && status < 300) {
+          while (connection->ReadBodySome(&text, deadline)) {
+            delivered = true;
+            (*on_body)(text);
+            text.clear();
+          }
+        } else {
+          connection->ReadBody(&text, deadline);
+        }
         pool_.Release(std::move(connection));
         Observe(verb, status, start);
         if (status >= 200 && status < 300) return Reply{status, std::move(text)};
@@ -339,6 +358,7 @@ class HttpClient final : public Client {
         Observe(verb, status, start);
         not_sent = e.request_not_sent();
         error = ApiError(e.reason(), 0, e.what());
+        if (delivered) throw *error;
       }
       MaybeBackoff(verb, uri, attempt, *error, idempotent, not_sent);
     }

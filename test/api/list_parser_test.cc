@@ -88,6 +88,107 @@ TEST(ParseList, ItemsThatAreNotObjectsAreDroppedWithTheirContents) {
   EXPECT_EQ(items[0]["metadata"]["name"], "kept");
 }
 
+// What ParseList makes of `body`: the items it delivered and the metadata, or the error.
+struct ListOutcome {
+  std::vector<json> items;
+  ListMeta meta;
+  bool failed = false;
+};
+
+ListOutcome WholeBody(const std::string& body) {
+  ListOutcome out;
+  try {
+    out.meta = ParseList(body, [&](json& item) { out.items.push_back(std::move(item)); });
+  } catch (const DecodeError&) {
+    out.failed = true;
+  }
+  return out;
+}
+
+ListOutcome Streamed(const std::string& body, size_t piece, size_t batch_bytes) {
+  ListOutcome out;
+  try {
+    ListStreamParser parser([&](json& item) { out.items.push_back(std::move(item)); }, batch_bytes);
+    for (size_t at = 0; at < body.size(); at += piece) parser.Feed(body.substr(at, piece));
+    out.meta = parser.Finish();
+  } catch (const DecodeError&) {
+    out.failed = true;
+  }
+  return out;
+}
+
+TEST(ListStreamParser, DeliversWhatParseListDoesForAnyPieceAndBatchSize) {
+  const std::vector<std::string> bodies = {
+      json{{"kind", "PodList"},
+           {"metadata", {{"resourceVersion", "42"}, {"continue", "tok"}}},
+           {"items",
+            {{{"metadata", {{"name", "a]\"[,{"}, {"managedFields", {{{"f", "]"}}}}}}},
+             {{"metadata", {{"name", "b"}}}, {"spec", {{"items", {1, 2}}}}},
+             {{"metadata", {{"name", "c"}}}}}}}
+          .dump(),
+      // Items before the metadata, whitespace everywhere, items that are not objects.
+      R"( { "items" : [ {"metadata":{"name":"x"}} , 3 , [ {"a":1} ] , {"b":"\\"} ] ,)"
+      R"( "metadata" : { "resourceVersion" : "7" } } )",
+      R"({"metadata":{"resourceVersion":"1"},"items":[]})",
+      R"({"metadata":{"resourceVersion":"1"},"items":[ ]})",
+      // An escaped "items" key is not recognized early; the envelope carries the array.
+      R"({"metadata":{"resourceVersion":"2"},"it\u0065ms":[{"metadata":{"name":"e"}}]})",
+      R"({"items":[{"a":1}],"other":[{"b":2}],"metadata":{"resourceVersion":"3"}})",
+  };
+  for (const std::string& body : bodies) {
+    SCOPED_TRACE(body);
+    const ListOutcome expected = WholeBody(body);
+    ASSERT_FALSE(expected.failed);
+    for (size_t piece : {size_t{1}, size_t{3}, size_t{64}, body.size()}) {
+      for (size_t batch : {size_t{1}, size_t{40}, ListStreamParser::kBatchBytes}) {
+        SCOPED_TRACE(testing::Message() << "piece " << piece << " batch " << batch);
+        const ListOutcome got = Streamed(body, piece, batch);
+        EXPECT_FALSE(got.failed);
+        EXPECT_EQ(got.items, expected.items);
+        EXPECT_EQ(got.meta.resource_version, expected.meta.resource_version);
+        EXPECT_EQ(got.meta.continue_token, expected.meta.continue_token);
+      }
+    }
+  }
+}
+
+TEST(ListStreamParser, RejectsWhatParseListRejects) {
+  const std::vector<std::string> bodies = {
+      R"({"metadata":{"resourceVersion":"1"},"items":[{"a":1},]})",
+      R"({"metadata":{"resourceVersion":"1"},"items":[{"a":1},,{"b":2}]})",
+      R"({"metadata":{"resourceVersion":"1"},"items":[,{"a":1}]})",
+      R"({"metadata":{"resourceVersion":"1"},"items":[{"a":1}{"b":2}]})",
+      R"({"metadata":{"resourceVersion":"1"},"items":[{"a":]}]})",
+      R"({"metadata":{"resourceVersion":"1"},"items":[{"a":1})",
+      R"({"metadata":{"resourceVersion":"1"},"items":[{"a":1}]})"
+      R"(})",
+      R"({"metadata":{"resourceVersion":"1"},"items":[{"a":"unterminated]})",
+      R"({"metadata":{"resourceVersion":"1"},"items":[{"a":1}])",
+      "",
+  };
+  for (const std::string& body : bodies) {
+    SCOPED_TRACE(body);
+    ASSERT_TRUE(WholeBody(body).failed);
+    for (size_t piece : {size_t{1}, size_t{5}, std::max<size_t>(1, body.size())}) {
+      for (size_t batch : {size_t{1}, ListStreamParser::kBatchBytes}) {
+        SCOPED_TRACE(testing::Message() << "piece " << piece << " batch " << batch);
+        EXPECT_TRUE(Streamed(body, piece, batch).failed);
+      }
+    }
+  }
+}
+
+TEST(ListStreamParser, DecodesItemsBeforeTheBodyEnds) {
+  std::vector<json> items;
+  ListStreamParser parser([&](json& item) { items.push_back(std::move(item)); }, 1);
+  parser.Feed(R"({"metadata":{"resourceVersion":"9"},"items":[{"metadata":{"name":"a"}},)");
+  ASSERT_EQ(items.size(), 1u) << "a complete item is decoded at the next comma";
+  EXPECT_EQ(items[0]["metadata"]["name"], "a");
+  parser.Feed(R"({"metadata":{"name":"b"}}]})");
+  EXPECT_EQ(parser.Finish().resource_version, "9");
+  ASSERT_EQ(items.size(), 2u);
+}
+
 TEST(ParseWatchEvent, ReadsTypeAndObjectInEitherOrder) {
   ParsedWatchEvent event = ParseWatchEvent(
       R"({"object": {"metadata": {"name": "n", "managedFields": []}}, "type": "ADDED"})");

@@ -216,6 +216,70 @@ TEST(TransportFaultInjectionTest, PostWhoseResponseIsCutMidBodyIsNotRepeated) {
   EXPECT_EQ(server.requests().size(), 1u) << "a POST the server received must not be repeated";
 }
 
+TEST(TransportFaultInjectionTest, StreamedListHandsOverTheChunkedBodyAndReusesTheConnection) {
+  const std::string body = R"({"kind":"PodList","metadata":{},"items":[{"a":1},{"b":2}]})";
+  RawServer server([&](int, int, const std::string&) {
+    std::string reply = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
+    for (size_t at = 0; at < body.size(); at += 9) {
+      const std::string piece = body.substr(at, 9);
+      char size[16];
+      std::snprintf(size, sizeof(size), "%zx", piece.size());
+      reply += std::string(size) + "\r\n" + piece + "\r\n";
+    }
+    return reply + "0\r\n\r\n";
+  });
+  auto client = NewClient(ConfigFor(server));
+  std::string got;
+  client->ListPageStream("/api/v1/pods", ListOptions{}, "",
+                         [&](std::string_view bytes) { got.append(bytes); });
+  EXPECT_EQ(got, body);
+  client->ListPageStream("/api/v1/pods", ListOptions{}, "", [](std::string_view) {});
+  EXPECT_EQ(server.connections(), 1);
+}
+
+TEST(TransportFaultInjectionTest, StreamedListCutAfterItsFirstBytesIsNotRepeated) {
+  RawServer server([](int, int, const std::string&) {
+    // Promises 100 bytes, sends 10, then goes silent until the client gives up.
+    return std::string("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{\"items\":[");
+  });
+  Config config = ConfigFor(server);
+  config.timeout = std::chrono::milliseconds(300);
+  auto client = NewClient(config);
+  std::string got;
+  try {
+    client->ListPageStream("/api/v1/pods", ListOptions{}, "",
+                           [&](std::string_view bytes) { got.append(bytes); });
+    FAIL() << "expected ApiError";
+  } catch (const ApiError& e) {
+    EXPECT_TRUE(e.reason() == ErrorReason::kTimeout || e.reason() == ErrorReason::kTransport)
+        << e.what();
+  }
+  // A LIST is otherwise retried, but the caller has already consumed part of this body.
+  EXPECT_EQ(got, R"({"items":[)");
+  EXPECT_EQ(server.requests().size(), 1u);
+}
+
+TEST(TransportFaultInjectionTest, StreamedListErrorStatusIsThrownWithoutHandingOverTheBody) {
+  RawServer server([](int, int, const std::string&) {
+    const std::string status =
+        R"({"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Forbidden",)"
+        R"("message":"pods is forbidden","code":403})";
+    return "HTTP/1.1 403 Forbidden\r\nContent-Type: application/json\r\nContent-Length: " +
+           std::to_string(status.size()) + "\r\n\r\n" + status;
+  });
+  auto client = NewClient(ConfigFor(server));
+  bool called = false;
+  try {
+    client->ListPageStream("/api/v1/pods", ListOptions{}, "",
+                           [&](std::string_view) { called = true; });
+    FAIL() << "expected ApiError";
+  } catch (const ApiError& e) {
+    EXPECT_EQ(e.http_status(), 403);
+    EXPECT_THAT(e.what(), HasSubstr("pods is forbidden"));
+  }
+  EXPECT_FALSE(called);
+}
+
 TEST(TransportFaultInjectionTest, GarbageStatusLineIsATransportErrorNamingTheServer) {
   RawServer server(
       [](int, int, const std::string&) { return std::string("SSH-2.0-OpenSSH\r\n\r\n"); });
