@@ -92,12 +92,28 @@ class NodeInfo {
   // snapshot NodeInfo is; a NodeInfo built without a snapshot has to be read from its status.
   bool image_states_known() const { return image_states_known_; }
 
+  // Filter and Score walk hundreds of nodes whose data other threads (and, on a small machine,
+  // the apiserver) evicted since the last cycle, so each node would cost several cache misses
+  // in a row. Loops ask for a node's NodeInfo two nodes ahead and, one node ahead (when reading
+  // node_ no longer stalls), for its Node object. Hints only: no effect on results.
+  void Prefetch() const { PrefetchBytes(this, sizeof(*this)); }
+  void PrefetchNode() const {
+    if (node_) PrefetchBytes(node_.get(), sizeof(api::Node));
+  }
+
   // Bumped on every change; the snapshot copies only NodeInfos whose generation moved.
   int64_t generation() const { return generation_; }
 
   std::shared_ptr<NodeInfo> Clone() const { return std::make_shared<NodeInfo>(*this); }
 
  private:
+  static void PrefetchBytes(const void* object, size_t size) {
+    constexpr size_t kCacheLine = 64;
+    const auto* bytes = static_cast<const char*>(object);
+    for (size_t offset = 0; offset < size; offset += kCacheLine) {
+      __builtin_prefetch(bytes + offset);
+    }
+  }
   static const std::string& EmptyName();
   static const api::ResourceList& NoResources();
   void Touch();

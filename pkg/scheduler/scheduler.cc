@@ -682,6 +682,8 @@ std::vector<framework::NodeInfoPtr> Scheduler::FindNodesThatPassFilters(
         int passed = 0;
         for (int i = begin; i < end; i++) {
           if (found.load(std::memory_order_relaxed) + passed >= to_find) break;
+          if (i + 2 < num_all) nodes[(start + i + 2) % num_all]->Prefetch();
+          if (i + 1 < num_all) nodes[(start + i + 1) % num_all]->PrefetchNode();
           const auto& node = nodes[(start + i) % num_all];
           Status s = fwk.RunFilterPluginsWithNominatedPods(state, pod, *node, i);
           if (s.IsSuccess()) {

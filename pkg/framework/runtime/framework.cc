@@ -508,6 +508,8 @@ Status Framework::RunScorePlugins(const CycleState& state, const api::Pod& pod,
   GetParallelizer().Until(
       static_cast<int>(nodes.size()),
       [&](int n) {
+        if (n + 2 < static_cast<int>(nodes.size())) nodes[n + 2]->Prefetch();
+        if (n + 1 < static_cast<int>(nodes.size())) nodes[n + 1]->PrefetchNode();
         PluginLap lap(TimeNode(state, n));
         for (size_t k = 0; k < active.size(); k++) {
           const auto& [name, plugin, metrics] = score_[active[k]];
