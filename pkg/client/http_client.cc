@@ -130,7 +130,7 @@ class HttpWatchStream final : public WatchStream {
   ~HttpWatchStream() override { Stop(); }
 
   bool Next(WatchEvent* event) override {
-    std::string line;
+    std::string& line = line_;
     while (!stopped_.load()) {
       while (lines_.NextLine(&line)) {
         if (TrimView(line).empty()) continue;
@@ -182,6 +182,7 @@ class HttpWatchStream final : public WatchStream {
   std::atomic<bool> stopped_{false};
   // Touched only by the thread calling Next().
   std::string chunk_;
+  std::string line_;  // Reused, so an event's line does not cost an allocation.
   internal::LineSplitter lines_;
   bool eof_ = false;
 };
