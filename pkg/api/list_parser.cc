@@ -1,5 +1,6 @@
 #include "pkg/api/list_parser.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -275,25 +276,48 @@ void ListStreamParser::FlushBatch() {
   batch_.assign(kBatchPrefix);
 }
 
+void ListStreamParser::CaptureKey(const char* bytes, size_t count) {
+  // Only whether the key is exactly "items" matters, so one byte more than that is enough.
+  if (!capturing_key_ || key_.size() > kItemsKey.size()) return;
+  key_.append(bytes, std::min(count, kItemsKey.size() + 1 - key_.size()));
+}
+
 void ListStreamParser::Feed(std::string_view bytes) {
   // Only structure is tracked here (nesting, strings, the items array's commas). Every byte
   // lands in a batch or the envelope, which ParseList validates, except the items array's own
-  // brackets and commas, which are checked here.
-  for (const char c : bytes) {
-    std::string& out = in_items_ ? batch_ : envelope_;
+  // brackets and commas, which are checked here. Bytes are copied in runs between those.
+  const char* const data = bytes.data();
+  const size_t size = bytes.size();
+  size_t run = 0;  // data[run, i) is still to be appended to the current output.
+  auto take_run = [&](size_t end) {
+    (in_items_ ? batch_ : envelope_).append(data + run, end - run);
+    run = end + 1;  // The byte at `end` is handled by the caller.
+  };
+  size_t i = 0;
+  while (i < size) {
     if (in_string_) {
       if (escaped_) {
         escaped_ = false;
-      } else if (c == '\\') {
+        CaptureKey(data + i, 1);
+        i++;
+        continue;
+      }
+      size_t end = i;
+      while (end < size && data[end] != '"' && data[end] != '\\') end++;
+      CaptureKey(data + i, end - i);
+      i = end;
+      if (i == size) break;
+      if (data[i] == '\\') {
         escaped_ = true;
-      } else if (c == '"') {
+        CaptureKey(data + i, 1);
+      } else {
         in_string_ = false;
         capturing_key_ = false;
       }
-      if (capturing_key_ && key_.size() <= kItemsKey.size()) key_.push_back(c);
-      out.push_back(c);
+      i++;
       continue;
     }
+    const char c = data[i];
     if (in_items_ && depth_ == 2) {
       // A comma needs an item before it (in this batch) and after it; a flushed batch takes its
       // commas along, so those two checks are made here.
@@ -301,12 +325,15 @@ void ListStreamParser::Feed(std::string_view bytes) {
         throw DecodeError("list", "malformed JSON: an item of \"items\" is missing");
       }
       if (c == ']') {
+        take_run(i);
         if (!batch_empty_) FlushBatch();
         in_items_ = false;
         depth_--;
+        i++;
         continue;
       }
       if (c == ',') {
+        take_run(i);
         if (batch_.size() >= batch_bytes_) {
           // Every item before this comma is complete.
           FlushBatch();
@@ -315,6 +342,7 @@ void ListStreamParser::Feed(std::string_view bytes) {
         } else {
           batch_.push_back(',');
         }
+        i++;
         continue;
       }
       if (!IsJsonSpace(c)) {
@@ -332,11 +360,13 @@ void ListStreamParser::Feed(std::string_view bytes) {
         break;
       case '[':
         if (depth_ == 1 && !in_items_ && key_ == kItemsKey) {
+          take_run(i);
           envelope_.append("[]");
           in_items_ = true;
           batch_empty_ = true;
           expect_item_ = false;
           depth_++;
+          i++;
           continue;
         }
         depth_++;
@@ -351,8 +381,9 @@ void ListStreamParser::Feed(std::string_view bytes) {
       default:
         break;
     }
-    out.push_back(c);
+    i++;
   }
+  if (run < size) (in_items_ ? batch_ : envelope_).append(data + run, size - run);
 }
 
 ListMeta ListStreamParser::Finish() {

@@ -43,6 +43,7 @@ class ListStreamParser {
 
  private:
   void FlushBatch();
+  void CaptureKey(const char* bytes, size_t count);
 
   std::function<void(nlohmann::json&)> on_item_;
   const size_t batch_bytes_;
