@@ -140,6 +140,18 @@ std::string Ok(const std::string& body) {
          std::to_string(body.size()) + "\r\n\r\n" + body;
 }
 
+// A 200 whose body is sent in chunks of `piece` bytes, then the terminating zero chunk.
+std::string ChunkedOk(const std::string& body, size_t piece) {
+  std::string reply = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
+  for (size_t at = 0; at < body.size(); at += piece) {
+    const std::string chunk = body.substr(at, piece);
+    char size[16];
+    std::snprintf(size, sizeof(size), "%zx", chunk.size());
+    reply += std::string(size) + "\r\n" + chunk + "\r\n";
+  }
+  return reply + "0\r\n\r\n";
+}
+
 Config ConfigFor(const RawServer& server) {
   Config config;
   config.server = server.url();
@@ -218,16 +230,7 @@ TEST(TransportFaultInjectionTest, PostWhoseResponseIsCutMidBodyIsNotRepeated) {
 
 TEST(TransportFaultInjectionTest, StreamedListHandsOverTheChunkedBodyAndReusesTheConnection) {
   const std::string body = R"({"kind":"PodList","metadata":{},"items":[{"a":1},{"b":2}]})";
-  RawServer server([&](int, int, const std::string&) {
-    std::string reply = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
-    for (size_t at = 0; at < body.size(); at += 9) {
-      const std::string piece = body.substr(at, 9);
-      char size[16];
-      std::snprintf(size, sizeof(size), "%zx", piece.size());
-      reply += std::string(size) + "\r\n" + piece + "\r\n";
-    }
-    return reply + "0\r\n\r\n";
-  });
+  RawServer server([&](int, int, const std::string&) { return ChunkedOk(body, 9); });
   auto client = NewClient(ConfigFor(server));
   std::string got;
   client->ListPageStream("/api/v1/pods", ListOptions{}, "",
@@ -308,15 +311,7 @@ TEST(TransportFaultInjectionTest, WatchOverChunksSplitInsideEventsAndSizes) {
   RawServer server([](int, int, const std::string&) {
     const std::string a = R"({"type":"ADDED","object":{"kind":"Pod","metadata":{"name":"a"}}})";
     const std::string b = R"({"type":"DELETED","object":{"kind":"Pod","metadata":{"name":"b"}}})";
-    const std::string body = a + "\n" + b + "\n";
-    std::string reply = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
-    for (size_t at = 0; at < body.size(); at += 7) {
-      const std::string piece = body.substr(at, 7);
-      char size[16];
-      std::snprintf(size, sizeof(size), "%zx", piece.size());
-      reply += std::string(size) + "\r\n" + piece + "\r\n";
-    }
-    return reply + "0\r\n\r\n";
+    return ChunkedOk(a + "\n" + b + "\n", 7);
   });
   auto stream = NewClient(ConfigFor(server))->Watch("/api/v1/pods", WatchOptions{});
   WatchEvent event;
