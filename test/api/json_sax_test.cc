@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "test/api/random_json.h"
+
 namespace berth::api {
 namespace {
 
@@ -75,52 +77,10 @@ std::vector<std::string> Theirs(const std::string& text, bool* failed) {
   return r.events;
 }
 
-// A random JSON value: nested containers, strings with escapes and multi-byte characters,
-// integers at the 64-bit edges, and floats.
-json RandomValue(std::mt19937_64& rng, int depth) {
-  std::uniform_int_distribution<int> kind(0, depth > 4 ? 5 : 7);
-  static const char* const kPieces[] = {"a", "Z", "\"", "\\", "/",  "\n", "\t",  "\x01",
-                                        "é", "€", "😀",  " ",  "{}", ",:", "\x7f"};
-  auto random_string = [&] {
-    std::string s;
-    const int n = std::uniform_int_distribution<int>(0, 12)(rng);
-    for (int i = 0; i < n; i++) s += kPieces[rng() % std::size(kPieces)];
-    return s;
-  };
-  switch (kind(rng)) {
-    case 0:
-      return nullptr;
-    case 1:
-      return rng() % 2 == 0;
-    case 2: {
-      static const int64_t kInts[] = {0, -1, 1, INT64_MIN, INT64_MAX, -42, 1000000007};
-      return kInts[rng() % std::size(kInts)];
-    }
-    case 3:
-      return rng() % 2 == 0 ? json(UINT64_MAX) : json(static_cast<uint64_t>(rng()));
-    case 4:
-      return std::uniform_real_distribution<double>(-1e6, 1e6)(rng);
-    case 5:
-      return random_string();
-    case 6: {
-      json a = json::array();
-      const int n = std::uniform_int_distribution<int>(0, 4)(rng);
-      for (int i = 0; i < n; i++) a.push_back(RandomValue(rng, depth + 1));
-      return a;
-    }
-    default: {
-      json o = json::object();
-      const int n = std::uniform_int_distribution<int>(0, 4)(rng);
-      for (int i = 0; i < n; i++) o[random_string()] = RandomValue(rng, depth + 1);
-      return o;
-    }
-  }
-}
-
 TEST(JsonSaxParser, MatchesNlohmannOnGeneratedDocuments) {
   std::mt19937_64 rng(20261123);
   for (int i = 0; i < 2000; i++) {
-    const json doc = RandomValue(rng, 0);
+    const json doc = RandomJsonValue(rng, 0);
     // Pretty and compact, and with escapes for every non-ASCII character.
     for (const std::string& text : {doc.dump(), doc.dump(2), doc.dump(-1, ' ', true)}) {
       bool failed = false;
@@ -134,8 +94,9 @@ TEST(JsonSaxParser, MatchesNlohmannOnGeneratedDocuments) {
 TEST(JsonSaxParser, MatchesNlohmannOnNumberAndEscapeEdges) {
   for (const char* text :
        {"0", "-0", "18446744073709551615", "18446744073709551616", "-9223372036854775808",
-        "-9223372036854775809", "1.5e3", "1E-2", "-0.0", "1e-400", "4.9e-324", "123456789012345678901234567890",
-        R"("\u00e9\ud83d\ude00\u0000\/")", R"(["\b\f\n\r\t"])", " \t\r\n[ 1 , {} , [ ] ] \n"}) {
+        "-9223372036854775809", "1.5e3", "1E-2", "-0.0", "1e-400", "4.9e-324",
+        "123456789012345678901234567890", R"("\u00e9\ud83d\ude00\u0000\/")", R"(["\b\f\n\r\t"])",
+        " \t\r\n[ 1 , {} , [ ] ] \n"}) {
     bool failed = false;
     const auto expected = Theirs(text, &failed);
     ASSERT_FALSE(failed) << text;

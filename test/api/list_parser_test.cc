@@ -2,9 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <random>
 #include <vector>
 
 #include "pkg/api/errors.h"
+#include "test/api/random_json.h"
 
 namespace berth::api {
 namespace {
@@ -141,7 +144,7 @@ TEST(ListStreamParser, DeliversWhatParseListDoesForAnyPieceAndBatchSize) {
     ASSERT_FALSE(expected.failed);
     for (size_t piece : {size_t{1}, size_t{3}, size_t{64}, body.size()}) {
       for (size_t batch : {size_t{1}, size_t{40}, ListStreamParser::kBatchBytes}) {
-        SCOPED_TRACE(testing::Message() << "piece " << piece << " batch " << batch);
+        SCOPED_TRACE(::testing::Message() << "piece " << piece << " batch " << batch);
         const ListOutcome got = Streamed(body, piece, batch);
         EXPECT_FALSE(got.failed);
         EXPECT_EQ(got.items, expected.items);
@@ -171,10 +174,66 @@ TEST(ListStreamParser, RejectsWhatParseListRejects) {
     ASSERT_TRUE(WholeBody(body).failed);
     for (size_t piece : {size_t{1}, size_t{5}, std::max<size_t>(1, body.size())}) {
       for (size_t batch : {size_t{1}, ListStreamParser::kBatchBytes}) {
-        SCOPED_TRACE(testing::Message() << "piece " << piece << " batch " << batch);
+        SCOPED_TRACE(::testing::Message() << "piece " << piece << " batch " << batch);
         EXPECT_TRUE(Streamed(body, piece, batch).failed);
       }
     }
+  }
+}
+
+// A list response with generated items (strings full of brackets, commas, quotes and escapes)
+// and its top-level keys in a random order.
+std::string RandomListBody(std::mt19937_64& rng) {
+  json items = json::array();
+  const int count = std::uniform_int_distribution<int>(0, 12)(rng);
+  for (int i = 0; i < count; i++) {
+    json item = rng() % 4 == 0 ? RandomJsonValue(rng, 1) : json::object();
+    if (item.is_object()) {
+      item["metadata"] = {{"name", "p" + std::to_string(i)}};
+      item["spec"] = RandomJsonValue(rng, 2);
+    }
+    items.push_back(std::move(item));
+  }
+  std::vector<std::string> members = {
+      R"("metadata":{"resourceVersion":")" + std::to_string(rng() % 1000) + R"("})",
+      R"("items":)" + items.dump(), R"("kind":"PodList")",
+      R"("extra":)" + RandomJsonValue(rng, 1).dump()};
+  std::shuffle(members.begin(), members.end(), rng);
+  std::string body = "{";
+  for (size_t i = 0; i < members.size(); i++) body += (i ? "," : "") + members[i];
+  return body + "}";
+}
+
+TEST(ListStreamParser, MatchesParseListOnGeneratedAndDamagedBodies) {
+  std::mt19937_64 rng(20261123);
+  static const char kDamage[] = {',', '[', ']', '{', '}', '"', '\\', ':', ' ', 'x'};
+  for (int round = 0; round < 1500; round++) {
+    std::string body = RandomListBody(rng);
+    const bool damaged = round % 2 == 1;
+    if (damaged && !body.empty()) {
+      const size_t at = rng() % body.size();
+      switch (rng() % 3) {
+        case 0:
+          body.erase(at, 1);
+          break;
+        case 1:
+          body.insert(at, 1, kDamage[rng() % sizeof(kDamage)]);
+          break;
+        default:
+          body.resize(at);
+          break;
+      }
+    }
+    SCOPED_TRACE(body);
+    const ListOutcome expected = WholeBody(body);
+    const size_t piece = 1 + rng() % 64;
+    const size_t batch = rng() % 2 == 0 ? 1 : 1 + rng() % 512;
+    SCOPED_TRACE(::testing::Message() << "piece " << piece << " batch " << batch);
+    const ListOutcome got = Streamed(body, piece, batch);
+    ASSERT_EQ(got.failed, expected.failed);
+    if (expected.failed) continue;
+    EXPECT_EQ(got.items, expected.items);
+    EXPECT_EQ(got.meta.resource_version, expected.meta.resource_version);
   }
 }
 
