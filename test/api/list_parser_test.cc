@@ -130,8 +130,9 @@ TEST(ListStreamParser, DeliversWhatParseListDoesForAnyPieceAndBatchSize) {
              {{"metadata", {{"name", "c"}}}}}}}
           .dump(),
       // Items before the metadata, whitespace everywhere, items that are not objects.
-      R"( { "items" : [ {"metadata":{"name":"x"}} , 3 , [ {"a":1} ] , {"b":"\\"} ] ,)"
-      R"( "metadata" : { "resourceVersion" : "7" } } )",
+      std::string(
+          R"( { "items" : [ {"metadata":{"name":"x"}} , 3 , [ {"a":1} ] , {"b":"\\"} ] ,)") +
+          R"( "metadata" : { "resourceVersion" : "7" } } )",
       R"({"metadata":{"resourceVersion":"1"},"items":[]})",
       R"({"metadata":{"resourceVersion":"1"},"items":[ ]})",
       // An escaped "items" key is not recognized early; the envelope carries the array.
@@ -163,8 +164,7 @@ TEST(ListStreamParser, RejectsWhatParseListRejects) {
       R"({"metadata":{"resourceVersion":"1"},"items":[{"a":1}{"b":2}]})",
       R"({"metadata":{"resourceVersion":"1"},"items":[{"a":]}]})",
       R"({"metadata":{"resourceVersion":"1"},"items":[{"a":1})",
-      R"({"metadata":{"resourceVersion":"1"},"items":[{"a":1}]})"
-      R"(})",
+      R"({"metadata":{"resourceVersion":"1"},"items":[{"a":1}]}})",
       R"({"metadata":{"resourceVersion":"1"},"items":[{"a":"unterminated]})",
       R"({"metadata":{"resourceVersion":"1"},"items":[{"a":1}])",
       "",
