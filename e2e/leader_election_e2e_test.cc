@@ -26,6 +26,13 @@ double Scheduled(BerthProcess& p, const std::string& scheduler) {
       .value_or(0);
 }
 
+// The count moves when the binding response is back, a moment after the apiserver shows the pod
+// bound: wait for it to reach `pods` before comparing.
+double ScheduledOnceSettled(BerthProcess& p, const std::string& scheduler, int pods) {
+  testing::Eventually([&] { return Scheduled(p, scheduler) >= pods; }, 10s);
+  return Scheduled(p, scheduler);
+}
+
 TEST(LeaderElectionE2E, OnlyTheLeaderBindsAndStandbysTakeOver) {
   auto client = testing::AdminClient();
   testing::TestNamespace ns(client, "e2e-le");
@@ -48,7 +55,7 @@ TEST(LeaderElectionE2E, OnlyTheLeaderBindsAndStandbysTakeOver) {
   CreatePods(*client, ns.name(), "first", kBatch, scheduler, nodes);
   ASSERT_TRUE(
       testing::Eventually([&] { return AllBound(*client, ns.name(), "first", kBatch); }, 60s));
-  EXPECT_EQ(Scheduled(*a, scheduler), kBatch);
+  EXPECT_EQ(ScheduledOnceSettled(*a, scheduler, kBatch), kBatch);
   EXPECT_EQ(Scheduled(*b, scheduler), 0) << "a standby scheduled pods";
 
   // SIGTERM: a releases the lease on its way out and b takes over at once.
@@ -70,7 +77,7 @@ TEST(LeaderElectionE2E, OnlyTheLeaderBindsAndStandbysTakeOver) {
   ASSERT_TRUE(
       testing::Eventually([&] { return AllBound(*client, ns.name(), "second", kBatch); }, 60s))
       << b->Log();
-  EXPECT_EQ(Scheduled(*b, scheduler), kBatch);
+  EXPECT_EQ(ScheduledOnceSettled(*b, scheduler, kBatch), kBatch);
 
   // kill -9: nobody releases the lease; a new standby c takes over once it expires (15 s).
   auto c = std::make_unique<BerthProcess>("le-c", config);
@@ -86,7 +93,7 @@ TEST(LeaderElectionE2E, OnlyTheLeaderBindsAndStandbysTakeOver) {
   // leaseDuration (15 s) plus a retry period with jitter (up to 4.4 s) plus binding time.
   EXPECT_LT(recovery, 15.0 + 4.4 + 5.0) << "recovery after kill -9 took " << recovery << "s";
   std::printf("pods bound after kill -9 of the leader: %.2fs\n", recovery);
-  EXPECT_EQ(Scheduled(*c, scheduler), kBatch);
+  EXPECT_EQ(ScheduledOnceSettled(*c, scheduler, kBatch), kBatch);
 
   // Every pod was bound exactly once: one Scheduled event each, never a series.
   ASSERT_TRUE(testing::Eventually(
