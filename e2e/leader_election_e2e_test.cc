@@ -97,7 +97,7 @@ TEST(LeaderElectionE2E, OnlyTheLeaderBindsAndStandbysTakeOver) {
 
   // Every pod was bound exactly once: one Scheduled event each, never a series.
   ASSERT_TRUE(testing::Eventually(
-      [&] { return ScheduledEvents(*client, ns.name()).size() == 3u * kBatch; }, 20s));
+      [&] { return ScheduledEvents(*client, ns.name()).size() == size_t{3} * kBatch; }, 20s));
   for (const auto& [pod, count] : ScheduledEvents(*client, ns.name())) {
     EXPECT_EQ(count, 1) << pod << " reported bound " << count << " times";
   }
