@@ -291,7 +291,7 @@ void ListStreamParser::Feed(std::string_view bytes) {
   size_t run = 0;  // data[run, i) is still to be appended to the current output.
   auto take_run = [&](size_t end) {
     (in_items_ ? batch_ : envelope_).append(data + run, end - run);
-    run = end + 1;  // The byte at `end` is handled by the caller.
+    run = end + 1;  // The byte at `end`, if any, is handled by the caller.
   };
   size_t i = 0;
   while (i < size) {
@@ -383,7 +383,7 @@ void ListStreamParser::Feed(std::string_view bytes) {
     }
     i++;
   }
-  if (run < size) (in_items_ ? batch_ : envelope_).append(data + run, size - run);
+  take_run(size);
 }
 
 ListMeta ListStreamParser::Finish() {
