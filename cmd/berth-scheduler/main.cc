@@ -239,7 +239,8 @@ int main(int argc, char** argv) {
   metrics::SchedulerMetrics scheduler_metrics({client::BerthVersion(), BERTH_GIT_COMMIT});
   auto client = client::NewClient(client_config);
   client->SetRequestObserver(scheduler_metrics.RequestObserver(HostOf(client_config.server)));
-  informer::SharedInformerFactory informers(client);
+  informer::SharedInformerFactory informers(
+      client, cfg.client_connection.content_type == config::kContentTypeProtobuf);
   events::ApiEventRecorder recorder(client, "berth-scheduler", events::DefaultReportingInstance());
   scheduler::ApiPodStatusWriter status_writer(client);
 

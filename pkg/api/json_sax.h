@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "pkg/api/errors.h"
+#include "pkg/api/utf8.h"
 
 namespace berth::api {
 
@@ -225,29 +226,6 @@ class JsonSaxParser {
     }
   }
 
-  // Length of the well-formed UTF-8 sequence starting at text_[pos_] (a byte >= 0x80), or 0.
-  size_t Utf8Sequence() const {
-    const auto byte = [&](size_t i) -> unsigned {
-      return pos_ + i < text_.size() ? static_cast<unsigned char>(text_[pos_ + i]) : 0u;
-    };
-    const auto cont = [&](size_t i) { return (byte(i) & 0xC0) == 0x80; };
-    const unsigned b0 = byte(0);
-    if (b0 >= 0xC2 && b0 <= 0xDF) return cont(1) ? 2 : 0;
-    if (b0 >= 0xE0 && b0 <= 0xEF) {
-      const unsigned b1 = byte(1);
-      if (b0 == 0xE0 && b1 < 0xA0) return 0;  // Overlong.
-      if (b0 == 0xED && b1 > 0x9F) return 0;  // Surrogates.
-      return cont(1) && cont(2) ? 3 : 0;
-    }
-    if (b0 >= 0xF0 && b0 <= 0xF4) {
-      const unsigned b1 = byte(1);
-      if (b0 == 0xF0 && b1 < 0x90) return 0;  // Overlong.
-      if (b0 == 0xF4 && b1 > 0x8F) return 0;  // Above U+10FFFF.
-      return cont(1) && cont(2) && cont(3) ? 4 : 0;
-    }
-    return 0;
-  }
-
   // Decodes the string starting at the opening quote into buffer_.
   void String() {
     pos_++;
@@ -269,7 +247,7 @@ class JsonSaxParser {
       }
       if (c < 0x20) Fail("control character in a string");
       if (c >= 0x80) {
-        const size_t n = Utf8Sequence();
+        const size_t n = Utf8SequenceLength(text_, pos_);
         if (n == 0) Fail("invalid UTF-8 in a string");
         buffer_.append(text_.data() + pos_, n);
         pos_ += n;

@@ -2,6 +2,7 @@
 #define BERTH_PKG_API_LIST_PARSER_H_
 
 #include <functional>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -21,23 +22,34 @@ struct ListMeta {
 // copies. `on_item` may move from the object it is given. Throws DecodeError on malformed JSON.
 ListMeta ParseList(std::string_view body, const std::function<void(nlohmann::json&)>& on_item);
 
+// A LIST response decoded while it arrives, whatever its encoding (JSON here, protobuf in
+// pkg/api/protobuf.h): items go to the callback the decoder was made with.
+class ListDecoder {
+ public:
+  virtual ~ListDecoder() = default;
+  // Throws DecodeError when a completed item is malformed.
+  virtual void Feed(std::string_view bytes) = 0;
+  // The list's metadata once the whole body was fed. Throws DecodeError on a malformed or
+  // truncated body.
+  virtual ListMeta Finish() = 0;
+};
+
 // ParseList over a body that arrives in pieces: items are decoded as soon as they are complete,
 // so decoding a large LIST overlaps the apiserver writing it instead of following it. Items go to
 // `on_item` in batches of about kBatchBytes through ParseList (same skipping, same errors); the
 // rest of the response (kind, metadata, the items array emptied) is parsed by Finish(). A body
 // whose "items" key is spelled with escapes is not recognized early and is handed to ParseList
 // whole by Finish(), with the same result.
-class ListStreamParser {
+class ListStreamParser final : public ListDecoder {
  public:
   // `batch_bytes`: how much of the items array is gathered before it is parsed.
   explicit ListStreamParser(std::function<void(nlohmann::json&)> on_item,
                             size_t batch_bytes = kBatchBytes);
 
   // Throws DecodeError when a completed batch of items is malformed.
-  void Feed(std::string_view bytes);
-  // The list's metadata once the whole body was fed. Throws DecodeError on malformed JSON,
-  // including a body that ended early.
-  ListMeta Finish();
+  void Feed(std::string_view bytes) override;
+  // Throws DecodeError on malformed JSON, including a body that ended early.
+  ListMeta Finish() override;
 
   static constexpr size_t kBatchBytes = 256 * 1024;
 

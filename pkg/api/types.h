@@ -83,6 +83,8 @@ struct ResourceRequirements {
   ResourceList limits;
   bool has_cpu_request = false;
   bool has_memory_request = false;
+
+  bool operator==(const ResourceRequirements& other) const = default;
 };
 
 struct OwnerReference {
@@ -91,6 +93,8 @@ struct OwnerReference {
   std::string name;
   std::string uid;
   bool controller = false;
+
+  bool operator==(const OwnerReference& other) const = default;
 };
 
 struct ObjectMeta {
@@ -109,6 +113,8 @@ struct ObjectMeta {
 
   // "namespace/name", or "name" for cluster-scoped objects; the store key.
   std::string Key() const;
+
+  bool operator==(const ObjectMeta& other) const = default;
 };
 
 enum class SelectorOperator { kIn, kNotIn, kExists, kDoesNotExist, kGt, kLt };
@@ -128,6 +134,8 @@ struct Requirement {
   bool Matches(const Labels& labels) const;
   // Matches a single value that is known to be present (field selectors on metadata.name).
   bool MatchesValue(std::string_view value) const;
+
+  bool operator==(const Requirement& other) const = default;
 };
 
 // metav1.LabelSelector compiled to requirements (matchLabels become In with one value).
@@ -138,6 +146,8 @@ struct LabelSelector {
 
   bool Matches(const Labels& labels) const;
   bool Empty() const { return requirements.empty(); }
+
+  bool operator==(const LabelSelector& other) const = default;
 };
 
 struct NodeSelectorTerm {
@@ -146,22 +156,30 @@ struct NodeSelectorTerm {
 
   // A term with neither expressions nor fields matches nothing.
   bool Matches(const Labels& node_labels, std::string_view node_name) const;
+
+  bool operator==(const NodeSelectorTerm& other) const = default;
 };
 
 // Terms are ORed.
 struct NodeSelector {
   std::vector<NodeSelectorTerm> terms;
   bool Matches(const Labels& node_labels, std::string_view node_name) const;
+
+  bool operator==(const NodeSelector& other) const = default;
 };
 
 struct PreferredSchedulingTerm {
   int32_t weight = 0;
   NodeSelectorTerm preference;
+
+  bool operator==(const PreferredSchedulingTerm& other) const = default;
 };
 
 struct NodeAffinity {
   std::optional<NodeSelector> required;
   std::vector<PreferredSchedulingTerm> preferred;
+
+  bool operator==(const NodeAffinity& other) const = default;
 };
 
 struct PodAffinityTerm {
@@ -171,22 +189,30 @@ struct PodAffinityTerm {
   std::optional<LabelSelector> namespace_selector;
   std::vector<std::string> match_label_keys;
   std::vector<std::string> mismatch_label_keys;
+
+  bool operator==(const PodAffinityTerm& other) const = default;
 };
 
 struct WeightedPodAffinityTerm {
   int32_t weight = 0;
   PodAffinityTerm term;
+
+  bool operator==(const WeightedPodAffinityTerm& other) const = default;
 };
 
 struct PodAffinity {
   std::vector<PodAffinityTerm> required;
   std::vector<WeightedPodAffinityTerm> preferred;
+
+  bool operator==(const PodAffinity& other) const = default;
 };
 
 struct Affinity {
   std::optional<NodeAffinity> node_affinity;
   std::optional<PodAffinity> pod_affinity;
   std::optional<PodAffinity> pod_anti_affinity;
+
+  bool operator==(const Affinity& other) const = default;
 };
 
 enum class TaintEffect { kNoSchedule, kPreferNoSchedule, kNoExecute, kAll };
@@ -201,6 +227,8 @@ struct Taint {
 
   // "key=value:Effect" as kubectl prints it.
   std::string ToString() const;
+
+  bool operator==(const Taint& other) const = default;
 };
 
 enum class TolerationOperator { kEqual, kExists };
@@ -213,6 +241,8 @@ struct Toleration {
   std::optional<int64_t> toleration_seconds;
 
   bool Tolerates(const Taint& taint) const;
+
+  bool operator==(const Toleration& other) const = default;
 };
 
 // True when some toleration tolerates the taint.
@@ -230,6 +260,8 @@ struct TopologySpreadConstraint {
   NodeInclusionPolicy node_affinity_policy = NodeInclusionPolicy::kHonor;
   NodeInclusionPolicy node_taints_policy = NodeInclusionPolicy::kIgnore;
   std::vector<std::string> match_label_keys;
+
+  bool operator==(const TopologySpreadConstraint& other) const = default;
 };
 
 struct ContainerPort {
@@ -237,6 +269,8 @@ struct ContainerPort {
   int32_t host_port = 0;  // 0: no host port.
   std::string protocol = "TCP";
   std::string host_ip;  // Empty means 0.0.0.0.
+
+  bool operator==(const ContainerPort& other) const = default;
 };
 
 struct Container {
@@ -246,6 +280,8 @@ struct Container {
   std::vector<ContainerPort> ports;
   // An init container with restartPolicy: Always (a sidecar).
   bool restartable = false;
+
+  bool operator==(const Container& other) const = default;
 };
 
 struct Volume {
@@ -254,6 +290,8 @@ struct Volume {
   std::string source;
   std::string claim_name;  // For persistentVolumeClaim.
   bool read_only = false;
+
+  bool operator==(const Volume& other) const = default;
 };
 
 enum class PreemptionPolicy { kPreemptLowerPriority, kNever };
@@ -276,6 +314,8 @@ struct PodSpec {
   std::vector<std::string> scheduling_gates;
   std::vector<Volume> volumes;
   bool host_network = false;
+
+  bool operator==(const PodSpec& other) const = default;
 };
 
 struct Condition {
@@ -283,6 +323,8 @@ struct Condition {
   std::string status;
   std::string reason;
   std::string message;
+
+  bool operator==(const Condition& other) const = default;
 };
 
 struct PodStatus {
@@ -290,6 +332,8 @@ struct PodStatus {
   // Only the PodScheduled condition is kept at decode.
   std::vector<Condition> conditions;
   std::string nominated_node_name;
+
+  bool operator==(const PodStatus& other) const = default;
 };
 
 struct Pod {
@@ -309,16 +353,22 @@ struct Pod {
 
   bool IsTerminating() const { return meta.deletion_timestamp.has_value(); }
   std::string Key() const { return meta.Key(); }
+
+  bool operator==(const Pod& other) const = default;
 };
 
 struct ContainerImage {
   std::vector<std::string> names;
   int64_t size_bytes = 0;
+
+  bool operator==(const ContainerImage& other) const = default;
 };
 
 struct NodeSpec {
   bool unschedulable = false;
   std::vector<Taint> taints;
+
+  bool operator==(const NodeSpec& other) const = default;
 };
 
 struct NodeStatus {
@@ -326,6 +376,8 @@ struct NodeStatus {
   ResourceList allocatable;
   std::vector<ContainerImage> images;
   std::vector<Condition> conditions;
+
+  bool operator==(const NodeStatus& other) const = default;
 };
 
 struct Node {
@@ -334,6 +386,8 @@ struct Node {
   NodeStatus status;
 
   const std::string& Name() const { return meta.name; }
+
+  bool operator==(const Node& other) const = default;
 };
 
 using PodPtr = std::shared_ptr<const Pod>;

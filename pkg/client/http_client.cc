@@ -18,6 +18,7 @@
 
 #include "pkg/api/errors.h"
 #include "pkg/api/list_parser.h"
+#include "pkg/api/protobuf.h"
 #include "pkg/client/client.h"
 #include "pkg/client/rate_limiter.h"
 #include "pkg/client/transport.h"
@@ -27,6 +28,11 @@ namespace {
 
 constexpr std::chrono::seconds kWatchTimeoutSlack{30};
 constexpr std::chrono::seconds kUnboundedWatchInactivity{600};
+constexpr std::string_view kAcceptJson = "application/json";
+
+std::string_view AcceptFor(bool prefer_protobuf) {
+  return prefer_protobuf ? api::kAcceptProtobufOrJson : kAcceptJson;
+}
 
 std::atomic<int64_t> g_token_refresh_interval_ns{
     std::chrono::duration_cast<std::chrono::nanoseconds>(internal::kTokenRefreshInterval).count()};
@@ -101,6 +107,7 @@ std::optional<std::chrono::seconds> RetryAfterOf(const internal::ResponseHead& h
 struct Reply {
   int status;
   std::string body;
+  std::string content_type;
 };
 
 nlohmann::json ParseJsonBody(const Reply& reply, const std::string& what) {
@@ -124,12 +131,39 @@ void CheckTarget(const std::string& target) {
 
 class HttpWatchStream final : public WatchStream {
  public:
-  HttpWatchStream(std::unique_ptr<internal::Connection> connection, std::chrono::seconds inactivity)
-      : connection_(std::move(connection)), inactivity_(inactivity) {}
+  HttpWatchStream(std::unique_ptr<internal::Connection> connection, std::chrono::seconds inactivity,
+                  bool protobuf)
+      : connection_(std::move(connection)), inactivity_(inactivity), protobuf_(protobuf) {}
 
   ~HttpWatchStream() override { Stop(); }
 
-  bool Next(WatchEvent* event) override {
+  bool Next(WatchEvent* event) override { return protobuf_ ? NextFrame(event) : NextLine(event); }
+
+  // Shutting the socket down wakes a Next() blocked reading it.
+  void Stop() override {
+    stopped_.store(true);
+    connection_->Shutdown();
+  }
+
+ private:
+  bool NextFrame(WatchEvent* event) {
+    while (!stopped_.load()) {
+      if (frames_.NextFrame(&line_)) {
+        *event = internal::DecodeProtobufWatchEvent(line_);
+        return true;
+      }
+      if (eof_) {
+        if (frames_.HasPending()) {
+          throw ApiError(ErrorReason::kUnknown, 0, "watch: the stream ends inside a frame");
+        }
+        return false;
+      }
+      if (!Fill()) return false;
+    }
+    return false;
+  }
+
+  bool NextLine(WatchEvent* event) {
     std::string& line = line_;
     while (!stopped_.load()) {
       while (lines_.NextLine(&line)) {
@@ -150,15 +184,8 @@ class HttpWatchStream final : public WatchStream {
     return false;
   }
 
-  // Shutting the socket down wakes a Next() blocked reading it.
-  void Stop() override {
-    stopped_.store(true);
-    connection_->Shutdown();
-  }
-
- private:
-  // Appends the next bytes of the body to lines_, blocking until at least one arrives. Sets eof_
-  // at the end of the stream; false when the stream was stopped meanwhile.
+  // Appends the next bytes of the body to frames_ or lines_, blocking until at least one arrives.
+  // Sets eof_ at the end of the stream; false when the stream was stopped meanwhile.
   bool Fill() {
     chunk_.clear();
     bool more = false;
@@ -171,6 +198,8 @@ class HttpWatchStream final : public WatchStream {
     if (stopped_.load()) return false;
     if (!more) {
       eof_ = true;
+    } else if (protobuf_) {
+      frames_.Append(chunk_);
     } else {
       lines_.Append(chunk_);
     }
@@ -179,11 +208,13 @@ class HttpWatchStream final : public WatchStream {
 
   const std::unique_ptr<internal::Connection> connection_;
   const std::chrono::seconds inactivity_;
+  const bool protobuf_;  // Length-prefixed protobuf frames instead of JSON lines.
   std::atomic<bool> stopped_{false};
   // Touched only by the thread calling Next().
   std::string chunk_;
-  std::string line_;  // Reused, so an event's line does not cost an allocation.
+  std::string line_;  // Reused, so an event's line or frame does not cost an allocation.
   internal::LineSplitter lines_;
+  internal::FrameSplitter frames_;
   bool eof_ = false;
 };
 
@@ -209,14 +240,18 @@ class HttpClient final : public Client {
   ListPage ListPageRaw(const std::string& path, const ListOptions& options,
                        const std::string& continue_token) override {
     const std::string uri = JoinQuery(path, internal::ListQuery(options, continue_token));
-    return ListPage{Execute("LIST", "GET", uri, nullptr, nullptr, true).body};
+    Reply reply = Execute("LIST", "GET", uri, nullptr, nullptr, true, nullptr,
+                          AcceptFor(options.prefer_protobuf));
+    return ListPage{std::move(reply.body), std::move(reply.content_type)};
   }
 
   void ListPageStream(const std::string& path, const ListOptions& options,
                       const std::string& continue_token,
-                      const std::function<void(std::string_view)>& on_bytes) override {
+                      const std::function<void(std::string_view)>& on_bytes,
+                      std::string* content_type) override {
     const std::string uri = JoinQuery(path, internal::ListQuery(options, continue_token));
-    Execute("LIST", "GET", uri, nullptr, nullptr, true, &on_bytes);
+    Execute("LIST", "GET", uri, nullptr, nullptr, true, &on_bytes,
+            AcceptFor(options.prefer_protobuf), content_type);
   }
 
   nlohmann::json Post(const std::string& path, const nlohmann::json& body) override {
@@ -259,7 +294,8 @@ class HttpClient final : public Client {
         options.timeout_seconds > 0
             ? std::chrono::seconds(options.timeout_seconds) + kWatchTimeoutSlack
             : kUnboundedWatchInactivity;
-    const std::string request = BuildRequest("GET", uri, nullptr, nullptr);
+    const std::string request =
+        BuildRequest("GET", uri, nullptr, nullptr, AcceptFor(options.prefer_protobuf));
     for (int attempt = 1;; ++attempt) {
       limiter_.Accept();
       const auto start = std::chrono::steady_clock::now();
@@ -274,7 +310,8 @@ class HttpClient final : public Client {
         status = head.status;
         if (status == 200) {
           Observe("WATCH", status, start);
-          return std::make_unique<HttpWatchStream>(std::move(connection), inactivity);
+          return std::make_unique<HttpWatchStream>(std::move(connection), inactivity,
+                                                   api::IsProtobufMediaType(head.content_type));
         }
         std::string body;
         connection->ReadBody(&body, deadline);
@@ -302,13 +339,13 @@ class HttpClient final : public Client {
   static constexpr size_t kMaxIdleConnections = 32;
 
   std::string BuildRequest(const char* method, const std::string& target, const std::string* body,
-                           const char* content_type) {
+                           const char* content_type, std::string_view accept = kAcceptJson) {
     const std::string token = tokens_.Token();
     std::string request;
     request.reserve(256 + target.size() + token.size() + (body != nullptr ? body->size() : 0));
     request.append(method).append(" ").append(target).append(" HTTP/1.1\r\nHost: ");
     request.append(pool_.endpoint().host_header).append("\r\nUser-Agent: ");
-    request.append(config_.user_agent).append("\r\nAccept: application/json\r\n");
+    request.append(config_.user_agent).append("\r\nAccept: ").append(accept).append("\r\n");
     if (!token.empty()) request.append("Authorization: Bearer ").append(token).append("\r\n");
     if (body != nullptr) {
       request.append("Content-Type: ").append(content_type).append("\r\nContent-Length: ");
@@ -320,17 +357,18 @@ class HttpClient final : public Client {
   }
 
   // Runs one request with retries; returns the 2xx response or throws ApiError. With `on_body`,
-  // a 2xx body is handed to it as it arrives instead of returned; once any of it was, a failure
-  // is not retried.
+  // a 2xx body is handed to it as it arrives instead of returned, after its Content-Type was
+  // stored in `response_type` (when given); once any of it was, a failure is not retried.
   Reply Execute(const char* verb, const char* method, const std::string& uri,
                 const std::string* body, const char* content_type, bool idempotent,
-                const std::function<void(std::string_view)>* on_body = nullptr) {
+                const std::function<void(std::string_view)>* on_body = nullptr,
+                std::string_view accept = kAcceptJson, std::string* response_type = nullptr) {
     CheckTarget(uri);
     bool delivered = false;
     for (int attempt = 1;; ++attempt) {
       limiter_.Accept();
       // Built per attempt: the token file may have rotated meanwhile.
-      const std::string request = BuildRequest(method, uri, body, content_type);
+      const std::string request = BuildRequest(method, uri, body, content_type, accept);
       const auto start = std::chrono::steady_clock::now();
       const auto deadline = start + config_.timeout;
       int status = 0;
@@ -343,6 +381,7 @@ class HttpClient final : public Client {
         status = head.status;
         std::string text;
         if (on_body != nullptr && status >= 200 && status < 300) {
+          if (response_type != nullptr) *response_type = head.content_type;
           while (connection->ReadBodySome(&text, deadline)) {
             delivered = true;
             (*on_body)(text);
@@ -353,7 +392,7 @@ class HttpClient final : public Client {
         }
         pool_.Release(std::move(connection));
         Observe(verb, status, start);
-        if (status >= 200 && status < 300) return Reply{status, std::move(text)};
+        if (status >= 200 && status < 300) return Reply{status, std::move(text), head.content_type};
         error = ErrorFromResponse(status, text, RetryAfterOf(head));
       } catch (const internal::TransportError& e) {
         Observe(verb, status, start);
@@ -463,13 +502,35 @@ std::string WatchQuery(const WatchOptions& options) {
   return query;
 }
 
-WatchEvent DecodeWatchEvent(std::string_view line) {
-  api::ParsedWatchEvent parsed;
-  try {
-    parsed = api::ParseWatchEvent(line);
-  } catch (const api::DecodeError& e) {
-    throw ApiError(ErrorReason::kUnknown, 0, std::string("watch: ") + e.what());
+void FrameSplitter::Append(std::string_view data) {
+  if (start_ > 0 && start_ * 2 >= buffer_.size()) {
+    buffer_.erase(0, start_);
+    start_ = 0;
   }
+  buffer_.append(data);
+}
+
+bool FrameSplitter::NextFrame(std::string* frame) {
+  constexpr size_t kLengthBytes = 4;
+  if (buffer_.size() - start_ < kLengthBytes) return false;
+  size_t length = 0;
+  for (size_t i = 0; i < kLengthBytes; ++i) {
+    length = (length << 8) | static_cast<unsigned char>(buffer_[start_ + i]);
+  }
+  if (length > kMaxWatchFrameBytes) {
+    throw ApiError(ErrorReason::kUnknown, 0,
+                   "watch: a frame of " + std::to_string(length) + " bytes; the stream is corrupt");
+  }
+  if (buffer_.size() - start_ - kLengthBytes < length) return false;
+  frame->assign(buffer_, start_ + kLengthBytes, length);
+  start_ += kLengthBytes + length;
+  return true;
+}
+
+namespace {
+
+// The event a parsed watch record describes; throws ApiError when it is not one.
+WatchEvent ToWatchEvent(api::ParsedWatchEvent parsed) {
   if (parsed.type.empty() || !parsed.has_object) {
     throw ApiError(ErrorReason::kUnknown, 0, "watch: event lacks a string type or an object");
   }
@@ -490,6 +551,24 @@ WatchEvent DecodeWatchEvent(std::string_view line) {
   }
   event.object = std::move(parsed.object);
   return event;
+}
+
+}  // namespace
+
+WatchEvent DecodeWatchEvent(std::string_view line) {
+  try {
+    return ToWatchEvent(api::ParseWatchEvent(line));
+  } catch (const api::DecodeError& e) {
+    throw ApiError(ErrorReason::kUnknown, 0, std::string("watch: ") + e.what());
+  }
+}
+
+WatchEvent DecodeProtobufWatchEvent(std::string_view frame) {
+  try {
+    return ToWatchEvent(api::ParseProtobufWatchEvent(frame));
+  } catch (const api::DecodeError& e) {
+    throw ApiError(ErrorReason::kUnknown, 0, std::string("watch: ") + e.what());
+  }
 }
 
 void SetTokenRefreshIntervalForTesting(std::chrono::nanoseconds interval) {

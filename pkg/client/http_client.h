@@ -38,6 +38,26 @@ class LineSplitter {
   size_t start_ = 0;  // Invariant: buffer_[0, start_) has been returned by NextLine.
 };
 
+// Reassembles the frames of a protobuf watch stream (each a 4-byte big-endian length, then that
+// many bytes) from arbitrarily split chunks. Not thread-safe.
+class FrameSplitter {
+ public:
+  void Append(std::string_view data);
+  // Pops the next complete frame without its length; false when none is complete yet. Throws
+  // ApiError when a frame announces more than kMaxWatchFrameBytes.
+  bool NextFrame(std::string* frame);
+  // Whether bytes of an incomplete frame were received.
+  bool HasPending() const { return start_ < buffer_.size(); }
+
+ private:
+  std::string buffer_;
+  size_t start_ = 0;  // Invariant: buffer_[0, start_) has been returned by NextFrame.
+};
+
+// Far above any object the apiserver stores (etcd's default request limit is 1.5 MiB): a longer
+// frame means the stream is corrupt, and is not worth buffering.
+inline constexpr size_t kMaxWatchFrameBytes = 64 << 20;
+
 // Percent-encodes everything except RFC 3986 unreserved characters.
 std::string UrlEncode(std::string_view value);
 
@@ -66,6 +86,8 @@ bool ShouldRetry(const ApiError& error, bool idempotent, bool request_not_sent);
 
 // Decodes one line of a watch stream ({"type":...,"object":...}); throws ApiError on bad input.
 WatchEvent DecodeWatchEvent(std::string_view line);
+// Decodes one frame of a protobuf watch stream; throws ApiError on bad input.
+WatchEvent DecodeProtobufWatchEvent(std::string_view frame);
 
 // Overrides kTokenRefreshInterval for every client in the process (tests only).
 void SetTokenRefreshIntervalForTesting(std::chrono::nanoseconds interval);

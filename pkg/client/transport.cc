@@ -506,6 +506,8 @@ ResponseHead Connection::ReadHead(Deadline deadline) {
         if (http10 && ContainsTokenNoCase(value, "keep-alive")) close = false;
       } else if (is("retry-after")) {
         head.retry_after = std::string(value);
+      } else if (is("content-type")) {
+        head.content_type = std::string(value);
       }
     }
     if (status < 200 && status != 101) continue;  // Interim response: the real one follows.

@@ -73,7 +73,8 @@ class TlsContext {
 
 struct ResponseHead {
   int status = 0;
-  std::string retry_after;  // Empty when absent.
+  std::string retry_after;   // Empty when absent.
+  std::string content_type;  // Empty when absent.
 };
 
 // One keep-alive connection. Used by one thread at a time, except Shutdown().

@@ -23,8 +23,9 @@ inline constexpr std::string_view kKind = "KubeSchedulerConfiguration";
 // Upstream's default is "default-scheduler"; Berth runs beside kube-scheduler, so it must not
 // claim the pods kube-scheduler owns unless the user asks for that name explicitly.
 inline constexpr std::string_view kDefaultSchedulerName = "berth-scheduler";
-// The only content type Berth's client speaks.
+// The encodings clientConnection.contentType may name.
 inline constexpr std::string_view kContentTypeJson = "application/json";
+inline constexpr std::string_view kContentTypeProtobuf = "application/vnd.kubernetes.protobuf";
 // The name that disables every default plugin of an extension point when listed in `disabled`.
 inline constexpr std::string_view kAllPlugins = "*";
 
@@ -95,7 +96,10 @@ struct ClientConnection {
   // <= 0 disables client-side rate limiting (as in client-go); 0 in a file means the default 50.
   double qps = 50;
   int32_t burst = 100;
-  std::string content_type = std::string(kContentTypeJson);
+  // How pods and nodes are listed and watched: protobuf (upstream's default; JSON is still
+  // accepted from a server that cannot encode protobuf) or JSON. What Berth writes (bindings,
+  // events, status patches) is JSON either way.
+  std::string content_type = std::string(kContentTypeProtobuf);
 
   bool operator==(const ClientConnection&) const = default;
 };

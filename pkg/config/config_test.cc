@@ -75,7 +75,7 @@ TEST(LoadTest, MinimalFileGetsDefaults) {
   EXPECT_EQ(config.pod_max_backoff_seconds, 10);
   EXPECT_EQ(config.client_connection.qps, 50);
   EXPECT_EQ(config.client_connection.burst, 100);
-  EXPECT_EQ(config.client_connection.content_type, "application/json");
+  EXPECT_EQ(config.client_connection.content_type, "application/vnd.kubernetes.protobuf");
   EXPECT_TRUE(config.leader_election.leader_elect);
   EXPECT_EQ(config.leader_election.lease_duration, milliseconds(15000));
   EXPECT_EQ(config.leader_election.renew_deadline, milliseconds(10000));
@@ -234,12 +234,13 @@ TEST(LoadTest, ZeroAndEmptyValuesMeanUpstreamDefaults) {
   EXPECT_EQ(config.leader_election, LeaderElection{});
 }
 
-TEST(LoadTest, ProtobufContentTypeIsServedAsJson) {
-  Configuration config =
-      LoadString(std::string(kHeader) +
-                     "clientConnection: {contentType: application/vnd.kubernetes.protobuf}\n",
-                 "cfg.yaml", kKnown);
-  EXPECT_EQ(config.client_connection.content_type, "application/json");
+TEST(LoadTest, ContentTypeNamesTheReadEncoding) {
+  for (const char* type : {"application/json", "application/vnd.kubernetes.protobuf"}) {
+    Configuration config =
+        LoadString(std::string(kHeader) + "clientConnection: {contentType: " + type + "}\n",
+                   "cfg.yaml", kKnown);
+    EXPECT_EQ(config.client_connection.content_type, type);
+  }
 }
 
 TEST(LoadTest, MergeSemantics) {

@@ -29,8 +29,6 @@ using internal::Quote;
 constexpr int kMaxArgsDepth = 64;
 constexpr size_t kMaxArgsValues = 100'000;
 
-constexpr std::string_view kProtobufContentType = "application/vnd.kubernetes.protobuf";
-
 std::string Child(const std::string& path, std::string_view key) {
   return path.empty() ? std::string(key) : path + "." + std::string(key);
 }
@@ -594,10 +592,9 @@ void Decoder::DecodeClientConnection(const YAML::Node& node, const std::string& 
            } else if (key == "acceptContentTypes") {
              String(value, p);
            } else if (key == "contentType") {
-             // Upstream defaults to protobuf, which Berth's client does not speak. The content
-             // type only selects the wire encoding, so a file asking for protobuf gets JSON
-             // rather than being rejected; any other value is left for validation to reject.
-             if (auto v = String(value, p); v && !v->empty() && *v != kProtobufContentType) {
+             // Empty means the default; anything but the two encodings is left for validation
+             // to reject.
+             if (auto v = String(value, p); v && !v->empty()) {
                out.content_type = *v;
              }
            } else if (key == "qps") {

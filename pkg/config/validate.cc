@@ -76,10 +76,11 @@ void ValidateClientConnection(const ClientConnection& cc, std::vector<ConfigIssu
     issues.push_back(
         {"clientConnection.burst", "must be greater than 0, got " + std::to_string(cc.burst)});
   }
-  if (cc.content_type != kContentTypeJson) {
-    issues.push_back({"clientConnection.contentType",
-                      "unsupported content type " + Quote(cc.content_type) +
-                          "; berth-scheduler speaks " + std::string(kContentTypeJson) + " only"});
+  if (cc.content_type != kContentTypeJson && cc.content_type != kContentTypeProtobuf) {
+    issues.push_back({"clientConnection.contentType", "unsupported content type " +
+                                                          Quote(cc.content_type) + "; expected " +
+                                                          std::string(kContentTypeProtobuf) +
+                                                          " or " + std::string(kContentTypeJson)});
   }
 }
 

@@ -4,8 +4,9 @@
 
 namespace berth::informer {
 
-SharedInformerFactory::SharedInformerFactory(std::shared_ptr<client::Client> client)
-    : client_(std::move(client)) {}
+SharedInformerFactory::SharedInformerFactory(std::shared_ptr<client::Client> client,
+                                             bool prefer_protobuf)
+    : client_(std::move(client)), prefer_protobuf_(prefer_protobuf) {}
 
 SharedInformerFactory::~SharedInformerFactory() { Stop(); }
 
@@ -15,6 +16,7 @@ Informer<api::Pod>& SharedInformerFactory::Pods() {
     ReflectorOptions options;
     options.resource = client::PodsResource();
     options.field_selector = kActivePodsFieldSelector;
+    options.prefer_protobuf = prefer_protobuf_;
     pods_ = std::make_unique<Informer<api::Pod>>(client_, options, api::DecodePod);
     pods_->store().AddIndexer(kPodsByNodeIndex, [](const api::Pod& pod) {
       return std::vector<std::string>{pod.spec.node_name};
@@ -29,6 +31,7 @@ Informer<api::Node>& SharedInformerFactory::Nodes() {
   if (!nodes_) {
     ReflectorOptions options;
     options.resource = client::NodesResource();
+    options.prefer_protobuf = prefer_protobuf_;
     nodes_ = std::make_unique<Informer<api::Node>>(client_, options, api::DecodeNode);
     if (started_) nodes_->Start();
   }

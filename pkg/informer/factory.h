@@ -21,9 +21,12 @@ inline constexpr const char* kPodsByNodeIndex = "nodeName";
 
 // Hands out one informer per resource, created on first use, so every consumer of pods shares one
 // list+watch. Thread-safe. Start() starts every informer created so far (and later ones at once).
+// With `prefer_protobuf` (kube-scheduler's default too) pods and nodes are listed and watched in
+// protobuf when the apiserver offers it.
 class SharedInformerFactory {
  public:
-  explicit SharedInformerFactory(std::shared_ptr<client::Client> client);
+  explicit SharedInformerFactory(std::shared_ptr<client::Client> client,
+                                 bool prefer_protobuf = true);
   ~SharedInformerFactory();
 
   Informer<api::Pod>& Pods();
@@ -37,6 +40,7 @@ class SharedInformerFactory {
 
  private:
   std::shared_ptr<client::Client> client_;
+  const bool prefer_protobuf_;
   std::mutex mu_;
   bool started_ = false;
   std::unique_ptr<Informer<api::Pod>> pods_;

@@ -5,6 +5,7 @@
 #include <random>
 
 #include "pkg/api/list_parser.h"
+#include "pkg/api/protobuf.h"
 
 namespace berth::informer {
 namespace {
@@ -21,6 +22,24 @@ std::string ResourceVersionOf(const nlohmann::json& object) {
 constexpr auto kMinHealthyWatch = std::chrono::seconds(1);
 
 }  // namespace
+
+api::ListMeta ListPageItems(client::Client& client, const std::string& path,
+                            const client::ListOptions& options, const std::string& continue_token,
+                            const std::function<void(nlohmann::json&)>& on_item,
+                            std::string* content_type) {
+  // The decoder is chosen once the response's Content-Type is known, which is before its body.
+  std::string type;
+  std::unique_ptr<api::ListDecoder> decoder;
+  const auto decoder_for_body = [&]() -> api::ListDecoder& {
+    if (!decoder) decoder = api::NewListDecoder(type, on_item);
+    return *decoder;
+  };
+  client.ListPageStream(
+      path, options, continue_token,
+      [&](std::string_view bytes) { decoder_for_body().Feed(bytes); }, &type);
+  if (content_type != nullptr) *content_type = type;
+  return decoder_for_body().Finish();
+}
 
 Reflector::Reflector(std::shared_ptr<client::Client> client, ReflectorOptions options,
                      ListWatchSink* sink)
@@ -73,6 +92,7 @@ std::string Reflector::ListAll(const std::string& from_resource_version) {
   list_options.field_selector = options_.field_selector;
   list_options.limit = options_.page_size;
   list_options.resource_version = from_resource_version;
+  list_options.prefer_protobuf = options_.prefer_protobuf;
 
   sink_->ReplaceBegin();
   std::string continue_token;
@@ -80,10 +100,8 @@ std::string Reflector::ListAll(const std::string& from_resource_version) {
   do {
     // Decoded while it arrives, item by item: a 30,000-pod list neither waits for its last byte
     // nor ever exists as one JSON tree.
-    api::ListStreamParser parser([this](nlohmann::json& item) { sink_->ReplaceItem(item); });
-    client_->ListPageStream(path, list_options, continue_token,
-                            [&parser](std::string_view bytes) { parser.Feed(bytes); });
-    api::ListMeta meta = parser.Finish();
+    api::ListMeta meta = ListPageItems(*client_, path, list_options, continue_token,
+                                       [this](nlohmann::json& item) { sink_->ReplaceItem(item); });
     if (meta.resource_version.empty()) {
       throw std::runtime_error("LIST " + path + ": response has no metadata.resourceVersion");
     }
@@ -106,6 +124,7 @@ Reflector::WatchEnd Reflector::WatchFrom(std::string& resource_version) {
   watch_options.field_selector = options_.field_selector;
   watch_options.resource_version = resource_version;
   watch_options.timeout_seconds = options_.watch_timeout_seconds;
+  watch_options.prefer_protobuf = options_.prefer_protobuf;
 
   auto stream = client_->Watch(options_.resource.Path(options_.namespace_), watch_options);
   watches_++;

@@ -4,15 +4,26 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 
+#include "pkg/api/list_parser.h"
 #include "pkg/client/client.h"
 
 namespace berth::informer {
+
+// One LIST page decoded while it arrives, in whichever encoding the server answered with
+// (protobuf or JSON, pkg/api/protobuf.h; its Content-Type goes to `content_type` when given):
+// each item goes to `on_item`. Throws ApiError for the request and DecodeError for a malformed
+// body.
+api::ListMeta ListPageItems(client::Client& client, const std::string& path,
+                            const client::ListOptions& options, const std::string& continue_token,
+                            const std::function<void(nlohmann::json&)>& on_item,
+                            std::string* content_type = nullptr);
 
 // What a reflector feeds. All calls come from the reflector's one thread, in order.
 class ListWatchSink {
@@ -35,6 +46,8 @@ struct ReflectorOptions {
   std::string field_selector;
   int64_t page_size = 500;
   int watch_timeout_seconds = 300;
+  // List and watch in protobuf when the server offers it (client::ListOptions::prefer_protobuf).
+  bool prefer_protobuf = false;
   std::chrono::milliseconds initial_backoff{800};
   std::chrono::milliseconds max_backoff{30000};
 };

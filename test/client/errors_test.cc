@@ -6,6 +6,7 @@
 
 #include "pkg/client/client.h"
 #include "pkg/client/http_client.h"
+#include "test/api/proto_writer.h"
 
 namespace berth::client {
 namespace {
@@ -207,6 +208,59 @@ TEST(LineSplitterTest, ReassemblesLinesSplitAcrossChunks) {
   for (char c : std::string(":3}\n")) splitter.Append(std::string(1, c));
   ASSERT_TRUE(splitter.NextLine(&line));
   EXPECT_EQ(line, "{\"c\":3}");
+}
+
+TEST(FrameSplitterTest, ReassemblesLengthPrefixedFramesSplitAnywhere) {
+  const std::string stream = testing::Proto().Bytes(1, "first").Frame() +
+                             testing::Proto().Frame() +  // An empty frame is a frame.
+                             testing::Proto().Bytes(1, std::string(300, 'x')).Frame();
+  std::vector<std::string> frames;
+  internal::FrameSplitter splitter;
+  std::string frame;
+  for (char c : stream) {
+    splitter.Append(std::string(1, c));
+    while (splitter.NextFrame(&frame)) frames.push_back(frame);
+  }
+  EXPECT_FALSE(splitter.HasPending());
+  ASSERT_EQ(frames.size(), 3u);
+  EXPECT_EQ(frames[0], testing::Proto().Bytes(1, "first").str());
+  EXPECT_EQ(frames[1], "");
+  EXPECT_EQ(frames[2].size(), 303u);
+
+  splitter.Append(stream.substr(0, 5));
+  EXPECT_FALSE(splitter.NextFrame(&frame));
+  EXPECT_TRUE(splitter.HasPending());
+
+  internal::FrameSplitter corrupt;
+  corrupt.Append(std::string("ÿÿÿ", 4));
+  EXPECT_THROW(corrupt.NextFrame(&frame), ApiError);
+}
+
+TEST(WatchEventTest, DecodesProtobufFramesLikeJsonLines) {
+  const auto frame = [](std::string_view type, const testing::Proto& object,
+                        std::string_view kind) {
+    return testing::Proto()
+        .Bytes(1, type)
+        .Message(2, testing::Proto().Bytes(1, object.Envelope(kind)))
+        .str();
+  };
+  const testing::Proto pod =
+      testing::Proto().Message(1, testing::Proto().Bytes(1, "p").Bytes(6, "3"));
+  const WatchEvent added = internal::DecodeProtobufWatchEvent(frame("ADDED", pod, "Pod"));
+  EXPECT_EQ(added.type, WatchEventType::kAdded);
+  EXPECT_EQ(added.object,
+            internal::DecodeWatchEvent(R"({"type":"ADDED","object":{"metadata":{"name":"p",)"
+                                       R"("resourceVersion":"3"}}})")
+                .object);
+  const WatchEvent gone =
+      internal::DecodeProtobufWatchEvent(frame("ERROR", testing::Proto().Varint(6, 410), "Status"));
+  EXPECT_EQ(gone.type, WatchEventType::kError);
+  EXPECT_EQ(gone.object["code"], 410);
+  EXPECT_THROW(internal::DecodeProtobufWatchEvent(frame("EXPLODED", pod, "Pod")), ApiError);
+  EXPECT_THROW(internal::DecodeProtobufWatchEvent(testing::Proto().Bytes(1, "ADDED").str()),
+               ApiError);
+  // A type announced as 9 bytes long, of which 3 arrive.
+  EXPECT_THROW(internal::DecodeProtobufWatchEvent(std::string("\x0a\x09") + "ADD"), ApiError);
 }
 
 TEST(WatchEventTest, DecodesTypesAndRejectsGarbage) {

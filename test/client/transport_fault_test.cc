@@ -20,6 +20,7 @@
 
 #include "pkg/client/client.h"
 #include "pkg/client/http_client.h"
+#include "test/api/proto_writer.h"
 
 namespace berth::client {
 namespace {
@@ -141,8 +142,10 @@ std::string Ok(const std::string& body) {
 }
 
 // A 200 whose body is sent in chunks of `piece` bytes, then the terminating zero chunk.
-std::string ChunkedOk(const std::string& body, size_t piece) {
-  std::string reply = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
+std::string ChunkedOk(const std::string& body, size_t piece, const std::string& content_type = "") {
+  std::string reply = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n";
+  if (!content_type.empty()) reply += "Content-Type: " + content_type + "\r\n";
+  reply += "\r\n";
   for (size_t at = 0; at < body.size(); at += piece) {
     const std::string chunk = body.substr(at, piece);
     char size[16];
@@ -325,6 +328,58 @@ TEST(TransportFaultInjectionTest, WatchOverChunksSplitInsideEventsAndSizes) {
   const auto requests = server.requests();
   ASSERT_EQ(requests.size(), 1u);
   EXPECT_THAT(requests[0], HasSubstr("GET /api/v1/pods?watch=1&allowWatchBookmarks=true"));
+}
+
+TEST(TransportFaultInjectionTest, ProtobufWatchFramesSplitAcrossChunksThenACutFrameIsAnError) {
+  const auto event = [](std::string_view type, std::string_view name) {
+    const testing::Proto pod = testing::Proto().Message(1, testing::Proto().Bytes(1, name));
+    return testing::Proto()
+        .Bytes(1, type)
+        .Message(2, testing::Proto().Bytes(1, pod.Envelope("Pod")))
+        .Frame();
+  };
+  RawServer server([&](int, int, const std::string&) {
+    const std::string cut = event("DELETED", "c").substr(0, 9);
+    return ChunkedOk(event("ADDED", "a") + event("MODIFIED", "b") + cut, 5,
+                     "application/vnd.kubernetes.protobuf;stream=watch");
+  });
+  WatchOptions options;
+  options.prefer_protobuf = true;
+  auto stream = NewClient(ConfigFor(server))->Watch("/api/v1/pods", options);
+  WatchEvent received;
+  ASSERT_TRUE(stream->Next(&received));
+  EXPECT_EQ(received.type, WatchEventType::kAdded);
+  EXPECT_EQ(received.object["metadata"]["name"], "a");
+  ASSERT_TRUE(stream->Next(&received));
+  EXPECT_EQ(received.type, WatchEventType::kModified);
+  EXPECT_EQ(received.object["metadata"]["name"], "b");
+  EXPECT_THROW(stream->Next(&received), ApiError);
+  const auto requests = server.requests();
+  ASSERT_EQ(requests.size(), 1u);
+  EXPECT_THAT(requests[0],
+              HasSubstr("\r\nAccept: application/vnd.kubernetes.protobuf, application/json\r\n"));
+}
+
+TEST(TransportFaultInjectionTest, StreamedListReportsTheContentTypeBeforeTheBody) {
+  RawServer server([](int, int, const std::string&) {
+    return ChunkedOk("k8s-body", 3, "application/vnd.kubernetes.protobuf");
+  });
+  auto client = NewClient(ConfigFor(server));
+  ListOptions options;
+  options.prefer_protobuf = true;
+  std::string content_type;
+  std::vector<std::string> seen_with;
+  client->ListPageStream(
+      "/api/v1/pods", options, "", [&](std::string_view) { seen_with.push_back(content_type); },
+      &content_type);
+  ASSERT_FALSE(seen_with.empty());
+  EXPECT_EQ(seen_with.front(), "application/vnd.kubernetes.protobuf");
+  client->ListPageStream("/api/v1/pods", ListOptions{}, "", [](std::string_view) {});
+  const auto requests = server.requests();
+  ASSERT_EQ(requests.size(), 2u);
+  EXPECT_THAT(requests[0],
+              HasSubstr("\r\nAccept: application/vnd.kubernetes.protobuf, application/json\r\n"));
+  EXPECT_THAT(requests[1], HasSubstr("\r\nAccept: application/json\r\n"));
 }
 
 TEST(TransportFaultInjectionTest, ServerUrlWithPathOrBadPortIsAConfigError) {

@@ -101,7 +101,7 @@ class FakeClient : public testing::UnusedClient {
     if (lists_.empty()) throw client::ApiError(client::ErrorReason::kInternalError, 500, "no list");
     auto body = lists_.front();
     if (lists_.size() > 1) lists_.pop_front();
-    return {body.dump()};
+    return {body.dump(), "application/json"};
   }
   std::unique_ptr<client::WatchStream> Watch(const std::string&,
                                              const client::WatchOptions& options) override {

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "pkg/api/codec.h"
+#include "pkg/api/protobuf.h"
 #include "pkg/client/client.h"
 #include "pkg/informer/factory.h"
 #include "pkg/informer/informer.h"
@@ -354,6 +355,8 @@ TEST(InformerIntegration, TwoThousandPodsArriveCompleteFromCacheListAndFromPaged
   auto stale = std::make_shared<StaleWatchClient>(counting);
   auto options = PodsIn(ns.name());
   options.page_size = kPageSize;
+  // What the scheduler runs with (SharedInformerFactory's default): protobuf pages.
+  options.prefer_protobuf = true;
   Informer<api::Pod> informer(stale, options, api::DecodePod);
   std::atomic<int> adds{0};
   EventHandler<api::Pod> handler;
@@ -393,6 +396,170 @@ TEST(InformerIntegration, EtcdCompactionStillConverges) {
   EXPECT_TRUE(
       Eventually([&] { return StoreContents(informer) == FreshList(*client, ns.name()); }, 60s))
       << informer.reflector().last_error();
+}
+
+// Every item of one unpaged LIST of `path`, decoded with `decode`, in the encoding asked for.
+template <typename T>
+std::vector<T> ListDecoded(client::Client& client, const std::string& path,
+                           const std::string& label_selector, bool protobuf,
+                           T (*decode)(const nlohmann::json&), std::string* content_type) {
+  client::ListOptions options;
+  options.limit = 0;
+  options.label_selector = label_selector;
+  options.prefer_protobuf = protobuf;
+  std::vector<T> out;
+  ListPageItems(
+      client, path, options, "", [&](nlohmann::json& item) { out.push_back(decode(item)); },
+      content_type);
+  return out;
+}
+
+// A pod that uses most of what Berth decodes: affinity of every kind, tolerations, spreading,
+// volumes, a sidecar, host ports, gates, owner references and annotations.
+nlohmann::json RichPod(const std::string& ns, const std::string& name) {
+  nlohmann::json pod = PodManifest(ns, name);
+  pod["metadata"]["labels"]["app"] = "rich";
+  pod["metadata"]["annotations"] = {
+      {"note", "kept"}, {"kubectl.kubernetes.io/last-applied-configuration", R"({"big":1})"}};
+  pod["spec"]["nodeSelector"] = {{"disk", "ssd"}};
+  pod["spec"]["affinity"] = nlohmann::json::parse(R"({
+    "nodeAffinity": {
+      "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["b", "a"]},
+                              {"key": "cores", "operator": "Gt", "values": ["4"]}]},
+        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1"]}]}]},
+      "preferredDuringSchedulingIgnoredDuringExecution": [
+        {"weight": 7, "preference": {"matchExpressions": [
+          {"key": "gpu", "operator": "DoesNotExist"}]}}]},
+    "podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+      {"labelSelector": {"matchLabels": {"app": "db"}}, "topologyKey": "zone",
+       "namespaces": ["other"], "namespaceSelector": {"matchExpressions": [
+         {"key": "team", "operator": "NotIn", "values": ["x"]}]}}]},
+    "podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+      {"weight": 100, "podAffinityTerm": {"labelSelector": {"matchLabels": {"app": "rich"}},
+                                          "topologyKey": "kubernetes.io/hostname"}}]}})");
+  pod["spec"]["tolerations"] = nlohmann::json::parse(R"([
+    {"key": "dedicated", "operator": "Equal", "value": "rich", "effect": "NoSchedule"},
+    {"operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 60}])");
+  pod["spec"]["topologySpreadConstraints"] = nlohmann::json::parse(R"([
+    {"maxSkew": 2, "topologyKey": "zone", "whenUnsatisfiable": "ScheduleAnyway",
+     "labelSelector": {"matchLabels": {"app": "rich"}}, "nodeAffinityPolicy": "Ignore",
+     "nodeTaintsPolicy": "Honor", "matchLabelKeys": ["pod-template-hash"]},
+    {"maxSkew": 1, "topologyKey": "kubernetes.io/hostname", "minDomains": 2,
+     "whenUnsatisfiable": "DoNotSchedule", "labelSelector": {"matchLabels": {"app": "rich"}}}])");
+  pod["spec"]["volumes"] = nlohmann::json::parse(R"([
+    {"name": "data", "persistentVolumeClaim": {"claimName": "data-claim", "readOnly": true}},
+    {"name": "scratch", "emptyDir": {}},
+    {"name": "config", "configMap": {"name": "cfg"}}])");
+  pod["spec"]["containers"][0]["ports"] = nlohmann::json::parse(R"([
+    {"containerPort": 80, "hostPort": 8080}, {"containerPort": 53, "protocol": "UDP",
+     "hostPort": 5353, "hostIP": "127.0.0.1"}])");
+  pod["spec"]["containers"][0]["resources"]["limits"] = {{"cpu", "1"}, {"memory", "128Mi"}};
+  pod["spec"]["initContainers"] = nlohmann::json::parse(R"([
+    {"name": "setup", "image": "registry.k8s.io/pause:3.10",
+     "resources": {"requests": {"cpu": "2", "memory": "1Gi"}}},
+    {"name": "proxy", "image": "registry.k8s.io/pause:3.10", "restartPolicy": "Always",
+     "resources": {"requests": {"cpu": "50m", "example.com/widget": "3"},
+                   "limits": {"example.com/widget": "3"}}}])");
+  pod["spec"]["schedulingGates"] = nlohmann::json::parse(R"([{"name": "example.com/wait"}])");
+  return pod;
+}
+
+TEST(ProtobufIntegration, PodsAndNodesDecodeTheSameFromProtobufAsFromJson) {
+  auto client = AdminClient();
+  TestNamespace ns(client, "proto");
+  const std::string pods = client::PodsResource().Path(ns.name());
+  client->Post(pods, RichPod(ns.name(), "rich"));
+  client->Post(pods, PodManifest(ns.name(), "plain"));
+  client->Post(pods, PodManifest(ns.name(), "nominated"));
+  client->Patch(pods + "/nominated/status",
+                nlohmann::json::parse(R"({"status": {"nominatedNodeName": "n1", "conditions": [
+                  {"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+                   "message": "0/1 nodes are available"}]}})"),
+                client::PatchType::kStrategicMerge);
+  testing::TestNodes nodes(client);
+  nodes.Add("tainted", "4", "8Gi", [](nlohmann::json& node) {
+    node["spec"] = nlohmann::json::parse(R"({"unschedulable": true, "taints": [
+      {"key": "dedicated", "value": "rich", "effect": "NoSchedule"},
+      {"key": "gpu", "effect": "PreferNoSchedule"}]})");
+    node["status"]["images"] = nlohmann::json::parse(R"([
+      {"names": ["registry.k8s.io/pause:3.10", "registry.k8s.io/pause@sha256:ab"],
+       "sizeBytes": 300000}])");
+    node["status"]["allocatable"]["example.com/widget"] = "10";
+  });
+  nodes.Add("plain", "2", "4Gi");
+
+  std::string json_type;
+  std::string protobuf_type;
+  const auto from_json = ListDecoded(*client, pods, "", false, api::DecodePod, &json_type);
+  const auto from_protobuf = ListDecoded(*client, pods, "", true, api::DecodePod, &protobuf_type);
+  EXPECT_EQ(json_type, "application/json");
+  EXPECT_TRUE(api::IsProtobufMediaType(protobuf_type)) << protobuf_type;
+  ASSERT_EQ(from_json.size(), 3u);
+  EXPECT_TRUE(from_protobuf == from_json);
+  for (const api::Pod& pod : from_protobuf) {
+    if (pod.meta.name == "rich") {
+      EXPECT_EQ(pod.spec.topology_spread_constraints.size(), 2u);
+      EXPECT_EQ(pod.spec.volumes.at(0).claim_name, "data-claim");
+      EXPECT_EQ(pod.requests.milli_cpu, 2000);  // The init container outweighs app + sidecar.
+      EXPECT_EQ(pod.requests.Get("example.com/widget"), 3);
+      EXPECT_FALSE(
+          pod.meta.annotations.Contains("kubectl.kubernetes.io/last-applied-configuration"));
+    }
+    if (pod.meta.name == "nominated") {
+      EXPECT_EQ(pod.status.nominated_node_name, "n1");
+    }
+  }
+
+  const std::string selector = "berth-it=" + nodes.id();
+  const std::string nodes_path = client::NodesResource().Path();
+  const auto nodes_json =
+      ListDecoded(*client, nodes_path, selector, false, api::DecodeNode, &json_type);
+  const auto nodes_protobuf =
+      ListDecoded(*client, nodes_path, selector, true, api::DecodeNode, &protobuf_type);
+  EXPECT_TRUE(api::IsProtobufMediaType(protobuf_type)) << protobuf_type;
+  ASSERT_EQ(nodes_json.size(), 2u);
+  EXPECT_TRUE(nodes_protobuf == nodes_json);
+  const api::Node& tainted =
+      nodes_protobuf[0].meta.name.ends_with("tainted") ? nodes_protobuf[0] : nodes_protobuf[1];
+  EXPECT_EQ(tainted.spec.taints.size(), 2u);
+  EXPECT_EQ(tainted.status.allocatable.Get("example.com/widget"), 10);
+  EXPECT_EQ(tainted.status.images.at(0).size_bytes, 300000);
+}
+
+TEST(ProtobufIntegration, WatchEventsDecodeTheSameFromProtobufAsFromJson) {
+  auto client = AdminClient();
+  TestNamespace ns(client, "proto-watch");
+  const std::string pods = client::PodsResource().Path(ns.name());
+  const std::string version =
+      client->Post(pods, RichPod(ns.name(), "rich"))["metadata"]["resourceVersion"];
+  const auto open = [&](bool protobuf) {
+    client::WatchOptions options;
+    options.resource_version = version;
+    options.timeout_seconds = 30;
+    options.prefer_protobuf = protobuf;
+    return client->Watch(pods, options);
+  };
+  auto json_watch = open(false);
+  auto protobuf_watch = open(true);
+  client->Patch(pods + "/rich", {{"metadata", {{"labels", {{"changed", "yes"}}}}}},
+                client::PatchType::kMerge);
+  client->Delete(pods + "/rich?gracePeriodSeconds=0");
+  const auto events = [](client::WatchStream& watch) {
+    std::vector<std::pair<client::WatchEventType, api::Pod>> seen;
+    client::WatchEvent event;
+    while (seen.size() < 2 && watch.Next(&event)) {
+      if (event.type == client::WatchEventType::kBookmark) continue;
+      seen.emplace_back(event.type, api::DecodePod(event.object));
+    }
+    return seen;
+  };
+  const auto from_json = events(*json_watch);
+  const auto from_protobuf = events(*protobuf_watch);
+  ASSERT_EQ(from_json.size(), 2u);
+  EXPECT_EQ(from_json[0].first, client::WatchEventType::kModified);
+  EXPECT_TRUE(from_json[0].second.meta.labels.Contains("changed"));
+  EXPECT_TRUE(from_protobuf == from_json);
 }
 
 TEST(ClientIntegration, ForbiddenNamesVerbAndResource) {

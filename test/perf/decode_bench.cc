@@ -192,7 +192,7 @@ class OneListClient : public testing::UnusedClient {
   explicit OneListClient(std::string body) : body_(std::move(body)) {}
   client::ListPage ListPageRaw(const std::string&, const client::ListOptions&,
                                const std::string&) override {
-    return {body_};
+    return {body_, "application/json"};
   }
   std::unique_ptr<client::WatchStream> Watch(const std::string&,
                                              const client::WatchOptions&) override {

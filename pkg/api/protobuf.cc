@@ -1,0 +1,841 @@
+#include "pkg/api/protobuf.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdint>
+#include <cstdio>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "pkg/api/errors.h"
+#include "pkg/api/utf8.h"
+
+namespace berth::api {
+
+// What a schema field becomes in JSON. Every kind but the scalars is length-delimited on the wire.
+enum class ProtobufKind : uint8_t {
+  kString,
+  kBool,
+  kInt32,
+  kInt64,
+  kMessage,
+  kInline,       // An embedded message whose fields JSON lifts into the parent (VolumeSource).
+  kStringMap,    // map<string, string>
+  kQuantityMap,  // map<string, resource.Quantity>: quantities become their string form.
+  kTime,         // metav1.Time: RFC 3339 in UTC with second precision, as the JSON form.
+};
+
+struct ProtobufField {
+  uint32_t number;
+  std::string_view name;
+  ProtobufKind kind;
+  bool repeated = false;
+  const ProtobufMessage* message = nullptr;
+};
+
+struct ProtobufMessage {
+  std::span<const ProtobufField> fields;
+
+  const ProtobufField* Find(uint32_t number) const {
+    for (const ProtobufField& field : fields) {
+      if (field.number == number) return &field;
+    }
+    return nullptr;
+  }
+};
+
+namespace {
+
+using json = nlohmann::json;
+using K = ProtobufKind;
+
+constexpr std::string_view kEnvelopeMagic{"k8s\0", 4};
+constexpr std::string_view kLastAppliedAnnotation =
+    "kubectl.kubernetes.io/last-applied-configuration";
+
+// ---- Schemas (field numbers from k8s.io/api and k8s.io/apimachinery generated.proto) ----
+
+// Messages Berth reads nothing from but whose presence matters (a volume's source).
+constexpr ProtobufMessage kOpaque{};
+
+constexpr ProtobufField kTypeMetaFields[] = {{1, "apiVersion", K::kString},
+                                             {2, "kind", K::kString}};
+constexpr ProtobufMessage kTypeMeta{kTypeMetaFields};
+
+constexpr ProtobufField kOwnerReferenceFields[] = {
+    {1, "kind", K::kString},       {3, "name", K::kString},     {4, "uid", K::kString},
+    {5, "apiVersion", K::kString}, {6, "controller", K::kBool},
+};
+constexpr ProtobufMessage kOwnerReference{kOwnerReferenceFields};
+
+constexpr ProtobufField kObjectMetaFields[] = {
+    {1, "name", K::kString},
+    {3, "namespace", K::kString},
+    {5, "uid", K::kString},
+    {6, "resourceVersion", K::kString},
+    {7, "generation", K::kInt64},
+    {8, "creationTimestamp", K::kTime},
+    {9, "deletionTimestamp", K::kTime},
+    {11, "labels", K::kStringMap},
+    {12, "annotations", K::kStringMap},
+    {13, "ownerReferences", K::kMessage, true, &kOwnerReference},
+};
+constexpr ProtobufMessage kObjectMeta{kObjectMetaFields};
+
+constexpr ProtobufField kListMetaFields[] = {{2, "resourceVersion", K::kString},
+                                             {3, "continue", K::kString}};
+constexpr ProtobufMessage kListMeta{kListMetaFields};
+
+// NodeSelectorRequirement and LabelSelectorRequirement share their field numbers.
+constexpr ProtobufField kRequirementFields[] = {
+    {1, "key", K::kString}, {2, "operator", K::kString}, {3, "values", K::kString, true}};
+constexpr ProtobufMessage kRequirement{kRequirementFields};
+
+constexpr ProtobufField kLabelSelectorFields[] = {
+    {1, "matchLabels", K::kStringMap}, {2, "matchExpressions", K::kMessage, true, &kRequirement}};
+constexpr ProtobufMessage kLabelSelector{kLabelSelectorFields};
+
+constexpr ProtobufField kNodeSelectorTermFields[] = {
+    {1, "matchExpressions", K::kMessage, true, &kRequirement},
+    {2, "matchFields", K::kMessage, true, &kRequirement}};
+constexpr ProtobufMessage kNodeSelectorTerm{kNodeSelectorTermFields};
+
+constexpr ProtobufField kNodeSelectorFields[] = {
+    {1, "nodeSelectorTerms", K::kMessage, true, &kNodeSelectorTerm}};
+constexpr ProtobufMessage kNodeSelector{kNodeSelectorFields};
+
+constexpr ProtobufField kPreferredSchedulingTermFields[] = {
+    {1, "weight", K::kInt32}, {2, "preference", K::kMessage, false, &kNodeSelectorTerm}};
+constexpr ProtobufMessage kPreferredSchedulingTerm{kPreferredSchedulingTermFields};
+
+constexpr ProtobufField kNodeAffinityFields[] = {
+    {1, "requiredDuringSchedulingIgnoredDuringExecution", K::kMessage, false, &kNodeSelector},
+    {2, "preferredDuringSchedulingIgnoredDuringExecution", K::kMessage, true,
+     &kPreferredSchedulingTerm},
+};
+constexpr ProtobufMessage kNodeAffinity{kNodeAffinityFields};
+
+constexpr ProtobufField kPodAffinityTermFields[] = {
+    {1, "labelSelector", K::kMessage, false, &kLabelSelector},
+    {2, "namespaces", K::kString, true},
+    {3, "topologyKey", K::kString},
+    {4, "namespaceSelector", K::kMessage, false, &kLabelSelector},
+    {5, "matchLabelKeys", K::kString, true},
+    {6, "mismatchLabelKeys", K::kString, true},
+};
+constexpr ProtobufMessage kPodAffinityTerm{kPodAffinityTermFields};
+
+constexpr ProtobufField kWeightedPodAffinityTermFields[] = {
+    {1, "weight", K::kInt32}, {2, "podAffinityTerm", K::kMessage, false, &kPodAffinityTerm}};
+constexpr ProtobufMessage kWeightedPodAffinityTerm{kWeightedPodAffinityTermFields};
+
+// PodAffinity and PodAntiAffinity share their field numbers.
+constexpr ProtobufField kPodAffinityFields[] = {
+    {1, "requiredDuringSchedulingIgnoredDuringExecution", K::kMessage, true, &kPodAffinityTerm},
+    {2, "preferredDuringSchedulingIgnoredDuringExecution", K::kMessage, true,
+     &kWeightedPodAffinityTerm},
+};
+constexpr ProtobufMessage kPodAffinity{kPodAffinityFields};
+
+constexpr ProtobufField kAffinityFields[] = {
+    {1, "nodeAffinity", K::kMessage, false, &kNodeAffinity},
+    {2, "podAffinity", K::kMessage, false, &kPodAffinity},
+    {3, "podAntiAffinity", K::kMessage, false, &kPodAffinity},
+};
+constexpr ProtobufMessage kAffinity{kAffinityFields};
+
+constexpr ProtobufField kTolerationFields[] = {
+    {1, "key", K::kString},    {2, "operator", K::kString},         {3, "value", K::kString},
+    {4, "effect", K::kString}, {5, "tolerationSeconds", K::kInt64},
+};
+constexpr ProtobufMessage kToleration{kTolerationFields};
+
+constexpr ProtobufField kTopologySpreadConstraintFields[] = {
+    {1, "maxSkew", K::kInt32},
+    {2, "topologyKey", K::kString},
+    {3, "whenUnsatisfiable", K::kString},
+    {4, "labelSelector", K::kMessage, false, &kLabelSelector},
+    {5, "minDomains", K::kInt32},
+    {6, "nodeAffinityPolicy", K::kString},
+    {7, "nodeTaintsPolicy", K::kString},
+    {8, "matchLabelKeys", K::kString, true},
+};
+constexpr ProtobufMessage kTopologySpreadConstraint{kTopologySpreadConstraintFields};
+
+constexpr ProtobufField kResourceRequirementsFields[] = {{1, "limits", K::kQuantityMap},
+                                                         {2, "requests", K::kQuantityMap}};
+constexpr ProtobufMessage kResourceRequirements{kResourceRequirementsFields};
+
+constexpr ProtobufField kContainerPortFields[] = {
+    {2, "hostPort", K::kInt32},
+    {3, "containerPort", K::kInt32},
+    {4, "protocol", K::kString},
+    {5, "hostIP", K::kString},
+};
+constexpr ProtobufMessage kContainerPort{kContainerPortFields};
+
+constexpr ProtobufField kContainerFields[] = {
+    {1, "name", K::kString},
+    {2, "image", K::kString},
+    {6, "ports", K::kMessage, true, &kContainerPort},
+    {8, "resources", K::kMessage, false, &kResourceRequirements},
+    {24, "restartPolicy", K::kString},
+};
+constexpr ProtobufMessage kContainer{kContainerFields};
+
+constexpr ProtobufField kClaimSourceFields[] = {{1, "claimName", K::kString},
+                                                {2, "readOnly", K::kBool}};
+constexpr ProtobufMessage kClaimSource{kClaimSourceFields};
+
+// Every source is named, since the decoder records which one a volume has.
+constexpr ProtobufField kVolumeSourceFields[] = {
+    {1, "hostPath", K::kMessage, false, &kOpaque},
+    {2, "emptyDir", K::kMessage, false, &kOpaque},
+    {3, "gcePersistentDisk", K::kMessage, false, &kOpaque},
+    {4, "awsElasticBlockStore", K::kMessage, false, &kOpaque},
+    {5, "gitRepo", K::kMessage, false, &kOpaque},
+    {6, "secret", K::kMessage, false, &kOpaque},
+    {7, "nfs", K::kMessage, false, &kOpaque},
+    {8, "iscsi", K::kMessage, false, &kOpaque},
+    {9, "glusterfs", K::kMessage, false, &kOpaque},
+    {10, "persistentVolumeClaim", K::kMessage, false, &kClaimSource},
+    {11, "rbd", K::kMessage, false, &kOpaque},
+    {12, "flexVolume", K::kMessage, false, &kOpaque},
+    {13, "cinder", K::kMessage, false, &kOpaque},
+    {14, "cephfs", K::kMessage, false, &kOpaque},
+    {15, "flocker", K::kMessage, false, &kOpaque},
+    {16, "downwardAPI", K::kMessage, false, &kOpaque},
+    {17, "fc", K::kMessage, false, &kOpaque},
+    {18, "azureFile", K::kMessage, false, &kOpaque},
+    {19, "configMap", K::kMessage, false, &kOpaque},
+    {20, "vsphereVolume", K::kMessage, false, &kOpaque},
+    {21, "quobyte", K::kMessage, false, &kOpaque},
+    {22, "azureDisk", K::kMessage, false, &kOpaque},
+    {23, "photonPersistentDisk", K::kMessage, false, &kOpaque},
+    {24, "portworxVolume", K::kMessage, false, &kOpaque},
+    {25, "scaleIO", K::kMessage, false, &kOpaque},
+    {26, "projected", K::kMessage, false, &kOpaque},
+    {27, "storageos", K::kMessage, false, &kOpaque},
+    {28, "csi", K::kMessage, false, &kOpaque},
+    {29, "ephemeral", K::kMessage, false, &kOpaque},
+    {30, "image", K::kMessage, false, &kOpaque},
+};
+constexpr ProtobufMessage kVolumeSource{kVolumeSourceFields};
+
+constexpr ProtobufField kVolumeFields[] = {{1, "name", K::kString},
+                                           {2, "", K::kInline, false, &kVolumeSource}};
+constexpr ProtobufMessage kVolume{kVolumeFields};
+
+constexpr ProtobufField kSchedulingGateFields[] = {{1, "name", K::kString}};
+constexpr ProtobufMessage kSchedulingGate{kSchedulingGateFields};
+
+constexpr ProtobufField kPodSpecFields[] = {
+    {1, "volumes", K::kMessage, true, &kVolume},
+    {2, "containers", K::kMessage, true, &kContainer},
+    {7, "nodeSelector", K::kStringMap},
+    {10, "nodeName", K::kString},
+    {11, "hostNetwork", K::kBool},
+    {18, "affinity", K::kMessage, false, &kAffinity},
+    {19, "schedulerName", K::kString},
+    {20, "initContainers", K::kMessage, true, &kContainer},
+    {22, "tolerations", K::kMessage, true, &kToleration},
+    {24, "priorityClassName", K::kString},
+    {25, "priority", K::kInt32},
+    {31, "preemptionPolicy", K::kString},
+    {32, "overhead", K::kQuantityMap},
+    {33, "topologySpreadConstraints", K::kMessage, true, &kTopologySpreadConstraint},
+    {38, "schedulingGates", K::kMessage, true, &kSchedulingGate},
+    {40, "resources", K::kMessage, false, &kResourceRequirements},
+};
+constexpr ProtobufMessage kPodSpec{kPodSpecFields};
+
+// PodCondition and NodeCondition share the numbers of the fields Berth reads.
+constexpr ProtobufField kConditionFields[] = {
+    {1, "type", K::kString},
+    {2, "status", K::kString},
+    {5, "reason", K::kString},
+    {6, "message", K::kString},
+};
+constexpr ProtobufMessage kCondition{kConditionFields};
+
+constexpr ProtobufField kPodStatusFields[] = {
+    {1, "phase", K::kString},
+    {2, "conditions", K::kMessage, true, &kCondition},
+    {11, "nominatedNodeName", K::kString},
+};
+constexpr ProtobufMessage kPodStatus{kPodStatusFields};
+
+constexpr ProtobufField kPodFields[] = {
+    {1, "metadata", K::kMessage, false, &kObjectMeta},
+    {2, "spec", K::kMessage, false, &kPodSpec},
+    {3, "status", K::kMessage, false, &kPodStatus},
+};
+constexpr ProtobufMessage kPod{kPodFields};
+
+constexpr ProtobufField kTaintFields[] = {
+    {1, "key", K::kString}, {2, "value", K::kString}, {3, "effect", K::kString}};
+constexpr ProtobufMessage kTaint{kTaintFields};
+
+constexpr ProtobufField kNodeSpecFields[] = {{4, "unschedulable", K::kBool},
+                                             {5, "taints", K::kMessage, true, &kTaint}};
+constexpr ProtobufMessage kNodeSpec{kNodeSpecFields};
+
+constexpr ProtobufField kContainerImageFields[] = {{1, "names", K::kString, true},
+                                                   {2, "sizeBytes", K::kInt64}};
+constexpr ProtobufMessage kContainerImage{kContainerImageFields};
+
+constexpr ProtobufField kNodeStatusFields[] = {
+    {1, "capacity", K::kQuantityMap},
+    {2, "allocatable", K::kQuantityMap},
+    {4, "conditions", K::kMessage, true, &kCondition},
+    {8, "images", K::kMessage, true, &kContainerImage},
+};
+constexpr ProtobufMessage kNodeStatus{kNodeStatusFields};
+
+constexpr ProtobufField kNodeFields[] = {
+    {1, "metadata", K::kMessage, false, &kObjectMeta},
+    {2, "spec", K::kMessage, false, &kNodeSpec},
+    {3, "status", K::kMessage, false, &kNodeStatus},
+};
+constexpr ProtobufMessage kNode{kNodeFields};
+
+constexpr ProtobufField kStatusDetailsFields[] = {{5, "retryAfterSeconds", K::kInt32}};
+constexpr ProtobufMessage kStatusDetails{kStatusDetailsFields};
+
+constexpr ProtobufField kStatusFields[] = {
+    {2, "status", K::kString}, {3, "message", K::kString},
+    {4, "reason", K::kString}, {5, "details", K::kMessage, false, &kStatusDetails},
+    {6, "code", K::kInt32},
+};
+constexpr ProtobufMessage kStatus{kStatusFields};
+
+constexpr ProtobufField kPodListFields[] = {{1, "metadata", K::kMessage, false, &kListMeta},
+                                            {2, "items", K::kMessage, true, &kPod}};
+constexpr ProtobufMessage kPodList{kPodListFields};
+
+constexpr ProtobufField kNodeListFields[] = {{1, "metadata", K::kMessage, false, &kListMeta},
+                                             {2, "items", K::kMessage, true, &kNode}};
+constexpr ProtobufMessage kNodeList{kNodeListFields};
+
+// The objects an envelope may hold, by kind.
+constexpr std::pair<std::string_view, const ProtobufMessage*> kKinds[] = {
+    {"Pod", &kPod},         {"Node", &kNode},         {"Status", &kStatus},
+    {"PodList", &kPodList}, {"NodeList", &kNodeList},
+};
+
+// ---- Wire format ----
+
+// The JSON path of the value being decoded, as a chain of stack frames (see codec.cc's Path):
+// the common case never builds a string.
+struct PathFrame {
+  const PathFrame* parent = nullptr;
+  std::string_view name;
+  int64_t index = -1;  // >= 0: an array element of the parent.
+
+  std::string str() const {
+    std::string out = parent != nullptr ? parent->str() : std::string();
+    if (index >= 0) {
+      out += '[';
+      out += std::to_string(index);
+      out += ']';
+    } else if (!name.empty()) {
+      if (!out.empty()) out += '.';
+      out += name;
+    }
+    return out;
+  }
+};
+
+[[noreturn]] void Fail(const PathFrame& path, const std::string& problem) {
+  std::string field = path.str();
+  throw DecodeError(field.empty() ? "(object)" : field, problem);
+}
+
+enum WireType : uint32_t { kVarint = 0, kFixed64 = 1, kLengthDelimited = 2, kFixed32 = 5 };
+
+struct FieldHeader {
+  uint32_t number = 0;
+  uint32_t wire = 0;
+  uint64_t length = 0;  // Of a length-delimited value.
+};
+
+struct FieldValue {
+  uint64_t number = 0;     // A varint.
+  std::string_view bytes;  // A length-delimited or fixed-width value.
+};
+
+// Reads a varint at bytes[*pos]; false when `bytes` ends first.
+bool TryReadVarint(std::string_view bytes, size_t* pos, uint64_t* out, const PathFrame& path) {
+  uint64_t value = 0;
+  for (int shift = 0; shift < 64; shift += 7) {
+    if (*pos >= bytes.size()) return false;
+    const auto byte = static_cast<unsigned char>(bytes[(*pos)++]);
+    value |= static_cast<uint64_t>(byte & 0x7F) << shift;
+    if ((byte & 0x80) == 0) {
+      *out = value;
+      return true;
+    }
+  }
+  Fail(path, "malformed protobuf: varint longer than 10 bytes");
+}
+
+// Reads a field's tag and, for a length-delimited field, its length; false when `bytes` ends
+// first.
+bool TryReadHeader(std::string_view bytes, size_t* pos, FieldHeader* header,
+                   const PathFrame& path) {
+  uint64_t tag = 0;
+  if (!TryReadVarint(bytes, pos, &tag, path)) return false;
+  header->number = static_cast<uint32_t>(tag >> 3);
+  header->wire = static_cast<uint32_t>(tag & 7);
+  if (header->number == 0 || (tag >> 3) > 0x1FFFFFFF) {
+    Fail(path, "malformed protobuf: invalid field number " + std::to_string(tag >> 3));
+  }
+  if (header->wire == kLengthDelimited) return TryReadVarint(bytes, pos, &header->length, path);
+  if (header->wire != kVarint && header->wire != kFixed64 && header->wire != kFixed32) {
+    Fail(path, "malformed protobuf: unsupported wire type " + std::to_string(header->wire) +
+                   " for field " + std::to_string(header->number));
+  }
+  return true;
+}
+
+// Reads the value of a field whose header was just read; false when `bytes` ends first.
+bool TryReadValue(std::string_view bytes, size_t* pos, const FieldHeader& header, FieldValue* value,
+                  const PathFrame& path) {
+  size_t width = 0;
+  switch (header.wire) {
+    case kVarint:
+      return TryReadVarint(bytes, pos, &value->number, path);
+    case kFixed64:
+      width = 8;
+      break;
+    case kFixed32:
+      width = 4;
+      break;
+    default:
+      if (header.length > bytes.size()) return false;
+      width = static_cast<size_t>(header.length);
+      break;
+  }
+  if (bytes.size() - *pos < width) return false;
+  value->bytes = bytes.substr(*pos, width);
+  *pos += width;
+  return true;
+}
+
+// Reads one whole field of a complete message.
+void ReadField(std::string_view bytes, size_t* pos, FieldHeader* header, FieldValue* value,
+               const PathFrame& path) {
+  if (!TryReadHeader(bytes, pos, header, path) || !TryReadValue(bytes, pos, *header, value, path)) {
+    Fail(path, "malformed protobuf: message ends inside a field");
+  }
+}
+
+std::string_view WireTypeName(uint32_t wire) {
+  switch (wire) {
+    case kVarint:
+      return "varint";
+    case kFixed64:
+      return "fixed64";
+    case kLengthDelimited:
+      return "length-delimited";
+    default:
+      return "fixed32";
+  }
+}
+
+void ExpectWire(const FieldHeader& header, uint32_t want, const PathFrame& path) {
+  if (header.wire != want) {
+    Fail(path, "malformed protobuf: " + std::string(WireTypeName(header.wire)) +
+                   " value, expected " + std::string(WireTypeName(want)));
+  }
+}
+
+std::string Utf8String(std::string_view bytes, const PathFrame& path) {
+  if (!IsValidUtf8(bytes)) Fail(path, "invalid UTF-8 in a string");
+  return std::string(bytes);
+}
+
+// Go's time.Unix(seconds, 0).UTC().Format(time.RFC3339), which is metav1.Time's JSON form.
+std::string FormatTime(int64_t seconds, const PathFrame& path) {
+  constexpr int64_t kSecondsPerDay = 86400;
+  int64_t days = seconds / kSecondsPerDay;
+  int64_t rem = seconds % kSecondsPerDay;
+  if (rem < 0) {
+    rem += kSecondsPerDay;
+    days--;
+  }
+  // Days since 1970-01-01 to a civil date (proleptic Gregorian), after Howard Hinnant's
+  // days_from_civil inverse.
+  const int64_t z = days + 719468;
+  const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+  const int64_t doe = z - era * 146097;
+  const int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  const int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  const int64_t mp = (5 * doy + 2) / 153;
+  const int64_t day = doy - (153 * mp + 2) / 5 + 1;
+  const int64_t month = mp < 10 ? mp + 3 : mp - 9;
+  const int64_t year = yoe + era * 400 + (month <= 2 ? 1 : 0);
+  // RFC 3339 has four-digit years; Go's JSON encoding of a Time fails outside them as well.
+  if (year < 0 || year > 9999) Fail(path, "time out of the RFC 3339 range");
+  char text[32];
+  std::snprintf(text, sizeof(text), "%04d-%02d-%02dT%02d:%02d:%02dZ", static_cast<int>(year),
+                static_cast<int>(month), static_cast<int>(day), static_cast<int>(rem / 3600),
+                static_cast<int>(rem / 60 % 60), static_cast<int>(rem % 60));
+  return text;
+}
+
+void DecodeFields(std::string_view bytes, const ProtobufMessage& message, json& out,
+                  const PathFrame& path);
+
+// A metav1.Time (seconds = 1, nanos = 2); empty is the zero time, which JSON writes as null.
+void DecodeTime(std::string_view bytes, std::string_view name, json& out, const PathFrame& path) {
+  if (bytes.empty()) return;
+  int64_t seconds = 0;
+  size_t pos = 0;
+  while (pos < bytes.size()) {
+    FieldHeader header;
+    FieldValue value;
+    ReadField(bytes, &pos, &header, &value, path);
+    if (header.number == 1) {
+      ExpectWire(header, kVarint, path);
+      seconds = static_cast<int64_t>(value.number);
+    }
+  }
+  out[name] = FormatTime(seconds, path);
+}
+
+// A map entry (key = 1, value = 2); a Quantity value is a message holding its string as field 1.
+void DecodeMapEntry(std::string_view bytes, const ProtobufField& field, json& map,
+                    const PathFrame& path) {
+  std::string key;
+  std::string value;
+  size_t pos = 0;
+  while (pos < bytes.size()) {
+    FieldHeader header;
+    FieldValue entry;
+    ReadField(bytes, &pos, &header, &entry, path);
+    if (header.number == 1) {
+      ExpectWire(header, kLengthDelimited, path);
+      key = Utf8String(entry.bytes, path);
+    } else if (header.number == 2) {
+      ExpectWire(header, kLengthDelimited, path);
+      if (field.kind == K::kStringMap) {
+        value = Utf8String(entry.bytes, path);
+        continue;
+      }
+      size_t quantity_pos = 0;
+      while (quantity_pos < entry.bytes.size()) {
+        FieldHeader quantity_header;
+        FieldValue quantity;
+        ReadField(entry.bytes, &quantity_pos, &quantity_header, &quantity, path);
+        if (quantity_header.number == 1) {
+          ExpectWire(quantity_header, kLengthDelimited, path);
+          value = Utf8String(quantity.bytes, path);
+        }
+      }
+    }
+  }
+  // Like the JSON decoder, never keep the annotation kubectl apply writes: it is a copy of the
+  // whole object and scheduling never reads it.
+  if (field.name == "annotations" && key == kLastAppliedAnnotation) return;
+  map[std::move(key)] = std::move(value);
+}
+
+// The JSON slot for one occurrence of `field` in `out`: the member itself, or a new element of
+// the member's array when the field is repeated. `index` receives the element's index.
+json& Slot(const ProtobufField& field, json& out, int64_t* index) {
+  json& member = out[field.name];
+  if (!field.repeated) return member;
+  if (!member.is_array()) member = json::array();
+  *index = static_cast<int64_t>(member.size());
+  member.emplace_back();
+  return member.back();
+}
+
+void DecodeField(const ProtobufField& field, const FieldHeader& header, const FieldValue& value,
+                 json& out, const PathFrame& parent) {
+  PathFrame path{&parent, field.name};
+  switch (field.kind) {
+    case K::kBool:
+    case K::kInt32:
+    case K::kInt64:
+      ExpectWire(header, kVarint, path);
+      break;
+    default:
+      ExpectWire(header, kLengthDelimited, path);
+      break;
+  }
+  int64_t index = -1;
+  switch (field.kind) {
+    case K::kString: {
+      std::string text = Utf8String(value.bytes, path);
+      Slot(field, out, &index) = std::move(text);
+      return;
+    }
+    case K::kBool:
+      Slot(field, out, &index) = value.number != 0;
+      return;
+    case K::kInt32:
+      // As Go decodes an int32: the low 32 bits of the varint.
+      Slot(field, out, &index) = static_cast<int32_t>(static_cast<uint32_t>(value.number));
+      return;
+    case K::kInt64:
+      Slot(field, out, &index) = static_cast<int64_t>(value.number);
+      return;
+    case K::kMessage: {
+      json& target = Slot(field, out, &index);
+      if (!target.is_object()) target = json::object();
+      const PathFrame element{&path, {}, index};
+      DecodeFields(value.bytes, *field.message, target, index >= 0 ? element : path);
+      return;
+    }
+    case K::kInline:
+      DecodeFields(value.bytes, *field.message, out, parent);
+      return;
+    case K::kStringMap:
+    case K::kQuantityMap: {
+      json& map = out[field.name];
+      if (!map.is_object()) map = json::object();
+      DecodeMapEntry(value.bytes, field, map, path);
+      return;
+    }
+    case K::kTime:
+      DecodeTime(value.bytes, field.name, out, path);
+      return;
+  }
+}
+
+// Decodes the fields of `message` found in `bytes` into the JSON object `out`; fields the schema
+// does not name are skipped.
+void DecodeFields(std::string_view bytes, const ProtobufMessage& message, json& out,
+                  const PathFrame& path) {
+  size_t pos = 0;
+  while (pos < bytes.size()) {
+    FieldHeader header;
+    FieldValue value;
+    ReadField(bytes, &pos, &header, &value, path);
+    if (const ProtobufField* field = message.Find(header.number)) {
+      DecodeField(*field, header, value, out, path);
+    }
+  }
+}
+
+const ProtobufMessage& MessageOfKind(std::string_view kind, const PathFrame& path) {
+  for (const auto& [name, message] : kKinds) {
+    if (name == kind) return *message;
+  }
+  Fail(path, "no protobuf decoding for kind \"" + std::string(kind) + "\"");
+}
+
+// The kind named by a runtime.Unknown's typeMeta.
+std::string KindOf(std::string_view type_meta, const PathFrame& path) {
+  json fields = json::object();
+  DecodeFields(type_meta, kTypeMeta, fields, path);
+  auto kind = fields.find("kind");
+  return kind != fields.end() ? kind->get<std::string>() : std::string();
+}
+
+// Reads one field of a runtime.Unknown (typeMeta = 1, raw = 2, contentEncoding = 3); returns the
+// kind it names when it is the typeMeta.
+void CheckEnvelopeField(const FieldHeader& header, const FieldValue& value, std::string* kind,
+                        const PathFrame& path) {
+  if (header.number == 1) {
+    ExpectWire(header, kLengthDelimited, path);
+    *kind = KindOf(value.bytes, path);
+  } else if (header.number == 3 && header.wire == kLengthDelimited && !value.bytes.empty()) {
+    Fail(path, "unsupported protobuf content encoding \"" + std::string(value.bytes) + "\"");
+  }
+}
+
+void CheckMagic(std::string_view bytes, const PathFrame& path) {
+  if (bytes.substr(0, kEnvelopeMagic.size()) != kEnvelopeMagic) {
+    Fail(path, "not a Kubernetes protobuf object (the \"k8s\\0\" prefix is missing)");
+  }
+}
+
+// Decodes an enveloped object; `root` is where it sits, for error paths.
+json DecodeEnvelope(std::string_view envelope, const PathFrame& root) {
+  CheckMagic(envelope, root);
+  std::string kind;
+  std::string_view raw;
+  bool has_raw = false;
+  size_t pos = kEnvelopeMagic.size();
+  while (pos < envelope.size()) {
+    FieldHeader header;
+    FieldValue value;
+    ReadField(envelope, &pos, &header, &value, root);
+    if (header.number == 2) {
+      ExpectWire(header, kLengthDelimited, root);
+      raw = value.bytes;
+      has_raw = true;
+    } else {
+      CheckEnvelopeField(header, value, &kind, root);
+    }
+  }
+  const ProtobufMessage& message = MessageOfKind(kind, root);
+  if (!has_raw) Fail(root, "protobuf envelope without an object");
+  json object = json::object();
+  DecodeFields(raw, message, object, root);
+  return object;
+}
+
+}  // namespace
+
+bool IsProtobufMediaType(std::string_view content_type) {
+  const std::string_view type = content_type.substr(0, content_type.find(';'));
+  std::string lowered;
+  for (const char c : type) {
+    if (!std::isspace(static_cast<unsigned char>(c))) {
+      lowered.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+    }
+  }
+  return lowered == kProtobufMediaType;
+}
+
+json DecodeProtobufObject(std::string_view envelope) {
+  return DecodeEnvelope(envelope, PathFrame{});
+}
+
+ParsedWatchEvent ParseProtobufWatchEvent(std::string_view frame) {
+  const PathFrame root;
+  ParsedWatchEvent event;
+  size_t pos = 0;
+  while (pos < frame.size()) {
+    FieldHeader header;
+    FieldValue value;
+    ReadField(frame, &pos, &header, &value, root);
+    if (header.number == 1) {
+      const PathFrame type_path{&root, "type"};
+      ExpectWire(header, kLengthDelimited, type_path);
+      event.type = Utf8String(value.bytes, type_path);
+    } else if (header.number == 2) {
+      // A runtime.RawExtension: the enveloped object is its field 1.
+      const PathFrame object_path{&root, "object"};
+      ExpectWire(header, kLengthDelimited, object_path);
+      size_t object_pos = 0;
+      while (object_pos < value.bytes.size()) {
+        FieldHeader raw_header;
+        FieldValue raw;
+        ReadField(value.bytes, &object_pos, &raw_header, &raw, object_path);
+        if (raw_header.number != 1) continue;
+        ExpectWire(raw_header, kLengthDelimited, object_path);
+        event.object = DecodeEnvelope(raw.bytes, object_path);
+        event.has_object = true;
+      }
+    }
+  }
+  return event;
+}
+
+ProtobufListParser::ProtobufListParser(std::function<void(json&)> on_item)
+    : on_item_(std::move(on_item)) {}
+
+void ProtobufListParser::Feed(std::string_view bytes) {
+  if (pending_.empty()) {
+    // The common case: whole items inside the piece are decoded in place, only a tail is copied.
+    pending_.assign(bytes.substr(Consume(bytes)));
+    return;
+  }
+  pending_.append(bytes);
+  pending_.erase(0, Consume(pending_));
+}
+
+size_t ProtobufListParser::Consume(std::string_view data) {
+  const PathFrame root;
+  size_t pos = 0;
+  for (;;) {
+    switch (stage_) {
+      case Stage::kMagic:
+        if (data.size() - pos < kEnvelopeMagic.size()) return pos;
+        CheckMagic(data.substr(pos), root);
+        pos += kEnvelopeMagic.size();
+        stage_ = Stage::kEnvelope;
+        break;
+      case Stage::kEnvelope: {
+        size_t at = pos;
+        FieldHeader header;
+        if (!TryReadHeader(data, &at, &header, root)) return pos;
+        if (header.number == 2 && header.wire == kLengthDelimited) {
+          // The list itself: consumed field by field as it arrives instead of waited for.
+          if (item_message_ == nullptr) Fail(root, "protobuf list without a kind before its items");
+          if (list_seen_) Fail(root, "protobuf envelope with two objects");
+          list_seen_ = true;
+          list_left_ = header.length;
+          pos = at;
+          stage_ = Stage::kList;
+          break;
+        }
+        FieldValue value;
+        if (!TryReadValue(data, &at, header, &value, root)) return pos;
+        std::string kind;
+        CheckEnvelopeField(header, value, &kind, root);
+        if (header.number == 1) {
+          const ProtobufMessage& list = MessageOfKind(kind, root);
+          const ProtobufField* items = list.Find(2);
+          if (items == nullptr || items->name != "items") {
+            Fail(root, "kind \"" + kind + "\" is not a list");
+          }
+          item_message_ = items->message;
+        }
+        pos = at;
+        break;
+      }
+      case Stage::kList: {
+        if (list_left_ == 0) {
+          stage_ = Stage::kEnvelope;
+          break;
+        }
+        const std::string_view list = data.substr(
+            pos, static_cast<size_t>(std::min<uint64_t>(list_left_, data.size() - pos)));
+        size_t at = 0;
+        FieldHeader header;
+        FieldValue value;
+        if (!TryReadHeader(list, &at, &header, root) ||
+            !TryReadValue(list, &at, header, &value, root)) {
+          if (list.size() == list_left_) Fail(root, "malformed protobuf: list ends inside a field");
+          return pos;
+        }
+        if (header.number == 2) {
+          const PathFrame items{&root, "items"};
+          const PathFrame item_path{&items, {}, static_cast<int64_t>(items_)};
+          ExpectWire(header, kLengthDelimited, item_path);
+          json item = json::object();
+          DecodeFields(value.bytes, *item_message_, item, item_path);
+          items_++;
+          on_item_(item);
+        } else if (header.number == 1) {
+          const PathFrame meta_path{&root, "metadata"};
+          ExpectWire(header, kLengthDelimited, meta_path);
+          json meta = json::object();
+          DecodeFields(value.bytes, kListMeta, meta, meta_path);
+          meta_.resource_version = meta.value("resourceVersion", "");
+          meta_.continue_token = meta.value("continue", "");
+        }
+        pos += at;
+        list_left_ -= at;
+        break;
+      }
+    }
+  }
+}
+
+ListMeta ProtobufListParser::Finish() {
+  const PathFrame root;
+  if (stage_ != Stage::kEnvelope || !pending_.empty()) {
+    Fail(root, "malformed protobuf: the body ends early");
+  }
+  if (!list_seen_) Fail(root, "protobuf envelope without a list");
+  return meta_;
+}
+
+std::unique_ptr<ListDecoder> NewListDecoder(std::string_view content_type,
+                                            std::function<void(json&)> on_item) {
+  if (IsProtobufMediaType(content_type)) {
+    return std::make_unique<ProtobufListParser>(std::move(on_item));
+  }
+  return std::make_unique<ListStreamParser>(std::move(on_item));
+}
+
+}  // namespace berth::api
