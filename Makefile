@@ -95,10 +95,11 @@ bench: build
 
 # End-to-end on the local control plane: berth-scheduler, kube-scheduler (same pinned release) and
 # a bind-only client, one after the other on fresh pods; prints latency, pods/s, CPU, RSS and
-# ratios. BENCH_E2E_ARGS="--large" for 5,000 nodes / 30,000 pods, "--nodes 100 --pods 500" quick.
+# ratios. BENCH_E2E_ARGS="--large" for 5,000 nodes / 30,000 pods, "--nodes 100 --pods 500" quick,
+# "--kwok" to have kwok (built on first use) turn bound pods Running as a kubelet would.
 BENCH_E2E_ARGS ?=
 bench-e2e: build cluster-up
-	@deploy/build-tools.sh kube-scheduler
+	@deploy/build-tools.sh kube-scheduler $(if $(findstring --kwok,$(BENCH_E2E_ARGS)),kwok)
 	@_output/bin/bench_e2e $(BENCH_E2E_ARGS)
 
 SOURCES = $(shell git ls-files '*.cc' '*.h')

@@ -7,9 +7,14 @@
 // pod created and bound, creation->bound latency and throughput, plus the binder's CPU seconds and
 // peak RSS. Ratios are printed at the end; nothing is asserted.
 //
+// With --kwok, kwok (built from its pinned Go module: deploy/build-tools.sh kwok) plays the
+// kubelet of every benchmark node: it renews their leases and turns each bound pod Running, so
+// the apiserver and the binders carry the status traffic of a real cluster. Creation->Running
+// is then reported too.
+//
 //   bench_e2e [--nodes 1000] [--pods 5000] [--rate 0 (pods/s, 0: as fast as 16 clients go)]
 //             [--large (5,000 nodes, 30,000 pods, 30,000 existing pods)] [--existing N]
-//             [--binders berth,kube-scheduler,bind-only] [--qps 5000] [--json]
+//             [--binders berth,kube-scheduler,bind-only] [--qps 5000] [--kwok] [--json]
 
 #include <signal.h>
 #include <unistd.h>
@@ -47,6 +52,7 @@ struct Flags {
   double rate = 0;
   double qps = 5000;
   std::vector<std::string> binders = {"berth", "kube-scheduler", "bind-only"};
+  bool kwok = false;
   bool json = false;
 };
 
@@ -59,6 +65,8 @@ struct Result {
   double start_to_ready_s = 0;
   double cpu_s = 0;  // During the measured phase.
   double peak_rss_mib = 0;
+  int running = 0;  // With --kwok: pods seen Running, and their creation->Running latency.
+  double running_p50_ms = 0, running_p99_ms = 0;
 };
 
 double CpuSeconds(pid_t pid) {
@@ -199,6 +207,7 @@ class PodWatch {
     thread_.join();
   }
   int Bound() const { return bound_.load(); }
+  int Running() const { return running_.load(); }
   // Latencies (ms) of bound pods, and the first-created / last-bound instants.
   void Results(std::vector<double>* latencies_ms, Clock::time_point* first_created,
                Clock::time_point* last_bound) {
@@ -213,11 +222,23 @@ class PodWatch {
           std::chrono::duration<double, std::milli>(t.bound - t.created).count());
     }
   }
+  // Creation->Running latencies (ms) of the pods seen Running.
+  std::vector<double> RunningLatencies() {
+    std::lock_guard lock(mu_);
+    std::vector<double> out;
+    for (const auto& [name, t] : pods_) {
+      if (t.running_set) {
+        out.push_back(std::chrono::duration<double, std::milli>(t.running - t.created).count());
+      }
+    }
+    return out;
+  }
 
  private:
   struct Times {
-    Clock::time_point created, bound;
+    Clock::time_point created, bound, running;
     bool bound_set = false;
+    bool running_set = false;
   };
   void Loop() {
     client::WatchEvent event;
@@ -230,6 +251,9 @@ class PodWatch {
         }
         const std::string name = event.object["metadata"]["name"];
         const bool bound = !event.object["spec"].value("nodeName", std::string()).empty();
+        const auto status = event.object.find("status");
+        const bool running = status != event.object.end() && status->is_object() &&
+                             status->value("phase", std::string()) == "Running";
         std::lock_guard lock(mu_);
         auto [it, inserted] = pods_.try_emplace(name);
         if (inserted) it->second.created = now;
@@ -237,6 +261,11 @@ class PodWatch {
           it->second.bound = now;
           it->second.bound_set = true;
           bound_++;
+        }
+        if (running && !it->second.running_set) {
+          it->second.running = now;
+          it->second.running_set = true;
+          running_++;
         }
       }
     } catch (const std::exception& e) {
@@ -250,6 +279,7 @@ class PodWatch {
   std::mutex mu_;
   std::map<std::string, Times> pods_;
   std::atomic<int> bound_{0};
+  std::atomic<int> running_{0};
 };
 
 nlohmann::json Pod(const std::string& ns, const std::string& name, const std::string& scheduler,
@@ -336,6 +366,18 @@ Result RunBinder(const std::string& kind, const Flags& flags, const std::string&
     }
     creator.join();
     r.cpu_s = CpuSeconds(pid) - cpu_ready;
+    if (flags.kwok) {
+      // Let kwok finish before the next binder starts, so its status updates load only this run.
+      const int bound = watch.Bound();
+      if (!testing::Eventually([&] { return watch.Running() >= bound; }, std::chrono::minutes(2))) {
+        std::fprintf(stderr, "bench_e2e: only %d of %d bound pods turned Running\n",
+                     watch.Running(), bound);
+      }
+      std::vector<double> running = watch.RunningLatencies();
+      r.running = static_cast<int>(running.size());
+      Percentile(running, 0.50, &r.running_p50_ms);
+      Percentile(running, 0.99, &r.running_p99_ms);
+    }
     r.peak_rss_mib = PeakRssMiB(pid);
     std::vector<double> latencies;
     Clock::time_point first, last_bound;
@@ -351,6 +393,41 @@ Result RunBinder(const std::string& kind, const Flags& flags, const std::string&
   DeleteNamespace(*client, ns);
   fs::remove_all(dir);
   return r;
+}
+
+// Starts kwok as the kubelet of this run's nodes (leases renewed as a kubelet does, every bound
+// pod turned Running) and waits until it serves its health endpoint.
+void StartKwok(testing::ChildProcess* kwok, const std::string& run_id) {
+  const std::string binary = testing::RepoRoot() + "/_output/tools/kwok";
+  if (!fs::exists(binary)) {
+    std::fprintf(stderr, "bench_e2e: --kwok needs %s; build it with deploy/build-tools.sh kwok\n",
+                 binary.c_str());
+    std::exit(2);
+  }
+  const std::string port = std::to_string(testing::FreePort());
+  const std::string log = fs::temp_directory_path() / ("berth-bench-e2e-kwok-" + run_id + ".log");
+  kwok->Start(
+      {binary, "--kubeconfig=" + testing::ClusterDir() + "/kubeconfig", "--manage-all-nodes=false",
+       "--manage-nodes-with-label-selector=berth-bench=" + run_id,
+       "--node-lease-duration-seconds=40", "--cidr=10.0.0.1/12",
+       "--server-address=127.0.0.1:" + port},
+      log);
+  if (!testing::Eventually(
+          [&] { return HttpStatus("http://127.0.0.1:" + port + "/healthz") == 200; },
+          std::chrono::seconds(60))) {
+    std::fprintf(stderr, "bench_e2e: kwok did not become healthy; log %s\n", log.c_str());
+    std::exit(1);
+  }
+}
+
+// Waits until kwok has turned every pod of `ns` Running.
+void WaitAllRunning(client::Client& client, const std::string& ns) {
+  const std::string pending =
+      client::PodsResource().Path(ns) + "?limit=1&fieldSelector=status.phase%21%3DRunning";
+  if (!testing::Eventually([&] { return client.Get(pending)["items"].empty(); },
+                           std::chrono::minutes(10))) {
+    std::fprintf(stderr, "bench_e2e: kwok did not turn every pod of %s Running\n", ns.c_str());
+  }
 }
 
 Flags ParseFlags(int argc, char** argv) {
@@ -376,6 +453,8 @@ Flags ParseFlags(int argc, char** argv) {
       f.qps = std::stod(value());
     else if (a == "--json")
       f.json = true;
+    else if (a == "--kwok")
+      f.kwok = true;
     else if (a == "--large") {
       f.nodes = 5000;
       f.pods = 30000;
@@ -393,7 +472,7 @@ Flags ParseFlags(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: bench_e2e [--nodes N] [--pods M] [--existing E] [--rate R] [--large] "
-                   "[--binders berth,kube-scheduler,bind-only] [--qps Q] [--json]\n");
+                   "[--binders berth,kube-scheduler,bind-only] [--qps Q] [--kwok] [--json]\n");
       std::exit(2);
     }
   }
@@ -424,6 +503,8 @@ int main(int argc, char** argv) {
         return node;
       },
       16);
+  testing::ChildProcess kwok;
+  if (flags.kwok) StartKwok(&kwok, run_id);
   const std::string existing_ns = "bench-existing-" + run_id;
   if (flags.existing > 0) {
     client->Post(
@@ -436,6 +517,7 @@ int main(int argc, char** argv) {
                      node_names[i % node_names.size()]);
         },
         16);
+    if (flags.kwok) WaitAllRunning(*client, existing_ns);
   }
 
   std::vector<Result> results;
@@ -444,6 +526,7 @@ int main(int argc, char** argv) {
     results.push_back(RunBinder(kind, flags, run_id, client));
   }
 
+  if (flags.kwok) kwok.Stop(SIGTERM, std::chrono::seconds(10));
   if (flags.existing > 0) DeleteNamespace(*client, existing_ns);
   for (const auto& name : node_names) {
     try {
@@ -464,7 +547,10 @@ int main(int argc, char** argv) {
                                          {"p99_ms", r.p99_ms},
                                          {"cpu_seconds", r.cpu_s},
                                          {"peak_rss_mib", r.peak_rss_mib},
-                                         {"start_to_ready_seconds", r.start_to_ready_s}}
+                                         {"start_to_ready_seconds", r.start_to_ready_s},
+                                         {"running", r.running},
+                                         {"running_p50_ms", r.running_p50_ms},
+                                         {"running_p99_ms", r.running_p99_ms}}
                               .dump()
                               .c_str());
     }
@@ -476,6 +562,13 @@ int main(int argc, char** argv) {
     std::printf("%-15s %7d %9.0f %9.0f %9.0f %9.0f %8.2f %11.3f %7.0fMiB %9.2f\n", r.binder.c_str(),
                 r.bound, r.pods_per_second, r.p50_ms, r.p90_ms, r.p99_ms, r.cpu_s,
                 r.bound ? r.cpu_s * 1000 / r.bound : 0, r.peak_rss_mib, r.start_to_ready_s);
+  }
+  if (flags.kwok) {
+    std::printf("\nwith kwok: pods Running, creation->Running p50 / p99 ms\n");
+    for (const auto& r : results) {
+      std::printf("%-15s %7d %9.0f %9.0f\n", r.binder.c_str(), r.running, r.running_p50_ms,
+                  r.running_p99_ms);
+    }
   }
   auto find = [&](const std::string& b) -> const Result* {
     for (const auto& r : results) {
