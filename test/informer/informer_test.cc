@@ -7,11 +7,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
 
 #include "pkg/api/codec.h"
+#include "pkg/api/list_parser.h"
 #include "pkg/informer/store.h"
 #include "test/testing/unused_client.h"
 
@@ -71,7 +73,9 @@ class FakeClient : public testing::UnusedClient {
     std::vector<client::WatchEvent> events;
   };
 
-  void AddList(nlohmann::json body) {
+  void AddList(const nlohmann::json& body) { AddRawList(body.dump()); }
+  // A body that need not be valid JSON.
+  void AddRawList(std::string body) {
     std::lock_guard lock(mu_);
     lists_.push_back(std::move(body));
   }
@@ -101,7 +105,7 @@ class FakeClient : public testing::UnusedClient {
     if (lists_.empty()) throw client::ApiError(client::ErrorReason::kInternalError, 500, "no list");
     auto body = lists_.front();
     if (lists_.size() > 1) lists_.pop_front();
-    return {body.dump(), "application/json"};
+    return {body, "application/json"};
   }
   std::unique_ptr<client::WatchStream> Watch(const std::string&,
                                              const client::WatchOptions& options) override {
@@ -148,7 +152,7 @@ class FakeClient : public testing::UnusedClient {
 
   std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<nlohmann::json> lists_;
+  std::deque<std::string> lists_;
   std::deque<ScriptedWatch> watches_;
   std::vector<std::string> list_versions_;
   std::vector<std::string> watch_versions_;
@@ -266,6 +270,41 @@ TEST(Informer, MalformedObjectsAreReportedAndSkippedNotFatal) {
   EXPECT_NE(errors[0].find("bad: spec.containers[0].resources.requests.cpu"), std::string::npos)
       << errors[0];
   EXPECT_EQ(informer.decode_errors(), 2u);
+}
+
+TEST(Informer, FirstListIsAppliedAsDecodedAndOneFailingMidwayIsReplacedByTheNext) {
+  auto fake = std::make_shared<FakeClient>();
+  // Enough items that the list decoder hands over a batch before the body ends, then a body cut
+  // short: the informer has applied the first batch when the list fails.
+  constexpr int kItems = 5000;
+  std::vector<nlohmann::json> many;
+  many.reserve(kItems);
+  for (int i = 0; i < kItems; i++) many.push_back(PodJson("p-" + std::to_string(i), "10"));
+  const std::string whole = ListBody(many, "10").dump();
+  ASSERT_GT(whole.size(), 2 * api::ListStreamParser::kBatchBytes);
+  fake->AddRawList(whole.substr(0, whole.size() * 2 / 3));
+  fake->AddList(ListBody({PodJson("p-0", "10"), PodJson("new", "11")}, "11"));
+  Informer<api::Pod> informer(fake, Options(), api::DecodePod);
+  Log log;
+  informer.AddEventHandler(log.Handler());
+  informer.Start();
+  ASSERT_TRUE(informer.WaitForSync(5s));
+  EXPECT_EQ(fake->list_calls(), 2);
+  EXPECT_EQ(informer.store().Size(), 2u);
+  EXPECT_NE(informer.store().Get("ns/new"), nullptr);
+  const auto events = log.Get();
+  const auto count = [&](const std::string& prefix) {
+    return std::count_if(events.begin(), events.end(),
+                         [&](const std::string& e) { return e.rfind(prefix, 0) == 0; });
+  };
+  // What the failed list applied, p-0 included, arrived as adds; the next list deleted all of it
+  // but p-0, which it still holds at the same version (no event).
+  const auto applied = count("add p-");
+  EXPECT_GE(applied, 1000);
+  EXPECT_LT(applied, kItems);
+  EXPECT_EQ(count("delete p-"), applied - 1);
+  EXPECT_EQ(count("add new"), 1);
+  EXPECT_EQ(count("update "), 0);
 }
 
 TEST(Informer, LateHandlerGetsExistingObjectsReplayedAsAdds) {
