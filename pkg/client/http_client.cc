@@ -437,7 +437,7 @@ class HttpClient final : public Client {
 
 namespace internal {
 
-void LineSplitter::Append(std::string_view data) {
+void StreamBuffer::Append(std::string_view data) {
   // Compact once the consumed prefix dominates, keeping Append amortised O(size of data).
   if (start_ > 0 && start_ * 2 >= buffer_.size()) {
     buffer_.erase(0, start_);
@@ -500,14 +500,6 @@ std::string WatchQuery(const WatchOptions& options) {
   if (!options.label_selector.empty()) AppendParam(&query, "labelSelector", options.label_selector);
   if (!options.field_selector.empty()) AppendParam(&query, "fieldSelector", options.field_selector);
   return query;
-}
-
-void FrameSplitter::Append(std::string_view data) {
-  if (start_ > 0 && start_ * 2 >= buffer_.size()) {
-    buffer_.erase(0, start_);
-    start_ = 0;
-  }
-  buffer_.append(data);
 }
 
 bool FrameSplitter::NextFrame(std::string* frame) {

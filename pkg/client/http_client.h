@@ -22,36 +22,36 @@ inline constexpr std::chrono::seconds kRetryAfterCap{30};
 // How long a token read from bearer_token_file is used before the file is read again.
 inline constexpr std::chrono::seconds kTokenRefreshInterval{60};
 
-// Reassembles newline-delimited records from arbitrarily split chunks of a byte stream.
-// Not thread-safe.
-class LineSplitter {
+// The bytes of a stream that arrives in arbitrarily split chunks and is consumed from the front,
+// record by record. Not thread-safe.
+class StreamBuffer {
  public:
   void Append(std::string_view data);
+
+ protected:
+  std::string buffer_;
+  size_t start_ = 0;  // Invariant: buffer_[0, start_) has been consumed.
+};
+
+// Reassembles newline-delimited records.
+class LineSplitter : public StreamBuffer {
+ public:
   // Pops the next complete line without its "\n" (and a trailing "\r"); false when none is
   // complete yet.
   bool NextLine(std::string* line);
   // Bytes received after the last newline.
   std::string_view Pending() const;
-
- private:
-  std::string buffer_;
-  size_t start_ = 0;  // Invariant: buffer_[0, start_) has been returned by NextLine.
 };
 
-// Reassembles the frames of a protobuf watch stream (each a 4-byte big-endian length, then that
-// many bytes) from arbitrarily split chunks. Not thread-safe.
-class FrameSplitter {
+// Reassembles the frames of a protobuf watch stream: each a 4-byte big-endian length, then that
+// many bytes.
+class FrameSplitter : public StreamBuffer {
  public:
-  void Append(std::string_view data);
   // Pops the next complete frame without its length; false when none is complete yet. Throws
   // ApiError when a frame announces more than kMaxWatchFrameBytes.
   bool NextFrame(std::string* frame);
   // Whether bytes of an incomplete frame were received.
   bool HasPending() const { return start_ < buffer_.size(); }
-
- private:
-  std::string buffer_;
-  size_t start_ = 0;  // Invariant: buffer_[0, start_) has been returned by NextFrame.
 };
 
 // Far above any object the apiserver stores (etcd's default request limit is 1.5 MiB): a longer
