@@ -103,6 +103,22 @@ std::optional<std::chrono::seconds> RetryAfterOf(const internal::ResponseHead& h
   return internal::ParseRetryAfter(head.retry_after, std::chrono::system_clock::now());
 }
 
+// The ApiError of a non-2xx response. The apiserver writes its Status in the encoding the request
+// accepted, so a list or watch that prefers protobuf gets a protobuf Status back.
+ApiError ErrorFromReply(int status, const internal::ResponseHead& head, const std::string& body) {
+  const auto retry_after = RetryAfterOf(head);
+  if (!api::IsProtobufMediaType(head.content_type)) {
+    return ErrorFromResponse(status, body, retry_after);
+  }
+  std::string as_json;
+  try {
+    as_json = api::DecodeProtobufObject(body).dump();
+  } catch (const api::DecodeError&) {
+    // Not a Status Berth can read: the HTTP status alone says what happened.
+  }
+  return ErrorFromResponse(status, as_json, retry_after);
+}
+
 // A successful response.
 struct Reply {
   int status;
@@ -316,7 +332,7 @@ class HttpClient final : public Client {
         std::string body;
         connection->ReadBody(&body, deadline);
         Observe("WATCH", status, start);
-        error = ErrorFromResponse(status, body, RetryAfterOf(head));
+        error = ErrorFromReply(status, head, body);
       } catch (const internal::TransportError& e) {
         Observe("WATCH", status, start);
         not_sent = e.request_not_sent();
@@ -393,7 +409,7 @@ class HttpClient final : public Client {
         pool_.Release(std::move(connection));
         Observe(verb, status, start);
         if (status >= 200 && status < 300) return Reply{status, std::move(text), head.content_type};
-        error = ErrorFromResponse(status, text, RetryAfterOf(head));
+        error = ErrorFromReply(status, head, text);
       } catch (const internal::TransportError& e) {
         Observe(verb, status, start);
         not_sent = e.request_not_sent();

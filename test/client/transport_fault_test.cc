@@ -382,6 +382,46 @@ TEST(TransportFaultInjectionTest, StreamedListReportsTheContentTypeBeforeTheBody
   EXPECT_THAT(requests[1], HasSubstr("\r\nAccept: application/json\r\n"));
 }
 
+TEST(TransportFaultInjectionTest, ProtobufStatusOfAFailedListOrWatchIsDecoded) {
+  const std::string forbidden = testing::Proto()
+                                    .Bytes(2, "Failure")
+                                    .Bytes(3, "nodes is forbidden: cannot list resource \"nodes\"")
+                                    .Bytes(4, "Forbidden")
+                                    .Varint(6, 403)
+                                    .Envelope("Status");
+  std::atomic<int> served{0};
+  RawServer server([&](int, int, const std::string&) {
+    const std::string body = served++ < 2 ? forbidden : std::string("k8s\0garbage", 11);
+    return "HTTP/1.1 403 Forbidden\r\nContent-Type: application/vnd.kubernetes.protobuf\r\n"
+           "Content-Length: " +
+           std::to_string(body.size()) + "\r\n\r\n" + body;
+  });
+  auto client = NewClient(ConfigFor(server));
+  ListOptions list;
+  list.prefer_protobuf = true;
+  WatchOptions watch;
+  watch.prefer_protobuf = true;
+  const auto error_of = [](const std::function<void()>& call) {
+    try {
+      call();
+    } catch (const ApiError& e) {
+      return e;
+    }
+    return ApiError(ErrorReason::kUnknown, 0, "(no error)");
+  };
+  const ApiError list_error =
+      error_of([&] { client->ListPageStream("/api/v1/nodes", list, "", [](std::string_view) {}); });
+  EXPECT_EQ(list_error.reason(), ErrorReason::kForbidden);
+  EXPECT_EQ(list_error.server_message(), "nodes is forbidden: cannot list resource \"nodes\"");
+  const ApiError watch_error = error_of([&] { client->Watch("/api/v1/nodes", watch); });
+  EXPECT_EQ(watch_error.reason(), ErrorReason::kForbidden);
+  EXPECT_EQ(watch_error.server_message(), list_error.server_message());
+  // A protobuf body that is no Status leaves the HTTP status to speak.
+  const ApiError unreadable = error_of([&] { client->Watch("/api/v1/nodes", watch); });
+  EXPECT_EQ(unreadable.reason(), ErrorReason::kForbidden);
+  EXPECT_EQ(unreadable.server_message(), "the server responded with HTTP status 403");
+}
+
 TEST(TransportFaultInjectionTest, ServerUrlWithPathOrBadPortIsAConfigError) {
   Config config;
   config.server = "https://127.0.0.1:6443/prefix";
