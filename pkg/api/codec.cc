@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "pkg/api/errors.h"
+#include "pkg/api/field_path.h"
 #include "pkg/api/quantity.h"
 #include "pkg/api/types.h"
 
@@ -24,67 +25,14 @@ using json = nlohmann::json;
 constexpr std::string_view kLastAppliedAnnotation =
     "kubectl.kubernetes.io/last-applied-configuration";
 
-// The JSON path of the field being decoded, kept as a chain of stack frames so the common
-// (valid) case never builds a string; str() materializes it only for an error message.
-//
-// A Path points at its parent, so a parent must outlive its children: Field()/Index() are
-// disabled on temporaries, which rules out the dangling chain a.Field("b").Field("c").
-class Path {
- public:
-  explicit Path(std::string_view root) : key_(root) {}
-  Path(const Path&) = delete;
-  Path& operator=(const Path&) = delete;
-
-  Path Field(std::string_view key) const& { return Path(this, key); }
-  Path Field(std::string_view key) const&& = delete;
-  Path Index(size_t index) const& { return Path(this, index); }
-  Path Index(size_t index) const&& = delete;
-
-  // The object member this path names (empty for array elements and an unnamed root).
-  std::string_view key() const { return key_; }
-
-  std::string str() const {
-    if (parent_ == nullptr) {
-      return std::string(key_);
-    }
-    std::string out = parent_->str();
-    if (is_index_) {
-      out += '[';
-      out += std::to_string(index_);
-      out += ']';
-    } else {
-      if (!out.empty()) {
-        out += '.';
-      }
-      out += key_;
-    }
-    return out;
-  }
-
- private:
-  Path(const Path* parent, std::string_view key) : parent_(parent), key_(key) {}
-  Path(const Path* parent, size_t index) : parent_(parent), index_(index), is_index_(true) {}
-
-  const Path* parent_ = nullptr;
-  std::string_view key_;
-  size_t index_ = 0;
-  bool is_index_ = false;
-};
-
-[[noreturn]] void Fail(const Path& path, const std::string& problem) {
-  std::string field = path.str();
-  if (field.empty()) {
-    field = "(object)";
-  }
-  throw DecodeError(field, problem);
-}
+using Path = FieldPath;
 
 [[noreturn]] void FailType(const Path& path, std::string_view expected, const json& got) {
   std::string problem = "expected ";
   problem += expected;
   problem += ", got ";
   problem += got.type_name();
-  Fail(path, problem);
+  FailAt(path, problem);
 }
 
 // The member of `parent` named by field.key(), or nullptr when absent or null (every field
@@ -143,7 +91,7 @@ bool ReadInt64(const json& parent, const Path& field, int64_t* out) {
   if (value->is_number_unsigned()) {
     uint64_t u = value->get_ref<const uint64_t&>();
     if (u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
-      Fail(field, "integer " + std::to_string(u) + " out of range");
+      FailAt(field, "integer " + std::to_string(u) + " out of range");
     }
     *out = static_cast<int64_t>(u);
     return true;
@@ -161,7 +109,7 @@ bool ReadInt32(const json& parent, const Path& field, int32_t* out) {
     return false;
   }
   if (wide < std::numeric_limits<int32_t>::min() || wide > std::numeric_limits<int32_t>::max()) {
-    Fail(field, "integer " + std::to_string(wide) + " out of int32 range");
+    FailAt(field, "integer " + std::to_string(wide) + " out of int32 range");
   }
   *out = static_cast<int32_t>(wide);
   return true;
@@ -227,7 +175,7 @@ E ParseEnum(const std::string& text, const std::array<std::pair<std::string_view
       return value;
     }
   }
-  Fail(path, "unknown value \"" + text + "\"");
+  FailAt(path, "unknown value \"" + text + "\"");
 }
 
 // Reads an optional enum member; absent or null leaves *out unchanged.
@@ -298,7 +246,7 @@ Quantity DecodeQuantity(const json& value, const Path& path) {
     char buf[64];
     auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), value.get_ref<const double&>());
     if (ec != std::errc()) {
-      Fail(path, "unrepresentable number");
+      FailAt(path, "unrepresentable number");
     }
     number.assign(buf, end);
     text = number;
@@ -308,7 +256,7 @@ Quantity DecodeQuantity(const json& value, const Path& path) {
   Quantity quantity;
   std::string why;
   if (!Quantity::TryParse(text, &quantity, &why)) {
-    Fail(path, "invalid quantity \"" + std::string(text) + "\": " + why);
+    FailAt(path, "invalid quantity \"" + std::string(text) + "\": " + why);
   }
   return quantity;
 }
@@ -351,40 +299,40 @@ Requirement DecodeRequirement(const json& value, const Path& path, SelectorKind 
   Requirement r;
   Path key_path = path.Field("key");
   if (!ReadString(value, key_path, &r.key) || r.key.empty()) {
-    Fail(key_path, "required");
+    FailAt(key_path, "required");
   }
   if (kind == SelectorKind::kNodeField && r.key != "metadata.name") {
-    Fail(key_path, "unsupported field selector key \"" + r.key + "\"");
+    FailAt(key_path, "unsupported field selector key \"" + r.key + "\"");
   }
 
   Path op_path = path.Field("operator");
   std::string op;
   if (!ReadString(value, op_path, &op)) {
-    Fail(op_path, "required");
+    FailAt(op_path, "required");
   }
   r.op = ParseEnum(op, kSelectorOperators, op_path);
   const bool is_set_op = r.op == SelectorOperator::kIn || r.op == SelectorOperator::kNotIn;
   const bool is_number_op = r.op == SelectorOperator::kGt || r.op == SelectorOperator::kLt;
   if ((kind == SelectorKind::kLabel && is_number_op) ||
       (kind == SelectorKind::kNodeField && !is_set_op)) {
-    Fail(op_path, "operator \"" + op + "\" is not supported here");
+    FailAt(op_path, "operator \"" + op + "\" is not supported here");
   }
 
   Path values_path = path.Field("values");
   ReadStringList(value, values_path, &r.values);
   if (is_set_op && r.values.empty()) {
-    Fail(values_path, "operator " + op + " needs at least one value");
+    FailAt(values_path, "operator " + op + " needs at least one value");
   }
   if (!is_set_op && !is_number_op && !r.values.empty()) {
-    Fail(values_path, "operator " + op + " takes no values");
+    FailAt(values_path, "operator " + op + " takes no values");
   }
   if (is_number_op) {
     if (r.values.size() != 1) {
-      Fail(values_path, "operator " + op + " needs exactly one value");
+      FailAt(values_path, "operator " + op + " needs exactly one value");
     }
     if (!ParseInt64(r.values[0], &r.number)) {
       Path value_path = values_path.Index(0);
-      Fail(value_path, "\"" + r.values[0] + "\" is not an integer");
+      FailAt(value_path, "\"" + r.values[0] + "\" is not an integer");
     }
   }
   std::sort(r.values.begin(), r.values.end());
@@ -458,13 +406,13 @@ Taint DecodeTaintAt(const json& value, const Path& path) {
   Taint t;
   Path key_path = path.Field("key");
   if (!ReadString(value, key_path, &t.key) || t.key.empty()) {
-    Fail(key_path, "required");
+    FailAt(key_path, "required");
   }
   ReadString(value, path.Field("value"), &t.value);
   Path effect_path = path.Field("effect");
   std::string effect;
   if (!ReadString(value, effect_path, &effect)) {
-    Fail(effect_path, "required");
+    FailAt(effect_path, "required");
   }
   t.effect = ParseEnum(effect, kTaintEffects, effect_path);
   return t;
@@ -494,7 +442,7 @@ void DecodeMeta(const json& object, const Path& root, ObjectMeta* meta) {
   Path name_path = path.Field("name");
   const json* m = GetObject(object, path);
   if (m == nullptr || !ReadString(*m, name_path, &meta->name) || meta->name.empty()) {
-    Fail(name_path, "required");
+    FailAt(name_path, "required");
   }
   ReadString(*m, path.Field("namespace"), &meta->namespace_);
   ReadString(*m, path.Field("uid"), &meta->uid);

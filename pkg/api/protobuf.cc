@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "pkg/api/errors.h"
+#include "pkg/api/field_path.h"
 #include "pkg/api/utf8.h"
 
 namespace berth::api {
@@ -327,32 +328,6 @@ constexpr std::pair<std::string_view, const ProtobufMessage*> kKinds[] = {
 
 // ---- Wire format ----
 
-// The JSON path of the value being decoded, as a chain of stack frames (see codec.cc's Path):
-// the common case never builds a string.
-struct PathFrame {
-  const PathFrame* parent = nullptr;
-  std::string_view name;
-  int64_t index = -1;  // >= 0: an array element of the parent.
-
-  std::string str() const {
-    std::string out = parent != nullptr ? parent->str() : std::string();
-    if (index >= 0) {
-      out += '[';
-      out += std::to_string(index);
-      out += ']';
-    } else if (!name.empty()) {
-      if (!out.empty()) out += '.';
-      out += name;
-    }
-    return out;
-  }
-};
-
-[[noreturn]] void Fail(const PathFrame& path, const std::string& problem) {
-  std::string field = path.str();
-  throw DecodeError(field.empty() ? "(object)" : field, problem);
-}
-
 enum WireType : uint32_t { kVarint = 0, kFixed64 = 1, kLengthDelimited = 2, kFixed32 = 5 };
 
 struct FieldHeader {
@@ -367,7 +342,7 @@ struct FieldValue {
 };
 
 // Reads a varint at bytes[*pos]; false when `bytes` ends first.
-bool TryReadVarint(std::string_view bytes, size_t* pos, uint64_t* out, const PathFrame& path) {
+bool TryReadVarint(std::string_view bytes, size_t* pos, uint64_t* out, const FieldPath& path) {
   uint64_t value = 0;
   for (int shift = 0; shift < 64; shift += 7) {
     if (*pos >= bytes.size()) return false;
@@ -378,31 +353,31 @@ bool TryReadVarint(std::string_view bytes, size_t* pos, uint64_t* out, const Pat
       return true;
     }
   }
-  Fail(path, "malformed protobuf: varint longer than 10 bytes");
+  FailAt(path, "malformed protobuf: varint longer than 10 bytes");
 }
 
 // Reads a field's tag and, for a length-delimited field, its length; false when `bytes` ends
 // first.
 bool TryReadHeader(std::string_view bytes, size_t* pos, FieldHeader* header,
-                   const PathFrame& path) {
+                   const FieldPath& path) {
   uint64_t tag = 0;
   if (!TryReadVarint(bytes, pos, &tag, path)) return false;
   header->number = static_cast<uint32_t>(tag >> 3);
   header->wire = static_cast<uint32_t>(tag & 7);
   if (header->number == 0 || (tag >> 3) > 0x1FFFFFFF) {
-    Fail(path, "malformed protobuf: invalid field number " + std::to_string(tag >> 3));
+    FailAt(path, "malformed protobuf: invalid field number " + std::to_string(tag >> 3));
   }
   if (header->wire == kLengthDelimited) return TryReadVarint(bytes, pos, &header->length, path);
   if (header->wire != kVarint && header->wire != kFixed64 && header->wire != kFixed32) {
-    Fail(path, "malformed protobuf: unsupported wire type " + std::to_string(header->wire) +
-                   " for field " + std::to_string(header->number));
+    FailAt(path, "malformed protobuf: unsupported wire type " + std::to_string(header->wire) +
+                     " for field " + std::to_string(header->number));
   }
   return true;
 }
 
 // Reads the value of a field whose header was just read; false when `bytes` ends first.
 bool TryReadValue(std::string_view bytes, size_t* pos, const FieldHeader& header, FieldValue* value,
-                  const PathFrame& path) {
+                  const FieldPath& path) {
   size_t width = 0;
   switch (header.wire) {
     case kVarint:
@@ -426,9 +401,9 @@ bool TryReadValue(std::string_view bytes, size_t* pos, const FieldHeader& header
 
 // Reads one whole field of a complete message.
 void ReadField(std::string_view bytes, size_t* pos, FieldHeader* header, FieldValue* value,
-               const PathFrame& path) {
+               const FieldPath& path) {
   if (!TryReadHeader(bytes, pos, header, path) || !TryReadValue(bytes, pos, *header, value, path)) {
-    Fail(path, "malformed protobuf: message ends inside a field");
+    FailAt(path, "malformed protobuf: message ends inside a field");
   }
 }
 
@@ -445,20 +420,20 @@ std::string_view WireTypeName(uint32_t wire) {
   }
 }
 
-void ExpectWire(const FieldHeader& header, uint32_t want, const PathFrame& path) {
+void ExpectWire(const FieldHeader& header, uint32_t want, const FieldPath& path) {
   if (header.wire != want) {
-    Fail(path, "malformed protobuf: " + std::string(WireTypeName(header.wire)) +
-                   " value, expected " + std::string(WireTypeName(want)));
+    FailAt(path, "malformed protobuf: " + std::string(WireTypeName(header.wire)) +
+                     " value, expected " + std::string(WireTypeName(want)));
   }
 }
 
-std::string Utf8String(std::string_view bytes, const PathFrame& path) {
-  if (!IsValidUtf8(bytes)) Fail(path, "invalid UTF-8 in a string");
+std::string Utf8String(std::string_view bytes, const FieldPath& path) {
+  if (!IsValidUtf8(bytes)) FailAt(path, "invalid UTF-8 in a string");
   return std::string(bytes);
 }
 
 // Go's time.Unix(seconds, 0).UTC().Format(time.RFC3339), which is metav1.Time's JSON form.
-std::string FormatTime(int64_t seconds, const PathFrame& path) {
+std::string FormatTime(int64_t seconds, const FieldPath& path) {
   constexpr int64_t kSecondsPerDay = 86400;
   int64_t days = seconds / kSecondsPerDay;
   int64_t rem = seconds % kSecondsPerDay;
@@ -478,7 +453,7 @@ std::string FormatTime(int64_t seconds, const PathFrame& path) {
   const int64_t month = mp < 10 ? mp + 3 : mp - 9;
   const int64_t year = yoe + era * 400 + (month <= 2 ? 1 : 0);
   // RFC 3339 has four-digit years; Go's JSON encoding of a Time fails outside them as well.
-  if (year < 0 || year > 9999) Fail(path, "time out of the RFC 3339 range");
+  if (year < 0 || year > 9999) FailAt(path, "time out of the RFC 3339 range");
   char text[32];
   std::snprintf(text, sizeof(text), "%04d-%02d-%02dT%02d:%02d:%02dZ", static_cast<int>(year),
                 static_cast<int>(month), static_cast<int>(day), static_cast<int>(rem / 3600),
@@ -487,10 +462,10 @@ std::string FormatTime(int64_t seconds, const PathFrame& path) {
 }
 
 void DecodeFields(std::string_view bytes, const ProtobufMessage& message, json& out,
-                  const PathFrame& path);
+                  const FieldPath& path);
 
 // A metav1.Time (seconds = 1, nanos = 2); empty is the zero time, which JSON writes as null.
-void DecodeTime(std::string_view bytes, std::string_view name, json& out, const PathFrame& path) {
+void DecodeTime(std::string_view bytes, std::string_view name, json& out, const FieldPath& path) {
   if (bytes.empty()) return;
   int64_t seconds = 0;
   size_t pos = 0;
@@ -508,7 +483,7 @@ void DecodeTime(std::string_view bytes, std::string_view name, json& out, const 
 
 // A map entry (key = 1, value = 2); a Quantity value is a message holding its string as field 1.
 void DecodeMapEntry(std::string_view bytes, const ProtobufField& field, json& map,
-                    const PathFrame& path) {
+                    const FieldPath& path) {
   std::string key;
   std::string value;
   size_t pos = 0;
@@ -555,8 +530,13 @@ json& Slot(const ProtobufField& field, json& out, int64_t* index) {
 }
 
 void DecodeField(const ProtobufField& field, const FieldHeader& header, const FieldValue& value,
-                 json& out, const PathFrame& parent) {
-  PathFrame path{&parent, field.name};
+                 json& out, const FieldPath& parent) {
+  if (field.kind == K::kInline) {
+    ExpectWire(header, kLengthDelimited, parent);
+    DecodeFields(value.bytes, *field.message, out, parent);
+    return;
+  }
+  const FieldPath path = parent.Field(field.name);
   switch (field.kind) {
     case K::kBool:
     case K::kInt32:
@@ -587,12 +567,15 @@ void DecodeField(const ProtobufField& field, const FieldHeader& header, const Fi
     case K::kMessage: {
       json& target = Slot(field, out, &index);
       if (!target.is_object()) target = json::object();
-      const PathFrame element{&path, {}, index};
-      DecodeFields(value.bytes, *field.message, target, index >= 0 ? element : path);
+      if (index < 0) {
+        DecodeFields(value.bytes, *field.message, target, path);
+      } else {
+        const FieldPath element = path.Index(static_cast<size_t>(index));
+        DecodeFields(value.bytes, *field.message, target, element);
+      }
       return;
     }
-    case K::kInline:
-      DecodeFields(value.bytes, *field.message, out, parent);
+    case K::kInline:  // Handled above.
       return;
     case K::kStringMap:
     case K::kQuantityMap: {
@@ -610,7 +593,7 @@ void DecodeField(const ProtobufField& field, const FieldHeader& header, const Fi
 // Decodes the fields of `message` found in `bytes` into the JSON object `out`; fields the schema
 // does not name are skipped.
 void DecodeFields(std::string_view bytes, const ProtobufMessage& message, json& out,
-                  const PathFrame& path) {
+                  const FieldPath& path) {
   size_t pos = 0;
   while (pos < bytes.size()) {
     FieldHeader header;
@@ -622,15 +605,15 @@ void DecodeFields(std::string_view bytes, const ProtobufMessage& message, json& 
   }
 }
 
-const ProtobufMessage& MessageOfKind(std::string_view kind, const PathFrame& path) {
+const ProtobufMessage& MessageOfKind(std::string_view kind, const FieldPath& path) {
   for (const auto& [name, message] : kKinds) {
     if (name == kind) return *message;
   }
-  Fail(path, "no protobuf decoding for kind \"" + std::string(kind) + "\"");
+  FailAt(path, "no protobuf decoding for kind \"" + std::string(kind) + "\"");
 }
 
 // The kind named by a runtime.Unknown's typeMeta.
-std::string KindOf(std::string_view type_meta, const PathFrame& path) {
+std::string KindOf(std::string_view type_meta, const FieldPath& path) {
   json fields = json::object();
   DecodeFields(type_meta, kTypeMeta, fields, path);
   auto kind = fields.find("kind");
@@ -640,23 +623,23 @@ std::string KindOf(std::string_view type_meta, const PathFrame& path) {
 // Reads one field of a runtime.Unknown (typeMeta = 1, raw = 2, contentEncoding = 3); returns the
 // kind it names when it is the typeMeta.
 void CheckEnvelopeField(const FieldHeader& header, const FieldValue& value, std::string* kind,
-                        const PathFrame& path) {
+                        const FieldPath& path) {
   if (header.number == 1) {
     ExpectWire(header, kLengthDelimited, path);
     *kind = KindOf(value.bytes, path);
   } else if (header.number == 3 && header.wire == kLengthDelimited && !value.bytes.empty()) {
-    Fail(path, "unsupported protobuf content encoding \"" + std::string(value.bytes) + "\"");
+    FailAt(path, "unsupported protobuf content encoding \"" + std::string(value.bytes) + "\"");
   }
 }
 
-void CheckMagic(std::string_view bytes, const PathFrame& path) {
+void CheckMagic(std::string_view bytes, const FieldPath& path) {
   if (bytes.substr(0, kEnvelopeMagic.size()) != kEnvelopeMagic) {
-    Fail(path, "not a Kubernetes protobuf object (the \"k8s\\0\" prefix is missing)");
+    FailAt(path, "not a Kubernetes protobuf object (the \"k8s\\0\" prefix is missing)");
   }
 }
 
 // Decodes an enveloped object; `root` is where it sits, for error paths.
-json DecodeEnvelope(std::string_view envelope, const PathFrame& root) {
+json DecodeEnvelope(std::string_view envelope, const FieldPath& root) {
   CheckMagic(envelope, root);
   std::string kind;
   std::string_view raw;
@@ -675,7 +658,7 @@ json DecodeEnvelope(std::string_view envelope, const PathFrame& root) {
     }
   }
   const ProtobufMessage& message = MessageOfKind(kind, root);
-  if (!has_raw) Fail(root, "protobuf envelope without an object");
+  if (!has_raw) FailAt(root, "protobuf envelope without an object");
   json object = json::object();
   DecodeFields(raw, message, object, root);
   return object;
@@ -695,11 +678,12 @@ bool IsProtobufMediaType(std::string_view content_type) {
 }
 
 json DecodeProtobufObject(std::string_view envelope) {
-  return DecodeEnvelope(envelope, PathFrame{});
+  const FieldPath root("");
+  return DecodeEnvelope(envelope, root);
 }
 
 ParsedWatchEvent ParseProtobufWatchEvent(std::string_view frame) {
-  const PathFrame root;
+  const FieldPath root("");
   ParsedWatchEvent event;
   size_t pos = 0;
   while (pos < frame.size()) {
@@ -707,12 +691,12 @@ ParsedWatchEvent ParseProtobufWatchEvent(std::string_view frame) {
     FieldValue value;
     ReadField(frame, &pos, &header, &value, root);
     if (header.number == 1) {
-      const PathFrame type_path{&root, "type"};
+      const FieldPath type_path = root.Field("type");
       ExpectWire(header, kLengthDelimited, type_path);
       event.type = Utf8String(value.bytes, type_path);
     } else if (header.number == 2) {
       // A runtime.RawExtension: the enveloped object is its field 1.
-      const PathFrame object_path{&root, "object"};
+      const FieldPath object_path = root.Field("object");
       ExpectWire(header, kLengthDelimited, object_path);
       size_t object_pos = 0;
       while (object_pos < value.bytes.size()) {
@@ -743,7 +727,7 @@ void ProtobufListParser::Feed(std::string_view bytes) {
 }
 
 size_t ProtobufListParser::Consume(std::string_view data) {
-  const PathFrame root;
+  const FieldPath root("");
   size_t pos = 0;
   for (;;) {
     switch (stage_) {
@@ -759,8 +743,9 @@ size_t ProtobufListParser::Consume(std::string_view data) {
         if (!TryReadHeader(data, &at, &header, root)) return pos;
         if (header.number == 2 && header.wire == kLengthDelimited) {
           // The list itself: consumed field by field as it arrives instead of waited for.
-          if (item_message_ == nullptr) Fail(root, "protobuf list without a kind before its items");
-          if (list_seen_) Fail(root, "protobuf envelope with two objects");
+          if (item_message_ == nullptr)
+            FailAt(root, "protobuf list without a kind before its items");
+          if (list_seen_) FailAt(root, "protobuf envelope with two objects");
           list_seen_ = true;
           list_left_ = header.length;
           pos = at;
@@ -775,7 +760,7 @@ size_t ProtobufListParser::Consume(std::string_view data) {
           const ProtobufMessage& list = MessageOfKind(kind, root);
           const ProtobufField* items = list.Find(2);
           if (items == nullptr || items->name != "items") {
-            Fail(root, "kind \"" + kind + "\" is not a list");
+            FailAt(root, "kind \"" + kind + "\" is not a list");
           }
           item_message_ = items->message;
         }
@@ -794,19 +779,20 @@ size_t ProtobufListParser::Consume(std::string_view data) {
         FieldValue value;
         if (!TryReadHeader(list, &at, &header, root) ||
             !TryReadValue(list, &at, header, &value, root)) {
-          if (list.size() == list_left_) Fail(root, "malformed protobuf: list ends inside a field");
+          if (list.size() == list_left_)
+            FailAt(root, "malformed protobuf: list ends inside a field");
           return pos;
         }
         if (header.number == 2) {
-          const PathFrame items{&root, "items"};
-          const PathFrame item_path{&items, {}, static_cast<int64_t>(items_)};
+          const FieldPath items = root.Field("items");
+          const FieldPath item_path = items.Index(items_);
           ExpectWire(header, kLengthDelimited, item_path);
           json item = json::object();
           DecodeFields(value.bytes, *item_message_, item, item_path);
           items_++;
           on_item_(item);
         } else if (header.number == 1) {
-          const PathFrame meta_path{&root, "metadata"};
+          const FieldPath meta_path = root.Field("metadata");
           ExpectWire(header, kLengthDelimited, meta_path);
           json meta = json::object();
           DecodeFields(value.bytes, kListMeta, meta, meta_path);
@@ -822,11 +808,11 @@ size_t ProtobufListParser::Consume(std::string_view data) {
 }
 
 ListMeta ProtobufListParser::Finish() {
-  const PathFrame root;
+  const FieldPath root("");
   if (stage_ != Stage::kEnvelope || !pending_.empty()) {
-    Fail(root, "malformed protobuf: the body ends early");
+    FailAt(root, "malformed protobuf: the body ends early");
   }
-  if (!list_seen_) Fail(root, "protobuf envelope without a list");
+  if (!list_seen_) FailAt(root, "protobuf envelope without a list");
   return meta_;
 }
 
