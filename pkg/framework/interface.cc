@@ -24,6 +24,34 @@ const char* CodeName(Code code) {
   return "Unknown";
 }
 
+PluginName::PluginName(std::string_view name) {
+  static std::mutex mu;
+  // A node-based set: interned strings never move, so the pointers handed out stay valid.
+  static std::set<std::string, std::less<>> names;
+  std::lock_guard lock(mu);
+  auto it = names.find(name);
+  if (it == names.end()) it = names.emplace(name).first;
+  name_ = &*it;
+}
+
+const std::string& PluginName::Empty() {
+  static const std::string empty;
+  return empty;
+}
+
+void NodeToStatus::Set(std::string_view node, Status status) {
+  entries_.push_back({node, std::move(status)});
+}
+
+const Status& NodeToStatus::Get(std::string_view node) const {
+  std::call_once(index_once_, [this] {
+    index_.reserve(entries_.size());
+    for (size_t i = 0; i < entries_.size(); i++) index_.emplace(entries_[i].node, i);
+  });
+  auto it = index_.find(node);
+  return it == index_.end() ? absent_ : entries_[it->second].status;
+}
+
 std::string Status::Message() const {
   std::string out;
   for (const auto& reason : reasons_) {

@@ -54,6 +54,25 @@ enum class Code {
 
 const char* CodeName(Code code);
 
+// A plugin's name, interned: every PluginName made from the same text points at one string that
+// lives as long as the process, so a copy is a pointer. A pod that fits nowhere gets one rejected
+// Filter Status per node of the cluster, each naming its plugin; a copy of the name in each would
+// be an allocation per node. Meant for the few names of plugins: interned text is never freed.
+class PluginName {
+ public:
+  PluginName() = default;
+  // Takes a process-wide lock: made once per plugin (as the framework does), not per call.
+  explicit PluginName(std::string_view name);
+
+  const std::string& str() const { return name_ != nullptr ? *name_ : Empty(); }
+  operator const std::string&() const { return str(); }  // NOLINT(google-explicit-constructor)
+  bool empty() const { return str().empty(); }
+
+ private:
+  static const std::string& Empty();
+  const std::string* name_ = nullptr;
+};
+
 // The result of one plugin call. A default-constructed Status is Success and allocates nothing,
 // so the hot path pays nothing for success.
 class Status {
@@ -87,16 +106,20 @@ class Status {
   std::string Message() const;
 
   // The plugin that produced this status (set by the runtime).
-  const std::string& plugin() const { return plugin_; }
-  Status& WithPlugin(std::string plugin) {
-    plugin_ = std::move(plugin);
+  const std::string& plugin() const { return plugin_.str(); }
+  Status& WithPlugin(std::string_view plugin) {
+    plugin_ = PluginName(plugin);
+    return *this;
+  }
+  Status& WithPlugin(PluginName plugin) {
+    plugin_ = plugin;
     return *this;
   }
 
  private:
   Code code_ = Code::kSuccess;
   std::vector<std::string> reasons_;
-  std::string plugin_;
+  PluginName plugin_;
 };
 
 // Data a plugin keeps for one scheduling cycle. Clone() must deep-copy what AddPod/RemovePod
@@ -215,8 +238,42 @@ class FilterPlugin : public virtual Plugin {
   virtual Status Filter(const CycleState& state, const api::Pod& pod, const NodeInfo& node) = 0;
 };
 
-// node name -> the status that rejected it.
-using NodeToStatus = std::unordered_map<std::string, Status>;
+// Why each node was rejected in one scheduling cycle: the status of every node Filter rejected,
+// and one status standing for every node that was never filtered (PreFilter ruled it out, or
+// rejected the pod for all nodes). Node names are views of the cycle's snapshot, valid for the
+// scheduling cycle only, as NodeScore's are: a pod that fits nowhere records one entry per node
+// of the cluster, and copying each name (and hashing it into a map) cost more than filtering.
+class NodeToStatus {
+ public:
+  struct Entry {
+    std::string_view node;
+    Status status;
+  };
+
+  NodeToStatus() = default;
+  NodeToStatus(const NodeToStatus&) = delete;
+  NodeToStatus& operator=(const NodeToStatus&) = delete;
+
+  // `node` must outlive this object. Each node is set at most once, and every Set comes before
+  // the first Get.
+  void Set(std::string_view node, Status status);
+  // The node's own status, else the absent-nodes status. Builds an index on first use;
+  // thread-safe.
+  const Status& Get(std::string_view node) const;
+  // Upstream's default: a node that was never filtered cannot be helped by preemption.
+  const Status& absent_nodes_status() const { return absent_; }
+  void set_absent_nodes_status(Status status) { absent_ = std::move(status); }
+  // Nodes with their own status, in the order they were set.
+  const std::vector<Entry>& entries() const { return entries_; }
+  size_t size() const { return entries_.size(); }
+  void Reserve(size_t n) { entries_.reserve(n); }
+
+ private:
+  std::vector<Entry> entries_;
+  Status absent_{Code::kUnschedulableAndUnresolvable, std::vector<std::string>{}};
+  mutable std::once_flag index_once_;
+  mutable std::unordered_map<std::string_view, size_t> index_;
+};
 
 struct PostFilterResult {
   // When set, the pod is nominated to this node (preemption made room there).

@@ -103,12 +103,31 @@ std::string FitErrorMessage(int num_all_nodes, const Diagnosis& diagnosis) {
     msg += " " + diagnosis.pre_filter_msg + ".";
   } else {
     std::map<std::string, int> reasons;
-    for (const auto& [node, status] : diagnosis.node_to_status) {
-      for (const auto& reason : status.reasons()) reasons[reason]++;
+    // Runs of equal reason lists (every node short of cpu) are counted once per run: with a pod
+    // that fits nowhere there is one status per node of the cluster.
+    const std::vector<std::string>* run = nullptr;
+    int run_length = 0;
+    auto flush = [&] {
+      if (run != nullptr) {
+        for (const auto& reason : *run) reasons[reason] += run_length;
+      }
+    };
+    for (const auto& entry : diagnosis.node_to_status.entries()) {
+      const auto& entry_reasons = entry.status.reasons();
+      if (run != nullptr && *run == entry_reasons) {
+        run_length++;
+        continue;
+      }
+      flush();
+      run = &entry_reasons;
+      run_length = 1;
     }
+    flush();
     int absent = num_all_nodes - static_cast<int>(diagnosis.node_to_status.size());
-    if (absent > 0 && diagnosis.absent_nodes_status) {
-      for (const auto& reason : diagnosis.absent_nodes_status->reasons()) reasons[reason] += absent;
+    if (absent > 0) {
+      for (const auto& reason : diagnosis.node_to_status.absent_nodes_status().reasons()) {
+        reasons[reason] += absent;
+      }
     }
     std::vector<std::string> parts;
     parts.reserve(reasons.size());
@@ -598,8 +617,8 @@ Status Scheduler::FindNodesThatFitPod(framework::runtime::Framework& fwk,
   if (!s.IsSuccess()) {
     if (!s.IsRejected()) return s;
     // Every node gets the PreFilter status; the message says it once.
-    for (const auto& n : all_nodes) diagnosis->node_to_status[n->name()] = s;
     diagnosis->pre_filter_msg = s.Message();
+    diagnosis->node_to_status.set_absent_nodes_status(s);
     if (!s.plugin().empty()) {
       (s.code() == Code::kPending ? diagnosis->pending_plugins : diagnosis->unschedulable_plugins)
           .insert(s.plugin());
@@ -632,8 +651,8 @@ Status Scheduler::FindNodesThatFitPod(framework::runtime::Framework& fwk,
     // Nodes PreFilter ruled out count as unresolvable in the message, as upstream.
     std::string plugins;
     for (const auto& name : plugins_with_nodes) plugins += (plugins.empty() ? "" : " ") + name;
-    diagnosis->absent_nodes_status =
-        Status::Unresolvable("node(s) didn't satisfy plugin(s) [" + plugins + "]");
+    diagnosis->node_to_status.set_absent_nodes_status(
+        Status::Unresolvable("node(s) didn't satisfy plugin(s) [" + plugins + "]"));
   }
   *feasible = FindNodesThatPassFilters(fwk, state, pod, diagnosis, *nodes);
   return {};
@@ -730,18 +749,35 @@ std::vector<framework::NodeInfoPtr> Scheduler::FindNodesThatPassFilters(
   }
   next_start_node_index_ = (start + processed) % num_all;
   std::map<std::string, int64_t> rejected_by;
+  // Consecutive rejections by one plugin (interned names compare by address) are tallied once.
+  const std::string* last_plugin = nullptr;
+  int64_t last_count = 0;
+  Code last_code = Code::kSuccess;
+  auto tally = [&] {
+    if (last_plugin == nullptr || last_plugin->empty()) return;
+    rejected_by[*last_plugin] += last_count;
+    if (last_code == Code::kPending) {
+      diagnosis->pending_plugins.insert(*last_plugin);
+    } else if (last_code != Code::kError) {
+      diagnosis->unschedulable_plugins.insert(*last_plugin);
+    }
+  };
+  diagnosis->node_to_status.Reserve(processed);
   for (int i = 0; i < limit; i++) {
     if (outcomes[i] != FilterOutcome::kRejected) continue;
     Status& s = statuses[i];
-    if (!s.plugin().empty()) rejected_by[s.plugin()]++;
-    if (!s.IsRejected()) continue;  // Errors are reported through the cycle's error path.
-    const auto& name = nodes[(start + i) % num_all]->name();
-    if (!s.plugin().empty()) {
-      (s.code() == Code::kPending ? diagnosis->pending_plugins : diagnosis->unschedulable_plugins)
-          .insert(s.plugin());
+    const Code code = s.IsRejected() ? s.code() : Code::kError;
+    if (&s.plugin() != last_plugin || code != last_code) {
+      tally();
+      last_plugin = &s.plugin();
+      last_code = code;
+      last_count = 0;
     }
-    diagnosis->node_to_status[name] = std::move(s);
+    last_count++;
+    if (!s.IsRejected()) continue;  // Errors are reported through the cycle's error path.
+    diagnosis->node_to_status.Set(nodes[(start + i) % num_all]->name(), std::move(s));
   }
+  tally();
   fwk.RecordFilterPhase(
       state, feasible.empty() ? Status(Code::kUnschedulable, "no node passed Filter") : Status(),
       std::chrono::duration<double>(Clock::now() - filter_start).count(), processed + overflow,

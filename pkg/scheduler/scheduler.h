@@ -36,9 +36,8 @@ namespace berth::scheduler {
 
 // Why a pod fits no node: per-node statuses plus what PreFilter/PostFilter said.
 struct Diagnosis {
+  // Its absent-nodes status stands for the nodes PreFilter excluded.
   framework::NodeToStatus node_to_status;
-  // Status for nodes PreFilter excluded (not in node_to_status); empty when none were.
-  std::optional<framework::Status> absent_nodes_status;
   std::set<std::string> unschedulable_plugins;
   std::set<std::string> pending_plugins;
   std::string pre_filter_msg;

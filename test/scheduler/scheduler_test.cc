@@ -16,6 +16,7 @@ namespace berth::scheduler {
 namespace {
 
 using namespace std::chrono_literals;
+using framework::Code;
 using framework::Status;
 using testing::NodeBuilder;
 using testing::PodBuilder;
@@ -344,21 +345,54 @@ TEST_F(SchedulerTest, AttemptsQueueAndUnschedulablePluginsAreMeasured) {
 
 TEST(FitErrorMessage, CountsReasonsOverNodesSortedLikeUpstream) {
   Diagnosis d;
-  d.node_to_status["a"] = Status::Unschedulable("Insufficient cpu");
-  d.node_to_status["b"] = Status::Unschedulable("Insufficient cpu");
-  d.node_to_status["c"] = Status::Unresolvable("node(s) had untolerated taint {k: v}");
-  EXPECT_EQ(FitErrorMessage(3, d),
-            "0/3 nodes are available: 1 node(s) had untolerated taint {k: v}, 2 Insufficient "
-            "cpu.");
-  d.absent_nodes_status = Status::Unresolvable("node(s) didn't satisfy plugin(s) [NodeAffinity]");
+  d.node_to_status.Set("a", Status::Unschedulable("Insufficient cpu"));
+  d.node_to_status.Set("b", Status::Unresolvable("node(s) had untolerated taint {k: v}"));
+  d.node_to_status.Set("c", Status::Unschedulable("Insufficient cpu"));
+  d.node_to_status.Set("d", Status::Unschedulable("Insufficient cpu"));
+  d.node_to_status.Set("e", Status(Code::kUnschedulable,
+                                   std::vector<std::string>{"Insufficient cpu", "Too many pods"}));
   EXPECT_EQ(FitErrorMessage(5, d),
-            "0/5 nodes are available: 1 node(s) had untolerated taint {k: v}, 2 Insufficient "
-            "cpu, 2 node(s) didn't satisfy plugin(s) [NodeAffinity].");
+            "0/5 nodes are available: 1 Too many pods, 1 node(s) had untolerated taint {k: v}, 4 "
+            "Insufficient cpu.");
+  d.node_to_status.set_absent_nodes_status(
+      Status::Unresolvable("node(s) didn't satisfy plugin(s) [NodeAffinity]"));
+  EXPECT_EQ(FitErrorMessage(7, d),
+            "0/7 nodes are available: 1 Too many pods, 1 node(s) had untolerated taint {k: v}, 2 "
+            "node(s) didn't satisfy plugin(s) [NodeAffinity], 4 Insufficient cpu.");
   Diagnosis pre;
   pre.pre_filter_msg = "node(s) didn't satisfy plugin NodeAffinity";
-  pre.node_to_status["a"] = Status::Unresolvable("ignored when PreFilter rejected");
+  pre.node_to_status.Set("a", Status::Unresolvable("ignored when PreFilter rejected"));
   EXPECT_EQ(FitErrorMessage(1, pre),
             "0/1 nodes are available: node(s) didn't satisfy plugin NodeAffinity.");
+}
+
+TEST(NodeToStatus, GetFallsBackToTheAbsentNodesStatus) {
+  framework::NodeToStatus statuses;
+  statuses.Set("a", Status::Unschedulable("Insufficient cpu"));
+  statuses.Set("b", Status::Unresolvable("node(s) had untolerated taint {k: v}"));
+  EXPECT_EQ(statuses.Get("a").Message(), "Insufficient cpu");
+  EXPECT_EQ(statuses.Get("b").code(), Code::kUnschedulableAndUnresolvable);
+  // Upstream's default for a node never filtered: preemption cannot help there.
+  EXPECT_EQ(statuses.Get("z").code(), Code::kUnschedulableAndUnresolvable);
+  EXPECT_TRUE(statuses.Get("z").reasons().empty());
+
+  framework::NodeToStatus pre_filtered;
+  pre_filtered.set_absent_nodes_status(Status::Unschedulable("rejected by PreFilter"));
+  EXPECT_EQ(pre_filtered.Get("a").Message(), "rejected by PreFilter");
+}
+
+TEST(PluginName, InternedNamesShareOneString) {
+  const framework::PluginName a("NodeResourcesFit");
+  const framework::PluginName b(std::string("NodeResources") + "Fit");
+  EXPECT_EQ(&a.str(), &b.str());
+  EXPECT_EQ(a.str(), "NodeResourcesFit");
+  EXPECT_NE(&framework::PluginName("TaintToleration").str(), &a.str());
+  EXPECT_TRUE(framework::PluginName().empty());
+  Status s = Status::Unschedulable("x");
+  s.WithPlugin(b);
+  EXPECT_EQ(s.plugin(), "NodeResourcesFit");
+  s.WithPlugin(std::string("NodeName"));
+  EXPECT_EQ(s.plugin(), "NodeName");
 }
 
 TEST(NumFeasibleNodesToFind, MatchesUpstream) {

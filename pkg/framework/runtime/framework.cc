@@ -167,7 +167,7 @@ Framework::Framework(const Registry& registry, const config::Profile& profile, F
       }
     }
     for (const auto& name : order) {
-      out.push_back({name, dynamic_cast<Interface*>(plugins_.at(name).get()),
+      out.push_back({PluginName(name), dynamic_cast<Interface*>(plugins_.at(name).get()),
                      PluginMetrics(name, metric_point)});
     }
   };
@@ -203,7 +203,7 @@ Framework::Framework(const Registry& registry, const config::Profile& profile, F
   }
   for (const auto& [name, plugin] : plugins_) {
     if (auto* ext = dynamic_cast<EnqueueExtensions*>(plugin.get())) {
-      enqueue_extensions_.push_back({name, ext, &kNoopPlugin});
+      enqueue_extensions_.push_back({PluginName(name), ext, &kNoopPlugin});
     }
   }
 
@@ -552,7 +552,7 @@ Status Framework::RunScorePlugins(const CycleState& state, const api::Pod& pod,
       const auto& name = score_[active[k]].name;
       int64_t raw = scores[k][n].score;
       if (raw < kMinNodeScore || raw > kMaxNodeScore) {
-        Status s = Status::Error("plugin \"" + name + "\" returns an invalid score " +
+        Status s = Status::Error("plugin \"" + name.str() + "\" returns an invalid score " +
                                  std::to_string(raw) + ", it should in the range of [" +
                                  std::to_string(kMinNodeScore) + ", " +
                                  std::to_string(kMaxNodeScore) + "] after normalizing");
@@ -561,7 +561,7 @@ Status Framework::RunScorePlugins(const CycleState& state, const api::Pod& pod,
         return s;
       }
       int64_t weighted = raw * score_weights_[active[k]];
-      node_scores.scores.push_back({name, weighted});
+      node_scores.scores.push_back({name.str(), weighted});
       node_scores.total += weighted;
     }
   }
@@ -732,7 +732,7 @@ std::map<std::string, std::vector<std::string>> Framework::ListPlugins() const {
   out["PreScore"] = names(pre_score_);
   std::vector<std::string> score;
   for (size_t i = 0; i < score_.size(); i++) {
-    score.push_back(score_[i].name + " (weight " + std::to_string(score_weights_[i]) + ")");
+    score.push_back(score_[i].name.str() + " (weight " + std::to_string(score_weights_[i]) + ")");
   }
   out["Score"] = score;
   out["Reserve"] = names(reserve_);

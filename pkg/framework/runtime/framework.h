@@ -191,7 +191,7 @@ class Framework : public Handle {
  private:
   template <typename P>
   struct Entry {
-    std::string name;
+    PluginName name;
     P* plugin;
     PluginObserver* metrics;  // Never null.
   };

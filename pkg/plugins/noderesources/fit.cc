@@ -342,32 +342,33 @@ FitArgs ParseFitArgs(const nlohmann::json& args) {
   return parsed;
 }
 
-std::vector<InsufficientResource> FitsRequest(const api::ResourceList& pod_request,
-                                              const api::ResourceList& allocatable,
-                                              const api::ResourceList& node_requested,
-                                              size_t pods_on_node,
-                                              const IgnoredResources& ignored) {
-  std::vector<InsufficientResource> insufficient;
+namespace {
+
+std::string InsufficientReason(std::string_view name, std::string_view fixed_reason) {
+  return fixed_reason.empty() ? std::string(kErrReasonInsufficientPrefix) + std::string(name)
+                              : std::string(fixed_reason);
+}
+
+// Calls on_short(name, fixed_reason, requested, used, capacity) for each resource the request
+// lacks; fixed_reason is empty for extended resources, whose reason is built from the name.
+// Nothing is allocated here: this runs for every node of every cycle, and with a pod that fits
+// nowhere, for every node of the cluster.
+template <typename OnShort>
+void ForEachShortfall(const api::ResourceList& pod_request, const api::ResourceList& allocatable,
+                      const api::ResourceList& node_requested, size_t pods_on_node,
+                      const IgnoredResources& ignored, OnShort&& on_short) {
   const auto pod_count = static_cast<int64_t>(pods_on_node);
   if (pod_count + 1 > allocatable.pods) {
-    insufficient.push_back({std::string(api::kResourcePods), std::string(kErrReasonTooManyPods), 1,
-                            pod_count, allocatable.pods, false});
+    on_short(api::kResourcePods, kErrReasonTooManyPods, 1, pod_count, allocatable.pods);
   }
   if (RequestsNothing(pod_request)) {
-    return insufficient;
+    return;
   }
-
-  // Reasons are built only for failures: this runs for every node of every cycle.
   auto check = [&](std::string_view name, std::string_view reason, int64_t requested, int64_t used,
                    int64_t capacity) {
-    if (requested <= 0 || requested <= capacity - used) {
-      return;
+    if (requested > 0 && requested > capacity - used) {
+      on_short(name, reason, requested, used, capacity);
     }
-    std::string full_reason = reason.empty()
-                                  ? std::string(kErrReasonInsufficientPrefix) + std::string(name)
-                                  : std::string(reason);
-    insufficient.push_back({std::string(name), std::move(full_reason), requested, used, capacity,
-                            requested > capacity});
   };
   check(api::kResourceCPU, kErrReasonInsufficientCPU, pod_request.milli_cpu,
         node_requested.milli_cpu, allocatable.milli_cpu);
@@ -383,6 +384,23 @@ std::vector<InsufficientResource> FitsRequest(const api::ResourceList& pod_reque
     // Scalar names never alias the first-class fields, so Get() reads the scalar entry.
     check(name, {}, quantity, node_requested.Get(name), allocatable.Get(name));
   }
+}
+
+}  // namespace
+
+std::vector<InsufficientResource> FitsRequest(const api::ResourceList& pod_request,
+                                              const api::ResourceList& allocatable,
+                                              const api::ResourceList& node_requested,
+                                              size_t pods_on_node,
+                                              const IgnoredResources& ignored) {
+  std::vector<InsufficientResource> insufficient;
+  ForEachShortfall(
+      pod_request, allocatable, node_requested, pods_on_node, ignored,
+      [&](std::string_view name, std::string_view fixed_reason, int64_t requested, int64_t used,
+          int64_t capacity) {
+        insufficient.push_back({std::string(name), InsufficientReason(name, fixed_reason),
+                                requested, used, capacity, requested > capacity});
+      });
   return insufficient;
 }
 
@@ -412,20 +430,21 @@ framework::Status Fit::Filter(const framework::CycleState& state, const api::Pod
     return framework::Status::Error("error reading \"" + PreFilterKey() +
                                     "\" from cycleState: not found");
   }
-  std::vector<InsufficientResource> insufficient = FitsRequest(
-      data->request(), node.allocatable(), node.requested(), node.pods().size(), *ignored_);
-  if (insufficient.empty()) {
-    return framework::Status::Success();
-  }
-
-  framework::Code code = framework::Code::kUnschedulable;
+  framework::Code code = framework::Code::kSuccess;
   std::vector<std::string> reasons;
-  reasons.reserve(insufficient.size());
-  for (auto& resource : insufficient) {
-    reasons.push_back(std::move(resource.reason));
-    if (resource.unresolvable) {
-      code = framework::Code::kUnschedulableAndUnresolvable;
-    }
+  ForEachShortfall(data->request(), node.allocatable(), node.requested(), node.pods().size(),
+                   *ignored_,
+                   [&](std::string_view name, std::string_view fixed_reason, int64_t requested,
+                       int64_t, int64_t capacity) {
+                     reasons.push_back(InsufficientReason(name, fixed_reason));
+                     if (requested > capacity) {
+                       code = framework::Code::kUnschedulableAndUnresolvable;
+                     } else if (code == framework::Code::kSuccess) {
+                       code = framework::Code::kUnschedulable;
+                     }
+                   });
+  if (reasons.empty()) {
+    return framework::Status::Success();
   }
   return framework::Status(code, std::move(reasons));
 }
