@@ -327,6 +327,33 @@ void DeleteNamespace(client::Client& client, const std::string& ns) {
   }
 }
 
+// An interrupted run leaves its nodes and pods behind, and the next run would then schedule onto a
+// cluster twice the size it reports (and list twice the pods). Nothing but this program labels
+// nodes berth-bench or names namespaces bench-*.
+void RemoveLeftovers(client::Client& client) {
+  auto nodes = client.Get("/api/v1/nodes?labelSelector=berth-bench");
+  int removed_nodes = static_cast<int>(nodes["items"].size());
+  if (removed_nodes > 0) client.Delete("/api/v1/nodes?labelSelector=berth-bench");
+  int namespaces = 0;
+  // Namespaces stay Terminating for good (no namespace controller runs here); only their pods
+  // matter.
+  const nlohmann::json list = client.Get("/api/v1/namespaces");
+  for (const auto& ns : list["items"]) {
+    const std::string name = ns["metadata"]["name"];
+    if (name.rfind("bench-", 0) != 0) continue;
+    if (client.Get(client::PodsResource().Path(name) + "?limit=1")["items"].empty()) continue;
+    namespaces++;
+    DeleteNamespace(client, name);
+  }
+  if (removed_nodes > 0 || namespaces > 0) {
+    std::fprintf(
+        stderr,
+        "bench_e2e: removed what an earlier, interrupted run left: %d nodes, the pods of %d "
+        "namespaces\n",
+        removed_nodes, namespaces);
+  }
+}
+
 Result RunBinder(const std::string& kind, const Flags& flags, const std::string& run_id,
                  const std::shared_ptr<client::Client>& client) {
   Result r;
@@ -478,6 +505,11 @@ Flags ParseFlags(int argc, char** argv) {
           std::fprintf(stderr, "bench_e2e: unknown binder %s\n", b.c_str());
           std::exit(2);
         }
+        if (std::find(f.binders.begin(), f.binders.end(), b) != f.binders.end()) {
+          std::fprintf(stderr, "bench_e2e: binder %s listed twice; each runs once per invocation\n",
+                       b.c_str());
+          std::exit(2);
+        }
         f.binders.push_back(b);
       }
     } else {
@@ -503,6 +535,7 @@ int main(int argc, char** argv) {
       flags.rate > 0 ? (std::to_string(flags.rate) + "/s").c_str() : "unlimited (16 clients)",
       flags.qps);
 
+  RemoveLeftovers(*client);
   std::vector<std::string> node_names;
   node_names.reserve(flags.nodes);
   for (int i = 0; i < flags.nodes; i++)
