@@ -44,38 +44,47 @@ std::string GetZoneKey(const api::Node& node) {
 }
 
 void NodeTree::AddNode(const api::Node& node) {
-  const std::string zone = GetZoneKey(node);
+  std::string zone = GetZoneKey(node);
+  auto [where, added] = zone_of_.try_emplace(node.Name(), zone);
+  if (!added) {
+    if (where->second == zone) {
+      spdlog::debug("node tree: node {} already present", node.Name());
+      return;
+    }
+    // Each name is in the tree once: a node re-added under another zone moves there.
+    RemoveFromZone(where->second, node.Name());
+    where->second = zone;
+  }
   auto [it, new_zone] = tree_.try_emplace(zone);
-  std::vector<std::string>& names = it->second;
-  if (!new_zone && std::find(names.begin(), names.end(), node.Name()) != names.end()) {
-    spdlog::debug("node tree: node {} already present", node.Name());
-    return;
-  }
   if (new_zone) {
-    zones_.push_back(zone);
+    zones_.push_back(std::move(zone));
   }
-  names.push_back(node.Name());
+  it->second.push_back(node.Name());
   ++num_nodes_;
 }
 
 bool NodeTree::RemoveNode(const api::Node& node) {
   const std::string zone = GetZoneKey(node);
-  auto it = tree_.find(zone);
-  if (it != tree_.end()) {
-    std::vector<std::string>& names = it->second;
-    auto name = std::find(names.begin(), names.end(), node.Name());
-    if (name != names.end()) {
-      // erase, not swap-remove: the order within a zone is the order of the snapshot list.
-      names.erase(name);
-      if (names.empty()) {
-        RemoveZone(zone);
-      }
-      --num_nodes_;
-      return true;
-    }
+  auto where = zone_of_.find(node.Name());
+  if (where == zone_of_.end() || where->second != zone) {
+    spdlog::error("node tree: node {} not found in its zone {:?}", node.Name(), zone);
+    return false;
   }
-  spdlog::error("node tree: node {} not found in its zone {:?}", node.Name(), zone);
-  return false;
+  zone_of_.erase(where);
+  RemoveFromZone(zone, node.Name());
+  return true;
+}
+
+void NodeTree::RemoveFromZone(const std::string& zone, const std::string& name) {
+  auto it = tree_.find(zone);
+  std::vector<std::string>& names = it->second;
+  // erase, not swap-remove: the order within a zone is the order of the snapshot list.
+  names.erase(std::find(names.begin(), names.end(), name));
+  if (names.empty()) {
+    tree_.erase(it);
+    zones_.erase(std::find(zones_.begin(), zones_.end(), zone));
+  }
+  --num_nodes_;
 }
 
 void NodeTree::UpdateNode(const api::Node* old_node, const api::Node& new_node) {
@@ -88,11 +97,6 @@ void NodeTree::UpdateNode(const api::Node* old_node, const api::Node& new_node) 
   }
   RemoveNode(*old_node);
   AddNode(new_node);
-}
-
-void NodeTree::RemoveZone(const std::string& zone) {
-  tree_.erase(zone);
-  zones_.erase(std::find(zones_.begin(), zones_.end(), zone));
 }
 
 std::vector<std::string> NodeTree::List() const {

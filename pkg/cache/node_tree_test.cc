@@ -69,6 +69,19 @@ TEST(NodeTreeTest, DuplicateAddIsIgnored) {
   EXPECT_EQ(tree.List(), (Names{"a1"}));
 }
 
+TEST(NodeTreeTest, AddUnderAnotherZoneMovesTheNode) {
+  NodeTree tree;
+  tree.AddNode(*ZonedNode("a1", "r", "za"));
+  tree.AddNode(*ZonedNode("b1", "r", "zb"));
+  tree.AddNode(*ZonedNode("a1", "r", "zb"));
+  EXPECT_EQ(tree.NumNodes(), 2u);
+  EXPECT_EQ(tree.NumZones(), 1u);
+  EXPECT_EQ(tree.List(), (Names{"b1", "a1"}));
+  EXPECT_FALSE(tree.RemoveNode(*ZonedNode("a1", "r", "za")));
+  EXPECT_TRUE(tree.RemoveNode(*ZonedNode("a1", "r", "zb")));
+  EXPECT_EQ(tree.List(), (Names{"b1"}));
+}
+
 TEST(NodeTreeTest, RemoveKeepsOrderAndDropsEmptyZones) {
   NodeTree tree;
   for (const auto& name : {"a1", "a2", "a3"}) {
