@@ -79,6 +79,16 @@ StringMap::StringMap(std::vector<Entry> entries) : entries_(std::move(entries)) 
 }
 
 const std::string* StringMap::Find(std::string_view key) const {
+  // Node label lookups run for every node a cycle filters, on labels nobody touched since the
+  // last cycle. A binary search reads the text of each key it probes, and most label keys are too
+  // long to be stored inline, so each probe is a cache miss; for the usual handful of labels a
+  // scan that compares lengths first only ever reads the text of the key that matches.
+  if (entries_.size() <= kLinearFindMax) {
+    for (const Entry& e : entries_) {
+      if (e.first.size() == key.size() && std::string_view(e.first) == key) return &e.second;
+    }
+    return nullptr;
+  }
   auto it = std::lower_bound(entries_.begin(), entries_.end(), key,
                              [](const Entry& e, std::string_view k) { return e.first < k; });
   if (it == entries_.end() || it->first != key) {

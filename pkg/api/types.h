@@ -40,6 +40,7 @@ class StringMap {
   bool operator==(const StringMap& other) const = default;
 
  private:
+  static constexpr size_t kLinearFindMax = 16;
   std::vector<Entry> entries_;
 };
 

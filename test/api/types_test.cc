@@ -28,6 +28,25 @@ TEST(StringMapTest, SortsAndKeepsLastDuplicate) {
   EXPECT_FALSE(m.Contains("tie"));
 }
 
+TEST(StringMapTest, FindsEveryKeyInSmallAndLargeMaps) {
+  // Small maps are scanned and large ones searched; both must agree, with keys of equal length.
+  for (int n : {1, 3, 16, 17, 40}) {
+    std::vector<StringMap::Entry> entries;
+    for (int i = 0; i < n; i++) {
+      entries.push_back({"label-" + std::to_string(100 + i), "v" + std::to_string(i)});
+    }
+    StringMap m(entries);
+    for (int i = 0; i < n; i++) {
+      const std::string* value = m.Find("label-" + std::to_string(100 + i));
+      ASSERT_NE(value, nullptr) << n << " " << i;
+      EXPECT_EQ(*value, "v" + std::to_string(i));
+    }
+    EXPECT_EQ(m.Find("label-099"), nullptr) << n;
+    EXPECT_EQ(m.Find("label-" + std::to_string(100 + n)), nullptr) << n;
+    EXPECT_EQ(m.Find("label-1"), nullptr) << n;
+  }
+}
+
 TEST(StringMapTest, SortedInputIsKept) {
   StringMap m({{"a", "1"}, {"b", "2"}, {"c", "3"}});
   EXPECT_EQ(*m.Find("a"), "1");
