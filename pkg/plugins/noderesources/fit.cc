@@ -349,8 +349,10 @@ std::string InsufficientReason(std::string_view name, std::string_view fixed_rea
                               : std::string(fixed_reason);
 }
 
-// Calls on_short(name, fixed_reason, requested, used, capacity) for each resource the request
-// lacks; fixed_reason is empty for extended resources, whose reason is built from the name.
+// Calls on_short(name, fixed_reason, requested, used, capacity, unresolvable) for each resource
+// the request lacks; fixed_reason is empty for extended resources, whose reason is built from the
+// name. unresolvable: even the empty node could not hold the request (never for the pod count,
+// as upstream).
 // Nothing is allocated here: this runs for every node of every cycle, and with a pod that fits
 // nowhere, for every node of the cluster.
 template <typename OnShort>
@@ -359,7 +361,7 @@ void ForEachShortfall(const api::ResourceList& pod_request, const api::ResourceL
                       const IgnoredResources& ignored, OnShort&& on_short) {
   const auto pod_count = static_cast<int64_t>(pods_on_node);
   if (pod_count + 1 > allocatable.pods) {
-    on_short(api::kResourcePods, kErrReasonTooManyPods, 1, pod_count, allocatable.pods);
+    on_short(api::kResourcePods, kErrReasonTooManyPods, 1, pod_count, allocatable.pods, false);
   }
   if (RequestsNothing(pod_request)) {
     return;
@@ -367,7 +369,7 @@ void ForEachShortfall(const api::ResourceList& pod_request, const api::ResourceL
   auto check = [&](std::string_view name, std::string_view reason, int64_t requested, int64_t used,
                    int64_t capacity) {
     if (requested > 0 && requested > capacity - used) {
-      on_short(name, reason, requested, used, capacity);
+      on_short(name, reason, requested, used, capacity, requested > capacity);
     }
   };
   check(api::kResourceCPU, kErrReasonInsufficientCPU, pod_request.milli_cpu,
@@ -397,9 +399,9 @@ std::vector<InsufficientResource> FitsRequest(const api::ResourceList& pod_reque
   ForEachShortfall(
       pod_request, allocatable, node_requested, pods_on_node, ignored,
       [&](std::string_view name, std::string_view fixed_reason, int64_t requested, int64_t used,
-          int64_t capacity) {
+          int64_t capacity, bool unresolvable) {
         insufficient.push_back({std::string(name), InsufficientReason(name, fixed_reason),
-                                requested, used, capacity, requested > capacity});
+                                requested, used, capacity, unresolvable});
       });
   return insufficient;
 }
@@ -434,10 +436,10 @@ framework::Status Fit::Filter(const framework::CycleState& state, const api::Pod
   std::vector<std::string> reasons;
   ForEachShortfall(data->request(), node.allocatable(), node.requested(), node.pods().size(),
                    *ignored_,
-                   [&](std::string_view name, std::string_view fixed_reason, int64_t requested,
-                       int64_t, int64_t capacity) {
+                   [&](std::string_view name, std::string_view fixed_reason, int64_t, int64_t,
+                       int64_t, bool unresolvable) {
                      reasons.push_back(InsufficientReason(name, fixed_reason));
-                     if (requested > capacity) {
+                     if (unresolvable) {
                        code = framework::Code::kUnschedulableAndUnresolvable;
                      } else if (code == framework::Code::kSuccess) {
                        code = framework::Code::kUnschedulable;

@@ -251,6 +251,19 @@ TEST(FitFilter, TooManyPods) {
   EXPECT_THAT(status.reasons(), ElementsAre("Too many pods", "Insufficient cpu"));
 }
 
+TEST(FitFilter, ANodeThatAllowsNoPodsIsNotUnresolvable) {
+  // Upstream never marks the pod count unresolvable: preemption may still be asked to help.
+  auto plugin = MakeFit();
+  auto node = FilterNode({}, /*max_pods=*/0);
+  framework::Status status = RunFilter(*plugin, *PodBuilder("pod").Build(), *node);
+  EXPECT_EQ(status.code(), Code::kUnschedulable);
+  EXPECT_THAT(status.reasons(), ElementsAre("Too many pods"));
+  auto insufficient = FitsRequest(api::ResourceList{}, node->allocatable(), node->requested(), 0,
+                                  IgnoredResources{});
+  ASSERT_EQ(insufficient.size(), 1u);
+  EXPECT_FALSE(insufficient[0].unresolvable);
+}
+
 TEST(FitFilter, FilterWithoutPreFilterIsAnError) {
   auto plugin = MakeFit();
   framework::CycleState state;
