@@ -352,9 +352,8 @@ std::string InsufficientReason(std::string_view name, std::string_view fixed_rea
 // Calls on_short(name, fixed_reason, requested, used, capacity, unresolvable) for each resource
 // the request lacks; fixed_reason is empty for extended resources, whose reason is built from the
 // name. unresolvable: even the empty node could not hold the request (never for the pod count,
-// as upstream).
-// Nothing is allocated here: this runs for every node of every cycle, and with a pod that fits
-// nowhere, for every node of the cluster.
+// as upstream). Nothing is allocated here: this runs for every node of every cycle, and with a pod
+// that fits nowhere, for every node of the cluster.
 template <typename OnShort>
 void ForEachShortfall(const api::ResourceList& pod_request, const api::ResourceList& allocatable,
                       const api::ResourceList& node_requested, size_t pods_on_node,
@@ -432,18 +431,14 @@ framework::Status Fit::Filter(const framework::CycleState& state, const api::Pod
     return framework::Status::Error("error reading \"" + PreFilterKey() +
                                     "\" from cycleState: not found");
   }
-  framework::Code code = framework::Code::kSuccess;
+  framework::Code code = framework::Code::kUnschedulable;
   std::vector<std::string> reasons;
   ForEachShortfall(data->request(), node.allocatable(), node.requested(), node.pods().size(),
                    *ignored_,
                    [&](std::string_view name, std::string_view fixed_reason, int64_t, int64_t,
                        int64_t, bool unresolvable) {
                      reasons.push_back(InsufficientReason(name, fixed_reason));
-                     if (unresolvable) {
-                       code = framework::Code::kUnschedulableAndUnresolvable;
-                     } else if (code == framework::Code::kSuccess) {
-                       code = framework::Code::kUnschedulable;
-                     }
+                     if (unresolvable) code = framework::Code::kUnschedulableAndUnresolvable;
                    });
   if (reasons.empty()) {
     return framework::Status::Success();
