@@ -18,9 +18,6 @@ Informer<api::Pod>& SharedInformerFactory::Pods() {
     options.field_selector = kActivePodsFieldSelector;
     options.prefer_protobuf = prefer_protobuf_;
     pods_ = std::make_unique<Informer<api::Pod>>(client_, options, api::DecodePod);
-    pods_->store().AddIndexer(kPodsByNodeIndex, [](const api::Pod& pod) {
-      return std::vector<std::string>{pod.spec.node_name};
-    });
     if (started_) pods_->Start();
   }
   return *pods_;

@@ -16,9 +16,6 @@ namespace berth::informer {
 inline constexpr const char* kActivePodsFieldSelector =
     "status.phase!=Succeeded,status.phase!=Failed";
 
-// Index of the pod store by spec.nodeName ("" for pods not yet bound).
-inline constexpr const char* kPodsByNodeIndex = "nodeName";
-
 // Hands out one informer per resource, created on first use, so every consumer of pods shares one
 // list+watch. Thread-safe. Start() starts every informer created so far (and later ones at once).
 // With `prefer_protobuf` (kube-scheduler's default too) pods and nodes are listed and watched in

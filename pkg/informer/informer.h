@@ -135,9 +135,8 @@ class Informer : private ListWatchSink {
   // Stores one listed object and tells the handlers, unless the store already has that version.
   // Called with dispatch_mu_ held.
   void Apply(const std::string& key, const Ptr& object) {
-    Ptr old = store_.Get(key);
-    if (old && old->meta.resource_version == object->meta.resource_version) return;
-    store_.Upsert(key, object);
+    const auto [old, stored] = store_.UpsertIfChanged(key, object);
+    if (!stored) return;
     if (old) {
       for (auto& h : handlers_) {
         if (h.on_update) h.on_update(old, object);

@@ -32,24 +32,35 @@ struct Item {
   } meta;
 };
 
-TEST(Store, UpsertRemoveAndIndex) {
+TEST(Store, UpsertAndRemove) {
   Store<Item> store;
-  store.AddIndexer("parity", [](const Item& i) {
-    return std::vector<std::string>{i.value % 2 ? "odd" : "even"};
-  });
-  store.Upsert("a", std::make_shared<Item>(Item{"a", 1, {"a", "1"}}));
+  EXPECT_EQ(store.Upsert("a", std::make_shared<Item>(Item{"a", 1, {"a", "1"}})), nullptr);
   store.Upsert("b", std::make_shared<Item>(Item{"b", 2, {"b", "1"}}));
-  EXPECT_EQ(store.ByIndex("parity", "odd").size(), 1u);
   auto old = store.Upsert("a", std::make_shared<Item>(Item{"a", 4, {"a", "2"}}));
   ASSERT_NE(old, nullptr);
   EXPECT_EQ(old->value, 1);
-  EXPECT_TRUE(store.ByIndex("parity", "odd").empty()) << "re-indexed on update";
-  EXPECT_EQ(store.ByIndex("parity", "even").size(), 2u);
   EXPECT_EQ(store.Remove("b")->value, 2);
   EXPECT_EQ(store.Remove("b"), nullptr);
-  EXPECT_EQ(store.ByIndex("parity", "even").size(), 1u);
   EXPECT_EQ(store.Size(), 1u);
   EXPECT_EQ(store.Get("a")->value, 4);
+}
+
+TEST(Store, UpsertIfChangedKeepsTheStoredObjectOfTheSameVersion) {
+  Store<Item> store;
+  auto first = store.UpsertIfChanged("a", std::make_shared<Item>(Item{"a", 1, {"a", "7"}}));
+  EXPECT_TRUE(first.stored);
+  EXPECT_EQ(first.old, nullptr);
+
+  auto same = store.UpsertIfChanged("a", std::make_shared<Item>(Item{"a", 2, {"a", "7"}}));
+  EXPECT_FALSE(same.stored);
+  ASSERT_NE(same.old, nullptr);
+  EXPECT_EQ(store.Get("a")->value, 1) << "same resourceVersion: the stored object stays";
+
+  auto newer = store.UpsertIfChanged("a", std::make_shared<Item>(Item{"a", 3, {"a", "8"}}));
+  EXPECT_TRUE(newer.stored);
+  ASSERT_NE(newer.old, nullptr);
+  EXPECT_EQ(newer.old->value, 1);
+  EXPECT_EQ(store.Get("a")->value, 3);
 }
 
 nlohmann::json PodJson(const std::string& name, const std::string& rv,
