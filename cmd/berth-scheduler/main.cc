@@ -36,6 +36,10 @@ namespace {
 using namespace berth;
 using Clock = std::chrono::steady_clock;
 
+// Threads answering /healthz, /readyz, /metrics and /configz: enough that a probe never waits
+// behind more than a few scrapes at once.
+constexpr size_t kServerThreads = 4;
+
 struct Flags {
   std::string config;
   std::string kubeconfig;
@@ -285,7 +289,7 @@ int main(int argc, char** argv) {
   server::Handlers handlers;
   handlers.metrics = [&] { return scheduler_metrics.Scrape(); };
   const std::string configz = nlohmann::json{{"componentconfig", config::ToJson(cfg)}}.dump(2);
-  handlers.configz = [configz] { return configz; };
+  handlers.configz = [configz] { return std::string(configz); };
   auto ping = server::HealthCheck{"ping", [] { return std::optional<std::string>(); }};
   handlers.livez = {ping};
   handlers.readyz = {ping,
@@ -310,6 +314,7 @@ int main(int argc, char** argv) {
                       }}};
   server::HttpServer http(server_options, handlers);
   try {
+    server::SetServerThreads(kServerThreads);
     http.Start();
   } catch (const std::exception& e) {
     Fail(e.what());
@@ -330,7 +335,7 @@ int main(int argc, char** argv) {
   auto last_warning = sync_start;
   bool started = false;
   int signal = 0;
-  const timespec tick{0, 100 * 1000 * 1000};
+  const timespec tick{0, 100L * 1000 * 1000};
   while (true) {
     signal = sigtimedwait(&signals, nullptr, &tick);
     if (signal > 0) break;

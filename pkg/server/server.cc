@@ -1,6 +1,7 @@
 #include "pkg/server/server.h"
 
 #include <cpprest/http_listener.h>
+#include <pplx/threadpool.h>
 
 #include <boost/asio/ssl.hpp>
 #include <fstream>
@@ -40,6 +41,14 @@ void RequireReadable(const std::string& flag, const std::string& path) {
 }
 
 }  // namespace
+
+void SetServerThreads(size_t threads) {
+  try {
+    crossplat::threadpool::initialize_with_threads(threads);
+  } catch (const std::exception& e) {
+    throw ServerError(std::string("server threads: ") + e.what());
+  }
+}
 
 BindAddress ParseBindAddress(const std::string& address) {
   auto fail = [&]() -> BindAddress {
@@ -116,8 +125,8 @@ class HttpServer::Impl {
     }
     auto listener =
         std::make_unique<web::http::experimental::listener::http_listener>(web::uri(url_), config);
-    listener->support(methods::GET, [this](http_request request) { Handle(request); });
-    listener->support(methods::HEAD, [this](http_request request) { Handle(request); });
+    listener->support(methods::GET, [this](const http_request& request) { Handle(request); });
+    listener->support(methods::HEAD, [this](const http_request& request) { Handle(request); });
     try {
       listener->open().wait();
     } catch (const std::exception& e) {
@@ -140,7 +149,7 @@ class HttpServer::Impl {
   const std::string& url() const { return url_; }
 
  private:
-  void Handle(http_request request) {
+  void Handle(const http_request& request) {
     const std::string path = request.relative_uri().path();
     // "?verbose" has no "=", which split_query drops; look for the key itself.
     const std::string query = "&" + request.relative_uri().query() + "&";
@@ -164,7 +173,7 @@ class HttpServer::Impl {
     }
   }
 
-  static void Health(http_request& request, const std::vector<HealthCheck>& checks,
+  static void Health(const http_request& request, const std::vector<HealthCheck>& checks,
                      const std::string& name, bool verbose) {
     auto [ok, report] = RunChecks(checks);
     if (ok) {

@@ -50,6 +50,11 @@ struct BindAddress {
 // Parses "host:port" / "[v6]:port". Throws ServerError naming the flag and the expected form.
 BindAddress ParseBindAddress(const std::string& address);
 
+// Sizes the one thread pool every server in the process answers on (cpprestsdk's shared pool,
+// 40 threads unless told otherwise). Call at most once, before the first server starts; throws
+// ServerError otherwise.
+void SetServerThreads(size_t threads);
+
 // Serves Handlers on Options' address until Stop() or destruction. Thread-safe.
 class HttpServer {
  public:

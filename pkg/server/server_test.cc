@@ -1,7 +1,7 @@
 #include "pkg/server/server.h"
 
-// cpprestsdk's U() macro would break gtest's templates.
-#define _TURN_OFF_PLATFORM_STRING
+// cpprestsdk's U() macro would break gtest's templates; the name is cpprestsdk's to choose.
+#define _TURN_OFF_PLATFORM_STRING  // NOLINT(bugprone-reserved-identifier)
 #include <arpa/inet.h>
 #include <cpprest/http_client.h>
 #include <gtest/gtest.h>
@@ -11,8 +11,12 @@
 
 #include <atomic>
 #include <boost/asio/ssl.hpp>
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
+#include <iterator>
 
 namespace berth::server {
 namespace {
@@ -23,9 +27,11 @@ uint16_t FreePort() {
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   addr.sin_port = 0;
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
   socklen_t len = sizeof(addr);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    ADD_FAILURE() << "no free port: " << std::strerror(errno);
+  }
   close(fd);
   return ntohs(addr.sin_port);
 }
@@ -96,6 +102,40 @@ TEST(HttpServerTest, ServesMetricsConfigzAndHealth) {
   EXPECT_NE(Get(base + "/readyz?verbose").body.find("[+]informer-sync ok"), std::string::npos);
   EXPECT_EQ(Get(base + "/nope").status, 404);
   server.Stop();
+}
+
+size_t ThreadCount() {
+  const auto tasks = std::filesystem::directory_iterator("/proc/self/task");
+  return static_cast<size_t>(std::distance(begin(tasks), end(tasks)));
+}
+
+// Sizes the pool, serves one request and reports on stderr; for the death test below.
+[[noreturn]] void ServeOnASizedPool() {
+  const size_t before = ThreadCount();
+  SetServerThreads(2);
+  Handlers handlers;
+  handlers.livez = {{"ping", [] { return std::optional<std::string>(); }}};
+  HttpServer server({"127.0.0.1:" + std::to_string(FreePort()), "", ""}, handlers);
+  server.Start();
+  const bool answered = Get(server.url() + "/livez").status == 200;
+  const size_t added = ThreadCount() - before;
+  bool resize_rejected = false;
+  try {
+    SetServerThreads(3);
+  } catch (const ServerError&) {
+    resize_rejected = true;
+  }
+  std::fprintf(stderr, "answered=%d added=%zu resize_rejected=%d\n", answered, added,
+               resize_rejected);
+  std::_Exit(0);
+}
+
+// Runs in a fresh process ("threadsafe" death tests re-execute the binary): the pool can be
+// sized only before anything in the process has used it. The default pool would add 40 threads.
+TEST(HttpServerDeathTest, SetServerThreadsSizesThePoolRequestsRunOn) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(ServeOnASizedPool(), ::testing::ExitedWithCode(0),
+              "answered=1 added=[0-3] resize_rejected=1");
 }
 
 TEST(HttpServerTest, PortInUseIsAClearError) {
