@@ -1,8 +1,9 @@
-// Decode benchmark: one LIST response of N realistic pods (JSON shaped as kube-apiserver serves
-// it, managedFields and status included) fed through the real informer path (reflector list ->
-// JSON parse -> api::DecodePod -> store), reporting MB/s, pods/s and bytes held per stored pod.
+// Decode benchmark: one LIST response of N realistic pods (shaped as kube-apiserver serves it,
+// managedFields and status included) fed through the real informer path (reflector list ->
+// decode -> api::DecodePod -> store), in JSON and in protobuf (berth's default), reporting MB/s,
+// pods/s and bytes held per stored pod.
 //
-//   _output/bin/decode_bench [--pods N] [--repeat R] [--json]
+//   _output/bin/decode_bench [--pods N] [--repeat R] [--encoding json|protobuf|both] [--json]
 
 #include <malloc.h>
 
@@ -19,7 +20,9 @@
 #include "pkg/api/codec.h"
 #include "pkg/api/json_sax.h"
 #include "pkg/api/list_parser.h"
+#include "pkg/api/protobuf.h"
 #include "pkg/informer/informer.h"
+#include "test/api/proto_writer.h"
 #include "test/testing/unused_client.h"
 
 namespace berth::perf {
@@ -37,16 +40,42 @@ std::string Uid(uint64_t i) {
          "-" + Hex(i * 40503u, 12);
 }
 
+// The values that vary from pod to pod, shared by the JSON and the protobuf form.
+struct PodValues {
+  explicit PodValues(int i)
+      : app("app-" + std::to_string(i % 50)),
+        name(app + "-7d9c8b6f5-" + Hex(i, 5)),
+        node("node-" + std::to_string(i % 5000)),
+        ns("team-" + std::to_string(i % 20)),
+        uid(Uid(i)),
+        owner_uid(Uid(i / 10)),
+        resource_version(std::to_string(100000 + i)),
+        tier(i % 3 ? "web" : "batch"),
+        image("registry.example/team/" + app + ":v1." + std::to_string(i % 7)),
+        volume("kube-api-access-" + Hex(i, 5)),
+        host_ip("10.1." + std::to_string(i % 250) + ".1"),
+        pod_ip("10.244." + std::to_string(i % 250) + "." + std::to_string(i % 200 + 2)),
+        image_id("registry.example/team/" + app + "@sha256:" + Hex(i, 16) + Hex(i * 7, 16) +
+                 Hex(i * 13, 16) + Hex(i * 17, 16)),
+        container_id("containerd://" + Hex(i, 16) + Hex(i * 3, 16)) {}
+  std::string app, name, node, ns, uid, owner_uid, resource_version, tier, image, volume, host_ip,
+      pod_ip, image_id, container_id;
+};
+
+constexpr const char* kConditionTypes[] = {"PodReadyToStartContainers", "Initialized", "Ready",
+                                           "ContainersReady", "PodScheduled"};
+
 // A pod as a Deployment's ReplicaSet creates it and the apiserver serves it after the kubelet
 // reported status: two containers, probes, env, volume mounts, the default tolerations,
 // managedFields from two managers.
 nlohmann::json RealisticPod(int i) {
-  const std::string app = "app-" + std::to_string(i % 50);
-  const std::string name = app + "-7d9c8b6f5-" + Hex(i, 5);
-  const std::string node = "node-" + std::to_string(i % 5000);
+  const PodValues v(i);
+  const std::string& app = v.app;
+  const std::string& name = v.name;
+  const std::string& node = v.node;
   nlohmann::json container = {
       {"name", "server"},
-      {"image", "registry.example/team/" + app + ":v1." + std::to_string(i % 7)},
+      {"image", v.image},
       {"ports", {{{"containerPort", 8080}, {"name", "http"}, {"protocol", "TCP"}}}},
       {"env",
        {{{"name", "POD_NAME"},
@@ -62,7 +91,7 @@ nlohmann::json RealisticPod(int i) {
         {"successThreshold", 1},
         {"failureThreshold", 3}}},
       {"volumeMounts",
-       {{{"name", "kube-api-access-" + Hex(i, 5)},
+       {{{"name", v.volume},
          {"readOnly", true},
          {"mountPath", "/var/run/secrets/kubernetes.io/serviceaccount"}}}},
       {"terminationMessagePath", "/dev/termination-log"},
@@ -83,8 +112,7 @@ nlohmann::json RealisticPod(int i) {
                                  {"effect", "NoExecute"},
                                  {"tolerationSeconds", 300}}};
   nlohmann::json conditions = nlohmann::json::array();
-  for (const char* type :
-       {"PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled"}) {
+  for (const char* type : kConditionTypes) {
     conditions.push_back({{"type", type},
                           {"status", "True"},
                           {"lastProbeTime", nullptr},
@@ -98,9 +126,8 @@ nlohmann::json RealisticPod(int i) {
                         {"ready", true},
                         {"restartCount", 0},
                         {"image", "registry.example/team/" + app},
-                        {"imageID", "registry.example/team/" + app + "@sha256:" + Hex(i, 16) +
-                                        Hex(i * 7, 16) + Hex(i * 13, 16) + Hex(i * 17, 16)},
-                        {"containerID", "containerd://" + Hex(i, 16) + Hex(i * 3, 16)},
+                        {"imageID", v.image_id},
+                        {"containerID", v.container_id},
                         {"started", true}});
   }
   nlohmann::json managed = {
@@ -135,24 +162,23 @@ nlohmann::json RealisticPod(int i) {
   return {{"metadata",
            {{"name", name},
             {"generateName", app + "-7d9c8b6f5-"},
-            {"namespace", "team-" + std::to_string(i % 20)},
-            {"uid", Uid(i)},
-            {"resourceVersion", std::to_string(100000 + i)},
+            {"namespace", v.ns},
+            {"uid", v.uid},
+            {"resourceVersion", v.resource_version},
             {"creationTimestamp", "2026-11-20T10:11:12Z"},
-            {"labels",
-             {{"app", app}, {"pod-template-hash", "7d9c8b6f5"}, {"tier", i % 3 ? "web" : "batch"}}},
+            {"labels", {{"app", app}, {"pod-template-hash", "7d9c8b6f5"}, {"tier", v.tier}}},
             {"annotations", {{"kubectl.kubernetes.io/restartedAt", "2026-11-19T08:00:00Z"}}},
             {"ownerReferences",
              {{{"apiVersion", "apps/v1"},
                {"kind", "ReplicaSet"},
                {"name", app + "-7d9c8b6f5"},
-               {"uid", Uid(i / 10)},
+               {"uid", v.owner_uid},
                {"controller", true},
                {"blockOwnerDeletion", true}}}},
             {"managedFields", managed}}},
           {"spec",
            {{"volumes",
-             {{{"name", "kube-api-access-" + Hex(i, 5)},
+             {{{"name", v.volume},
                {"projected",
                 {{"sources",
                   {{{"serviceAccountToken", {{"expirationSeconds", 3607}, {"path", "token"}}}},
@@ -176,23 +202,194 @@ nlohmann::json RealisticPod(int i) {
           {"status",
            {{"phase", "Running"},
             {"conditions", conditions},
-            {"hostIP", "10.1." + std::to_string(i % 250) + ".1"},
-            {"hostIPs", {{{"ip", "10.1." + std::to_string(i % 250) + ".1"}}}},
-            {"podIP", "10.244." + std::to_string(i % 250) + "." + std::to_string(i % 200 + 2)},
-            {"podIPs",
-             {{{"ip", "10.244." + std::to_string(i % 250) + "." + std::to_string(i % 200 + 2)}}}},
+            {"hostIP", v.host_ip},
+            {"hostIPs", {{{"ip", v.host_ip}}}},
+            {"podIP", v.pod_ip},
+            {"podIPs", {{{"ip", v.pod_ip}}}},
             {"startTime", "2026-11-20T10:11:12Z"},
             {"containerStatuses", statuses},
             {"qosClass", "Burstable"}}}};
 }
 
+// The same pod in the apiserver's protobuf encoding (field numbers of k8s.io/api core/v1 and
+// apimachinery meta/v1 generated.proto), every field the JSON form has, unread ones included.
+std::string RealisticPodProto(int i) {
+  using testing::Proto;
+  const PodValues v(i);
+  constexpr int64_t kCreated = 1795169472;  // 2026-11-20T10:11:12Z
+  const auto time = [](int64_t seconds) { return Proto().Varint(1, seconds); };
+  const auto int_or_string = [](int64_t value) { return Proto().Varint(1, 0).Varint(2, value); };
+
+  const auto fields_v1 = [](std::string_view raw) { return Proto().Bytes(1, raw); };
+  Proto meta;
+  meta.Bytes(1, v.name)
+      .Bytes(2, v.app + "-7d9c8b6f5-")
+      .Bytes(3, v.ns)
+      .Bytes(5, v.uid)
+      .Bytes(6, v.resource_version)
+      .Message(8, time(kCreated))
+      .Entry(11, "app", v.app)
+      .Entry(11, "pod-template-hash", "7d9c8b6f5")
+      .Entry(11, "tier", v.tier)
+      .Entry(12, "kubectl.kubernetes.io/restartedAt", "2026-11-19T08:00:00Z")
+      .Message(13, Proto()
+                       .Bytes(5, "apps/v1")
+                       .Bytes(1, "ReplicaSet")
+                       .Bytes(3, v.app + "-7d9c8b6f5")
+                       .Bytes(4, v.owner_uid)
+                       .Varint(6, 1)
+                       .Varint(7, 1))
+      .Message(17, Proto()
+                       .Bytes(1, "kube-controller-manager")
+                       .Bytes(2, "Update")
+                       .Bytes(3, "v1")
+                       .Message(4, time(kCreated))
+                       .Bytes(6, "FieldsV1")
+                       .Message(7, fields_v1(R"({"f:metadata":{"f:generateName":{},"f:labels":)"
+                                             R"({".":{},"f:app":{}},"f:ownerReferences":)"
+                                             R"({".":{}}},"f:spec":{"f:containers":)"
+                                             R"({"k:{\"name\":\"server\"}":{".":{}}},)"
+                                             R"("f:dnsPolicy":{},"f:restartPolicy":{}}})")))
+      .Message(17, Proto()
+                       .Bytes(1, "kubelet")
+                       .Bytes(2, "Update")
+                       .Bytes(3, "v1")
+                       .Message(4, time(kCreated + 4))
+                       .Bytes(6, "FieldsV1")
+                       .Message(7, fields_v1(R"({"f:status":{"f:conditions":{},)"
+                                             R"("f:containerStatuses":{},"f:hostIP":{},)"
+                                             R"("f:phase":{},"f:podIP":{},"f:startTime":{}}})"))
+                       .Bytes(8, "status"));
+
+  const auto lifecycle_fields = [](Proto& container) {
+    container.Bytes(13, "/dev/termination-log").Bytes(20, "File").Bytes(14, "IfNotPresent");
+  };
+  Proto server;
+  server.Bytes(1, "server")
+      .Bytes(2, v.image)
+      .Message(6, Proto().Bytes(1, "http").Varint(3, 8080).Bytes(4, "TCP"))
+      .Message(
+          7, Proto()
+                 .Bytes(1, "POD_NAME")
+                 .Message(3, Proto().Message(1, Proto().Bytes(1, "v1").Bytes(2, "metadata.name"))))
+      .Message(7, Proto().Bytes(1, "LOG_LEVEL").Bytes(2, "info"))
+      .Message(8, Proto()
+                      .QuantityEntry(1, "cpu", "1")
+                      .QuantityEntry(1, "memory", "512Mi")
+                      .QuantityEntry(2, "cpu", "250m")
+                      .QuantityEntry(2, "memory", "256Mi"))
+      .Message(9, Proto()
+                      .Bytes(1, v.volume)
+                      .Varint(2, 1)
+                      .Bytes(3, "/var/run/secrets/kubernetes.io/serviceaccount"))
+      .Message(11, Proto()
+                       .Message(1, Proto().Message(2, Proto()
+                                                          .Bytes(1, "/healthz")
+                                                          .Message(2, int_or_string(8080))
+                                                          .Bytes(4, "HTTP")))
+                       .Varint(3, 1)
+                       .Varint(4, 10)
+                       .Varint(5, 1)
+                       .Varint(6, 3));
+  lifecycle_fields(server);
+  Proto shipper;
+  shipper.Bytes(1, "log-shipper")
+      .Bytes(2, "registry.example/infra/shipper:2.3")
+      .Message(8, Proto().QuantityEntry(2, "cpu", "50m").QuantityEntry(2, "memory", "64Mi"));
+  lifecycle_fields(shipper);
+
+  Proto spec;
+  spec.Message(
+          1,
+          Proto()
+              .Bytes(1, v.volume)
+              .Message(
+                  2,
+                  Proto().Message(
+                      26,
+                      Proto()
+                          .Message(1, Proto().Message(4, Proto().Varint(2, 3607).Bytes(3, "token")))
+                          .Message(
+                              1,
+                              Proto().Message(
+                                  3,
+                                  Proto()
+                                      .Message(1, Proto().Bytes(1, "kube-root-ca.crt"))
+                                      .Message(2, Proto().Bytes(1, "ca.crt").Bytes(2, "ca.crt"))))
+                          .Varint(2, 420))))
+      .Message(2, server)
+      .Message(2, shipper)
+      .Bytes(3, "Always")
+      .Varint(4, 30)
+      .Bytes(6, "ClusterFirst")
+      .Bytes(8, "default")
+      .Bytes(9, "default")
+      .Bytes(10, v.node)
+      .Message(14, Proto())
+      .Bytes(19, "berth-scheduler");
+  for (const char* key : {"node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"}) {
+    spec.Message(22, Proto().Bytes(1, key).Bytes(2, "Exists").Bytes(4, "NoExecute").Varint(5, 300));
+  }
+  spec.Varint(25, 0).Varint(30, 1).Bytes(31, "PreemptLowerPriority");
+
+  Proto status;
+  status.Bytes(1, "Running");
+  for (const char* type : kConditionTypes) {
+    status.Message(2, Proto().Bytes(1, type).Bytes(2, "True").Message(4, time(kCreated)));
+  }
+  status.Bytes(5, v.host_ip)
+      .Message(16, Proto().Bytes(1, v.host_ip))
+      .Bytes(6, v.pod_ip)
+      .Message(12, Proto().Bytes(1, v.pod_ip))
+      .Message(7, time(kCreated));
+  for (const char* c : {"server", "log-shipper"}) {
+    status.Message(8, Proto()
+                          .Bytes(1, c)
+                          .Message(2, Proto().Message(2, Proto().Message(1, time(kCreated + 3))))
+                          .Message(3, Proto())
+                          .Varint(4, 1)
+                          .Varint(5, 0)
+                          .Bytes(6, "registry.example/team/" + v.app)
+                          .Bytes(7, v.image_id)
+                          .Bytes(8, v.container_id)
+                          .Varint(9, 1));
+  }
+  status.Bytes(9, "Burstable");
+  return Proto().Message(1, meta).Message(2, spec).Message(3, status).str();
+}
+
+// The protobuf LIST body of `pods` realistic pods, enveloped as the apiserver sends it.
+std::string ProtobufPodList(int pods) {
+  testing::Proto list;
+  list.Message(1, testing::Proto().Bytes(2, "200000"));
+  for (int i = 0; i < pods; i++) list.Bytes(2, RealisticPodProto(i));
+  return list.Envelope("PodList");
+}
+
+// What scheduling reads of a pod, as text: two encodings of the same pod must give the same.
+std::string Summary(const api::Pod& pod) {
+  std::string out = pod.meta.Key() + " " + pod.meta.uid + " " + pod.meta.resource_version + " " +
+                    pod.meta.creation_timestamp + " " + pod.spec.node_name + " " +
+                    pod.spec.scheduler_name + " " + std::to_string(pod.requests.milli_cpu) + " " +
+                    std::to_string(pod.requests.memory) + " " +
+                    std::to_string(pod.non_zero_milli_cpu) + " " + pod.status.phase;
+  for (const auto& [key, value] : pod.meta.labels) out += " " + key + "=" + value;
+  for (const auto& owner : pod.meta.owner_references) out += " " + owner.kind + ":" + owner.uid;
+  for (const auto& c : pod.spec.containers) out += " " + c.name + ":" + c.image;
+  for (const auto& t : pod.spec.tolerations) out += " " + t.key;
+  for (const auto& volume : pod.spec.volumes) out += " " + volume.name + ":" + volume.source;
+  for (const auto& c : pod.status.conditions) out += " " + c.type + "=" + c.status;
+  return out;
+}
+
 // Serves one pre-built LIST body; watches block until stopped.
 class OneListClient : public testing::UnusedClient {
  public:
-  explicit OneListClient(std::string body) : body_(std::move(body)) {}
+  OneListClient(std::string body, std::string content_type)
+      : body_(std::move(body)), content_type_(std::move(content_type)) {}
   client::ListPage ListPageRaw(const std::string&, const client::ListOptions&,
                                const std::string&) override {
-    return {body_, "application/json"};
+    return {body_, content_type_};
   }
   std::unique_ptr<client::WatchStream> Watch(const std::string&,
                                              const client::WatchOptions&) override {
@@ -219,6 +416,7 @@ class OneListClient : public testing::UnusedClient {
     bool stopped_ = false;
   };
   std::string body_;
+  std::string content_type_;
 };
 
 // Accepts every SAX event, skips nothing and keeps nothing: what tokenizing the whole body costs.
@@ -264,6 +462,65 @@ long PeakRssBytes() {
 
 size_t HeapInUse() { return mallinfo2().uordblks; }
 
+struct Measured {
+  double best = 0;
+  double median = 0;
+  size_t heap_per_pod = 0;
+  long rss_per_pod = 0;
+};
+
+// Lists `body` through a real informer into its store, `repeat` times.
+Measured MeasureInformer(const std::string& body, const std::string& content_type, int pods,
+                         int repeat) {
+  std::vector<double> seconds;
+  Measured m;
+  for (int r = 0; r < repeat; r++) {
+    auto fake = std::make_shared<OneListClient>(body, content_type);
+    informer::ReflectorOptions options;
+    options.resource = client::PodsResource();
+    options.prefer_protobuf = content_type == api::kProtobufMediaType;
+    malloc_trim(0);
+    size_t heap_before = HeapInUse();
+    long rss_before = RssBytes();
+    auto start = std::chrono::steady_clock::now();
+    auto informer = std::make_unique<informer::Informer<api::Pod>>(fake, options, api::DecodePod);
+    informer->Start();
+    informer->WaitForSync(std::chrono::minutes(5));
+    auto took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    informer->Stop();
+    if (informer->store().Size() != static_cast<size_t>(pods)) {
+      std::fprintf(stderr, "decode_bench: %s: store holds %zu pods, expected %d\n",
+                   content_type.c_str(), informer->store().Size(), pods);
+      std::exit(1);
+    }
+    malloc_trim(0);
+    m.heap_per_pod = (HeapInUse() - heap_before) / pods;
+    m.rss_per_pod = (RssBytes() - rss_before) / pods;
+    seconds.push_back(took);
+  }
+  std::sort(seconds.begin(), seconds.end());
+  m.best = seconds.front();
+  m.median = seconds[seconds.size() / 2];
+  return m;
+}
+
+// Both encodings of the first pods must decode to the same pod, or the protobuf figures would
+// measure something else than the JSON ones.
+bool EncodingsAgree(int pods) {
+  for (int i = 0; i < std::min(pods, 100); i++) {
+    const std::string from_json = Summary(api::DecodePod(RealisticPod(i)));
+    const std::string from_protobuf = Summary(api::DecodePod(
+        api::DecodeProtobufObject(testing::Proto().Raw(RealisticPodProto(i)).Envelope("Pod"))));
+    if (from_json != from_protobuf) {
+      std::fprintf(stderr,
+                   "decode_bench: pod %d decodes differently\n  json:     %s\n  protobuf: %s\n", i,
+                   from_json.c_str(), from_protobuf.c_str());
+      return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 }  // namespace berth::perf
 
@@ -272,89 +529,92 @@ int main(int argc, char** argv) {
   int pods = 10000;
   int repeat = 5;
   bool json = false;
+  std::string encoding = "both";
   for (int i = 1; i < argc; i++) {
     if (!std::strcmp(argv[i], "--pods") && i + 1 < argc) {
       pods = std::atoi(argv[++i]);
     } else if (!std::strcmp(argv[i], "--repeat") && i + 1 < argc) {
       repeat = std::atoi(argv[++i]);
+    } else if (!std::strcmp(argv[i], "--encoding") && i + 1 < argc) {
+      encoding = argv[++i];
     } else if (!std::strcmp(argv[i], "--json")) {
       json = true;
     } else {
-      std::fprintf(stderr, "usage: %s [--pods N] [--repeat R] [--json]\n", argv[0]);
-      return 2;
+      encoding = "";
+      break;
     }
   }
-
-  std::string body;
-  {
-    nlohmann::json list = {{"kind", "PodList"},
-                           {"apiVersion", "v1"},
-                           {"metadata", {{"resourceVersion", "200000"}}},
-                           {"items", nlohmann::json::array()}};
-    for (int i = 0; i < pods; i++) list["items"].push_back(perf::RealisticPod(i));
-    body = list.dump();
+  if (pods <= 0 || repeat <= 0 ||
+      (encoding != "json" && encoding != "protobuf" && encoding != "both")) {
+    std::fprintf(stderr,
+                 "usage: %s [--pods N>0] [--repeat R>0] [--encoding json|protobuf|both] [--json]\n",
+                 argv[0]);
+    return 2;
   }
-  malloc_trim(0);
+  if (!perf::EncodingsAgree(pods)) return 1;
 
-  std::vector<double> seconds;
-  size_t heap_per_pod = 0;
-  long rss_per_pod = 0;
-  for (int r = 0; r < repeat; r++) {
-    auto fake = std::make_shared<perf::OneListClient>(body);
-    informer::ReflectorOptions options;
-    options.resource = client::PodsResource();
-    malloc_trim(0);
-    size_t heap_before = perf::HeapInUse();
-    long rss_before = perf::RssBytes();
-    auto start = std::chrono::steady_clock::now();
-    auto informer = std::make_unique<informer::Informer<api::Pod>>(fake, options, api::DecodePod);
-    informer->Start();
-    informer->WaitForSync(std::chrono::minutes(5));
-    auto took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    informer->Stop();
-    if (informer->store().Size() != static_cast<size_t>(pods)) {
-      std::fprintf(stderr, "store holds %zu pods, expected %d\n", informer->store().Size(), pods);
-      return 1;
+  for (const std::string name : {"json", "protobuf"}) {
+    if (encoding != "both" && encoding != name) continue;
+    const bool protobuf = name == "protobuf";
+    std::string body;
+    if (protobuf) {
+      body = perf::ProtobufPodList(pods);
+    } else {
+      nlohmann::json list = {{"kind", "PodList"},
+                             {"apiVersion", "v1"},
+                             {"metadata", {{"resourceVersion", "200000"}}},
+                             {"items", nlohmann::json::array()}};
+      for (int i = 0; i < pods; i++) list["items"].push_back(perf::RealisticPod(i));
+      body = list.dump();
     }
     malloc_trim(0);
-    heap_per_pod = (perf::HeapInUse() - heap_before) / pods;
-    rss_per_pod = (perf::RssBytes() - rss_before) / pods;
-    seconds.push_back(took);
-  }
-  std::sort(seconds.begin(), seconds.end());
-  // Where the time goes: tokenizing every byte (a reference point: the list parser skips the
-  // subtrees it drops), parsing and building the kept items' trees, then decoding.
-  const double tokenize = perf::Seconds([&] {
-    perf::TokenizeOnly sax;
-    api::JsonSaxParser(body, "list").Parse(&sax);
-  });
-  const double trees = perf::Seconds([&] { api::ParseList(body, [](nlohmann::json&) {}); });
-  const double decoded = perf::Seconds(
-      [&] { api::ParseList(body, [](nlohmann::json& item) { api::DecodePod(item); }); });
-  double best = seconds.front();
-  double median = seconds[seconds.size() / 2];
-  double mb = body.size() / 1e6;
-  if (json) {
+    const perf::Measured m = perf::MeasureInformer(
+        body, std::string(protobuf ? api::kProtobufMediaType : "application/json"), pods, repeat);
+
+    // Where the time goes, one pass each: reading the body into the kept items' JSON trees
+    // (subtrees scheduling never reads skipped), then decoding those into api::Pod. For JSON,
+    // tokenizing every byte is a reference point.
+    const auto parse = [&](const std::function<void(nlohmann::json&)>& on_item) {
+      if (protobuf) {
+        api::ProtobufListParser parser(on_item);
+        parser.Feed(body);
+        parser.Finish();
+      } else {
+        api::ParseList(body, on_item);
+      }
+    };
+    const double tokenize = protobuf ? 0 : perf::Seconds([&] {
+      perf::TokenizeOnly sax;
+      api::JsonSaxParser(body, "list").Parse(&sax);
+    });
+    const double trees = perf::Seconds([&] { parse([](nlohmann::json&) {}); });
+    const double decoded =
+        perf::Seconds([&] { parse([](nlohmann::json& item) { api::DecodePod(item); }); });
+    const double mb = body.size() / 1e6;
+    if (json) {
+      std::printf(
+          "{\"encoding\":\"%s\",\"pods\":%d,\"list_bytes\":%zu,\"best_seconds\":%.4f,"
+          "\"median_seconds\":%.4f,\"mb_per_s\":%.1f,\"pods_per_s\":%.0f,"
+          "\"heap_bytes_per_pod\":%zu,\"rss_bytes_per_pod\":%ld,\"peak_rss_bytes\":%ld,"
+          "\"tokenize_seconds\":%.4f,\"item_trees_seconds\":%.4f,\"decode_seconds\":%.4f}\n",
+          name.c_str(), pods, body.size(), m.best, m.median, mb / m.median, pods / m.median,
+          m.heap_per_pod, m.rss_per_pod, perf::PeakRssBytes(), tokenize, trees, decoded - trees);
+      continue;
+    }
+    std::printf("decode benchmark: LIST of %d pods in %s, %.1f MB (%zu bytes/pod), %d runs\n", pods,
+                name.c_str(), mb, body.size() / pods, repeat);
+    std::printf("  median %.3f s  best %.3f s\n", m.median, m.best);
+    std::printf("  throughput  %.1f MB/s  %.0f pods/s (median)\n", mb / m.median, pods / m.median);
+    std::printf("  held per stored pod: %zu bytes heap, %ld bytes RSS\n", m.heap_per_pod,
+                m.rss_per_pod);
+    std::printf("  peak RSS so far %.1f MiB (includes the body)\n",
+                perf::PeakRssBytes() / 1048576.0);
     std::printf(
-        "{\"pods\":%d,\"list_bytes\":%zu,\"best_seconds\":%.4f,\"median_seconds\":%.4f,"
-        "\"mb_per_s\":%.1f,\"pods_per_s\":%.0f,\"heap_bytes_per_pod\":%zu,"
-        "\"rss_bytes_per_pod\":%ld,\"peak_rss_bytes\":%ld,\"tokenize_seconds\":%.4f,"
-        "\"item_trees_seconds\":%.4f,\"decode_seconds\":%.4f}\n",
-        pods, body.size(), best, median, mb / median, pods / median, heap_per_pod, rss_per_pod,
-        perf::PeakRssBytes(), tokenize, trees, decoded - trees);
-  } else {
-    std::printf("decode benchmark: LIST of %d pods, %.1f MB of JSON (%zu bytes/pod), %d runs\n",
-                pods, mb, body.size() / pods, repeat);
-    std::printf("  median %.3f s  best %.3f s\n", median, best);
-    std::printf("  throughput  %.1f MB/s  %.0f pods/s (median)\n", mb / median, pods / median);
-    std::printf("  held per stored pod: %zu bytes heap, %ld bytes RSS\n", heap_per_pod,
-                rss_per_pod);
-    std::printf("  peak RSS %.1f MiB (includes the JSON body)\n", perf::PeakRssBytes() / 1048576.0);
-    std::printf(
-        "  where the time goes (one pass each): parse, skipping unread subtrees, and build the "
-        "kept item trees %.3f s (tokenizing every byte alone: %.3f s); decode into api::Pod "
-        "%.3f s; the rest is the store and handlers\n",
-        trees, tokenize, decoded - trees);
+        "  where the time goes (one pass each): read the body into the kept item trees %.3f s",
+        trees);
+    if (!protobuf) std::printf(" (tokenizing every byte alone: %.3f s)", tokenize);
+    std::printf("; decode into api::Pod %.3f s; the rest is the store and handlers\n",
+                decoded - trees);
   }
   return 0;
 }
