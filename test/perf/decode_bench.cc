@@ -55,9 +55,9 @@ struct PodValues {
         volume("kube-api-access-" + Hex(i, 5)),
         host_ip("10.1." + std::to_string(i % 250) + ".1"),
         pod_ip("10.244." + std::to_string(i % 250) + "." + std::to_string(i % 200 + 2)),
-        image_id("registry.example/team/" + app + "@sha256:" + Hex(i, 16) + Hex(i * 7, 16) +
-                 Hex(i * 13, 16) + Hex(i * 17, 16)),
-        container_id("containerd://" + Hex(i, 16) + Hex(i * 3, 16)) {}
+        image_id("registry.example/team/" + app + "@sha256:" + Hex(i, 16) + Hex(i * 7ULL, 16) +
+                 Hex(i * 13ULL, 16) + Hex(i * 17ULL, 16)),
+        container_id("containerd://" + Hex(i, 16) + Hex(i * 3ULL, 16)) {}
   std::string app, name, node, ns, uid, owner_uid, resource_version, tier, image, volume, host_ip,
       pod_ip, image_id, container_id;
 };
@@ -368,17 +368,23 @@ std::string ProtobufPodList(int pods) {
 
 // What scheduling reads of a pod, as text: two encodings of the same pod must give the same.
 std::string Summary(const api::Pod& pod) {
-  std::string out = pod.meta.Key() + " " + pod.meta.uid + " " + pod.meta.resource_version + " " +
-                    pod.meta.creation_timestamp + " " + pod.spec.node_name + " " +
-                    pod.spec.scheduler_name + " " + std::to_string(pod.requests.milli_cpu) + " " +
-                    std::to_string(pod.requests.memory) + " " +
-                    std::to_string(pod.non_zero_milli_cpu) + " " + pod.status.phase;
-  for (const auto& [key, value] : pod.meta.labels) out += " " + key + "=" + value;
-  for (const auto& owner : pod.meta.owner_references) out += " " + owner.kind + ":" + owner.uid;
-  for (const auto& c : pod.spec.containers) out += " " + c.name + ":" + c.image;
-  for (const auto& t : pod.spec.tolerations) out += " " + t.key;
-  for (const auto& volume : pod.spec.volumes) out += " " + volume.name + ":" + volume.source;
-  for (const auto& c : pod.status.conditions) out += " " + c.type + "=" + c.status;
+  std::string out;
+  for (const std::string& part :
+       {pod.meta.Key(), pod.meta.uid, pod.meta.resource_version, pod.meta.creation_timestamp,
+        pod.spec.node_name, pod.spec.scheduler_name, std::to_string(pod.requests.milli_cpu),
+        std::to_string(pod.requests.memory), std::to_string(pod.non_zero_milli_cpu),
+        pod.status.phase}) {
+    out.append(part).append(" ");
+  }
+  const auto add = [&out](std::string_view a, std::string_view separator, std::string_view b) {
+    out.append(" ").append(a).append(separator).append(b);
+  };
+  for (const auto& [key, value] : pod.meta.labels) add(key, "=", value);
+  for (const auto& owner : pod.meta.owner_references) add(owner.kind, ":", owner.uid);
+  for (const auto& c : pod.spec.containers) add(c.name, ":", c.image);
+  for (const auto& t : pod.spec.tolerations) add(t.key, "", "");
+  for (const auto& volume : pod.spec.volumes) add(volume.name, ":", volume.source);
+  for (const auto& c : pod.status.conditions) add(c.type, "=", c.status);
   return out;
 }
 
@@ -590,7 +596,7 @@ int main(int argc, char** argv) {
     const double trees = perf::Seconds([&] { parse([](nlohmann::json&) {}); });
     const double decoded =
         perf::Seconds([&] { parse([](nlohmann::json& item) { api::DecodePod(item); }); });
-    const double mb = body.size() / 1e6;
+    const double mb = static_cast<double>(body.size()) / 1e6;
     if (json) {
       std::printf(
           "{\"encoding\":\"%s\",\"pods\":%d,\"list_bytes\":%zu,\"best_seconds\":%.4f,"
@@ -608,7 +614,7 @@ int main(int argc, char** argv) {
     std::printf("  held per stored pod: %zu bytes heap, %ld bytes RSS\n", m.heap_per_pod,
                 m.rss_per_pod);
     std::printf("  peak RSS so far %.1f MiB (includes the body)\n",
-                perf::PeakRssBytes() / 1048576.0);
+                static_cast<double>(perf::PeakRssBytes()) / 1048576.0);
     std::printf(
         "  where the time goes (one pass each): read the body into the kept item trees %.3f s",
         trees);
