@@ -17,32 +17,20 @@ class Store {
  public:
   using Ptr = std::shared_ptr<const T>;
 
-  // Inserts or replaces; returns the previous object (null when new).
-  Ptr Upsert(const std::string& key, Ptr object) {
-    std::unique_lock lock(mu_);
-    auto [it, inserted] = items_.try_emplace(key, object);
-    if (inserted) return nullptr;
-    Ptr old = std::move(it->second);
-    it->second = std::move(object);
-    return old;
-  }
-
   struct Replaced {
     Ptr old;  // Null when the key was new.
     bool stored = false;
   };
+
+  // Inserts or replaces; returns the previous object (null when new).
+  Ptr Upsert(const std::string& key, Ptr object) {
+    return Put(key, std::move(object), /*skip_same_version=*/false).old;
+  }
+
   // As Upsert, except that an object whose resourceVersion equals the stored one's is not stored
   // (a relist returns objects unchanged since the last watch event).
   Replaced UpsertIfChanged(const std::string& key, Ptr object) {
-    std::unique_lock lock(mu_);
-    auto [it, inserted] = items_.try_emplace(key, object);
-    if (inserted) return {nullptr, true};
-    if (it->second->meta.resource_version == object->meta.resource_version) {
-      return {it->second, false};
-    }
-    Replaced result{std::move(it->second), true};
-    it->second = std::move(object);
-    return result;
+    return Put(key, std::move(object), /*skip_same_version=*/true);
   }
 
   // Removes; returns the removed object (null when absent).
@@ -83,6 +71,18 @@ class Store {
   }
 
  private:
+  Replaced Put(const std::string& key, Ptr object, bool skip_same_version) {
+    std::unique_lock lock(mu_);
+    auto [it, inserted] = items_.try_emplace(key, object);
+    if (inserted) return {nullptr, true};
+    if (skip_same_version && it->second->meta.resource_version == object->meta.resource_version) {
+      return {it->second, false};
+    }
+    Replaced result{std::move(it->second), true};
+    it->second = std::move(object);
+    return result;
+  }
+
   mutable std::shared_mutex mu_;
   std::unordered_map<std::string, Ptr> items_;
 };
