@@ -22,9 +22,6 @@ namespace {
 
 using json = nlohmann::json;
 
-constexpr std::string_view kLastAppliedAnnotation =
-    "kubectl.kubernetes.io/last-applied-configuration";
-
 using Path = FieldPath;
 
 [[noreturn]] void FailType(const Path& path, std::string_view expected, const json& got) {
@@ -168,14 +165,25 @@ void ReadStringMap(const json& parent, const Path& field, StringMap* out,
 }
 
 template <typename E, size_t N>
-E ParseEnum(const std::string& text, const std::array<std::pair<std::string_view, E>, N>& table,
-            const Path& path) {
+bool TryParseEnum(std::string_view text, const std::array<std::pair<std::string_view, E>, N>& table,
+                  E* out) {
   for (const auto& [name, value] : table) {
     if (name == text) {
-      return value;
+      *out = value;
+      return true;
     }
   }
-  FailAt(path, "unknown value \"" + text + "\"");
+  return false;
+}
+
+template <typename E, size_t N>
+E ParseEnum(const std::string& text, const std::array<std::pair<std::string_view, E>, N>& table,
+            const Path& path) {
+  E value{};
+  if (!TryParseEnum(text, table, &value)) {
+    FailAt(path, "unknown value \"" + text + "\"");
+  }
+  return value;
 }
 
 // Reads an optional enum member; absent or null leaves *out unchanged.
@@ -270,8 +278,7 @@ ResourceList DecodeResourceListAt(const json& value, const Path& path) {
   for (auto it = value.begin(); it != value.end(); ++it) {
     const std::string& name = it.key();
     Path entry_path = path.Field(name);
-    Quantity quantity = DecodeQuantity(*it, entry_path);
-    list.Set(name, name == kResourceCPU ? quantity.MilliValue() : quantity.Value());
+    list.Set(name, ResourceAmount(name, DecodeQuantity(*it, entry_path)));
   }
   return list;
 }
@@ -465,9 +472,6 @@ void DecodeContainerPort(const json& value, const Path& path, ContainerPort* out
   ReadInt32(value, path.Field("containerPort"), &out->container_port);
   ReadInt32(value, path.Field("hostPort"), &out->host_port);
   ReadString(value, path.Field("protocol"), &out->protocol);
-  if (out->protocol.empty()) {
-    out->protocol = "TCP";
-  }
   ReadString(value, path.Field("hostIP"), &out->host_ip);
 }
 
@@ -538,7 +542,7 @@ NodeAffinity DecodeNodeAffinity(const json& value, const Path& path) {
   return affinity;
 }
 
-Affinity DecodeAffinity(const json& value, const Path& path) {
+Affinity DecodeAffinityAt(const json& value, const Path& path) {
   Affinity affinity;
   Path node_path = path.Field("nodeAffinity");
   if (const json* node = GetObject(value, node_path)) {
@@ -591,10 +595,6 @@ void DecodeVolume(const json& value, const Path& path, Volume* out) {
 
 void DecodePodSpec(const json& spec, const Path& path, PodSpec* out) {
   ReadString(spec, path.Field("schedulerName"), &out->scheduler_name);
-  // The apiserver defaults an empty scheduler name the same way as a missing one.
-  if (out->scheduler_name.empty()) {
-    out->scheduler_name = "default-scheduler";
-  }
   ReadString(spec, path.Field("nodeName"), &out->node_name);
   ReadInt32(spec, path.Field("priority"), &out->priority);
   ReadString(spec, path.Field("priorityClassName"), &out->priority_class_name);
@@ -614,7 +614,7 @@ void DecodePodSpec(const json& spec, const Path& path, PodSpec* out) {
   ReadStringMap(spec, path.Field("nodeSelector"), &out->node_selector);
   Path affinity_path = path.Field("affinity");
   if (const json* affinity = GetObject(spec, affinity_path)) {
-    out->affinity = DecodeAffinity(*affinity, affinity_path);
+    out->affinity = DecodeAffinityAt(*affinity, affinity_path);
   }
   ReadArray(spec, path.Field("tolerations"), &out->tolerations,
             [](const json& e, const Path& p, Toleration* t) { *t = DecodeTolerationAt(e, p); });
@@ -632,10 +632,6 @@ void DecodePodSpec(const json& spec, const Path& path, PodSpec* out) {
 void DecodePodStatus(const json& status, const Path& path, PodStatus* out) {
   ReadString(status, path.Field("phase"), &out->phase);
   ReadArray(status, path.Field("conditions"), &out->conditions, DecodeCondition);
-  // Only PodScheduled is read by scheduling (to skip redundant status patches); the others
-  // (Ready, Initialized, ...) would be a third of a running pod's footprint.
-  std::erase_if(out->conditions, [](const Condition& c) { return c.type != "PodScheduled"; });
-  out->conditions.shrink_to_fit();
   ReadString(status, path.Field("nominatedNodeName"), &out->nominated_node_name);
 }
 
@@ -728,6 +724,57 @@ Taint DecodeTaint(const json& object, const std::string& field) {
   return DecodeTaintAt(object, path);
 }
 
+Affinity DecodeAffinity(const json& object, const std::string& field) {
+  Path path(field);
+  ExpectObject(object, path);
+  return DecodeAffinityAt(object, path);
+}
+
+TopologySpreadConstraint DecodeTopologySpreadConstraint(const json& object,
+                                                        const std::string& field) {
+  Path path(field);
+  TopologySpreadConstraint constraint;
+  DecodeSpreadConstraint(object, path, &constraint);
+  return constraint;
+}
+
+int64_t ResourceAmount(std::string_view resource, const Quantity& quantity) {
+  return resource == kResourceCPU ? quantity.MilliValue() : quantity.Value();
+}
+
+bool ParseTolerationOperator(std::string_view text, TolerationOperator* out) {
+  return TryParseEnum(text, kTolerationOperators, out);
+}
+
+bool ParseTolerationEffect(std::string_view text, TaintEffect* out) {
+  return TryParseEnum(text, kTolerationEffects, out);
+}
+
+bool ParsePreemptionPolicy(std::string_view text, PreemptionPolicy* out) {
+  return TryParseEnum(text, kPreemptionPolicies, out);
+}
+
+void FinishDecodedPod(Pod& pod) {
+  // The apiserver defaults an empty scheduler name and port protocol the same way as missing ones.
+  if (pod.spec.scheduler_name.empty()) {
+    pod.spec.scheduler_name = "default-scheduler";
+  }
+  for (auto* containers : {&pod.spec.containers, &pod.spec.init_containers}) {
+    for (Container& c : *containers) {
+      for (ContainerPort& port : c.ports) {
+        if (port.protocol.empty()) {
+          port.protocol = "TCP";
+        }
+      }
+    }
+  }
+  // Only PodScheduled is read by scheduling (to skip redundant status patches); the others
+  // (Ready, Initialized, ...) would be a third of a running pod's footprint.
+  std::erase_if(pod.status.conditions, [](const Condition& c) { return c.type != "PodScheduled"; });
+  pod.status.conditions.shrink_to_fit();
+  ComputePodRequests(pod);
+}
+
 Pod DecodePod(const json& object) {
   Path root("");
   ExpectObject(object, root);
@@ -741,7 +788,7 @@ Pod DecodePod(const json& object) {
   if (const json* status = GetObject(object, status_path)) {
     DecodePodStatus(*status, status_path, &pod.status);
   }
-  ComputePodRequests(pod);
+  FinishDecodedPod(pod);
   return pod;
 }
 

@@ -5,9 +5,12 @@
 // read, and throw api::DecodeError naming the field path on anything malformed, so one bad
 // object is reported and skipped by the caller instead of being half-read.
 
+#include <cstdint>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
+#include <string_view>
 
+#include "pkg/api/quantity.h"
 #include "pkg/api/types.h"
 
 namespace berth::api {
@@ -24,9 +27,26 @@ NodeSelectorTerm DecodeNodeSelectorTerm(const nlohmann::json& object, const std:
 Toleration DecodeToleration(const nlohmann::json& object, const std::string& field);
 Taint DecodeTaint(const nlohmann::json& object, const std::string& field);
 
+Affinity DecodeAffinity(const nlohmann::json& object, const std::string& field);
+TopologySpreadConstraint DecodeTopologySpreadConstraint(const nlohmann::json& object,
+                                                        const std::string& field);
+
+// The string forms the apiserver serves; false for a value Berth does not know.
+bool ParseTolerationOperator(std::string_view text, TolerationOperator* out);
+bool ParseTolerationEffect(std::string_view text, TaintEffect* out);
+bool ParsePreemptionPolicy(std::string_view text, PreemptionPolicy* out);
+
+// An amount as ResourceList holds it: cpu in millicores, every other resource in whole units.
+int64_t ResourceAmount(std::string_view resource, const Quantity& quantity);
+
 // Fills pod.requests, pod.non_zero_* and pod.host_ports from pod.spec (called by DecodePod;
 // exposed for tests and for pods built in memory by benchmarks).
 void ComputePodRequests(Pod& pod);
+
+// What DecodePod does once a pod's fields are read, shared with the protobuf decoder so both
+// encodings give the same Pod: the apiserver's defaults for an empty scheduler name and port
+// protocol, only the PodScheduled condition kept, then ComputePodRequests.
+void FinishDecodedPod(Pod& pod);
 
 // The body of POST /api/v1/namespaces/{ns}/pods/{name}/binding.
 std::string EncodeBinding(const Pod& pod, const std::string& node_name);

@@ -6,6 +6,7 @@
 
 #include "pkg/api/errors.h"
 #include "pkg/api/json_sax.h"
+#include "pkg/api/types.h"
 
 namespace berth::api {
 namespace {
@@ -223,7 +224,7 @@ class ListSax {
       return false;
     }
     if (depth == 2 && path_[0] == "metadata" && path_[1] == "annotations") {
-      return key == "kubectl.kubernetes.io/last-applied-configuration";
+      return key == kLastAppliedAnnotation;
     }
     if (depth == 3 && path_[0] == "spec" &&
         (path_[1] == "containers" || path_[1] == "initContainers") && path_[2] == "[]") {

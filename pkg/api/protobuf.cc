@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
-#include <cstdio>
 #include <span>
 #include <string>
 #include <string_view>
@@ -11,7 +10,8 @@
 
 #include "pkg/api/errors.h"
 #include "pkg/api/field_path.h"
-#include "pkg/api/utf8.h"
+#include "pkg/api/protobuf_internal.h"
+#include "pkg/api/types.h"
 
 namespace berth::api {
 
@@ -53,8 +53,6 @@ using json = nlohmann::json;
 using K = ProtobufKind;
 
 constexpr std::string_view kEnvelopeMagic{"k8s\0", 4};
-constexpr std::string_view kLastAppliedAnnotation =
-    "kubectl.kubernetes.io/last-applied-configuration";
 
 // ---- Schemas (field numbers from k8s.io/api and k8s.io/apimachinery generated.proto) ----
 
@@ -326,194 +324,14 @@ constexpr std::pair<std::string_view, const ProtobufMessage*> kKinds[] = {
     {"PodList", &kPodList}, {"NodeList", &kNodeList},
 };
 
-// ---- Wire format ----
-
-enum WireType : uint32_t { kVarint = 0, kFixed64 = 1, kLengthDelimited = 2, kFixed32 = 5 };
-
-struct FieldHeader {
-  uint32_t number = 0;
-  uint32_t wire = 0;
-  uint64_t length = 0;  // Of a length-delimited value.
-};
-
-struct FieldValue {
-  uint64_t number = 0;     // A varint.
-  std::string_view bytes;  // A length-delimited or fixed-width value.
-};
-
-// Reads a varint at bytes[*pos]; false when `bytes` ends first.
-bool TryReadVarint(std::string_view bytes, size_t* pos, uint64_t* out, const FieldPath& path) {
-  uint64_t value = 0;
-  for (int shift = 0; shift < 64; shift += 7) {
-    if (*pos >= bytes.size()) return false;
-    const auto byte = static_cast<unsigned char>(bytes[(*pos)++]);
-    value |= static_cast<uint64_t>(byte & 0x7F) << shift;
-    if ((byte & 0x80) == 0) {
-      *out = value;
-      return true;
-    }
-  }
-  FailAt(path, "malformed protobuf: varint longer than 10 bytes");
-}
-
-// Reads a field's tag and, for a length-delimited field, its length; false when `bytes` ends
-// first.
-bool TryReadHeader(std::string_view bytes, size_t* pos, FieldHeader* header,
-                   const FieldPath& path) {
-  uint64_t tag = 0;
-  if (!TryReadVarint(bytes, pos, &tag, path)) return false;
-  header->number = static_cast<uint32_t>(tag >> 3);
-  header->wire = static_cast<uint32_t>(tag & 7);
-  if (header->number == 0 || (tag >> 3) > 0x1FFFFFFF) {
-    FailAt(path, "malformed protobuf: invalid field number " + std::to_string(tag >> 3));
-  }
-  if (header->wire == kLengthDelimited) return TryReadVarint(bytes, pos, &header->length, path);
-  if (header->wire != kVarint && header->wire != kFixed64 && header->wire != kFixed32) {
-    FailAt(path, "malformed protobuf: unsupported wire type " + std::to_string(header->wire) +
-                     " for field " + std::to_string(header->number));
-  }
-  return true;
-}
-
-// Reads the value of a field whose header was just read; false when `bytes` ends first.
-bool TryReadValue(std::string_view bytes, size_t* pos, const FieldHeader& header, FieldValue* value,
-                  const FieldPath& path) {
-  size_t width = 0;
-  switch (header.wire) {
-    case kVarint:
-      return TryReadVarint(bytes, pos, &value->number, path);
-    case kFixed64:
-      width = 8;
-      break;
-    case kFixed32:
-      width = 4;
-      break;
-    default:
-      if (header.length > bytes.size()) return false;
-      width = static_cast<size_t>(header.length);
-      break;
-  }
-  if (bytes.size() - *pos < width) return false;
-  value->bytes = bytes.substr(*pos, width);
-  *pos += width;
-  return true;
-}
-
-// Reads one whole field of a complete message.
-void ReadField(std::string_view bytes, size_t* pos, FieldHeader* header, FieldValue* value,
-               const FieldPath& path) {
-  if (!TryReadHeader(bytes, pos, header, path) || !TryReadValue(bytes, pos, *header, value, path)) {
-    FailAt(path, "malformed protobuf: message ends inside a field");
-  }
-}
-
-std::string_view WireTypeName(uint32_t wire) {
-  switch (wire) {
-    case kVarint:
-      return "varint";
-    case kFixed64:
-      return "fixed64";
-    case kLengthDelimited:
-      return "length-delimited";
-    default:
-      return "fixed32";
-  }
-}
-
-void ExpectWire(const FieldHeader& header, uint32_t want, const FieldPath& path) {
-  if (header.wire != want) {
-    FailAt(path, "malformed protobuf: " + std::string(WireTypeName(header.wire)) +
-                     " value, expected " + std::string(WireTypeName(want)));
-  }
-}
-
-std::string Utf8String(std::string_view bytes, const FieldPath& path) {
-  if (!IsValidUtf8(bytes)) FailAt(path, "invalid UTF-8 in a string");
-  return std::string(bytes);
-}
-
-// Go's time.Unix(seconds, 0).UTC().Format(time.RFC3339), which is metav1.Time's JSON form.
-std::string FormatTime(int64_t seconds, const FieldPath& path) {
-  constexpr int64_t kSecondsPerDay = 86400;
-  int64_t days = seconds / kSecondsPerDay;
-  int64_t rem = seconds % kSecondsPerDay;
-  if (rem < 0) {
-    rem += kSecondsPerDay;
-    days--;
-  }
-  // Days since 1970-01-01 to a civil date (proleptic Gregorian), after Howard Hinnant's
-  // days_from_civil inverse.
-  const int64_t z = days + 719468;
-  const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-  const int64_t doe = z - era * 146097;
-  const int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  const int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  const int64_t mp = (5 * doy + 2) / 153;
-  const int64_t day = doy - (153 * mp + 2) / 5 + 1;
-  const int64_t month = mp < 10 ? mp + 3 : mp - 9;
-  const int64_t year = yoe + era * 400 + (month <= 2 ? 1 : 0);
-  // RFC 3339 has four-digit years; Go's JSON encoding of a Time fails outside them as well.
-  if (year < 0 || year > 9999) FailAt(path, "time out of the RFC 3339 range");
-  char text[32];
-  std::snprintf(text, sizeof(text), "%04d-%02d-%02dT%02d:%02d:%02dZ", static_cast<int>(year),
-                static_cast<int>(month), static_cast<int>(day), static_cast<int>(rem / 3600),
-                static_cast<int>(rem / 60 % 60), static_cast<int>(rem % 60));
-  return text;
-}
-
 void DecodeFields(std::string_view bytes, const ProtobufMessage& message, json& out,
                   const FieldPath& path);
 
-// A metav1.Time (seconds = 1, nanos = 2); empty is the zero time, which JSON writes as null.
-void DecodeTime(std::string_view bytes, std::string_view name, json& out, const FieldPath& path) {
-  if (bytes.empty()) return;
-  int64_t seconds = 0;
-  size_t pos = 0;
-  while (pos < bytes.size()) {
-    FieldHeader header;
-    FieldValue value;
-    ReadField(bytes, &pos, &header, &value, path);
-    if (header.number == 1) {
-      ExpectWire(header, kVarint, path);
-      seconds = static_cast<int64_t>(value.number);
-    }
-  }
-  out[name] = FormatTime(seconds, path);
-}
-
-// A map entry (key = 1, value = 2); a Quantity value is a message holding its string as field 1.
+// A map entry: the kubectl last-applied-configuration annotation is dropped, as the JSON decoder
+// drops it.
 void DecodeMapEntry(std::string_view bytes, const ProtobufField& field, json& map,
                     const FieldPath& path) {
-  std::string key;
-  std::string value;
-  size_t pos = 0;
-  while (pos < bytes.size()) {
-    FieldHeader header;
-    FieldValue entry;
-    ReadField(bytes, &pos, &header, &entry, path);
-    if (header.number == 1) {
-      ExpectWire(header, kLengthDelimited, path);
-      key = Utf8String(entry.bytes, path);
-    } else if (header.number == 2) {
-      ExpectWire(header, kLengthDelimited, path);
-      if (field.kind == K::kStringMap) {
-        value = Utf8String(entry.bytes, path);
-        continue;
-      }
-      size_t quantity_pos = 0;
-      while (quantity_pos < entry.bytes.size()) {
-        FieldHeader quantity_header;
-        FieldValue quantity;
-        ReadField(entry.bytes, &quantity_pos, &quantity_header, &quantity, path);
-        if (quantity_header.number == 1) {
-          ExpectWire(quantity_header, kLengthDelimited, path);
-          value = Utf8String(quantity.bytes, path);
-        }
-      }
-    }
-  }
-  // Like the JSON decoder, never keep the annotation kubectl apply writes: it is a copy of the
-  // whole object and scheduling never reads it.
+  auto [key, value] = ReadMapEntry(bytes, field.kind == K::kQuantityMap, path);
   if (field.name == "annotations" && key == kLastAppliedAnnotation) return;
   map[std::move(key)] = std::move(value);
 }
@@ -585,7 +403,7 @@ void DecodeField(const ProtobufField& field, const FieldHeader& header, const Fi
       return;
     }
     case K::kTime:
-      DecodeTime(value.bytes, field.name, out, path);
+      if (auto text = TimeText(value.bytes, path)) out[field.name] = std::move(*text);
       return;
   }
 }
@@ -666,6 +484,23 @@ json DecodeEnvelope(std::string_view envelope, const FieldPath& root) {
 
 }  // namespace
 
+json ProtobufAffinityToJson(std::string_view message, const FieldPath& path) {
+  json object = json::object();
+  DecodeFields(message, kAffinity, object, path);
+  return object;
+}
+
+json ProtobufSpreadConstraintToJson(std::string_view message, const FieldPath& path) {
+  json object = json::object();
+  DecodeFields(message, kTopologySpreadConstraint, object, path);
+  return object;
+}
+
+std::string_view VolumeSourceName(uint32_t number) {
+  const ProtobufField* field = kVolumeSource.Find(number);
+  return field != nullptr ? field->name : std::string_view();
+}
+
 bool IsProtobufMediaType(std::string_view content_type) {
   const std::string_view type = content_type.substr(0, content_type.find(';'));
   std::string lowered;
@@ -713,8 +548,9 @@ ParsedWatchEvent ParseProtobufWatchEvent(std::string_view frame) {
   return event;
 }
 
-ProtobufListParser::ProtobufListParser(std::function<void(json&)> on_item)
-    : on_item_(std::move(on_item)) {}
+ProtobufListParser::ProtobufListParser(std::function<void(json&)> on_item,
+                                       ProtobufItemHandler on_message)
+    : on_item_(std::move(on_item)), on_message_(std::move(on_message)) {}
 
 void ProtobufListParser::Feed(std::string_view bytes) {
   if (pending_.empty()) {
@@ -787,10 +623,12 @@ size_t ProtobufListParser::Consume(std::string_view data) {
           const FieldPath items = root.Field("items");
           const FieldPath item_path = items.Index(items_);
           ExpectWire(header, kLengthDelimited, item_path);
-          json item = json::object();
-          DecodeFields(value.bytes, *item_message_, item, item_path);
           items_++;
-          on_item_(item);
+          if (!on_message_ || !on_message_(value.bytes)) {
+            json item = json::object();
+            DecodeFields(value.bytes, *item_message_, item, item_path);
+            on_item_(item);
+          }
         } else if (header.number == 1) {
           const FieldPath meta_path = root.Field("metadata");
           ExpectWire(header, kLengthDelimited, meta_path);
@@ -817,9 +655,10 @@ ListMeta ProtobufListParser::Finish() {
 }
 
 std::unique_ptr<ListDecoder> NewListDecoder(std::string_view content_type,
-                                            std::function<void(json&)> on_item) {
+                                            std::function<void(json&)> on_item,
+                                            ProtobufItemHandler on_message) {
   if (IsProtobufMediaType(content_type)) {
-    return std::make_unique<ProtobufListParser>(std::move(on_item));
+    return std::make_unique<ProtobufListParser>(std::move(on_item), std::move(on_message));
   }
   return std::make_unique<ListStreamParser>(std::move(on_item));
 }

@@ -20,10 +20,12 @@
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "pkg/api/list_parser.h"
+#include "pkg/api/types.h"
 
 namespace berth::api {
 
@@ -48,11 +50,25 @@ nlohmann::json DecodeProtobufObject(std::string_view envelope);
 // metav1.WatchEvent whose object is an enveloped object as above.
 ParsedWatchEvent ParseProtobufWatchEvent(std::string_view frame);
 
+// Decodes a v1.Pod message (the bytes inside the envelope or a list's item) straight into a Pod,
+// with no JSON in between: the common case, at about twice the speed of DecodePod over
+// DecodeProtobufObject. Returns std::nullopt for anything it leaves to that general path
+// (malformed bytes, an invalid value, a singular message sent twice, which protobuf merges), which
+// then gives the Pod or the DecodeError naming the field. Whenever it returns a Pod, the general
+// path gives an equal one.
+std::optional<Pod> TryDecodeProtobufPod(std::string_view message);
+
+// Offered each list item's raw message before it is decoded to JSON; returns true when it took
+// the item, which is then not passed to the JSON callback.
+using ProtobufItemHandler = std::function<bool(std::string_view message)>;
+
 // A protobuf LIST body decoded while it arrives: each item is decoded and handed to `on_item`
-// as soon as its last byte is fed, so only the item being received is ever buffered.
+// as soon as its last byte is fed, so only the item being received is ever buffered. With
+// `on_message`, each item goes to it first and reaches `on_item` only when it declines.
 class ProtobufListParser final : public ListDecoder {
  public:
-  explicit ProtobufListParser(std::function<void(nlohmann::json&)> on_item);
+  explicit ProtobufListParser(std::function<void(nlohmann::json&)> on_item,
+                              ProtobufItemHandler on_message = nullptr);
 
   void Feed(std::string_view bytes) override;
   ListMeta Finish() override;
@@ -64,6 +80,7 @@ class ProtobufListParser final : public ListDecoder {
   size_t Consume(std::string_view data);
 
   std::function<void(nlohmann::json&)> on_item_;
+  ProtobufItemHandler on_message_;
   std::string pending_;  // Bytes fed but not yet consumed: at most one incomplete field.
   Stage stage_ = Stage::kMagic;
   const ProtobufMessage* item_message_ =
@@ -75,8 +92,10 @@ class ProtobufListParser final : public ListDecoder {
 };
 
 // The decoder for a LIST response served with `content_type`: protobuf or (anything else) JSON.
+// `on_message` is used only for protobuf (see ProtobufListParser).
 std::unique_ptr<ListDecoder> NewListDecoder(std::string_view content_type,
-                                            std::function<void(nlohmann::json&)> on_item);
+                                            std::function<void(nlohmann::json&)> on_item,
+                                            ProtobufItemHandler on_message = nullptr);
 
 }  // namespace berth::api
 

@@ -98,6 +98,10 @@ struct OwnerReference {
   bool operator==(const OwnerReference& other) const = default;
 };
 
+// The annotation kubectl apply writes: a copy of the whole object, often its largest field.
+inline constexpr std::string_view kLastAppliedAnnotation =
+    "kubectl.kubernetes.io/last-applied-configuration";
+
 struct ObjectMeta {
   std::string name;
   std::string namespace_;
@@ -107,8 +111,7 @@ struct ObjectMeta {
   std::string creation_timestamp;  // RFC 3339, as served.
   std::optional<std::string> deletion_timestamp;
   Labels labels;
-  // The kubectl last-applied-configuration annotation is dropped at decode: scheduling never
-  // reads it and it is often the largest field of an object.
+  // kLastAppliedAnnotation is dropped at decode: scheduling never reads it.
   StringMap annotations;
   std::vector<OwnerReference> owner_references;
 

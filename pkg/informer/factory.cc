@@ -1,6 +1,7 @@
 #include "pkg/informer/factory.h"
 
 #include "pkg/api/codec.h"
+#include "pkg/api/protobuf.h"
 
 namespace berth::informer {
 
@@ -17,7 +18,8 @@ Informer<api::Pod>& SharedInformerFactory::Pods() {
     options.resource = client::PodsResource();
     options.field_selector = kActivePodsFieldSelector;
     options.prefer_protobuf = prefer_protobuf_;
-    pods_ = std::make_unique<Informer<api::Pod>>(client_, options, api::DecodePod);
+    pods_ = std::make_unique<Informer<api::Pod>>(client_, options, api::DecodePod,
+                                                 api::TryDecodeProtobufPod);
     if (started_) pods_->Start();
   }
   return *pods_;

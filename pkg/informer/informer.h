@@ -9,7 +9,9 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -46,9 +48,16 @@ class Informer : private ListWatchSink {
  public:
   using Ptr = std::shared_ptr<const T>;
   using Decoder = std::function<T(const nlohmann::json&)>;
+  // Decodes a listed item's protobuf message directly, or returns std::nullopt to have it
+  // decoded to JSON and passed to the Decoder, which must then give an equal object or the error
+  // (see api::TryDecodeProtobufPod).
+  using ProtobufDecoder = std::function<std::optional<T>(std::string_view message)>;
 
-  Informer(std::shared_ptr<client::Client> client, ReflectorOptions options, Decoder decoder)
-      : decoder_(std::move(decoder)), reflector_(std::move(client), std::move(options), this) {}
+  Informer(std::shared_ptr<client::Client> client, ReflectorOptions options, Decoder decoder,
+           ProtobufDecoder protobuf_decoder = nullptr)
+      : decoder_(std::move(decoder)),
+        protobuf_decoder_(std::move(protobuf_decoder)),
+        reflector_(std::move(client), std::move(options), this) {}
   ~Informer() override { Stop(); }
 
   // Adds a consumer. When objects are already stored, they are replayed to it as adds first,
@@ -120,15 +129,30 @@ class Informer : private ListWatchSink {
   void ReplaceItem(const nlohmann::json& object) override {
     std::lock_guard lock(dispatch_mu_);
     if (auto decoded = Decode(object)) {
-      auto ptr = std::make_shared<const T>(std::move(*decoded));
-      std::string key = ptr->meta.Key();
-      if (apply_as_listed_) {
-        Apply(key, ptr);
-      } else {
-        staged_.emplace(std::move(key), std::move(ptr));
-      }
+      Listed(std::move(*decoded));
     } else if (auto key = KeyOf(object); !key.empty() && !apply_as_listed_) {
       staged_malformed_.insert(std::move(key));
+    }
+  }
+
+  bool ReplaceProtobufItem(std::string_view message) override {
+    if (!protobuf_decoder_) return false;
+    std::optional<T> decoded = protobuf_decoder_(message);
+    if (!decoded) return false;
+    std::lock_guard lock(dispatch_mu_);
+    Listed(std::move(*decoded));
+    return true;
+  }
+
+  // One well-formed listed object: applied at once or staged (see ReplaceBegin). Called with
+  // dispatch_mu_ held.
+  void Listed(T&& object) {
+    auto ptr = std::make_shared<const T>(std::move(object));
+    std::string key = ptr->meta.Key();
+    if (apply_as_listed_) {
+      Apply(key, ptr);
+    } else {
+      staged_.emplace(std::move(key), std::move(ptr));
     }
   }
 
@@ -204,6 +228,7 @@ class Informer : private ListWatchSink {
   }
 
   Decoder decoder_;
+  ProtobufDecoder protobuf_decoder_;
   Store<T> store_;
   // Serializes handler registration against event dispatch.
   std::mutex dispatch_mu_;

@@ -26,12 +26,12 @@ constexpr auto kMinHealthyWatch = std::chrono::seconds(1);
 api::ListMeta ListPageItems(client::Client& client, const std::string& path,
                             const client::ListOptions& options, const std::string& continue_token,
                             const std::function<void(nlohmann::json&)>& on_item,
-                            std::string* content_type) {
+                            std::string* content_type, const api::ProtobufItemHandler& on_message) {
   // The decoder is chosen once the response's Content-Type is known, which is before its body.
   std::string type;
   std::unique_ptr<api::ListDecoder> decoder;
   const auto decoder_for_body = [&]() -> api::ListDecoder& {
-    if (!decoder) decoder = api::NewListDecoder(type, on_item);
+    if (!decoder) decoder = api::NewListDecoder(type, on_item, on_message);
     return *decoder;
   };
   client.ListPageStream(
@@ -100,8 +100,10 @@ std::string Reflector::ListAll(const std::string& from_resource_version) {
   do {
     // Decoded while it arrives, item by item: a 30,000-pod list neither waits for its last byte
     // nor ever exists as one JSON tree.
-    api::ListMeta meta = ListPageItems(*client_, path, list_options, continue_token,
-                                       [this](nlohmann::json& item) { sink_->ReplaceItem(item); });
+    api::ListMeta meta = ListPageItems(
+        *client_, path, list_options, continue_token,
+        [this](nlohmann::json& item) { sink_->ReplaceItem(item); }, nullptr,
+        [this](std::string_view message) { return sink_->ReplaceProtobufItem(message); });
     if (meta.resource_version.empty()) {
       throw std::runtime_error("LIST " + path + ": response has no metadata.resourceVersion");
     }

@@ -9,21 +9,24 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "pkg/api/list_parser.h"
+#include "pkg/api/protobuf.h"
 #include "pkg/client/client.h"
 
 namespace berth::informer {
 
 // One LIST page decoded while it arrives, in whichever encoding the server answered with
 // (protobuf or JSON, pkg/api/protobuf.h; its Content-Type goes to `content_type` when given):
-// each item goes to `on_item`. Throws ApiError for the request and DecodeError for a malformed
-// body.
+// each item goes to `on_item`, or, in protobuf, first to `on_message` when given (see
+// api::ProtobufListParser). Throws ApiError for the request and DecodeError for a malformed body.
 api::ListMeta ListPageItems(client::Client& client, const std::string& path,
                             const client::ListOptions& options, const std::string& continue_token,
                             const std::function<void(nlohmann::json&)>& on_item,
-                            std::string* content_type = nullptr);
+                            std::string* content_type = nullptr,
+                            const api::ProtobufItemHandler& on_message = nullptr);
 
 // What a reflector feeds. All calls come from the reflector's one thread, in order.
 class ListWatchSink {
@@ -32,6 +35,9 @@ class ListWatchSink {
   // A full, consistent list follows: ReplaceItem once per object, then ReplaceEnd.
   virtual void ReplaceBegin() = 0;
   virtual void ReplaceItem(const nlohmann::json& object) = 0;
+  // Offered each listed item of a protobuf list first, as its raw message: true when it took the
+  // item (as ReplaceItem would have), false to have it decoded to JSON and passed to ReplaceItem.
+  virtual bool ReplaceProtobufItem(std::string_view message) = 0;
   virtual void ReplaceEnd() = 0;
   // kAdded, kModified or kDeleted from the watch (bookmarks and errors stay in the reflector).
   virtual void WatchEvent(client::WatchEventType type, const nlohmann::json& object) = 0;

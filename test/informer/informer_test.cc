@@ -8,13 +8,16 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
 
 #include "pkg/api/codec.h"
 #include "pkg/api/list_parser.h"
+#include "pkg/api/protobuf.h"
 #include "pkg/informer/store.h"
+#include "test/api/proto_writer.h"
 #include "test/testing/unused_client.h"
 
 namespace berth::informer {
@@ -85,10 +88,10 @@ class FakeClient : public testing::UnusedClient {
   };
 
   void AddList(const nlohmann::json& body) { AddRawList(body.dump()); }
-  // A body that need not be valid JSON.
-  void AddRawList(std::string body) {
+  // A body that need not be valid JSON, or need not be JSON at all.
+  void AddRawList(std::string body, std::string content_type = "application/json") {
     std::lock_guard lock(mu_);
-    lists_.push_back(std::move(body));
+    lists_.push_back({std::move(body), std::move(content_type)});
   }
   void AddWatch(ScriptedWatch watch) {
     std::lock_guard lock(mu_);
@@ -114,9 +117,9 @@ class FakeClient : public testing::UnusedClient {
     list_calls_++;
     list_versions_.push_back(options.resource_version);
     if (lists_.empty()) throw client::ApiError(client::ErrorReason::kInternalError, 500, "no list");
-    auto body = lists_.front();
+    client::ListPage page = lists_.front();
     if (lists_.size() > 1) lists_.pop_front();
-    return {body, "application/json"};
+    return page;
   }
   std::unique_ptr<client::WatchStream> Watch(const std::string&,
                                              const client::WatchOptions& options) override {
@@ -163,7 +166,7 @@ class FakeClient : public testing::UnusedClient {
 
   std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<std::string> lists_;
+  std::deque<client::ListPage> lists_;
   std::deque<ScriptedWatch> watches_;
   std::vector<std::string> list_versions_;
   std::vector<std::string> watch_versions_;
@@ -281,6 +284,51 @@ TEST(Informer, MalformedObjectsAreReportedAndSkippedNotFatal) {
   EXPECT_NE(errors[0].find("bad: spec.containers[0].resources.requests.cpu"), std::string::npos)
       << errors[0];
   EXPECT_EQ(informer.decode_errors(), 2u);
+}
+
+// A pod as the apiserver sends it in protobuf, requesting `cpu`.
+std::string PodProto(const std::string& name, const std::string& cpu) {
+  using testing::Proto;
+  return Proto()
+      .Message(1, Proto().Bytes(1, name).Bytes(3, "ns").Bytes(6, "10"))
+      .Message(2, Proto().Message(
+                      2, Proto().Bytes(1, "c").Message(8, Proto().QuantityEntry(2, "cpu", cpu))))
+      .str();
+}
+
+TEST(Informer, ProtobufListItemsAreDecodedDirectlyAndTheRestThroughJson) {
+  auto fake = std::make_shared<FakeClient>();
+  using testing::Proto;
+  Proto list;
+  list.Message(1, Proto().Bytes(2, "10"))
+      .Bytes(2, PodProto("direct", "250m"))
+      // Sent twice, so merged: left to the JSON path, which decodes it.
+      .Bytes(2, Proto().Raw(PodProto("merged", "1")).Message(1, Proto().Bytes(5, "uid-m")).str())
+      .Bytes(2, PodProto("bad", "12x"));
+  fake->AddRawList(list.Envelope("PodList"), "application/vnd.kubernetes.protobuf");
+  std::atomic<int> direct{0};
+  Informer<api::Pod> informer(fake, Options(), api::DecodePod, [&](std::string_view message) {
+    auto pod = api::TryDecodeProtobufPod(message);
+    if (pod) direct++;
+    return pod;
+  });
+  std::mutex mu;
+  std::vector<std::string> errors;
+  informer.SetDecodeErrorHandler([&](const nlohmann::json& object, const std::string& error) {
+    std::lock_guard lock(mu);
+    errors.push_back(object["metadata"]["name"].get<std::string>() + ": " + error);
+  });
+  informer.Start();
+  ASSERT_TRUE(informer.WaitForSync(5s));
+  EXPECT_EQ(informer.store().Size(), 2u);
+  EXPECT_EQ(informer.store().Get("ns/direct")->requests.milli_cpu, 250);
+  EXPECT_EQ(informer.store().Get("ns/merged")->meta.uid, "uid-m");
+  EXPECT_EQ(informer.store().Get("ns/merged")->requests.milli_cpu, 1000);
+  EXPECT_EQ(direct.load(), 1);
+  std::lock_guard lock(mu);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(errors[0].find("bad: spec.containers[0].resources.requests.cpu"), std::string::npos)
+      << errors[0];
 }
 
 TEST(Informer, FirstListIsAppliedAsDecodedAndOneFailingMidwayIsReplacedByTheNext) {

@@ -6,8 +6,11 @@
 #include <atomic>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
+#include <string_view>
 #include <thread>
+#include <vector>
 
 #include "pkg/api/codec.h"
 #include "pkg/api/protobuf.h"
@@ -497,6 +500,23 @@ TEST(ProtobufIntegration, PodsAndNodesDecodeTheSameFromProtobufAsFromJson) {
   EXPECT_TRUE(api::IsProtobufMediaType(protobuf_type)) << protobuf_type;
   ASSERT_EQ(from_json.size(), 3u);
   EXPECT_TRUE(from_protobuf == from_json);
+
+  // The same list decoded straight into pods, as berth-scheduler's pod informer does: every item
+  // is taken by the direct decoder and equals the JSON path's pod.
+  std::vector<api::Pod> direct;
+  client::ListOptions options;
+  options.limit = 0;
+  options.prefer_protobuf = true;
+  ListPageItems(
+      *client, pods, options, "",
+      [&](nlohmann::json& item) { ADD_FAILURE() << "left to the JSON path: " << item.dump(); },
+      nullptr,
+      [&](std::string_view message) {
+        std::optional<api::Pod> pod = api::TryDecodeProtobufPod(message);
+        if (pod) direct.push_back(std::move(*pod));
+        return pod.has_value();
+      });
+  EXPECT_TRUE(direct == from_json);
   for (const api::Pod& pod : from_protobuf) {
     if (pod.meta.name == "rich") {
       EXPECT_EQ(pod.spec.topology_spread_constraints.size(), 2u);

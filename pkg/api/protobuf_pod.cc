@@ -1,0 +1,428 @@
+// TryDecodeProtobufPod: a v1.Pod message straight into api::Pod.
+//
+// Invariant: for every input, either this returns std::nullopt or it returns exactly the Pod that
+// DecodePod(DecodeProtobufObject(...)) gives for the same message. To keep that true without a
+// second copy of codec.cc's validation, it reads the same schema fields with the same wire
+// primitives (protobuf_internal.h), hands the selector-heavy messages (affinity, topology spread)
+// to codec.cc as the JSON the general path would build of them, finishes the pod with the same
+// FinishDecodedPod, and declines (NeedsGeneralPath) wherever the general path could differ: a
+// value it would reject, a singular message sent twice (merged field by field there), a volume
+// with more than one source.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "pkg/api/codec.h"
+#include "pkg/api/errors.h"
+#include "pkg/api/field_path.h"
+#include "pkg/api/protobuf.h"
+#include "pkg/api/protobuf_internal.h"
+#include "pkg/api/quantity.h"
+#include "pkg/api/types.h"
+
+namespace berth::api {
+namespace {
+
+// Thrown to hand a message to the general path; never escapes TryDecodeProtobufPod.
+struct NeedsGeneralPath {};
+
+// Errors found here are never reported (the general path reports them), so no path is built.
+const FieldPath kUnreported("");
+
+// The fields of one complete message, in wire order.
+class Fields {
+ public:
+  explicit Fields(std::string_view message) : message_(message) {}
+
+  bool Next() {
+    if (pos_ >= message_.size()) return false;
+    ReadField(message_, &pos_, &header_, &value_, kUnreported);
+    return true;
+  }
+  uint32_t number() const { return header_.number; }
+
+  std::string_view Bytes() const {
+    ExpectWire(header_, kLengthDelimited, kUnreported);
+    return value_.bytes;
+  }
+  std::string String() const { return Utf8String(Bytes(), kUnreported); }
+  uint64_t Varint() const {
+    ExpectWire(header_, kVarint, kUnreported);
+    return value_.number;
+  }
+  bool Bool() const { return Varint() != 0; }
+  // As Go decodes an int32: the low 32 bits of the varint.
+  int32_t Int32() const { return static_cast<int32_t>(static_cast<uint32_t>(Varint())); }
+  int64_t Int64() const { return static_cast<int64_t>(Varint()); }
+
+  // For a singular message field: declines its second occurrence, which the general path merges.
+  std::string_view Message(uint64_t* seen) const {
+    const uint64_t bit = uint64_t{1} << (number() & 63);
+    if ((*seen & bit) != 0) throw NeedsGeneralPath{};
+    *seen |= bit;
+    return Bytes();
+  }
+
+ private:
+  std::string_view message_;
+  size_t pos_ = 0;
+  FieldHeader header_;
+  FieldValue value_;
+};
+
+StringMap::Entry StringEntry(std::string_view entry) {
+  return ReadMapEntry(entry, /*quantity_value=*/false, kUnreported);
+}
+
+// Sets one map<string, Quantity> entry; returns its resource name.
+std::string SetQuantity(std::string_view entry, ResourceList* list) {
+  auto [name, text] = ReadMapEntry(entry, /*quantity_value=*/true, kUnreported);
+  Quantity quantity;
+  std::string why;
+  if (!Quantity::TryParse(text, &quantity, &why)) throw NeedsGeneralPath{};
+  list->Set(name, ResourceAmount(name, quantity));
+  return std::move(name);
+}
+
+void ReadRequirements(std::string_view message, ResourceRequirements* out) {
+  Fields f(message);
+  while (f.Next()) {
+    if (f.number() == 1) {
+      SetQuantity(f.Bytes(), &out->limits);
+    } else if (f.number() == 2) {
+      const std::string name = SetQuantity(f.Bytes(), &out->requests);
+      out->has_cpu_request |= name == kResourceCPU;
+      out->has_memory_request |= name == kResourceMemory;
+    }
+  }
+}
+
+void ReadOwnerReference(std::string_view message, OwnerReference* out) {
+  Fields f(message);
+  while (f.Next()) {
+    switch (f.number()) {
+      case 1:
+        out->kind = f.String();
+        break;
+      case 3:
+        out->name = f.String();
+        break;
+      case 4:
+        out->uid = f.String();
+        break;
+      case 5:
+        out->api_version = f.String();
+        break;
+      case 6:
+        out->controller = f.Bool();
+        break;
+      default:
+        break;
+    }
+  }
+}
+
+void ReadMeta(std::string_view message, ObjectMeta* meta) {
+  std::vector<StringMap::Entry> labels;
+  std::vector<StringMap::Entry> annotations;
+  Fields f(message);
+  while (f.Next()) {
+    switch (f.number()) {
+      case 1:
+        meta->name = f.String();
+        break;
+      case 3:
+        meta->namespace_ = f.String();
+        break;
+      case 5:
+        meta->uid = f.String();
+        break;
+      case 6:
+        meta->resource_version = f.String();
+        break;
+      case 7:
+        meta->generation = f.Int64();
+        break;
+      case 8:
+        if (auto text = TimeText(f.Bytes(), kUnreported)) meta->creation_timestamp = *text;
+        break;
+      case 9:
+        if (auto text = TimeText(f.Bytes(), kUnreported)) meta->deletion_timestamp = *text;
+        break;
+      case 11:
+        labels.push_back(StringEntry(f.Bytes()));
+        break;
+      case 12:
+        if (auto entry = StringEntry(f.Bytes()); entry.first != kLastAppliedAnnotation) {
+          annotations.push_back(std::move(entry));
+        }
+        break;
+      case 13:
+        ReadOwnerReference(f.Bytes(), &meta->owner_references.emplace_back());
+        break;
+      default:
+        break;
+    }
+  }
+  // Required; the general path names the field.
+  if (meta->name.empty()) throw NeedsGeneralPath{};
+  meta->labels = StringMap(std::move(labels));
+  meta->annotations = StringMap(std::move(annotations));
+}
+
+void ReadPort(std::string_view message, ContainerPort* out) {
+  Fields f(message);
+  while (f.Next()) {
+    switch (f.number()) {
+      case 2:
+        out->host_port = f.Int32();
+        break;
+      case 3:
+        out->container_port = f.Int32();
+        break;
+      case 4:
+        out->protocol = f.String();
+        break;
+      case 5:
+        out->host_ip = f.String();
+        break;
+      default:
+        break;
+    }
+  }
+}
+
+void ReadContainer(std::string_view message, bool init, Container* out) {
+  uint64_t seen = 0;
+  Fields f(message);
+  while (f.Next()) {
+    switch (f.number()) {
+      case 1:
+        out->name = f.String();
+        break;
+      case 2:
+        out->image = f.String();
+        break;
+      case 6:
+        ReadPort(f.Bytes(), &out->ports.emplace_back());
+        break;
+      case 8:
+        ReadRequirements(f.Message(&seen), &out->resources);
+        break;
+      case 24: {
+        // Read (and so checked) for every container, as the general path does.
+        const bool always = f.String() == "Always";
+        out->restartable = init && always;
+        break;
+      }
+      default:
+        break;
+    }
+  }
+}
+
+// Every source is read through, as the general path reads each as a message; a volume naming
+// more than one is left to it.
+void ReadVolumeSource(std::string_view message, Volume* out) {
+  Fields f(message);
+  while (f.Next()) {
+    const std::string_view source = VolumeSourceName(f.number());
+    if (source.empty()) continue;
+    if (!out->source.empty()) throw NeedsGeneralPath{};
+    out->source = source;
+    Fields claim(f.Bytes());
+    while (claim.Next()) {
+      if (source != "persistentVolumeClaim") continue;
+      if (claim.number() == 1) {
+        out->claim_name = claim.String();
+      } else if (claim.number() == 2) {
+        out->read_only = claim.Bool();
+      }
+    }
+  }
+}
+
+void ReadVolume(std::string_view message, Volume* out) {
+  uint64_t seen = 0;
+  Fields f(message);
+  while (f.Next()) {
+    if (f.number() == 1) {
+      out->name = f.String();
+    } else if (f.number() == 2) {
+      ReadVolumeSource(f.Message(&seen), out);
+    }
+  }
+}
+
+void ReadToleration(std::string_view message, Toleration* out) {
+  Fields f(message);
+  while (f.Next()) {
+    switch (f.number()) {
+      case 1:
+        out->key = f.String();
+        break;
+      case 2:
+        if (!ParseTolerationOperator(f.String(), &out->op)) throw NeedsGeneralPath{};
+        break;
+      case 3:
+        out->value = f.String();
+        break;
+      case 4:
+        if (!ParseTolerationEffect(f.String(), &out->effect)) throw NeedsGeneralPath{};
+        break;
+      case 5:
+        out->toleration_seconds = f.Int64();
+        break;
+      default:
+        break;
+    }
+  }
+}
+
+void ReadSpec(std::string_view message, PodSpec* out) {
+  uint64_t seen = 0;
+  std::vector<StringMap::Entry> node_selector;
+  Fields f(message);
+  while (f.Next()) {
+    switch (f.number()) {
+      case 1:
+        ReadVolume(f.Bytes(), &out->volumes.emplace_back());
+        break;
+      case 2:
+        ReadContainer(f.Bytes(), /*init=*/false, &out->containers.emplace_back());
+        break;
+      case 7:
+        node_selector.push_back(StringEntry(f.Bytes()));
+        break;
+      case 10:
+        out->node_name = f.String();
+        break;
+      case 11:
+        out->host_network = f.Bool();
+        break;
+      case 18:
+        out->affinity = DecodeAffinity(ProtobufAffinityToJson(f.Message(&seen), kUnreported), "");
+        break;
+      case 19:
+        out->scheduler_name = f.String();
+        break;
+      case 20:
+        ReadContainer(f.Bytes(), /*init=*/true, &out->init_containers.emplace_back());
+        break;
+      case 22:
+        ReadToleration(f.Bytes(), &out->tolerations.emplace_back());
+        break;
+      case 24:
+        out->priority_class_name = f.String();
+        break;
+      case 25:
+        out->priority = f.Int32();
+        break;
+      case 31:
+        if (!ParsePreemptionPolicy(f.String(), &out->preemption_policy)) throw NeedsGeneralPath{};
+        break;
+      case 32:
+        SetQuantity(f.Bytes(), &out->overhead);
+        break;
+      case 33:
+        out->topology_spread_constraints.push_back(DecodeTopologySpreadConstraint(
+            ProtobufSpreadConstraintToJson(f.Bytes(), kUnreported), ""));
+        break;
+      case 38: {
+        std::string& gate = out->scheduling_gates.emplace_back();
+        Fields g(f.Bytes());
+        while (g.Next()) {
+          if (g.number() == 1) gate = g.String();
+        }
+        break;
+      }
+      case 40:
+        ReadRequirements(f.Message(&seen), &out->resources.emplace());
+        break;
+      default:
+        break;
+    }
+  }
+  out->node_selector = StringMap(std::move(node_selector));
+}
+
+void ReadCondition(std::string_view message, Condition* out) {
+  Fields f(message);
+  while (f.Next()) {
+    switch (f.number()) {
+      case 1:
+        out->type = f.String();
+        break;
+      case 2:
+        out->status = f.String();
+        break;
+      case 5:
+        out->reason = f.String();
+        break;
+      case 6:
+        out->message = f.String();
+        break;
+      default:
+        break;
+    }
+  }
+}
+
+void ReadStatus(std::string_view message, PodStatus* out) {
+  Fields f(message);
+  while (f.Next()) {
+    switch (f.number()) {
+      case 1:
+        out->phase = f.String();
+        break;
+      case 2:
+        ReadCondition(f.Bytes(), &out->conditions.emplace_back());
+        break;
+      case 11:
+        out->nominated_node_name = f.String();
+        break;
+      default:
+        break;
+    }
+  }
+}
+
+}  // namespace
+
+std::optional<Pod> TryDecodeProtobufPod(std::string_view message) {
+  try {
+    Pod pod;
+    uint64_t seen = 0;
+    bool has_meta = false;
+    Fields f(message);
+    while (f.Next()) {
+      switch (f.number()) {
+        case 1:
+          ReadMeta(f.Message(&seen), &pod.meta);
+          has_meta = true;
+          break;
+        case 2:
+          ReadSpec(f.Message(&seen), &pod.spec);
+          break;
+        case 3:
+          ReadStatus(f.Message(&seen), &pod.status);
+          break;
+        default:
+          break;
+      }
+    }
+    if (!has_meta) return std::nullopt;
+    FinishDecodedPod(pod);
+    return pod;
+  } catch (const NeedsGeneralPath&) {
+    return std::nullopt;
+  } catch (const DecodeError&) {
+    return std::nullopt;
+  }
+}
+
+}  // namespace berth::api

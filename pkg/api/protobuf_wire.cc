@@ -1,0 +1,175 @@
+#include <cstdio>
+#include <string>
+
+#include "pkg/api/protobuf_internal.h"
+#include "pkg/api/utf8.h"
+
+namespace berth::api {
+namespace {
+
+std::string_view WireTypeName(uint32_t wire) {
+  switch (wire) {
+    case kVarint:
+      return "varint";
+    case kFixed64:
+      return "fixed64";
+    case kLengthDelimited:
+      return "length-delimited";
+    default:
+      return "fixed32";
+  }
+}
+
+// Go's time.Unix(seconds, 0).UTC().Format(time.RFC3339), which is metav1.Time's JSON form.
+std::string FormatTime(int64_t seconds, const FieldPath& path) {
+  constexpr int64_t kSecondsPerDay = 86400;
+  int64_t days = seconds / kSecondsPerDay;
+  int64_t rem = seconds % kSecondsPerDay;
+  if (rem < 0) {
+    rem += kSecondsPerDay;
+    days--;
+  }
+  // Days since 1970-01-01 to a civil date (proleptic Gregorian), after Howard Hinnant's
+  // days_from_civil inverse.
+  const int64_t z = days + 719468;
+  const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+  const int64_t doe = z - era * 146097;
+  const int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  const int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  const int64_t mp = (5 * doy + 2) / 153;
+  const int64_t day = doy - (153 * mp + 2) / 5 + 1;
+  const int64_t month = mp < 10 ? mp + 3 : mp - 9;
+  const int64_t year = yoe + era * 400 + (month <= 2 ? 1 : 0);
+  // RFC 3339 has four-digit years; Go's JSON encoding of a Time fails outside them as well.
+  if (year < 0 || year > 9999) FailAt(path, "time out of the RFC 3339 range");
+  char text[32];
+  std::snprintf(text, sizeof(text), "%04d-%02d-%02dT%02d:%02d:%02dZ", static_cast<int>(year),
+                static_cast<int>(month), static_cast<int>(day), static_cast<int>(rem / 3600),
+                static_cast<int>(rem / 60 % 60), static_cast<int>(rem % 60));
+  return text;
+}
+
+}  // namespace
+
+bool TryReadVarint(std::string_view bytes, size_t* pos, uint64_t* out, const FieldPath& path) {
+  uint64_t value = 0;
+  for (int shift = 0; shift < 64; shift += 7) {
+    if (*pos >= bytes.size()) return false;
+    const auto byte = static_cast<unsigned char>(bytes[(*pos)++]);
+    value |= static_cast<uint64_t>(byte & 0x7F) << shift;
+    if ((byte & 0x80) == 0) {
+      *out = value;
+      return true;
+    }
+  }
+  FailAt(path, "malformed protobuf: varint longer than 10 bytes");
+}
+
+bool TryReadHeader(std::string_view bytes, size_t* pos, FieldHeader* header,
+                   const FieldPath& path) {
+  uint64_t tag = 0;
+  if (!TryReadVarint(bytes, pos, &tag, path)) return false;
+  header->number = static_cast<uint32_t>(tag >> 3);
+  header->wire = static_cast<uint32_t>(tag & 7);
+  if (header->number == 0 || (tag >> 3) > 0x1FFFFFFF) {
+    FailAt(path, "malformed protobuf: invalid field number " + std::to_string(tag >> 3));
+  }
+  if (header->wire == kLengthDelimited) return TryReadVarint(bytes, pos, &header->length, path);
+  if (header->wire != kVarint && header->wire != kFixed64 && header->wire != kFixed32) {
+    FailAt(path, "malformed protobuf: unsupported wire type " + std::to_string(header->wire) +
+                     " for field " + std::to_string(header->number));
+  }
+  return true;
+}
+
+bool TryReadValue(std::string_view bytes, size_t* pos, const FieldHeader& header, FieldValue* value,
+                  const FieldPath& path) {
+  size_t width = 0;
+  switch (header.wire) {
+    case kVarint:
+      return TryReadVarint(bytes, pos, &value->number, path);
+    case kFixed64:
+      width = 8;
+      break;
+    case kFixed32:
+      width = 4;
+      break;
+    default:
+      if (header.length > bytes.size()) return false;
+      width = static_cast<size_t>(header.length);
+      break;
+  }
+  if (bytes.size() - *pos < width) return false;
+  value->bytes = bytes.substr(*pos, width);
+  *pos += width;
+  return true;
+}
+
+void ReadField(std::string_view bytes, size_t* pos, FieldHeader* header, FieldValue* value,
+               const FieldPath& path) {
+  if (!TryReadHeader(bytes, pos, header, path) || !TryReadValue(bytes, pos, *header, value, path)) {
+    FailAt(path, "malformed protobuf: message ends inside a field");
+  }
+}
+
+void ExpectWire(const FieldHeader& header, uint32_t want, const FieldPath& path) {
+  if (header.wire != want) {
+    FailAt(path, "malformed protobuf: " + std::string(WireTypeName(header.wire)) +
+                     " value, expected " + std::string(WireTypeName(want)));
+  }
+}
+
+std::string Utf8String(std::string_view bytes, const FieldPath& path) {
+  if (!IsValidUtf8(bytes)) FailAt(path, "invalid UTF-8 in a string");
+  return std::string(bytes);
+}
+
+std::optional<std::string> TimeText(std::string_view message, const FieldPath& path) {
+  if (message.empty()) return std::nullopt;
+  int64_t seconds = 0;
+  size_t pos = 0;
+  while (pos < message.size()) {
+    FieldHeader header;
+    FieldValue value;
+    ReadField(message, &pos, &header, &value, path);
+    if (header.number == 1) {
+      ExpectWire(header, kVarint, path);
+      seconds = static_cast<int64_t>(value.number);
+    }
+  }
+  return FormatTime(seconds, path);
+}
+
+std::pair<std::string, std::string> ReadMapEntry(std::string_view message, bool quantity_value,
+                                                 const FieldPath& path) {
+  std::pair<std::string, std::string> entry;
+  size_t pos = 0;
+  while (pos < message.size()) {
+    FieldHeader header;
+    FieldValue value;
+    ReadField(message, &pos, &header, &value, path);
+    if (header.number == 1) {
+      ExpectWire(header, kLengthDelimited, path);
+      entry.first = Utf8String(value.bytes, path);
+    } else if (header.number == 2) {
+      ExpectWire(header, kLengthDelimited, path);
+      if (!quantity_value) {
+        entry.second = Utf8String(value.bytes, path);
+        continue;
+      }
+      size_t quantity_pos = 0;
+      while (quantity_pos < value.bytes.size()) {
+        FieldHeader quantity_header;
+        FieldValue quantity;
+        ReadField(value.bytes, &quantity_pos, &quantity_header, &quantity, path);
+        if (quantity_header.number == 1) {
+          ExpectWire(quantity_header, kLengthDelimited, path);
+          entry.second = Utf8String(quantity.bytes, path);
+        }
+      }
+    }
+  }
+  return entry;
+}
+
+}  // namespace berth::api
