@@ -250,7 +250,7 @@ class RandomPod {
     if (Chance(70)) c.Bytes(2, Text());
     if (Chance(30)) {
       c.Message(6, Proto()
-                       .Varint(2, static_cast<uint64_t>(Pick(0, 2) * 8080))
+                       .Varint(2, static_cast<uint64_t>(Pick(0, 2)) * 8080)
                        .Varint(3, 80)
                        .Bytes(4, Chance(50) ? "TCP" : ""));
     }
