@@ -4,10 +4,10 @@
 // The apiserver's protobuf encoding (application/vnd.kubernetes.protobuf) for the objects Berth
 // lists and watches: Pod, Node and their lists, plus the Status of a watch ERROR event.
 //
-// Protobuf is read, never written, and only as a cheaper wire form of the same objects: each
-// object is turned into the JSON the apiserver would have sent for it, restricted to the fields
-// pkg/api/codec.h reads, so DecodePod/DecodeNode (and their validation) are the same for both
-// encodings. Every field scheduling never reads (managedFields, container statuses, env, probes,
+// Protobuf is read, never written, and only as a cheaper wire form of the same objects. The
+// general path turns each object into the JSON the apiserver would have sent for it, restricted
+// to the fields pkg/api/codec.h reads, so DecodePod/DecodeNode (and their validation) are the same
+// for both encodings; TryDecodeProtobufPod is a faster path for pods that gives the same result. Every field scheduling never reads (managedFields, container statuses, env, probes,
 // ...) is skipped by its length without being looked at. Only proto fields Berth knows are
 // decoded; unknown field numbers are skipped, as protobuf requires.
 //
