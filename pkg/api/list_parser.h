@@ -78,6 +78,9 @@ struct ParsedWatchEvent {
   std::string type;  // Empty when the event has no string "type".
   nlohmann::json object;
   bool has_object = false;  // Whether "object" was a JSON object.
+  // Protobuf only, when asked for: the undecoded v1.Pod message of an ADDED, MODIFIED or DELETED
+  // event, `object` then being null (see ParseProtobufWatchEvent).
+  std::string protobuf_pod;
 };
 
 // Parses one watch event line ({"type": "...", "object": {...}}) dropping the same subtrees of

@@ -456,11 +456,15 @@ void CheckMagic(std::string_view bytes, const FieldPath& path) {
   }
 }
 
-// Decodes an enveloped object; `root` is where it sits, for error paths.
-json DecodeEnvelope(std::string_view envelope, const FieldPath& root) {
-  CheckMagic(envelope, root);
+// An enveloped object's kind and undecoded message; `root` is where it sits, for error paths.
+struct Unwrapped {
   std::string kind;
   std::string_view raw;
+};
+
+Unwrapped Unwrap(std::string_view envelope, const FieldPath& root) {
+  CheckMagic(envelope, root);
+  Unwrapped out;
   bool has_raw = false;
   size_t pos = kEnvelopeMagic.size();
   while (pos < envelope.size()) {
@@ -469,17 +473,27 @@ json DecodeEnvelope(std::string_view envelope, const FieldPath& root) {
     ReadField(envelope, &pos, &header, &value, root);
     if (header.number == 2) {
       ExpectWire(header, kLengthDelimited, root);
-      raw = value.bytes;
+      out.raw = value.bytes;
       has_raw = true;
     } else {
-      CheckEnvelopeField(header, value, &kind, root);
+      CheckEnvelopeField(header, value, &out.kind, root);
     }
   }
-  const ProtobufMessage& message = MessageOfKind(kind, root);
+  MessageOfKind(out.kind, root);
   if (!has_raw) FailAt(root, "protobuf envelope without an object");
+  return out;
+}
+
+json DecodeMessage(std::string_view raw, const ProtobufMessage& message, const FieldPath& root) {
   json object = json::object();
   DecodeFields(raw, message, object, root);
   return object;
+}
+
+// Decodes an enveloped object; `root` is where it sits, for error paths.
+json DecodeEnvelope(std::string_view envelope, const FieldPath& root) {
+  const Unwrapped unwrapped = Unwrap(envelope, root);
+  return DecodeMessage(unwrapped.raw, MessageOfKind(unwrapped.kind, root), root);
 }
 
 }  // namespace
@@ -517,9 +531,16 @@ json DecodeProtobufObject(std::string_view envelope) {
   return DecodeEnvelope(envelope, root);
 }
 
-ParsedWatchEvent ParseProtobufWatchEvent(std::string_view frame) {
+json DecodeProtobufPod(std::string_view message) {
+  const FieldPath root("");
+  return DecodeMessage(message, kPod, root);
+}
+
+ParsedWatchEvent ParseProtobufWatchEvent(std::string_view frame, bool undecoded_pods) {
   const FieldPath root("");
   ParsedWatchEvent event;
+  // The object is decoded once the type is known (Go writes the type first, but need not).
+  std::string_view envelope;
   size_t pos = 0;
   while (pos < frame.size()) {
     FieldHeader header;
@@ -540,10 +561,20 @@ ParsedWatchEvent ParseProtobufWatchEvent(std::string_view frame) {
         ReadField(value.bytes, &object_pos, &raw_header, &raw, object_path);
         if (raw_header.number != 1) continue;
         ExpectWire(raw_header, kLengthDelimited, object_path);
-        event.object = DecodeEnvelope(raw.bytes, object_path);
+        envelope = raw.bytes;
         event.has_object = true;
       }
     }
+  }
+  if (!event.has_object) return event;
+  const FieldPath object_path = root.Field("object");
+  const Unwrapped unwrapped = Unwrap(envelope, object_path);
+  if (undecoded_pods && unwrapped.kind == "Pod" &&
+      (event.type == "ADDED" || event.type == "MODIFIED" || event.type == "DELETED")) {
+    event.protobuf_pod.assign(unwrapped.raw);
+  } else {
+    event.object =
+        DecodeMessage(unwrapped.raw, MessageOfKind(unwrapped.kind, object_path), object_path);
   }
   return event;
 }

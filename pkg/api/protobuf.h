@@ -7,7 +7,8 @@
 // Protobuf is read, never written, and only as a cheaper wire form of the same objects. The
 // general path turns each object into the JSON the apiserver would have sent for it, restricted
 // to the fields pkg/api/codec.h reads, so DecodePod/DecodeNode (and their validation) are the same
-// for both encodings; TryDecodeProtobufPod is a faster path for pods that gives the same result. Every field scheduling never reads (managedFields, container statuses, env, probes,
+// for both encodings; TryDecodeProtobufPod is a faster path for pods that gives the same result.
+// Every field scheduling never reads (managedFields, container statuses, env, probes,
 // ...) is skipped by its length without being looked at. Only proto fields Berth knows are
 // decoded; unknown field numbers are skipped, as protobuf requires.
 //
@@ -47,8 +48,13 @@ bool IsProtobufMediaType(std::string_view content_type);
 nlohmann::json DecodeProtobufObject(std::string_view envelope);
 
 // Decodes one frame of a protobuf watch stream (the bytes after its 4-byte length): a
-// metav1.WatchEvent whose object is an enveloped object as above.
-ParsedWatchEvent ParseProtobufWatchEvent(std::string_view frame);
+// metav1.WatchEvent whose object is an enveloped object as above. With `undecoded_pods`, the Pod
+// of an ADDED, MODIFIED or DELETED event is left undecoded in `protobuf_pod`, for
+// TryDecodeProtobufPod and, when that declines, DecodeProtobufPod.
+ParsedWatchEvent ParseProtobufWatchEvent(std::string_view frame, bool undecoded_pods = false);
+
+// The JSON the general path makes of a v1.Pod message (no envelope).
+nlohmann::json DecodeProtobufPod(std::string_view message);
 
 // Decodes a v1.Pod message (the bytes inside the envelope or a list's item) straight into a Pod,
 // with no JSON in between: the common case, at about twice the speed of DecodePod over

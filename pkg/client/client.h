@@ -150,8 +150,12 @@ struct WatchOptions {
   std::string resource_version;
   bool allow_bookmarks = true;
   int timeout_seconds = 300;  // Server closes the watch after this; the reflector re-watches.
-  // As ListOptions::prefer_protobuf; events arrive decoded to JSON objects either way.
+  // As ListOptions::prefer_protobuf; events arrive decoded to JSON objects either way, except as
+  // below.
   bool prefer_protobuf = false;
+  // On a protobuf stream, pods of ADDED, MODIFIED and DELETED events arrive undecoded in
+  // WatchEvent::protobuf_pod (see api::ParseProtobufWatchEvent).
+  bool undecoded_protobuf_pods = false;
 };
 
 enum class WatchEventType { kAdded, kModified, kDeleted, kBookmark, kError };
@@ -159,6 +163,8 @@ enum class WatchEventType { kAdded, kModified, kDeleted, kBookmark, kError };
 struct WatchEvent {
   WatchEventType type = WatchEventType::kAdded;
   nlohmann::json object;
+  // A v1.Pod message, `object` then being null: see WatchOptions::undecoded_protobuf_pods.
+  std::string protobuf_pod;
 };
 
 // One open watch stream. Next() blocks the calling thread (never a pplx continuation) until an

@@ -148,8 +148,11 @@ void CheckTarget(const std::string& target) {
 class HttpWatchStream final : public WatchStream {
  public:
   HttpWatchStream(std::unique_ptr<internal::Connection> connection, std::chrono::seconds inactivity,
-                  bool protobuf)
-      : connection_(std::move(connection)), inactivity_(inactivity), protobuf_(protobuf) {}
+                  bool protobuf, bool undecoded_pods)
+      : connection_(std::move(connection)),
+        inactivity_(inactivity),
+        protobuf_(protobuf),
+        undecoded_pods_(undecoded_pods) {}
 
   ~HttpWatchStream() override { Stop(); }
 
@@ -165,7 +168,7 @@ class HttpWatchStream final : public WatchStream {
   bool NextFrame(WatchEvent* event) {
     while (!stopped_.load()) {
       if (frames_.NextFrame(&line_)) {
-        *event = internal::DecodeProtobufWatchEvent(line_);
+        *event = internal::DecodeProtobufWatchEvent(line_, undecoded_pods_);
         return true;
       }
       if (eof_) {
@@ -224,7 +227,8 @@ class HttpWatchStream final : public WatchStream {
 
   const std::unique_ptr<internal::Connection> connection_;
   const std::chrono::seconds inactivity_;
-  const bool protobuf_;  // Length-prefixed protobuf frames instead of JSON lines.
+  const bool protobuf_;        // Length-prefixed protobuf frames instead of JSON lines.
+  const bool undecoded_pods_;  // WatchOptions::undecoded_protobuf_pods.
   std::atomic<bool> stopped_{false};
   // Touched only by the thread calling Next().
   std::string chunk_;
@@ -327,7 +331,8 @@ class HttpClient final : public Client {
         if (status == 200) {
           Observe("WATCH", status, start);
           return std::make_unique<HttpWatchStream>(std::move(connection), inactivity,
-                                                   api::IsProtobufMediaType(head.content_type));
+                                                   api::IsProtobufMediaType(head.content_type),
+                                                   options.undecoded_protobuf_pods);
         }
         std::string body;
         connection->ReadBody(&body, deadline);
@@ -558,6 +563,7 @@ WatchEvent ToWatchEvent(api::ParsedWatchEvent parsed) {
     throw ApiError(ErrorReason::kUnknown, 0, "watch: unknown event type \"" + name + "\"");
   }
   event.object = std::move(parsed.object);
+  event.protobuf_pod = std::move(parsed.protobuf_pod);
   return event;
 }
 
@@ -571,9 +577,9 @@ WatchEvent DecodeWatchEvent(std::string_view line) {
   }
 }
 
-WatchEvent DecodeProtobufWatchEvent(std::string_view frame) {
+WatchEvent DecodeProtobufWatchEvent(std::string_view frame, bool undecoded_pods) {
   try {
-    return ToWatchEvent(api::ParseProtobufWatchEvent(frame));
+    return ToWatchEvent(api::ParseProtobufWatchEvent(frame, undecoded_pods));
   } catch (const api::DecodeError& e) {
     throw ApiError(ErrorReason::kUnknown, 0, std::string("watch: ") + e.what());
   }

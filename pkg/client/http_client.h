@@ -86,8 +86,9 @@ bool ShouldRetry(const ApiError& error, bool idempotent, bool request_not_sent);
 
 // Decodes one line of a watch stream ({"type":...,"object":...}); throws ApiError on bad input.
 WatchEvent DecodeWatchEvent(std::string_view line);
-// Decodes one frame of a protobuf watch stream; throws ApiError on bad input.
-WatchEvent DecodeProtobufWatchEvent(std::string_view frame);
+// Decodes one frame of a protobuf watch stream (see WatchOptions::undecoded_protobuf_pods);
+// throws ApiError on bad input.
+WatchEvent DecodeProtobufWatchEvent(std::string_view frame, bool undecoded_pods = false);
 
 // Overrides kTokenRefreshInterval for every client in the process (tests only).
 void SetTokenRefreshIntervalForTesting(std::chrono::nanoseconds interval);

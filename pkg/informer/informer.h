@@ -201,29 +201,54 @@ class Informer : private ListWatchSink {
     std::lock_guard lock(dispatch_mu_);
     if (type == client::WatchEventType::kDeleted) {
       // The final state may be malformed too; the key is all a delete needs.
-      std::string key = KeyOf(object);
-      if (Ptr old = store_.Remove(key)) {
-        Ptr final_state = old;
-        try {
-          final_state = std::make_shared<const T>(decoder_(object));
-        } catch (const std::exception&) {
-        }
-        for (auto& h : handlers_) {
-          if (h.on_delete) h.on_delete(final_state);
-        }
+      Ptr final_state;
+      try {
+        final_state = std::make_shared<const T>(decoder_(object));
+      } catch (const std::exception&) {
       }
+      Deleted(KeyOf(object), final_state);
       return;
     }
     auto decoded = Decode(object);
     if (!decoded) return;
-    auto ptr = std::make_shared<const T>(std::move(*decoded));
-    Ptr old = store_.Upsert(ptr->meta.Key(), ptr);
+    Watched(std::make_shared<const T>(std::move(*decoded)));
+  }
+
+  bool WatchProtobufPod(client::WatchEventType type, std::string_view message,
+                        std::string* resource_version) override {
+    if (!protobuf_decoder_) return false;
+    std::optional<T> decoded = protobuf_decoder_(message);
+    if (!decoded) return false;
+    *resource_version = decoded->meta.resource_version;
+    auto object = std::make_shared<const T>(std::move(*decoded));
+    std::lock_guard lock(dispatch_mu_);
+    if (type == client::WatchEventType::kDeleted) {
+      Deleted(object->meta.Key(), object);
+    } else {
+      Watched(object);
+    }
+    return true;
+  }
+
+  // A watched add or update. Called with dispatch_mu_ held.
+  void Watched(const Ptr& object) {
+    Ptr old = store_.Upsert(object->meta.Key(), object);
     for (auto& h : handlers_) {
       if (old) {
-        if (h.on_update) h.on_update(old, ptr);
+        if (h.on_update) h.on_update(old, object);
       } else if (h.on_add) {
-        h.on_add(ptr);
+        h.on_add(object);
       }
+    }
+  }
+
+  // A watched delete; handlers get `final_state`, or the stored object when it is null. Called
+  // with dispatch_mu_ held.
+  void Deleted(const std::string& key, const Ptr& final_state) {
+    Ptr old = store_.Remove(key);
+    if (!old) return;
+    for (auto& h : handlers_) {
+      if (h.on_delete) h.on_delete(final_state ? final_state : old);
     }
   }
 

@@ -3,7 +3,9 @@
 #include <spdlog/spdlog.h>
 
 #include <random>
+#include <string_view>
 
+#include "pkg/api/errors.h"
 #include "pkg/api/list_parser.h"
 #include "pkg/api/protobuf.h"
 
@@ -15,6 +17,16 @@ std::string ResourceVersionOf(const nlohmann::json& object) {
   if (meta == object.end() || !meta->is_object()) return "";
   auto rv = meta->find("resourceVersion");
   return rv != meta->end() && rv->is_string() ? rv->get<std::string>() : "";
+}
+
+// A watched pod's message as the JSON the general path makes of it. Malformed bytes fail the watch
+// as they would have when the client decoded the event.
+nlohmann::json DecodePod(std::string_view message) {
+  try {
+    return api::DecodeProtobufPod(message);
+  } catch (const api::DecodeError& e) {
+    throw client::ApiError(client::ErrorReason::kUnknown, 0, std::string("watch: ") + e.what());
+  }
 }
 
 // A watch that ends this fast without delivering anything is treated as a failure, so a server
@@ -127,6 +139,7 @@ Reflector::WatchEnd Reflector::WatchFrom(std::string& resource_version) {
   watch_options.resource_version = resource_version;
   watch_options.timeout_seconds = options_.watch_timeout_seconds;
   watch_options.prefer_protobuf = options_.prefer_protobuf;
+  watch_options.undecoded_protobuf_pods = options_.prefer_protobuf;
 
   auto stream = client_->Watch(options_.resource.Path(options_.namespace_), watch_options);
   watches_++;
@@ -163,11 +176,18 @@ Reflector::WatchEnd Reflector::WatchFrom(std::string& resource_version) {
         }
         throw client::ErrorFromResponse(code, event.object.dump(), std::nullopt);
       }
-      default:
-        sink_->WatchEvent(event.type, event.object);
-        if (auto rv = ResourceVersionOf(event.object); !rv.empty()) resource_version = rv;
+      default: {
+        std::string rv;
+        if (event.protobuf_pod.empty() ||
+            !sink_->WatchProtobufPod(event.type, event.protobuf_pod, &rv)) {
+          if (!event.protobuf_pod.empty()) event.object = DecodePod(event.protobuf_pod);
+          sink_->WatchEvent(event.type, event.object);
+          rv = ResourceVersionOf(event.object);
+        }
+        if (!rv.empty()) resource_version = rv;
         delivered = true;
         break;
+      }
     }
   }
   if (stopping_) return WatchEnd::kStopped;

@@ -41,6 +41,11 @@ class ListWatchSink {
   virtual void ReplaceEnd() = 0;
   // kAdded, kModified or kDeleted from the watch (bookmarks and errors stay in the reflector).
   virtual void WatchEvent(client::WatchEventType type, const nlohmann::json& object) = 0;
+  // Offered a watched pod first, as its raw protobuf message: true when it took the event (as
+  // WatchEvent would have) and set `resource_version` to the pod's, false to have the pod decoded
+  // to JSON and passed to WatchEvent.
+  virtual bool WatchProtobufPod(client::WatchEventType type, std::string_view message,
+                                std::string* resource_version) = 0;
 };
 
 struct ReflectorOptions {

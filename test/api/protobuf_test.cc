@@ -228,6 +228,35 @@ TEST(ProtobufWatch, EventsCarryTheirTypeAndDecodedObject) {
   }
 }
 
+TEST(ProtobufWatch, PodsAreLeftUndecodedWhenAskedFor) {
+  const auto event_of = [](std::string_view type, const Proto& object, std::string_view kind) {
+    return Proto().Bytes(1, type).Message(2, Proto().Bytes(1, object.Envelope(kind))).str();
+  };
+  for (const char* type : {"ADDED", "MODIFIED", "DELETED"}) {
+    const ParsedWatchEvent event = ParseProtobufWatchEvent(event_of(type, RichPod(), "Pod"), true);
+    EXPECT_EQ(event.type, type);
+    EXPECT_TRUE(event.has_object);
+    EXPECT_TRUE(event.object.is_null());
+    EXPECT_EQ(event.protobuf_pod, RichPod().str());
+    EXPECT_EQ(DecodeProtobufPod(event.protobuf_pod), kRichPodJson);
+  }
+  // Bookmarks, errors and other kinds are decoded as always.
+  const Proto bookmark = Proto().Message(1, Proto().Bytes(1, "").Bytes(6, "12"));
+  const ParsedWatchEvent marked =
+      ParseProtobufWatchEvent(event_of("BOOKMARK", bookmark, "Pod"), true);
+  EXPECT_TRUE(marked.protobuf_pod.empty());
+  EXPECT_EQ(marked.object["metadata"]["resourceVersion"], "12");
+  const Proto node = Proto().Message(1, Proto().Bytes(1, "n"));
+  const ParsedWatchEvent node_added =
+      ParseProtobufWatchEvent(event_of("ADDED", node, "Node"), true);
+  EXPECT_TRUE(node_added.protobuf_pod.empty());
+  EXPECT_EQ(node_added.object["metadata"]["name"], "n");
+  // Not asked for: decoded.
+  const ParsedWatchEvent decoded = ParseProtobufWatchEvent(event_of("ADDED", RichPod(), "Pod"));
+  EXPECT_TRUE(decoded.protobuf_pod.empty());
+  EXPECT_EQ(decoded.object, kRichPodJson);
+}
+
 Proto PodList(int items) {
   Proto list;
   list.Message(1, Proto().Bytes(1, "").Bytes(2, "100").Bytes(3, "next-page"));

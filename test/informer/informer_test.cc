@@ -102,6 +102,11 @@ class FakeClient : public testing::UnusedClient {
     std::lock_guard lock(mu_);
     return watch_versions_;
   }
+  // Whether each watch asked for pods left undecoded.
+  std::vector<bool> watch_undecoded() {
+    std::lock_guard lock(mu_);
+    return watch_undecoded_;
+  }
   int list_calls() {
     std::lock_guard lock(mu_);
     return list_calls_;
@@ -125,6 +130,7 @@ class FakeClient : public testing::UnusedClient {
                                              const client::WatchOptions& options) override {
     std::lock_guard lock(mu_);
     watch_versions_.push_back(options.resource_version);
+    watch_undecoded_.push_back(options.undecoded_protobuf_pods);
     ScriptedWatch script;
     if (!watches_.empty()) {
       script = std::move(watches_.front());
@@ -170,11 +176,15 @@ class FakeClient : public testing::UnusedClient {
   std::deque<ScriptedWatch> watches_;
   std::vector<std::string> list_versions_;
   std::vector<std::string> watch_versions_;
+  std::vector<bool> watch_undecoded_;
   int list_calls_ = 0;
 };
 
 client::WatchEvent Event(client::WatchEventType type, nlohmann::json object) {
-  return {type, std::move(object)};
+  client::WatchEvent event;
+  event.type = type;
+  event.object = std::move(object);
+  return event;
 }
 
 ReflectorOptions Options() {
@@ -287,10 +297,11 @@ TEST(Informer, MalformedObjectsAreReportedAndSkippedNotFatal) {
 }
 
 // A pod as the apiserver sends it in protobuf, requesting `cpu`.
-std::string PodProto(const std::string& name, const std::string& cpu) {
+std::string PodProto(const std::string& name, const std::string& cpu,
+                     const std::string& rv = "10") {
   using testing::Proto;
   return Proto()
-      .Message(1, Proto().Bytes(1, name).Bytes(3, "ns").Bytes(6, "10"))
+      .Message(1, Proto().Bytes(1, name).Bytes(3, "ns").Bytes(6, rv))
       .Message(2, Proto().Message(
                       2, Proto().Bytes(1, "c").Message(8, Proto().QuantityEntry(2, "cpu", cpu))))
       .str();
@@ -325,6 +336,50 @@ TEST(Informer, ProtobufListItemsAreDecodedDirectlyAndTheRestThroughJson) {
   EXPECT_EQ(informer.store().Get("ns/merged")->meta.uid, "uid-m");
   EXPECT_EQ(informer.store().Get("ns/merged")->requests.milli_cpu, 1000);
   EXPECT_EQ(direct.load(), 1);
+  std::lock_guard lock(mu);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(errors[0].find("bad: spec.containers[0].resources.requests.cpu"), std::string::npos)
+      << errors[0];
+}
+
+client::WatchEvent ProtobufPodEvent(client::WatchEventType type, std::string message) {
+  client::WatchEvent event;
+  event.type = type;
+  event.protobuf_pod = std::move(message);
+  return event;
+}
+
+TEST(Informer, WatchedProtobufPodsAreDecodedDirectlyAndTheRestThroughJson) {
+  auto fake = std::make_shared<FakeClient>();
+  fake->AddList(ListBody({PodJson("gone", "10")}, "10"));
+  fake->AddWatch(
+      {{ProtobufPodEvent(client::WatchEventType::kAdded, PodProto("direct", "250m", "11")),
+        ProtobufPodEvent(client::WatchEventType::kModified, PodProto("bad", "12x", "12")),
+        ProtobufPodEvent(client::WatchEventType::kDeleted, PodProto("gone", "1", "13"))}});
+  std::atomic<int> direct{0};
+  ReflectorOptions options = Options();
+  options.prefer_protobuf = true;
+  Informer<api::Pod> informer(fake, options, api::DecodePod, [&](std::string_view message) {
+    auto pod = api::TryDecodeProtobufPod(message);
+    if (pod) direct++;
+    return pod;
+  });
+  Log log;
+  informer.AddEventHandler(log.Handler());
+  std::mutex mu;
+  std::vector<std::string> errors;
+  informer.SetDecodeErrorHandler([&](const nlohmann::json& object, const std::string& error) {
+    std::lock_guard lock(mu);
+    errors.push_back(object["metadata"]["name"].get<std::string>() + ": " + error);
+  });
+  informer.Start();
+  ASSERT_TRUE(WaitFor([&] { return fake->watch_versions().size() >= 2; }));
+  EXPECT_EQ(fake->watch_versions()[1], "13") << "re-watch resumes from the last pod's version";
+  EXPECT_EQ(fake->watch_undecoded()[0], true);
+  EXPECT_EQ(log.Get(), (std::vector<std::string>{"add gone", "add direct", "delete gone"}));
+  EXPECT_EQ(informer.store().Size(), 1u);
+  EXPECT_EQ(informer.store().Get("ns/direct")->requests.milli_cpu, 250);
+  EXPECT_EQ(direct.load(), 2);
   std::lock_guard lock(mu);
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_NE(errors[0].find("bad: spec.containers[0].resources.requests.cpu"), std::string::npos)

@@ -553,33 +553,51 @@ TEST(ProtobufIntegration, WatchEventsDecodeTheSameFromProtobufAsFromJson) {
   const std::string pods = client::PodsResource().Path(ns.name());
   const std::string version =
       client->Post(pods, RichPod(ns.name(), "rich"))["metadata"]["resourceVersion"];
-  const auto open = [&](bool protobuf) {
+  const auto open = [&](bool protobuf, bool undecoded_pods) {
     client::WatchOptions options;
     options.resource_version = version;
     options.timeout_seconds = 30;
     options.prefer_protobuf = protobuf;
+    options.undecoded_protobuf_pods = undecoded_pods;
     return client->Watch(pods, options);
   };
-  auto json_watch = open(false);
-  auto protobuf_watch = open(true);
+  auto json_watch = open(false, false);
+  auto protobuf_watch = open(true, false);
+  // As berth-scheduler's pod informer watches: pods left undecoded, then decoded directly.
+  auto direct_watch = open(true, true);
   client->Patch(pods + "/rich", {{"metadata", {{"labels", {{"changed", "yes"}}}}}},
                 client::PatchType::kMerge);
   client->Delete(pods + "/rich?gracePeriodSeconds=0");
-  const auto events = [](client::WatchStream& watch) {
+  int undecoded = 0;
+  const auto events = [&undecoded](client::WatchStream& watch) {
     std::vector<std::pair<client::WatchEventType, api::Pod>> seen;
     client::WatchEvent event;
     while (seen.size() < 2 && watch.Next(&event)) {
       if (event.type == client::WatchEventType::kBookmark) continue;
-      seen.emplace_back(event.type, api::DecodePod(event.object));
+      if (event.protobuf_pod.empty()) {
+        seen.emplace_back(event.type, api::DecodePod(event.object));
+        continue;
+      }
+      undecoded++;
+      std::optional<api::Pod> pod = api::TryDecodeProtobufPod(event.protobuf_pod);
+      if (!pod) {
+        ADD_FAILURE() << "a watched pod was left to the general path";
+        break;
+      }
+      seen.emplace_back(event.type, std::move(*pod));
     }
     return seen;
   };
   const auto from_json = events(*json_watch);
   const auto from_protobuf = events(*protobuf_watch);
+  EXPECT_EQ(undecoded, 0);
+  const auto from_direct = events(*direct_watch);
+  EXPECT_EQ(undecoded, 2);
   ASSERT_EQ(from_json.size(), 2u);
   EXPECT_EQ(from_json[0].first, client::WatchEventType::kModified);
   EXPECT_TRUE(from_json[0].second.meta.labels.Contains("changed"));
   EXPECT_TRUE(from_protobuf == from_json);
+  EXPECT_TRUE(from_direct == from_json);
 }
 
 TEST(ClientIntegration, ForbiddenNamesVerbAndResource) {
