@@ -412,13 +412,10 @@ void DecodeField(const ProtobufField& field, const FieldHeader& header, const Fi
 // does not name are skipped.
 void DecodeFields(std::string_view bytes, const ProtobufMessage& message, json& out,
                   const FieldPath& path) {
-  size_t pos = 0;
-  while (pos < bytes.size()) {
-    FieldHeader header;
-    FieldValue value;
-    ReadField(bytes, &pos, &header, &value, path);
-    if (const ProtobufField* field = message.Find(header.number)) {
-      DecodeField(*field, header, value, out, path);
+  MessageFields fields(bytes, path);
+  while (fields.Next()) {
+    if (const ProtobufField* field = message.Find(fields.number())) {
+      DecodeField(*field, fields.header(), fields.value(), out, path);
     }
   }
 }
@@ -466,17 +463,13 @@ Unwrapped Unwrap(std::string_view envelope, const FieldPath& root) {
   CheckMagic(envelope, root);
   Unwrapped out;
   bool has_raw = false;
-  size_t pos = kEnvelopeMagic.size();
-  while (pos < envelope.size()) {
-    FieldHeader header;
-    FieldValue value;
-    ReadField(envelope, &pos, &header, &value, root);
-    if (header.number == 2) {
-      ExpectWire(header, kLengthDelimited, root);
-      out.raw = value.bytes;
+  MessageFields fields(envelope.substr(kEnvelopeMagic.size()), root);
+  while (fields.Next()) {
+    if (fields.number() == 2) {
+      out.raw = fields.Bytes();
       has_raw = true;
     } else {
-      CheckEnvelopeField(header, value, &out.kind, root);
+      CheckEnvelopeField(fields.header(), fields.value(), &out.kind, root);
     }
   }
   MessageOfKind(out.kind, root);
@@ -541,33 +534,25 @@ ParsedWatchEvent ParseProtobufWatchEvent(std::string_view frame, bool undecoded_
   ParsedWatchEvent event;
   // The object is decoded once the type is known (Go writes the type first, but need not).
   std::string_view envelope;
-  size_t pos = 0;
-  while (pos < frame.size()) {
-    FieldHeader header;
-    FieldValue value;
-    ReadField(frame, &pos, &header, &value, root);
-    if (header.number == 1) {
-      const FieldPath type_path = root.Field("type");
-      ExpectWire(header, kLengthDelimited, type_path);
-      event.type = Utf8String(value.bytes, type_path);
-    } else if (header.number == 2) {
+  const FieldPath type_path = root.Field("type");
+  const FieldPath object_path = root.Field("object");
+  MessageFields fields(frame, root);
+  while (fields.Next()) {
+    if (fields.number() == 1) {
+      ExpectWire(fields.header(), kLengthDelimited, type_path);
+      event.type = Utf8String(fields.value().bytes, type_path);
+    } else if (fields.number() == 2) {
       // A runtime.RawExtension: the enveloped object is its field 1.
-      const FieldPath object_path = root.Field("object");
-      ExpectWire(header, kLengthDelimited, object_path);
-      size_t object_pos = 0;
-      while (object_pos < value.bytes.size()) {
-        FieldHeader raw_header;
-        FieldValue raw;
-        ReadField(value.bytes, &object_pos, &raw_header, &raw, object_path);
-        if (raw_header.number != 1) continue;
-        ExpectWire(raw_header, kLengthDelimited, object_path);
-        envelope = raw.bytes;
+      ExpectWire(fields.header(), kLengthDelimited, object_path);
+      MessageFields raw(fields.value().bytes, object_path);
+      while (raw.Next()) {
+        if (raw.number() != 1) continue;
+        envelope = raw.Bytes();
         event.has_object = true;
       }
     }
   }
   if (!event.has_object) return event;
-  const FieldPath object_path = root.Field("object");
   const Unwrapped unwrapped = Unwrap(envelope, object_path);
   if (undecoded_pods && unwrapped.kind == "Pod" &&
       (event.type == "ADDED" || event.type == "MODIFIED" || event.type == "DELETED")) {

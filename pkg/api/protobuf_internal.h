@@ -49,6 +49,44 @@ void ExpectWire(const FieldHeader& header, uint32_t want, const FieldPath& path)
 
 std::string Utf8String(std::string_view bytes, const FieldPath& path);
 
+// The fields of one complete message, in wire order; malformed framing and a value of the wrong
+// wire type throw DecodeError naming `path`, which must outlive this object.
+class MessageFields {
+ public:
+  MessageFields(std::string_view message, const FieldPath& path) : message_(message), path_(path) {}
+
+  // Reads the next field; false at the end of the message.
+  bool Next() {
+    if (pos_ >= message_.size()) return false;
+    ReadField(message_, &pos_, &header_, &value_, path_);
+    return true;
+  }
+  uint32_t number() const { return header_.number; }
+  const FieldHeader& header() const { return header_; }
+  const FieldValue& value() const { return value_; }
+
+  std::string_view Bytes() const {
+    ExpectWire(header_, kLengthDelimited, path_);
+    return value_.bytes;
+  }
+  std::string String() const { return Utf8String(Bytes(), path_); }
+  uint64_t Varint() const {
+    ExpectWire(header_, kVarint, path_);
+    return value_.number;
+  }
+  bool Bool() const { return Varint() != 0; }
+  // As Go decodes an int32: the low 32 bits of the varint.
+  int32_t Int32() const { return static_cast<int32_t>(static_cast<uint32_t>(Varint())); }
+  int64_t Int64() const { return static_cast<int64_t>(Varint()); }
+
+ private:
+  std::string_view message_;
+  const FieldPath& path_;
+  size_t pos_ = 0;
+  FieldHeader header_;
+  FieldValue value_;
+};
+
 // A metav1.Time message (seconds = 1, nanos = 2) in its JSON form: RFC 3339 in UTC with second
 // precision. std::nullopt for an empty message, the zero time, which JSON writes as null.
 std::optional<std::string> TimeText(std::string_view message, const FieldPath& path);

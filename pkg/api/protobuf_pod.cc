@@ -33,31 +33,10 @@ struct NeedsGeneralPath {};
 // Errors found here are never reported (the general path reports them), so no path is built.
 const FieldPath kUnreported("");
 
-// The fields of one complete message, in wire order.
-class Fields {
+// A message's fields, read as the general path reads them.
+class Fields : public MessageFields {
  public:
-  explicit Fields(std::string_view message) : message_(message) {}
-
-  bool Next() {
-    if (pos_ >= message_.size()) return false;
-    ReadField(message_, &pos_, &header_, &value_, kUnreported);
-    return true;
-  }
-  uint32_t number() const { return header_.number; }
-
-  std::string_view Bytes() const {
-    ExpectWire(header_, kLengthDelimited, kUnreported);
-    return value_.bytes;
-  }
-  std::string String() const { return Utf8String(Bytes(), kUnreported); }
-  uint64_t Varint() const {
-    ExpectWire(header_, kVarint, kUnreported);
-    return value_.number;
-  }
-  bool Bool() const { return Varint() != 0; }
-  // As Go decodes an int32: the low 32 bits of the varint.
-  int32_t Int32() const { return static_cast<int32_t>(static_cast<uint32_t>(Varint())); }
-  int64_t Int64() const { return static_cast<int64_t>(Varint()); }
+  explicit Fields(std::string_view message) : MessageFields(message, kUnreported) {}
 
   // For a singular message field: declines its second occurrence, which the general path merges.
   std::string_view Message(uint64_t* seen) const {
@@ -66,12 +45,6 @@ class Fields {
     *seen |= bit;
     return Bytes();
   }
-
- private:
-  std::string_view message_;
-  size_t pos_ = 0;
-  FieldHeader header_;
-  FieldValue value_;
 };
 
 StringMap::Entry StringEntry(std::string_view entry) {

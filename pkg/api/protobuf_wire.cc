@@ -127,15 +127,9 @@ std::string Utf8String(std::string_view bytes, const FieldPath& path) {
 std::optional<std::string> TimeText(std::string_view message, const FieldPath& path) {
   if (message.empty()) return std::nullopt;
   int64_t seconds = 0;
-  size_t pos = 0;
-  while (pos < message.size()) {
-    FieldHeader header;
-    FieldValue value;
-    ReadField(message, &pos, &header, &value, path);
-    if (header.number == 1) {
-      ExpectWire(header, kVarint, path);
-      seconds = static_cast<int64_t>(value.number);
-    }
+  MessageFields fields(message, path);
+  while (fields.Next()) {
+    if (fields.number() == 1) seconds = fields.Int64();
   }
   return FormatTime(seconds, path);
 }
@@ -143,29 +137,16 @@ std::optional<std::string> TimeText(std::string_view message, const FieldPath& p
 std::pair<std::string, std::string> ReadMapEntry(std::string_view message, bool quantity_value,
                                                  const FieldPath& path) {
   std::pair<std::string, std::string> entry;
-  size_t pos = 0;
-  while (pos < message.size()) {
-    FieldHeader header;
-    FieldValue value;
-    ReadField(message, &pos, &header, &value, path);
-    if (header.number == 1) {
-      ExpectWire(header, kLengthDelimited, path);
-      entry.first = Utf8String(value.bytes, path);
-    } else if (header.number == 2) {
-      ExpectWire(header, kLengthDelimited, path);
-      if (!quantity_value) {
-        entry.second = Utf8String(value.bytes, path);
-        continue;
-      }
-      size_t quantity_pos = 0;
-      while (quantity_pos < value.bytes.size()) {
-        FieldHeader quantity_header;
-        FieldValue quantity;
-        ReadField(value.bytes, &quantity_pos, &quantity_header, &quantity, path);
-        if (quantity_header.number == 1) {
-          ExpectWire(quantity_header, kLengthDelimited, path);
-          entry.second = Utf8String(quantity.bytes, path);
-        }
+  MessageFields fields(message, path);
+  while (fields.Next()) {
+    if (fields.number() == 1) {
+      entry.first = fields.String();
+    } else if (fields.number() == 2 && !quantity_value) {
+      entry.second = fields.String();
+    } else if (fields.number() == 2) {
+      MessageFields quantity(fields.Bytes(), path);
+      while (quantity.Next()) {
+        if (quantity.number() == 1) entry.second = quantity.String();
       }
     }
   }

@@ -12,6 +12,7 @@
 #include <condition_variable>
 #include <deque>
 #include <mutex>
+#include <optional>
 
 #include "pkg/api/codec.h"
 #include "pkg/api/list_parser.h"
@@ -273,26 +274,41 @@ TEST(Informer, GoneErrorEventRelistsAndDiffsAgainstStore) {
   EXPECT_EQ(informer.store().Size(), 3u);
 }
 
+// Collects what an informer's decode error handler reports, as "name: error".
+class DecodeErrors {
+ public:
+  DecodeErrorHandler Handler() {
+    return [this](const nlohmann::json& object, const std::string& error) {
+      std::lock_guard lock(mu_);
+      reported_.push_back(object["metadata"]["name"].get<std::string>() + ": " + error);
+    };
+  }
+  std::vector<std::string> Get() {
+    std::lock_guard lock(mu_);
+    return reported_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<std::string> reported_;
+};
+
 TEST(Informer, MalformedObjectsAreReportedAndSkippedNotFatal) {
   auto fake = std::make_shared<FakeClient>();
   fake->AddList(ListBody({PodJson("good", "10"), PodJson("bad", "10", "12x")}, "10"));
   fake->AddWatch({{Event(client::WatchEventType::kAdded, PodJson("bad2", "11", "-")),
                    Event(client::WatchEventType::kAdded, PodJson("good2", "12"))}});
   Informer<api::Pod> informer(fake, Options(), api::DecodePod);
-  std::mutex mu;
-  std::vector<std::string> errors;
-  informer.SetDecodeErrorHandler([&](const nlohmann::json& object, const std::string& error) {
-    std::lock_guard lock(mu);
-    errors.push_back(object["metadata"]["name"].get<std::string>() + ": " + error);
-  });
+  DecodeErrors errors;
+  informer.SetDecodeErrorHandler(errors.Handler());
   informer.Start();
   ASSERT_TRUE(WaitFor([&] { return informer.store().Size() == 2; }));
   EXPECT_NE(informer.store().Get("ns/good"), nullptr);
   EXPECT_NE(informer.store().Get("ns/good2"), nullptr);
-  std::lock_guard lock(mu);
-  ASSERT_EQ(errors.size(), 2u);
-  EXPECT_NE(errors[0].find("bad: spec.containers[0].resources.requests.cpu"), std::string::npos)
-      << errors[0];
+  const std::vector<std::string> reported = errors.Get();
+  ASSERT_EQ(reported.size(), 2u);
+  EXPECT_NE(reported[0].find("bad: spec.containers[0].resources.requests.cpu"), std::string::npos)
+      << reported[0];
   EXPECT_EQ(informer.decode_errors(), 2u);
 }
 
@@ -307,6 +323,15 @@ std::string PodProto(const std::string& name, const std::string& cpu,
       .str();
 }
 
+// The pod informer's protobuf decoder, counting the pods it decoded.
+Informer<api::Pod>::ProtobufDecoder CountingDecoder(std::atomic<int>* decoded) {
+  return [decoded](std::string_view message) {
+    std::optional<api::Pod> pod = api::TryDecodeProtobufPod(message);
+    if (pod) (*decoded)++;
+    return pod;
+  };
+}
+
 TEST(Informer, ProtobufListItemsAreDecodedDirectlyAndTheRestThroughJson) {
   auto fake = std::make_shared<FakeClient>();
   using testing::Proto;
@@ -318,17 +343,9 @@ TEST(Informer, ProtobufListItemsAreDecodedDirectlyAndTheRestThroughJson) {
       .Bytes(2, PodProto("bad", "12x"));
   fake->AddRawList(list.Envelope("PodList"), "application/vnd.kubernetes.protobuf");
   std::atomic<int> direct{0};
-  Informer<api::Pod> informer(fake, Options(), api::DecodePod, [&](std::string_view message) {
-    auto pod = api::TryDecodeProtobufPod(message);
-    if (pod) direct++;
-    return pod;
-  });
-  std::mutex mu;
-  std::vector<std::string> errors;
-  informer.SetDecodeErrorHandler([&](const nlohmann::json& object, const std::string& error) {
-    std::lock_guard lock(mu);
-    errors.push_back(object["metadata"]["name"].get<std::string>() + ": " + error);
-  });
+  Informer<api::Pod> informer(fake, Options(), api::DecodePod, CountingDecoder(&direct));
+  DecodeErrors errors;
+  informer.SetDecodeErrorHandler(errors.Handler());
   informer.Start();
   ASSERT_TRUE(informer.WaitForSync(5s));
   EXPECT_EQ(informer.store().Size(), 2u);
@@ -336,10 +353,10 @@ TEST(Informer, ProtobufListItemsAreDecodedDirectlyAndTheRestThroughJson) {
   EXPECT_EQ(informer.store().Get("ns/merged")->meta.uid, "uid-m");
   EXPECT_EQ(informer.store().Get("ns/merged")->requests.milli_cpu, 1000);
   EXPECT_EQ(direct.load(), 1);
-  std::lock_guard lock(mu);
-  ASSERT_EQ(errors.size(), 1u);
-  EXPECT_NE(errors[0].find("bad: spec.containers[0].resources.requests.cpu"), std::string::npos)
-      << errors[0];
+  const std::vector<std::string> reported = errors.Get();
+  ASSERT_EQ(reported.size(), 1u);
+  EXPECT_NE(reported[0].find("bad: spec.containers[0].resources.requests.cpu"), std::string::npos)
+      << reported[0];
 }
 
 client::WatchEvent ProtobufPodEvent(client::WatchEventType type, std::string message) {
@@ -359,19 +376,11 @@ TEST(Informer, WatchedProtobufPodsAreDecodedDirectlyAndTheRestThroughJson) {
   std::atomic<int> direct{0};
   ReflectorOptions options = Options();
   options.prefer_protobuf = true;
-  Informer<api::Pod> informer(fake, options, api::DecodePod, [&](std::string_view message) {
-    auto pod = api::TryDecodeProtobufPod(message);
-    if (pod) direct++;
-    return pod;
-  });
+  Informer<api::Pod> informer(fake, options, api::DecodePod, CountingDecoder(&direct));
   Log log;
   informer.AddEventHandler(log.Handler());
-  std::mutex mu;
-  std::vector<std::string> errors;
-  informer.SetDecodeErrorHandler([&](const nlohmann::json& object, const std::string& error) {
-    std::lock_guard lock(mu);
-    errors.push_back(object["metadata"]["name"].get<std::string>() + ": " + error);
-  });
+  DecodeErrors errors;
+  informer.SetDecodeErrorHandler(errors.Handler());
   informer.Start();
   ASSERT_TRUE(WaitFor([&] { return fake->watch_versions().size() >= 2; }));
   EXPECT_EQ(fake->watch_versions()[1], "13") << "re-watch resumes from the last pod's version";
@@ -380,10 +389,10 @@ TEST(Informer, WatchedProtobufPodsAreDecodedDirectlyAndTheRestThroughJson) {
   EXPECT_EQ(informer.store().Size(), 1u);
   EXPECT_EQ(informer.store().Get("ns/direct")->requests.milli_cpu, 250);
   EXPECT_EQ(direct.load(), 2);
-  std::lock_guard lock(mu);
-  ASSERT_EQ(errors.size(), 1u);
-  EXPECT_NE(errors[0].find("bad: spec.containers[0].resources.requests.cpu"), std::string::npos)
-      << errors[0];
+  const std::vector<std::string> reported = errors.Get();
+  ASSERT_EQ(reported.size(), 1u);
+  EXPECT_NE(reported[0].find("bad: spec.containers[0].resources.requests.cpu"), std::string::npos)
+      << reported[0];
 }
 
 TEST(Informer, FirstListIsAppliedAsDecodedAndOneFailingMidwayIsReplacedByTheNext) {
