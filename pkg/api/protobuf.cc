@@ -492,15 +492,11 @@ json DecodeEnvelope(std::string_view envelope, const FieldPath& root) {
 }  // namespace
 
 json ProtobufAffinityToJson(std::string_view message, const FieldPath& path) {
-  json object = json::object();
-  DecodeFields(message, kAffinity, object, path);
-  return object;
+  return DecodeMessage(message, kAffinity, path);
 }
 
 json ProtobufSpreadConstraintToJson(std::string_view message, const FieldPath& path) {
-  json object = json::object();
-  DecodeFields(message, kTopologySpreadConstraint, object, path);
-  return object;
+  return DecodeMessage(message, kTopologySpreadConstraint, path);
 }
 
 std::string_view VolumeSourceName(uint32_t number) {
@@ -524,7 +520,7 @@ json DecodeProtobufObject(std::string_view envelope) {
   return DecodeEnvelope(envelope, root);
 }
 
-json DecodeProtobufPod(std::string_view message) {
+json ProtobufPodToJson(std::string_view message) {
   const FieldPath root("");
   return DecodeMessage(message, kPod, root);
 }

@@ -50,11 +50,11 @@ nlohmann::json DecodeProtobufObject(std::string_view envelope);
 // Decodes one frame of a protobuf watch stream (the bytes after its 4-byte length): a
 // metav1.WatchEvent whose object is an enveloped object as above. With `undecoded_pods`, the Pod
 // of an ADDED, MODIFIED or DELETED event is left undecoded in `protobuf_pod`, for
-// TryDecodeProtobufPod and, when that declines, DecodeProtobufPod.
+// TryDecodeProtobufPod and, when that declines, ProtobufPodToJson.
 ParsedWatchEvent ParseProtobufWatchEvent(std::string_view frame, bool undecoded_pods = false);
 
 // The JSON the general path makes of a v1.Pod message (no envelope).
-nlohmann::json DecodeProtobufPod(std::string_view message);
+nlohmann::json ProtobufPodToJson(std::string_view message);
 
 // Decodes a v1.Pod message (the bytes inside the envelope or a list's item) straight into a Pod,
 // with no JSON in between: the common case, at about twice the speed of DecodePod over

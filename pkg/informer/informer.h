@@ -48,8 +48,8 @@ class Informer : private ListWatchSink {
  public:
   using Ptr = std::shared_ptr<const T>;
   using Decoder = std::function<T(const nlohmann::json&)>;
-  // Decodes a listed item's protobuf message directly, or returns std::nullopt to have it
-  // decoded to JSON and passed to the Decoder, which must then give an equal object or the error
+  // Decodes a listed or watched item's protobuf message directly, or returns std::nullopt to have
+  // it decoded to JSON and passed to the Decoder, which must then give an equal object or the error
   // (see api::TryDecodeProtobufPod).
   using ProtobufDecoder = std::function<std::optional<T>(std::string_view message)>;
 

@@ -23,7 +23,7 @@ std::string ResourceVersionOf(const nlohmann::json& object) {
 // as they would have when the client decoded the event.
 nlohmann::json DecodePod(std::string_view message) {
   try {
-    return api::DecodeProtobufPod(message);
+    return api::ProtobufPodToJson(message);
   } catch (const api::DecodeError& e) {
     throw client::ApiError(client::ErrorReason::kUnknown, 0, std::string("watch: ") + e.what());
   }

@@ -238,7 +238,7 @@ TEST(ProtobufWatch, PodsAreLeftUndecodedWhenAskedFor) {
     EXPECT_TRUE(event.has_object);
     EXPECT_TRUE(event.object.is_null());
     EXPECT_EQ(event.protobuf_pod, RichPod().str());
-    EXPECT_EQ(DecodeProtobufPod(event.protobuf_pod), kRichPodJson);
+    EXPECT_EQ(ProtobufPodToJson(event.protobuf_pod), kRichPodJson);
   }
   // Bookmarks, errors and other kinds are decoded as always.
   const Proto bookmark = Proto().Message(1, Proto().Bytes(1, "").Bytes(6, "12"));
