@@ -7,6 +7,11 @@
 // pod created and bound, creation->bound latency and throughput, plus the binder's CPU seconds and
 // peak RSS. Ratios are printed at the end; nothing is asserted.
 //
+// One pass over the binders is a round. Two runs of the same command on two shared cores differ
+// by more than most changes to a binder do, so by default the binders run three rounds, each in
+// a rotated order (no binder always goes first, or always follows kube-scheduler's deletions), and
+// the summary gives every binder's median and the median of the ratios measured within a round.
+//
 // With --kwok, kwok (built from its pinned Go module: deploy/build-tools.sh kwok) plays the
 // kubelet of every benchmark node: it renews their leases and turns each bound pod Running, so
 // the apiserver and the binders carry the status traffic of a real cluster. Creation->Running
@@ -14,7 +19,8 @@
 //
 //   bench_e2e [--nodes 1000] [--pods 5000] [--rate 0 (pods/s, 0: as fast as 16 clients go)]
 //             [--large (5,000 nodes, 30,000 pods, 30,000 existing pods)] [--existing N]
-//             [--binders berth,kube-scheduler,bind-only] [--qps 5000] [--kwok] [--json]
+//             [--binders berth,kube-scheduler,bind-only] [--rounds 3 (1 with --large)]
+//             [--qps 5000] [--kwok] [--json]
 
 #include <signal.h>
 #include <unistd.h>
@@ -56,12 +62,15 @@ struct Flags {
   double rate = 0;
   double qps = 5000;
   std::vector<std::string> binders = {"berth", "kube-scheduler", "bind-only"};
+  int rounds = 0;  // 0: 3, or 1 with --large (a round of it takes about 15 minutes).
+  bool large = false;
   bool kwok = false;
   bool json = false;
 };
 
 struct Result {
   std::string binder;
+  int round = 0;  // From 1.
   int bound = 0;
   double seconds = 0;  // First pod seen created -> last pod seen bound.
   double pods_per_second = 0;
@@ -109,6 +118,14 @@ void Percentile(std::vector<double>& v, double p, double* out) {
   std::sort(v.begin(), v.end());
   const auto rank = std::lround(p * static_cast<double>(v.size() - 1));
   *out = v[std::min(v.size() - 1, static_cast<size_t>(rank))];
+}
+
+// The middle value, or the mean of the two middle values; 0 for none.
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t mid = v.size() / 2;
+  return v.size() % 2 == 1 ? v[mid] : (v[mid - 1] + v[mid]) / 2;
 }
 
 // The kube-scheduler profile equivalent to Berth's defaults: the same plugins and weights, every
@@ -354,13 +371,15 @@ void RemoveLeftovers(client::Client& client) {
   }
 }
 
-Result RunBinder(const std::string& kind, const Flags& flags, const std::string& run_id,
+Result RunBinder(const std::string& kind, int round, const Flags& flags, const std::string& run_id,
                  const std::shared_ptr<client::Client>& client) {
   Result r;
   r.binder = kind;
-  const std::string ns = "bench-" + kind + "-" + run_id;
+  r.round = round;
+  const std::string phase = kind + "-" + run_id + "-" + std::to_string(round);
+  const std::string ns = "bench-" + phase;
   const std::string scheduler = "bench-" + kind;
-  const std::string dir = fs::temp_directory_path() / ("berth-bench-e2e-" + run_id + "-" + kind);
+  const std::string dir = fs::temp_directory_path() / ("berth-bench-e2e-" + phase);
   fs::create_directories(dir);
   client->Post("/api/v1/namespaces",
                {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", ns}}}});
@@ -493,7 +512,14 @@ Flags ParseFlags(int argc, char** argv) {
       f.json = true;
     else if (a == "--kwok")
       f.kwok = true;
-    else if (a == "--large") {
+    else if (a == "--rounds") {
+      f.rounds = std::stoi(value());
+      if (f.rounds < 1) {
+        std::fprintf(stderr, "bench_e2e: --rounds needs a whole number of at least 1\n");
+        std::exit(2);
+      }
+    } else if (a == "--large") {
+      f.large = true;
       f.nodes = 5000;
       f.pods = 30000;
       f.existing = 30000;
@@ -515,10 +541,12 @@ Flags ParseFlags(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: bench_e2e [--nodes N] [--pods M] [--existing E] [--rate R] [--large] "
-                   "[--binders berth,kube-scheduler,bind-only] [--qps Q] [--kwok] [--json]\n");
+                   "[--binders berth,kube-scheduler,bind-only] [--rounds N] [--qps Q] [--kwok] "
+                   "[--json]\n");
       std::exit(2);
     }
   }
+  if (f.rounds == 0) f.rounds = f.large ? 1 : 3;
   return f;
 }
 
@@ -530,10 +558,10 @@ int main(int argc, char** argv) {
   const std::string run_id = testing::UniqueSuffix();
   std::printf(
       "bench_e2e: %d nodes, %d pods per binder, %d existing pods, creation rate %s, "
-      "client qps/burst %.0f for every binder\n",
+      "client qps/burst %.0f for every binder, %d round(s)\n",
       flags.nodes, flags.pods, flags.existing,
       flags.rate > 0 ? (std::to_string(flags.rate) + "/s").c_str() : "unlimited (16 clients)",
-      flags.qps);
+      flags.qps, flags.rounds);
 
   RemoveLeftovers(*client);
   std::vector<std::string> node_names;
@@ -566,9 +594,15 @@ int main(int argc, char** argv) {
   }
 
   std::vector<Result> results;
-  for (const auto& kind : flags.binders) {
-    std::fprintf(stderr, "bench_e2e: running %s...\n", kind.c_str());
-    results.push_back(RunBinder(kind, flags, run_id, client));
+  const size_t binders = flags.binders.size();
+  for (int round = 1; round <= flags.rounds; round++) {
+    for (size_t i = 0; i < binders; i++) {
+      // Rotated each round, so that every binder takes every position in turn.
+      const std::string& kind = flags.binders[(i + static_cast<size_t>(round - 1)) % binders];
+      std::fprintf(stderr, "bench_e2e: round %d of %d: running %s...\n", round, flags.rounds,
+                   kind.c_str());
+      results.push_back(RunBinder(kind, round, flags, run_id, client));
+    }
   }
 
   if (flags.kwok) kwok.Stop(SIGTERM, std::chrono::seconds(10));
@@ -580,9 +614,43 @@ int main(int argc, char** argv) {
     }
   }
 
+  // Every ratio compares two binders of the same round; the summary is the median over rounds.
+  struct Ratio {
+    std::string name;
+    std::vector<double> rounds;
+  };
+  std::vector<Ratio> ratios = {{"berth / kube-scheduler throughput", {}},
+                               {"berth / kube-scheduler CPU per pod", {}},
+                               {"berth / kube-scheduler peak RSS", {}},
+                               {"berth / kube-scheduler start-to-ready", {}},
+                               {"berth / bind-only throughput", {}}};
+  for (int round = 1; round <= flags.rounds; round++) {
+    auto find = [&](const std::string& b) -> const Result* {
+      for (const auto& r : results) {
+        if (r.binder == b && r.round == round) return &r;
+      }
+      return nullptr;
+    };
+    const Result* berth = find("berth");
+    const Result* ks = find("kube-scheduler");
+    const Result* bo = find("bind-only");
+    if (berth && ks && ks->pods_per_second > 0 && ks->cpu_s > 0 && ks->peak_rss_mib > 0 &&
+        ks->start_to_ready_s > 0) {
+      ratios[0].rounds.push_back(berth->pods_per_second / ks->pods_per_second);
+      ratios[1].rounds.push_back((berth->cpu_s / std::max(1, berth->bound)) /
+                                 (ks->cpu_s / std::max(1, ks->bound)));
+      ratios[2].rounds.push_back(berth->peak_rss_mib / ks->peak_rss_mib);
+      ratios[3].rounds.push_back(berth->start_to_ready_s / ks->start_to_ready_s);
+    }
+    if (berth && bo && bo->pods_per_second > 0) {
+      ratios[4].rounds.push_back(berth->pods_per_second / bo->pods_per_second);
+    }
+  }
+
   if (flags.json) {
     for (const auto& r : results) {
       std::printf("%s\n", nlohmann::json{{"binder", r.binder},
+                                         {"round", r.round},
                                          {"nodes", flags.nodes},
                                          {"pods", flags.pods},
                                          {"bound", r.bound},
@@ -599,43 +667,57 @@ int main(int argc, char** argv) {
                               .dump()
                               .c_str());
     }
+    nlohmann::json summary = nlohmann::json::object();
+    for (const auto& ratio : ratios) {
+      if (ratio.rounds.empty()) continue;
+      summary[ratio.name] = {{"median", Median(ratio.rounds)}, {"rounds", ratio.rounds}};
+    }
+    std::printf("%s\n", nlohmann::json{{"ratios", summary}}.dump().c_str());
     return 0;
   }
-  std::printf("\n%-15s %7s %9s %9s %9s %9s %8s %11s %9s %9s\n", "binder", "bound", "pods/s",
-              "p50 ms", "p90 ms", "p99 ms", "CPU s", "CPU s/1k", "peak RSS", "ready s");
+  std::printf("\n%5s %-15s %7s %9s %9s %9s %9s %8s %11s %9s %9s\n", "round", "binder", "bound",
+              "pods/s", "p50 ms", "p90 ms", "p99 ms", "CPU s", "CPU s/1k", "peak RSS", "ready s");
   for (const auto& r : results) {
-    std::printf("%-15s %7d %9.0f %9.0f %9.0f %9.0f %8.2f %11.3f %7.0fMiB %9.2f\n", r.binder.c_str(),
-                r.bound, r.pods_per_second, r.p50_ms, r.p90_ms, r.p99_ms, r.cpu_s,
+    std::printf("%5d %-15s %7d %9.0f %9.0f %9.0f %9.0f %8.2f %11.3f %7.0fMiB %9.2f\n", r.round,
+                r.binder.c_str(), r.bound, r.pods_per_second, r.p50_ms, r.p90_ms, r.p99_ms, r.cpu_s,
                 r.bound ? r.cpu_s * 1000 / r.bound : 0, r.peak_rss_mib, r.start_to_ready_s);
+  }
+  if (flags.rounds > 1) {
+    std::printf("\nmedian of %d rounds\n%-15s %9s %9s %9s %9s %11s %9s %9s\n", flags.rounds,
+                "binder", "pods/s", "p50 ms", "p90 ms", "p99 ms", "CPU s/1k", "peak RSS",
+                "ready s");
+    for (const auto& binder : flags.binders) {
+      std::vector<double> pods_per_second, p50, p90, p99, cpu_per_1k, rss, ready;
+      for (const auto& r : results) {
+        if (r.binder != binder) continue;
+        pods_per_second.push_back(r.pods_per_second);
+        p50.push_back(r.p50_ms);
+        p90.push_back(r.p90_ms);
+        p99.push_back(r.p99_ms);
+        cpu_per_1k.push_back(r.bound ? r.cpu_s * 1000 / r.bound : 0);
+        rss.push_back(r.peak_rss_mib);
+        ready.push_back(r.start_to_ready_s);
+      }
+      std::printf("%-15s %9.0f %9.0f %9.0f %9.0f %11.3f %7.0fMiB %9.2f\n", binder.c_str(),
+                  Median(pods_per_second), Median(p50), Median(p90), Median(p99),
+                  Median(cpu_per_1k), Median(rss), Median(ready));
+    }
   }
   if (flags.kwok) {
     std::printf("\nwith kwok: pods Running, creation->Running p50 / p99 ms\n");
     for (const auto& r : results) {
-      std::printf("%-15s %7d %9.0f %9.0f\n", r.binder.c_str(), r.running, r.running_p50_ms,
-                  r.running_p99_ms);
+      std::printf("%5d %-15s %7d %9.0f %9.0f\n", r.round, r.binder.c_str(), r.running,
+                  r.running_p50_ms, r.running_p99_ms);
     }
   }
-  auto find = [&](const std::string& b) -> const Result* {
-    for (const auto& r : results) {
-      if (r.binder == b) return &r;
+  std::printf("\nratios within a round: median, then every round\n");
+  for (const auto& ratio : ratios) {
+    if (ratio.rounds.empty()) continue;
+    std::printf("%-38s %5.2fx  (", ratio.name.c_str(), Median(ratio.rounds));
+    for (size_t i = 0; i < ratio.rounds.size(); i++) {
+      std::printf("%s%.2fx", i ? " / " : "", ratio.rounds[i]);
     }
-    return nullptr;
-  };
-  const Result* berth = find("berth");
-  const Result* ks = find("kube-scheduler");
-  const Result* bo = find("bind-only");
-  std::printf("\n");
-  if (berth && ks && ks->pods_per_second > 0 && ks->cpu_s > 0 && ks->peak_rss_mib > 0) {
-    std::printf(
-        "berth / kube-scheduler: throughput %.2fx, CPU per pod %.2fx, peak RSS %.2fx, "
-        "start-to-ready %.2fx\n",
-        berth->pods_per_second / ks->pods_per_second,
-        (berth->cpu_s / std::max(1, berth->bound)) / (ks->cpu_s / std::max(1, ks->bound)),
-        berth->peak_rss_mib / ks->peak_rss_mib, berth->start_to_ready_s / ks->start_to_ready_s);
-  }
-  if (berth && bo && bo->pods_per_second > 0) {
-    std::printf("berth / bind-only:      throughput %.2fx\n",
-                berth->pods_per_second / bo->pods_per_second);
+    std::printf(")\n");
   }
   return 0;
 }
