@@ -120,6 +120,14 @@ void Percentile(std::vector<double>& v, double p, double* out) {
   *out = v[std::min(v.size() - 1, static_cast<size_t>(rank))];
 }
 
+// Whether the phase bound every pod it created. One that did not would be judged on the pods it
+// did bind, which flatters it: it is left out of the medians and of every ratio that involves it,
+// and its log is kept.
+bool Complete(const Result& r, const Flags& flags) { return r.bound == flags.pods; }
+
+// CPU seconds per 1,000 pods bound; 0 when none was.
+double CpuSecondsPer1k(const Result& r) { return r.bound ? r.cpu_s * 1000 / r.bound : 0; }
+
 // The middle value, or the mean of the two middle values; 0 for none.
 double Median(std::vector<double> v) {
   if (v.empty()) return 0;
@@ -448,7 +456,7 @@ Result RunBinder(const std::string& kind, int round, const Flags& flags, const s
   }
   binder.process->Stop(SIGTERM, std::chrono::seconds(30));
   DeleteNamespace(*client, ns);
-  if (r.bound < flags.pods) {
+  if (!Complete(r, flags)) {
     // The binder's log (its last lines summarize what it did) is the evidence of why.
     std::fprintf(stderr, "bench_e2e: %s bound %d of %d pods; its log is kept at %s\n", kind.c_str(),
                  r.bound, flags.pods, binder.process->log_path().c_str());
@@ -620,6 +628,7 @@ int main(int argc, char** argv) {
     }
   }
 
+  auto complete = [&](const Result& r) { return Complete(r, flags); };
   // Every ratio compares two binders of the same round; the summary is the median over rounds.
   struct Ratio {
     std::string name;
@@ -631,11 +640,9 @@ int main(int argc, char** argv) {
                                {"berth / kube-scheduler start-to-ready", {}},
                                {"berth / bind-only throughput", {}}};
   for (int round = 1; round <= flags.rounds; round++) {
-    // A phase that did not bind every pod would be compared on the pods it did bind, which
-    // flatters it: its round gives no ratio that involves it.
     auto find = [&](const std::string& b) -> const Result* {
       for (const auto& r : results) {
-        if (r.binder == b && r.round == round) return r.bound == flags.pods ? &r : nullptr;
+        if (r.binder == b && r.round == round) return complete(r) ? &r : nullptr;
       }
       return nullptr;
     };
@@ -659,7 +666,7 @@ int main(int argc, char** argv) {
     for (const auto& r : results) {
       std::printf("%s\n", nlohmann::json{{"binder", r.binder},
                                          {"round", r.round},
-                                         {"complete", r.bound == flags.pods},
+                                         {"complete", complete(r)},
                                          {"nodes", flags.nodes},
                                          {"pods", flags.pods},
                                          {"bound", r.bound},
@@ -688,25 +695,30 @@ int main(int argc, char** argv) {
               "pods/s", "p50 ms", "p90 ms", "p99 ms", "CPU s", "CPU s/1k", "peak RSS", "ready s");
   for (const auto& r : results) {
     std::printf("%5d %-15s %7d%s %9.0f %9.0f %9.0f %9.0f %8.2f %11.3f %7.0fMiB %9.2f\n", r.round,
-                r.binder.c_str(), r.bound, r.bound < flags.pods ? "!" : " ", r.pods_per_second,
-                r.p50_ms, r.p90_ms, r.p99_ms, r.cpu_s, r.bound ? r.cpu_s * 1000 / r.bound : 0,
-                r.peak_rss_mib, r.start_to_ready_s);
+                r.binder.c_str(), r.bound, complete(r) ? " " : "!", r.pods_per_second, r.p50_ms,
+                r.p90_ms, r.p99_ms, r.cpu_s, CpuSecondsPer1k(r), r.peak_rss_mib,
+                r.start_to_ready_s);
   }
   if (flags.rounds > 1) {
-    std::printf("\nmedian of %d rounds\n%-15s %9s %9s %9s %9s %11s %9s %9s\n", flags.rounds,
-                "binder", "pods/s", "p50 ms", "p90 ms", "p99 ms", "CPU s/1k", "peak RSS",
-                "ready s");
+    std::printf(
+        "\nmedian of %d rounds (complete phases only)\n%-15s %9s %9s %9s %9s %11s %9s %9s\n",
+        flags.rounds, "binder", "pods/s", "p50 ms", "p90 ms", "p99 ms", "CPU s/1k", "peak RSS",
+        "ready s");
     for (const auto& binder : flags.binders) {
       std::vector<double> pods_per_second, p50, p90, p99, cpu_per_1k, rss, ready;
       for (const auto& r : results) {
-        if (r.binder != binder) continue;
+        if (r.binder != binder || !complete(r)) continue;
         pods_per_second.push_back(r.pods_per_second);
         p50.push_back(r.p50_ms);
         p90.push_back(r.p90_ms);
         p99.push_back(r.p99_ms);
-        cpu_per_1k.push_back(r.bound ? r.cpu_s * 1000 / r.bound : 0);
+        cpu_per_1k.push_back(CpuSecondsPer1k(r));
         rss.push_back(r.peak_rss_mib);
         ready.push_back(r.start_to_ready_s);
+      }
+      if (pods_per_second.empty()) {
+        std::printf("%-15s no complete phase\n", binder.c_str());
+        continue;
       }
       std::printf("%-15s %9.0f %9.0f %9.0f %9.0f %11.3f %7.0fMiB %9.2f\n", binder.c_str(),
                   Median(pods_per_second), Median(p50), Median(p90), Median(p99),
@@ -722,9 +734,11 @@ int main(int argc, char** argv) {
   }
   std::printf("\nratios within a round: median, then every round\n");
   for (const auto& r : results) {
-    if (r.bound < flags.pods) {
-      std::printf("(round %d left out of the ratios with %s: %s bound %d of %d pods, marked !)\n",
-                  r.round, r.binder.c_str(), r.binder.c_str(), r.bound, flags.pods);
+    if (!complete(r)) {
+      std::printf(
+          "(round %d: %s bound %d of %d pods, marked !; left out of the medians and of "
+          "its ratios)\n",
+          r.round, r.binder.c_str(), r.bound, flags.pods);
     }
   }
   for (const auto& ratio : ratios) {
