@@ -94,7 +94,7 @@ bench: build
 	@_output/bin/decode_bench --pods 2000
 
 # End-to-end on the local control plane: berth-scheduler, kube-scheduler (same pinned release) and
-# a bind-only client, one after the other on fresh pods, for three rounds in rotated order (one
+# a bind-only client, one after the other on fresh pods, for four rounds in changing order (one
 # with --large; --rounds N to choose); prints latency, pods/s, CPU, RSS, per-binder medians and
 # ratios. BENCH_E2E_ARGS="--large" for 5,000 nodes / 30,000 pods, "--nodes 100 --pods 500" quick,
 # "--kwok" to have kwok (built on first use) turn bound pods Running as a kubelet would.

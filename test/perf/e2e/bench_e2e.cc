@@ -8,9 +8,11 @@
 // peak RSS. Ratios are printed at the end; nothing is asserted.
 //
 // One pass over the binders is a round. Two runs of the same command on two shared cores differ
-// by more than most changes to a binder do, so by default the binders run three rounds, each in
-// a rotated order (no binder always goes first, or always follows kube-scheduler's deletions), and
-// the summary gives every binder's median and the median of the ratios measured within a round.
+// by more than most changes to a binder do, so by default the binders run four rounds and the
+// summary gives every binder's median and the median of the ratios measured within a round. The
+// cluster's speed also drifts over a run, so the order changes each round (see RoundOrder): no
+// binder always goes first, and in every two rounds each binder runs before each other once and
+// after it once.
 //
 // With --kwok, kwok (built from its pinned Go module: deploy/build-tools.sh kwok) plays the
 // kubelet of every benchmark node: it renews their leases and turns each bound pod Running, so
@@ -19,7 +21,7 @@
 //
 //   bench_e2e [--nodes 1000] [--pods 5000] [--rate 0 (pods/s, 0: as fast as 16 clients go)]
 //             [--large (5,000 nodes, 30,000 pods, 30,000 existing pods)] [--existing N]
-//             [--binders berth,kube-scheduler,bind-only] [--rounds 3 (1 with --large)]
+//             [--binders berth,kube-scheduler,bind-only] [--rounds 4 (1 with --large)]
 //             [--qps 5000] [--kwok] [--json]
 
 #include <signal.h>
@@ -65,7 +67,7 @@ struct Flags {
   double rate = 0;
   double qps = 5000;
   std::vector<std::string> binders = {"berth", "kube-scheduler", "bind-only"};
-  int rounds = 0;  // 0: 3, or 1 with --large (a round of it takes about 15 minutes).
+  int rounds = 0;  // 0: 4, or 1 with --large (a round of it takes about 15 minutes).
   bool large = false;
   bool kwok = false;
   bool json = false;
@@ -346,8 +348,11 @@ void CreatePaced(client::Client& client, const std::string& ns, int count, doubl
 
 void DeleteNamespace(client::Client& client, const std::string& ns) {
   try {
-    // No kubelet confirms deletion here: remove the pods at once, then the namespace.
+    // No kubelet confirms deletion here: remove the pods at once, then the namespace. No
+    // namespace controller runs either, so the schedulers' events (one per pod) would stay in etcd
+    // for their hour-long TTL and slow every later phase a little more.
     client.Delete(client::PodsResource().Path(ns) + "?gracePeriodSeconds=0");
+    client.Delete("/api/v1/namespaces/" + ns + "/events");
     client.Delete("/api/v1/namespaces/" + ns);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_e2e: cleanup of %s: %s\n", ns.c_str(), e.what());
@@ -510,6 +515,21 @@ void WaitAllRunning(client::Client& client, const std::string& ns) {
   }
 }
 
+// The binders' order in round `round` (from 1). Rounds come in pairs, the second running the
+// first's order backwards, and each pair starts one binder later than the one before. Over every
+// pair of rounds each binder then runs before each other binder once and after it once, so a
+// cluster whose speed drifts during the run (every binder was seen to slow from round to round)
+// favours no binder in the ratios, which compare binders of the same round.
+std::vector<std::string> RoundOrder(const std::vector<std::string>& binders, int round) {
+  const size_t n = binders.size();
+  const size_t shift = static_cast<size_t>((round - 1) / 2) % n;
+  std::vector<std::string> order;
+  order.reserve(n);
+  for (size_t i = 0; i < n; i++) order.push_back(binders[(i + shift) % n]);
+  if (round % 2 == 0) std::reverse(order.begin(), order.end());
+  return order;
+}
+
 Flags ParseFlags(int argc, char** argv) {
   Flags f;
   for (int i = 1; i < argc; i++) {
@@ -569,7 +589,7 @@ Flags ParseFlags(int argc, char** argv) {
       std::exit(2);
     }
   }
-  if (f.rounds == 0) f.rounds = f.large ? 1 : 3;
+  if (f.rounds == 0) f.rounds = f.large ? 1 : 4;
   return f;
 }
 
@@ -617,11 +637,8 @@ int main(int argc, char** argv) {
   }
 
   std::vector<Result> results;
-  const size_t binders = flags.binders.size();
   for (int round = 1; round <= flags.rounds; round++) {
-    for (size_t i = 0; i < binders; i++) {
-      // Rotated each round, so that every binder takes every position in turn.
-      const std::string& kind = flags.binders[(i + static_cast<size_t>(round - 1)) % binders];
+    for (const std::string& kind : RoundOrder(flags.binders, round)) {
       std::fprintf(stderr, "bench_e2e: round %d of %d: running %s...\n", round, flags.rounds,
                    kind.c_str());
       results.push_back(RunBinder(kind, round, flags, run_id, client));
