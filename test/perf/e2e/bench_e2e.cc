@@ -678,8 +678,7 @@ int main(int argc, char** argv) {
     if (berth && ks && ks->pods_per_second > 0 && ks->cpu_s > 0 && ks->peak_rss_mib > 0 &&
         ks->start_to_ready_s > 0) {
       ratios[0].rounds.push_back(berth->pods_per_second / ks->pods_per_second);
-      ratios[1].rounds.push_back((berth->cpu_s / std::max(1, berth->bound)) /
-                                 (ks->cpu_s / std::max(1, ks->bound)));
+      ratios[1].rounds.push_back(CpuSecondsPer1k(*berth) / CpuSecondsPer1k(*ks));
       ratios[2].rounds.push_back(berth->peak_rss_mib / ks->peak_rss_mib);
       ratios[3].rounds.push_back(berth->start_to_ready_s / ks->start_to_ready_s);
     }
