@@ -5,7 +5,9 @@
 // round-robin with no scheduling logic: the ceiling this apiserver allows) starts it, creates M
 // fresh pods for it and measures, from the timestamps at which this program's watch sees each
 // pod created and bound, creation->bound latency and throughput, plus the binder's CPU seconds and
-// peak RSS. Ratios are printed at the end; nothing is asserted.
+// peak RSS, and the CPU kube-apiserver and etcd spent in the same window ("cp CPU"): a binder
+// that costs the control plane more per pod leaves less of the shared cores for binding. Ratios
+// are printed at the end; nothing is asserted.
 //
 // One pass over the binders is a round. Two runs of the same command on two shared cores differ
 // by more than most changes to a binder do, so by default the binders run four rounds and the
@@ -82,6 +84,9 @@ struct Result {
   double p50_ms = 0, p90_ms = 0, p99_ms = 0;
   double start_to_ready_s = 0;
   double cpu_s = 0;  // During the measured phase.
+  // kube-apiserver's and etcd's, during the same window: what serving this binder (and the
+  // benchmark's own creates and watch, the same for every binder) cost the control plane.
+  double control_plane_cpu_s = 0;
   double peak_rss_mib = 0;
   int running = 0;  // With --kwok: pods seen Running, and their creation->Running latency.
   double running_p50_ms = 0, running_p99_ms = 0;
@@ -95,6 +100,19 @@ double CpuSeconds(pid_t pid) {
   for (std::string s; fields >> s;) f.push_back(s);
   if (f.size() < 13) return 0;
   return (std::stod(f[11]) + std::stod(f[12])) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+// The CPU seconds of the local cluster's kube-apiserver and etcd together, from the pid files
+// deploy/local-cluster.sh writes; 0 when they cannot be read (a cluster started another way).
+double ControlPlaneCpuSeconds() {
+  double total = 0;
+  for (const char* name : {"kube-apiserver", "etcd"}) {
+    std::ifstream in(testing::ClusterDir() + "/" + name + ".pid");
+    pid_t pid = 0;
+    if (!(in >> pid) || pid <= 0) return 0;
+    total += CpuSeconds(pid);
+  }
+  return total;
 }
 
 double PeakRssMiB(pid_t pid) {
@@ -132,6 +150,9 @@ bool Complete(const Result& r, const Flags& flags) { return r.bound == flags.pod
 
 // CPU seconds per 1,000 pods bound; 0 when none was.
 double CpuSecondsPer1k(const Result& r) { return r.bound ? r.cpu_s * 1000 / r.bound : 0; }
+double ControlPlaneCpuSecondsPer1k(const Result& r) {
+  return r.bound ? r.control_plane_cpu_s * 1000 / r.bound : 0;
+}
 
 // The middle value, or the mean of the two middle values; 0 for none.
 double Median(std::vector<double> v) {
@@ -416,6 +437,7 @@ Result RunBinder(const std::string& kind, int round, const Flags& flags, const s
   r.start_to_ready_s = std::chrono::duration<double>(Clock::now() - start).count();
   const pid_t pid = binder.process->pid();
   const double cpu_ready = CpuSeconds(pid);
+  const double control_plane_cpu_ready = ControlPlaneCpuSeconds();
 
   {
     PodWatch watch(client, ns);
@@ -438,6 +460,7 @@ Result RunBinder(const std::string& kind, int round, const Flags& flags, const s
     }
     creator.join();
     r.cpu_s = CpuSeconds(pid) - cpu_ready;
+    r.control_plane_cpu_s = ControlPlaneCpuSeconds() - control_plane_cpu_ready;
     if (flags.kwok) {
       // Let kwok finish before the next binder starts, so its status updates load only this run.
       const int bound = watch.Bound();
@@ -664,7 +687,8 @@ int main(int argc, char** argv) {
                                {"berth / kube-scheduler CPU per pod", {}},
                                {"berth / kube-scheduler peak RSS", {}},
                                {"berth / kube-scheduler start-to-ready", {}},
-                               {"berth / bind-only throughput", {}}};
+                               {"berth / bind-only throughput", {}},
+                               {"berth / bind-only control-plane CPU per pod", {}}};
   for (int round = 1; round <= flags.rounds; round++) {
     auto find = [&](const std::string& b) -> const Result* {
       for (const auto& r : results) {
@@ -684,6 +708,10 @@ int main(int argc, char** argv) {
     }
     if (berth && bo && bo->pods_per_second > 0) {
       ratios[4].rounds.push_back(berth->pods_per_second / bo->pods_per_second);
+      if (bo->control_plane_cpu_s > 0) {
+        ratios[5].rounds.push_back(ControlPlaneCpuSecondsPer1k(*berth) /
+                                   ControlPlaneCpuSecondsPer1k(*bo));
+      }
     }
   }
 
@@ -700,6 +728,7 @@ int main(int argc, char** argv) {
                                          {"p90_ms", r.p90_ms},
                                          {"p99_ms", r.p99_ms},
                                          {"cpu_seconds", r.cpu_s},
+                                         {"control_plane_cpu_seconds", r.control_plane_cpu_s},
                                          {"peak_rss_mib", r.peak_rss_mib},
                                          {"start_to_ready_seconds", r.start_to_ready_s},
                                          {"running", r.running},
@@ -716,21 +745,24 @@ int main(int argc, char** argv) {
     std::printf("%s\n", nlohmann::json{{"ratios", summary}}.dump().c_str());
     return 0;
   }
-  std::printf("\n%5s %-15s %7s  %9s %9s %9s %9s %8s %11s %9s %9s\n", "round", "binder", "bound",
-              "pods/s", "p50 ms", "p90 ms", "p99 ms", "CPU s", "CPU s/1k", "peak RSS", "ready s");
+  std::printf("\n%5s %-15s %7s  %9s %9s %9s %9s %8s %11s %9s %9s %13s\n", "round", "binder",
+              "bound", "pods/s", "p50 ms", "p90 ms", "p99 ms", "CPU s", "CPU s/1k", "peak RSS",
+              "ready s", "cp CPU s/1k");
   for (const auto& r : results) {
-    std::printf("%5d %-15s %7d%s %9.0f %9.0f %9.0f %9.0f %8.2f %11.3f %7.0fMiB %9.2f\n", r.round,
-                r.binder.c_str(), r.bound, complete(r) ? " " : "!", r.pods_per_second, r.p50_ms,
-                r.p90_ms, r.p99_ms, r.cpu_s, CpuSecondsPer1k(r), r.peak_rss_mib,
-                r.start_to_ready_s);
+    std::printf("%5d %-15s %7d%s %9.0f %9.0f %9.0f %9.0f %8.2f %11.3f %7.0fMiB %9.2f %13.2f\n",
+                r.round, r.binder.c_str(), r.bound, complete(r) ? " " : "!", r.pods_per_second,
+                r.p50_ms, r.p90_ms, r.p99_ms, r.cpu_s, CpuSecondsPer1k(r), r.peak_rss_mib,
+                r.start_to_ready_s, ControlPlaneCpuSecondsPer1k(r));
   }
   if (flags.rounds > 1) {
     std::printf(
-        "\nmedian of %d rounds (complete phases only)\n%-15s %9s %9s %9s %9s %11s %9s %9s\n",
+        "\nmedian of %d rounds (complete phases only)\n%-15s %9s %9s %9s %9s %11s %9s %9s "
+        "%13s\n",
         flags.rounds, "binder", "pods/s", "p50 ms", "p90 ms", "p99 ms", "CPU s/1k", "peak RSS",
-        "ready s");
+        "ready s", "cp CPU s/1k");
     for (const auto& binder : flags.binders) {
-      std::vector<double> pods_per_second, p50, p90, p99, cpu_per_1k, rss, ready;
+      std::vector<double> pods_per_second, p50, p90, p99, cpu_per_1k, rss, ready,
+          control_plane_per_1k;
       for (const auto& r : results) {
         if (r.binder != binder || !complete(r)) continue;
         pods_per_second.push_back(r.pods_per_second);
@@ -740,14 +772,15 @@ int main(int argc, char** argv) {
         cpu_per_1k.push_back(CpuSecondsPer1k(r));
         rss.push_back(r.peak_rss_mib);
         ready.push_back(r.start_to_ready_s);
+        control_plane_per_1k.push_back(ControlPlaneCpuSecondsPer1k(r));
       }
       if (pods_per_second.empty()) {
         std::printf("%-15s no complete phase\n", binder.c_str());
         continue;
       }
-      std::printf("%-15s %9.0f %9.0f %9.0f %9.0f %11.3f %7.0fMiB %9.2f\n", binder.c_str(),
+      std::printf("%-15s %9.0f %9.0f %9.0f %9.0f %11.3f %7.0fMiB %9.2f %13.2f\n", binder.c_str(),
                   Median(pods_per_second), Median(p50), Median(p90), Median(p99),
-                  Median(cpu_per_1k), Median(rss), Median(ready));
+                  Median(cpu_per_1k), Median(rss), Median(ready), Median(control_plane_per_1k));
     }
   }
   if (flags.kwok) {
@@ -768,7 +801,7 @@ int main(int argc, char** argv) {
   }
   for (const auto& ratio : ratios) {
     if (ratio.rounds.empty()) continue;
-    std::printf("%-38s %5.2fx  (", ratio.name.c_str(), Median(ratio.rounds));
+    std::printf("%-44s %5.2fx  (", ratio.name.c_str(), Median(ratio.rounds));
     for (size_t i = 0; i < ratio.rounds.size(); i++) {
       std::printf("%s%.2fx", i ? " / " : "", ratio.rounds[i]);
     }
