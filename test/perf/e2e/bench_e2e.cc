@@ -148,11 +148,10 @@ void Percentile(std::vector<double>& v, double p, double* out) {
 // and its log is kept.
 bool Complete(const Result& r, const Flags& flags) { return r.bound == flags.pods; }
 
-// CPU seconds per 1,000 pods bound; 0 when none was.
-double CpuSecondsPer1k(const Result& r) { return r.bound ? r.cpu_s * 1000 / r.bound : 0; }
-double ControlPlaneCpuSecondsPer1k(const Result& r) {
-  return r.bound ? r.control_plane_cpu_s * 1000 / r.bound : 0;
-}
+// CPU seconds per 1,000 pods the phase bound; 0 when it bound none.
+double Per1kPods(double cpu_s, const Result& r) { return r.bound ? cpu_s * 1000 / r.bound : 0; }
+double CpuSecondsPer1k(const Result& r) { return Per1kPods(r.cpu_s, r); }
+double ControlPlaneCpuSecondsPer1k(const Result& r) { return Per1kPods(r.control_plane_cpu_s, r); }
 
 // The middle value, or the mean of the two middle values; 0 for none.
 double Median(std::vector<double> v) {
