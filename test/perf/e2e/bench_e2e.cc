@@ -459,7 +459,10 @@ Result RunBinder(const std::string& kind, int round, const Flags& flags, const s
     }
     creator.join();
     r.cpu_s = CpuSeconds(pid) - cpu_ready;
-    r.control_plane_cpu_s = ControlPlaneCpuSeconds() - control_plane_cpu_ready;
+    // Both ends or neither: one unreadable end would turn the difference into a lifetime total.
+    if (const double end = ControlPlaneCpuSeconds(); end > 0 && control_plane_cpu_ready > 0) {
+      r.control_plane_cpu_s = end - control_plane_cpu_ready;
+    }
     if (flags.kwok) {
       // Let kwok finish before the next binder starts, so its status updates load only this run.
       const int bound = watch.Bound();
@@ -707,7 +710,7 @@ int main(int argc, char** argv) {
     }
     if (berth && bo && bo->pods_per_second > 0) {
       ratios[4].rounds.push_back(berth->pods_per_second / bo->pods_per_second);
-      if (bo->control_plane_cpu_s > 0) {
+      if (berth->control_plane_cpu_s > 0 && bo->control_plane_cpu_s > 0) {
         ratios[5].rounds.push_back(ControlPlaneCpuSecondsPer1k(*berth) /
                                    ControlPlaneCpuSecondsPer1k(*bo));
       }
