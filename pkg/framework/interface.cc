@@ -71,23 +71,45 @@ void CycleState::Publish(Change change) {
   versions_.push_back(std::move(next));
 }
 
-void CycleState::Write(const std::string& key, std::shared_ptr<StateData> data) {
+void CycleState::Put(const std::string& key, const std::string* id,
+                     std::shared_ptr<StateData> data) {
   Publish([&](Entries& entries) {
-    for (auto& [k, v] : entries) {
-      if (k == key) {
-        v = std::move(data);
-        return;
-      }
+    for (auto& entry : entries) {
+      if (entry.key != key) continue;
+      entry.data = std::move(data);
+      if (id != nullptr) entry.id = id;
+      return;
     }
-    entries.emplace_back(key, std::move(data));
+    entries.push_back({key, id, std::move(data)});
   });
 }
 
+void CycleState::Write(const std::string& key, std::shared_ptr<StateData> data) {
+  Put(key, nullptr, std::move(data));
+}
+
+void CycleState::Write(const StateKey& key, std::shared_ptr<StateData> data) {
+  Put(key.str(), key.id(), std::move(data));
+}
+
+// Both finds scan newest first: keys are unique, so the order does not change the result, and
+// the per-node reads of Score are for PreScore's entries, written after every PreFilter entry.
 StateData* CycleState::Find(const std::string& key) const {
   const Entries* entries = current_.load(std::memory_order_acquire);
   if (!entries) return nullptr;
-  for (const auto& [k, v] : *entries) {
-    if (k == key) return v.get();
+  for (auto it = entries->rbegin(); it != entries->rend(); ++it) {
+    if (it->key == key) return it->data.get();
+  }
+  return nullptr;
+}
+
+StateData* CycleState::Find(const StateKey& key) const {
+  const Entries* entries = current_.load(std::memory_order_acquire);
+  if (!entries) return nullptr;
+  const std::string* id = key.id();
+  for (auto it = entries->rbegin(); it != entries->rend(); ++it) {
+    // An entry written as text has no id, and only its text can tell.
+    if (it->id == id || (it->id == nullptr && it->key == *id)) return it->data.get();
   }
   return nullptr;
 }
@@ -95,8 +117,8 @@ StateData* CycleState::Find(const std::string& key) const {
 std::shared_ptr<StateData> CycleState::ReadData(const std::string& key) const {
   const Entries* entries = current_.load(std::memory_order_acquire);
   if (!entries) return nullptr;
-  for (const auto& [k, v] : *entries) {
-    if (k == key) return v;
+  for (const auto& entry : *entries) {
+    if (entry.key == key) return entry.data;
   }
   return nullptr;
 }
@@ -104,7 +126,7 @@ std::shared_ptr<StateData> CycleState::ReadData(const std::string& key) const {
 void CycleState::Delete(const std::string& key) {
   Publish([&](Entries& entries) {
     entries.erase(std::remove_if(entries.begin(), entries.end(),
-                                 [&](const auto& entry) { return entry.first == key; }),
+                                 [&](const Entry& entry) { return entry.key == key; }),
                   entries.end());
   });
 }
@@ -114,8 +136,8 @@ std::unique_ptr<CycleState> CycleState::Clone() const {
   if (const Entries* entries = current_.load(std::memory_order_acquire)) {
     copy->Publish([&](Entries& out) {
       out.reserve(entries->size());
-      for (const auto& [key, data] : *entries)
-        out.emplace_back(key, data ? data->Clone() : nullptr);
+      for (const auto& entry : *entries)
+        out.push_back({entry.key, entry.id, entry.data ? entry.data->Clone() : nullptr});
     });
   }
   copy->skip_filter_plugins = skip_filter_plugins;

@@ -202,7 +202,7 @@ TEST_F(RuntimeTest, FilterErrorBecomesErrorNamingPlugin) {
   CycleState state;
   Status s = fwk->RunFilterPlugins(state, *pod_, *NodeBuilder("n1").Info());
   EXPECT_EQ(s.code(), Code::kError);
-  EXPECT_NE(s.Message().find("A"), std::string::npos);
+  EXPECT_NE(s.Message().find('A'), std::string::npos);
 }
 
 TEST_F(RuntimeTest, PreFilterSkipSkipsThatPluginsFilter) {
@@ -564,13 +564,40 @@ TEST(CycleState, CloneDeepCopiesAndKeepsSkips) {
   EXPECT_EQ(copy->filter_skipped, state.filter_skipped);
 }
 
+TEST(CycleState, StateKeyAndItsTextNameOneEntry) {
+  const StateKey key("PreScoreExample");
+  const StateKey same("PreScoreExample");
+  const StateKey other("PreScoreOther");
+  CycleState state;
+  // Written as text, found by key; then overwritten by key, found as text.
+  state.Write("PreScoreExample", std::make_shared<Counter>(1));
+  ASSERT_NE(state.Read<Counter>(key), nullptr);
+  EXPECT_EQ(state.Read<Counter>(key)->value, 1);
+  state.Write(same, std::make_shared<Counter>(2));
+  EXPECT_EQ(state.Read<Counter>("PreScoreExample")->value, 2);
+  EXPECT_EQ(state.Read<Counter>(key)->value, 2);
+  EXPECT_EQ(state.Read<Counter>(other), nullptr);
+  state.Write(other, std::make_shared<Counter>(3));
+  EXPECT_EQ(state.Read<Counter>(key)->value, 2);
+  EXPECT_EQ(state.Read<Counter>(other)->value, 3);
+  EXPECT_EQ(state.Read<OtherData>(key), nullptr);
+  auto copy = state.Clone();
+  EXPECT_EQ(copy->Read<Counter>(key)->value, 2);
+  EXPECT_EQ(copy->Read<Counter>("PreScoreOther")->value, 3);
+  state.Delete("PreScoreExample");
+  EXPECT_EQ(state.Read<Counter>(key), nullptr);
+  EXPECT_EQ(state.Read<Counter>(other)->value, 3);
+}
+
 TEST(CycleState, ConcurrentReadersSeeEveryPublishedValue) {
   CycleState state;
   state.Write("k", std::make_shared<Counter>(0));
   std::atomic<bool> stop{false};
+  constexpr int kReaders = 3;
   std::vector<std::thread> readers;
+  readers.reserve(kReaders);
   std::atomic<int> bad{0};
-  for (int r = 0; r < 3; r++) {
+  for (int r = 0; r < kReaders; r++) {
     readers.emplace_back([&] {
       int last = 0;
       while (!stop) {

@@ -29,9 +29,9 @@ class PreScoreState final : public framework::StateData {
   std::unordered_map<std::string, int> num_nodes_with_image;
 };
 
-// Built once: Score runs per node and the key is longer than the small-string buffer.
-const std::string& PreScoreKey() {
-  static const std::string key(kPreScoreStateKey);
+// Built once: Score reads it for every node.
+const framework::StateKey& PreScoreKey() {
+  static const framework::StateKey key(kPreScoreStateKey);
   return key;
 }
 

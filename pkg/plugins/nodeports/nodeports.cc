@@ -8,7 +8,11 @@
 namespace berth::plugins::nodeports {
 namespace {
 
-const std::string kStateKey(kPreFilterStateKey);
+// Built once: Filter and Score read it for every node.
+const framework::StateKey& PreFilterKey() {
+  static const framework::StateKey key(kPreFilterStateKey);
+  return key;
+}
 
 // The pod's host ports. Immutable once written (pod ports are immutable, and adding or removing
 // other pods does not change them), so Clone shares nothing mutable and Filter reads it from
@@ -35,15 +39,16 @@ framework::Status NodePorts::PreFilter(framework::CycleState& state, const api::
   if (pod.host_ports.empty()) return framework::Status::Skip();
   auto data = std::make_shared<PreFilterState>();
   data->ports = pod.host_ports;
-  state.Write(kStateKey, std::move(data));
+  state.Write(PreFilterKey(), std::move(data));
   return framework::Status::Success();
 }
 
 framework::Status NodePorts::Filter(const framework::CycleState& state, const api::Pod&,
                                     const framework::NodeInfo& node) {
-  const auto* data = state.Read<PreFilterState>(kStateKey);
+  const auto* data = state.Read<PreFilterState>(PreFilterKey());
   if (data == nullptr) {
-    return framework::Status::Error("reading \"" + kStateKey + "\" from cycleState: not found");
+    return framework::Status::Error("reading \"" + PreFilterKey().str() +
+                                    "\" from cycleState: not found");
   }
   if (FitsPorts(data->ports, node.used_ports())) return framework::Status::Success();
   return framework::Status::Unschedulable(std::string(kErrReason));

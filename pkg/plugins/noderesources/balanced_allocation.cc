@@ -10,9 +10,9 @@ namespace {
 
 using PreScoreState = PodRequestsState;
 
-// Built once: Score runs per node and the key is longer than the small-string buffer.
-const std::string& PreScoreKey() {
-  static const std::string key(kBalancedAllocationPreScoreStateKey);
+// Built once: Score reads it for every node.
+const framework::StateKey& PreScoreKey() {
+  static const framework::StateKey key(kBalancedAllocationPreScoreStateKey);
   return key;
 }
 

@@ -28,15 +28,14 @@ class PreFilterState final : public framework::StateData {
 
 using PreScoreState = PodRequestsState;
 
-// CycleState keys as strings built once: Filter and Score run per node, and a key longer than the
-// small-string buffer would otherwise allocate on every call.
-const std::string& PreFilterKey() {
-  static const std::string key(kPreFilterStateKey);
+// CycleState keys built once: Filter and Score read them for every node.
+const framework::StateKey& PreFilterKey() {
+  static const framework::StateKey key(kPreFilterStateKey);
   return key;
 }
 
-const std::string& PreScoreKey() {
-  static const std::string key(kPreScoreStateKey);
+const framework::StateKey& PreScoreKey() {
+  static const framework::StateKey key(kPreScoreStateKey);
   return key;
 }
 
@@ -428,7 +427,7 @@ framework::Status Fit::Filter(const framework::CycleState& state, const api::Pod
                               const framework::NodeInfo& node) {
   const auto* data = state.Read<PreFilterState>(PreFilterKey());
   if (data == nullptr) {
-    return framework::Status::Error("error reading \"" + PreFilterKey() +
+    return framework::Status::Error("error reading \"" + PreFilterKey().str() +
                                     "\" from cycleState: not found");
   }
   framework::Code code = framework::Code::kUnschedulable;

@@ -353,6 +353,28 @@ TEST(FitScore, ExtendedResourceScoredOnlyWhenRequested) {
   EXPECT_THAT(FitScores(Strategy("MostAllocated", resources), *with, nodes), ElementsAre(50, 40));
 }
 
+TEST(FitScore, LongResourceListsScoreEveryRequestedResource) {
+  // Ten resources, more than the scorer keeps on the stack; the last one decides between nodes.
+  nlohmann::json resources = {{{"name", "cpu"}}, {{"name", "memory"}}};
+  std::vector<std::pair<std::string, std::string>> node1_extended, node2_extended;
+  for (int i = 0; i < 8; i++) {
+    const std::string name = "example.com/r" + std::to_string(i);
+    resources.push_back({{"name", name}});
+    node1_extended.emplace_back(name, "10");
+    node2_extended.emplace_back(name, i == 7 ? "4" : "10");
+  }
+  auto pod = PodBuilder("pod")
+                 .Container("2000", "5000", {{"example.com/r0", "5"}, {"example.com/r7", "2"}})
+                 .Build();
+  std::vector<framework::NodeInfoPtr> nodes = {
+      NodeBuilder("node1").Capacity("4000", "10000", 110, node1_extended).Info(),
+      NodeBuilder("node2").Capacity("4000", "10000", 110, node2_extended).Info()};
+  // cpu 50, memory 50, r0 50, r7 80 or 50; resources the pod does not request are left out.
+  EXPECT_THAT(FitScores(Strategy("LeastAllocated", resources), *pod, nodes), ElementsAre(57, 50));
+  // cpu 50, memory 50, r0 50, r7 20 or 50.
+  EXPECT_THAT(FitScores(Strategy("MostAllocated", resources), *pod, nodes), ElementsAre(42, 50));
+}
+
 TEST(FitScore, ScoreWithoutPreScoreComputesRequests) {
   auto plugin = MakeFit();
   framework::CycleState state;

@@ -1,6 +1,7 @@
 #include "pkg/plugins/noderesources/resource_allocation.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <stdexcept>
 
@@ -84,17 +85,19 @@ int64_t ScalarOrZero(const api::ResourceList& list, std::string_view name) {
 }
 
 // Weighted integer average over resources with allocatable > 0, shared by Least/MostAllocated.
-ResourceScorer WeightedAverageScorer(std::vector<ResourceSpec> resources,
-                                     int64_t (*resource_score)(int64_t, int64_t)) {
-  return [resources = std::move(resources), resource_score](
-             const std::vector<int64_t>& requested, const std::vector<int64_t>& allocatable) {
+// The per-resource function is a template argument so that it is inlined: the scorer runs for
+// every node of every cycle.
+template <int64_t (*ResourceScore)(int64_t, int64_t)>
+ResourceScorer WeightedAverageScorer(std::vector<ResourceSpec> resources) {
+  return [resources = std::move(resources)](std::span<const int64_t> requested,
+                                            std::span<const int64_t> allocatable) {
     int64_t node_score = 0;
     int64_t weight_sum = 0;
     for (size_t i = 0; i < requested.size(); i++) {
       if (allocatable[i] == 0) {
         continue;
       }
-      node_score += resource_score(requested[i], allocatable[i]) * resources[i].weight;
+      node_score += ResourceScore(requested[i], allocatable[i]) * resources[i].weight;
       weight_sum += resources[i].weight;
     }
     return weight_sum == 0 ? int64_t{0} : node_score / weight_sum;
@@ -166,11 +169,11 @@ int64_t BrokenLinearFunction(const std::vector<UtilizationShapePoint>& shape, in
 }
 
 ResourceScorer LeastAllocatedScorer(std::vector<ResourceSpec> resources) {
-  return WeightedAverageScorer(std::move(resources), &LeastRequestedScore);
+  return WeightedAverageScorer<&LeastRequestedScore>(std::move(resources));
 }
 
 ResourceScorer MostAllocatedScorer(std::vector<ResourceSpec> resources) {
-  return WeightedAverageScorer(std::move(resources), &MostRequestedScore);
+  return WeightedAverageScorer<&MostRequestedScore>(std::move(resources));
 }
 
 ResourceScorer RequestedToCapacityRatioScorer(std::vector<ResourceSpec> resources,
@@ -180,7 +183,7 @@ ResourceScorer RequestedToCapacityRatioScorer(std::vector<ResourceSpec> resource
     point.score *= framework::kMaxNodeScore / kMaxCustomPriorityScore;
   }
   return [resources = std::move(resources), scaled = std::move(scaled)](
-             const std::vector<int64_t>& requested, const std::vector<int64_t>& allocatable) {
+             std::span<const int64_t> requested, std::span<const int64_t> allocatable) {
     int64_t node_score = 0;
     int64_t weight_sum = 0;
     for (size_t i = 0; i < requested.size(); i++) {
@@ -206,8 +209,8 @@ ResourceScorer RequestedToCapacityRatioScorer(std::vector<ResourceSpec> resource
   };
 }
 
-int64_t BalancedResourceScore(const std::vector<int64_t>& requested,
-                              const std::vector<int64_t>& allocatable) {
+int64_t BalancedResourceScore(std::span<const int64_t> requested,
+                              std::span<const int64_t> allocatable) {
   // Runs per node; the fractions are recomputed in the second pass rather than stored, so a call
   // allocates nothing.
   auto fraction = [&](size_t i) {
@@ -297,21 +300,29 @@ bool ResourceAllocationScorer::RequestsNothing(const std::vector<int64_t>& pod_r
 
 int64_t ResourceAllocationScorer::Score(const std::vector<int64_t>& pod_requests,
                                         const framework::NodeInfo& node) const {
-  // Reused per thread: Score runs for every node of every cycle, and two allocations per call
-  // were a visible share of it. scorer_ never calls back into Score.
-  thread_local std::vector<int64_t> requested;
-  thread_local std::vector<int64_t> allocatable;
-  requested.assign(resources_.size(), 0);
-  allocatable.assign(resources_.size(), 0);
-  for (size_t i = 0; i < resources_.size(); i++) {
-    auto [alloc, req] = AllocatableAndRequested(node, i, pod_requests[i]);
-    if (alloc == 0) {
-      continue;
-    }
-    allocatable[i] = alloc;
-    requested[i] = req;
+  // Score runs for every node of every cycle: filling and zeroing per-thread vectors there was a
+  // visible share of the scheduling cycle. Every element is written below, so the stack buffers
+  // need no initialization. scorer_ never calls back into Score.
+  const size_t count = resources_.size();
+  std::array<int64_t, kInlineResources> requested_inline;
+  std::array<int64_t, kInlineResources> allocatable_inline;
+  int64_t* requested = requested_inline.data();
+  int64_t* allocatable = allocatable_inline.data();
+  if (count > kInlineResources) {
+    thread_local std::vector<int64_t> requested_spill;
+    thread_local std::vector<int64_t> allocatable_spill;
+    requested_spill.resize(count);
+    allocatable_spill.resize(count);
+    requested = requested_spill.data();
+    allocatable = allocatable_spill.data();
   }
-  return scorer_(requested, allocatable);
+  for (size_t i = 0; i < count; i++) {
+    auto [alloc, req] = AllocatableAndRequested(node, i, pod_requests[i]);
+    allocatable[i] = alloc;
+    requested[i] = alloc == 0 ? 0 : req;
+  }
+  return scorer_(std::span<const int64_t>(requested, count),
+                 std::span<const int64_t>(allocatable, count));
 }
 
 std::pair<int64_t, int64_t> ResourceAllocationScorer::AllocatableAndRequested(

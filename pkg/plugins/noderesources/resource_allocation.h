@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -73,10 +74,10 @@ bool IsScalarResourceName(std::string_view name);
 // most 63 alphanumerics, '-', '_' or '.', starting and ending alphanumeric.
 bool IsQualifiedName(std::string_view name);
 
-// Maps per-resource (requested, allocatable) vectors, in the order of the configured resources,
+// Maps per-resource (requested, allocatable) values, in the order of the configured resources,
 // to a node score in [0, kMaxNodeScore]. Entries with allocatable 0 do not take part.
-using ResourceScorer = std::function<int64_t(const std::vector<int64_t>& requested,
-                                             const std::vector<int64_t>& allocatable)>;
+using ResourceScorer = std::function<int64_t(std::span<const int64_t> requested,
+                                             std::span<const int64_t> allocatable)>;
 
 // ((capacity - requested) * 100) / capacity; 0 when requested exceeds capacity.
 int64_t LeastRequestedScore(int64_t requested, int64_t capacity);
@@ -97,10 +98,10 @@ ResourceScorer RequestedToCapacityRatioScorer(std::vector<ResourceSpec> resource
                                               const std::vector<UtilizationShapePoint>& shape);
 // (1 - standard deviation of the requested/allocatable fractions, each capped at 1) * 100,
 // truncated. Weights are not used (upstream requires them to be 1).
-int64_t BalancedResourceScore(const std::vector<int64_t>& requested,
-                              const std::vector<int64_t>& allocatable);
+int64_t BalancedResourceScore(std::span<const int64_t> requested,
+                              std::span<const int64_t> allocatable);
 
-// Turns a pod's requests and a node's use into the vectors a ResourceScorer consumes.
+// Turns a pod's requests and a node's use into the values a ResourceScorer consumes.
 // Immutable after construction; safe to call from many threads.
 class ResourceAllocationScorer {
  public:
@@ -120,6 +121,10 @@ class ResourceAllocationScorer {
 
  private:
   enum class Kind { kCpu, kMemory, kEphemeralStorage, kScalar, kOther };
+
+  // Configurations with at most this many resources (every default one) are scored from stack
+  // buffers; longer ones from per-thread vectors.
+  static constexpr size_t kInlineResources = 8;
 
   // (allocatable, requested including the pod) of resources_[i] on the node; (0, 0) when the
   // resource does not take part (a scalar resource the pod does not request or the node lacks).

@@ -8,7 +8,11 @@
 namespace berth::plugins::tainttoleration {
 namespace {
 
-const std::string kStateKey(kPreScoreStateKey);
+// Built once: Filter and Score read it for every node.
+const framework::StateKey& PreScoreKey() {
+  static const framework::StateKey key(kPreScoreStateKey);
+  return key;
+}
 
 // The pod's tolerations that can tolerate a PreferNoSchedule taint: those with that effect or
 // with an empty effect (which matches every effect). Immutable once written, so Score reads it
@@ -64,15 +68,16 @@ framework::Status TaintToleration::PreScore(framework::CycleState& state, const 
       data->prefer_no_schedule_tolerations.push_back(toleration);
     }
   }
-  state.Write(kStateKey, std::move(data));
+  state.Write(PreScoreKey(), std::move(data));
   return framework::Status::Success();
 }
 
 framework::Status TaintToleration::Score(const framework::CycleState& state, const api::Pod&,
                                          const framework::NodeInfo& node, int64_t* score) {
-  const auto* data = state.Read<PreScoreState>(kStateKey);
+  const auto* data = state.Read<PreScoreState>(PreScoreKey());
   if (data == nullptr) {
-    return framework::Status::Error("reading \"" + kStateKey + "\" from cycleState: not found");
+    return framework::Status::Error("reading \"" + PreScoreKey().str() +
+                                    "\" from cycleState: not found");
   }
   if (node.node() == nullptr) return framework::Status::Error("node not found");
   int64_t untolerated = 0;
