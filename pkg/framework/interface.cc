@@ -92,35 +92,34 @@ void CycleState::Write(const StateKey& key, std::shared_ptr<StateData> data) {
   Put(key.str(), key.id(), std::move(data));
 }
 
-// Both finds scan newest first: keys are unique, so the order does not change the result, and
-// the per-node reads of Score are for PreScore's entries, written after every PreFilter entry.
-StateData* CycleState::Find(const std::string& key) const {
+// Newest first: keys are unique, so the order does not change the result, and the per-node
+// reads of Score are for PreScore's entries, written after every PreFilter entry.
+template <typename Match>
+const CycleState::Entry* CycleState::FindEntry(Match match) const {
   const Entries* entries = current_.load(std::memory_order_acquire);
   if (!entries) return nullptr;
   for (auto it = entries->rbegin(); it != entries->rend(); ++it) {
-    if (it->key == key) return it->data.get();
+    if (match(*it)) return &*it;
   }
   return nullptr;
+}
+
+StateData* CycleState::Find(const std::string& key) const {
+  const Entry* entry = FindEntry([&](const Entry& e) { return e.key == key; });
+  return entry ? entry->data.get() : nullptr;
 }
 
 StateData* CycleState::Find(const StateKey& key) const {
-  const Entries* entries = current_.load(std::memory_order_acquire);
-  if (!entries) return nullptr;
   const std::string* id = key.id();
-  for (auto it = entries->rbegin(); it != entries->rend(); ++it) {
-    // An entry written as text has no id, and only its text can tell.
-    if (it->id == id || (it->id == nullptr && it->key == *id)) return it->data.get();
-  }
-  return nullptr;
+  // An entry written as text has no id, and only its text can tell.
+  const Entry* entry =
+      FindEntry([&](const Entry& e) { return e.id == id || (e.id == nullptr && e.key == *id); });
+  return entry ? entry->data.get() : nullptr;
 }
 
 std::shared_ptr<StateData> CycleState::ReadData(const std::string& key) const {
-  const Entries* entries = current_.load(std::memory_order_acquire);
-  if (!entries) return nullptr;
-  for (const auto& entry : *entries) {
-    if (entry.key == key) return entry.data;
-  }
-  return nullptr;
+  const Entry* entry = FindEntry([&](const Entry& e) { return e.key == key; });
+  return entry ? entry->data : nullptr;
 }
 
 void CycleState::Delete(const std::string& key) {

@@ -198,6 +198,9 @@ class CycleState {
     if (data == nullptr || typeid(*data) == typeid(T)) return static_cast<T*>(data);
     return dynamic_cast<T*>(data);
   }
+  // The current entry `match` accepts; null when none does.
+  template <typename Match>
+  const Entry* FindEntry(Match match) const;
   StateData* Find(const std::string& key) const;
   StateData* Find(const StateKey& key) const;
   void Put(const std::string& key, const std::string* id, std::shared_ptr<StateData> data);
