@@ -151,4 +151,22 @@ bool ClusterEvent::Matches(const ClusterEvent& other) const {
   return (actions & other.actions) != 0;
 }
 
+void FilterPlugin::FilterNodes(const CycleState& state, const api::Pod& pod,
+                               std::span<const NodeInfo* const> nodes, std::span<Status> statuses) {
+  for (size_t i = 0; i < nodes.size(); i++) {
+    Status s = Filter(state, pod, *nodes[i]);
+    if (!s.IsSuccess()) statuses[i] = std::move(s);
+  }
+}
+
+Status ScorePlugin::ScoreNodes(const CycleState& state, const api::Pod& pod,
+                               std::span<const NodeInfo* const> nodes,
+                               std::span<NodeScore> scores) {
+  for (size_t i = 0; i < nodes.size(); i++) {
+    Status s = Score(state, pod, *nodes[i], &scores[i].score);
+    if (!s.IsSuccess()) return s;
+  }
+  return {};
+}
+
 }  // namespace berth::framework

@@ -51,6 +51,7 @@ class Nominator : public framework::PodNominator {
   void DeleteNominatedPodIfExists(const api::Pod& pod);
 
   std::vector<framework::PodInfoPtr> NominatedPodsForNode(const std::string& node) const override;
+  bool HasNominatedPods() const override { return nominated_.load(std::memory_order_acquire) != 0; }
 
   // The node the pod (by uid) is nominated to, or "" when it is not nominated.
   std::string NominatedNodeFor(const std::string& pod_uid) const;

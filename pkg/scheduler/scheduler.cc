@@ -1,8 +1,10 @@
 #include "pkg/scheduler/scheduler.h"
 
 #include <algorithm>
+#include <array>
 #include <limits>
 #include <map>
+#include <span>
 
 #include "pkg/events/recorder.h"
 #include "pkg/informer/factory.h"
@@ -699,19 +701,35 @@ std::vector<framework::NodeInfoPtr> Scheduler::FindNodesThatPassFilters(
              r < end && !reached.compare_exchange_weak(r, end, std::memory_order_relaxed);) {
         }
         int passed = 0;
-        for (int i = begin; i < end; i++) {
-          if (found.load(std::memory_order_relaxed) + passed >= to_find) break;
-          if (i + 2 < num_all) nodes[(start + i + 2) % num_all]->Prefetch();
-          if (i + 1 < num_all) nodes[(start + i + 1) % num_all]->PrefetchNode();
-          const auto& node = nodes[(start + i) % num_all];
-          Status s = fwk.RunFilterPluginsWithNominatedPods(state, pod, *node, i);
-          if (s.IsSuccess()) {
-            outcomes[i] = FilterOutcome::kPassed;
-            passed++;
-          } else {
-            statuses[i] = std::move(s);
-            outcomes[i] = FilterOutcome::kRejected;
+        // Each plugin filters a run of nodes at a time. A run is no longer than the feasible
+        // nodes still wanted, so that, as node by node, no node is filtered beyond the last one
+        // needed (bar what other batches find meanwhile).
+        std::array<const framework::NodeInfo*, kFilterBatch> run_nodes;
+        for (int i = begin; i < end;) {
+          const int wanted = to_find - found.load(std::memory_order_relaxed) - passed;
+          if (wanted <= 0) break;
+          const int run_end = std::min(end, i + wanted);
+          for (int j = i; j < run_end; j++) {
+            const framework::NodeInfo* node = nodes[(start + j) % num_all].get();
+            node->Prefetch();
+            run_nodes[j - i] = node;
+            // Entries are reused across cycles; the runner expects them successful.
+            if (!statuses[j].IsSuccess()) statuses[j] = Status();
           }
+          for (int j = i; j < run_end; j++) run_nodes[j - i]->PrefetchNode();
+          const size_t count = static_cast<size_t>(run_end - i);
+          fwk.RunFilterPluginsOnNodes(
+              state, pod, std::span<const framework::NodeInfo* const>(run_nodes.data(), count), i,
+              std::span<Status>(statuses.data() + i, count));
+          for (int j = i; j < run_end; j++) {
+            if (statuses[j].IsSuccess()) {
+              outcomes[j] = FilterOutcome::kPassed;
+              passed++;
+            } else {
+              outcomes[j] = FilterOutcome::kRejected;
+            }
+          }
+          i = run_end;
         }
         if (passed == 0) return;
         // Passes beyond to_find (other batches got there first) are dropped, from the end of
@@ -801,7 +819,7 @@ std::string Scheduler::SelectHost(const std::vector<framework::runtime::NodePlug
       if (rng_() % count == 0) selected = &s;
     }
   }
-  return selected->name;
+  return std::string(selected->name);
 }
 
 // ---- Binding cycle ----

@@ -6,11 +6,14 @@
 #include <chrono>
 #include <mutex>
 #include <set>
+#include <span>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include "pkg/framework/runtime/framework.h"
 #include "pkg/framework/runtime/parallelizer.h"
+#include "test/testing/batch.h"
 #include "test/testing/fake_handle.h"
 #include "test/testing/objects.h"
 
@@ -59,7 +62,8 @@ class TestPlugin : public PreEnqueuePlugin,
   std::map<std::string, int64_t> scores;  // node -> raw score
   bool has_normalize = false;
   std::chrono::milliseconds permit_timeout{0};
-  std::string filter_only_node;  // When set, Filter rejects every other node.
+  std::string filter_only_node;                  // When set, Filter rejects every other node.
+  std::map<std::string, Status> filter_by_node;  // Filter's status for these nodes.
 
   Status PreEnqueue(const api::Pod&) override {
     trace_->Add(name_ + ".PreEnqueue");
@@ -76,6 +80,7 @@ class TestPlugin : public PreEnqueuePlugin,
   }
   Status Filter(const CycleState&, const api::Pod&, const NodeInfo& node) override {
     trace_->Add(name_ + ".Filter(" + node.name() + ")");
+    if (auto it = filter_by_node.find(node.name()); it != filter_by_node.end()) return it->second;
     if (!filter_only_node.empty() && node.name() != filter_only_node) {
       return Status::Unschedulable("not " + filter_only_node);
     }
@@ -93,6 +98,11 @@ class TestPlugin : public PreEnqueuePlugin,
     trace_->Add(name_ + ".Score(" + node.name() + ")");
     *s = scores.count(node.name()) ? scores.at(node.name()) : 0;
     return score_status;
+  }
+  Status ScoreNodes(const CycleState& state, const api::Pod& pod,
+                    std::span<const NodeInfo* const> nodes, std::span<NodeScore> out) override {
+    trace_->Add(name_ + ".ScoreNodes(" + std::to_string(nodes.size()) + ")");
+    return ScorePlugin::ScoreNodes(state, pod, nodes, out);
   }
   ScoreExtensions* GetScoreExtensions() override { return has_normalize ? this : nullptr; }
   Status NormalizeScore(const CycleState&, const api::Pod&, NodeScoreList& list) override {
@@ -196,6 +206,107 @@ TEST_F(RuntimeTest, FilterRunsInOrderAndStopsAtFirstRejection) {
   EXPECT_EQ(trace_.Get(), (std::vector<std::string>{"A.Filter(n1)", "B.Filter(n1)"}));
 }
 
+// What RunFilterPluginsOnNodes gives a run of nodes, with the per-node runner's result for each.
+struct RunResult {
+  std::vector<Status> statuses;
+  std::vector<Status> per_node;
+};
+
+RunResult FilterRun(Framework& fwk, const CycleState& state, const api::Pod& pod,
+                    const std::vector<NodeInfoPtr>& nodes) {
+  RunResult result;
+  result.statuses.resize(nodes.size());
+  fwk.RunFilterPluginsOnNodes(state, pod, testing::NodePointers(nodes), 0, result.statuses);
+  for (const auto& node : nodes) {
+    result.per_node.push_back(fwk.RunFilterPluginsWithNominatedPods(state, pod, *node));
+  }
+  return result;
+}
+
+TEST_F(RuntimeTest, FilterOverARunShowsEachPluginOnlyTheNodesEarlierOnesPassed) {
+  auto a = Add("A");
+  auto b = Add("B");
+  a->filter_by_node = {{"n2", Status::Unschedulable("A says no")},
+                       {"n4", Status(Code::kWait, "broken")}};
+  b->filter_by_node = {{"n2", Status::Unresolvable("B says no")},
+                       {"n3", Status::Unresolvable("B: not n3")}};
+  auto fwk = Build(ProfileOf({"A", "B"}));
+  CycleState state;
+  const auto nodes = Nodes(5);
+  RunResult run = FilterRun(*fwk, state, *pod_, nodes);
+  // Each plugin once over the run, in order; B never sees n2 (rejected) or n4 (failed).
+  const std::vector<std::string> calls = trace_.Get();
+  EXPECT_EQ(
+      std::vector<std::string>(calls.begin(), calls.begin() + 8),
+      (std::vector<std::string>{"A.Filter(n1)", "A.Filter(n2)", "A.Filter(n3)", "A.Filter(n4)",
+                                "A.Filter(n5)", "B.Filter(n1)", "B.Filter(n3)", "B.Filter(n5)"}));
+  EXPECT_TRUE(run.statuses[0].IsSuccess());
+  EXPECT_EQ(run.statuses[1].code(), Code::kUnschedulable);
+  EXPECT_EQ(run.statuses[1].plugin(), "A");
+  EXPECT_EQ(run.statuses[1].Message(), "A says no");
+  EXPECT_EQ(run.statuses[2].code(), Code::kUnschedulableAndUnresolvable);
+  EXPECT_EQ(run.statuses[2].plugin(), "B");
+  EXPECT_EQ(run.statuses[3].code(), Code::kError);
+  EXPECT_EQ(run.statuses[3].plugin(), "A");
+  EXPECT_NE(run.statuses[3].Message().find("broken"), std::string::npos);
+  EXPECT_TRUE(run.statuses[4].IsSuccess());
+  // The same as node by node.
+  for (size_t i = 0; i < nodes.size(); i++) {
+    SCOPED_TRACE(i);
+    EXPECT_EQ(run.statuses[i].code(), run.per_node[i].code());
+    EXPECT_EQ(run.statuses[i].plugin(), run.per_node[i].plugin());
+    EXPECT_EQ(run.statuses[i].Message(), run.per_node[i].Message());
+  }
+}
+
+// Nominates one pod of higher priority to n2.
+class NominatedToN2 : public PodNominator {
+ public:
+  std::vector<PodInfoPtr> NominatedPodsForNode(const std::string& node) const override {
+    if (node != "n2") return {};
+    return {PodBuilder("nominated").Uid("nominated").Priority(1000).Container("1", "1Mi").Info()};
+  }
+  bool HasNominatedPods() const override { return true; }
+};
+
+TEST_F(RuntimeTest, FilterOverARunFiltersANodeWithNominatedPodsWithAndWithoutThem) {
+  Add("A");
+  NominatedToN2 nominator;
+  FrameworkDeps deps;
+  deps.snapshot = &handle_.lister();
+  deps.recorder = &handle_.recorder();
+  deps.parallelizer = &pool_;
+  deps.nominator = &nominator;
+  Framework fwk(registry_, ProfileOf({"A"}), deps);
+  CycleState state;
+  const auto nodes = Nodes(3);
+  std::vector<Status> statuses(nodes.size());
+  fwk.RunFilterPluginsOnNodes(state, *pod_, testing::NodePointers(nodes), 0, statuses);
+  EXPECT_EQ(trace_.Get(), (std::vector<std::string>{"A.Filter(n1)", "A.Filter(n2)", "A.Filter(n2)",
+                                                    "A.Filter(n3)"}));
+}
+
+TEST_F(RuntimeTest, ScoreCallsEachPluginOncePerRunOfNodes) {
+  auto a = Add("A");
+  for (int i = 1; i <= 40; i++) a->scores["n" + std::to_string(i)] = i;
+  auto fwk = Build(ProfileOf({"A"}));
+  CycleState state;
+  const auto nodes = Nodes(40);
+  std::vector<NodePluginScores> out;
+  ASSERT_TRUE(fwk->RunScorePlugins(state, *pod_, nodes, &out).IsSuccess());
+  std::vector<std::string> runs;
+  for (const auto& call : trace_.Get()) {
+    if (call.starts_with("A.ScoreNodes")) runs.push_back(call);
+  }
+  EXPECT_EQ(runs,
+            (std::vector<std::string>{"A.ScoreNodes(16)", "A.ScoreNodes(16)", "A.ScoreNodes(8)"}));
+  ASSERT_EQ(out.size(), 40u);
+  for (int i = 0; i < 40; i++) {
+    EXPECT_EQ(out[i].name, "n" + std::to_string(i + 1));
+    EXPECT_EQ(out[i].total, i + 1);
+  }
+}
+
 TEST_F(RuntimeTest, FilterErrorBecomesErrorNamingPlugin) {
   Add("A")->filter = Status(Code::kWait, "odd");
   auto fwk = Build(ProfileOf({"A"}));
@@ -264,7 +375,9 @@ TEST_F(RuntimeTest, ScoresAreNormalizedThenWeightedAndSummed) {
   auto fwk = Build(ProfileOf({"A", "B"}, {{"A", 2}, {"B", 3}}));
   CycleState state;
   std::vector<NodePluginScores> out;
-  ASSERT_TRUE(fwk->RunScorePlugins(state, *pod_, Nodes(2), &out).IsSuccess());
+  // Kept: the results' node names are views of the scored nodes.
+  const auto nodes = Nodes(2);
+  ASSERT_TRUE(fwk->RunScorePlugins(state, *pod_, nodes, &out).IsSuccess());
   ASSERT_EQ(out.size(), 2u);
   EXPECT_EQ(out[0].name, "n1");
   EXPECT_EQ(out[0].total, 50 * 2 + 10 * 3);

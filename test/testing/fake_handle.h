@@ -84,6 +84,7 @@ class NoNominations : public framework::PodNominator {
   std::vector<framework::PodInfoPtr> NominatedPodsForNode(const std::string&) const override {
     return {};
   }
+  bool HasNominatedPods() const override { return false; }
 };
 
 class FakeHandle : public framework::Handle {

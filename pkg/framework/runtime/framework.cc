@@ -402,6 +402,78 @@ Status Framework::RunFilterPluginsWithNominatedPods(const CycleState& state, con
   return RunFilterPlugins(state, pod, node, node_index);
 }
 
+void Framework::RunFilterPluginsOnNodes(const CycleState& state, const api::Pod& pod,
+                                        std::span<const NodeInfo* const> nodes, int first_index,
+                                        std::span<Status> statuses) {
+  if (deps_.nominator && deps_.nominator->HasNominatedPods()) {
+    for (size_t i = 0; i < nodes.size(); i++) {
+      Status s = RunFilterPluginsWithNominatedPods(state, pod, *nodes[i],
+                                                   first_index + static_cast<int>(i));
+      if (!s.IsSuccess()) statuses[i] = std::move(s);
+    }
+    return;
+  }
+  // Per-thread scratch, grown once. `left` holds the positions in `nodes` that every plugin so far
+  // passed, `left_nodes` the same nodes; `plugin_statuses` is what one plugin returns for them.
+  thread_local std::vector<size_t> left_scratch;
+  thread_local std::vector<const NodeInfo*> left_nodes_scratch;
+  thread_local std::vector<Status> plugin_statuses_scratch;
+  std::vector<size_t>& left = left_scratch;
+  std::vector<const NodeInfo*>& left_nodes = left_nodes_scratch;
+  std::vector<Status>& plugin_statuses = plugin_statuses_scratch;
+  left.resize(nodes.size());
+  left_nodes.assign(nodes.begin(), nodes.end());
+  for (size_t i = 0; i < nodes.size(); i++) left[i] = i;
+  if (plugin_statuses.size() < nodes.size()) plugin_statuses.resize(nodes.size());
+
+  // In a sampled cycle plugins are timed on the nodes whose pass position is a multiple of
+  // kTimedNodeStride, as RunFilterPlugins does; here by timing the plugin's call over the run and
+  // recording its mean per node, with the timed node's own status.
+  const int next_timed = (first_index + kTimedNodeStride - 1) / kTimedNodeStride * kTimedNodeStride;
+  const bool timed =
+      state.record_plugin_metrics && next_timed < first_index + static_cast<int>(nodes.size());
+  const size_t timed_position = static_cast<size_t>(next_timed - first_index);
+
+  const bool use_flags = state.filter_skipped.size() == filter_.size();
+  for (size_t p = 0; p < filter_.size() && !left.empty(); p++) {
+    const auto& [name, plugin, metrics] = filter_[p];
+    if (use_flags ? state.filter_skipped[p] != 0
+                  : !state.skip_filter_plugins.empty() && state.skip_filter_plugins.count(name)) {
+      continue;
+    }
+    const Clock::time_point start = timed ? Clock::now() : Clock::time_point();
+    const std::span<Status> out(plugin_statuses.data(), left.size());
+    plugin->FilterNodes(state, pod, left_nodes, out);
+    if (timed) {
+      const double seconds = Since(start) / static_cast<double>(left.size());
+      for (size_t j = 0; j < left.size(); j++) {
+        if (left[j] == timed_position) metrics->ObserveDuration(out[j], seconds);
+      }
+    }
+    // Most runs lose no node to a plugin; the list is compacted from the first one lost.
+    size_t kept = 0;
+    while (kept < left.size() && out[kept].IsSuccess()) kept++;
+    for (size_t j = kept; j < left.size(); j++) {
+      Status& s = out[j];
+      if (s.IsSuccess()) {
+        left[kept] = left[j];
+        left_nodes[kept] = left_nodes[j];
+        kept++;
+        continue;
+      }
+      Status& dest = statuses[left[j]];
+      if (s.IsRejected()) {
+        dest = std::move(s.WithPlugin(name));
+      } else {
+        dest = AsError("running filter plugin", name, s);
+      }
+      s = Status();
+    }
+    left.resize(kept);
+    left_nodes.resize(kept);
+  }
+}
+
 Status Framework::RunPostFilterPlugins(CycleState& state, const api::Pod& pod,
                                        const NodeToStatus& statuses, PostFilterResult* result) {
   auto start = Clock::now();
@@ -481,8 +553,8 @@ Status Framework::RunScorePlugins(const CycleState& state, const api::Pod& pod,
   out->resize(nodes.size());
   for (size_t n = 0; n < nodes.size(); n++) {
     NodePluginScores& entry = (*out)[n];
-    entry.name.assign(nodes[n]->name());
-    entry.scores.clear();
+    entry.name = nodes[n]->name();
+    entry.scores.resize(active.size());
     entry.total = 0;
   }
   if (active.empty()) {
@@ -492,10 +564,12 @@ Status Framework::RunScorePlugins(const CycleState& state, const api::Pod& pod,
 
   for (size_t k : active) score_[k].metrics->AddEvaluations(nodes.size());
 
-  // plugin -> per-node raw scores.
+  // plugin -> per-node raw scores. Only NormalizeScore reads the node names.
   scores.resize(active.size());
-  for (auto& list : scores) {
+  for (size_t k = 0; k < active.size(); k++) {
+    NodeScoreList& list = scores[k];
     list.resize(nodes.size());
+    if (score_[active[k]].plugin->GetScoreExtensions() == nullptr) continue;
     for (size_t n = 0; n < nodes.size(); n++) list[n].name = (*out)[n].name;
   }
   std::atomic<bool> failed{false};
@@ -505,22 +579,32 @@ Status Framework::RunScorePlugins(const CycleState& state, const api::Pod& pod,
     std::lock_guard lock(error_mu);
     if (!failed.exchange(true)) error = std::move(s);
   };
+  // Nodes are scored in runs, each plugin once per run (ScorePlugin::ScoreNodes). Runs start at
+  // multiples of kTimedNodeStride, so a sampled cycle times every plugin on each run's first node
+  // as the per-node runners do: by timing the call over the run and recording its mean per node.
+  const int num_nodes = static_cast<int>(nodes.size());
+  const int runs = (num_nodes + kTimedNodeStride - 1) / kTimedNodeStride;
   GetParallelizer().Until(
-      static_cast<int>(nodes.size()),
-      [&](int n) {
-        if (n + 2 < static_cast<int>(nodes.size())) nodes[n + 2]->Prefetch();
-        if (n + 1 < static_cast<int>(nodes.size())) nodes[n + 1]->PrefetchNode();
-        PluginLap lap(TimeNode(state, n));
+      runs,
+      [&](int run) {
+        const int begin = run * kTimedNodeStride;
+        const int end = std::min(num_nodes, begin + kTimedNodeStride);
+        const size_t count = static_cast<size_t>(end - begin);
+        // Not prefetched, unlike in Filter: these are the nodes Filter has just read.
+        std::array<const NodeInfo*, kTimedNodeStride> run_nodes;
+        for (int n = begin; n < end; n++) run_nodes[n - begin] = nodes[n].get();
+        const std::span<const NodeInfo* const> in(run_nodes.data(), count);
+        const bool timed = state.record_plugin_metrics;
         for (size_t k = 0; k < active.size(); k++) {
           const auto& [name, plugin, metrics] = score_[active[k]];
-          int64_t score = 0;
-          Status s = plugin->Score(state, pod, *nodes[n], &score);
-          lap.Record(metrics, s);
+          const Clock::time_point plugin_start = timed ? Clock::now() : Clock::time_point();
+          Status s = plugin->ScoreNodes(state, pod, in,
+                                        std::span<NodeScore>(scores[k].data() + begin, count));
+          if (timed) metrics->ObserveDuration(s, Since(plugin_start) / static_cast<double>(count));
           if (!s.IsSuccess()) {
             fail(AsError("running Score plugin", name, s));
             return;
           }
-          scores[k][n].score = score;
         }
       },
       &failed);
@@ -546,11 +630,13 @@ Status Framework::RunScorePlugins(const CycleState& state, const api::Pod& pod,
     return error;
   }
 
-  for (size_t n = 0; n < nodes.size(); n++) {
-    auto& node_scores = (*out)[n];
-    for (size_t k = 0; k < active.size(); k++) {
-      const auto& name = score_[active[k]].name;
-      int64_t raw = scores[k][n].score;
+  // Plugin by plugin, as upstream applies weights: the plugin's name and weight are read once.
+  for (size_t k = 0; k < active.size(); k++) {
+    const auto& name = score_[active[k]].name;
+    const int64_t weight = score_weights_[active[k]];
+    const NodeScoreList& list = scores[k];
+    for (size_t n = 0; n < nodes.size(); n++) {
+      const int64_t raw = list[n].score;
       if (raw < kMinNodeScore || raw > kMaxNodeScore) {
         Status s = Status::Error("plugin \"" + name.str() + "\" returns an invalid score " +
                                  std::to_string(raw) + ", it should in the range of [" +
@@ -560,8 +646,9 @@ Status Framework::RunScorePlugins(const CycleState& state, const api::Pod& pod,
         Observe(Point::kScore, s, start);
         return s;
       }
-      int64_t weighted = raw * score_weights_[active[k]];
-      node_scores.scores.push_back({name.str(), weighted});
+      NodePluginScores& node_scores = (*out)[n];
+      const int64_t weighted = raw * weight;
+      node_scores.scores[k] = {name.str(), weighted};
       node_scores.total += weighted;
     }
   }

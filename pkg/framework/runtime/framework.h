@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <random>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -98,9 +99,10 @@ struct PluginScore {
 };
 
 // One node's total and per-plugin scores. Plugin names are views into the Framework, which
-// outlives every cycle; the node name is owned, as results may outlive the scored NodeInfos.
+// outlives every cycle; the node name is a view of the scored NodeInfo's, valid for the scheduling
+// cycle only (as NodeScore's): copying it for every scored node was a visible share of Score.
 struct NodePluginScores {
-  std::string name;
+  std::string_view name;
   std::vector<PluginScore> scores;
   int64_t total = 0;
 };
@@ -140,6 +142,13 @@ class Framework : public Handle {
   // the node must fit both with and without them.
   Status RunFilterPluginsWithNominatedPods(const CycleState& state, const api::Pod& pod,
                                            const NodeInfo& node, int node_index = 0);
+  // RunFilterPluginsWithNominatedPods over a run of nodes, with each plugin called once for the
+  // whole run (FilterPlugin::FilterNodes) on the nodes no earlier plugin rejected. `statuses`
+  // arrive successful; statuses[i] is set to nodes[i]'s first failure, as the per-node runner
+  // returns it. `first_index` is nodes[0]'s position in the cycle's pass (see RunFilterPlugins).
+  void RunFilterPluginsOnNodes(const CycleState& state, const api::Pod& pod,
+                               std::span<const NodeInfo* const> nodes, int first_index,
+                               std::span<Status> statuses);
   Status RunPostFilterPlugins(CycleState& state, const api::Pod& pod, const NodeToStatus& statuses,
                               PostFilterResult* result);
   Status RunPreScorePlugins(CycleState& state, const api::Pod& pod,

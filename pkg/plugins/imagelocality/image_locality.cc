@@ -82,6 +82,39 @@ std::shared_ptr<PreScoreState> BuildState(const api::Pod& pod,
   return state;
 }
 
+// The cycle's PreScore state; for a caller scoring without PreScore, the same data derived here
+// into `*built`.
+const PreScoreState& StateFor(const framework::CycleState& state, const api::Pod& pod,
+                              framework::Handle& handle,
+                              std::shared_ptr<const PreScoreState>* built) {
+  if (const PreScoreState* data = state.Read<PreScoreState>(PreScoreKey())) return *data;
+  *built = BuildState(pod, handle.SnapshotSharedLister().List());
+  return **built;
+}
+
+int64_t ScoreNode(const PreScoreState& data, const framework::NodeInfo& node) {
+  int64_t sum = 0;
+  for (const std::string& name : data.image_names) {
+    if (!data.read_node_status) {
+      auto it = node.image_states().find(name);
+      if (it == node.image_states().end()) {
+        continue;
+      }
+      sum += ScaledImageScore(it->second.size_bytes, it->second.num_nodes, data.total_num_nodes);
+      continue;
+    }
+    if (node.node() == nullptr) {
+      continue;
+    }
+    int64_t size = ImageSizeOnNode(*node.node(), name);
+    if (size < 0) {
+      continue;
+    }
+    sum += ScaledImageScore(size, data.num_nodes_with_image.at(name), data.total_num_nodes);
+  }
+  return CalculatePriority(sum, data.num_containers);
+}
+
 }  // namespace
 
 std::string NormalizedImageName(std::string_view name) {
@@ -123,34 +156,17 @@ framework::Status ImageLocality::PreScore(framework::CycleState& state, const ap
 
 framework::Status ImageLocality::Score(const framework::CycleState& state, const api::Pod& pod,
                                        const framework::NodeInfo& node, int64_t* score) {
-  const PreScoreState* data = state.Read<PreScoreState>(PreScoreKey());
-  // Without PreScore (a caller scoring directly) the same data is derived here.
   std::shared_ptr<const PreScoreState> built;
-  if (data == nullptr) {
-    built = BuildState(pod, handle_.SnapshotSharedLister().List());
-    data = built.get();
-  }
+  *score = ScoreNode(StateFor(state, pod, handle_, &built), node);
+  return framework::Status::Success();
+}
 
-  int64_t sum = 0;
-  for (const std::string& name : data->image_names) {
-    if (!data->read_node_status) {
-      auto it = node.image_states().find(name);
-      if (it == node.image_states().end()) {
-        continue;
-      }
-      sum += ScaledImageScore(it->second.size_bytes, it->second.num_nodes, data->total_num_nodes);
-      continue;
-    }
-    if (node.node() == nullptr) {
-      continue;
-    }
-    int64_t size = ImageSizeOnNode(*node.node(), name);
-    if (size < 0) {
-      continue;
-    }
-    sum += ScaledImageScore(size, data->num_nodes_with_image.at(name), data->total_num_nodes);
-  }
-  *score = CalculatePriority(sum, data->num_containers);
+framework::Status ImageLocality::ScoreNodes(const framework::CycleState& state, const api::Pod& pod,
+                                            std::span<const framework::NodeInfo* const> nodes,
+                                            std::span<framework::NodeScore> scores) {
+  std::shared_ptr<const PreScoreState> built;
+  const PreScoreState& data = StateFor(state, pod, handle_, &built);
+  for (size_t i = 0; i < nodes.size(); i++) scores[i].score = ScoreNode(data, *nodes[i]);
   return framework::Status::Success();
 }
 

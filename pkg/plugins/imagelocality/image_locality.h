@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -51,6 +52,9 @@ class ImageLocality final : public framework::PreScorePlugin, public framework::
                              const std::vector<framework::NodeInfoPtr>& nodes) override;
   framework::Status Score(const framework::CycleState& state, const api::Pod& pod,
                           const framework::NodeInfo& node, int64_t* score) override;
+  framework::Status ScoreNodes(const framework::CycleState& state, const api::Pod& pod,
+                               std::span<const framework::NodeInfo* const> nodes,
+                               std::span<framework::NodeScore> scores) override;
 
  private:
   framework::Handle& handle_;

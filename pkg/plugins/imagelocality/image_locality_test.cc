@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "test/testing/batch.h"
 #include "test/testing/fake_handle.h"
 #include "test/testing/objects.h"
 
@@ -256,6 +257,21 @@ TEST(ImageLocality, FactoryRejectsArgs) {
             nullptr);
   EXPECT_THROW(New({{"weight", 1}}, handle), std::invalid_argument);
   EXPECT_EQ(New(nullptr, handle)->Name(), "ImageLocality");
+}
+
+TEST_P(ImageLocalityScore, ScoreNodesGivesEveryNodeScoresResult) {
+  std::vector<framework::NodeInfoPtr> nodes = {
+      Node40_300_2000("a"), Node250_10("b"),   Node600_40_900("c"),   Node300_600_900("d"),
+      Node4000_30("e"),     Node20_30_40("f"), NodeWithoutImages("g")};
+  if (GetParam()) FillImageStates(nodes);
+  auto pod = PodWithImages({"gcr.io/40", "gcr.io/300", "gcr.io/900"}, {"gcr.io/30"});
+  testing::FakeHandle handle(nodes);
+  auto plugin = std::dynamic_pointer_cast<ImageLocality>(New(nullptr, handle));
+  ASSERT_NE(plugin, nullptr);
+  framework::CycleState state;
+  ASSERT_TRUE(plugin->PreScore(state, *pod, nodes).IsSuccess());
+  testing::ExpectScoreNodesMatchesScore(*plugin, state, *pod, nodes);
+  testing::ExpectScoreNodesMatchesScore(*plugin, framework::CycleState(), *pod, nodes);
 }
 
 }  // namespace

@@ -16,6 +16,17 @@ framework::Status NodeName::Filter(const framework::CycleState&, const api::Pod&
   return framework::Status::Unresolvable(std::string(kErrReason));
 }
 
+void NodeName::FilterNodes(const framework::CycleState& state, const api::Pod& pod,
+                           std::span<const framework::NodeInfo* const> nodes,
+                           std::span<framework::Status> statuses) {
+  // A pod that names no node fits every node.
+  if (pod.spec.node_name.empty()) return;
+  for (size_t i = 0; i < nodes.size(); i++) {
+    framework::Status s = Filter(state, pod, *nodes[i]);
+    if (!s.IsSuccess()) statuses[i] = std::move(s);
+  }
+}
+
 std::vector<framework::ClusterEventWithHint> NodeName::EventsToRegister() const {
   // A node's name never changes, so only a node appearing can help; label and taint updates are
   // registered as upstream does (with the same hint) so that a pod whose node was first seen

@@ -4,6 +4,7 @@
 // NodeName: a pod that names a node in spec.nodeName fits only that node.
 
 #include <nlohmann/json.hpp>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -20,6 +21,9 @@ class NodeName final : public framework::FilterPlugin, public framework::Enqueue
   std::string_view Name() const override { return kName; }
   framework::Status Filter(const framework::CycleState& state, const api::Pod& pod,
                            const framework::NodeInfo& node) override;
+  void FilterNodes(const framework::CycleState& state, const api::Pod& pod,
+                   std::span<const framework::NodeInfo* const> nodes,
+                   std::span<framework::Status> statuses) override;
   std::vector<framework::ClusterEventWithHint> EventsToRegister() const override;
 };
 

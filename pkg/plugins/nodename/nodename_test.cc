@@ -5,7 +5,9 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
+#include "test/testing/batch.h"
 #include "test/testing/fake_handle.h"
 #include "test/testing/objects.h"
 
@@ -44,6 +46,20 @@ TEST(NodeNameTest, Filter) {
       EXPECT_EQ(status.code(), Code::kUnschedulableAndUnresolvable) << c.name;
       EXPECT_EQ(status.Message(), "node(s) didn't match the requested node name") << c.name;
     }
+  }
+}
+
+TEST(NodeNameTest, FilterNodesMatchesFilter) {
+  const std::vector<framework::NodeInfoPtr> nodes = {testing::NodeBuilder("foo").Info(),
+                                                     testing::NodeBuilder("bar").Info(),
+                                                     testing::NodeBuilder("baz").Info()};
+  auto plugin = NewPlugin();
+  framework::CycleState state;
+  for (const auto& pod :
+       {testing::PodBuilder("p").Build(), testing::PodBuilder("p").Node("bar").Build(),
+        testing::PodBuilder("p").Node("other").Build()}) {
+    SCOPED_TRACE(pod->spec.node_name);
+    testing::ExpectFilterNodesMatchesFilter(*plugin, state, *pod, nodes);
   }
 }
 

@@ -43,8 +43,7 @@ BalancedAllocationArgs ParseBalancedAllocationArgs(const nlohmann::json& args) {
 }
 
 BalancedAllocation::BalancedAllocation(BalancedAllocationArgs args)
-    : args_(std::move(args)),
-      scorer_(args_.resources, /*use_requested=*/true, &BalancedResourceScore) {}
+    : args_(std::move(args)), scorer_(args_.resources, /*use_requested=*/true, BalancedScorer()) {}
 
 framework::Status BalancedAllocation::PreScore(framework::CycleState& state, const api::Pod& pod,
                                                const std::vector<framework::NodeInfoPtr>&) {
@@ -69,6 +68,23 @@ framework::Status BalancedAllocation::Score(const framework::CycleState& state, 
   *score = ResourceAllocationScorer::RequestsNothing(pod_requests)
                ? 0
                : scorer_.Score(pod_requests, node);
+  return framework::Status::Success();
+}
+
+framework::Status BalancedAllocation::ScoreNodes(const framework::CycleState& state,
+                                                 const api::Pod& pod,
+                                                 std::span<const framework::NodeInfo* const> nodes,
+                                                 std::span<framework::NodeScore> scores) {
+  if (const auto* data = state.Read<PreScoreState>(PreScoreKey())) {
+    scorer_.ScoreNodes(data->pod_requests(), nodes, scores);
+    return framework::Status::Success();
+  }
+  std::vector<int64_t> pod_requests = scorer_.PodRequests(pod);
+  if (ResourceAllocationScorer::RequestsNothing(pod_requests)) {
+    for (size_t i = 0; i < nodes.size(); i++) scores[i].score = 0;
+    return framework::Status::Success();
+  }
+  scorer_.ScoreNodes(pod_requests, nodes, scores);
   return framework::Status::Success();
 }
 

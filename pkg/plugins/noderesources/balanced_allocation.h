@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -44,6 +45,9 @@ class BalancedAllocation final : public framework::PreScorePlugin, public framew
                              const std::vector<framework::NodeInfoPtr>& nodes) override;
   framework::Status Score(const framework::CycleState& state, const api::Pod& pod,
                           const framework::NodeInfo& node, int64_t* score) override;
+  framework::Status ScoreNodes(const framework::CycleState& state, const api::Pod& pod,
+                               std::span<const framework::NodeInfo* const> nodes,
+                               std::span<framework::NodeScore> scores) override;
 
   const BalancedAllocationArgs& args() const { return args_; }
 

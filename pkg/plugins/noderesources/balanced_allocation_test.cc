@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "test/testing/batch.h"
 #include "test/testing/fake_handle.h"
 #include "test/testing/objects.h"
 
@@ -182,6 +183,36 @@ TEST(BalancedAllocationArgs, ErrorsNameTheField) {
               HasSubstr("resource: unknown field"));
   testing::FakeHandle handle;
   EXPECT_THROW(NewBalancedAllocation({{"resources", 3}}, handle), std::invalid_argument);
+}
+
+TEST(BalancedAllocation, ScoreNodesGivesEveryNodeScoresResult) {
+  // 20 nodes (more than one run of the scorer) of different sizes and loads.
+  std::vector<framework::NodeInfoPtr> nodes;
+  for (int i = 0; i < 20; i++) {
+    const std::string name = "node" + std::to_string(i);
+    std::vector<framework::PodInfoPtr> pods;
+    if (i % 3 == 0) pods.push_back(CpuOnlyPod(name, "used" + std::to_string(i)));
+    nodes.push_back(testing::NodeBuilder(name)
+                        .Capacity(std::to_string(4 + i % 7), std::to_string(6000 + 1000 * (i % 5)))
+                        .Info(pods));
+  }
+  auto pod = CpuAndMemoryPod();
+  for (const nlohmann::json& args :
+       {nlohmann::json(nullptr),
+        nlohmann::json{
+            {"resources",
+             {{{"name", "cpu"}}, {{"name", "memory"}}, {{"name", "ephemeral-storage"}}}}}}) {
+    SCOPED_TRACE(args.dump());
+    auto plugin = MakePlugin(args);
+    framework::CycleState state;
+    ASSERT_TRUE(plugin->PreScore(state, *pod, nodes).IsSuccess());
+    testing::ExpectScoreNodesMatchesScore(*plugin, state, *pod, nodes);
+    testing::ExpectScoreNodesMatchesScore(*plugin, framework::CycleState(), *pod, nodes);
+  }
+  // A pod requesting nothing scores 0 everywhere without PreScore, as Score does.
+  auto plugin = MakePlugin();
+  auto best_effort = PodBuilder("best-effort").Container("", "").Build();
+  testing::ExpectScoreNodesMatchesScore(*plugin, framework::CycleState(), *best_effort, nodes);
 }
 
 }  // namespace

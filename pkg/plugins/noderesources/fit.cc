@@ -39,6 +39,11 @@ const framework::StateKey& PreScoreKey() {
   return key;
 }
 
+framework::Status MissingPreFilterState() {
+  return framework::Status::Error("error reading \"" + PreFilterKey().str() +
+                                  "\" from cycleState: not found");
+}
+
 bool IsIgnored(const std::string& name, const IgnoredResources& ignored) {
   // Checked first: classifying the name allocates, and most configurations ignore nothing.
   if (ignored.names.empty() && ignored.groups.empty()) {
@@ -426,23 +431,38 @@ framework::Status Fit::PreFilter(framework::CycleState& state, const api::Pod& p
 framework::Status Fit::Filter(const framework::CycleState& state, const api::Pod&,
                               const framework::NodeInfo& node) {
   const auto* data = state.Read<PreFilterState>(PreFilterKey());
-  if (data == nullptr) {
-    return framework::Status::Error("error reading \"" + PreFilterKey().str() +
-                                    "\" from cycleState: not found");
+  if (data == nullptr) return MissingPreFilterState();
+  framework::Status rejection;
+  FitsNode(data->request(), node, &rejection);
+  return rejection;
+}
+
+void Fit::FilterNodes(const framework::CycleState& state, const api::Pod&,
+                      std::span<const framework::NodeInfo* const> nodes,
+                      std::span<framework::Status> statuses) {
+  const auto* data = state.Read<PreFilterState>(PreFilterKey());
+  for (size_t i = 0; i < nodes.size(); i++) {
+    if (data == nullptr) {
+      statuses[i] = MissingPreFilterState();
+    } else {
+      FitsNode(data->request(), *nodes[i], &statuses[i]);
+    }
   }
+}
+
+bool Fit::FitsNode(const api::ResourceList& request, const framework::NodeInfo& node,
+                   framework::Status* rejection) const {
   framework::Code code = framework::Code::kUnschedulable;
   std::vector<std::string> reasons;
-  ForEachShortfall(data->request(), node.allocatable(), node.requested(), node.pods().size(),
-                   *ignored_,
+  ForEachShortfall(request, node.allocatable(), node.requested(), node.pods().size(), *ignored_,
                    [&](std::string_view name, std::string_view fixed_reason, int64_t, int64_t,
                        int64_t, bool unresolvable) {
                      reasons.push_back(InsufficientReason(name, fixed_reason));
                      if (unresolvable) code = framework::Code::kUnschedulableAndUnresolvable;
                    });
-  if (reasons.empty()) {
-    return framework::Status::Success();
-  }
-  return framework::Status(code, std::move(reasons));
+  if (reasons.empty()) return true;
+  *rejection = framework::Status(code, std::move(reasons));
+  return false;
 }
 
 std::vector<framework::ClusterEventWithHint> Fit::EventsToRegister() const {
@@ -471,6 +491,18 @@ framework::Status Fit::Score(const framework::CycleState& state, const api::Pod&
   // Without PreScore (a caller scoring directly) the requests are computed here, as upstream.
   *score = data != nullptr ? scorer_.Score(data->pod_requests(), node)
                            : scorer_.Score(scorer_.PodRequests(pod), node);
+  return framework::Status::Success();
+}
+
+framework::Status Fit::ScoreNodes(const framework::CycleState& state, const api::Pod& pod,
+                                  std::span<const framework::NodeInfo* const> nodes,
+                                  std::span<framework::NodeScore> scores) {
+  const auto* data = state.Read<PreScoreState>(PreScoreKey());
+  if (data != nullptr) {
+    scorer_.ScoreNodes(data->pod_requests(), nodes, scores);
+  } else {
+    scorer_.ScoreNodes(scorer_.PodRequests(pod), nodes, scores);
+  }
   return framework::Status::Success();
 }
 

@@ -10,6 +10,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -105,6 +106,9 @@ class Fit final : public framework::PreFilterPlugin,
                               framework::PreFilterResult* result) override;
   framework::Status Filter(const framework::CycleState& state, const api::Pod& pod,
                            const framework::NodeInfo& node) override;
+  void FilterNodes(const framework::CycleState& state, const api::Pod& pod,
+                   std::span<const framework::NodeInfo* const> nodes,
+                   std::span<framework::Status> statuses) override;
 
   // Assigned-pod deletion (or in-place scale-down) frees room; a node that is added or whose
   // allocatable grows may now fit the pod.
@@ -114,10 +118,18 @@ class Fit final : public framework::PreFilterPlugin,
                              const std::vector<framework::NodeInfoPtr>& nodes) override;
   framework::Status Score(const framework::CycleState& state, const api::Pod& pod,
                           const framework::NodeInfo& node, int64_t* score) override;
+  framework::Status ScoreNodes(const framework::CycleState& state, const api::Pod& pod,
+                               std::span<const framework::NodeInfo* const> nodes,
+                               std::span<framework::NodeScore> scores) override;
 
   const FitArgs& args() const { return args_; }
 
  private:
+  // Filter's result for the pod's `request` (its PreFilter state): true when the pod fits;
+  // otherwise false, with `*rejection` set.
+  bool FitsNode(const api::ResourceList& request, const framework::NodeInfo& node,
+                framework::Status* rejection) const;
+
   FitArgs args_;
   // Shared with the queueing-hint closures, which may outlive a call into this object.
   std::shared_ptr<const IgnoredResources> ignored_;

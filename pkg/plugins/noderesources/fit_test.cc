@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "test/testing/batch.h"
 #include "test/testing/fake_handle.h"
 #include "test/testing/objects.h"
 
@@ -729,6 +730,76 @@ TEST(ResourceNames, ClassifiesLikeUpstream) {
   EXPECT_TRUE(IsScalarResourceName("attachable-volumes-aws-ebs"));
   EXPECT_FALSE(IsScalarResourceName("memory"));
   EXPECT_FALSE(IsScalarResourceName("ephemeral-storage"));
+}
+
+// ---- FilterNodes and ScoreNodes, which the runtime calls ----
+
+// 20 nodes (more than one run of the scorer) of different sizes and loads; the pod below fits
+// some of them, for lack of cpu, memory or pod slots it does not fit others (the last among them).
+std::vector<framework::NodeInfoPtr> MixedNodes(
+    const std::vector<std::pair<std::string, std::string>>& extended = {}) {
+  std::vector<framework::NodeInfoPtr> nodes;
+  for (int i = 0; i < 20; i++) {
+    const std::string name = "node" + std::to_string(i);
+    std::vector<framework::PodInfoPtr> pods;
+    if (i % 3 == 0) {
+      pods.push_back(
+          PodBuilder("used" + std::to_string(i)).Node(name).Container("1", "1Gi").Info());
+    }
+    nodes.push_back(NodeBuilder(name)
+                        .Capacity(i == 19 ? "1" : std::to_string(1 + i % 7),
+                                  std::to_string(2 + i % 5) + "Gi", i == 9 ? 1 : 110, extended)
+                        .Info(pods));
+  }
+  return nodes;
+}
+
+TEST(FitBatch, FilterNodesGivesEveryNodeFiltersStatus) {
+  auto plugin = MakeFit();
+  auto pod = PodBuilder("pod").Container("2", "3Gi").Build();
+  const auto nodes = MixedNodes();
+  framework::CycleState state;
+  framework::PreFilterResult result;
+  ASSERT_TRUE(plugin->PreFilter(state, *pod, nodes, &result).IsSuccess());
+  int fits = 0;
+  for (const auto& node : nodes) fits += plugin->Filter(state, *pod, *node).IsSuccess() ? 1 : 0;
+  ASSERT_GT(fits, 0);
+  ASSERT_LT(fits, 20);
+  testing::ExpectFilterNodesMatchesFilter(*plugin, state, *pod, nodes);
+  // Without PreFilter, every node gets Filter's error.
+  testing::ExpectFilterNodesMatchesFilter(*plugin, framework::CycleState(), *pod, nodes);
+}
+
+TEST(FitBatch, ScoreNodesGivesEveryNodeScoresResult) {
+  nlohmann::json resources = {{{"name", "cpu"}}, {{"name", "memory"}}};
+  std::vector<std::pair<std::string, std::string>> extended;
+  for (int i = 0; i < 8; i++) {
+    const std::string name = "example.com/r" + std::to_string(i);
+    resources.push_back({{"name", name}, {"weight", 1 + i % 3}});
+    extended.emplace_back(name, std::to_string(4 + i));
+  }
+  auto pod = PodBuilder("pod")
+                 .Container("2", "3Gi", {{"example.com/r0", "1"}, {"example.com/r7", "2"}})
+                 .Build();
+  const auto nodes = MixedNodes(extended);
+  const nlohmann::json shape = {{{"utilization", 0}, {"score", 0}},
+                                {{"utilization", 100}, {"score", 10}}};
+  // Two resources (the default) and ten (past the scorer's stack buffers), for every strategy.
+  for (const nlohmann::json& args :
+       {nlohmann::json(nullptr), Strategy("LeastAllocated", resources),
+        Strategy("MostAllocated", resources),
+        nlohmann::json{{"scoringStrategy",
+                        {{"type", "RequestedToCapacityRatio"},
+                         {"resources", resources},
+                         {"requestedToCapacityRatio", {{"shape", shape}}}}}}}) {
+    SCOPED_TRACE(args.dump());
+    auto plugin = MakeFit(args);
+    framework::CycleState state;
+    ASSERT_TRUE(plugin->PreScore(state, *pod, nodes).IsSuccess());
+    testing::ExpectScoreNodesMatchesScore(*plugin, state, *pod, nodes);
+    // Without PreScore the requests are computed from the pod, as Score does.
+    testing::ExpectScoreNodesMatchesScore(*plugin, framework::CycleState(), *pod, nodes);
+  }
 }
 
 }  // namespace

@@ -84,13 +84,24 @@ int64_t ScalarOrZero(const api::ResourceList& list, std::string_view name) {
   return value ? *value : 0;
 }
 
+// A ResourceScorer applying `node_score(requested, allocatable)` to each node of the run. A
+// template, so that the per-node function is inlined into the loop over nodes.
+template <typename NodeScoreFn>
+ResourceScorer PerNodeScorer(NodeScoreFn node_score) {
+  return [node_score = std::move(node_score)](const NodeResourceValues& values,
+                                              std::span<framework::NodeScore> scores) {
+    for (size_t n = 0; n < scores.size(); n++) {
+      scores[n].score = node_score(values.requested(n), values.allocatable(n));
+    }
+  };
+}
+
 // Weighted integer average over resources with allocatable > 0, shared by Least/MostAllocated.
-// The per-resource function is a template argument so that it is inlined: the scorer runs for
-// every node of every cycle.
+// The per-resource function is a template argument so that it is inlined as well.
 template <int64_t (*ResourceScore)(int64_t, int64_t)>
 ResourceScorer WeightedAverageScorer(std::vector<ResourceSpec> resources) {
-  return [resources = std::move(resources)](std::span<const int64_t> requested,
-                                            std::span<const int64_t> allocatable) {
+  return PerNodeScorer([resources = std::move(resources)](std::span<const int64_t> requested,
+                                                          std::span<const int64_t> allocatable) {
     int64_t node_score = 0;
     int64_t weight_sum = 0;
     for (size_t i = 0; i < requested.size(); i++) {
@@ -101,7 +112,7 @@ ResourceScorer WeightedAverageScorer(std::vector<ResourceSpec> resources) {
       weight_sum += resources[i].weight;
     }
     return weight_sum == 0 ? int64_t{0} : node_score / weight_sum;
-  };
+  });
 }
 
 }  // namespace
@@ -182,31 +193,32 @@ ResourceScorer RequestedToCapacityRatioScorer(std::vector<ResourceSpec> resource
   for (auto& point : scaled) {
     point.score *= framework::kMaxNodeScore / kMaxCustomPriorityScore;
   }
-  return [resources = std::move(resources), scaled = std::move(scaled)](
-             std::span<const int64_t> requested, std::span<const int64_t> allocatable) {
-    int64_t node_score = 0;
-    int64_t weight_sum = 0;
-    for (size_t i = 0; i < requested.size(); i++) {
-      if (allocatable[i] == 0) {
-        continue;
-      }
-      // Over-committed resources score as fully utilized.
-      int64_t utilization = requested[i] > allocatable[i]
-                                ? kMaxUtilization
-                                : requested[i] * kMaxUtilization / allocatable[i];
-      int64_t resource_score = BrokenLinearFunction(scaled, utilization);
-      if (resource_score <= 0) {
-        continue;
-      }
-      node_score += resource_score * resources[i].weight;
-      weight_sum += resources[i].weight;
-    }
-    if (weight_sum == 0) {
-      return int64_t{0};
-    }
-    return static_cast<int64_t>(
-        std::round(static_cast<double>(node_score) / static_cast<double>(weight_sum)));
-  };
+  return PerNodeScorer(
+      [resources = std::move(resources), scaled = std::move(scaled)](
+          std::span<const int64_t> requested, std::span<const int64_t> allocatable) {
+        int64_t node_score = 0;
+        int64_t weight_sum = 0;
+        for (size_t i = 0; i < requested.size(); i++) {
+          if (allocatable[i] == 0) {
+            continue;
+          }
+          // Over-committed resources score as fully utilized.
+          int64_t utilization = requested[i] > allocatable[i]
+                                    ? kMaxUtilization
+                                    : requested[i] * kMaxUtilization / allocatable[i];
+          int64_t resource_score = BrokenLinearFunction(scaled, utilization);
+          if (resource_score <= 0) {
+            continue;
+          }
+          node_score += resource_score * resources[i].weight;
+          weight_sum += resources[i].weight;
+        }
+        if (weight_sum == 0) {
+          return int64_t{0};
+        }
+        return static_cast<int64_t>(
+            std::round(static_cast<double>(node_score) / static_cast<double>(weight_sum)));
+      });
 }
 
 int64_t BalancedResourceScore(std::span<const int64_t> requested,
@@ -251,6 +263,8 @@ int64_t BalancedResourceScore(std::span<const int64_t> requested,
   }
   return static_cast<int64_t>((1 - std_dev) * static_cast<double>(framework::kMaxNodeScore));
 }
+
+ResourceScorer BalancedScorer() { return PerNodeScorer(&BalancedResourceScore); }
 
 ResourceAllocationScorer::ResourceAllocationScorer(std::vector<ResourceSpec> resources,
                                                    bool use_requested, ResourceScorer scorer)
@@ -300,60 +314,88 @@ bool ResourceAllocationScorer::RequestsNothing(const std::vector<int64_t>& pod_r
 
 int64_t ResourceAllocationScorer::Score(const std::vector<int64_t>& pod_requests,
                                         const framework::NodeInfo& node) const {
-  // Score runs for every node of every cycle: filling and zeroing per-thread vectors there was a
-  // visible share of the scheduling cycle. Every element is written below, so the stack buffers
-  // need no initialization. scorer_ never calls back into Score.
+  const std::array<const framework::NodeInfo*, 1> nodes = {&node};
+  framework::NodeScore score;
+  ScoreNodes(pod_requests, nodes, std::span<framework::NodeScore>(&score, 1));
+  return score.score;
+}
+
+void ResourceAllocationScorer::ScoreNodes(const std::vector<int64_t>& pod_requests,
+                                          std::span<const framework::NodeInfo* const> nodes,
+                                          std::span<framework::NodeScore> scores) const {
+  // Scoring runs for every node of every cycle: the buffers are on the stack, or per-thread
+  // vectors past kInlineResources, and every element is written before it is read. scorer_ never
+  // calls back into this object.
   const size_t count = resources_.size();
-  std::array<int64_t, kInlineResources> requested_inline;
-  std::array<int64_t, kInlineResources> allocatable_inline;
+  std::array<int64_t, kInlineResources * kRunNodes> requested_inline;
+  std::array<int64_t, kInlineResources * kRunNodes> allocatable_inline;
   int64_t* requested = requested_inline.data();
   int64_t* allocatable = allocatable_inline.data();
   if (count > kInlineResources) {
     thread_local std::vector<int64_t> requested_spill;
     thread_local std::vector<int64_t> allocatable_spill;
-    requested_spill.resize(count);
-    allocatable_spill.resize(count);
+    requested_spill.resize(count * kRunNodes);
+    allocatable_spill.resize(count * kRunNodes);
     requested = requested_spill.data();
     allocatable = allocatable_spill.data();
   }
-  for (size_t i = 0; i < count; i++) {
-    auto [alloc, req] = AllocatableAndRequested(node, i, pod_requests[i]);
-    allocatable[i] = alloc;
-    requested[i] = alloc == 0 ? 0 : req;
+  for (size_t begin = 0; begin < nodes.size(); begin += kRunNodes) {
+    const size_t run = std::min(kRunNodes, nodes.size() - begin);
+    FillValues(pod_requests, nodes.subspan(begin, run), requested, allocatable);
+    scorer_(NodeResourceValues(requested, allocatable, count), scores.subspan(begin, run));
   }
-  return scorer_(std::span<const int64_t>(requested, count),
-                 std::span<const int64_t>(allocatable, count));
 }
 
-std::pair<int64_t, int64_t> ResourceAllocationScorer::AllocatableAndRequested(
-    const framework::NodeInfo& node, size_t i, int64_t pod_request) const {
-  const api::ResourceList& allocatable = node.allocatable();
-  switch (kinds_[i]) {
-    case Kind::kCpu: {
-      int64_t used = use_requested_ ? node.requested().milli_cpu : node.non_zero_milli_cpu();
-      return {allocatable.milli_cpu, used + pod_request};
+void ResourceAllocationScorer::FillValues(const std::vector<int64_t>& pod_requests,
+                                          std::span<const framework::NodeInfo* const> nodes,
+                                          int64_t* requested, int64_t* allocatable) const {
+  const size_t count = resources_.size();
+  for (size_t r = 0; r < count; r++) {
+    const int64_t pod_request = pod_requests[r];
+    // Stores node n's values of resource r; a resource the node lacks does not take part.
+    auto set = [&](size_t n, int64_t alloc, int64_t used) {
+      allocatable[n * count + r] = alloc;
+      requested[n * count + r] = alloc == 0 ? 0 : used + pod_request;
+    };
+    switch (kinds_[r]) {
+      case Kind::kCpu:
+        for (size_t n = 0; n < nodes.size(); n++) {
+          const framework::NodeInfo& node = *nodes[n];
+          set(n, node.allocatable().milli_cpu,
+              use_requested_ ? node.requested().milli_cpu : node.non_zero_milli_cpu());
+        }
+        continue;
+      case Kind::kMemory:
+        for (size_t n = 0; n < nodes.size(); n++) {
+          const framework::NodeInfo& node = *nodes[n];
+          set(n, node.allocatable().memory,
+              use_requested_ ? node.requested().memory : node.non_zero_memory());
+        }
+        continue;
+      case Kind::kEphemeralStorage:
+        for (size_t n = 0; n < nodes.size(); n++) {
+          const framework::NodeInfo& node = *nodes[n];
+          set(n, node.allocatable().ephemeral_storage, node.requested().ephemeral_storage);
+        }
+        continue;
+      case Kind::kScalar:
+        // A scalar resource the pod does not request is left out, so that nodes with expensive
+        // extended resources are not favoured or penalised for pods that do not use them.
+        if (pod_request == 0) {
+          for (size_t n = 0; n < nodes.size(); n++) set(n, 0, 0);
+          continue;
+        }
+        break;
+      case Kind::kOther:
+        break;
     }
-    case Kind::kMemory: {
-      int64_t used = use_requested_ ? node.requested().memory : node.non_zero_memory();
-      return {allocatable.memory, used + pod_request};
+    const std::string& resource = resources_[r].name;
+    for (size_t n = 0; n < nodes.size(); n++) {
+      const framework::NodeInfo& node = *nodes[n];
+      const int64_t* alloc = FindScalar(node.allocatable(), resource);
+      set(n, alloc ? *alloc : 0, ScalarOrZero(node.requested(), resource));
     }
-    case Kind::kEphemeralStorage:
-      return {allocatable.ephemeral_storage, node.requested().ephemeral_storage + pod_request};
-    case Kind::kScalar:
-      // A scalar resource the pod does not request is left out, so that nodes with expensive
-      // extended resources are not favoured or penalised for pods that do not use them.
-      if (pod_request == 0) {
-        return {0, 0};
-      }
-      break;
-    case Kind::kOther:
-      break;
   }
-  const std::string& resource = resources_[i].name;
-  if (const int64_t* alloc = FindScalar(allocatable, resource)) {
-    return {*alloc, ScalarOrZero(node.requested(), resource) + pod_request};
-  }
-  return {0, 0};
 }
 
 void ArgErrors::ThrowIfAny() const {

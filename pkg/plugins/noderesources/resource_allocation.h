@@ -74,10 +74,30 @@ bool IsScalarResourceName(std::string_view name);
 // most 63 alphanumerics, '-', '_' or '.', starting and ending alphanumeric.
 bool IsQualifiedName(std::string_view name);
 
-// Maps per-resource (requested, allocatable) values, in the order of the configured resources,
-// to a node score in [0, kMaxNodeScore]. Entries with allocatable 0 do not take part.
-using ResourceScorer = std::function<int64_t(std::span<const int64_t> requested,
-                                             std::span<const int64_t> allocatable)>;
+// The per-resource (requested, allocatable) values of a run of nodes, each node's in the order of
+// the configured resources. Entries with allocatable 0 do not take part.
+class NodeResourceValues {
+ public:
+  NodeResourceValues(const int64_t* requested, const int64_t* allocatable, size_t resources)
+      : requested_(requested), allocatable_(allocatable), resources_(resources) {}
+  std::span<const int64_t> requested(size_t node) const {
+    return {requested_ + node * resources_, resources_};
+  }
+  std::span<const int64_t> allocatable(size_t node) const {
+    return {allocatable_ + node * resources_, resources_};
+  }
+
+ private:
+  const int64_t* requested_;
+  const int64_t* allocatable_;
+  size_t resources_;
+};
+
+// Maps each node's values to its score in [0, kMaxNodeScore], into scores[n].score for the n-th
+// node of `values`. It takes a run of nodes, not one, so that the per-node function is inlined
+// into the loop: called once per node, the call itself was a visible share of scoring.
+using ResourceScorer =
+    std::function<void(const NodeResourceValues& values, std::span<framework::NodeScore> scores)>;
 
 // ((capacity - requested) * 100) / capacity; 0 when requested exceeds capacity.
 int64_t LeastRequestedScore(int64_t requested, int64_t capacity);
@@ -100,6 +120,8 @@ ResourceScorer RequestedToCapacityRatioScorer(std::vector<ResourceSpec> resource
 // truncated. Weights are not used (upstream requires them to be 1).
 int64_t BalancedResourceScore(std::span<const int64_t> requested,
                               std::span<const int64_t> allocatable);
+// BalancedResourceScore for each node.
+ResourceScorer BalancedScorer();
 
 // Turns a pod's requests and a node's use into the values a ResourceScorer consumes.
 // Immutable after construction; safe to call from many threads.
@@ -116,20 +138,28 @@ class ResourceAllocationScorer {
   static bool RequestsNothing(const std::vector<int64_t>& pod_requests);
   // The node's score with the pod (whose PodRequests() are `pod_requests`) added to it.
   int64_t Score(const std::vector<int64_t>& pod_requests, const framework::NodeInfo& node) const;
+  // Score for each of `nodes`, into scores[i].score.
+  void ScoreNodes(const std::vector<int64_t>& pod_requests,
+                  std::span<const framework::NodeInfo* const> nodes,
+                  std::span<framework::NodeScore> scores) const;
 
   const std::vector<ResourceSpec>& resources() const { return resources_; }
 
  private:
   enum class Kind { kCpu, kMemory, kEphemeralStorage, kScalar, kOther };
 
-  // Configurations with at most this many resources (every default one) are scored from stack
-  // buffers; longer ones from per-thread vectors.
+  // Nodes are scored in runs of at most kRunNodes; configurations with at most kInlineResources
+  // resources (every default one) from stack buffers, longer ones from per-thread vectors.
+  static constexpr size_t kRunNodes = 16;
   static constexpr size_t kInlineResources = 8;
 
-  // (allocatable, requested including the pod) of resources_[i] on the node; (0, 0) when the
-  // resource does not take part (a scalar resource the pod does not request or the node lacks).
-  std::pair<int64_t, int64_t> AllocatableAndRequested(const framework::NodeInfo& node, size_t i,
-                                                      int64_t pod_request) const;
+  // Fills, for every node of the run, the (requested including the pod, allocatable) values of
+  // each resource; both 0 when the resource does not take part (allocatable 0, or a scalar
+  // resource the pod does not request or the node lacks). Resource by resource, so that the
+  // resource's kind is looked at once per run rather than once per node.
+  void FillValues(const std::vector<int64_t>& pod_requests,
+                  std::span<const framework::NodeInfo* const> nodes, int64_t* requested,
+                  int64_t* allocatable) const;
 
   std::vector<ResourceSpec> resources_;
   // resources_[i]'s kind, classified once: Score runs per node, and comparing names there was a

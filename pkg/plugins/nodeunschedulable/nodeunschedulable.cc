@@ -21,6 +21,18 @@ framework::Status NodeUnschedulable::Filter(const framework::CycleState&, const 
   return framework::Status::Unresolvable(std::string(kErrReasonUnschedulable));
 }
 
+void NodeUnschedulable::FilterNodes(const framework::CycleState& state, const api::Pod& pod,
+                                    std::span<const framework::NodeInfo* const> nodes,
+                                    std::span<framework::Status> statuses) {
+  for (size_t i = 0; i < nodes.size(); i++) {
+    const api::Node* node = nodes[i]->node();
+    // Schedulable nodes, the common case, are decided without building a status.
+    if (node == nullptr || !node->spec.unschedulable) continue;
+    framework::Status s = Filter(state, pod, *nodes[i]);
+    if (!s.IsSuccess()) statuses[i] = std::move(s);
+  }
+}
+
 std::vector<framework::ClusterEventWithHint> NodeUnschedulable::EventsToRegister() const {
   return {
       {{framework::EventResource::kNode,

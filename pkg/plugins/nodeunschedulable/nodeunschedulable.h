@@ -5,6 +5,7 @@
 // node.kubernetes.io/unschedulable:NoSchedule taint that a cordon implies.
 
 #include <nlohmann/json.hpp>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -24,6 +25,9 @@ class NodeUnschedulable final : public framework::FilterPlugin,
   std::string_view Name() const override { return kName; }
   framework::Status Filter(const framework::CycleState& state, const api::Pod& pod,
                            const framework::NodeInfo& node) override;
+  void FilterNodes(const framework::CycleState& state, const api::Pod& pod,
+                   std::span<const framework::NodeInfo* const> nodes,
+                   std::span<framework::Status> statuses) override;
   std::vector<framework::ClusterEventWithHint> EventsToRegister() const override;
 };
 

@@ -5,7 +5,9 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
+#include "test/testing/batch.h"
 #include "test/testing/fake_handle.h"
 #include "test/testing/objects.h"
 
@@ -63,6 +65,19 @@ TEST(NodeUnschedulableTest, Filter) {
       EXPECT_EQ(status.code(), Code::kUnschedulableAndUnresolvable) << c.name;
       EXPECT_EQ(status.Message(), "node(s) were unschedulable") << c.name;
     }
+  }
+}
+
+TEST(NodeUnschedulableTest, FilterNodesMatchesFilter) {
+  const std::vector<framework::NodeInfoPtr> nodes = {
+      testing::NodeBuilder("a").Info(), testing::NodeBuilder("b").Unschedulable().Info(),
+      testing::NodeBuilder("c").Info(), testing::NodeBuilder("d").Unschedulable().Info()};
+  auto plugin = NewPlugin();
+  framework::CycleState state;
+  for (const auto& pod : {testing::PodBuilder("p").Build(),
+                          testing::PodBuilder("p").Toleration(UnschedulableToleration()).Build()}) {
+    SCOPED_TRACE(pod->spec.tolerations.size());
+    testing::ExpectFilterNodesMatchesFilter(*plugin, state, *pod, nodes);
   }
 }
 

@@ -30,6 +30,39 @@ bool IsDoNotScheduleTaint(const api::Taint& taint) {
          taint.effect == api::TaintEffect::kNoExecute;
 }
 
+// Filter's result on one node: success, or the node's first untolerated taint.
+framework::Status FilterNode(const api::Pod& pod, const framework::NodeInfo& node) {
+  if (node.node() == nullptr) return framework::Status::Error("node not found");
+  std::optional<api::Taint> taint =
+      FindUntoleratedTaint(node.node()->spec.taints, pod.spec.tolerations);
+  if (!taint) return framework::Status::Success();
+  std::string reason(kErrReasonUntoleratedTaintPrefix);
+  reason += '{';
+  reason += taint->key;
+  reason += ": ";
+  reason += taint->value;
+  reason += '}';
+  return framework::Status::Unresolvable(std::move(reason));
+}
+
+framework::Status MissingPreScoreState() {
+  return framework::Status::Error("reading \"" + PreScoreKey().str() +
+                                  "\" from cycleState: not found");
+}
+
+// Score's result on one node: its PreferNoSchedule taints that the pod does not tolerate.
+framework::Status ScoreNode(const PreScoreState& data, const framework::NodeInfo& node,
+                            int64_t* score) {
+  if (node.node() == nullptr) return framework::Status::Error("node not found");
+  int64_t untolerated = 0;
+  for (const api::Taint& taint : node.node()->spec.taints) {
+    if (taint.effect != api::TaintEffect::kPreferNoSchedule) continue;
+    if (!api::TolerationsTolerate(data.prefer_no_schedule_tolerations, taint)) untolerated++;
+  }
+  *score = untolerated;
+  return framework::Status::Success();
+}
+
 bool HasUntoleratedTaint(const api::Node& node, const api::Pod& pod) {
   return FindUntoleratedTaint(node.spec.taints, pod.spec.tolerations).has_value();
 }
@@ -46,17 +79,19 @@ std::optional<api::Taint> FindUntoleratedTaint(const std::vector<api::Taint>& ta
 
 framework::Status TaintToleration::Filter(const framework::CycleState&, const api::Pod& pod,
                                           const framework::NodeInfo& node) {
-  if (node.node() == nullptr) return framework::Status::Error("node not found");
-  std::optional<api::Taint> taint =
-      FindUntoleratedTaint(node.node()->spec.taints, pod.spec.tolerations);
-  if (!taint) return framework::Status::Success();
-  std::string reason(kErrReasonUntoleratedTaintPrefix);
-  reason += '{';
-  reason += taint->key;
-  reason += ": ";
-  reason += taint->value;
-  reason += '}';
-  return framework::Status::Unresolvable(std::move(reason));
+  return FilterNode(pod, node);
+}
+
+void TaintToleration::FilterNodes(const framework::CycleState&, const api::Pod& pod,
+                                  std::span<const framework::NodeInfo* const> nodes,
+                                  std::span<framework::Status> statuses) {
+  for (size_t i = 0; i < nodes.size(); i++) {
+    const api::Node* node = nodes[i]->node();
+    // The common case, a node with no taints, decided without building a status.
+    if (node != nullptr && node->spec.taints.empty()) continue;
+    framework::Status s = FilterNode(pod, *nodes[i]);
+    if (!s.IsSuccess()) statuses[i] = std::move(s);
+  }
 }
 
 framework::Status TaintToleration::PreScore(framework::CycleState& state, const api::Pod& pod,
@@ -75,17 +110,19 @@ framework::Status TaintToleration::PreScore(framework::CycleState& state, const 
 framework::Status TaintToleration::Score(const framework::CycleState& state, const api::Pod&,
                                          const framework::NodeInfo& node, int64_t* score) {
   const auto* data = state.Read<PreScoreState>(PreScoreKey());
-  if (data == nullptr) {
-    return framework::Status::Error("reading \"" + PreScoreKey().str() +
-                                    "\" from cycleState: not found");
+  if (data == nullptr) return MissingPreScoreState();
+  return ScoreNode(*data, node, score);
+}
+
+framework::Status TaintToleration::ScoreNodes(const framework::CycleState& state, const api::Pod&,
+                                              std::span<const framework::NodeInfo* const> nodes,
+                                              std::span<framework::NodeScore> scores) {
+  const auto* data = state.Read<PreScoreState>(PreScoreKey());
+  if (data == nullptr) return MissingPreScoreState();
+  for (size_t i = 0; i < nodes.size(); i++) {
+    framework::Status s = ScoreNode(*data, *nodes[i], &scores[i].score);
+    if (!s.IsSuccess()) return s;
   }
-  if (node.node() == nullptr) return framework::Status::Error("node not found");
-  int64_t untolerated = 0;
-  for (const api::Taint& taint : node.node()->spec.taints) {
-    if (taint.effect != api::TaintEffect::kPreferNoSchedule) continue;
-    if (!api::TolerationsTolerate(data->prefer_no_schedule_tolerations, taint)) untolerated++;
-  }
-  *score = untolerated;
   return framework::Status::Success();
 }
 

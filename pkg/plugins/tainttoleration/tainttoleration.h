@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,12 +38,18 @@ class TaintToleration final : public framework::FilterPlugin,
 
   framework::Status Filter(const framework::CycleState& state, const api::Pod& pod,
                            const framework::NodeInfo& node) override;
+  void FilterNodes(const framework::CycleState& state, const api::Pod& pod,
+                   std::span<const framework::NodeInfo* const> nodes,
+                   std::span<framework::Status> statuses) override;
 
   framework::Status PreScore(framework::CycleState& state, const api::Pod& pod,
                              const std::vector<framework::NodeInfoPtr>& nodes) override;
   // The number of PreferNoSchedule taints on the node the pod does not tolerate.
   framework::Status Score(const framework::CycleState& state, const api::Pod& pod,
                           const framework::NodeInfo& node, int64_t* score) override;
+  framework::Status ScoreNodes(const framework::CycleState& state, const api::Pod& pod,
+                               std::span<const framework::NodeInfo* const> nodes,
+                               std::span<framework::NodeScore> scores) override;
   framework::ScoreExtensions* GetScoreExtensions() override { return this; }
   // Reversed: the node with the most untolerated taints gets 0, nodes with none get 100.
   framework::Status NormalizeScore(const framework::CycleState& state, const api::Pod& pod,

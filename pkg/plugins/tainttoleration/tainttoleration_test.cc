@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "test/testing/batch.h"
 #include "test/testing/fake_handle.h"
 #include "test/testing/objects.h"
 
@@ -248,6 +249,39 @@ TEST(TaintTolerationTest, NameAndArgs) {
   testing::FakeHandle handle;
   EXPECT_EQ(New(nullptr, handle)->Name(), "TaintToleration");
   EXPECT_THROW(New(nlohmann::json{{"x", 1}}, handle), std::invalid_argument);
+}
+
+TEST(TaintTolerationTest, FilterNodesAndScoreNodesMatchThePerNodeCalls) {
+  std::vector<framework::NodeInfoPtr> nodes = {
+      testing::NodeBuilder("plain").Info(),
+      testing::NodeBuilder("tolerated")
+          .Taint("dedicated", "user1", TaintEffect::kNoSchedule)
+          .Info(),
+      testing::NodeBuilder("untolerated")
+          .Taint("dedicated", "gpu", TaintEffect::kNoSchedule)
+          .Info(),
+      testing::NodeBuilder("no-execute").Taint("evict", "", TaintEffect::kNoExecute).Info(),
+      testing::NodeBuilder("prefer")
+          .Taint("cost", "high", TaintEffect::kPreferNoSchedule)
+          .Taint("zone", "far", TaintEffect::kPreferNoSchedule)
+          .Info(),
+      testing::NodeBuilder("prefer-tolerated")
+          .Taint("cost", "low", TaintEffect::kPreferNoSchedule)
+          .Info(),
+  };
+  auto pod = PodWith({Equal("dedicated", "user1", TaintEffect::kNoSchedule),
+                      Equal("cost", "low", TaintEffect::kPreferNoSchedule)})
+                 .Build();
+  auto plugin = NewPlugin();
+  framework::CycleState state;
+  testing::ExpectFilterNodesMatchesFilter(*plugin, state, *pod, nodes);
+  ASSERT_TRUE(plugin->PreScore(state, *pod, nodes).IsSuccess());
+  testing::ExpectScoreNodesMatchesScore(*plugin, state, *pod, nodes);
+  // Without PreScore, ScoreNodes fails as Score does.
+  std::vector<framework::NodeScore> scores(nodes.size());
+  EXPECT_EQ(plugin->ScoreNodes(framework::CycleState(), *pod, testing::NodePointers(nodes), scores)
+                .code(),
+            Code::kError);
 }
 
 }  // namespace
