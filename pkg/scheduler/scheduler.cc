@@ -804,22 +804,26 @@ std::vector<framework::NodeInfoPtr> Scheduler::FindNodesThatPassFilters(
 }
 
 std::string Scheduler::SelectHost(const std::vector<framework::runtime::NodePluginScores>& scores) {
-  // Reservoir sampling over the nodes with the top score: each is chosen with equal probability.
-  const framework::runtime::NodePluginScores* selected = &scores.front();
-  int64_t max_score = selected->total;
-  uint64_t count = 1;
-  for (size_t i = 1; i < scores.size(); i++) {
-    const auto& s = scores[i];
+  // Each node with the top score is chosen with equal probability, as upstream's reservoir
+  // sampling does, but with one random number per cycle instead of one per tied node: with
+  // hundreds of equal scores, the generator was a visible share of the cycle.
+  int64_t max_score = scores.front().total;
+  uint64_t ties = 0;
+  for (const auto& s : scores) {
     if (s.total > max_score) {
       max_score = s.total;
-      selected = &s;
-      count = 1;
+      ties = 1;
     } else if (s.total == max_score) {
-      count++;
-      if (rng_() % count == 0) selected = &s;
+      ties++;
     }
   }
-  return std::string(selected->name);
+  uint64_t pick = ties > 1 ? rng_() % ties : 0;
+  for (const auto& s : scores) {
+    if (s.total != max_score) continue;
+    if (pick == 0) return std::string(s.name);
+    pick--;
+  }
+  return std::string(scores.front().name);  // Unreachable: some node has the top score.
 }
 
 // ---- Binding cycle ----

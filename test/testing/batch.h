@@ -52,6 +52,18 @@ inline void ExpectScoreNodesMatchesScore(framework::ScorePlugin& plugin,
   }
 }
 
+// ExpectScoreNodesMatchesScore after the plugin's PreScore, then with no PreScore state (for
+// plugins whose Score derives that state itself).
+inline void ExpectScoreNodesMatchesScoreWithAndWithoutPreScore(
+    framework::PreScorePlugin& pre_score, framework::ScorePlugin& plugin, const api::Pod& pod,
+    const std::vector<framework::NodeInfoPtr>& nodes) {
+  framework::CycleState state;
+  const framework::Status status = pre_score.PreScore(state, pod, nodes);
+  ASSERT_TRUE(status.IsSuccess()) << status.Message();
+  ExpectScoreNodesMatchesScore(plugin, state, pod, nodes);
+  ExpectScoreNodesMatchesScore(plugin, framework::CycleState(), pod, nodes);
+}
+
 }  // namespace berth::testing
 
 #endif  // BERTH_TEST_TESTING_BATCH_H_

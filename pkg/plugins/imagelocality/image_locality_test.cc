@@ -268,10 +268,7 @@ TEST_P(ImageLocalityScore, ScoreNodesGivesEveryNodeScoresResult) {
   testing::FakeHandle handle(nodes);
   auto plugin = std::dynamic_pointer_cast<ImageLocality>(New(nullptr, handle));
   ASSERT_NE(plugin, nullptr);
-  framework::CycleState state;
-  ASSERT_TRUE(plugin->PreScore(state, *pod, nodes).IsSuccess());
-  testing::ExpectScoreNodesMatchesScore(*plugin, state, *pod, nodes);
-  testing::ExpectScoreNodesMatchesScore(*plugin, framework::CycleState(), *pod, nodes);
+  testing::ExpectScoreNodesMatchesScoreWithAndWithoutPreScore(*plugin, *plugin, *pod, nodes);
 }
 
 }  // namespace

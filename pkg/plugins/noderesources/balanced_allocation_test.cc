@@ -204,10 +204,7 @@ TEST(BalancedAllocation, ScoreNodesGivesEveryNodeScoresResult) {
              {{{"name", "cpu"}}, {{"name", "memory"}}, {{"name", "ephemeral-storage"}}}}}}) {
     SCOPED_TRACE(args.dump());
     auto plugin = MakePlugin(args);
-    framework::CycleState state;
-    ASSERT_TRUE(plugin->PreScore(state, *pod, nodes).IsSuccess());
-    testing::ExpectScoreNodesMatchesScore(*plugin, state, *pod, nodes);
-    testing::ExpectScoreNodesMatchesScore(*plugin, framework::CycleState(), *pod, nodes);
+    testing::ExpectScoreNodesMatchesScoreWithAndWithoutPreScore(*plugin, *plugin, *pod, nodes);
   }
   // A pod requesting nothing scores 0 everywhere without PreScore, as Score does.
   auto plugin = MakePlugin();

@@ -794,11 +794,8 @@ TEST(FitBatch, ScoreNodesGivesEveryNodeScoresResult) {
                          {"requestedToCapacityRatio", {{"shape", shape}}}}}}}) {
     SCOPED_TRACE(args.dump());
     auto plugin = MakeFit(args);
-    framework::CycleState state;
-    ASSERT_TRUE(plugin->PreScore(state, *pod, nodes).IsSuccess());
-    testing::ExpectScoreNodesMatchesScore(*plugin, state, *pod, nodes);
     // Without PreScore the requests are computed from the pod, as Score does.
-    testing::ExpectScoreNodesMatchesScore(*plugin, framework::CycleState(), *pod, nodes);
+    testing::ExpectScoreNodesMatchesScoreWithAndWithoutPreScore(*plugin, *plugin, *pod, nodes);
   }
 }
 

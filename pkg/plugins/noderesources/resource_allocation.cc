@@ -352,37 +352,39 @@ void ResourceAllocationScorer::FillValues(const std::vector<int64_t>& pod_reques
   const size_t count = resources_.size();
   for (size_t r = 0; r < count; r++) {
     const int64_t pod_request = pod_requests[r];
-    // Stores node n's values of resource r; a resource the node lacks does not take part.
-    auto set = [&](size_t n, int64_t alloc, int64_t used) {
-      allocatable[n * count + r] = alloc;
-      requested[n * count + r] = alloc == 0 ? 0 : used + pod_request;
+    // Stores every node's values of resource r, from `values(node)` = (allocatable, used); a
+    // resource the node lacks does not take part.
+    auto fill = [&](auto values) {
+      for (size_t n = 0; n < nodes.size(); n++) {
+        const auto [alloc, used] = values(*nodes[n]);
+        allocatable[n * count + r] = alloc;
+        requested[n * count + r] = alloc == 0 ? 0 : used + pod_request;
+      }
     };
     switch (kinds_[r]) {
       case Kind::kCpu:
-        for (size_t n = 0; n < nodes.size(); n++) {
-          const framework::NodeInfo& node = *nodes[n];
-          set(n, node.allocatable().milli_cpu,
-              use_requested_ ? node.requested().milli_cpu : node.non_zero_milli_cpu());
-        }
+        fill([&](const framework::NodeInfo& node) {
+          return std::pair(node.allocatable().milli_cpu,
+                           use_requested_ ? node.requested().milli_cpu : node.non_zero_milli_cpu());
+        });
         continue;
       case Kind::kMemory:
-        for (size_t n = 0; n < nodes.size(); n++) {
-          const framework::NodeInfo& node = *nodes[n];
-          set(n, node.allocatable().memory,
-              use_requested_ ? node.requested().memory : node.non_zero_memory());
-        }
+        fill([&](const framework::NodeInfo& node) {
+          return std::pair(node.allocatable().memory,
+                           use_requested_ ? node.requested().memory : node.non_zero_memory());
+        });
         continue;
       case Kind::kEphemeralStorage:
-        for (size_t n = 0; n < nodes.size(); n++) {
-          const framework::NodeInfo& node = *nodes[n];
-          set(n, node.allocatable().ephemeral_storage, node.requested().ephemeral_storage);
-        }
+        fill([](const framework::NodeInfo& node) {
+          return std::pair(node.allocatable().ephemeral_storage,
+                           node.requested().ephemeral_storage);
+        });
         continue;
       case Kind::kScalar:
         // A scalar resource the pod does not request is left out, so that nodes with expensive
         // extended resources are not favoured or penalised for pods that do not use them.
         if (pod_request == 0) {
-          for (size_t n = 0; n < nodes.size(); n++) set(n, 0, 0);
+          fill([](const framework::NodeInfo&) { return std::pair(int64_t{0}, int64_t{0}); });
           continue;
         }
         break;
@@ -390,11 +392,10 @@ void ResourceAllocationScorer::FillValues(const std::vector<int64_t>& pod_reques
         break;
     }
     const std::string& resource = resources_[r].name;
-    for (size_t n = 0; n < nodes.size(); n++) {
-      const framework::NodeInfo& node = *nodes[n];
+    fill([&](const framework::NodeInfo& node) {
       const int64_t* alloc = FindScalar(node.allocatable(), resource);
-      set(n, alloc ? *alloc : 0, ScalarOrZero(node.requested(), resource));
-    }
+      return std::pair(alloc ? *alloc : 0, ScalarOrZero(node.requested(), resource));
+    });
   }
 }
 
