@@ -550,9 +550,13 @@ Status Framework::RunScorePlugins(const CycleState& state, const api::Pod& pod,
   for (size_t i = 0; i < score_.size(); i++) {
     if (!state.skip_score_plugins.count(score_[i].name)) active.push_back(i);
   }
-  out->resize(nodes.size());
-  for (size_t n = 0; n < nodes.size(); n++) {
-    NodePluginScores& entry = (*out)[n];
+  // Sizes and buffers are read once: the loops below write through references the compiler
+  // cannot tell apart from them, and would otherwise reload them for every node.
+  const size_t node_count = nodes.size();
+  out->resize(node_count);
+  NodePluginScores* const results = out->data();
+  for (size_t n = 0; n < node_count; n++) {
+    NodePluginScores& entry = results[n];
     entry.name = nodes[n]->name();
     entry.scores.resize(active.size());
     entry.total = 0;
@@ -570,7 +574,7 @@ Status Framework::RunScorePlugins(const CycleState& state, const api::Pod& pod,
     NodeScoreList& list = scores[k];
     list.resize(nodes.size());
     if (score_[active[k]].plugin->GetScoreExtensions() == nullptr) continue;
-    for (size_t n = 0; n < nodes.size(); n++) list[n].name = (*out)[n].name;
+    for (size_t n = 0; n < node_count; n++) list[n].name = results[n].name;
   }
   std::atomic<bool> failed{false};
   std::mutex error_mu;
@@ -633,10 +637,11 @@ Status Framework::RunScorePlugins(const CycleState& state, const api::Pod& pod,
   // Plugin by plugin, as upstream applies weights: the plugin's name and weight are read once.
   for (size_t k = 0; k < active.size(); k++) {
     const auto& name = score_[active[k]].name;
+    const std::string_view plugin = name.str();
     const int64_t weight = score_weights_[active[k]];
-    const NodeScoreList& list = scores[k];
-    for (size_t n = 0; n < nodes.size(); n++) {
-      const int64_t raw = list[n].score;
+    const NodeScore* const raw_scores = scores[k].data();
+    for (size_t n = 0; n < node_count; n++) {
+      const int64_t raw = raw_scores[n].score;
       if (raw < kMinNodeScore || raw > kMaxNodeScore) {
         Status s = Status::Error("plugin \"" + name.str() + "\" returns an invalid score " +
                                  std::to_string(raw) + ", it should in the range of [" +
@@ -646,9 +651,9 @@ Status Framework::RunScorePlugins(const CycleState& state, const api::Pod& pod,
         Observe(Point::kScore, s, start);
         return s;
       }
-      NodePluginScores& node_scores = (*out)[n];
+      NodePluginScores& node_scores = results[n];
       const int64_t weighted = raw * weight;
-      node_scores.scores[k] = {name.str(), weighted};
+      node_scores.scores[k] = {plugin, weighted};
       node_scores.total += weighted;
     }
   }
