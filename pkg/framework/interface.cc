@@ -1,6 +1,7 @@
 #include "pkg/framework/interface.h"
 
 #include <algorithm>
+#include <array>
 
 namespace berth::framework {
 
@@ -167,6 +168,15 @@ Status ScorePlugin::ScoreNodes(const CycleState& state, const api::Pod& pod,
     if (!s.IsSuccess()) return s;
   }
   return {};
+}
+
+Status ScorePlugin::ScoreAsRunOfOne(const CycleState& state, const api::Pod& pod,
+                                    const NodeInfo& node, int64_t* score) {
+  const std::array<const NodeInfo*, 1> nodes = {&node};
+  NodeScore result;
+  Status status = ScoreNodes(state, pod, nodes, std::span<NodeScore>(&result, 1));
+  *score = result.score;
+  return status;
 }
 
 }  // namespace berth::framework

@@ -366,6 +366,12 @@ class ScorePlugin : public virtual Plugin {
   virtual Status ScoreNodes(const CycleState& state, const api::Pod& pod,
                             std::span<const NodeInfo* const> nodes, std::span<NodeScore> scores);
   virtual ScoreExtensions* GetScoreExtensions() { return nullptr; }
+
+ protected:
+  // Score as ScoreNodes over a run of one node, for a plugin whose ScoreNodes holds its scoring
+  // logic (never with the default ScoreNodes, which calls Score).
+  Status ScoreAsRunOfOne(const CycleState& state, const api::Pod& pod, const NodeInfo& node,
+                         int64_t* score);
 };
 
 class ReservePlugin : public virtual Plugin {

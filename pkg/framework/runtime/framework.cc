@@ -355,18 +355,20 @@ Status Framework::RunPreFilterExtensionRemovePod(CycleState& state, const api::P
   return {};
 }
 
-Status Framework::RunFilterPlugins(const CycleState& state, const api::Pod& pod,
-                                   const NodeInfo& node, int node_index) {
+bool Framework::FilterSkipped(const CycleState& state, size_t plugin) const {
   // The flags are the set's summary when PreFilter ran on this state; a caller that filled the
   // set by hand (or changed it since) is read from the set.
-  const bool use_flags = state.filter_skipped.size() == filter_.size();
+  if (state.filter_skipped.size() == filter_.size()) return state.filter_skipped[plugin] != 0;
+  return !state.skip_filter_plugins.empty() &&
+         state.skip_filter_plugins.count(filter_[plugin].name) > 0;
+}
+
+Status Framework::RunFilterPlugins(const CycleState& state, const api::Pod& pod,
+                                   const NodeInfo& node, int node_index) {
   PluginLap lap(TimeNode(state, node_index));
   for (size_t i = 0; i < filter_.size(); i++) {
     const auto& [name, plugin, metrics] = filter_[i];
-    if (use_flags ? state.filter_skipped[i] != 0
-                  : !state.skip_filter_plugins.empty() && state.skip_filter_plugins.count(name)) {
-      continue;
-    }
+    if (FilterSkipped(state, i)) continue;
     Status s = plugin->Filter(state, pod, node);
     lap.Record(metrics, s);
     if (s.IsSuccess()) continue;
@@ -434,13 +436,9 @@ void Framework::RunFilterPluginsOnNodes(const CycleState& state, const api::Pod&
       state.record_plugin_metrics && next_timed < first_index + static_cast<int>(nodes.size());
   const size_t timed_position = static_cast<size_t>(next_timed - first_index);
 
-  const bool use_flags = state.filter_skipped.size() == filter_.size();
   for (size_t p = 0; p < filter_.size() && !left.empty(); p++) {
     const auto& [name, plugin, metrics] = filter_[p];
-    if (use_flags ? state.filter_skipped[p] != 0
-                  : !state.skip_filter_plugins.empty() && state.skip_filter_plugins.count(name)) {
-      continue;
-    }
+    if (FilterSkipped(state, p)) continue;
     const Clock::time_point start = timed ? Clock::now() : Clock::time_point();
     const std::span<Status> out(plugin_statuses.data(), left.size());
     plugin->FilterNodes(state, pod, left_nodes, out);

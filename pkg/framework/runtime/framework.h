@@ -225,6 +225,8 @@ class Framework : public Handle {
   PluginObserver* PluginMetrics(const std::string& plugin, std::string_view point);
   void Observe(Point point, const Status& status,
                std::chrono::steady_clock::time_point start) const;
+  // Whether filter_[plugin] is skipped in this cycle (its PreFilter returned Skip).
+  bool FilterSkipped(const CycleState& state, size_t plugin) const;
   void ObservePlugin(const CycleState& state, PluginObserver* metrics, const Status& status,
                      std::chrono::steady_clock::time_point start) const;
 

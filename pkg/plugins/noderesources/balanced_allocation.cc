@@ -57,18 +57,7 @@ framework::Status BalancedAllocation::PreScore(framework::CycleState& state, con
 
 framework::Status BalancedAllocation::Score(const framework::CycleState& state, const api::Pod& pod,
                                             const framework::NodeInfo& node, int64_t* score) {
-  const auto* data = state.Read<PreScoreState>(PreScoreKey());
-  if (data != nullptr) {
-    *score = scorer_.Score(data->pod_requests(), node);
-    return framework::Status::Success();
-  }
-  // Without PreScore (a caller scoring directly) the requests are computed here, and a pod that
-  // requests nothing scores 0 everywhere, as upstream.
-  std::vector<int64_t> pod_requests = scorer_.PodRequests(pod);
-  *score = ResourceAllocationScorer::RequestsNothing(pod_requests)
-               ? 0
-               : scorer_.Score(pod_requests, node);
-  return framework::Status::Success();
+  return ScoreAsRunOfOne(state, pod, node, score);
 }
 
 framework::Status BalancedAllocation::ScoreNodes(const framework::CycleState& state,
@@ -79,6 +68,8 @@ framework::Status BalancedAllocation::ScoreNodes(const framework::CycleState& st
     scorer_.ScoreNodes(data->pod_requests(), nodes, scores);
     return framework::Status::Success();
   }
+  // Without PreScore (a caller scoring directly) the requests are computed here, and a pod that
+  // requests nothing scores 0 everywhere, as upstream.
   std::vector<int64_t> pod_requests = scorer_.PodRequests(pod);
   if (ResourceAllocationScorer::RequestsNothing(pod_requests)) {
     for (size_t i = 0; i < nodes.size(); i++) scores[i].score = 0;

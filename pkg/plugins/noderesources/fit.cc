@@ -487,11 +487,7 @@ framework::Status Fit::PreScore(framework::CycleState& state, const api::Pod& po
 
 framework::Status Fit::Score(const framework::CycleState& state, const api::Pod& pod,
                              const framework::NodeInfo& node, int64_t* score) {
-  const auto* data = state.Read<PreScoreState>(PreScoreKey());
-  // Without PreScore (a caller scoring directly) the requests are computed here, as upstream.
-  *score = data != nullptr ? scorer_.Score(data->pod_requests(), node)
-                           : scorer_.Score(scorer_.PodRequests(pod), node);
-  return framework::Status::Success();
+  return ScoreAsRunOfOne(state, pod, node, score);
 }
 
 framework::Status Fit::ScoreNodes(const framework::CycleState& state, const api::Pod& pod,
@@ -501,6 +497,7 @@ framework::Status Fit::ScoreNodes(const framework::CycleState& state, const api:
   if (data != nullptr) {
     scorer_.ScoreNodes(data->pod_requests(), nodes, scores);
   } else {
+    // Without PreScore (a caller scoring directly) the requests are computed here, as upstream.
     scorer_.ScoreNodes(scorer_.PodRequests(pod), nodes, scores);
   }
   return framework::Status::Success();

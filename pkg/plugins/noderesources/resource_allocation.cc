@@ -312,14 +312,6 @@ bool ResourceAllocationScorer::RequestsNothing(const std::vector<int64_t>& pod_r
                      [](int64_t request) { return request == 0; });
 }
 
-int64_t ResourceAllocationScorer::Score(const std::vector<int64_t>& pod_requests,
-                                        const framework::NodeInfo& node) const {
-  const std::array<const framework::NodeInfo*, 1> nodes = {&node};
-  framework::NodeScore score;
-  ScoreNodes(pod_requests, nodes, std::span<framework::NodeScore>(&score, 1));
-  return score.score;
-}
-
 void ResourceAllocationScorer::ScoreNodes(const std::vector<int64_t>& pod_requests,
                                           std::span<const framework::NodeInfo* const> nodes,
                                           std::span<framework::NodeScore> scores) const {

@@ -136,9 +136,8 @@ class ResourceAllocationScorer {
   std::vector<int64_t> PodRequests(const api::Pod& pod) const;
   // True when every entry of `pod_requests` is 0 (a best-effort pod for these resources).
   static bool RequestsNothing(const std::vector<int64_t>& pod_requests);
-  // The node's score with the pod (whose PodRequests() are `pod_requests`) added to it.
-  int64_t Score(const std::vector<int64_t>& pod_requests, const framework::NodeInfo& node) const;
-  // Score for each of `nodes`, into scores[i].score.
+  // Each node's score with the pod (whose PodRequests() are `pod_requests`) added to it, into
+  // scores[i].score.
   void ScoreNodes(const std::vector<int64_t>& pod_requests,
                   std::span<const framework::NodeInfo* const> nodes,
                   std::span<framework::NodeScore> scores) const;
