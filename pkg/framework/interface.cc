@@ -66,10 +66,20 @@ template <typename Change>
 void CycleState::Publish(Change change) {
   std::lock_guard lock(write_mu_);
   const Entries* current = current_.load(std::memory_order_relaxed);
-  auto next = current ? std::make_unique<Entries>(*current) : std::make_unique<Entries>();
-  change(*next);
-  current_.store(next.get(), std::memory_order_release);
-  versions_.push_back(std::move(next));
+  Entries& next = versions_.emplace_back();
+  if (current) {
+    next.reserve(current->size() + 1);
+    next.assign(current->begin(), current->end());
+  }
+  change(next);
+  current_.store(&next, std::memory_order_release);
+}
+
+CycleState::Entry CycleState::Store(std::string_view key, const std::string* id,
+                                    std::shared_ptr<StateData> data) {
+  const std::string_view stored_key =
+      id != nullptr ? std::string_view(*id) : std::string_view(keys_.emplace_back(key));
+  return {stored_key, id, &data_.emplace_back(std::move(data))};
 }
 
 void CycleState::Put(const std::string& key, const std::string* id,
@@ -77,11 +87,11 @@ void CycleState::Put(const std::string& key, const std::string* id,
   Publish([&](Entries& entries) {
     for (auto& entry : entries) {
       if (entry.key != key) continue;
-      entry.data = std::move(data);
+      entry.data = &data_.emplace_back(std::move(data));
       if (id != nullptr) entry.id = id;
       return;
     }
-    entries.push_back({key, id, std::move(data)});
+    entries.push_back(Store(key, id, std::move(data)));
   });
 }
 
@@ -107,7 +117,7 @@ const CycleState::Entry* CycleState::FindEntry(Match match) const {
 
 StateData* CycleState::Find(const std::string& key) const {
   const Entry* entry = FindEntry([&](const Entry& e) { return e.key == key; });
-  return entry ? entry->data.get() : nullptr;
+  return entry ? entry->data->get() : nullptr;
 }
 
 StateData* CycleState::Find(const StateKey& key) const {
@@ -115,12 +125,12 @@ StateData* CycleState::Find(const StateKey& key) const {
   // An entry written as text has no id, and only its text can tell.
   const Entry* entry =
       FindEntry([&](const Entry& e) { return e.id == id || (e.id == nullptr && e.key == *id); });
-  return entry ? entry->data.get() : nullptr;
+  return entry ? entry->data->get() : nullptr;
 }
 
 std::shared_ptr<StateData> CycleState::ReadData(const std::string& key) const {
   const Entry* entry = FindEntry([&](const Entry& e) { return e.key == key; });
-  return entry ? entry->data : nullptr;
+  return entry ? *entry->data : nullptr;
 }
 
 void CycleState::Delete(const std::string& key) {
@@ -136,8 +146,10 @@ std::unique_ptr<CycleState> CycleState::Clone() const {
   if (const Entries* entries = current_.load(std::memory_order_acquire)) {
     copy->Publish([&](Entries& out) {
       out.reserve(entries->size());
-      for (const auto& entry : *entries)
-        out.push_back({entry.key, entry.id, entry.data ? entry.data->Clone() : nullptr});
+      for (const auto& entry : *entries) {
+        const std::shared_ptr<StateData>& data = *entry.data;
+        out.push_back(copy->Store(entry.key, entry.id, data ? data->Clone() : nullptr));
+      }
     });
   }
   copy->skip_filter_plugins = skip_filter_plugins;

@@ -5,9 +5,11 @@
 // (and pkg/api) and nothing from scheduler/, queue/ or client/ internals; what they need from the
 // scheduler comes through Handle.
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -20,7 +22,6 @@
 #include <string_view>
 #include <typeinfo>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "pkg/api/types.h"
@@ -68,10 +69,28 @@ class PluginName {
   const std::string& str() const { return name_ != nullptr ? *name_ : Empty(); }
   operator const std::string&() const { return str(); }  // NOLINT(google-explicit-constructor)
   bool empty() const { return str().empty(); }
+  // Equal for equal names; null for the empty name.
+  const std::string* id() const { return name_; }
 
  private:
   static const std::string& Empty();
   const std::string* name_ = nullptr;
+};
+
+// A set of plugins, as the few a cycle skips: a list of interned names. A hash set of strings
+// allocated a node per name in every cycle and hashed the name on every lookup.
+class PluginSet {
+ public:
+  void insert(const PluginName& name) {
+    if (!contains(name)) names_.push_back(name.id());
+  }
+  bool contains(const PluginName& name) const {
+    return std::find(names_.begin(), names_.end(), name.id()) != names_.end();
+  }
+  bool empty() const { return names_.empty(); }
+
+ private:
+  std::vector<const std::string*> names_;
 };
 
 // The result of one plugin call. A default-constructed Status is Success and allocates nothing,
@@ -151,8 +170,8 @@ class StateKey {
 // Per-cycle key/value store shared by the plugins of one pod's cycle. Thread-safe. Writes are
 // rare (PreFilter, PreScore, Reserve...) and publish a new copy of the entries; reads (every
 // Filter and Score call, from many threads at once) take no lock and touch no reference count,
-// so workers do not contend on it. Every published copy is kept until the CycleState is
-// destroyed, which is what keeps a pointer returned by Read valid for the cycle.
+// so workers do not contend on it. Every published copy and every value written is kept until the
+// CycleState is destroyed, which is what keeps a pointer returned by Read valid for the cycle.
 class CycleState {
  public:
   CycleState() = default;
@@ -176,8 +195,8 @@ class CycleState {
   std::unique_ptr<CycleState> Clone() const;
 
   // Plugins whose PreFilter / PreScore returned Skip this cycle.
-  std::unordered_set<std::string> skip_filter_plugins;
-  std::unordered_set<std::string> skip_score_plugins;
+  PluginSet skip_filter_plugins;
+  PluginSet skip_score_plugins;
   // The framework's summary of skip_filter_plugins after PreFilter: one flag per Filter plugin
   // of the profile, in order. Empty until PreFilter has run.
   std::vector<char> filter_skipped;
@@ -185,11 +204,13 @@ class CycleState {
   bool record_plugin_metrics = false;
 
  private:
+  // Trivially copyable, so that publishing a version copies no string and touches no reference
+  // count. `key` and `data` point into keys_ (or at the interned id) and data_.
   struct Entry {
-    std::string key;
+    std::string_view key;
     // The interned key when written as a StateKey; null when written as text.
     const std::string* id = nullptr;
-    std::shared_ptr<StateData> data;
+    const std::shared_ptr<StateData>* data = nullptr;
   };
   using Entries = std::vector<Entry>;
   template <typename T>
@@ -205,12 +226,19 @@ class CycleState {
   StateData* Find(const std::string& key) const;
   StateData* Find(const StateKey& key) const;
   void Put(const std::string& key, const std::string* id, std::shared_ptr<StateData> data);
-  // Publishes a copy of the current entries changed by `change`.
+  // Publishes a copy of the current entries changed by `change`, which runs under write_mu_.
   template <typename Change>
   void Publish(Change change);
+  // An entry for `data` under `key`, whose text and data it keeps in keys_ and data_. Holds
+  // write_mu_.
+  Entry Store(std::string_view key, const std::string* id, std::shared_ptr<StateData> data);
 
   std::mutex write_mu_;
-  std::vector<std::unique_ptr<const Entries>> versions_;  // Guarded by write_mu_.
+  // Guarded by write_mu_; deques, so that their elements never move. An element is never changed
+  // once added (a version once published), and is read without the lock through current_.
+  std::deque<std::string> keys_;
+  std::deque<std::shared_ptr<StateData>> data_;
+  std::deque<Entries> versions_;
   std::atomic<const Entries*> current_{nullptr};
 };
 
@@ -334,9 +362,10 @@ class PostFilterPlugin : public virtual Plugin {
 
 class PreScorePlugin : public virtual Plugin {
  public:
-  // Returning Skip skips this plugin's Score for this cycle.
+  // Returning Skip skips this plugin's Score for this cycle. `nodes` are the feasible nodes,
+  // owned by the cycle's snapshot.
   virtual Status PreScore(CycleState& state, const api::Pod& pod,
-                          const std::vector<NodeInfoPtr>& nodes) = 0;
+                          std::span<const NodeInfo* const> nodes) = 0;
 };
 
 struct NodeScore {

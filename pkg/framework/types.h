@@ -94,8 +94,8 @@ class NodeInfo {
 
   // Filter and Score walk hundreds of nodes whose data other threads (and, on a small machine,
   // the apiserver) evicted since the last cycle, so each node would cost several cache misses
-  // in a row. Loops ask for a node's NodeInfo two nodes ahead and, one node ahead (when reading
-  // node_ no longer stalls), for its Node object. Hints only: no effect on results.
+  // in a row. Loops ask for a node's NodeInfo ahead of use and, once it has arrived (so that
+  // reading node_ does not stall), for its Node object. Hints only: no effect on results.
   void Prefetch() const { PrefetchBytes(this, sizeof(*this)); }
   void PrefetchNode() const {
     if (node_) PrefetchBytes(node_.get(), sizeof(api::Node));

@@ -149,13 +149,17 @@ class Scheduler {
   // Returns Success with `result` filled, a rejection with `diagnosis` filled, or an error.
   framework::Status SchedulePod(framework::runtime::Framework& fwk, framework::CycleState& state,
                                 const api::Pod& pod, ScheduleResult* result, Diagnosis* diagnosis);
+  // Both fill *feasible with nodes of snapshot_, valid until its next update. Raw pointers: a
+  // shared_ptr copy per feasible node meant two atomic operations per node and cycle.
   framework::Status FindNodesThatFitPod(framework::runtime::Framework& fwk,
                                         framework::CycleState& state, const api::Pod& pod,
                                         Diagnosis* diagnosis,
-                                        std::vector<framework::NodeInfoPtr>* feasible);
-  std::vector<framework::NodeInfoPtr> FindNodesThatPassFilters(
-      framework::runtime::Framework& fwk, const framework::CycleState& state, const api::Pod& pod,
-      Diagnosis* diagnosis, const std::vector<framework::NodeInfoPtr>& nodes);
+                                        std::vector<const framework::NodeInfo*>* feasible);
+  void FindNodesThatPassFilters(framework::runtime::Framework& fwk,
+                                const framework::CycleState& state, const api::Pod& pod,
+                                Diagnosis* diagnosis,
+                                const std::vector<framework::NodeInfoPtr>& nodes,
+                                std::vector<const framework::NodeInfo*>* feasible);
   std::string SelectHost(const std::vector<framework::runtime::NodePluginScores>& scores);
 
   void BindingCycle(framework::runtime::Framework* fwk,
@@ -205,7 +209,8 @@ class Scheduler {
   static constexpr int kFilterBatch = 16;
   std::vector<FilterOutcome> filter_outcomes_;
   std::vector<framework::Status> filter_statuses_;
-  // Scores of the current cycle, kept so their buffers are reused.
+  // The current cycle's feasible nodes and scores, kept so their buffers are reused.
+  std::vector<const framework::NodeInfo*> feasible_nodes_;
   std::vector<framework::runtime::NodePluginScores> node_scores_;
 
   std::atomic<bool> running_{false};

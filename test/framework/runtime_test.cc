@@ -90,7 +90,7 @@ class TestPlugin : public PreEnqueuePlugin,
     trace_->Add(name_ + ".PostFilter");
     return post_filter;
   }
-  Status PreScore(CycleState&, const api::Pod&, const std::vector<NodeInfoPtr>&) override {
+  Status PreScore(CycleState&, const api::Pod&, std::span<const NodeInfo* const>) override {
     trace_->Add(name_ + ".PreScore");
     return pre_score;
   }
@@ -293,7 +293,7 @@ TEST_F(RuntimeTest, ScoreCallsEachPluginOncePerRunOfNodes) {
   CycleState state;
   const auto nodes = Nodes(40);
   std::vector<NodePluginScores> out;
-  ASSERT_TRUE(fwk->RunScorePlugins(state, *pod_, nodes, &out).IsSuccess());
+  ASSERT_TRUE(fwk->RunScorePlugins(state, *pod_, testing::NodePointers(nodes), &out).IsSuccess());
   std::vector<std::string> runs;
   for (const auto& call : trace_.Get()) {
     if (call.starts_with("A.ScoreNodes")) runs.push_back(call);
@@ -377,7 +377,7 @@ TEST_F(RuntimeTest, ScoresAreNormalizedThenWeightedAndSummed) {
   std::vector<NodePluginScores> out;
   // Kept: the results' node names are views of the scored nodes.
   const auto nodes = Nodes(2);
-  ASSERT_TRUE(fwk->RunScorePlugins(state, *pod_, nodes, &out).IsSuccess());
+  ASSERT_TRUE(fwk->RunScorePlugins(state, *pod_, testing::NodePointers(nodes), &out).IsSuccess());
   ASSERT_EQ(out.size(), 2u);
   EXPECT_EQ(out[0].name, "n1");
   EXPECT_EQ(out[0].total, 50 * 2 + 10 * 3);
@@ -391,15 +391,17 @@ TEST_F(RuntimeTest, ScoreOutOfRangeAfterNormalizeIsAnError) {
   auto fwk = Build(ProfileOf({"A"}));
   CycleState state;
   std::vector<NodePluginScores> out;
-  Status s = fwk->RunScorePlugins(state, *pod_, Nodes(1), &out);
+  Status s = fwk->RunScorePlugins(state, *pod_, testing::NodePointers(Nodes(1)), &out);
   EXPECT_EQ(s.code(), Code::kError);
   EXPECT_NE(s.Message().find("invalid score 101"), std::string::npos) << s.Message();
 
   plugins_["A"]->scores = {{"n1", -1}};
-  EXPECT_EQ(fwk->RunScorePlugins(state, *pod_, Nodes(1), &out).code(), Code::kError);
+  EXPECT_EQ(fwk->RunScorePlugins(state, *pod_, testing::NodePointers(Nodes(1)), &out).code(),
+            Code::kError);
   plugins_["A"]->scores = {{"n1", 200}};
   plugins_["A"]->has_normalize = true;  // 200 / 2 = 100: in range after normalizing.
-  EXPECT_TRUE(fwk->RunScorePlugins(state, *pod_, Nodes(1), &out).IsSuccess());
+  EXPECT_TRUE(
+      fwk->RunScorePlugins(state, *pod_, testing::NodePointers(Nodes(1)), &out).IsSuccess());
 }
 
 TEST_F(RuntimeTest, PreScoreSkipSkipsScore) {
@@ -410,9 +412,10 @@ TEST_F(RuntimeTest, PreScoreSkipSkipsScore) {
   b->scores = {{"n1", 7}};
   auto fwk = Build(ProfileOf({"A", "B"}));
   CycleState state;
-  ASSERT_TRUE(fwk->RunPreScorePlugins(state, *pod_, Nodes(1)).IsSuccess());
+  ASSERT_TRUE(fwk->RunPreScorePlugins(state, *pod_, testing::NodePointers(Nodes(1))).IsSuccess());
   std::vector<NodePluginScores> out;
-  ASSERT_TRUE(fwk->RunScorePlugins(state, *pod_, Nodes(1), &out).IsSuccess());
+  ASSERT_TRUE(
+      fwk->RunScorePlugins(state, *pod_, testing::NodePointers(Nodes(1)), &out).IsSuccess());
   EXPECT_EQ(out[0].total, 7);
   for (const auto& call : trace_.Get()) EXPECT_NE(call, "A.Score(n1)");
 }
@@ -667,13 +670,13 @@ TEST(CycleState, PointerFromReadOutlivesOverwriteAndDelete) {
 TEST(CycleState, CloneDeepCopiesAndKeepsSkips) {
   CycleState state;
   state.Write("k", std::make_shared<Counter>(1));
-  state.skip_filter_plugins.insert("A");
+  state.skip_filter_plugins.insert(PluginName("A"));
   state.filter_skipped = {1, 0};
   auto copy = state.Clone();
   ASSERT_NE(copy->Read<Counter>("k"), nullptr);
   EXPECT_NE(copy->Read<Counter>("k"), state.Read<Counter>("k"));
   EXPECT_EQ(copy->Read<Counter>("k")->value, 1);
-  EXPECT_EQ(copy->skip_filter_plugins.count("A"), 1u);
+  EXPECT_TRUE(copy->skip_filter_plugins.contains(PluginName("A")));
   EXPECT_EQ(copy->filter_skipped, state.filter_skipped);
 }
 

@@ -58,7 +58,7 @@ inline void ExpectScoreNodesMatchesScoreWithAndWithoutPreScore(
     framework::PreScorePlugin& pre_score, framework::ScorePlugin& plugin, const api::Pod& pod,
     const std::vector<framework::NodeInfoPtr>& nodes) {
   framework::CycleState state;
-  const framework::Status status = pre_score.PreScore(state, pod, nodes);
+  const framework::Status status = pre_score.PreScore(state, pod, NodePointers(nodes));
   ASSERT_TRUE(status.IsSuccess()) << status.Message();
   ExpectScoreNodesMatchesScore(plugin, state, pod, nodes);
   ExpectScoreNodesMatchesScore(plugin, framework::CycleState(), pod, nodes);

@@ -240,7 +240,7 @@ void Framework::RecordFilterPhase(const CycleState& state, const Status& status,
   // node except those an earlier plugin rejected.
   int64_t reached = nodes_evaluated;
   for (const auto& [name, plugin, metrics] : filter_) {
-    if (state.skip_filter_plugins.count(name)) continue;
+    if (state.skip_filter_plugins.contains(name)) continue;
     if (reached > 0) metrics->AddEvaluations(static_cast<uint64_t>(reached));
     if (auto it = rejected_by.find(name); it != rejected_by.end()) reached -= it->second;
   }
@@ -277,7 +277,7 @@ Status Framework::RunPreFilterPlugins(CycleState& state, const api::Pod& pod,
     // Filter runs per node and plugin; a flag per plugin spares a set lookup on each call.
     state.filter_skipped.assign(filter_.size(), 0);
     for (size_t i = 0; i < filter_.size(); i++) {
-      state.filter_skipped[i] = state.skip_filter_plugins.count(filter_[i].name) ? 1 : 0;
+      state.filter_skipped[i] = state.skip_filter_plugins.contains(filter_[i].name) ? 1 : 0;
     }
     Observe(Point::kPreFilter, s, start);
     return s;
@@ -334,7 +334,7 @@ Status Framework::RunPreFilterPlugins(CycleState& state, const api::Pod& pod,
 Status Framework::RunPreFilterExtensionAddPod(CycleState& state, const api::Pod& pod,
                                               const PodInfo& to_add, const NodeInfo& node) {
   for (const auto& [name, plugin, metrics] : pre_filter_) {
-    if (state.skip_filter_plugins.count(name)) continue;
+    if (state.skip_filter_plugins.contains(name)) continue;
     auto* ext = plugin->Extensions();
     if (!ext) continue;
     Status s = ext->AddPod(state, pod, to_add, node);
@@ -346,7 +346,7 @@ Status Framework::RunPreFilterExtensionAddPod(CycleState& state, const api::Pod&
 Status Framework::RunPreFilterExtensionRemovePod(CycleState& state, const api::Pod& pod,
                                                  const PodInfo& to_remove, const NodeInfo& node) {
   for (const auto& [name, plugin, metrics] : pre_filter_) {
-    if (state.skip_filter_plugins.count(name)) continue;
+    if (state.skip_filter_plugins.contains(name)) continue;
     auto* ext = plugin->Extensions();
     if (!ext) continue;
     Status s = ext->RemovePod(state, pod, to_remove, node);
@@ -359,8 +359,7 @@ bool Framework::FilterSkipped(const CycleState& state, size_t plugin) const {
   // The flags are the set's summary when PreFilter ran on this state; a caller that filled the
   // set by hand (or changed it since) is read from the set.
   if (state.filter_skipped.size() == filter_.size()) return state.filter_skipped[plugin] != 0;
-  return !state.skip_filter_plugins.empty() &&
-         state.skip_filter_plugins.count(filter_[plugin].name) > 0;
+  return state.skip_filter_plugins.contains(filter_[plugin].name);
 }
 
 Status Framework::RunFilterPlugins(const CycleState& state, const api::Pod& pod,
@@ -511,7 +510,7 @@ Status Framework::RunPostFilterPlugins(CycleState& state, const api::Pod& pod,
 }
 
 Status Framework::RunPreScorePlugins(CycleState& state, const api::Pod& pod,
-                                     const std::vector<NodeInfoPtr>& nodes) {
+                                     std::span<const NodeInfo* const> nodes) {
   auto start = Clock::now();
   Status out;
   for (const auto& [name, plugin, metrics] : pre_score_) {
@@ -533,7 +532,7 @@ Status Framework::RunPreScorePlugins(CycleState& state, const api::Pod& pod,
 }
 
 Status Framework::RunScorePlugins(const CycleState& state, const api::Pod& pod,
-                                  const std::vector<NodeInfoPtr>& nodes,
+                                  std::span<const NodeInfo* const> nodes,
                                   std::vector<NodePluginScores>* out) {
   auto start = Clock::now();
   // Per-thread scratch: a cycle allocates nothing per node once these have grown. `out` is
@@ -546,7 +545,7 @@ Status Framework::RunScorePlugins(const CycleState& state, const api::Pod& pod,
   std::vector<NodeScoreList>& scores = scores_scratch;
   active.clear();
   for (size_t i = 0; i < score_.size(); i++) {
-    if (!state.skip_score_plugins.count(score_[i].name)) active.push_back(i);
+    if (!state.skip_score_plugins.contains(score_[i].name)) active.push_back(i);
   }
   // Sizes and buffers are read once: the loops below write through references the compiler
   // cannot tell apart from them, and would otherwise reload them for every node.
@@ -593,9 +592,7 @@ Status Framework::RunScorePlugins(const CycleState& state, const api::Pod& pod,
         const int end = std::min(num_nodes, begin + kTimedNodeStride);
         const size_t count = static_cast<size_t>(end - begin);
         // Not prefetched, unlike in Filter: these are the nodes Filter has just read.
-        std::array<const NodeInfo*, kTimedNodeStride> run_nodes;
-        for (int n = begin; n < end; n++) run_nodes[n - begin] = nodes[n].get();
-        const std::span<const NodeInfo* const> in(run_nodes.data(), count);
+        const std::span<const NodeInfo* const> in = nodes.subspan(begin, count);
         const bool timed = state.record_plugin_metrics;
         for (size_t k = 0; k < active.size(); k++) {
           const auto& [name, plugin, metrics] = score_[active[k]];

@@ -152,10 +152,11 @@ class Framework : public Handle {
   Status RunPostFilterPlugins(CycleState& state, const api::Pod& pod, const NodeToStatus& statuses,
                               PostFilterResult* result);
   Status RunPreScorePlugins(CycleState& state, const api::Pod& pod,
-                            const std::vector<NodeInfoPtr>& nodes);
+                            std::span<const NodeInfo* const> nodes);
   // Scores, normalizes, range-checks and weights over `nodes` in parallel.
   Status RunScorePlugins(const CycleState& state, const api::Pod& pod,
-                         const std::vector<NodeInfoPtr>& nodes, std::vector<NodePluginScores>* out);
+                         std::span<const NodeInfo* const> nodes,
+                         std::vector<NodePluginScores>* out);
   Status RunReservePluginsReserve(CycleState& state, const api::Pod& pod, const std::string& node);
   void RunReservePluginsUnreserve(CycleState& state, const api::Pod& pod, const std::string& node);
   // Success, Wait (the pod was parked; call WaitOnPermit from the binding cycle) or a rejection.

@@ -149,7 +149,7 @@ int64_t ScaledImageScore(int64_t size_bytes, int num_nodes, int total_num_nodes)
 }
 
 framework::Status ImageLocality::PreScore(framework::CycleState& state, const api::Pod& pod,
-                                          const std::vector<framework::NodeInfoPtr>&) {
+                                          std::span<const framework::NodeInfo* const>) {
   state.Write(PreScoreKey(), BuildState(pod, handle_.SnapshotSharedLister().List()));
   return framework::Status::Success();
 }

@@ -49,7 +49,7 @@ class ImageLocality final : public framework::PreScorePlugin, public framework::
   // Normalizes the pod's image names once per cycle and, when the snapshot carries no image
   // states, counts how many nodes hold each of them. Never skips (upstream scores every pod).
   framework::Status PreScore(framework::CycleState& state, const api::Pod& pod,
-                             const std::vector<framework::NodeInfoPtr>& nodes) override;
+                             std::span<const framework::NodeInfo* const> nodes) override;
   framework::Status Score(const framework::CycleState& state, const api::Pod& pod,
                           const framework::NodeInfo& node, int64_t* score) override;
   framework::Status ScoreNodes(const framework::CycleState& state, const api::Pod& pod,

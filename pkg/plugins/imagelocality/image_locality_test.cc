@@ -104,7 +104,7 @@ std::vector<int64_t> Scores(const api::Pod& pod, const std::vector<framework::No
   auto plugin = std::dynamic_pointer_cast<ImageLocality>(New(nullptr, handle));
   EXPECT_NE(plugin, nullptr);
   framework::CycleState state;
-  EXPECT_TRUE(plugin->PreScore(state, pod, nodes).IsSuccess());
+  EXPECT_TRUE(plugin->PreScore(state, pod, testing::NodePointers(nodes)).IsSuccess());
   std::vector<int64_t> scores;
   for (const auto& node : nodes) {
     int64_t score = -1;

@@ -249,7 +249,7 @@ framework::Status NodeAffinity::Filter(const framework::CycleState&, const api::
 }
 
 framework::Status NodeAffinity::PreScore(framework::CycleState&, const api::Pod& pod,
-                                         const std::vector<framework::NodeInfoPtr>&) {
+                                         std::span<const framework::NodeInfo* const>) {
   if (PodPreferredAffinity(pod) == nullptr && added_.preferred.empty()) {
     return framework::Status::Skip();
   }

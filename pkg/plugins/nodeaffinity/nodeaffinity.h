@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -66,7 +67,7 @@ class NodeAffinity final : public framework::PreFilterPlugin,
 
   // Skips scoring when neither the pod nor addedAffinity has preferred terms.
   framework::Status PreScore(framework::CycleState& state, const api::Pod& pod,
-                             const std::vector<framework::NodeInfoPtr>& nodes) override;
+                             std::span<const framework::NodeInfo* const> nodes) override;
   framework::Status Score(const framework::CycleState& state, const api::Pod& pod,
                           const framework::NodeInfo& node, int64_t* score) override;
   framework::ScoreExtensions* GetScoreExtensions() override { return this; }

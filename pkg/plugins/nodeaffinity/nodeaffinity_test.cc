@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "pkg/api/codec.h"
+#include "test/testing/batch.h"
 #include "test/testing/fake_handle.h"
 #include "test/testing/objects.h"
 
@@ -279,7 +280,7 @@ TEST(NodeAffinityTest, PreFilterDoesNotSkipWithAddedAffinity) {
 std::pair<std::vector<int64_t>, std::vector<int64_t>> ScoreNodes(
     NodeAffinity& plugin, const api::Pod& pod, const std::vector<framework::NodeInfoPtr>& nodes) {
   framework::CycleState state;
-  EXPECT_TRUE(plugin.PreScore(state, pod, nodes).IsSuccess());
+  EXPECT_TRUE(plugin.PreScore(state, pod, testing::NodePointers(nodes)).IsSuccess());
   framework::NodeScoreList scores;
   std::vector<int64_t> raw;
   for (const auto& node : nodes) {

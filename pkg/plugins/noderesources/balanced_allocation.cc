@@ -46,7 +46,7 @@ BalancedAllocation::BalancedAllocation(BalancedAllocationArgs args)
     : args_(std::move(args)), scorer_(args_.resources, /*use_requested=*/true, BalancedScorer()) {}
 
 framework::Status BalancedAllocation::PreScore(framework::CycleState& state, const api::Pod& pod,
-                                               const std::vector<framework::NodeInfoPtr>&) {
+                                               std::span<const framework::NodeInfo* const>) {
   std::vector<int64_t> pod_requests = scorer_.PodRequests(pod);
   if (ResourceAllocationScorer::RequestsNothing(pod_requests)) {
     return framework::Status::Skip();

@@ -42,7 +42,7 @@ class BalancedAllocation final : public framework::PreScorePlugin, public framew
   // Skips scoring for a pod that requests none of the resources: every node would look equally
   // balanced, and scoring would pile best-effort pods onto the same nodes.
   framework::Status PreScore(framework::CycleState& state, const api::Pod& pod,
-                             const std::vector<framework::NodeInfoPtr>& nodes) override;
+                             std::span<const framework::NodeInfo* const> nodes) override;
   framework::Status Score(const framework::CycleState& state, const api::Pod& pod,
                           const framework::NodeInfo& node, int64_t* score) override;
   framework::Status ScoreNodes(const framework::CycleState& state, const api::Pod& pod,

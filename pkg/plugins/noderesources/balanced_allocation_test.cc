@@ -30,7 +30,7 @@ std::shared_ptr<BalancedAllocation> MakePlugin(const nlohmann::json& args = null
 std::vector<int64_t> Scores(BalancedAllocation& plugin, const api::Pod& pod,
                             const std::vector<framework::NodeInfoPtr>& nodes) {
   framework::CycleState state;
-  framework::Status status = plugin.PreScore(state, pod, nodes);
+  framework::Status status = plugin.PreScore(state, pod, testing::NodePointers(nodes));
   EXPECT_TRUE(status.IsSuccess()) << framework::CodeName(status.code());
   std::vector<int64_t> scores;
   for (const auto& node : nodes) {
@@ -136,8 +136,10 @@ TEST(BalancedAllocation, BestEffortPodIsSkipped) {
   framework::CycleState state;
   auto nodes =
       std::vector<framework::NodeInfoPtr>{NodeBuilder("node1").Capacity("4000m", "10000").Info()};
-  EXPECT_TRUE(
-      plugin->PreScore(state, *PodBuilder("pod").Container("", "").Build(), nodes).IsSkip());
+  EXPECT_TRUE(plugin
+                  ->PreScore(state, *PodBuilder("pod").Container("", "").Build(),
+                             testing::NodePointers(nodes))
+                  .IsSkip());
 
   // Scoring without PreScore gives such a pod 0.
   int64_t score = -1;

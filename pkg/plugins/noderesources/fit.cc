@@ -480,7 +480,7 @@ std::vector<framework::ClusterEventWithHint> Fit::EventsToRegister() const {
 }
 
 framework::Status Fit::PreScore(framework::CycleState& state, const api::Pod& pod,
-                                const std::vector<framework::NodeInfoPtr>&) {
+                                std::span<const framework::NodeInfo* const>) {
   state.Write(PreScoreKey(), std::make_shared<PreScoreState>(scorer_.PodRequests(pod)));
   return framework::Status::Success();
 }

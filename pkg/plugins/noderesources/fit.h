@@ -115,7 +115,7 @@ class Fit final : public framework::PreFilterPlugin,
   std::vector<framework::ClusterEventWithHint> EventsToRegister() const override;
 
   framework::Status PreScore(framework::CycleState& state, const api::Pod& pod,
-                             const std::vector<framework::NodeInfoPtr>& nodes) override;
+                             std::span<const framework::NodeInfo* const> nodes) override;
   framework::Status Score(const framework::CycleState& state, const api::Pod& pod,
                           const framework::NodeInfo& node, int64_t* score) override;
   framework::Status ScoreNodes(const framework::CycleState& state, const api::Pod& pod,

@@ -58,7 +58,7 @@ std::vector<int64_t> ScoreNodes(framework::PreScorePlugin& pre_score,
                                 framework::ScorePlugin& score_plugin, const api::Pod& pod,
                                 const std::vector<framework::NodeInfoPtr>& nodes) {
   framework::CycleState state;
-  framework::Status status = pre_score.PreScore(state, pod, nodes);
+  framework::Status status = pre_score.PreScore(state, pod, testing::NodePointers(nodes));
   EXPECT_TRUE(status.IsSuccess()) << status.Message();
   std::vector<int64_t> scores;
   for (const auto& node : nodes) {

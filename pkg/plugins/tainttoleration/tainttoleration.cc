@@ -95,7 +95,7 @@ void TaintToleration::FilterNodes(const framework::CycleState&, const api::Pod& 
 }
 
 framework::Status TaintToleration::PreScore(framework::CycleState& state, const api::Pod& pod,
-                                            const std::vector<framework::NodeInfoPtr>&) {
+                                            std::span<const framework::NodeInfo* const>) {
   auto data = std::make_shared<PreScoreState>();
   for (const api::Toleration& toleration : pod.spec.tolerations) {
     if (toleration.effect == api::TaintEffect::kAll ||

@@ -43,7 +43,7 @@ class TaintToleration final : public framework::FilterPlugin,
                    std::span<framework::Status> statuses) override;
 
   framework::Status PreScore(framework::CycleState& state, const api::Pod& pod,
-                             const std::vector<framework::NodeInfoPtr>& nodes) override;
+                             std::span<const framework::NodeInfo* const> nodes) override;
   // The number of PreferNoSchedule taints on the node the pod does not tolerate.
   framework::Status Score(const framework::CycleState& state, const api::Pod& pod,
                           const framework::NodeInfo& node, int64_t* score) override;

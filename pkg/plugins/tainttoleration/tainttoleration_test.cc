@@ -120,7 +120,7 @@ TEST(TaintTolerationTest, Filter) {
 std::vector<int64_t> ScoreNodes(TaintToleration& plugin, const api::Pod& pod,
                                 const std::vector<framework::NodeInfoPtr>& nodes) {
   framework::CycleState state;
-  EXPECT_TRUE(plugin.PreScore(state, pod, nodes).IsSuccess());
+  EXPECT_TRUE(plugin.PreScore(state, pod, testing::NodePointers(nodes)).IsSuccess());
   framework::NodeScoreList scores;
   for (const auto& node : nodes) {
     int64_t score = -1;
@@ -153,7 +153,7 @@ TEST(TaintTolerationTest, ScoreCountsUntoleratedPreferNoScheduleTaints) {
   };
 
   framework::CycleState state;
-  ASSERT_TRUE(plugin->PreScore(state, *pod, nodes).IsSuccess());
+  ASSERT_TRUE(plugin->PreScore(state, *pod, testing::NodePointers(nodes)).IsSuccess());
   std::vector<int64_t> raw;
   for (const auto& node : nodes) {
     int64_t score = -1;
@@ -275,7 +275,7 @@ TEST(TaintTolerationTest, FilterNodesAndScoreNodesMatchThePerNodeCalls) {
   auto plugin = NewPlugin();
   framework::CycleState state;
   testing::ExpectFilterNodesMatchesFilter(*plugin, state, *pod, nodes);
-  ASSERT_TRUE(plugin->PreScore(state, *pod, nodes).IsSuccess());
+  ASSERT_TRUE(plugin->PreScore(state, *pod, testing::NodePointers(nodes)).IsSuccess());
   testing::ExpectScoreNodesMatchesScore(*plugin, state, *pod, nodes);
   // Without PreScore, ScoreNodes fails as Score does.
   std::vector<framework::NodeScore> scores(nodes.size());
