@@ -6,6 +6,7 @@
 // computed there, never per node per cycle. Objects are immutable once decoded and shared as
 // shared_ptr<const T>, so readers on any thread need no locks.
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -27,6 +28,11 @@ class StringMap {
   explicit StringMap(std::vector<Entry> entries);
 
   const std::string* Find(std::string_view key) const;
+  // Asks for the memory Find reads (a hint, no effect on results).
+  void Prefetch() const {
+    const size_t scanned = std::min(entries_.size(), kLinearFindMax);
+    for (size_t i = 0; i < scanned; i++) __builtin_prefetch(&entries_[i]);
+  }
   bool Contains(std::string_view key) const { return Find(key) != nullptr; }
   // Inserts or replaces.
   void Set(std::string key, std::string value);

@@ -248,6 +248,18 @@ framework::Status NodeAffinity::Filter(const framework::CycleState&, const api::
   return framework::Status::Success();
 }
 
+void NodeAffinity::FilterNodes(const framework::CycleState& state, const api::Pod& pod,
+                               std::span<const framework::NodeInfo* const> nodes,
+                               std::span<framework::Status> statuses) {
+  // A node's labels are an allocation of their own that no cycle has touched since the last one
+  // read them: looked up node by node, each lookup waited for memory in turn (in end-to-end
+  // runs with a node selector, a fourteenth of the scheduler's CPU time).
+  for (const framework::NodeInfo* node_info : nodes) {
+    if (const api::Node* node = node_info->node()) node->meta.labels.Prefetch();
+  }
+  FilterPlugin::FilterNodes(state, pod, nodes, statuses);
+}
+
 framework::Status NodeAffinity::PreScore(framework::CycleState&, const api::Pod& pod,
                                          std::span<const framework::NodeInfo* const>) {
   if (PodPreferredAffinity(pod) == nullptr && added_.preferred.empty()) {

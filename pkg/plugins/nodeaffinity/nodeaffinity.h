@@ -64,6 +64,10 @@ class NodeAffinity final : public framework::PreFilterPlugin,
                               framework::PreFilterResult* result) override;
   framework::Status Filter(const framework::CycleState& state, const api::Pod& pod,
                            const framework::NodeInfo& node) override;
+  // Filter on each node, after asking for every node's labels at once.
+  void FilterNodes(const framework::CycleState& state, const api::Pod& pod,
+                   std::span<const framework::NodeInfo* const> nodes,
+                   std::span<framework::Status> statuses) override;
 
   // Skips scoring when neither the pod nor addedAffinity has preferred terms.
   framework::Status PreScore(framework::CycleState& state, const api::Pod& pod,

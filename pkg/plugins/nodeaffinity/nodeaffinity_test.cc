@@ -80,6 +80,10 @@ void RunFilterCases(NodeAffinity& plugin, const std::vector<FilterCase>& cases) 
     }
     ASSERT_TRUE(pre.IsSuccess()) << c.name << ": " << pre.Message();
     framework::Status status = plugin.Filter(state, *c.pod, *c.node);
+    {
+      SCOPED_TRACE(c.name);
+      testing::ExpectFilterNodesMatchesFilter(plugin, state, *c.pod, {c.node});
+    }
     if (c.want_reason.empty()) {
       EXPECT_TRUE(status.IsSuccess()) << c.name << ": " << status.Message();
     } else {
@@ -108,6 +112,37 @@ TEST(NodeAffinityTest, FilterNodeSelector) {
        NodeWithLabels("n", {{"foo", "bar"}}), kPodReason},
   };
   RunFilterCases(*NewPlugin(), cases);
+}
+
+TEST(NodeAffinityTest, FilterNodesGivesEveryNodeFiltersStatus) {
+  std::vector<std::pair<std::string, std::string>> many_labels;
+  many_labels.reserve(20);
+  for (int i = 0; i < 20; i++) many_labels.emplace_back("label-" + std::to_string(i), "v");
+  auto many_with_foo = many_labels;
+  many_with_foo.emplace_back("foo", "bar");
+  const std::vector<framework::NodeInfoPtr> nodes = {
+      NodeWithLabels("fits", {{"foo", "bar"}, {"zone", "a"}}),
+      NodeWithLabels("no-labels", {}),
+      NodeWithLabels("other-value", {{"foo", "baz"}}),
+      NodeWithLabels("many-labels-fits", many_with_foo),
+      NodeWithLabels("many-labels", many_labels),
+      NodeWithLabels("fits-last", {{"foo", "bar"}}),
+      std::make_shared<framework::NodeInfo>(),
+  };
+  const auto pod = testing::PodBuilder("p").NodeSelector("foo", "bar").Build();
+  framework::CycleState state;
+  testing::ExpectFilterNodesMatchesFilter(*NewPlugin(), state, *pod, nodes);
+  // The run's statuses are the point: a node that fits and a node that does not, either way.
+  const auto pointers = testing::NodePointers(nodes);
+  std::vector<framework::Status> statuses(nodes.size());
+  NewPlugin()->FilterNodes(state, *pod, pointers, statuses);
+  EXPECT_TRUE(statuses[0].IsSuccess());
+  EXPECT_EQ(statuses[1].Message(), kPodReason);
+  EXPECT_EQ(statuses[2].Message(), kPodReason);
+  EXPECT_TRUE(statuses[3].IsSuccess());
+  EXPECT_EQ(statuses[4].Message(), kPodReason);
+  EXPECT_TRUE(statuses[5].IsSuccess());
+  EXPECT_EQ(statuses[6].code(), Code::kError);
 }
 
 TEST(NodeAffinityTest, FilterOperators) {
