@@ -693,7 +693,9 @@ void Scheduler::FindNodesThatPassFilters(framework::runtime::Framework& fwk,
   auto& statuses = filter_statuses_;
   outcomes.assign(num_all, FilterOutcome::kNotRun);
   if (statuses.size() < static_cast<size_t>(num_all)) statuses.resize(num_all);
-  const int start = next_start_node_index_;
+  // The index was advanced over the snapshot's full list; `nodes` may be shorter (a nominated
+  // node, or the nodes PreFilter kept).
+  const int start = next_start_node_index_ % num_all;
   // Node (start + i); start and i are below num_all, so one subtraction wraps it.
   auto node_at = [&](int i) {
     const int index = start + i;

@@ -305,6 +305,35 @@ TEST_F(SchedulerTest, ScoresExactlyTheAdaptiveShareOfNodesAndFiltersNoFewer) {
             3 * 420);
 }
 
+// After a cycle over many nodes, the next one starts part-way through the list; a cycle over the
+// few nodes PreFilter kept must still start inside them.
+TEST_F(SchedulerTest, PreFilterNarrowingAfterACycleOverManyNodesBindsToTheKeptNode) {
+  Start();
+  for (int i = 0; i < 300; i++) {
+    scheduler_->OnNodeAdd(NodeBuilder("n" + std::to_string(i)).Capacity("8", "16Gi").Build());
+  }
+  scheduler_->OnPodAdd(PodBuilder("first").Container("100m", "64Mi").Build());
+  Drain();
+  ASSERT_EQ(binder_->bound().size(), 1u);
+
+  auto pinned = PodBuilder("pinned").Container("100m", "64Mi").Build();
+  api::Requirement name_in;
+  name_in.key = "metadata.name";
+  name_in.op = api::SelectorOperator::kIn;
+  name_in.values = {"n7"};
+  api::NodeSelectorTerm term;
+  term.match_fields.push_back(std::move(name_in));
+  api::NodeSelector required;
+  required.terms.push_back(std::move(term));
+  api::Affinity affinity;
+  affinity.node_affinity.emplace().required = std::move(required);
+  auto pod = std::make_shared<api::Pod>(*pinned);
+  pod->spec.affinity = std::move(affinity);
+  scheduler_->OnPodAdd(pod);
+  Drain();
+  EXPECT_EQ(binder_->bound()["default/pinned"], "n7");
+}
+
 TEST_F(SchedulerTest, AttemptsQueueAndUnschedulablePluginsAreMeasured) {
   metrics::SchedulerMetrics m({"test", "test"});
   Start(7, &m);
