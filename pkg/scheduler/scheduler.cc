@@ -670,11 +670,17 @@ void Scheduler::FindNodesThatPassFilters(framework::runtime::Framework& fwk,
   int percentage = profile.percentage_of_nodes_to_score ? *profile.percentage_of_nodes_to_score
                                                         : config_.percentage_of_nodes_to_score;
   const int to_find = NumFeasibleNodesToFind(percentage, num_all);
+  // The index was advanced over the snapshot's full list; `nodes` may be shorter (a nominated
+  // node, or the nodes PreFilter kept).
+  const int start = next_start_node_index_ % num_all;
+  // Node (start + i); start and i are below num_all, so one subtraction wraps it.
+  auto node_at = [&](int i) {
+    const int index = start + i;
+    return nodes[index < num_all ? index : index - num_all].get();
+  };
   if (!fwk.HasFilterPlugins()) {
-    for (int i = 0; i < to_find; i++) {
-      feasible->push_back(nodes[(next_start_node_index_ + i) % num_all].get());
-    }
-    next_start_node_index_ = (next_start_node_index_ + to_find) % num_all;
+    for (int i = 0; i < to_find; i++) feasible->push_back(node_at(i));
+    next_start_node_index_ = (start + to_find) % num_all;
     return;
   }
   const auto filter_start = Clock::now();
@@ -693,14 +699,6 @@ void Scheduler::FindNodesThatPassFilters(framework::runtime::Framework& fwk,
   auto& statuses = filter_statuses_;
   outcomes.assign(num_all, FilterOutcome::kNotRun);
   if (statuses.size() < static_cast<size_t>(num_all)) statuses.resize(num_all);
-  // The index was advanced over the snapshot's full list; `nodes` may be shorter (a nominated
-  // node, or the nodes PreFilter kept).
-  const int start = next_start_node_index_ % num_all;
-  // Node (start + i); start and i are below num_all, so one subtraction wraps it.
-  auto node_at = [&](int i) {
-    const int index = start + i;
-    return nodes[index < num_all ? index : index - num_all].get();
-  };
   auto prefetch_batch = [&](int batch, bool node_objects) {
     if (batch >= batches) return;
     const int end = std::min(num_all, (batch + 1) * kFilterBatch);

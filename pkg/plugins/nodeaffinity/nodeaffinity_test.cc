@@ -132,7 +132,7 @@ TEST(NodeAffinityTest, FilterNodesGivesEveryNodeFiltersStatus) {
   const auto pod = testing::PodBuilder("p").NodeSelector("foo", "bar").Build();
   framework::CycleState state;
   testing::ExpectFilterNodesMatchesFilter(*NewPlugin(), state, *pod, nodes);
-  // The run's statuses are the point: a node that fits and a node that does not, either way.
+  // Besides matching Filter, each node gets the status its labels call for.
   const auto pointers = testing::NodePointers(nodes);
   std::vector<framework::Status> statuses(nodes.size());
   NewPlugin()->FilterNodes(state, *pod, pointers, statuses);
