@@ -55,7 +55,7 @@ const Status& NodeToStatus::Get(std::string_view node) const {
 
 std::string Status::Message() const {
   std::string out;
-  for (const auto& reason : reasons_) {
+  for (const auto& reason : reasons()) {
     if (!out.empty()) out += ", ";
     out += reason;
   }

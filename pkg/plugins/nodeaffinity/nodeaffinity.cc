@@ -240,10 +240,12 @@ framework::Status NodeAffinity::Filter(const framework::CycleState&, const api::
   const api::Node* node = node_info.node();
   if (node == nullptr) return framework::Status::Error("node not found");
   if (!AddedRequiredMatches(added_, *node)) {
-    return framework::Status::Unresolvable(std::string(kErrReasonEnforced));
+    static const framework::FixedReasons kEnforced(kErrReasonEnforced);
+    return framework::Status::Unresolvable(kEnforced);
   }
   if (!RequiredNodeAffinityMatches(pod, *node)) {
-    return framework::Status::Unresolvable(std::string(kErrReasonPod));
+    static const framework::FixedReasons kPodMismatch(kErrReasonPod);
+    return framework::Status::Unresolvable(kPodMismatch);
   }
   return framework::Status::Success();
 }

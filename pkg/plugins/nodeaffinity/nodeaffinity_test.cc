@@ -20,6 +20,7 @@ namespace {
 using framework::Code;
 using framework::QueueingHint;
 using nlohmann::json;
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
@@ -112,6 +113,18 @@ TEST(NodeAffinityTest, FilterNodeSelector) {
        NodeWithLabels("n", {{"foo", "bar"}}), kPodReason},
   };
   RunFilterCases(*NewPlugin(), cases);
+}
+
+TEST(NodeAffinityTest, RejectedNodesShareOneReasonList) {
+  // A selector that matches a few nodes rejects the rest of the cluster in every cycle: each
+  // rejection points at one list instead of allocating its own.
+  auto plugin = NewPlugin();
+  framework::CycleState state;
+  auto pod = testing::PodBuilder("p").NodeSelector("foo", "bar").Build();
+  framework::Status a = plugin->Filter(state, *pod, *NodeWithLabels("a", {{"foo", "baz"}}));
+  framework::Status b = plugin->Filter(state, *pod, *NodeWithLabels("b", {}));
+  EXPECT_THAT(a.reasons(), ElementsAre(kPodReason));
+  EXPECT_EQ(&a.reasons(), &b.reasons());
 }
 
 TEST(NodeAffinityTest, FilterNodesGivesEveryNodeFiltersStatus) {

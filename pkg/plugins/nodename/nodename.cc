@@ -13,7 +13,8 @@ bool Fits(const api::Pod& pod, std::string_view node_name) {
 framework::Status NodeName::Filter(const framework::CycleState&, const api::Pod& pod,
                                    const framework::NodeInfo& node) {
   if (Fits(pod, node.name())) return framework::Status::Success();
-  return framework::Status::Unresolvable(std::string(kErrReason));
+  static const framework::FixedReasons kMismatch(kErrReason);
+  return framework::Status::Unresolvable(kMismatch);
 }
 
 void NodeName::FilterNodes(const framework::CycleState& state, const api::Pod& pod,

@@ -51,7 +51,8 @@ framework::Status NodePorts::Filter(const framework::CycleState& state, const ap
                                     "\" from cycleState: not found");
   }
   if (FitsPorts(data->ports, node.used_ports())) return framework::Status::Success();
-  return framework::Status::Unschedulable(std::string(kErrReason));
+  static const framework::FixedReasons kConflict(kErrReason);
+  return framework::Status::Unschedulable(kConflict);
 }
 
 std::vector<framework::ClusterEventWithHint> NodePorts::EventsToRegister() const {

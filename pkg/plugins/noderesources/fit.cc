@@ -1,6 +1,8 @@
 #include "pkg/plugins/noderesources/fit.h"
 
 #include <algorithm>
+#include <array>
+#include <memory>
 #include <stdexcept>
 #include <utility>
 
@@ -391,6 +393,37 @@ void ForEachShortfall(const api::ResourceList& pod_request, const api::ResourceL
   }
 }
 
+// The first-class resources' reasons, in the order ForEachShortfall reports them.
+constexpr std::array<std::string_view, 4> kFirstClassReasons = {
+    kErrReasonTooManyPods, kErrReasonInsufficientCPU, kErrReasonInsufficientMemory,
+    kErrReasonInsufficientEphemeralStorage};
+
+// Bit i of a shortfall mask stands for kFirstClassReasons[i].
+unsigned FirstClassBit(std::string_view fixed_reason) {
+  for (size_t i = 0; i < kFirstClassReasons.size(); i++) {
+    if (kFirstClassReasons[i] == fixed_reason) return 1U << i;
+  }
+  return 0;
+}
+
+// The reasons of every combination of first-class shortfalls, made once: a pod that fits nowhere
+// is rejected by every node of the cluster in every cycle, with one of these few lists.
+const framework::FixedReasons& FirstClassReasons(unsigned mask) {
+  static const auto kTable = [] {
+    std::array<std::unique_ptr<const framework::FixedReasons>, 1U << kFirstClassReasons.size()>
+        table;
+    for (unsigned m = 0; m < table.size(); m++) {
+      std::vector<std::string> reasons;
+      for (size_t i = 0; i < kFirstClassReasons.size(); i++) {
+        if ((m & (1U << i)) != 0) reasons.emplace_back(kFirstClassReasons[i]);
+      }
+      table[m] = std::make_unique<const framework::FixedReasons>(std::move(reasons));
+    }
+    return table;
+  }();
+  return *kTable[mask];
+}
+
 }  // namespace
 
 std::vector<InsufficientResource> FitsRequest(const api::ResourceList& pod_request,
@@ -453,15 +486,27 @@ void Fit::FilterNodes(const framework::CycleState& state, const api::Pod&,
 bool Fit::FitsNode(const api::ResourceList& request, const framework::NodeInfo& node,
                    framework::Status* rejection) const {
   framework::Code code = framework::Code::kUnschedulable;
+  unsigned first_class = 0;
+  // Only when an extended resource is short, whose reason names it: first-class shortfalls are
+  // reported before any extended one, so they are already in first_class then.
   std::vector<std::string> reasons;
   ForEachShortfall(request, node.allocatable(), node.requested(), node.pods().size(), *ignored_,
                    [&](std::string_view name, std::string_view fixed_reason, int64_t, int64_t,
                        int64_t, bool unresolvable) {
-                     reasons.push_back(InsufficientReason(name, fixed_reason));
                      if (unresolvable) code = framework::Code::kUnschedulableAndUnresolvable;
+                     if (!fixed_reason.empty()) {
+                       first_class |= FirstClassBit(fixed_reason);
+                       return;
+                     }
+                     if (reasons.empty()) reasons = FirstClassReasons(first_class).reasons();
+                     reasons.push_back(InsufficientReason(name, fixed_reason));
                    });
-  if (reasons.empty()) return true;
-  *rejection = framework::Status(code, std::move(reasons));
+  if (!reasons.empty()) {
+    *rejection = framework::Status(code, std::move(reasons));
+    return false;
+  }
+  if (first_class == 0) return true;
+  *rejection = framework::Status(code, FirstClassReasons(first_class));
   return false;
 }
 

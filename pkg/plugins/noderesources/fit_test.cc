@@ -252,6 +252,40 @@ TEST(FitFilter, TooManyPods) {
   EXPECT_THAT(status.reasons(), ElementsAre("Too many pods", "Insufficient cpu"));
 }
 
+TEST(FitFilter, ExtendedShortfallsFollowFirstClassOnesInUpstreamOrder) {
+  auto plugin = MakeFit();
+  auto node = FilterNode({UsedPod("10m", "0", {{"example.com/aaa", "5"}})}, /*max_pods=*/1);
+  framework::Status status =
+      RunFilter(*plugin,
+                *PodBuilder("pod")
+                     .Container("1m", "0", {{"example.com/aaa", "1"}, {"hugepages-2Mi", "6"}})
+                     .Build(),
+                *node);
+  EXPECT_EQ(status.code(), Code::kUnschedulableAndUnresolvable);
+  EXPECT_THAT(status.reasons(),
+              ElementsAre("Too many pods", "Insufficient cpu", "Insufficient example.com/aaa",
+                          "Insufficient hugepages-2Mi"));
+}
+
+TEST(FitFilter, NodesShortOfTheSameFirstClassResourcesShareOneReasonList) {
+  // A pod that fits nowhere is rejected by every node of every cycle: its statuses point at one
+  // list made once instead of each allocating its own.
+  auto plugin = MakeFit();
+  auto pod = PodBuilder("pod").Container("1m", "1").Build();
+  auto first = FilterNode({UsedPod("10m", "20")});
+  auto second = FilterNode({UsedPod("10m", "20")});
+  framework::Status a = RunFilter(*plugin, *pod, *first);
+  framework::Status b = RunFilter(*plugin, *pod, *second);
+  EXPECT_THAT(a.reasons(), ElementsAre("Insufficient cpu", "Insufficient memory"));
+  EXPECT_EQ(&a.reasons(), &b.reasons());
+
+  // Another combination is another list.
+  framework::Status cpu_only =
+      RunFilter(*plugin, *PodBuilder("pod").Container("1m", "0").Build(), *first);
+  EXPECT_THAT(cpu_only.reasons(), ElementsAre("Insufficient cpu"));
+  EXPECT_NE(&cpu_only.reasons(), &a.reasons());
+}
+
 TEST(FitFilter, ANodeThatAllowsNoPodsIsNotUnresolvable) {
   // Upstream never marks the pod count unresolvable: preemption may still be asked to help.
   auto plugin = MakeFit();

@@ -18,7 +18,8 @@ framework::Status NodeUnschedulable::Filter(const framework::CycleState&, const 
     return framework::Status::Success();
   }
   if (ToleratesUnschedulable(pod)) return framework::Status::Success();
-  return framework::Status::Unresolvable(std::string(kErrReasonUnschedulable));
+  static const framework::FixedReasons kUnschedulable(kErrReasonUnschedulable);
+  return framework::Status::Unresolvable(kUnschedulable);
 }
 
 void NodeUnschedulable::FilterNodes(const framework::CycleState& state, const api::Pod& pod,
