@@ -93,8 +93,6 @@ class PluginSet {
   std::vector<const std::string*> names_;
 };
 
-// The result of one plugin call. A default-constructed Status is Success and allocates nothing,
-// so the hot path pays nothing for success.
 // Reasons that never change, made once and shared by every Status that carries them. A plugin
 // that rejects most of the cluster with the same words (a pod that fits nowhere, a node selector
 // that matches a few nodes) would otherwise allocate and free a vector and a string for every
@@ -114,6 +112,8 @@ class FixedReasons {
   std::vector<std::string> reasons_;
 };
 
+// The result of one plugin call. A default-constructed Status is Success and allocates nothing,
+// so the hot path pays nothing for success.
 class Status {
  public:
   Status() = default;

@@ -355,55 +355,55 @@ std::string InsufficientReason(std::string_view name, std::string_view fixed_rea
                               : std::string(fixed_reason);
 }
 
-// Calls on_short(name, fixed_reason, requested, used, capacity, unresolvable) for each resource
-// the request lacks; fixed_reason is empty for extended resources, whose reason is built from the
-// name. unresolvable: even the empty node could not hold the request (never for the pod count,
-// as upstream). Nothing is allocated here: this runs for every node of every cycle, and with a pod
-// that fits nowhere, for every node of the cluster.
+// The first-class resources' reasons, in the order ForEachShortfall reports them; bit i of a
+// shortfall mask stands for kFirstClassReasons[i].
+enum FirstClass : size_t { kPodsShort, kCpuShort, kMemoryShort, kEphemeralStorageShort };
+constexpr std::array<std::string_view, 4> kFirstClassReasons = {
+    kErrReasonTooManyPods, kErrReasonInsufficientCPU, kErrReasonInsufficientMemory,
+    kErrReasonInsufficientEphemeralStorage};
+
+// Calls on_short(name, fixed_reason, first_class_bit, requested, used, capacity, unresolvable) for
+// each resource the request lacks, first-class ones first. For extended resources fixed_reason is
+// empty (their reason is built from the name) and first_class_bit is 0. unresolvable: even the
+// empty node could not hold the request (never for the pod count, as upstream). Nothing is
+// allocated here: this runs for every node of every cycle, and with a pod that fits nowhere, for
+// every node of the cluster.
 template <typename OnShort>
 void ForEachShortfall(const api::ResourceList& pod_request, const api::ResourceList& allocatable,
                       const api::ResourceList& node_requested, size_t pods_on_node,
                       const IgnoredResources& ignored, OnShort&& on_short) {
   const auto pod_count = static_cast<int64_t>(pods_on_node);
   if (pod_count + 1 > allocatable.pods) {
-    on_short(api::kResourcePods, kErrReasonTooManyPods, 1, pod_count, allocatable.pods, false);
+    on_short(api::kResourcePods, kFirstClassReasons[kPodsShort], 1U << kPodsShort, 1, pod_count,
+             allocatable.pods, false);
   }
   if (RequestsNothing(pod_request)) {
     return;
   }
-  auto check = [&](std::string_view name, std::string_view reason, int64_t requested, int64_t used,
-                   int64_t capacity) {
+  auto check = [&](std::string_view name, std::string_view reason, unsigned first_class_bit,
+                   int64_t requested, int64_t used, int64_t capacity) {
     if (requested > 0 && requested > capacity - used) {
-      on_short(name, reason, requested, used, capacity, requested > capacity);
+      on_short(name, reason, first_class_bit, requested, used, capacity, requested > capacity);
     }
   };
-  check(api::kResourceCPU, kErrReasonInsufficientCPU, pod_request.milli_cpu,
-        node_requested.milli_cpu, allocatable.milli_cpu);
-  check(api::kResourceMemory, kErrReasonInsufficientMemory, pod_request.memory,
-        node_requested.memory, allocatable.memory);
-  check(api::kResourceEphemeralStorage, kErrReasonInsufficientEphemeralStorage,
-        pod_request.ephemeral_storage, node_requested.ephemeral_storage,
-        allocatable.ephemeral_storage);
+  auto check_first_class = [&](std::string_view name, FirstClass resource, int64_t requested,
+                               int64_t used, int64_t capacity) {
+    check(name, kFirstClassReasons[resource], 1U << resource, requested, used, capacity);
+  };
+  check_first_class(api::kResourceCPU, kCpuShort, pod_request.milli_cpu, node_requested.milli_cpu,
+                    allocatable.milli_cpu);
+  check_first_class(api::kResourceMemory, kMemoryShort, pod_request.memory, node_requested.memory,
+                    allocatable.memory);
+  check_first_class(api::kResourceEphemeralStorage, kEphemeralStorageShort,
+                    pod_request.ephemeral_storage, node_requested.ephemeral_storage,
+                    allocatable.ephemeral_storage);
   for (const auto& [name, quantity] : pod_request.scalar) {
     if (quantity == 0 || IsIgnored(name, ignored)) {
       continue;
     }
     // Scalar names never alias the first-class fields, so Get() reads the scalar entry.
-    check(name, {}, quantity, node_requested.Get(name), allocatable.Get(name));
+    check(name, {}, 0, quantity, node_requested.Get(name), allocatable.Get(name));
   }
-}
-
-// The first-class resources' reasons, in the order ForEachShortfall reports them.
-constexpr std::array<std::string_view, 4> kFirstClassReasons = {
-    kErrReasonTooManyPods, kErrReasonInsufficientCPU, kErrReasonInsufficientMemory,
-    kErrReasonInsufficientEphemeralStorage};
-
-// Bit i of a shortfall mask stands for kFirstClassReasons[i].
-unsigned FirstClassBit(std::string_view fixed_reason) {
-  for (size_t i = 0; i < kFirstClassReasons.size(); i++) {
-    if (kFirstClassReasons[i] == fixed_reason) return 1U << i;
-  }
-  return 0;
 }
 
 // The reasons of every combination of first-class shortfalls, made once: a pod that fits nowhere
@@ -434,8 +434,8 @@ std::vector<InsufficientResource> FitsRequest(const api::ResourceList& pod_reque
   std::vector<InsufficientResource> insufficient;
   ForEachShortfall(
       pod_request, allocatable, node_requested, pods_on_node, ignored,
-      [&](std::string_view name, std::string_view fixed_reason, int64_t requested, int64_t used,
-          int64_t capacity, bool unresolvable) {
+      [&](std::string_view name, std::string_view fixed_reason, unsigned, int64_t requested,
+          int64_t used, int64_t capacity, bool unresolvable) {
         insufficient.push_back({std::string(name), InsufficientReason(name, fixed_reason),
                                 requested, used, capacity, unresolvable});
       });
@@ -491,11 +491,11 @@ bool Fit::FitsNode(const api::ResourceList& request, const framework::NodeInfo& 
   // reported before any extended one, so they are already in first_class then.
   std::vector<std::string> reasons;
   ForEachShortfall(request, node.allocatable(), node.requested(), node.pods().size(), *ignored_,
-                   [&](std::string_view name, std::string_view fixed_reason, int64_t, int64_t,
-                       int64_t, bool unresolvable) {
+                   [&](std::string_view name, std::string_view fixed_reason,
+                       unsigned first_class_bit, int64_t, int64_t, int64_t, bool unresolvable) {
                      if (unresolvable) code = framework::Code::kUnschedulableAndUnresolvable;
-                     if (!fixed_reason.empty()) {
-                       first_class |= FirstClassBit(fixed_reason);
+                     if (first_class_bit != 0) {
+                       first_class |= first_class_bit;
                        return;
                      }
                      if (reasons.empty()) reasons = FirstClassReasons(first_class).reasons();
