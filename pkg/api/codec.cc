@@ -724,6 +724,14 @@ Taint DecodeTaint(const json& object, const std::string& field) {
   return DecodeTaintAt(object, path);
 }
 
+ObjectMeta DecodeObjectMeta(const json& object) {
+  Path root("");
+  ExpectObject(object, root);
+  ObjectMeta meta;
+  DecodeMeta(object, root, &meta);
+  return meta;
+}
+
 Affinity DecodeAffinity(const json& object, const std::string& field) {
   Path path(field);
   ExpectObject(object, path);

@@ -17,6 +17,9 @@ namespace berth::api {
 
 Pod DecodePod(const nlohmann::json& object);
 Node DecodeNode(const nlohmann::json& object);
+// Reads an object's metadata as DecodePod and DecodeNode do (metadata.name required); the
+// decoders of other kinds (pkg/api/resources_codec.h) share it.
+ObjectMeta DecodeObjectMeta(const nlohmann::json& object);
 
 // Parses a ResourceList object ({"cpu": "100m", ...}); `field` prefixes error paths.
 ResourceList DecodeResourceList(const nlohmann::json& object, const std::string& field);
