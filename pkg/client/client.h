@@ -127,6 +127,20 @@ Resource PodsResource();
 Resource NodesResource();
 Resource EventsResource();  // events.k8s.io/v1
 Resource LeasesResource();  // coordination.k8s.io/v1
+// What the plugins' listers watch (pkg/api/resources.h).
+Resource NamespacesResource();
+Resource ServicesResource();
+Resource ReplicationControllersResource();
+Resource PersistentVolumeClaimsResource();
+Resource PersistentVolumesResource();
+Resource PodDisruptionBudgetsResource();  // policy/v1
+Resource ReplicaSetsResource();           // apps/v1
+Resource StatefulSetsResource();          // apps/v1
+Resource StorageClassesResource();        // storage.k8s.io/v1
+Resource CSINodesResource();              // storage.k8s.io/v1
+Resource CSIDriversResource();            // storage.k8s.io/v1
+Resource CSIStorageCapacitiesResource();  // storage.k8s.io/v1
+Resource VolumeAttachmentsResource();     // storage.k8s.io/v1
 
 struct ListOptions {
   std::string label_selector;

@@ -20,6 +20,31 @@ Resource PodsResource() { return Resource{"", "v1", "pods", true}; }
 Resource NodesResource() { return Resource{"", "v1", "nodes", false}; }
 Resource EventsResource() { return Resource{"events.k8s.io", "v1", "events", true}; }
 Resource LeasesResource() { return Resource{"coordination.k8s.io", "v1", "leases", true}; }
+Resource NamespacesResource() { return Resource{"", "v1", "namespaces", false}; }
+Resource ServicesResource() { return Resource{"", "v1", "services", true}; }
+Resource ReplicationControllersResource() {
+  return Resource{"", "v1", "replicationcontrollers", true};
+}
+Resource PersistentVolumeClaimsResource() {
+  return Resource{"", "v1", "persistentvolumeclaims", true};
+}
+Resource PersistentVolumesResource() { return Resource{"", "v1", "persistentvolumes", false}; }
+Resource PodDisruptionBudgetsResource() {
+  return Resource{"policy", "v1", "poddisruptionbudgets", true};
+}
+Resource ReplicaSetsResource() { return Resource{"apps", "v1", "replicasets", true}; }
+Resource StatefulSetsResource() { return Resource{"apps", "v1", "statefulsets", true}; }
+Resource StorageClassesResource() {
+  return Resource{"storage.k8s.io", "v1", "storageclasses", false};
+}
+Resource CSINodesResource() { return Resource{"storage.k8s.io", "v1", "csinodes", false}; }
+Resource CSIDriversResource() { return Resource{"storage.k8s.io", "v1", "csidrivers", false}; }
+Resource CSIStorageCapacitiesResource() {
+  return Resource{"storage.k8s.io", "v1", "csistoragecapacities", true};
+}
+Resource VolumeAttachmentsResource() {
+  return Resource{"storage.k8s.io", "v1", "volumeattachments", false};
+}
 
 const char* BerthVersion() { return BERTH_VERSION; }
 

@@ -47,6 +47,46 @@ TEST(ResourceTest, WellKnownResources) {
   EXPECT_EQ(LeasesResource().version, "v1");
 }
 
+TEST(ResourceTest, ListerResourcePaths) {
+  struct Case {
+    Resource resource;
+    std::string ns;
+    std::string name;
+    std::string want;
+  };
+  const Case cases[] = {
+      {NamespacesResource(), "", "", "/api/v1/namespaces"},
+      {NamespacesResource(), "", "team-a", "/api/v1/namespaces/team-a"},
+      {ServicesResource(), "shop", "", "/api/v1/namespaces/shop/services"},
+      {ServicesResource(), "", "", "/api/v1/services"},
+      {ReplicationControllersResource(), "shop", "web",
+       "/api/v1/namespaces/shop/replicationcontrollers/web"},
+      {PersistentVolumeClaimsResource(), "shop", "data-0",
+       "/api/v1/namespaces/shop/persistentvolumeclaims/data-0"},
+      {PersistentVolumeClaimsResource(), "", "", "/api/v1/persistentvolumeclaims"},
+      // Cluster-scoped kinds ignore a namespace.
+      {PersistentVolumesResource(), "shop", "pv-1", "/api/v1/persistentvolumes/pv-1"},
+      {PodDisruptionBudgetsResource(), "ns", "",
+       "/apis/policy/v1/namespaces/ns/poddisruptionbudgets"},
+      {PodDisruptionBudgetsResource(), "", "", "/apis/policy/v1/poddisruptionbudgets"},
+      {ReplicaSetsResource(), "shop", "", "/apis/apps/v1/namespaces/shop/replicasets"},
+      {StatefulSetsResource(), "shop", "db", "/apis/apps/v1/namespaces/shop/statefulsets/db"},
+      {StorageClassesResource(), "", "standard", "/apis/storage.k8s.io/v1/storageclasses/standard"},
+      {CSINodesResource(), "", "", "/apis/storage.k8s.io/v1/csinodes"},
+      {CSINodesResource(), "default", "node-1", "/apis/storage.k8s.io/v1/csinodes/node-1"},
+      {CSIDriversResource(), "", "ebs.csi.aws.com",
+       "/apis/storage.k8s.io/v1/csidrivers/ebs.csi.aws.com"},
+      {CSIStorageCapacitiesResource(), "kube-system", "",
+       "/apis/storage.k8s.io/v1/namespaces/kube-system/csistoragecapacities"},
+      {CSIStorageCapacitiesResource(), "", "", "/apis/storage.k8s.io/v1/csistoragecapacities"},
+      {VolumeAttachmentsResource(), "", "csi-123",
+       "/apis/storage.k8s.io/v1/volumeattachments/csi-123"},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(c.resource.Path(c.ns, c.name), c.want) << c.want;
+  }
+}
+
 TEST(VersionTest, BerthVersionIsTheBuildVersion) {
   EXPECT_STREQ(BerthVersion(), BERTH_VERSION);
   EXPECT_NE(std::string(BerthVersion()), "");
