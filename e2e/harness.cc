@@ -45,12 +45,13 @@ std::string SchedulerConfig(const std::string& scheduler_name, bool leader_elect
 }
 
 BerthProcess::BerthProcess(const std::string& name, const std::string& config_yaml,
-                           const std::string& kubeconfig, const std::vector<std::string>& extra) {
+                           const std::string& kubeconfig, const std::vector<std::string>& extra,
+                           const std::string& binary) {
   address_ = "127.0.0.1:" + std::to_string(testing::FreePort());
   url_ = "http://" + address_;
   auto config_path = testing::WriteTempFile(name + ".yaml", config_yaml);
   std::vector<std::string> argv = {
-      testing::BinaryPath("berth-scheduler"),
+      testing::BinaryPath(binary),
       "--config",
       config_path,
       "--kubeconfig",

@@ -31,9 +31,11 @@ std::string SchedulerConfig(const std::string& scheduler_name, bool leader_elect
 // berth-scheduler running against the local control plane.
 class BerthProcess {
  public:
-  // `kubeconfig` empty: the admin kubeconfig. Extra flags are appended.
+  // `kubeconfig` empty: the admin kubeconfig. Extra flags are appended. `binary` is a target in
+  // _output/bin: berth-scheduler, or one built with berth_scheduler_binary() and more plugins.
   BerthProcess(const std::string& name, const std::string& config_yaml,
-               const std::string& kubeconfig = "", const std::vector<std::string>& extra = {});
+               const std::string& kubeconfig = "", const std::vector<std::string>& extra = {},
+               const std::string& binary = "berth-scheduler");
   ~BerthProcess();
 
   const std::string& url() const { return url_; }

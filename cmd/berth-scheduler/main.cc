@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "cmd/berth-scheduler/options.h"
 #include "pkg/client/client.h"
 #include "pkg/config/config.h"
 #include "pkg/config/load.h"
@@ -34,120 +35,12 @@
 namespace {
 
 using namespace berth;
+using cmd::Fail;
 using Clock = std::chrono::steady_clock;
 
 // Threads answering /healthz, /readyz, /metrics and /configz: enough that a probe never waits
 // behind more than a few scrapes at once.
 constexpr size_t kServerThreads = 4;
-
-struct Flags {
-  std::string config;
-  std::string kubeconfig;
-  int verbosity = 0;
-  std::string logging_format = "text";
-  bool leader_elect_set = false;
-  bool leader_elect = false;
-  bool version = false;
-  int sync_timeout_seconds = 300;
-  std::string bind_address = "0.0.0.0:10251";
-  std::string tls_cert_file;
-  std::string tls_private_key_file;
-  // How long SIGTERM waits for in-flight binding cycles before giving up on them.
-  int shutdown_grace_seconds = 10;
-};
-
-void Usage(std::FILE* out) {
-  std::fprintf(
-      out,
-      "usage: berth-scheduler [flags]\n"
-      "  --config FILE             KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1,"
-      " YAML or JSON)\n"
-      "  --kubeconfig FILE         kubeconfig; default: clientConnection.kubeconfig, then "
-      "in-cluster, $KUBECONFIG, ~/.kube/config\n"
-      "  --bind-address HOST:PORT  serves /metrics /healthz /livez /readyz /configz "
-      "(default 0.0.0.0:10251)\n"
-      "  --tls-cert-file FILE      serve HTTPS with this certificate chain (PEM)...\n"
-      "  --tls-private-key-file F  ...and this key (PEM)\n"
-      "  --leader-elect BOOL       overrides leaderElection.leaderElect (default true)\n"
-      "  -v, --v N                 log verbosity: 0 lifecycle, 2 every scheduling decision, "
-      "4 per-plugin detail\n"
-      "  --logging-format F        text (default) or json\n"
-      "  --shutdown-grace-seconds N  on SIGTERM, wait up to N s for in-flight bindings "
-      "(default 10)\n"
-      "  --version                 print the version and exit\n");
-}
-
-[[noreturn]] void Fail(const std::string& message) {
-  std::fprintf(stderr, "berth-scheduler: %s\n", message.c_str());
-  std::exit(1);
-}
-
-bool ParseBool(const std::string& flag, const std::string& value) {
-  if (value == "true" || value == "1") return true;
-  if (value == "false" || value == "0") return false;
-  Fail("flag " + flag + ": expected true or false, got \"" + value + "\"");
-}
-
-int ParseInt(const std::string& flag, const std::string& value, int min, int max) {
-  char* end = nullptr;
-  long n = std::strtol(value.c_str(), &end, 10);
-  if (value.empty() || *end != '\0' || n < min || n > max) {
-    Fail("flag " + flag + ": expected an integer " + std::to_string(min) + ".." +
-         std::to_string(max) + ", got \"" + value + "\"");
-  }
-  return static_cast<int>(n);
-}
-
-Flags ParseFlags(int argc, char** argv) {
-  Flags flags;
-  for (int i = 1; i < argc; i++) {
-    std::string arg = argv[i];
-    std::string value;
-    bool has_value = false;
-    if (auto eq = arg.find('='); arg.rfind("--", 0) == 0 && eq != std::string::npos) {
-      value = arg.substr(eq + 1);
-      arg = arg.substr(0, eq);
-      has_value = true;
-    }
-    auto take = [&]() -> std::string {
-      if (has_value) return value;
-      if (i + 1 >= argc) Fail("flag " + arg + " needs a value");
-      return argv[++i];
-    };
-    if (arg == "--config") {
-      flags.config = take();
-    } else if (arg == "--kubeconfig") {
-      flags.kubeconfig = take();
-    } else if (arg == "-v" || arg == "--v") {
-      flags.verbosity = ParseInt(arg, take(), 0, 10);
-    } else if (arg == "--logging-format") {
-      flags.logging_format = take();
-      if (flags.logging_format != "text" && flags.logging_format != "json") {
-        Fail("flag --logging-format: expected text or json, got \"" + flags.logging_format + "\"");
-      }
-    } else if (arg == "--leader-elect") {
-      flags.leader_elect_set = true;
-      flags.leader_elect = has_value ? ParseBool(arg, value) : true;
-    } else if (arg == "--bind-address") {
-      flags.bind_address = take();
-    } else if (arg == "--tls-cert-file") {
-      flags.tls_cert_file = take();
-    } else if (arg == "--tls-private-key-file") {
-      flags.tls_private_key_file = take();
-    } else if (arg == "--shutdown-grace-seconds") {
-      flags.shutdown_grace_seconds = ParseInt(arg, take(), 0, 3600);
-    } else if (arg == "--version") {
-      flags.version = true;
-    } else if (arg == "-h" || arg == "--help") {
-      Usage(stdout);
-      std::exit(0);
-    } else {
-      Usage(stderr);
-      Fail("unknown flag " + arg);
-    }
-  }
-  return flags;
-}
 
 // "127.0.0.1:6443" from "https://127.0.0.1:6443", the rest_client_* "host" label.
 std::string HostOf(const std::string& server) {
@@ -163,10 +56,135 @@ struct Lifecycle {
   std::atomic<bool> leading{false};
 };
 
+// Configuration from --config (or the defaults) and the flags that override it. Exits on any
+// problem, naming the file and field; `source` names where it came from for later messages.
+config::Configuration LoadConfiguration(const cmd::Flags& flags,
+                                        const framework::runtime::Registry& registry,
+                                        std::string* source) {
+  std::set<std::string> known;
+  for (const auto& [name, factory] : registry) known.insert(name);
+  *source = flags.config.empty() ? std::string("default configuration") : flags.config;
+  config::Configuration cfg;
+  try {
+    cfg = flags.config.empty() ? config::DefaultConfiguration()
+                               : config::LoadFile(flags.config, known);
+  } catch (const std::exception& e) {
+    Fail(e.what());
+  }
+  if (flags.leader_elect_set) cfg.leader_election.leader_elect = flags.leader_elect;
+  return cfg;
+}
+
+leaderelection::LeaderElectionConfig LeaderElectionFor(const config::Configuration& cfg,
+                                                       const std::string& source) {
+  leaderelection::LeaderElectionConfig le_config;
+  if (!cfg.leader_election.leader_elect) return le_config;
+  le_config.lease_namespace = cfg.leader_election.resource_namespace;
+  le_config.lease_name = cfg.leader_election.resource_name;
+  le_config.identity = leaderelection::DefaultIdentity();
+  le_config.lease_duration = cfg.leader_election.lease_duration;
+  le_config.renew_deadline = cfg.leader_election.renew_deadline;
+  le_config.retry_period = cfg.leader_election.retry_period;
+  if (cfg.leader_election.resource_lock != "leases") {
+    Fail(source + ": leaderElection.resourceLock: expected \"leases\", got \"" +
+         cfg.leader_election.resource_lock + "\"");
+  }
+  try {
+    leaderelection::ValidateConfig(le_config);
+  } catch (const std::exception& e) {
+    Fail(source + ": " + e.what());
+  }
+  return le_config;
+}
+
+server::Options ServingOptions(const cmd::Flags& flags) {
+  try {
+    server::ParseBindAddress(flags.bind_address);
+    if (flags.tls_cert_file.empty() != flags.tls_private_key_file.empty()) {
+      throw server::ServerError(
+          "--tls-cert-file and --tls-private-key-file must be given together");
+    }
+  } catch (const std::exception& e) {
+    Fail(e.what());
+  }
+  return {flags.bind_address, flags.tls_cert_file, flags.tls_private_key_file};
+}
+
+// "pods: <error>; nodes: not listed yet" for the informers that have not synced.
+std::string UnsyncedInformers(informer::SharedInformerFactory& informers) {
+  std::string out;
+  for (const auto& state : informers.States()) {
+    if (state.synced) continue;
+    if (!out.empty()) out += "; ";
+    out += state.resource + ": " + (state.last_error.empty() ? "not listed yet" : state.last_error);
+  }
+  return out;
+}
+
+// One check per informer ("informer-pods", "informer-poddisruptionbudgets.policy", ...), so
+// /readyz?verbose shows which list is missing and why (a 403 names the RBAC rule to add). Every
+// informer exists by now: plugins ask for theirs in their factories, the scheduler in
+// AddAllEventHandlers.
+std::vector<server::HealthCheck> InformerChecks(informer::SharedInformerFactory& informers) {
+  std::vector<server::HealthCheck> checks;
+  informers.ForEach([&](informer::InformerBase& informer) {
+    checks.push_back(
+        {"informer-" + informer.ResourceName(), [&informer]() -> std::optional<std::string> {
+           if (informer.HasSynced()) return std::nullopt;
+           const std::string error = informer.reflector().last_error();
+           return error.empty() ? std::string("not listed yet") : error;
+         }});
+  });
+  return checks;
+}
+
+// Waits for SIGTERM or SIGINT; meanwhile, once every informer has synced, starts scheduling (or
+// campaigning for the lease). Exits when they do not sync within --sync-timeout-seconds.
+int RunUntilSignal(const sigset_t& signals, const cmd::Flags& flags,
+                   informer::SharedInformerFactory& informers, scheduler::Scheduler& sched,
+                   leaderelection::LeaderElector* elector,
+                   const leaderelection::LeaderElectionConfig& le_config) {
+  const auto sync_start = Clock::now();
+  auto last_warning = sync_start;
+  bool started = false;
+  const timespec tick{0, 100L * 1000 * 1000};
+  while (true) {
+    const int signal = sigtimedwait(&signals, nullptr, &tick);
+    if (signal > 0) return signal;
+    if (started) continue;
+    if (informers.HasSynced()) {
+      started = true;
+      log::Info("informers synced",
+                {{"seconds",
+                  std::to_string(std::chrono::duration<double>(Clock::now() - sync_start).count())},
+                 {"nodes", std::to_string(informers.Nodes().store().Size())},
+                 {"pods", std::to_string(informers.Pods().store().Size())}});
+      if (elector) {
+        log::Info("waiting to acquire the leader lease",
+                  {{"lease", le_config.lease_namespace + "/" + le_config.lease_name},
+                   {"identity", le_config.identity}});
+        elector->Run();
+      } else {
+        sched.Run();
+      }
+      continue;
+    }
+    if (Clock::now() - last_warning >= std::chrono::seconds(5)) {
+      last_warning = Clock::now();
+      const std::string unsynced = UnsyncedInformers(informers);
+      log::Warn("waiting for informers to sync", {{"unsynced", unsynced}});
+      if (Clock::now() - sync_start > std::chrono::seconds(flags.sync_timeout_seconds)) {
+        Fail("informers did not sync within " + std::to_string(flags.sync_timeout_seconds) +
+             "s: " + unsynced);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  Flags flags = ParseFlags(argc, argv);
+  const cmd::Flags flags = cmd::ParseFlags(argc, argv);
   if (flags.version) {
     std::printf("berth-scheduler %s (%s)\n", client::BerthVersion(), BERTH_GIT_COMMIT);
     return 0;
@@ -184,50 +202,10 @@ int main(int argc, char** argv) {
 
   // ---- Everything that can be wrong with the invocation fails here, before any connection ----
   const auto registry = plugins::registry::Registry();
-  std::set<std::string> known;
-  for (const auto& [name, factory] : registry) known.insert(name);
-  const std::string config_source =
-      flags.config.empty() ? std::string("default configuration") : flags.config;
-
-  config::Configuration cfg;
-  try {
-    cfg = flags.config.empty() ? config::DefaultConfiguration()
-                               : config::LoadFile(flags.config, known);
-  } catch (const std::exception& e) {
-    Fail(e.what());
-  }
-  if (flags.leader_elect_set) cfg.leader_election.leader_elect = flags.leader_elect;
-
-  leaderelection::LeaderElectionConfig le_config;
-  if (cfg.leader_election.leader_elect) {
-    le_config.lease_namespace = cfg.leader_election.resource_namespace;
-    le_config.lease_name = cfg.leader_election.resource_name;
-    le_config.identity = leaderelection::DefaultIdentity();
-    le_config.lease_duration = cfg.leader_election.lease_duration;
-    le_config.renew_deadline = cfg.leader_election.renew_deadline;
-    le_config.retry_period = cfg.leader_election.retry_period;
-    if (cfg.leader_election.resource_lock != "leases") {
-      Fail(config_source + ": leaderElection.resourceLock: expected \"leases\", got \"" +
-           cfg.leader_election.resource_lock + "\"");
-    }
-    try {
-      leaderelection::ValidateConfig(le_config);
-    } catch (const std::exception& e) {
-      Fail(config_source + ": " + e.what());
-    }
-  }
-
-  server::Options server_options{flags.bind_address, flags.tls_cert_file,
-                                 flags.tls_private_key_file};
-  try {
-    server::ParseBindAddress(flags.bind_address);
-    if (flags.tls_cert_file.empty() != flags.tls_private_key_file.empty()) {
-      throw server::ServerError(
-          "--tls-cert-file and --tls-private-key-file must be given together");
-    }
-  } catch (const std::exception& e) {
-    Fail(e.what());
-  }
+  std::string config_source;
+  const config::Configuration cfg = LoadConfiguration(flags, registry, &config_source);
+  const leaderelection::LeaderElectionConfig le_config = LeaderElectionFor(cfg, config_source);
+  const server::Options server_options = ServingOptions(flags);
 
   client::Config client_config;
   try {
@@ -292,26 +270,22 @@ int main(int argc, char** argv) {
   handlers.configz = [configz] { return std::string(configz); };
   auto ping = server::HealthCheck{"ping", [] { return std::optional<std::string>(); }};
   handlers.livez = {ping};
-  handlers.readyz = {ping,
-                     {"informer-sync",
-                      [&]() -> std::optional<std::string> {
-                        if (informers.HasSynced()) return std::nullopt;
-                        std::string error = informers.Pods().reflector().last_error();
-                        if (error.empty()) error = informers.Nodes().reflector().last_error();
-                        return "pods and nodes not listed yet" +
-                               (error.empty() ? "" : ": " + error);
-                      }},
-                     {"leader-election",
-                      [&]() -> std::optional<std::string> {
-                        if (!elector) return std::nullopt;
-                        if (elector->IsLeader() || elector->Healthy()) return std::nullopt;
-                        return "lease " + le_config.lease_namespace + "/" + le_config.lease_name +
-                               " neither held nor observed within leaseDuration";
-                      }},
-                     {"shutdown", [&]() -> std::optional<std::string> {
-                        if (lifecycle.terminating) return "shutting down";
-                        return std::nullopt;
-                      }}};
+  // Handlers first: they create the informers of every resource a plugin registered events for,
+  // and the readiness checks list every informer.
+  sched->AddAllEventHandlers();
+  handlers.readyz = {ping};
+  for (auto& check : InformerChecks(informers)) handlers.readyz.push_back(std::move(check));
+  handlers.readyz.push_back({"leader-election", [&]() -> std::optional<std::string> {
+                               if (!elector) return std::nullopt;
+                               if (elector->IsLeader() || elector->Healthy()) return std::nullopt;
+                               return "lease " + le_config.lease_namespace + "/" +
+                                      le_config.lease_name +
+                                      " neither held nor observed within leaseDuration";
+                             }});
+  handlers.readyz.push_back({"shutdown", [&]() -> std::optional<std::string> {
+                               if (lifecycle.terminating) return "shutting down";
+                               return std::nullopt;
+                             }});
   server::HttpServer http(server_options, handlers);
   try {
     server::SetServerThreads(kServerThreads);
@@ -329,45 +303,8 @@ int main(int argc, char** argv) {
              {"serving", http.url()},
              {"leaderElect", cfg.leader_election.leader_elect ? "true" : "false"}});
 
-  sched->AddAllEventHandlers();
   informers.Start();
-  const auto sync_start = Clock::now();
-  auto last_warning = sync_start;
-  bool started = false;
-  int signal = 0;
-  const timespec tick{0, 100L * 1000 * 1000};
-  while (true) {
-    signal = sigtimedwait(&signals, nullptr, &tick);
-    if (signal > 0) break;
-    if (started) continue;
-    if (informers.HasSynced()) {
-      started = true;
-      log::Info("informers synced",
-                {{"seconds",
-                  std::to_string(std::chrono::duration<double>(Clock::now() - sync_start).count())},
-                 {"nodes", std::to_string(informers.Nodes().store().Size())},
-                 {"pods", std::to_string(informers.Pods().store().Size())}});
-      if (elector) {
-        log::Info("waiting to acquire the leader lease",
-                  {{"lease", le_config.lease_namespace + "/" + le_config.lease_name},
-                   {"identity", le_config.identity}});
-        elector->Run();
-      } else {
-        sched->Run();
-      }
-      continue;
-    }
-    if (Clock::now() - last_warning >= std::chrono::seconds(5)) {
-      last_warning = Clock::now();
-      std::string error = informers.Pods().reflector().last_error();
-      if (error.empty()) error = informers.Nodes().reflector().last_error();
-      log::Warn("waiting for pod and node informers to sync", {{"lastError", error}});
-      if (Clock::now() - sync_start > std::chrono::seconds(flags.sync_timeout_seconds)) {
-        Fail("informers did not sync within " + std::to_string(flags.sync_timeout_seconds) +
-             "s; last error: " + error);
-      }
-    }
-  }
+  const int signal = RunUntilSignal(signals, flags, informers, *sched, elector.get(), le_config);
 
   lifecycle.terminating = true;
   log::Info("stopping: no new pods are taken; in-flight bindings finish",

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <array>
+#include <mutex>
+#include <set>
+#include <string>
 
 namespace berth::framework {
 
@@ -159,8 +162,18 @@ std::unique_ptr<CycleState> CycleState::Clone() const {
   return copy;
 }
 
+EventResource::EventResource(std::string_view name) {
+  // Names are few (one per watched resource) and live for the process.
+  static std::mutex mu;
+  static std::set<std::string, std::less<>> names;
+  std::lock_guard lock(mu);
+  auto it = names.find(name);
+  if (it == names.end()) it = names.emplace(name).first;
+  name_ = *it;
+}
+
 bool ClusterEvent::Matches(const ClusterEvent& other) const {
-  if (resource != EventResource::kWildcard && resource != other.resource) return false;
+  if (!resource.IsWildcard() && resource != other.resource) return false;
   return (actions & other.actions) != 0;
 }
 

@@ -6,6 +6,7 @@
 // scheduler comes through Handle.
 
 #include <algorithm>
+#include <any>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -467,15 +468,69 @@ class PostBindPlugin : public virtual Plugin {
 
 // ---- Cluster events and queueing hints ----
 
-enum class EventResource {
-  kPod,             // Assigned pods (other pods' changes can make room or satisfy affinity).
-  kUnscheduledPod,  // The pending pod itself.
-  kNode,
-  kPersistentVolume,
-  kPersistentVolumeClaim,
-  kStorageClass,
-  kWildcard,
+// A resource named as upstream's framework.EventResource: "Node", "PersistentVolumeClaim", ...,
+// for a custom resource "<plural>.<version>.<group>" (as "podgroups.v1alpha1.scheduling.x-k8s.io"),
+// or "*" for every resource. Pods are split in two, as upstream's queue does internally: the pod
+// being scheduled ("UnscheduledPod") and every other, assigned, pod ("AssignedPod").
+// Names compare by content; a name made at run time is interned, so copies stay cheap and a
+// registration may name any resource an informer can watch.
+class EventResource {
+ public:
+  // The wildcard.
+  constexpr EventResource() = default;
+  // `name` is interned; use the constants below for built-in resources.
+  explicit EventResource(std::string_view name);
+
+  static const EventResource kPod;  // Assigned pods.
+  static const EventResource kUnscheduledPod;
+  static const EventResource kNode;
+  static const EventResource kNamespace;
+  static const EventResource kPersistentVolume;
+  static const EventResource kPersistentVolumeClaim;
+  static const EventResource kStorageClass;
+  static const EventResource kCSINode;
+  static const EventResource kCSIDriver;
+  static const EventResource kCSIStorageCapacity;
+  static const EventResource kVolumeAttachment;
+  static const EventResource kPodDisruptionBudget;
+  static const EventResource kService;
+  static const EventResource kReplicaSet;
+  static const EventResource kStatefulSet;
+  static const EventResource kReplicationController;
+  static const EventResource kWildcard;
+
+  std::string_view name() const { return name_; }
+  bool IsWildcard() const { return name_ == "*"; }
+  bool operator==(const EventResource& other) const { return name_ == other.name_; }
+  auto operator<=>(const EventResource& other) const { return name_ <=> other.name_; }
+
+ private:
+  struct Literal {};
+  constexpr EventResource(Literal, std::string_view name) : name_(name) {}
+
+  std::string_view name_ = "*";
 };
+
+inline constexpr EventResource EventResource::kPod{Literal{}, "AssignedPod"};
+inline constexpr EventResource EventResource::kUnscheduledPod{Literal{}, "UnscheduledPod"};
+inline constexpr EventResource EventResource::kNode{Literal{}, "Node"};
+inline constexpr EventResource EventResource::kNamespace{Literal{}, "Namespace"};
+inline constexpr EventResource EventResource::kPersistentVolume{Literal{}, "PersistentVolume"};
+inline constexpr EventResource EventResource::kPersistentVolumeClaim{Literal{},
+                                                                     "PersistentVolumeClaim"};
+inline constexpr EventResource EventResource::kStorageClass{Literal{}, "StorageClass"};
+inline constexpr EventResource EventResource::kCSINode{Literal{}, "CSINode"};
+inline constexpr EventResource EventResource::kCSIDriver{Literal{}, "CSIDriver"};
+inline constexpr EventResource EventResource::kCSIStorageCapacity{Literal{}, "CSIStorageCapacity"};
+inline constexpr EventResource EventResource::kVolumeAttachment{Literal{}, "VolumeAttachment"};
+inline constexpr EventResource EventResource::kPodDisruptionBudget{Literal{},
+                                                                   "PodDisruptionBudget"};
+inline constexpr EventResource EventResource::kService{Literal{}, "Service"};
+inline constexpr EventResource EventResource::kReplicaSet{Literal{}, "ReplicaSet"};
+inline constexpr EventResource EventResource::kStatefulSet{Literal{}, "StatefulSet"};
+inline constexpr EventResource EventResource::kReplicationController{Literal{},
+                                                                     "ReplicationController"};
+inline constexpr EventResource EventResource::kWildcard{Literal{}, "*"};
 
 // Bit flags, combinable.
 enum ActionType : uint32_t {
@@ -509,12 +564,33 @@ struct ClusterEvent {
   bool Matches(const ClusterEvent& other) const;
 };
 
-// The objects of one event; the pointers that do not apply are null.
+// The objects of one event; the pointers that do not apply are null. Pods and nodes have typed
+// pointers; any other resource's objects are in `old_object`/`new_object` as the informer holds
+// them (std::shared_ptr<const T>), read with OldAs<T>() / NewAs<T>().
 struct EventObjects {
   api::PodPtr old_pod;
   api::PodPtr new_pod;
   api::NodePtr old_node;
   api::NodePtr new_node;
+  std::any old_object;
+  std::any new_object;
+
+  // Null when absent or of another type.
+  template <typename T>
+  std::shared_ptr<const T> OldAs() const {
+    return As<T>(old_object);
+  }
+  template <typename T>
+  std::shared_ptr<const T> NewAs() const {
+    return As<T>(new_object);
+  }
+
+ private:
+  template <typename T>
+  static std::shared_ptr<const T> As(const std::any& object) {
+    const auto* ptr = std::any_cast<std::shared_ptr<const T>>(&object);
+    return ptr ? *ptr : nullptr;
+  }
 };
 
 enum class QueueingHint { kSkip, kQueue };
@@ -579,13 +655,57 @@ class PodNominator {
   virtual bool HasNominatedPods() const { return true; }
 };
 
-class Handle {
+struct PluginScore {
+  std::string_view plugin;  // Owned by the Framework.
+  int64_t score = 0;        // Normalized and weighted.
+};
+
+// One node's total and per-plugin scores. Plugin names are views into the Framework, which
+// outlives every cycle; the node name is a view of the scored NodeInfo's, valid for the scheduling
+// cycle only (as NodeScore's): copying it for every scored node was a visible share of Score.
+struct NodePluginScores {
+  std::string_view name;
+  std::vector<PluginScore> scores;
+  int64_t total = 0;
+};
+
+// Runs the profile's own plugins, for plugins that must evaluate a hypothetical state: preemption
+// re-runs Filter on a node with victims removed (telling PreFilter extensions through
+// RunPreFilterExtensionRemovePod / AddPod first). Same rules and metrics as the scheduling cycle.
+class PluginsRunner {
  public:
-  virtual ~Handle() = default;
+  virtual ~PluginsRunner() = default;
+  virtual Status RunPreScorePlugins(CycleState& state, const api::Pod& pod,
+                                    std::span<const NodeInfo* const> nodes) = 0;
+  // Scores, normalizes, range-checks and weights over `nodes`.
+  virtual Status RunScorePlugins(const CycleState& state, const api::Pod& pod,
+                                 std::span<const NodeInfo* const> nodes,
+                                 std::vector<NodePluginScores>* out) = 0;
+  // Every Filter plugin not skipped in this cycle, on one node; the first rejection.
+  virtual Status RunFilterPlugins(const CycleState& state, const api::Pod& pod,
+                                  const NodeInfo& node, int node_index = 0) = 0;
+  virtual Status RunPreFilterExtensionAddPod(CycleState& state, const api::Pod& pod,
+                                             const PodInfo& to_add, const NodeInfo& node) = 0;
+  virtual Status RunPreFilterExtensionRemovePod(CycleState& state, const api::Pod& pod,
+                                                const PodInfo& to_remove, const NodeInfo& node) = 0;
+};
+
+// What a plugin may use of the scheduler; given to its factory, valid for the plugin's life.
+class Handle : public PluginsRunner {
+ public:
+  ~Handle() override = default;
+  // The cycle's snapshot of nodes and their pods. For the scheduling thread only (Filter and
+  // Score workers included): the binding cycle and event handlers must not read it, since the
+  // next cycle updates it in place.
   virtual const NodeInfoLister& SnapshotSharedLister() const = 0;
-  // Null in tests and benchmarks that run without an apiserver.
+  // The client for plugins that write (PreBind). Null in tests and benchmarks that run without an
+  // apiserver.
   virtual client::Client* ClientSet() const = 0;
-  virtual informer::SharedInformerFactory* SharedInformerFactory() const = 0;
+  // Informers and listers of any resource in pkg/informer/resources.h (include
+  // pkg/informer/factory.h). Asking for one in the plugin's factory is what starts it, and the
+  // scheduler waits for it to sync before the first cycle. Without an apiserver its stores hold
+  // what the caller put there.
+  virtual informer::SharedInformerFactory& SharedInformerFactory() const = 0;
   // Null when no pod with that uid is waiting.
   virtual std::shared_ptr<WaitingPod> GetWaitingPod(const std::string& uid) = 0;
   virtual void IterateOverWaitingPods(const std::function<void(WaitingPod&)>& fn) = 0;

@@ -1,7 +1,6 @@
 #include "pkg/informer/factory.h"
 
-#include "pkg/api/codec.h"
-#include "pkg/api/protobuf.h"
+#include <algorithm>
 
 namespace berth::informer {
 
@@ -11,67 +10,55 @@ SharedInformerFactory::SharedInformerFactory(std::shared_ptr<client::Client> cli
 
 SharedInformerFactory::~SharedInformerFactory() { Stop(); }
 
-Informer<api::Pod>& SharedInformerFactory::Pods() {
+std::vector<InformerBase*> SharedInformerFactory::Snapshot() {
   std::lock_guard lock(mu_);
-  if (!pods_) {
-    ReflectorOptions options;
-    options.resource = client::PodsResource();
-    options.field_selector = kActivePodsFieldSelector;
-    options.prefer_protobuf = prefer_protobuf_;
-    pods_ = std::make_unique<Informer<api::Pod>>(client_, options, api::DecodePod,
-                                                 api::TryDecodeProtobufPod);
-    if (started_) pods_->Start();
-  }
-  return *pods_;
-}
-
-Informer<api::Node>& SharedInformerFactory::Nodes() {
-  std::lock_guard lock(mu_);
-  if (!nodes_) {
-    ReflectorOptions options;
-    options.resource = client::NodesResource();
-    options.prefer_protobuf = prefer_protobuf_;
-    nodes_ = std::make_unique<Informer<api::Node>>(client_, options, api::DecodeNode);
-    if (started_) nodes_->Start();
-  }
-  return *nodes_;
+  std::vector<InformerBase*> out;
+  out.reserve(informers_.size());
+  for (auto& [key, entry] : informers_) out.push_back(entry.informer.get());
+  return out;
 }
 
 void SharedInformerFactory::Start() {
   std::lock_guard lock(mu_);
   started_ = true;
-  if (pods_) pods_->Start();
-  if (nodes_) nodes_->Start();
+  for (auto& [key, entry] : informers_) entry.informer->Start();
 }
 
 void SharedInformerFactory::Stop() {
   std::lock_guard lock(mu_);
-  if (pods_) pods_->Stop();
-  if (nodes_) nodes_->Stop();
+  for (auto& [key, entry] : informers_) entry.informer->Stop();
   started_ = false;
 }
 
 bool SharedInformerFactory::WaitForCacheSync(std::chrono::milliseconds timeout) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  auto remaining = [&] {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(std::max(
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (InformerBase* informer : Snapshot()) {
+    const auto remaining = std::chrono::duration_cast<std::chrono::milliseconds>(std::max(
         deadline - std::chrono::steady_clock::now(), std::chrono::steady_clock::duration{}));
-  };
-  Informer<api::Pod>* pods;
-  Informer<api::Node>* nodes;
-  {
-    std::lock_guard lock(mu_);
-    pods = pods_.get();
-    nodes = nodes_.get();
+    if (!informer->WaitForSync(remaining)) return false;
   }
-  if (pods && !pods->WaitForSync(remaining())) return false;
-  if (nodes && !nodes->WaitForSync(remaining())) return false;
   return true;
 }
 
 bool SharedInformerFactory::HasSynced() {
-  std::lock_guard lock(mu_);
-  return (!pods_ || pods_->HasSynced()) && (!nodes_ || nodes_->HasSynced());
+  const auto informers = Snapshot();
+  return std::all_of(informers.begin(), informers.end(),
+                     [](const InformerBase* informer) { return informer->HasSynced(); });
+}
+
+std::vector<SharedInformerFactory::InformerState> SharedInformerFactory::States() {
+  std::vector<InformerState> out;
+  for (InformerBase* informer : Snapshot()) {
+    out.push_back(
+        {informer->ResourceName(), informer->HasSynced(), informer->reflector().last_error()});
+  }
+  std::sort(out.begin(), out.end(),
+            [](const InformerState& a, const InformerState& b) { return a.resource < b.resource; });
+  return out;
+}
+
+void SharedInformerFactory::ForEach(const std::function<void(InformerBase&)>& fn) {
+  for (InformerBase* informer : Snapshot()) fn(*informer);
 }
 
 }  // namespace berth::informer

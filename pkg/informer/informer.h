@@ -41,10 +41,31 @@ struct EventHandler {
 using DecodeErrorHandler =
     std::function<void(const nlohmann::json& object, const std::string& error)>;
 
+// What the factory, /readyz and metrics need of an informer of any type.
+class InformerBase {
+ public:
+  virtual ~InformerBase() = default;
+  virtual void Start() = 0;
+  virtual void Stop() = 0;
+  // True once the first complete list has been stored and its handlers called.
+  virtual bool HasSynced() const = 0;
+  virtual bool WaitForSync(std::chrono::milliseconds timeout) = 0;
+  virtual const Reflector& reflector() const = 0;
+  // The resource's plural, with its group when it has one: "pods", "poddisruptionbudgets.policy".
+  std::string ResourceName() const {
+    const client::Resource& r = reflector().options().resource;
+    return r.group.empty() ? r.plural : r.plural + "." + r.group;
+  }
+};
+
 // One resource kept in a local Store through a Reflector, with typed handlers. T must have
 // `meta.Key()` and `meta.resource_version` (see pkg/api/types.h).
+//
+// Without a client (benchmarks, offline simulation) the informer never lists or watches: it is
+// synced from the start and holds what the caller puts in with Upsert/Remove, which dispatch to
+// the handlers exactly as watch events would.
 template <typename T>
-class Informer : private ListWatchSink {
+class Informer : public InformerBase, private ListWatchSink {
  public:
   using Ptr = std::shared_ptr<const T>;
   using Decoder = std::function<T(const nlohmann::json&)>;
@@ -57,6 +78,8 @@ class Informer : private ListWatchSink {
            ProtobufDecoder protobuf_decoder = nullptr)
       : decoder_(std::move(decoder)),
         protobuf_decoder_(std::move(protobuf_decoder)),
+        has_client_(client != nullptr),
+        synced_(!has_client_),
         reflector_(std::move(client), std::move(options), this) {}
   ~Informer() override { Stop(); }
 
@@ -75,20 +98,31 @@ class Informer : private ListWatchSink {
     decode_error_handler_ = std::move(handler);
   }
 
-  void Start() { reflector_.Start(); }
-  void Stop() { reflector_.Stop(); }
+  void Start() override {
+    if (has_client_) reflector_.Start();
+  }
+  void Stop() override { reflector_.Stop(); }
 
-  // True once the first complete list has been stored and its handlers called.
-  bool HasSynced() const { return synced_.load(); }
+  bool HasSynced() const override { return synced_.load(); }
 
-  bool WaitForSync(std::chrono::milliseconds timeout) {
+  bool WaitForSync(std::chrono::milliseconds timeout) override {
     std::unique_lock lock(sync_mu_);
     return sync_cv_.wait_for(lock, timeout, [this] { return synced_.load(); });
   }
 
+  // For a client-less informer: an add or update, and a delete, as if watched.
+  void Upsert(const Ptr& object) {
+    std::lock_guard lock(dispatch_mu_);
+    Watched(object);
+  }
+  void Remove(const std::string& key) {
+    std::lock_guard lock(dispatch_mu_);
+    Deleted(key, nullptr);
+  }
+
   Store<T>& store() { return store_; }
   const Store<T>& store() const { return store_; }
-  const Reflector& reflector() const { return reflector_; }
+  const Reflector& reflector() const override { return reflector_; }
   uint64_t decode_errors() const { return decode_errors_.load(); }
 
  private:
@@ -264,7 +298,8 @@ class Informer : private ListWatchSink {
   std::unordered_set<std::string> staged_malformed_;
   bool apply_as_listed_ = false;
 
-  std::atomic<bool> synced_{false};
+  const bool has_client_;
+  std::atomic<bool> synced_;
   std::mutex sync_mu_;
   std::condition_variable sync_cv_;
   std::atomic<uint64_t> decode_errors_{0};

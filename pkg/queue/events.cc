@@ -162,26 +162,6 @@ bool RequestsScaledDown(const api::ResourceList& old_req, const api::ResourceLis
   return false;
 }
 
-const char* ResourceName(EventResource r) {
-  switch (r) {
-    case EventResource::kPod:
-      return "AssignedPod";
-    case EventResource::kUnscheduledPod:
-      return "UnscheduledPod";
-    case EventResource::kNode:
-      return "Node";
-    case EventResource::kPersistentVolume:
-      return "PersistentVolume";
-    case EventResource::kPersistentVolumeClaim:
-      return "PersistentVolumeClaim";
-    case EventResource::kStorageClass:
-      return "StorageClass";
-    case EventResource::kWildcard:
-      return "*";
-  }
-  return "?";
-}
-
 std::string ActionNames(uint32_t actions) {
   if ((actions & framework::kAll) == framework::kAll) return "All";
   if ((actions & framework::kUpdate) == framework::kUpdate &&
@@ -215,13 +195,12 @@ std::string ActionNames(uint32_t actions) {
 }  // namespace
 
 bool IsWildcardEvent(const ClusterEvent& event) {
-  return event.resource == EventResource::kWildcard &&
-         (event.actions & framework::kAll) == framework::kAll;
+  return event.resource.IsWildcard() && (event.actions & framework::kAll) == framework::kAll;
 }
 
 std::string EventLabel(const ClusterEvent& event) {
   if (!event.label.empty()) return event.label;
-  return std::string(ResourceName(event.resource)) + ActionNames(event.actions);
+  return std::string(event.resource.name()) + ActionNames(event.actions);
 }
 
 std::vector<ClusterEvent> PodSchedulingPropertiesChange(const api::Pod& new_pod,

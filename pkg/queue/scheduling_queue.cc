@@ -50,7 +50,9 @@ SchedulingQueue::SchedulingQueue(QueueOptions options, LessFn less, PreEnqueueFn
       active_q_([this](const QueuedPodInfo& a, const QueuedPodInfo& b) { return less_(a, b); }),
       backoff_q_([this](const QueuedPodInfo& a, const QueuedPodInfo& b) {
         return BackoffExpiry(a) < BackoffExpiry(b);
-      }) {}
+      }),
+      owned_nominator_(options_.nominator ? nullptr : std::make_unique<Nominator>()),
+      nominator_(options_.nominator ? options_.nominator : owned_nominator_.get()) {}
 
 SchedulingQueue::~SchedulingQueue() { Close(); }
 
@@ -169,13 +171,15 @@ void SchedulingQueue::UpdateLocked(const api::PodPtr& old_pod, api::PodPtr new_p
   if (auto it = in_flight_pods_.find(uid); it != in_flight_pods_.end()) {
     api::PodPtr before = old_pod ? old_pod : it->second.latest;
     if (before && IsPodUpdated(*before, *new_pod)) {
-      EventObjects objects{before, new_pod, nullptr, nullptr};
+      EventObjects objects;
+      objects.old_pod = before;
+      objects.new_pod = new_pod;
       for (auto& event : PodSchedulingPropertiesChange(*new_pod, *before)) {
         RecordInFlightEvent(event, objects, uid);
       }
     }
     it->second.latest = new_pod;
-    nominator_.UpdateNominatedPod(before ? *before : *new_pod, new_info);
+    nominator_->UpdateNominatedPod(before ? *before : *new_pod, new_info);
     return;
   }
 
@@ -185,7 +189,7 @@ void SchedulingQueue::UpdateLocked(const api::PodPtr& old_pod, api::PodPtr new_p
       api::PodPtr before = old_pod ? old_pod : pinfo->pod_info->pod;
       pinfo->pod_info = new_info;
       heap->AddOrUpdate(pinfo);  // The priority may have changed.
-      nominator_.UpdateNominatedPod(*before, new_info);
+      nominator_->UpdateNominatedPod(*before, new_info);
       return;
     }
   }
@@ -194,7 +198,7 @@ void SchedulingQueue::UpdateLocked(const api::PodPtr& old_pod, api::PodPtr new_p
     QueuedPodInfoPtr pinfo = it->second;
     api::PodPtr before = old_pod ? old_pod : pinfo->pod_info->pod;
     pinfo->pod_info = new_info;
-    nominator_.UpdateNominatedPod(*before, new_info);
+    nominator_->UpdateNominatedPod(*before, new_info);
 
     if (!pinfo->gating_plugin.empty()) {
       // PreEnqueue plugins judge the pod alone, so any change to it may lift the gate.
@@ -208,7 +212,9 @@ void SchedulingQueue::UpdateLocked(const api::PodPtr& old_pod, api::PodPtr new_p
     }
 
     if (!IsPodUpdated(*before, *new_pod)) return;
-    EventObjects objects{before, new_pod, nullptr, nullptr};
+    EventObjects objects;
+    objects.old_pod = before;
+    objects.new_pod = new_pod;
     for (const auto& event : PodSchedulingPropertiesChange(*new_pod, *before)) {
       Strategy strategy = IsPodWorthRequeuing(*pinfo, event, objects);
       if (strategy == Strategy::kSkip) continue;
@@ -228,7 +234,7 @@ void SchedulingQueue::UpdateLocked(const api::PodPtr& old_pod, api::PodPtr new_p
 
 void SchedulingQueue::Delete(const api::Pod& pod) {
   std::lock_guard lock(mu_);
-  nominator_.DeleteNominatedPodIfExists(pod);
+  nominator_->DeleteNominatedPodIfExists(pod);
   const std::string& uid = pod.meta.uid;
   active_q_.Delete(uid);
   backoff_q_.Delete(uid);
@@ -498,7 +504,7 @@ bool SchedulingQueue::MoveToActiveQ(QueuedPodInfoPtr pinfo, const std::string& e
   // A pod that arrives with status.nominatedNodeName (e.g. after a scheduler restart) keeps
   // its claim on that node.
   if (event == kUnscheduledPodAdd || event == kUnscheduledPodUpdate) {
-    nominator_.AddNominatedPod(pinfo->pod_info);
+    nominator_->AddNominatedPod(pinfo->pod_info);
   }
   return true;
 }

@@ -63,6 +63,9 @@ struct QueueOptions {
   // "unschedulable" or "gated", with the event that moved it (scheduler_queue_incoming_pods_total).
   // Must be cheap and must not call back into the queue.
   std::function<void(const char* queue, const std::string& event)> on_incoming;
+  // The nominator the queue keeps current, shared with the frameworks that filter with it; it
+  // must outlive the queue. Null: the queue owns one of its own.
+  Nominator* nominator = nullptr;
 };
 
 // Invariants (all under mu_):
@@ -149,7 +152,7 @@ class SchedulingQueue {
   // initial_backoff * 2^(attempts-1), capped at max_backoff; 0 for a pod never attempted.
   std::chrono::milliseconds BackoffDuration(int attempts) const;
 
-  Nominator& nominator() { return nominator_; }
+  Nominator& nominator() { return *nominator_; }
 
  private:
   enum class Strategy { kSkip, kAfterBackoff, kImmediately };
@@ -224,7 +227,8 @@ class SchedulingQueue {
   std::unordered_map<std::string, InFlightPod> in_flight_pods_;  // uid -> pod
   int64_t scheduling_cycle_ = 0;
 
-  Nominator nominator_;
+  std::unique_ptr<Nominator> owned_nominator_;
+  Nominator* nominator_;  // owned_nominator_ or QueueOptions::nominator.
 };
 
 }  // namespace berth::queue

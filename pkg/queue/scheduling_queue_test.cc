@@ -61,7 +61,9 @@ const ClusterEvent kAssignedPodAdd{EventResource::kPod, framework::kAdd, "Assign
 const ClusterEvent kWildcard{EventResource::kWildcard, framework::kAll, "Wildcard"};
 
 EventObjects NodeObjects(api::NodePtr node) {
-  return EventObjects{nullptr, nullptr, nullptr, node};
+  EventObjects objects;
+  objects.new_node = std::move(node);
+  return objects;
 }
 
 std::vector<std::string> Names(const std::vector<QueuedPodInfoPtr>& pods) {
@@ -334,7 +336,9 @@ TEST_F(SchedulingQueueTest, WildcardEventMovesRejectedPodsAndCanTargetOne) {
   PopAndReject(*q, "a", {"NodeAffinity"});
   PopAndReject(*q, "b", {"NodeAffinity"});
   api::PodPtr b = PodBuilder("b").Build();
-  q->MoveAllToActiveOrBackoffQueue(kWildcard, EventObjects{nullptr, b, nullptr, nullptr});
+  EventObjects b_changed;
+  b_changed.new_pod = b;
+  q->MoveAllToActiveOrBackoffQueue(kWildcard, b_changed);
   EXPECT_EQ(Names(q->PodsInBackoffQ()), (std::vector<std::string>{"b"}));
   q->MoveAllToActiveOrBackoffQueue(kWildcard, {});
   EXPECT_EQ(Names(q->PodsInBackoffQ()), (std::vector<std::string>{"a", "b"}));

@@ -30,7 +30,9 @@
 
 namespace berth::informer {
 class SharedInformerFactory;
-}
+template <typename T>
+class Informer;
+}  // namespace berth::informer
 
 namespace berth::scheduler {
 
@@ -111,7 +113,8 @@ class Scheduler {
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
 
-  // Registers pod and node handlers on deps.informers (which the caller starts).
+  // Registers pod and node handlers on deps.informers (which the caller starts), and handlers on
+  // the informer of every other resource a plugin registered cluster events for.
   void AddAllEventHandlers();
 
   // ---- Cluster events (informer handlers call these; benchmarks call them directly) ----
@@ -140,6 +143,18 @@ class Scheduler {
   int InFlightBindings() const { return in_flight_bindings_.load(); }
 
  private:
+  // Pods and nodes have handlers of their own; the wildcard names no resource.
+  static bool IsPodOrNode(framework::EventResource resource);
+  // Whether a plugin may register events for `resource`: a typed resource of
+  // pkg/informer/resources.h, or a custom one named "<plural>.<version>.<group>".
+  static bool CanWatch(framework::EventResource resource);
+  // Starts (through the factory) the informer of `resource` and moves pods on its events.
+  void Watch(framework::EventResource resource);
+  // Every resource the profiles' plugins registered events for.
+  std::set<framework::EventResource> RegisteredResources() const;
+  template <typename T>
+  void AddResourceHandlers(framework::EventResource resource, informer::Informer<T>& from);
+
   struct ScheduleResult {
     std::string host;
     int evaluated_nodes = 0;
@@ -190,8 +205,14 @@ class Scheduler {
   SchedulerOptions options_;
   SchedulerStats stats_;
 
+  // Null when deps_.informers is set; otherwise a client-less factory, so plugins always have
+  // listers.
+  std::unique_ptr<informer::SharedInformerFactory> owned_informers_;
+  informer::SharedInformerFactory* informers_;  // Never null.
   cache::Cache cache_;
   cache::Snapshot snapshot_;
+  // Shared by the queue (which keeps it current) and every framework (which filters with it).
+  queue::Nominator nominator_;
   framework::runtime::WorkerPool parallelizer_;
   std::shared_ptr<framework::runtime::WaitingPods> waiting_pods_;
   std::unique_ptr<queue::SchedulingQueue> queue_;
@@ -216,8 +237,10 @@ class Scheduler {
   std::atomic<bool> running_{false};
   std::thread scheduling_thread_;
   std::atomic<int> in_flight_bindings_{0};
-  std::unique_ptr<util::TaskQueue> binders_;
+  // reporters_ before binders_: members are destroyed in reverse, and a binding cycle may post to
+  // reporters_ until binders_ has shut down.
   std::unique_ptr<util::TaskQueue> reporters_;
+  std::unique_ptr<util::TaskQueue> binders_;
 };
 
 }  // namespace berth::scheduler

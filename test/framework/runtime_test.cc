@@ -173,6 +173,7 @@ class RuntimeTest : public ::testing::Test {
     deps.recorder = &handle_.recorder();
     deps.parallelizer = &pool_;
     deps.nominator = &nominator_;
+    deps.informer_factory = &handle_.informers();
     return std::make_unique<Framework>(registry_, profile, deps);
   }
 
@@ -277,6 +278,7 @@ TEST_F(RuntimeTest, FilterOverARunFiltersANodeWithNominatedPodsWithAndWithoutThe
   deps.recorder = &handle_.recorder();
   deps.parallelizer = &pool_;
   deps.nominator = &nominator;
+  deps.informer_factory = &handle_.informers();
   Framework fwk(registry_, ProfileOf({"A"}), deps);
   CycleState state;
   const auto nodes = Nodes(3);

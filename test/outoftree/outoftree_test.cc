@@ -32,6 +32,7 @@ TEST(OutOfTreePlugin, RegistersAlongsideInTreePluginsAndFilters) {
   deps.recorder = &handle.recorder();
   deps.parallelizer = &pool;
   deps.nominator = &nominator;
+  deps.informer_factory = &handle.informers();
   framework::runtime::Framework fwk(registry, profile, deps);
 
   auto pod = testing::PodBuilder("p").Container("100m", "64Mi").Build();

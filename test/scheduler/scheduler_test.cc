@@ -6,8 +6,11 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <thread>
 
+#include "pkg/api/resources.h"
+#include "pkg/informer/factory.h"
 #include "pkg/plugins/registry/registry.h"
 #include "test/testing/fake_handle.h"
 #include "test/testing/objects.h"
@@ -26,6 +29,13 @@ class RecordingBinder : public framework::BindPlugin, public framework::PermitPl
  public:
   std::string_view Name() const override { return "RecordingBinder"; }
   Status Bind(framework::CycleState&, const api::Pod& pod, const std::string& node) override {
+    if (slow_failures_) {
+      // A slow apiserver that ends up refusing: the failure comes back after Stop began.
+      active_++;
+      std::this_thread::sleep_for(50ms);
+      active_--;
+      return Status::Error("simulated slow bind failure");
+    }
     std::lock_guard lock(mu_);
     if (fail_next_) {
       fail_next_ = false;
@@ -50,17 +60,21 @@ class RecordingBinder : public framework::BindPlugin, public framework::PermitPl
     std::lock_guard lock(mu_);
     fail_next_ = true;
   }
+  void FailSlowly() { slow_failures_ = true; }
+  int active() const { return active_.load(); }
 
  private:
   std::mutex mu_;
   std::map<std::string, std::string> bound_;
   bool fail_next_ = false;
+  std::atomic<bool> slow_failures_{false};
+  std::atomic<int> active_{0};
 };
 
 class SchedulerTest : public ::testing::Test {
  protected:
   void Start(std::optional<uint64_t> seed = 7, metrics::SchedulerMetrics* metrics = nullptr,
-             int plugin_sample_percent = 10) {
+             int plugin_sample_percent = 10, int binding_workers = 4) {
     registry_ = plugins::registry::InTree();
     registry_["RecordingBinder"] = [this](const nlohmann::json&, framework::Handle&) {
       return binder_;
@@ -76,7 +90,7 @@ class SchedulerTest : public ::testing::Test {
     SchedulerOptions options;
     options.seed = seed;
     options.plugin_metrics_sample_percent = plugin_sample_percent;
-    options.binding_workers = 4;
+    options.binding_workers = binding_workers;
     scheduler_ = std::make_unique<Scheduler>(cfg, registry_, deps, options);
   }
 
@@ -434,6 +448,149 @@ TEST(NumFeasibleNodesToFind, MatchesUpstream) {
   EXPECT_EQ(NumFeasibleNodesToFind(1, 1000), 100);  // at least 100
   EXPECT_EQ(NumFeasibleNodesToFind(30, 1000), 300);
   EXPECT_EQ(NumFeasibleNodesToFind(100, 1000), 1000);
+}
+
+}  // namespace
+}  // namespace berth::scheduler
+
+namespace berth::scheduler {
+namespace {
+
+// Stop with binding cycles in flight: they must all end, and their failures be reported, before
+// Stop returns, so that nothing posts to the reporters or the queue once they are gone (a late
+// failure used to reach a destroyed reporter queue from the binders' destructor).
+TEST_F(SchedulerTest, StopEndsEveryInFlightBindingCycleAndReportsItsFailureFirst) {
+  Start(7, nullptr, 10, /*binding_workers=*/32);
+  binder_->FailSlowly();
+  constexpr int kPods = 500;
+  scheduler_->OnNodeAdd(NodeBuilder("big").Capacity("1000", "1000Gi", kPods).Build());
+  for (int i = 0; i < kPods; i++) {
+    scheduler_->OnPodAdd(PodBuilder("p" + std::to_string(i)).Container("10m", "1Mi").Build());
+  }
+  while (scheduler_->queue().PendingPods().active > 0) scheduler_->ScheduleOne();
+  ASSERT_GT(scheduler_->InFlightBindings(), 100);
+
+  scheduler_->Stop(10ms);
+
+  EXPECT_EQ(scheduler_->InFlightBindings(), 0);
+  EXPECT_EQ(binder_->active(), 0);
+  int failed = 0;
+  for (const auto& event : recorder_.events()) {
+    if (event.reason == "FailedScheduling") failed++;
+  }
+  EXPECT_EQ(failed, kPods);
+  EXPECT_EQ(scheduler_->stats().bind_failures.load(), static_cast<uint64_t>(kPods));
+  scheduler_.reset();
+}
+
+}  // namespace
+}  // namespace berth::scheduler
+
+namespace berth::scheduler {
+namespace {
+
+// Rejects a pod until its Namespace carries the label "open"; reads Namespaces through a lister
+// from the Handle and registers Namespace events, as a plugin of any resource would.
+class NamespaceOpenGate : public framework::PreFilterPlugin, public framework::EnqueueExtensions {
+ public:
+  explicit NamespaceOpenGate(informer::Lister<api::Namespace> namespaces)
+      : namespaces_(namespaces) {}
+  std::string_view Name() const override { return "NamespaceOpenGate"; }
+  Status PreFilter(framework::CycleState&, const api::Pod& pod,
+                   const std::vector<framework::NodeInfoPtr>&,
+                   framework::PreFilterResult*) override {
+    auto ns = namespaces_.Get(pod.meta.namespace_);
+    if (ns && ns->meta.labels.Contains("open")) return {};
+    return Status::Unresolvable("namespace is not open");
+  }
+  std::vector<framework::ClusterEventWithHint> EventsToRegister() const override {
+    return {{{framework::EventResource::kNamespace, framework::kAdd | framework::kUpdate, ""},
+             [](const api::Pod& pod, const framework::EventObjects& event) {
+               auto ns = event.NewAs<api::Namespace>();
+               return ns && ns->meta.name == pod.meta.namespace_ && ns->meta.labels.Contains("open")
+                          ? framework::QueueingHint::kQueue
+                          : framework::QueueingHint::kSkip;
+             }}};
+  }
+
+ private:
+  informer::Lister<api::Namespace> namespaces_;
+};
+
+// Registers events for a resource no informer can watch.
+class WidgetWatcher : public framework::FilterPlugin, public framework::EnqueueExtensions {
+ public:
+  std::string_view Name() const override { return "WidgetWatcher"; }
+  Status Filter(const framework::CycleState&, const api::Pod&,
+                const framework::NodeInfo&) override {
+    return {};
+  }
+  std::vector<framework::ClusterEventWithHint> EventsToRegister() const override {
+    return {{{framework::EventResource("Widget"), framework::kAdd, ""}, nullptr}};
+  }
+};
+
+std::shared_ptr<const api::Namespace> NamespaceObject(const std::string& name, bool open) {
+  auto ns = std::make_shared<api::Namespace>();
+  ns->meta.name = name;
+  ns->meta.resource_version = open ? "2" : "1";
+  if (open) ns->meta.labels.Set("open", "true");
+  return ns;
+}
+
+TEST(SchedulerResourceEvents, AnEventOfAResourceAPluginListsRequeuesThePodsItRejected) {
+  auto registry = plugins::registry::InTree();
+  registry["NamespaceOpenGate"] = [](const nlohmann::json&, framework::Handle& handle) {
+    return std::make_shared<NamespaceOpenGate>(
+        handle.SharedInformerFactory().ListerFor<api::Namespace>());
+  };
+  config::Configuration cfg = config::DefaultConfiguration();
+  cfg.profiles[0].plugins.pre_filter.enabled.push_back({"NamespaceOpenGate", 0});
+  testing::FakeRecorder recorder;
+  informer::SharedInformerFactory informers(nullptr);
+  SchedulerDeps deps;
+  deps.recorder = &recorder;
+  deps.informers = &informers;
+  Scheduler scheduler(cfg, registry, deps);
+  scheduler.AddAllEventHandlers();
+  std::vector<std::string> resources;
+  for (const auto& state : informers.States()) resources.push_back(state.resource);
+  EXPECT_EQ(resources, (std::vector<std::string>{"namespaces", "nodes", "pods"}));
+
+  informers.Nodes().Upsert(NodeBuilder("n").Capacity("4", "8Gi").Build());
+  informers.For<api::Namespace>().Upsert(NamespaceObject("team", false));
+  informers.Pods().Upsert(PodBuilder("p", "team").Container("100m", "64Mi").Build());
+  ASSERT_TRUE(scheduler.ScheduleOne());
+  EXPECT_EQ(scheduler.queue().PendingPods().unschedulable, 1u);
+
+  // Another namespace opening is not this pod's business; its own namespace opening is.
+  informers.For<api::Namespace>().Upsert(NamespaceObject("other", true));
+  EXPECT_EQ(scheduler.queue().PendingPods().unschedulable, 1u);
+  informers.For<api::Namespace>().Upsert(NamespaceObject("team", true));
+  const auto counts = scheduler.queue().PendingPods();
+  EXPECT_EQ(counts.unschedulable, 0u);
+  EXPECT_EQ(counts.active + counts.backoff, 1u);
+}
+
+TEST(SchedulerResourceEvents, APluginRegisteringAResourceBerthCannotWatchIsRefused) {
+  auto registry = plugins::registry::InTree();
+  registry["WidgetWatcher"] = [](const nlohmann::json&, framework::Handle&) {
+    return std::make_shared<WidgetWatcher>();
+  };
+  config::Configuration cfg = config::DefaultConfiguration();
+  cfg.profiles[0].plugins.filter.enabled.push_back({"WidgetWatcher", 0});
+  testing::FakeRecorder recorder;
+  SchedulerDeps deps;
+  deps.recorder = &recorder;
+  try {
+    Scheduler scheduler(cfg, registry, deps);
+    FAIL() << "a profile whose plugin needs an unwatchable resource was accepted";
+  } catch (const framework::runtime::FrameworkError& e) {
+    EXPECT_NE(std::string(e.what()).find("plugin WidgetWatcher registers cluster events for "
+                                         "resource \"Widget\""),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace

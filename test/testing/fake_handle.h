@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "pkg/framework/interface.h"
+#include "pkg/informer/factory.h"
 
 namespace berth::testing {
 
@@ -98,7 +99,9 @@ class FakeHandle : public framework::Handle {
 
   const framework::NodeInfoLister& SnapshotSharedLister() const override { return lister_; }
   client::Client* ClientSet() const override { return client_; }
-  informer::SharedInformerFactory* SharedInformerFactory() const override { return nullptr; }
+  // Client-less: a test puts objects in with informers().For<T>().Upsert(...).
+  informer::SharedInformerFactory& SharedInformerFactory() const override { return informers_; }
+  informer::SharedInformerFactory& informers() { return informers_; }
   std::shared_ptr<framework::WaitingPod> GetWaitingPod(const std::string&) override {
     return nullptr;
   }
@@ -109,9 +112,40 @@ class FakeHandle : public framework::Handle {
   framework::PodNominator& Nominator() override { return nominator_; }
   const std::string& ProfileName() const override { return profile_; }
 
+  // A plugin under test that runs the profile's other plugins needs a real Framework; these say
+  // so instead of pretending.
+  framework::Status RunPreScorePlugins(framework::CycleState&, const api::Pod&,
+                                       std::span<const framework::NodeInfo* const>) override {
+    return NoRunner();
+  }
+  framework::Status RunScorePlugins(const framework::CycleState&, const api::Pod&,
+                                    std::span<const framework::NodeInfo* const>,
+                                    std::vector<framework::NodePluginScores>*) override {
+    return NoRunner();
+  }
+  framework::Status RunFilterPlugins(const framework::CycleState&, const api::Pod&,
+                                     const framework::NodeInfo&, int) override {
+    return NoRunner();
+  }
+  framework::Status RunPreFilterExtensionAddPod(framework::CycleState&, const api::Pod&,
+                                                const framework::PodInfo&,
+                                                const framework::NodeInfo&) override {
+    return NoRunner();
+  }
+  framework::Status RunPreFilterExtensionRemovePod(framework::CycleState&, const api::Pod&,
+                                                   const framework::PodInfo&,
+                                                   const framework::NodeInfo&) override {
+    return NoRunner();
+  }
+
  private:
+  static framework::Status NoRunner() {
+    return framework::Status::Error("FakeHandle runs no plugins; build a Framework");
+  }
+
   FakeLister lister_;
   client::Client* client_;
+  mutable informer::SharedInformerFactory informers_{nullptr};
   FakeRecorder recorder_;
   InlineParallelizer parallelizer_;
   NoNominations nominator_;

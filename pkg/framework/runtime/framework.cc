@@ -89,6 +89,11 @@ Status AsError(const std::string& what, const std::string& plugin, const Status&
 Framework::Framework(const Registry& registry, const config::Profile& profile, FrameworkDeps deps)
     : profile_name_(profile.scheduler_name), profile_(profile), deps_(std::move(deps)) {
   if (!deps_.waiting_pods) deps_.waiting_pods = std::make_shared<WaitingPods>();
+  // Plugins reach both through the Handle from their factories on, so neither can come later.
+  if (deps_.nominator == nullptr || deps_.informer_factory == nullptr) {
+    throw FrameworkError("profile " + profile_name_ +
+                         ": a framework needs a nominator and an informer factory");
+  }
   const auto& p = profile.plugins;
   // Instantiate every plugin named anywhere, once, with its pluginConfig args.
   for (const config::ExtensionPoint& point : config::ExtensionPoints()) {
@@ -381,11 +386,9 @@ Status Framework::RunFilterPlugins(const CycleState& state, const api::Pod& pod,
 Status Framework::RunFilterPluginsWithNominatedPods(const CycleState& state, const api::Pod& pod,
                                                     const NodeInfo& node, int node_index) {
   std::vector<PodInfoPtr> nominated;
-  if (deps_.nominator) {
-    for (auto& p : deps_.nominator->NominatedPodsForNode(node.name())) {
-      if (p->pod->meta.uid != pod.meta.uid && p->pod->spec.priority >= pod.spec.priority) {
-        nominated.push_back(std::move(p));
-      }
+  for (auto& p : deps_.nominator->NominatedPodsForNode(node.name())) {
+    if (p->pod->meta.uid != pod.meta.uid && p->pod->spec.priority >= pod.spec.priority) {
+      nominated.push_back(std::move(p));
     }
   }
   if (nominated.empty()) return RunFilterPlugins(state, pod, node, node_index);
@@ -406,7 +409,7 @@ Status Framework::RunFilterPluginsWithNominatedPods(const CycleState& state, con
 void Framework::RunFilterPluginsOnNodes(const CycleState& state, const api::Pod& pod,
                                         std::span<const NodeInfo* const> nodes, int first_index,
                                         std::span<Status> statuses) {
-  if (deps_.nominator && deps_.nominator->HasNominatedPods()) {
+  if (deps_.nominator->HasNominatedPods()) {
     for (size_t i = 0; i < nodes.size(); i++) {
       Status s = RunFilterPluginsWithNominatedPods(state, pod, *nodes[i],
                                                    first_index + static_cast<int>(i));

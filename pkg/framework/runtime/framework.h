@@ -85,27 +85,16 @@ class FrameworkError : public std::runtime_error {
 struct FrameworkDeps {
   const NodeInfoLister* snapshot = nullptr;
   client::Client* client = nullptr;
-  informer::SharedInformerFactory* informer_factory = nullptr;
+  informer::SharedInformerFactory* informer_factory = nullptr;  // Required.
   EventRecorder* recorder = nullptr;
   Parallelizer* parallelizer = nullptr;
-  PodNominator* nominator = nullptr;
+  PodNominator* nominator = nullptr;  // Required.
   std::shared_ptr<WaitingPods> waiting_pods;
   FrameworkObserver* observer = nullptr;
 };
 
-struct PluginScore {
-  std::string_view plugin;  // Owned by the Framework.
-  int64_t score = 0;        // Normalized and weighted.
-};
-
-// One node's total and per-plugin scores. Plugin names are views into the Framework, which
-// outlives every cycle; the node name is a view of the scored NodeInfo's, valid for the scheduling
-// cycle only (as NodeScore's): copying it for every scored node was a visible share of Score.
-struct NodePluginScores {
-  std::string_view name;
-  std::vector<PluginScore> scores;
-  int64_t total = 0;
-};
+using framework::NodePluginScores;
+using framework::PluginScore;
 
 // A profile's plugins, instantiated once, with the Handle they see. Thread-safe where upstream's
 // is: Filter/Score runners may be called from the worker pool; each cycle's CycleState is owned
@@ -119,8 +108,6 @@ class Framework : public Handle {
 
   const std::string& ProfileName() const override { return profile_name_; }
   const config::Profile& profile() const { return profile_; }
-  // The queue owns the nominator and is built after the frameworks.
-  void SetNominator(PodNominator* nominator) { deps_.nominator = nominator; }
 
   // ---- Extension points ----
   Status RunPreEnqueuePlugins(const api::Pod& pod);
@@ -130,14 +117,14 @@ class Framework : public Handle {
                              const std::vector<NodeInfoPtr>& nodes, PreFilterResult* result,
                              std::vector<std::string>* plugins_with_nodes = nullptr);
   Status RunPreFilterExtensionAddPod(CycleState& state, const api::Pod& pod, const PodInfo& to_add,
-                                     const NodeInfo& node);
+                                     const NodeInfo& node) override;
   Status RunPreFilterExtensionRemovePod(CycleState& state, const api::Pod& pod,
-                                        const PodInfo& to_remove, const NodeInfo& node);
+                                        const PodInfo& to_remove, const NodeInfo& node) override;
   // Runs every Filter plugin (except skipped ones) on one node; stops at the first rejection.
   // `node_index` is the node's position in this cycle's pass over the nodes: in a sampled cycle,
   // plugins are timed on every kTimedNodeStride-th node only.
   Status RunFilterPlugins(const CycleState& state, const api::Pod& pod, const NodeInfo& node,
-                          int node_index = 0);
+                          int node_index = 0) override;
   // Filter with the pods nominated to this node (of priority >= the pod's) added, as upstream:
   // the node must fit both with and without them.
   Status RunFilterPluginsWithNominatedPods(const CycleState& state, const api::Pod& pod,
@@ -152,11 +139,11 @@ class Framework : public Handle {
   Status RunPostFilterPlugins(CycleState& state, const api::Pod& pod, const NodeToStatus& statuses,
                               PostFilterResult* result);
   Status RunPreScorePlugins(CycleState& state, const api::Pod& pod,
-                            std::span<const NodeInfo* const> nodes);
+                            std::span<const NodeInfo* const> nodes) override;
   // Scores, normalizes, range-checks and weights over `nodes` in parallel.
   Status RunScorePlugins(const CycleState& state, const api::Pod& pod,
                          std::span<const NodeInfo* const> nodes,
-                         std::vector<NodePluginScores>* out);
+                         std::vector<NodePluginScores>* out) override;
   Status RunReservePluginsReserve(CycleState& state, const api::Pod& pod, const std::string& node);
   void RunReservePluginsUnreserve(CycleState& state, const api::Pod& pod, const std::string& node);
   // Success, Wait (the pod was parked; call WaitOnPermit from the binding cycle) or a rejection.
@@ -188,8 +175,8 @@ class Framework : public Handle {
   // ---- Handle ----
   const NodeInfoLister& SnapshotSharedLister() const override;
   client::Client* ClientSet() const override { return deps_.client; }
-  informer::SharedInformerFactory* SharedInformerFactory() const override {
-    return deps_.informer_factory;
+  informer::SharedInformerFactory& SharedInformerFactory() const override {
+    return *deps_.informer_factory;
   }
   std::shared_ptr<WaitingPod> GetWaitingPod(const std::string& uid) override;
   void IterateOverWaitingPods(const std::function<void(WaitingPod&)>& fn) override;

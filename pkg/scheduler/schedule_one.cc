@@ -1,0 +1,435 @@
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <map>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "pkg/log/log.h"
+#include "pkg/metrics/metrics.h"
+#include "pkg/scheduler/scheduler.h"
+
+// The scheduling cycle: pop a pod, filter and score the snapshot's nodes, pick a host, assume the
+// pod there, run Reserve and Permit, and hand it to a binding cycle. Scheduling thread only.
+
+namespace berth::scheduler {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using framework::Code;
+using framework::Status;
+
+constexpr int kMinFeasibleNodesToFind = 100;
+constexpr int kMinFeasibleNodesPercentageToFind = 5;
+constexpr int kBasePercentageOfNodesToScore = 50;
+
+}  // namespace
+
+int NumFeasibleNodesToFind(int percentage, int num_all_nodes) {
+  if (num_all_nodes < kMinFeasibleNodesToFind) return num_all_nodes;
+  if (percentage >= 100) return num_all_nodes;
+  int adaptive = percentage;
+  if (adaptive <= 0) {
+    adaptive = kBasePercentageOfNodesToScore - num_all_nodes / 125;
+    adaptive = std::max(adaptive, kMinFeasibleNodesPercentageToFind);
+  }
+  int64_t num = static_cast<int64_t>(num_all_nodes) * adaptive / 100;
+  return static_cast<int>(std::max<int64_t>(num, kMinFeasibleNodesToFind));
+}
+
+bool Scheduler::ScheduleOne() {
+  framework::QueuedPodInfoPtr pinfo = queue_->Pop();
+  if (!pinfo) return false;
+  const api::PodPtr pod = pinfo->pod_info->pod;
+  auto* fwk = FrameworkFor(pod->spec.scheduler_name);
+  if (!fwk || pod->IsTerminating() || cache_.IsAssumedPod(*pod)) {
+    queue_->Done(pod->meta.uid);
+    return true;
+  }
+  const auto cycle_start = Clock::now();
+  stats_.attempts++;
+  cycles_++;
+  auto state = std::make_shared<framework::CycleState>();
+  state->record_plugin_metrics =
+      options_.plugin_metrics_sample_percent > 0 &&
+      static_cast<int>(rng_() % 100) < options_.plugin_metrics_sample_percent;
+
+  ScheduleResult result;
+  Diagnosis diagnosis;
+  Status status = SchedulePod(*fwk, *state, *pod, &result, &diagnosis);
+  if (!status.IsSuccess()) {
+    std::string nominated;
+    if (status.IsRejected() && fwk->HasPostFilterPlugins()) {
+      framework::PostFilterResult post;
+      Status post_status = fwk->RunPostFilterPlugins(*state, *pod, diagnosis.node_to_status, &post);
+      if (!post_status.IsSuccess() && !post_status.reasons().empty()) {
+        diagnosis.post_filter_msg = post_status.Message();
+      }
+      nominated = post.nominated_node_name;
+    }
+    HandleSchedulingFailure(pinfo, status, status.IsRejected() ? &diagnosis : nullptr, nominated,
+                            cycle_start);
+    return true;
+  }
+
+  // Assume: the cache counts the pod on its node from now on, so the next cycle sees it.
+  auto assumed = std::make_shared<api::Pod>(*pod);
+  assumed->spec.node_name = result.host;
+  assumed->status.nominated_node_name.clear();
+  api::PodPtr assumed_ptr = assumed;
+  Status assume = cache_.AssumePod(std::make_shared<framework::PodInfo>(assumed_ptr));
+  if (!assume.IsSuccess()) {
+    HandleSchedulingFailure(pinfo, assume, nullptr, "", cycle_start);
+    return true;
+  }
+  Status reserve = fwk->RunReservePluginsReserve(*state, *assumed, result.host);
+  if (!reserve.IsSuccess()) {
+    fwk->RunReservePluginsUnreserve(*state, *assumed, result.host);
+    cache_.ForgetPod(*assumed);
+    HandleSchedulingFailure(pinfo, reserve, nullptr, "", cycle_start);
+    return true;
+  }
+  Status permit = fwk->RunPermitPlugins(*state, *assumed, result.host);
+  if (!permit.IsSuccess() && !permit.IsWait()) {
+    fwk->RunReservePluginsUnreserve(*state, *assumed, result.host);
+    cache_.ForgetPod(*assumed);
+    if (permit.IsRejected()) pinfo->unschedulable_plugins = {permit.plugin()};
+    HandleSchedulingFailure(pinfo, permit, nullptr, "", cycle_start);
+    return true;
+  }
+  queue_->nominator().DeleteNominatedPodIfExists(*pod);
+
+  in_flight_bindings_++;
+  binders_->Post([this, fwk, state, pinfo, assumed_ptr, result, cycle_start] {
+    BindingCycle(fwk, state, pinfo, assumed_ptr, result, cycle_start);
+    in_flight_bindings_--;
+  });
+  return true;
+}
+
+Status Scheduler::SchedulePod(framework::runtime::Framework& fwk, framework::CycleState& state,
+                              const api::Pod& pod, ScheduleResult* result, Diagnosis* diagnosis) {
+  const auto algorithm_start = Clock::now();
+  Status snap = cache_.UpdateSnapshot(snapshot_);
+  if (!snap.IsSuccess()) return snap;
+  if (snapshot_.NumNodes() == 0) {
+    diagnosis->pre_filter_msg = "";
+    return Status(Code::kUnschedulable, "no nodes available to schedule pods");
+  }
+  std::vector<const framework::NodeInfo*>& feasible = feasible_nodes_;
+  Status s = FindNodesThatFitPod(fwk, state, pod, diagnosis, &feasible);
+  if (!s.IsSuccess()) return s;
+  const int evaluated = static_cast<int>(feasible.size() + diagnosis->node_to_status.size());
+  if (feasible.empty()) {
+    return Status(Code::kUnschedulable,
+                  FitErrorMessage(static_cast<int>(snapshot_.NumNodes()), *diagnosis));
+  }
+  result->evaluated_nodes = evaluated;
+  result->feasible_nodes = static_cast<int>(feasible.size());
+  if (feasible.size() == 1) {
+    result->host = feasible.front()->name();
+    if (deps_.metrics) {
+      deps_.metrics->ObserveSchedulingAlgorithm(
+          std::chrono::duration<double>(Clock::now() - algorithm_start).count());
+    }
+    if (log::V(2)) LogDecision(fwk, pod, *result, {});
+    return {};
+  }
+  std::vector<framework::runtime::NodePluginScores>& scores = node_scores_;
+  if (fwk.HasScorePlugins()) {
+    Status pre = fwk.RunPreScorePlugins(state, pod, feasible);
+    if (!pre.IsSuccess()) return pre;
+    Status sc = fwk.RunScorePlugins(state, pod, feasible, &scores);
+    if (!sc.IsSuccess()) return sc;
+  } else {
+    scores.clear();
+    for (const auto& n : feasible) scores.push_back({n->name(), {}, 1});
+  }
+  result->host = SelectHost(scores);
+  if (deps_.metrics) {
+    deps_.metrics->ObserveSchedulingAlgorithm(
+        std::chrono::duration<double>(Clock::now() - algorithm_start).count());
+  }
+  if (log::V(2)) LogDecision(fwk, pod, *result, scores);
+  return {};
+}
+
+Status Scheduler::FindNodesThatFitPod(framework::runtime::Framework& fwk,
+                                      framework::CycleState& state, const api::Pod& pod,
+                                      Diagnosis* diagnosis,
+                                      std::vector<const framework::NodeInfo*>* feasible) {
+  feasible->clear();
+  const auto& all_nodes = snapshot_.List();
+  framework::PreFilterResult pre_result;
+  std::vector<std::string> plugins_with_nodes;
+  Status s = fwk.RunPreFilterPlugins(state, pod, all_nodes, &pre_result, &plugins_with_nodes);
+  if (!s.IsSuccess()) {
+    if (!s.IsRejected()) return s;
+    // Every node gets the PreFilter status; the message says it once.
+    diagnosis->pre_filter_msg = s.Message();
+    diagnosis->node_to_status.set_absent_nodes_status(s);
+    if (!s.plugin().empty()) {
+      (s.code() == Code::kPending ? diagnosis->pending_plugins : diagnosis->unschedulable_plugins)
+          .insert(s.plugin());
+    }
+    return {};
+  }
+
+  // A nominated node (from an earlier preemption) is tried first, alone.
+  if (!pod.status.nominated_node_name.empty()) {
+    if (auto nominated = snapshot_.Get(pod.status.nominated_node_name);
+        nominated && nominated->node()) {
+      Diagnosis scratch;
+      FindNodesThatPassFilters(fwk, state, pod, &scratch, {nominated}, feasible);
+      if (!feasible->empty()) return {};
+    }
+  }
+
+  // The snapshot's list itself when PreFilter kept every node: copying it would touch every
+  // node's reference count on every cycle.
+  std::vector<framework::NodeInfoPtr> kept;
+  const std::vector<framework::NodeInfoPtr>* nodes = &all_nodes;
+  if (!pre_result.AllNodes()) {
+    nodes = &kept;
+    for (const auto& name : *pre_result.node_names) {
+      if (auto n = snapshot_.Get(name); n && n->node()) kept.push_back(n);
+    }
+    // Nodes PreFilter ruled out count as unresolvable in the message, as upstream.
+    std::string plugins;
+    for (const auto& name : plugins_with_nodes) plugins += (plugins.empty() ? "" : " ") + name;
+    diagnosis->node_to_status.set_absent_nodes_status(
+        Status::Unresolvable("node(s) didn't satisfy plugin(s) [" + plugins + "]"));
+  }
+  FindNodesThatPassFilters(fwk, state, pod, diagnosis, *nodes, feasible);
+  return {};
+}
+
+void Scheduler::FindNodesThatPassFilters(framework::runtime::Framework& fwk,
+                                         const framework::CycleState& state, const api::Pod& pod,
+                                         Diagnosis* diagnosis,
+                                         const std::vector<framework::NodeInfoPtr>& nodes,
+                                         std::vector<const framework::NodeInfo*>* feasible) {
+  feasible->clear();
+  const int num_all = static_cast<int>(nodes.size());
+  if (num_all == 0) return;
+  const auto& profile = fwk.profile();
+  int percentage = profile.percentage_of_nodes_to_score ? *profile.percentage_of_nodes_to_score
+                                                        : config_.percentage_of_nodes_to_score;
+  const int to_find = NumFeasibleNodesToFind(percentage, num_all);
+  // The index was advanced over the snapshot's full list; `nodes` may be shorter (a nominated
+  // node, or the nodes PreFilter kept).
+  const int start = next_start_node_index_ % num_all;
+  // Node (start + i); start and i are below num_all, so one subtraction wraps it.
+  auto node_at = [&](int i) {
+    const int index = start + i;
+    return nodes[index < num_all ? index : index - num_all].get();
+  };
+  if (!fwk.HasFilterPlugins()) {
+    for (int i = 0; i < to_find; i++) feasible->push_back(node_at(i));
+    next_start_node_index_ = (start + to_find) % num_all;
+    return;
+  }
+  const auto filter_start = Clock::now();
+  // Nodes are filtered in batches and the shared counters move once per batch: updating them per
+  // node from every worker bounced their cache line between cores on each Filter call, which
+  // cost more than the plugins did.
+  const int batches = (num_all + kFilterBatch - 1) / kFilterBatch;
+  std::atomic<int> found{0};
+  std::atomic<bool> stop{false};
+  // One past the last node any batch reached: the passes below stop there instead of walking
+  // every node of a large cluster when only the first few hundred were filtered.
+  std::atomic<int> reached{0};
+  // outcomes[i] is node (start + i)'s. Collected in index order afterwards, so the feasible list
+  // (and with a seeded tie-break, the choice) does not depend on worker timing.
+  auto& outcomes = filter_outcomes_;
+  auto& statuses = filter_statuses_;
+  outcomes.assign(num_all, FilterOutcome::kNotRun);
+  if (statuses.size() < static_cast<size_t>(num_all)) statuses.resize(num_all);
+  auto prefetch_batch = [&](int batch, bool node_objects) {
+    if (batch >= batches) return;
+    const int end = std::min(num_all, (batch + 1) * kFilterBatch);
+    for (int i = batch * kFilterBatch; i < end; i++) {
+      if (node_objects) {
+        node_at(i)->PrefetchNode();
+      } else {
+        node_at(i)->Prefetch();
+      }
+    }
+  };
+  parallelizer_.Until(
+      batches,
+      [&](int batch) {
+        const int begin = batch * kFilterBatch;
+        const int end = std::min(num_all, begin + kFilterBatch);
+        // Memory is asked for ahead of use: the NodeInfos two batches on and the Node objects of
+        // the next batch (reading a NodeInfo's node pointer needs the NodeInfo). A thread mostly
+        // takes batches in a row, so a batch's nodes are on their way by the time it is
+        // filtered; the first batch of a thread's stretch asks for its own and the next one's.
+        // Waiting for each batch's nodes as it started was a tenth of the cycle.
+        thread_local int expected_batch = -1;
+        if (batch != expected_batch) {
+          prefetch_batch(batch, false);
+          prefetch_batch(batch + 1, false);
+          prefetch_batch(batch, true);
+        }
+        prefetch_batch(batch + 2, false);
+        prefetch_batch(batch + 1, true);
+        expected_batch = batch + 1;
+        for (int r = reached.load(std::memory_order_relaxed);
+             r < end && !reached.compare_exchange_weak(r, end, std::memory_order_relaxed);) {
+        }
+        int passed = 0;
+        // Each plugin filters a run of nodes at a time. A run is no longer than the feasible
+        // nodes still wanted, so that, as node by node, no node is filtered beyond the last one
+        // needed (bar what other batches find meanwhile).
+        std::array<const framework::NodeInfo*, kFilterBatch> run_nodes;
+        for (int i = begin; i < end;) {
+          const int wanted = to_find - found.load(std::memory_order_relaxed) - passed;
+          if (wanted <= 0) break;
+          const int run_end = std::min(end, i + wanted);
+          for (int j = i; j < run_end; j++) {
+            run_nodes[j - i] = node_at(j);
+            // Entries are reused across cycles; the runner expects them successful.
+            if (!statuses[j].IsSuccess()) statuses[j] = Status();
+          }
+          const size_t count = static_cast<size_t>(run_end - i);
+          fwk.RunFilterPluginsOnNodes(
+              state, pod, std::span<const framework::NodeInfo* const>(run_nodes.data(), count), i,
+              std::span<Status>(statuses.data() + i, count));
+          for (int j = i; j < run_end; j++) {
+            if (statuses[j].IsSuccess()) {
+              outcomes[j] = FilterOutcome::kPassed;
+              passed++;
+            } else {
+              outcomes[j] = FilterOutcome::kRejected;
+            }
+          }
+          i = run_end;
+        }
+        if (passed == 0) return;
+        // Passes beyond to_find (other batches got there first) are dropped, from the end of
+        // this batch; they are not counted as processed, so the next cycle starts at them.
+        const int before = found.fetch_add(passed);
+        if (before + passed < to_find) return;
+        stop = true;
+        int excess = before + passed - to_find;
+        for (int i = end - 1; i >= begin && excess > 0; i--) {
+          if (outcomes[i] != FilterOutcome::kPassed) continue;
+          outcomes[i] = FilterOutcome::kOverflow;
+          excess--;
+        }
+      },
+      &stop);
+  int processed = 0;
+  int overflow = 0;
+  const int limit = reached.load();
+  for (int i = 0; i < limit; i++) {
+    switch (outcomes[i]) {
+      case FilterOutcome::kPassed:
+        feasible->push_back(node_at(i));
+        processed++;
+        break;
+      case FilterOutcome::kRejected:
+        processed++;
+        break;
+      case FilterOutcome::kOverflow:
+        overflow++;
+        break;
+      case FilterOutcome::kNotRun:
+        break;
+    }
+  }
+  next_start_node_index_ = (start + processed) % num_all;
+  std::map<std::string, int64_t> rejected_by;
+  // Consecutive rejections by one plugin (interned names compare by address) are tallied once.
+  const std::string* last_plugin = nullptr;
+  int64_t last_count = 0;
+  Code last_code = Code::kSuccess;
+  auto tally = [&] {
+    if (last_plugin == nullptr || last_plugin->empty()) return;
+    rejected_by[*last_plugin] += last_count;
+    if (last_code == Code::kPending) {
+      diagnosis->pending_plugins.insert(*last_plugin);
+    } else if (last_code != Code::kError) {
+      diagnosis->unschedulable_plugins.insert(*last_plugin);
+    }
+  };
+  // Only rejected nodes get an entry; most cycles have none, and reserving room for every
+  // processed node allocated (and freed) tens of kilobytes a cycle.
+  diagnosis->node_to_status.Reserve(static_cast<size_t>(processed) - feasible->size());
+  for (int i = 0; i < limit; i++) {
+    if (outcomes[i] != FilterOutcome::kRejected) continue;
+    Status& s = statuses[i];
+    const Code code = s.IsRejected() ? s.code() : Code::kError;
+    if (&s.plugin() != last_plugin || code != last_code) {
+      tally();
+      last_plugin = &s.plugin();
+      last_code = code;
+      last_count = 0;
+    }
+    last_count++;
+    if (!s.IsRejected()) continue;  // Errors are reported through the cycle's error path.
+    diagnosis->node_to_status.Set(node_at(i)->name(), std::move(s));
+  }
+  tally();
+  fwk.RecordFilterPhase(
+      state, feasible->empty() ? Status(Code::kUnschedulable, "no node passed Filter") : Status(),
+      std::chrono::duration<double>(Clock::now() - filter_start).count(), processed + overflow,
+      rejected_by);
+}
+
+std::string Scheduler::SelectHost(const std::vector<framework::runtime::NodePluginScores>& scores) {
+  // Each node with the top score is chosen with equal probability, as upstream's reservoir
+  // sampling does, but with one random number per cycle instead of one per tied node: with
+  // hundreds of equal scores, the generator was a visible share of the cycle.
+  int64_t max_score = scores.front().total;
+  uint64_t ties = 0;
+  for (const auto& s : scores) {
+    if (s.total > max_score) {
+      max_score = s.total;
+      ties = 1;
+    } else if (s.total == max_score) {
+      ties++;
+    }
+  }
+  uint64_t pick = ties > 1 ? rng_() % ties : 0;
+  for (const auto& s : scores) {
+    if (s.total != max_score) continue;
+    if (pick == 0) return std::string(s.name);
+    pick--;
+  }
+  return std::string(scores.front().name);  // Unreachable: some node has the top score.
+}
+
+void Scheduler::LogDecision(const framework::runtime::Framework& fwk, const api::Pod& pod,
+                            const ScheduleResult& result,
+                            const std::vector<framework::runtime::NodePluginScores>& scores) {
+  std::vector<const framework::runtime::NodePluginScores*> top;
+  const framework::runtime::NodePluginScores* chosen = nullptr;
+  for (const auto& s : scores) {
+    if (s.name == result.host) {
+      chosen = &s;
+    } else {
+      top.push_back(&s);
+    }
+  }
+  const auto n = static_cast<std::ptrdiff_t>(std::min<size_t>(3, top.size()));
+  std::partial_sort(top.begin(), top.begin() + n, top.end(),
+                    [](auto* a, auto* b) { return a->total > b->total; });
+  std::string alternatives;
+  for (std::ptrdiff_t i = 0; i < n; i++) {
+    if (i) alternatives += ",";
+    alternatives.append(top[i]->name).append("=").append(std::to_string(top[i]->total));
+  }
+  log::Verbose(2, "scheduling decision",
+               {{"pod", pod.Key()},
+                {"profile", fwk.ProfileName()},
+                {"node", result.host},
+                {"score", chosen ? std::to_string(chosen->total) : "n/a"},
+                {"feasible", std::to_string(result.feasible_nodes)},
+                {"evaluated", std::to_string(result.evaluated_nodes)},
+                {"alternatives", alternatives}});
+}
+
+}  // namespace berth::scheduler
