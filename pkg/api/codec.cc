@@ -627,6 +627,11 @@ void DecodePodSpec(const json& spec, const Path& path, PodSpec* out) {
             });
   ReadArray(spec, path.Field("volumes"), &out->volumes, DecodeVolume);
   ReadBool(spec, path.Field("hostNetwork"), &out->host_network);
+  ReadArray(spec, path.Field("resourceClaims"), &out->resource_claims,
+            [](const json& e, const Path& p, std::string* name) {
+              ExpectObject(e, p);
+              ReadString(e, p.Field("name"), name);
+            });
 }
 
 void DecodePodStatus(const json& status, const Path& path, PodStatus* out) {

@@ -230,6 +230,10 @@ constexpr ProtobufMessage kVolume{kVolumeFields};
 constexpr ProtobufField kSchedulingGateFields[] = {{1, "name", K::kString}};
 constexpr ProtobufMessage kSchedulingGate{kSchedulingGateFields};
 
+// PodResourceClaim: only the name; the claim's source is not read.
+constexpr ProtobufField kPodResourceClaimFields[] = {{1, "name", K::kString}};
+constexpr ProtobufMessage kPodResourceClaim{kPodResourceClaimFields};
+
 constexpr ProtobufField kPodSpecFields[] = {
     {1, "volumes", K::kMessage, true, &kVolume},
     {2, "containers", K::kMessage, true, &kContainer},
@@ -246,6 +250,7 @@ constexpr ProtobufField kPodSpecFields[] = {
     {32, "overhead", K::kQuantityMap},
     {33, "topologySpreadConstraints", K::kMessage, true, &kTopologySpreadConstraint},
     {38, "schedulingGates", K::kMessage, true, &kSchedulingGate},
+    {39, "resourceClaims", K::kMessage, true, &kPodResourceClaim},
     {40, "resources", K::kMessage, false, &kResourceRequirements},
 };
 constexpr ProtobufMessage kPodSpec{kPodSpecFields};

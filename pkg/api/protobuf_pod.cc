@@ -313,6 +313,14 @@ void ReadSpec(std::string_view message, PodSpec* out) {
         }
         break;
       }
+      case 39: {
+        std::string& claim = out->resource_claims.emplace_back();
+        Fields c(f.Bytes());
+        while (c.Next()) {
+          if (c.number() == 1) claim = c.String();
+        }
+        break;
+      }
       case 40:
         ReadRequirements(f.Message(&seen), &out->resources.emplace());
         break;

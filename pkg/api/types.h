@@ -324,6 +324,9 @@ struct PodSpec {
   std::vector<std::string> scheduling_gates;
   std::vector<Volume> volumes;
   bool host_network = false;
+  // The names of spec.resourceClaims (dynamic resource allocation); their sources are not kept,
+  // since no plugin allocates claims yet and the names are enough to recognise such a pod.
+  std::vector<std::string> resource_claims;
 
   bool operator==(const PodSpec& other) const = default;
 };

@@ -807,6 +807,21 @@ TEST(PodEventsTest, IsPodUpdatedIgnoresStatusAndResourceVersion) {
   EXPECT_TRUE(IsPodUpdated(*v1, *annotated.Build()));
 }
 
+// Fields added to the api types after the comparison was written count too: they are compared
+// through the types' own operator==, not a list kept beside them.
+TEST(PodEventsTest, IsPodUpdatedSeesFieldsAddedToThePodLater) {
+  PodBuilder base("p");
+  api::PodPtr v1 = base.Build();
+  PodBuilder claims("p");
+  claims.pod().spec.resource_claims = {"gpu"};
+  claims.pod().meta.resource_version = "8";
+  EXPECT_TRUE(IsPodUpdated(*v1, *claims.Build()));
+  PodBuilder owned("p");
+  owned.pod().meta.owner_references.push_back({"v1", "Job", "j", "uid-j", true});
+  owned.pod().meta.generation = 2;
+  EXPECT_TRUE(IsPodUpdated(*v1, *owned.Build()));
+}
+
 TEST(PodEventsTest, PodSchedulingPropertiesChangeClassifiesUpdates) {
   auto actions = [](const api::Pod& new_pod, const api::Pod& old_pod) {
     std::vector<uint32_t> out;

@@ -8,6 +8,7 @@
 
 #include "pkg/log/log.h"
 #include "pkg/metrics/metrics.h"
+#include "pkg/scheduler/unsupported_fields.h"
 #include "pkg/scheduler/scheduler.h"
 
 // The scheduling cycle: pop a pod, filter and score the snapshot's nodes, pick a host, assume the
@@ -113,6 +114,16 @@ Status Scheduler::SchedulePod(framework::runtime::Framework& fwk, framework::Cyc
   const auto algorithm_start = Clock::now();
   Status snap = cache_.UpdateSnapshot(snapshot_);
   if (!snap.IsSuccess()) return snap;
+  // Every node rejects the pod (the default status of nodes never filtered), as after a PreFilter
+  // rejection. The missing plugins are its rejectors: no cluster event can help, so none requeues
+  // it before the periodic flush of the unschedulable pool.
+  if (auto unsupported = FindUnsupportedField(pod)) {
+    diagnosis->pre_filter_msg = unsupported->message;
+    diagnosis->unschedulable_plugins.insert(unsupported->plugins.begin(),
+                                            unsupported->plugins.end());
+    return Status(Code::kUnschedulableAndUnresolvable,
+                  FitErrorMessage(static_cast<int>(snapshot_.NumNodes()), *diagnosis));
+  }
   if (snapshot_.NumNodes() == 0) {
     diagnosis->pre_filter_msg = "";
     return Status(Code::kUnschedulable, "no nodes available to schedule pods");

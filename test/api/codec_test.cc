@@ -204,7 +204,11 @@ constexpr const char* kPodJson = R"json({
        "labelSelector": {"matchLabels": {"app.kubernetes.io/name": "checkout"}}}
     ],
     "schedulingGates": [{"name": "example.com/quota"}],
-    "hostNetwork": false
+    "hostNetwork": false,
+    "resourceClaims": [
+      {"name": "gpu", "resourceClaimTemplateName": "checkout-gpu"},
+      {"name": "license", "resourceClaimName": "shared-license"}
+    ]
   },
   "status": {
     "phase": "Pending",
@@ -353,6 +357,8 @@ TEST(DecodePodTest, RealisticPod) {
   EXPECT_EQ(spec.volumes[1].claim_name, "");
   EXPECT_EQ(spec.volumes[2].source, "projected");
 
+  EXPECT_EQ(spec.resource_claims, (std::vector<std::string>{"gpu", "license"}));
+
   EXPECT_EQ(pod.status.phase, "Pending");
   ASSERT_EQ(pod.status.conditions.size(), 1u);
   EXPECT_EQ(pod.status.conditions[0].type, "PodScheduled");
@@ -382,6 +388,7 @@ TEST(DecodePodTest, MinimalPodGetsDefaults) {
   EXPECT_EQ(pod.spec.priority, 0);
   EXPECT_FALSE(pod.spec.affinity.has_value());
   EXPECT_TRUE(pod.spec.containers.empty());
+  EXPECT_TRUE(pod.spec.resource_claims.empty());
   EXPECT_TRUE(pod.requests.IsZero());
   EXPECT_EQ(pod.status.phase, "");
 }
@@ -393,11 +400,13 @@ TEST(DecodePodTest, NullsAreAbsent) {
     "spec": {"schedulerName": null, "nodeName": null, "affinity": null, "tolerations": null,
              "containers": [{"name": "c", "resources": {"requests": null, "limits": null},
                              "ports": null}],
-             "overhead": null, "resources": null, "nodeSelector": null, "volumes": null},
+             "overhead": null, "resources": null, "nodeSelector": null, "volumes": null,
+             "resourceClaims": null},
     "status": null})"));
   EXPECT_EQ(pod.spec.scheduler_name, "default-scheduler");
   EXPECT_FALSE(pod.spec.affinity.has_value());
   EXPECT_FALSE(pod.spec.resources.has_value());
+  EXPECT_TRUE(pod.spec.resource_claims.empty());
   ASSERT_EQ(pod.spec.containers.size(), 1u);
   EXPECT_FALSE(pod.spec.containers[0].resources.has_cpu_request);
   EXPECT_EQ(pod.non_zero_milli_cpu, kDefaultMilliCPURequest);
@@ -526,6 +535,15 @@ TEST(DecodePodTest, MalformedFieldsNameTheirPath) {
       {"claim name", json::parse(R"([{"op": "replace", "path":
          "/spec/volumes/0/persistentVolumeClaim/claimName", "value": 5}])"),
        "spec.volumes[0].persistentVolumeClaim.claimName", "expected string"},
+      {"resource claim", json::parse(R"([{"op": "replace", "path": "/spec/resourceClaims/0",
+         "value": "gpu"}])"),
+       "spec.resourceClaims[0]", "expected object, got string"},
+      {"resource claim name", json::parse(R"([{"op": "replace", "path":
+         "/spec/resourceClaims/1/name", "value": 3}])"),
+       "spec.resourceClaims[1].name", "expected string, got number"},
+      {"resource claims not an array", json::parse(R"([{"op": "replace", "path":
+         "/spec/resourceClaims", "value": {"name": "gpu"}}])"),
+       "spec.resourceClaims", "expected array, got object"},
       {"overhead", json::parse(R"([{"op": "replace", "path": "/spec/overhead/memory",
          "value": "lots"}])"),
        "spec.overhead.memory", "invalid quantity \"lots\""},

@@ -121,6 +121,7 @@ inline Proto RichPod() {
                        .Bytes(7, "Honor")
                        .Bytes(8, "pod-template-hash"))
       .Message(38, Proto().Bytes(1, "wait"))
+      .Message(39, Proto().Bytes(1, "gpu").Bytes(4, "web-gpu"))
       .Message(40, Proto().QuantityEntry(2, "memory", "1Gi"));
 
   Proto status;

@@ -54,6 +54,7 @@ TEST(TryDecodeProtobufPod, RichPodIsTheGeneralPathsPod) {
   EXPECT_EQ(direct->spec.volumes.at(0).claim_name, "data-web-0");
   EXPECT_TRUE(direct->spec.init_containers.at(0).restartable);
   EXPECT_EQ(direct->spec.priority, -5);
+  EXPECT_EQ(direct->spec.resource_claims, std::vector<std::string>{"gpu"});
   EXPECT_EQ(direct->requests.milli_cpu, 260);
   EXPECT_EQ(direct->status.conditions.size(), 1u);
   EXPECT_FALSE(direct->meta.annotations.Contains(kLastAppliedAnnotation));
@@ -313,6 +314,9 @@ class RandomPod {
                         .Message(4, Proto().Entry(1, "app", Text())));
     }
     if (Chance(10)) s.Message(38, Proto().Bytes(1, Text()));
+    for (int i = Chance(10) ? Pick(1, 2) : 0; i > 0; i--) {
+      s.Message(39, Proto().Bytes(1, Text()).Bytes(Chance(50) ? 3 : 4, "claim"));
+    }
     if (Chance(10)) s.Message(40, Quantities(2));
     return s;
   }

@@ -85,6 +85,7 @@ const json kRichPodJson = json::parse(R"json({
       "matchLabelKeys": ["pod-template-hash"]
     }],
     "schedulingGates": [{"name": "wait"}],
+    "resourceClaims": [{"name": "gpu"}],
     "resources": {"requests": {"memory": "1Gi"}}
   },
   "status": {
@@ -105,6 +106,7 @@ TEST(ProtobufDecode, PodBecomesTheJsonOfTheFieldsBerthReads) {
   EXPECT_EQ(pod.spec.volumes[0].claim_name, "data-web-0");
   EXPECT_EQ(pod.spec.volumes[1].source, "emptyDir");
   EXPECT_TRUE(pod.spec.init_containers[0].restartable);
+  EXPECT_EQ(pod.spec.resource_claims, std::vector<std::string>{"gpu"});
   EXPECT_FALSE(pod.meta.annotations.Contains("kubectl.kubernetes.io/last-applied-configuration"));
   EXPECT_EQ(pod.requests.milli_cpu, 260);  // 250m + 10m overhead.
   EXPECT_EQ(pod.requests.memory, int64_t{1} << 30);

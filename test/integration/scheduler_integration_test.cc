@@ -7,6 +7,8 @@
 
 #include <map>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "pkg/api/codec.h"
 #include "pkg/client/client.h"
@@ -257,6 +259,75 @@ TEST_F(SchedulerIntegration, HonoursTaintsNodeAffinityAndHostPorts) {
   // Other nodes of the shared cluster (the demo's, say) may add to the counts of this reason.
   EXPECT_NE(message.find(" node(s) had untolerated taint {dedicated: gpu}"), std::string::npos)
       << message;
+}
+
+// Fields Berth has no plugin for: the pods stay Pending with an event and a condition naming the
+// field, while a plain pod beside them is bound. The apiserver accepts a claim or a PVC that does
+// not exist, so none is created.
+TEST_F(SchedulerIntegration, PodsUsingUnsupportedFieldsStayPendingNamingTheField) {
+  nodes_->Add("n0", "4", "8Gi");
+  StartScheduler();
+  auto claims = Pod("claims");
+  claims["spec"]["resourceClaims"] = {{{"name", "gpu"}, {"resourceClaimName", "absent-claim"}}};
+  client_->Post(PodsPath(), claims);
+  auto anti = Pod("anti");
+  anti["spec"]["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"] = {
+      {{"labelSelector", {{"matchLabels", {{"app", "berth-test"}}}}},
+       {"topologyKey", "kubernetes.io/hostname"}}};
+  client_->Post(PodsPath(), anti);
+  auto pvc = Pod("pvc");
+  pvc["spec"]["volumes"] = {
+      {{"name", "data"}, {"persistentVolumeClaim", {{"claimName", "absent-claim"}}}}};
+  client_->Post(PodsPath(), pvc);
+  client_->Post(PodsPath(), Pod("plain"));
+  ASSERT_TRUE(WaitBound("plain"));
+
+  const std::map<std::string, std::string> fields = {
+      {"claims", "spec.resourceClaims (dynamic resource allocation)"},
+      {"anti", "spec.affinity.podAntiAffinity (inter-pod anti-affinity)"},
+      {"pvc", "spec.volumes[0].persistentVolumeClaim (persistent volume binding)"},
+  };
+  for (const auto& [name, field] : fields) {
+    SCOPED_TRACE(name);
+    const std::string reason = " nodes are available: pod uses " + field +
+                               ", which berth-scheduler does not support yet; use the default "
+                               "scheduler for this pod.";
+    // "0/N": other checkouts' tests and the demo may have nodes in the shared cluster.
+    auto names_field = [&](const std::string& message) {
+      return message.rfind("0/", 0) == 0 && message.size() > reason.size() &&
+             message.compare(message.size() - reason.size(), reason.size(), reason) == 0;
+    };
+    std::string condition;
+    EXPECT_TRUE(Eventually(
+        [&] {
+          auto pod = client_->Get(PodsPath() + "/" + name);
+          for (const auto& c : pod["status"].value("conditions", nlohmann::json::array())) {
+            if (c["type"] == "PodScheduled" && c["status"] == "False" &&
+                c["reason"] == "Unschedulable") {
+              condition = c.value("message", "");
+              return names_field(condition);
+            }
+          }
+          return false;
+        },
+        30s))
+        << condition;
+    std::vector<std::string> notes;
+    EXPECT_TRUE(Eventually(
+        [&] {
+          notes.clear();
+          auto events = client_->Get(client::EventsResource().Path(ns_->name()));
+          for (const auto& e : events["items"]) {
+            if (e["regarding"]["name"] != name || e["reason"] != "FailedScheduling") continue;
+            notes.push_back(e.value("note", ""));
+            if (e["type"] == "Warning" && names_field(notes.back())) return true;
+          }
+          return false;
+        },
+        30s))
+        << ::testing::PrintToString(notes);
+    EXPECT_EQ(NodeOf(name), "");
+  }
 }
 
 TEST_F(SchedulerIntegration, SecondProfileWithItsOwnSchedulerNameWorks) {

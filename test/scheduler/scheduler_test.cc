@@ -237,6 +237,49 @@ TEST_F(SchedulerTest, IgnoresOtherSchedulersAndBoundPods) {
   EXPECT_TRUE(binder_->bound().empty());
 }
 
+// Pods using fields no Berth plugin honours stay Pending with a reason naming the field, and no
+// node event brings them back early, while a plain pod beside them is bound.
+TEST_F(SchedulerTest, PodsUsingUnsupportedFieldsAreNotBoundAndSayWhy) {
+  Start();
+  scheduler_->OnNodeAdd(NodeBuilder("a").Capacity("4", "8Gi").Build());
+  PodBuilder claims("claims");
+  claims.Container("100m", "64Mi").pod().spec.resource_claims = {"gpu"};
+  scheduler_->OnPodAdd(claims.Build());
+  PodBuilder anti("anti");
+  api::PodAffinityTerm term;
+  term.label_selector.emplace();
+  term.topology_key = "kubernetes.io/hostname";
+  anti.Container("100m", "64Mi").pod().spec.affinity.emplace().pod_anti_affinity = {{term}, {}};
+  scheduler_->OnPodAdd(anti.Build());
+  scheduler_->OnPodAdd(PodBuilder("plain").Container("100m", "64Mi").Build());
+  Drain();
+
+  EXPECT_EQ(binder_->bound(), (std::map<std::string, std::string>{{"default/plain", "a"}}));
+  const std::map<std::string, std::string> want = {
+      {"default/claims",
+       "0/1 nodes are available: pod uses spec.resourceClaims (dynamic resource allocation), "
+       "which berth-scheduler does not support yet; use the default scheduler for this pod."},
+      {"default/anti",
+       "0/1 nodes are available: pod uses spec.affinity.podAntiAffinity (inter-pod "
+       "anti-affinity), which berth-scheduler does not support yet; use the default scheduler "
+       "for this pod."},
+  };
+  std::map<std::string, std::string> failed;
+  for (int i = 0; i < 200 && failed.size() < want.size(); i++) {
+    failed.clear();
+    for (const auto& e : recorder_.events()) {
+      if (e.reason == "FailedScheduling") failed[e.pod_key] = e.note;
+    }
+    if (failed.size() < want.size()) std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_EQ(failed, want);
+
+  // A new node changes nothing for them: they wait in the unschedulable pool.
+  EXPECT_EQ(scheduler_->queue().PendingPods().unschedulable, 2u);
+  scheduler_->OnNodeAdd(NodeBuilder("b").Capacity("4", "8Gi").Build());
+  EXPECT_EQ(scheduler_->queue().PendingPods().unschedulable, 2u);
+}
+
 // The value of the sample printed exactly as `series` (labels in prometheus-cpp's sorted order),
 // or -1 when absent.
 double Sample(const std::string& exposition, const std::string& series) {

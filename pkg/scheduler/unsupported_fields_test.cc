@@ -1,0 +1,171 @@
+#include "pkg/scheduler/unsupported_fields.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "test/testing/objects.h"
+
+namespace berth::scheduler {
+namespace {
+
+using testing::PodBuilder;
+
+api::PodAffinityTerm Term(const std::string& topology_key) {
+  api::PodAffinityTerm term;
+  term.label_selector.emplace();
+  term.topology_key = topology_key;
+  return term;
+}
+
+api::Volume Volume(const std::string& name, const std::string& source) {
+  api::Volume volume;
+  volume.name = name;
+  volume.source = source;
+  return volume;
+}
+
+std::vector<std::string> Plugins(const UnsupportedField& field) {
+  return {field.plugins.begin(), field.plugins.end()};
+}
+
+std::string Message(const std::string& path, const std::string& feature) {
+  return "pod uses " + path + " (" + feature +
+         "), which berth-scheduler does not support yet; use the default scheduler for this pod";
+}
+
+TEST(FindUnsupportedField, PlainPodUsesNone) {
+  EXPECT_FALSE(FindUnsupportedField(*PodBuilder("p").Container("1", "1Gi").Build()));
+}
+
+TEST(FindUnsupportedField, FieldsBerthHonoursAreNotReported) {
+  PodBuilder b("p");
+  b.Container("1", "1Gi").HostPort(8080).NodeSelector("disk", "ssd").Priority(10);
+  b.Toleration({"dedicated", api::TolerationOperator::kEqual, "web", api::TaintEffect::kNoSchedule,
+                std::nullopt});
+  b.SchedulingGate("wait");
+  api::Affinity& affinity = b.pod().spec.affinity.emplace();
+  affinity.node_affinity.emplace().preferred.push_back({10, {}});
+  // Empty pod (anti-)affinity sections constrain nothing, upstream as here.
+  affinity.pod_affinity.emplace();
+  affinity.pod_anti_affinity.emplace();
+  b.pod().spec.overhead.milli_cpu = 100;
+  b.pod().spec.resources.emplace().requests.milli_cpu = 2000;
+  for (const char* source : {"emptyDir", "configMap", "secret", "projected", "downwardAPI",
+                             "hostPath", "nfs", "csi", "image"}) {
+    b.pod().spec.volumes.push_back(Volume(source, source));
+  }
+  EXPECT_FALSE(FindUnsupportedField(*b.Build()));
+}
+
+TEST(FindUnsupportedField, ResourceClaims) {
+  PodBuilder b("p");
+  b.pod().spec.resource_claims = {"gpu"};
+  auto field = FindUnsupportedField(*b.Build());
+  ASSERT_TRUE(field);
+  EXPECT_EQ(field->path, "spec.resourceClaims");
+  EXPECT_EQ(Plugins(*field), std::vector<std::string>{"DynamicResources"});
+  EXPECT_EQ(field->message, Message("spec.resourceClaims", "dynamic resource allocation"));
+}
+
+TEST(FindUnsupportedField, PodAffinityRequiredOrPreferred) {
+  PodBuilder required("p");
+  required.pod().spec.affinity.emplace().pod_affinity.emplace().required.push_back(Term("zone"));
+  PodBuilder preferred("p");
+  preferred.pod().spec.affinity.emplace().pod_affinity.emplace().preferred.push_back(
+      {5, Term("zone")});
+  for (PodBuilder* b : {&required, &preferred}) {
+    auto field = FindUnsupportedField(*b->Build());
+    ASSERT_TRUE(field);
+    EXPECT_EQ(field->path, "spec.affinity.podAffinity");
+    EXPECT_EQ(Plugins(*field), std::vector<std::string>{"InterPodAffinity"});
+    EXPECT_EQ(field->message, Message("spec.affinity.podAffinity", "inter-pod affinity"));
+  }
+}
+
+TEST(FindUnsupportedField, PodAntiAffinityRequiredOrPreferred) {
+  PodBuilder required("p");
+  required.pod().spec.affinity.emplace().pod_anti_affinity.emplace().required.push_back(
+      Term("kubernetes.io/hostname"));
+  PodBuilder preferred("p");
+  preferred.pod().spec.affinity.emplace().pod_anti_affinity.emplace().preferred.push_back(
+      {100, Term("kubernetes.io/hostname")});
+  for (PodBuilder* b : {&required, &preferred}) {
+    // Alongside node affinity, which Berth honours, the pod is still reported.
+    b->pod().spec.affinity->node_affinity.emplace().preferred.push_back({1, {}});
+    auto field = FindUnsupportedField(*b->Build());
+    ASSERT_TRUE(field);
+    EXPECT_EQ(field->path, "spec.affinity.podAntiAffinity");
+    EXPECT_EQ(Plugins(*field), std::vector<std::string>{"InterPodAffinity"});
+    EXPECT_EQ(field->message, Message("spec.affinity.podAntiAffinity", "inter-pod anti-affinity"));
+  }
+}
+
+TEST(FindUnsupportedField, TopologySpreadConstraintsOfEitherKind) {
+  for (auto when :
+       {api::WhenUnsatisfiable::kDoNotSchedule, api::WhenUnsatisfiable::kScheduleAnyway}) {
+    PodBuilder b("p");
+    api::TopologySpreadConstraint c;
+    c.topology_key = "zone";
+    c.when_unsatisfiable = when;
+    b.pod().spec.topology_spread_constraints.push_back(c);
+    auto field = FindUnsupportedField(*b.Build());
+    ASSERT_TRUE(field);
+    EXPECT_EQ(field->path, "spec.topologySpreadConstraints");
+    EXPECT_EQ(Plugins(*field), std::vector<std::string>{"PodTopologySpread"});
+    EXPECT_EQ(field->message, Message("spec.topologySpreadConstraints", "pod topology spread"));
+  }
+}
+
+TEST(FindUnsupportedField, VolumesNameTheirIndexAndSource) {
+  struct Case {
+    const char* source;
+    const char* feature;
+    std::vector<std::string> plugins;
+  };
+  const Case cases[] = {
+      {"persistentVolumeClaim",
+       "persistent volume binding",
+       {"VolumeBinding", "VolumeZone", "VolumeRestrictions", "NodeVolumeLimits"}},
+      {"ephemeral", "generic ephemeral volumes", {"VolumeBinding", "NodeVolumeLimits"}},
+      {"gcePersistentDisk",
+       "volume conflicts and attach limits",
+       {"VolumeRestrictions", "NodeVolumeLimits"}},
+      {"awsElasticBlockStore",
+       "volume conflicts and attach limits",
+       {"VolumeRestrictions", "NodeVolumeLimits"}},
+      {"iscsi", "volume conflicts", {"VolumeRestrictions"}},
+      {"rbd", "volume conflicts", {"VolumeRestrictions"}},
+      {"azureDisk", "volume attach limits", {"NodeVolumeLimits"}},
+      {"azureFile", "volume attach limits", {"NodeVolumeLimits"}},
+      {"cinder", "volume attach limits", {"NodeVolumeLimits"}},
+      {"vsphereVolume", "volume attach limits", {"NodeVolumeLimits"}},
+      {"portworxVolume", "volume attach limits", {"NodeVolumeLimits"}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.source);
+    PodBuilder b("p");
+    b.pod().spec.volumes = {Volume("token", "projected"), Volume("scratch", "emptyDir"),
+                            Volume("data", c.source)};
+    auto field = FindUnsupportedField(*b.Build());
+    ASSERT_TRUE(field);
+    const std::string path = std::string("spec.volumes[2].") + c.source;
+    EXPECT_EQ(field->path, path);
+    EXPECT_EQ(Plugins(*field), c.plugins);
+    EXPECT_EQ(field->message, Message(path, c.feature));
+  }
+}
+
+TEST(FindUnsupportedField, ReportsTheFirstInTableOrder) {
+  PodBuilder b("p");
+  b.pod().spec.volumes = {Volume("data", "persistentVolumeClaim")};
+  b.pod().spec.topology_spread_constraints.emplace_back().topology_key = "zone";
+  b.pod().spec.affinity.emplace().pod_anti_affinity.emplace().required.push_back(Term("zone"));
+  EXPECT_EQ(FindUnsupportedField(*b.Build())->path, "spec.affinity.podAntiAffinity");
+  b.pod().spec.resource_claims = {"gpu"};
+  EXPECT_EQ(FindUnsupportedField(*b.Build())->path, "spec.resourceClaims");
+}
+
+}  // namespace
+}  // namespace berth::scheduler
