@@ -135,7 +135,7 @@ class MinimalIdentity {
     std::ofstream(kubeconfig_) << config.dump();
   }
   ~MinimalIdentity() {
-    for (const std::string path :
+    for (const std::string& path :
          {"/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/" + name_,
           RolesPath() + "/" + name_}) {
       try {

@@ -782,7 +782,7 @@ void FinishDecodedPod(Pod& pod) {
     }
   }
   // Only PodScheduled is read by scheduling (to skip redundant status patches); the others
-  // (Ready, Initialized, ...) would be a third of a running pod's footprint.
+  // (Ready, Initialized, ...) would be a large share of a running pod's footprint.
   std::erase_if(pod.status.conditions, [](const Condition& c) { return c.type != "PodScheduled"; });
   pod.status.conditions.shrink_to_fit();
   ComputePodRequests(pod);

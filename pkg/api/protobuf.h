@@ -57,11 +57,10 @@ ParsedWatchEvent ParseProtobufWatchEvent(std::string_view frame, bool undecoded_
 nlohmann::json ProtobufPodToJson(std::string_view message);
 
 // Decodes a v1.Pod message (the bytes inside the envelope or a list's item) straight into a Pod,
-// with no JSON in between: the common case, at about twice the speed of DecodePod over
-// DecodeProtobufObject. Returns std::nullopt for anything it leaves to that general path
-// (malformed bytes, an invalid value, a singular message sent twice, which protobuf merges), which
-// then gives the Pod or the DecodeError naming the field. Whenever it returns a Pod, the general
-// path gives an equal one.
+// with no JSON in between: the common case, faster than DecodePod over DecodeProtobufObject.
+// Returns std::nullopt for anything it leaves to that general path (malformed bytes, an invalid
+// value, a singular message sent twice, which protobuf merges), which then gives the Pod or the
+// DecodeError naming the field. Whenever it returns a Pod, the general path gives an equal one.
 std::optional<Pod> TryDecodeProtobufPod(std::string_view message);
 
 // Offered each list item's raw message before it is decoded to JSON; returns true when it took

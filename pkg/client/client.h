@@ -148,7 +148,7 @@ struct ListOptions {
   int64_t limit = 500;           // Page size; 0: unpaged.
   std::string resource_version;  // "" most recent (quorum read), "0" any.
   // Ask for the protobuf encoding, JSON still accepted (pkg/api/protobuf.h reads both): for
-  // core kinds the apiserver writes protobuf several times faster than JSON, and it is smaller.
+  // core kinds the apiserver writes protobuf faster than JSON, and it is smaller.
   bool prefer_protobuf = false;
 };
 
@@ -210,7 +210,7 @@ class Client {
   virtual ListPage ListPageRaw(const std::string& path, const ListOptions& options,
                                const std::string& continue_token) = 0;
   // The same page with its body handed to `on_bytes` piece by piece as it arrives, so the caller
-  // decodes while the apiserver is still writing (a 30,000-pod list is about 50 MB in JSON). An
+  // decodes while the apiserver is still writing (a large pod list is tens of megabytes). An
   // error status is thrown as ApiError before any byte is handed over; a failure after that is
   // thrown without a retry, since the caller has seen part of the body. Exceptions from
   // `on_bytes` propagate. `content_type`, when given, is set to the response's Content-Type

@@ -2,7 +2,7 @@
 #define BERTH_PKG_CLIENT_HTTP_CLIENT_H_
 
 // Internals of pkg/client shared between its translation units and its unit tests. Nothing
-// outside pkg/client and test/client includes this header.
+// outside pkg/client (and its tests beside it) includes this header.
 
 #include <chrono>
 #include <optional>

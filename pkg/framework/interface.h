@@ -97,7 +97,7 @@ class PluginSet {
 // Reasons that never change, made once and shared by every Status that carries them. A plugin
 // that rejects most of the cluster with the same words (a pod that fits nowhere, a node selector
 // that matches a few nodes) would otherwise allocate and free a vector and a string for every
-// node of every cycle: for such pods, a third of the scheduling cycle.
+// node of every cycle, which dominated the cycle for such pods.
 //
 // Invariant: it outlives every Status made from it; declare it as a function-local static.
 class FixedReasons {
@@ -184,7 +184,7 @@ class StateData {
 
 // A CycleState key made once (a plugin's static), interned like PluginName: a lookup by StateKey
 // compares one pointer instead of the key's text. Filter and Score read the cycle's state for
-// every node, and comparing text there was about a tenth of a scheduling cycle.
+// every node, where comparing text was a measurable cost.
 class StateKey {
  public:
   // Takes a process-wide lock: made once per key, not per call.

@@ -154,8 +154,8 @@ class Informer : public InformerBase, private ListWatchSink {
     staged_.clear();
     staged_malformed_.clear();
     // A list into an empty store replaces nothing, so its items are applied as they are decoded,
-    // while the rest of the body is still arriving, rather than all after its last byte (at
-    // 30,000 pods, a good part of start-up). A list that fails midway leaves them in the store;
+    // while the rest of the body is still arriving, rather than all after its last byte (on a
+    // large cluster, a good part of start-up). A list that fails midway leaves them in the store;
     // the next one then finds the store non-empty and stages as usual, deleting what is gone.
     apply_as_listed_ = store_.Size() == 0;
   }

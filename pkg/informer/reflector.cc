@@ -110,8 +110,8 @@ std::string Reflector::ListAll(const std::string& from_resource_version) {
   std::string continue_token;
   std::string resource_version;
   do {
-    // Decoded while it arrives, item by item: a 30,000-pod list neither waits for its last byte
-    // nor ever exists as one JSON tree.
+    // Decoded while it arrives, item by item: a large list neither waits for its last byte nor
+    // ever exists as one JSON tree.
     api::ListMeta meta = ListPageItems(
         *client_, path, list_options, continue_token,
         [this](nlohmann::json& item) { sink_->ReplaceItem(item); }, nullptr,
@@ -203,8 +203,8 @@ void Reflector::Run() {
   std::string resource_version;
   bool need_list = true;
   // As client-go's reflector: the first list accepts any resourceVersion ("0"), which the
-  // apiserver serves from its watch cache instead of paging through etcd (at 30,000 pods, seconds
-  // of start-up). A relist continues from the last version seen, except after 410 Gone, when only
+  // apiserver serves from its watch cache instead of paging through etcd (much of start-up on a
+  // large cluster). A relist continues from the last version seen, except after 410 Gone, when only
   // a consistent read ("") is safe.
   bool last_version_unavailable = false;
   while (!stopping_) {

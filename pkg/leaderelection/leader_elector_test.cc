@@ -20,10 +20,12 @@
 #include <thread>
 #include <vector>
 
-#include "pkg/leaderelection/fault_injecting_lease_client.h"
+#include "test/testing/fault_injecting_lease_client.h"
 
 namespace berth::leaderelection {
 namespace {
+
+using testing::FaultInjectingLeaseClient;
 
 using namespace std::chrono_literals;
 using ::testing::ElementsAre;

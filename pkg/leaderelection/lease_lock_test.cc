@@ -7,10 +7,12 @@
 #include <memory>
 #include <stdexcept>
 
-#include "pkg/leaderelection/fault_injecting_lease_client.h"
+#include "test/testing/fault_injecting_lease_client.h"
 
 namespace berth::leaderelection {
 namespace {
+
+using testing::FaultInjectingLeaseClient;
 
 using namespace std::chrono_literals;
 

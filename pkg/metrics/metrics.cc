@@ -22,9 +22,9 @@ size_t CodeIndex(const framework::Status& status) {
 }
 
 // Resolves the child for `code` once; later calls are one atomic load, and the labels are built
-// only then (per-plugin durations are observed per node, so building them per call was a tenth
-// of a busy scheduler's CPU). Racing first calls resolve the same child (Family::Add returns the
-// existing series for equal labels).
+// only then (per-plugin durations are observed per node, so building them per call was costly).
+// Racing first calls resolve the same child (Family::Add returns the existing series for equal
+// labels).
 template <typename MakeLabels>
 prometheus::Histogram* ChildFor(std::atomic<prometheus::Histogram*>& slot,
                                 prometheus::Family<prometheus::Histogram>& family,

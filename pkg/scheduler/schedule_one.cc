@@ -8,8 +8,8 @@
 
 #include "pkg/log/log.h"
 #include "pkg/metrics/metrics.h"
-#include "pkg/scheduler/unsupported_fields.h"
 #include "pkg/scheduler/scheduler.h"
+#include "pkg/scheduler/unsupported_fields.h"
 
 // The scheduling cycle: pop a pod, filter and score the snapshot's nodes, pick a host, assume the
 // pod there, run Reserve and Permit, and hand it to a binding cycle. Scheduling thread only.
@@ -277,7 +277,7 @@ void Scheduler::FindNodesThatPassFilters(framework::runtime::Framework& fwk,
         // the next batch (reading a NodeInfo's node pointer needs the NodeInfo). A thread mostly
         // takes batches in a row, so a batch's nodes are on their way by the time it is
         // filtered; the first batch of a thread's stretch asks for its own and the next one's.
-        // Waiting for each batch's nodes as it started was a tenth of the cycle.
+        // Asking only as each batch started left the workers waiting on memory.
         thread_local int expected_batch = -1;
         if (batch != expected_batch) {
           prefetch_batch(batch, false);
@@ -367,7 +367,7 @@ void Scheduler::FindNodesThatPassFilters(framework::runtime::Framework& fwk,
     }
   };
   // Only rejected nodes get an entry; most cycles have none, and reserving room for every
-  // processed node allocated (and freed) tens of kilobytes a cycle.
+  // processed node allocated (and freed) a large buffer every cycle.
   diagnosis->node_to_status.Reserve(static_cast<size_t>(processed) - feasible->size());
   for (int i = 0; i < limit; i++) {
     if (outcomes[i] != FilterOutcome::kRejected) continue;
@@ -393,7 +393,7 @@ void Scheduler::FindNodesThatPassFilters(framework::runtime::Framework& fwk,
 std::string Scheduler::SelectHost(const std::vector<framework::runtime::NodePluginScores>& scores) {
   // Each node with the top score is chosen with equal probability, as upstream's reservoir
   // sampling does, but with one random number per cycle instead of one per tied node: with
-  // hundreds of equal scores, the generator was a visible share of the cycle.
+  // hundreds of equal scores, a number per tie made the generator costly.
   int64_t max_score = scores.front().total;
   uint64_t ties = 0;
   for (const auto& s : scores) {

@@ -24,7 +24,7 @@
 #include "pkg/api/list_parser.h"
 #include "pkg/api/protobuf.h"
 #include "pkg/informer/informer.h"
-#include "test/api/proto_writer.h"
+#include "test/testing/proto_writer.h"
 #include "test/testing/unused_client.h"
 
 namespace berth::perf {

@@ -18,7 +18,7 @@ Clock::time_point PluginStart(const CycleState& state) {
   return state.record_plugin_metrics ? Clock::now() : Clock::time_point();
 }
 
-// Filter and Score plugins run once per node, in tens of nanoseconds each. Even in a sampled
+// Filter and Score plugins run once per node, and most are very cheap. Even in a sampled
 // cycle, timing every call (a clock read and a histogram update per plugin per node) took longer
 // than the calls, so a sampled cycle times them on one node in kTimedNodeStride.
 constexpr int kTimedNodeStride = 16;

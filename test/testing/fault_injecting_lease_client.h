@@ -1,5 +1,5 @@
-#ifndef BERTH_PKG_LEADERELECTION_FAULT_INJECTING_LEASE_CLIENT_H_
-#define BERTH_PKG_LEADERELECTION_FAULT_INJECTING_LEASE_CLIENT_H_
+#ifndef BERTH_TEST_TESTING_FAULT_INJECTING_LEASE_CLIENT_H_
+#define BERTH_TEST_TESTING_FAULT_INJECTING_LEASE_CLIENT_H_
 
 // Test-only. An in-memory apiserver for Lease objects that can fail on demand in the ways a real
 // one only does by accident: unreachable, hanging, Forbidden, conflicting writes, a missing
@@ -21,10 +21,10 @@
 #include "pkg/client/client.h"
 #include "test/testing/unused_client.h"
 
-namespace berth::leaderelection {
+namespace berth::testing {
 
 // Thread-safe.
-class FaultInjectingLeaseClient : public testing::UnusedClient {
+class FaultInjectingLeaseClient : public UnusedClient {
  public:
   // Serves leases in `ns` only (other namespaces are "not found" like a missing namespace).
   explicit FaultInjectingLeaseClient(std::string ns = "kube-system") : ns_(std::move(ns)) {}
@@ -212,6 +212,6 @@ class FaultInjectingLeaseClient : public testing::UnusedClient {
   std::vector<nlohmann::json> written_specs_;
 };
 
-}  // namespace berth::leaderelection
+}  // namespace berth::testing
 
-#endif  // BERTH_PKG_LEADERELECTION_FAULT_INJECTING_LEASE_CLIENT_H_
+#endif  // BERTH_TEST_TESTING_FAULT_INJECTING_LEASE_CLIENT_H_

@@ -11,8 +11,8 @@
 #include "pkg/api/codec.h"
 #include "pkg/api/errors.h"
 #include "pkg/api/types.h"
-#include "test/api/proto_pods.h"
-#include "test/api/proto_writer.h"
+#include "test/testing/proto_pods.h"
+#include "test/testing/proto_writer.h"
 
 namespace berth::api {
 namespace {

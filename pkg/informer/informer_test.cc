@@ -18,7 +18,7 @@
 #include "pkg/api/list_parser.h"
 #include "pkg/api/protobuf.h"
 #include "pkg/informer/store.h"
-#include "test/api/proto_writer.h"
+#include "test/testing/proto_writer.h"
 #include "test/testing/unused_client.h"
 
 namespace berth::informer {

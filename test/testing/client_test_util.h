@@ -1,5 +1,5 @@
-#ifndef BERTH_TEST_CLIENT_TEST_UTIL_H_
-#define BERTH_TEST_CLIENT_TEST_UTIL_H_
+#ifndef BERTH_TEST_TESTING_CLIENT_TEST_UTIL_H_
+#define BERTH_TEST_TESTING_CLIENT_TEST_UTIL_H_
 
 // Helpers for the pkg/client unit tests: temporary directories, environment overrides and a
 // scriptable HTTP(S) server built on cpprestsdk's http_listener.
@@ -197,4 +197,4 @@ inline void Reply(web::http::http_request& request, int status, const std::strin
 
 }  // namespace berth::client::testing
 
-#endif  // BERTH_TEST_CLIENT_TEST_UTIL_H_
+#endif  // BERTH_TEST_TESTING_CLIENT_TEST_UTIL_H_

@@ -13,7 +13,7 @@
 
 #include "pkg/client/client.h"
 #include "pkg/client/http_client.h"
-#include "test/client/test_util.h"
+#include "test/testing/client_test_util.h"
 
 namespace berth::client {
 namespace {

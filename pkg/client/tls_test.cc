@@ -11,7 +11,7 @@
 #include <string>
 
 #include "pkg/client/client.h"
-#include "test/client/test_util.h"
+#include "test/testing/client_test_util.h"
 
 namespace berth::client {
 namespace {

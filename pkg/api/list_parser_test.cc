@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "pkg/api/errors.h"
-#include "test/api/random_json.h"
+#include "test/testing/random_json.h"
 
 namespace berth::api {
 namespace {

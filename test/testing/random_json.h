@@ -1,5 +1,5 @@
-#ifndef BERTH_TEST_API_RANDOM_JSON_H_
-#define BERTH_TEST_API_RANDOM_JSON_H_
+#ifndef BERTH_TEST_TESTING_RANDOM_JSON_H_
+#define BERTH_TEST_TESTING_RANDOM_JSON_H_
 
 #include <cstdint>
 #include <iterator>
@@ -55,4 +55,4 @@ inline nlohmann::json RandomJsonValue(std::mt19937_64& rng, int depth) {
 
 }  // namespace berth::api
 
-#endif  // BERTH_TEST_API_RANDOM_JSON_H_
+#endif  // BERTH_TEST_TESTING_RANDOM_JSON_H_

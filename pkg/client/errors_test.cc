@@ -6,7 +6,7 @@
 
 #include "pkg/client/client.h"
 #include "pkg/client/http_client.h"
-#include "test/api/proto_writer.h"
+#include "test/testing/proto_writer.h"
 
 namespace berth::client {
 namespace {

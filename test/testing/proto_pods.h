@@ -1,5 +1,5 @@
-#ifndef BERTH_TEST_API_PROTO_PODS_H_
-#define BERTH_TEST_API_PROTO_PODS_H_
+#ifndef BERTH_TEST_TESTING_PROTO_PODS_H_
+#define BERTH_TEST_TESTING_PROTO_PODS_H_
 
 // Pods in the apiserver's protobuf encoding, shared by the protobuf decoder tests.
 
@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "test/api/proto_writer.h"
+#include "test/testing/proto_writer.h"
 
 namespace berth::testing {
 
@@ -140,4 +140,4 @@ inline Proto RichPod() {
 
 }  // namespace berth::testing
 
-#endif  // BERTH_TEST_API_PROTO_PODS_H_
+#endif  // BERTH_TEST_TESTING_PROTO_PODS_H_

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "test/api/random_json.h"
+#include "test/testing/random_json.h"
 
 namespace berth::api {
 namespace {

@@ -1,5 +1,5 @@
-#ifndef BERTH_TEST_API_PROTO_WRITER_H_
-#define BERTH_TEST_API_PROTO_WRITER_H_
+#ifndef BERTH_TEST_TESTING_PROTO_WRITER_H_
+#define BERTH_TEST_TESTING_PROTO_WRITER_H_
 
 #include <cstdint>
 #include <string>
@@ -80,4 +80,4 @@ class Proto {
 
 }  // namespace berth::testing
 
-#endif  // BERTH_TEST_API_PROTO_WRITER_H_
+#endif  // BERTH_TEST_TESTING_PROTO_WRITER_H_
