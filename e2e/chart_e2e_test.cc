@@ -220,7 +220,7 @@ TEST(ChartE2E, ChartIdentitySchedulesAndAMissingRuleIsReportedNotReady) {
       30s))
       << ready.status << " " << ready.body << berth->Log();
   EXPECT_EQ(ready.status, 500);
-  EXPECT_NE(ready.body.find("[-]informer-sync failed"), std::string::npos) << ready.body;
+  EXPECT_NE(ready.body.find("[-]informer-nodes failed"), std::string::npos) << ready.body;
   EXPECT_EQ(HttpGet(url + "/livez").status, 200);
   EXPECT_TRUE(testing::Eventually(
       [&] {

@@ -68,7 +68,8 @@ TEST(ProbesE2E, ReadyzWaitsForInformerSyncWhileLivezStaysUp) {
       20s))
       << not_ready.body;
   EXPECT_EQ(not_ready.status, 500);
-  EXPECT_NE(not_ready.body.find("[-]informer-sync failed"), std::string::npos) << not_ready.body;
+  EXPECT_NE(not_ready.body.find("[-]informer-pods failed"), std::string::npos) << not_ready.body;
+  EXPECT_NE(not_ready.body.find("[-]informer-nodes failed"), std::string::npos) << not_ready.body;
   EXPECT_EQ(HttpGet(berth.url() + "/livez").status, 200);
   EXPECT_TRUE(berth.process().Running());
 

@@ -51,13 +51,27 @@ class Seen {
   std::vector<std::string> added_, updated_, deleted_;
 };
 
+// Deletes as a controller-less cluster allows: no garbage collector would finish an orphaning
+// delete, and no controller removes the protection finalizers of claims and volumes, so the
+// object is deleted in the background and its finalizers are cleared.
+void DeleteNow(client::Client& client, const std::string& path) {
+  client.Delete(path + "?propagationPolicy=Background");
+  try {
+    client.Patch(path, {{"metadata", {{"finalizers", nullptr}}}}, client::PatchType::kMerge);
+  } catch (const client::ApiError& e) {
+    if (e.reason() != client::ErrorReason::kNotFound) throw;
+  }
+}
+
 // Creates "<prefix>-a" before the informer starts and "<prefix>-b" after it synced, labels b,
 // deletes a; the informer must list a, then see b added and updated and a deleted, and its store
 // must hold b with the label. `manifest(name)` builds a valid object; `ns` is empty for
-// cluster-scoped resources.
+// cluster-scoped resources. Without `deletes`, the object is only seen to start terminating
+// (a Namespace waits for the namespace controller, which this cluster does not run).
 template <typename T>
 void ListsAndWatches(const client::Resource& resource, const std::string& ns,
-                     const std::function<nlohmann::json(const std::string& name)>& manifest) {
+                     const std::function<nlohmann::json(const std::string& name)>& manifest,
+                     bool deletes = true) {
   auto client = AdminClient();
   const std::string prefix = "inf-" + testing::UniqueSuffix();
   const std::string collection = resource.Path(ns);
@@ -68,7 +82,7 @@ void ListsAndWatches(const client::Resource& resource, const std::string& ns,
     ~Cleanup() {
       for (const auto& path : paths) {
         try {
-          client->Delete(path);
+          DeleteNow(*client, path);
         } catch (const std::exception&) {
         }
       }
@@ -93,7 +107,17 @@ void ListsAndWatches(const client::Resource& resource, const std::string& ns,
   auto b = factory.ListerFor<T>().Get(ns, prefix + "-b");
   ASSERT_NE(b, nullptr);
   EXPECT_NE(b->meta.labels.Find("seen"), nullptr);
-  client->Delete(resource.Path(ns, prefix + "-a"));
+  if (!deletes) {
+    client->Delete(resource.Path(ns, prefix + "-a"));
+    EXPECT_TRUE(Eventually(
+        [&] {
+          auto a = factory.ListerFor<T>().Get(ns, prefix + "-a");
+          return a && a->meta.deletion_timestamp.has_value();
+        },
+        20s));
+    return;
+  }
+  DeleteNow(*client, resource.Path(ns, prefix + "-a"));
   EXPECT_TRUE(Eventually([&] { return seen.Deleted(key(prefix + "-a")); }, 20s));
   EXPECT_EQ(factory.ListerFor<T>().Get(ns, prefix + "-a"), nullptr);
 }
@@ -106,9 +130,13 @@ nlohmann::json PodTemplate() {
 }
 
 TEST(ResourceInformers, Namespaces) {
-  ListsAndWatches<api::Namespace>(client::NamespacesResource(), "", [](const std::string& name) {
-    return nlohmann::json{{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", Meta(name)}};
-  });
+  ListsAndWatches<api::Namespace>(
+      client::NamespacesResource(), "",
+      [](const std::string& name) {
+        return nlohmann::json{
+            {"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", Meta(name)}};
+      },
+      /*deletes=*/false);
 }
 
 TEST(ResourceInformers, Services) {
@@ -220,7 +248,7 @@ TEST(ResourceInformers, CSINodes) {
         {"metadata", Meta(name)},
         {"spec",
          {{"drivers",
-           {{{"name", "example.com/inf"}, {"nodeID", name}, {"allocatable", {{"count", 1}}}}}}}}};
+           {{{"name", "inf.example.com"}, {"nodeID", name}, {"allocatable", {{"count", 1}}}}}}}}};
   });
 }
 
@@ -247,7 +275,7 @@ TEST(ResourceInformers, PersistentVolumeClaimsRelistAfterGone) {
   ASSERT_TRUE(factory.WaitForCacheSync(30s)) << informer.reflector().last_error();
   ASSERT_TRUE(Eventually([&] { return stale->watching(); }, 10s));
   stale->ArmAndBreakWatch();
-  real->Delete(claims + "/before");
+  DeleteNow(*real, claims + "/before");
   real->Post(claims, Claim("during"));
   ASSERT_TRUE(Eventually([&] { return informer.reflector().lists() >= 2; }, 30s))
       << informer.reflector().last_error();
