@@ -14,6 +14,7 @@
 
 #include "pkg/api/errors.h"
 #include "pkg/api/field_path.h"
+#include "pkg/api/json_read.h"
 #include "pkg/api/quantity.h"
 #include "pkg/api/types.h"
 
@@ -24,111 +25,16 @@ using json = nlohmann::json;
 
 using Path = FieldPath;
 
-[[noreturn]] void FailType(const Path& path, std::string_view expected, const json& got) {
-  std::string problem = "expected ";
-  problem += expected;
-  problem += ", got ";
-  problem += got.type_name();
-  FailAt(path, problem);
-}
-
-// The member of `parent` named by field.key(), or nullptr when absent or null (every field
-// Berth reads is optional or defaulted, and the apiserver writes null for some unset ones).
-const json* Member(const json& parent, const Path& field) {
-  auto it = parent.find(field.key());
-  if (it == parent.end() || it->is_null()) {
-    return nullptr;
-  }
-  return &*it;
-}
-
-void ExpectObject(const json& value, const Path& path) {
-  if (!value.is_object()) {
-    FailType(path, "object", value);
-  }
-}
-
-const json* GetObject(const json& parent, const Path& field) {
-  const json* value = Member(parent, field);
-  if (value != nullptr) {
-    ExpectObject(*value, field);
-  }
-  return value;
-}
-
-bool ReadString(const json& parent, const Path& field, std::string* out) {
-  const json* value = Member(parent, field);
-  if (value == nullptr) {
-    return false;
-  }
-  if (!value->is_string()) {
-    FailType(field, "string", *value);
-  }
-  *out = value->get_ref<const std::string&>();
-  return true;
-}
-
-bool ReadBool(const json& parent, const Path& field, bool* out) {
-  const json* value = Member(parent, field);
-  if (value == nullptr) {
-    return false;
-  }
-  if (!value->is_boolean()) {
-    FailType(field, "boolean", *value);
-  }
-  *out = value->get_ref<const bool&>();
-  return true;
-}
-
-bool ReadInt64(const json& parent, const Path& field, int64_t* out) {
-  const json* value = Member(parent, field);
-  if (value == nullptr) {
-    return false;
-  }
-  if (value->is_number_unsigned()) {
-    uint64_t u = value->get_ref<const uint64_t&>();
-    if (u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
-      FailAt(field, "integer " + std::to_string(u) + " out of range");
-    }
-    *out = static_cast<int64_t>(u);
-    return true;
-  }
-  if (!value->is_number_integer()) {
-    FailType(field, "integer", *value);
-  }
-  *out = value->get_ref<const int64_t&>();
-  return true;
-}
-
-bool ReadInt32(const json& parent, const Path& field, int32_t* out) {
-  int64_t wide = 0;
-  if (!ReadInt64(parent, field, &wide)) {
-    return false;
-  }
-  if (wide < std::numeric_limits<int32_t>::min() || wide > std::numeric_limits<int32_t>::max()) {
-    FailAt(field, "integer " + std::to_string(wide) + " out of int32 range");
-  }
-  *out = static_cast<int32_t>(wide);
-  return true;
-}
-
-// Decodes an array member element by element; `decode(element, path, T*)` fills one entry.
-template <typename T, typename Decode>
-void ReadArray(const json& parent, const Path& field, std::vector<T>* out, Decode&& decode) {
-  const json* value = Member(parent, field);
-  if (value == nullptr) {
-    return;
-  }
-  if (!value->is_array()) {
-    FailType(field, "array", *value);
-  }
-  out->reserve(out->size() + value->size());
-  size_t index = 0;
-  for (const json& element : *value) {
-    Path element_path = field.Index(index++);
-    decode(element, element_path, &out->emplace_back());
-  }
-}
+// The readers shared with the other decoders (pkg/api/resources_codec.cc).
+using json_read::ExpectObject;
+using json_read::FailType;
+using json_read::GetObject;
+using json_read::Member;
+using json_read::ReadArray;
+using json_read::ReadBool;
+using json_read::ReadInt32;
+using json_read::ReadInt64;
+using json_read::ReadString;
 
 void DecodeString(const json& element, const Path& path, std::string* out) {
   if (!element.is_string()) {
