@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <functional>
 #include <map>
 #include <span>
 #include <string>
@@ -352,6 +353,19 @@ void Scheduler::FindNodesThatPassFilters(framework::runtime::Framework& fwk,
     }
   }
   next_start_node_index_ = (start + processed) % num_all;
+  // Only rejected nodes get an entry; most cycles have none, and reserving room for every
+  // processed node allocated (and freed) a large buffer every cycle.
+  diagnosis->node_to_status.Reserve(static_cast<size_t>(processed) - feasible->size());
+  const auto rejected_by = CollectRejections(nodes, start, limit, diagnosis);
+  fwk.RecordFilterPhase(
+      state, feasible->empty() ? Status(Code::kUnschedulable, "no node passed Filter") : Status(),
+      std::chrono::duration<double>(Clock::now() - filter_start).count(), processed + overflow,
+      rejected_by);
+}
+
+std::map<std::string, int64_t> Scheduler::CollectRejections(
+    const std::vector<framework::NodeInfoPtr>& nodes, int start, int limit, Diagnosis* diagnosis) {
+  const int num_all = static_cast<int>(nodes.size());
   std::map<std::string, int64_t> rejected_by;
   // Consecutive rejections by one plugin (interned names compare by address) are tallied once.
   const std::string* last_plugin = nullptr;
@@ -366,12 +380,9 @@ void Scheduler::FindNodesThatPassFilters(framework::runtime::Framework& fwk,
       diagnosis->unschedulable_plugins.insert(*last_plugin);
     }
   };
-  // Only rejected nodes get an entry; most cycles have none, and reserving room for every
-  // processed node allocated (and freed) a large buffer every cycle.
-  diagnosis->node_to_status.Reserve(static_cast<size_t>(processed) - feasible->size());
   for (int i = 0; i < limit; i++) {
-    if (outcomes[i] != FilterOutcome::kRejected) continue;
-    Status& s = statuses[i];
+    if (filter_outcomes_[i] != FilterOutcome::kRejected) continue;
+    Status& s = filter_statuses_[i];
     const Code code = s.IsRejected() ? s.code() : Code::kError;
     if (&s.plugin() != last_plugin || code != last_code) {
       tally();
@@ -381,13 +392,12 @@ void Scheduler::FindNodesThatPassFilters(framework::runtime::Framework& fwk,
     }
     last_count++;
     if (!s.IsRejected()) continue;  // Errors are reported through the cycle's error path.
-    diagnosis->node_to_status.Set(node_at(i)->name(), std::move(s));
+    const int index = start + i;
+    diagnosis->node_to_status.Set(nodes[index < num_all ? index : index - num_all]->name(),
+                                  std::move(s));
   }
   tally();
-  fwk.RecordFilterPhase(
-      state, feasible->empty() ? Status(Code::kUnschedulable, "no node passed Filter") : Status(),
-      std::chrono::duration<double>(Clock::now() - filter_start).count(), processed + overflow,
-      rejected_by);
+  return rejected_by;
 }
 
 std::string Scheduler::SelectHost(const std::vector<framework::runtime::NodePluginScores>& scores) {

@@ -175,6 +175,11 @@ class Scheduler {
                                 Diagnosis* diagnosis,
                                 const std::vector<framework::NodeInfoPtr>& nodes,
                                 std::vector<const framework::NodeInfo*>* feasible);
+  // After FindNodesThatPassFilters' pass: moves the status of each rejected node among the first
+  // `limit` (outcome i being node (start + i) of `nodes`, wrapped) into the diagnosis, notes which
+  // plugins rejected, and returns the rejection count per plugin.
+  std::map<std::string, int64_t> CollectRejections(const std::vector<framework::NodeInfoPtr>& nodes,
+                                                   int start, int limit, Diagnosis* diagnosis);
   std::string SelectHost(const std::vector<framework::runtime::NodePluginScores>& scores);
 
   void BindingCycle(framework::runtime::Framework* fwk,
