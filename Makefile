@@ -10,8 +10,9 @@ CTEST_ARGS ?=
 CMAKE := cmake
 GENERATOR := $(shell command -v ninja >/dev/null 2>&1 && echo Ninja || echo "Unix Makefiles")
 
-.PHONY: build deps tools configure unit integration test cluster-up cluster-down demo \
-        sanitize tsan bench bench-e2e format format-check lint clean chart-tools chart-lint manifests
+.PHONY: build deps tools configure unit integration integration-compat test cluster-up \
+        cluster-up-compat cluster-down demo sanitize tsan bench bench-e2e format format-check lint \
+        clean chart-tools chart-lint manifests
 
 deps:
 	@deploy/install-deps.sh
@@ -29,22 +30,38 @@ configure: deps
 build: configure
 	@$(CMAKE) --build $(BUILD_DIR) -j$(JOBS)
 
-cluster-up: tools
+# The control plane at the pinned release (local-cluster.sh builds its etcd and kube-apiserver).
+cluster-up: deps
 	@deploy/local-cluster.sh up
+
+# A second control plane at the oldest supported minor (KUBERNETES_COMPAT_VERSION), in
+# _output/cluster-compat on its own ports (BERTH_COMPAT_APISERVER_PORT and friends).
+cluster-up-compat: deps
+	@BERTH_COMPAT=1 deploy/local-cluster.sh up
 
 cluster-down:
 	@deploy/local-cluster.sh down
+	@BERTH_COMPAT=1 deploy/local-cluster.sh down
 
 unit: build
 	@cd $(BUILD_DIR) && ctest -L unit -j$(JOBS) --output-on-failure $(CTEST_ARGS)
 
-integration: build cluster-up
+integration: build tools cluster-up
 	@cd $(BUILD_DIR) && ctest -L integration --output-on-failure $(CTEST_ARGS)
 
-# Unit, integration and e2e tests in one CTest run: unit tests in parallel, tests that use the
-# local control plane one at a time (RESOURCE_LOCK). Exits non-zero on any failure.
-test: build cluster-up
+# The integration tests against the compat cluster: its env file points the tests (and the
+# apiserver restarts some of them do) at it.
+integration-compat: build tools cluster-up-compat
+	@source _output/cluster-compat/env && echo "integration tests against kube-apiserver" \
+	  "$$(_output/tools/compat/kube-apiserver --version | cut -d' ' -f2) ($$BERTH_APISERVER_URL)" && \
+	  cd $(BUILD_DIR) && ctest -L integration --output-on-failure $(CTEST_ARGS)
+
+# Unit, integration and e2e tests in one CTest run against the pinned release: unit tests in
+# parallel, tests that use the local control plane one at a time (RESOURCE_LOCK); then the
+# integration tests again against the oldest supported minor. Exits non-zero on any failure.
+test: build tools cluster-up
 	@cd $(BUILD_DIR) && ctest -j$(JOBS) --output-on-failure $(CTEST_ARGS)
+	@$(MAKE) --no-print-directory integration-compat
 
 # Local control plane + 20 simulated nodes + 205 pods; berth-scheduler binds them and the table
 # shows where every pod went and why the rest could not go anywhere.
