@@ -10,7 +10,7 @@ CTEST_ARGS ?=
 CMAKE := cmake
 GENERATOR := $(shell command -v ninja >/dev/null 2>&1 && echo Ninja || echo "Unix Makefiles")
 
-.PHONY: build deps tools configure unit integration integration-compat test cluster-up \
+.PHONY: build scheduler deps tools configure unit integration integration-compat test cluster-up \
         cluster-up-compat cluster-down demo sanitize tsan bench bench-e2e format format-check lint \
         clean chart-tools chart-lint manifests
 
@@ -63,9 +63,14 @@ test: build tools cluster-up
 	@cd $(BUILD_DIR) && ctest -j$(JOBS) --output-on-failure $(CTEST_ARGS)
 	@$(MAKE) --no-print-directory integration-compat
 
+# berth-scheduler alone, without the libraries' tests, benchmarks and e2e binaries.
+scheduler: configure
+	@$(CMAKE) --build $(BUILD_DIR) -j$(JOBS) --target berth-scheduler
+
 # Local control plane + 20 simulated nodes + 205 pods; berth-scheduler binds them and the table
-# shows where every pod went and why the rest could not go anywhere.
-demo: build cluster-up
+# shows where every pod went and why the rest could not go anywhere. Builds only what it runs:
+# berth-scheduler, etcd and kube-apiserver.
+demo: scheduler cluster-up
 	@python3 deploy/demo.py
 
 # ASan + UBSan over the unit tests.
