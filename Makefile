@@ -32,7 +32,7 @@ build: configure
 
 # The control plane at the pinned release (local-cluster.sh builds its etcd and kube-apiserver).
 cluster-up: deps
-	@deploy/local-cluster.sh up
+	@BERTH_COMPAT=0 deploy/local-cluster.sh up
 
 # A second control plane at the oldest supported minor (KUBERNETES_COMPAT_VERSION), in
 # _output/cluster-compat on its own ports (BERTH_COMPAT_APISERVER_PORT and friends).
@@ -40,17 +40,19 @@ cluster-up-compat: deps
 	@BERTH_COMPAT=1 deploy/local-cluster.sh up
 
 cluster-down:
-	@deploy/local-cluster.sh down
+	@BERTH_COMPAT=0 deploy/local-cluster.sh down
 	@BERTH_COMPAT=1 deploy/local-cluster.sh down
 
 unit: build
 	@cd $(BUILD_DIR) && ctest -L unit -j$(JOBS) --output-on-failure $(CTEST_ARGS)
 
+# Each test pass sources its cluster's env file: it points the tests (and the apiserver restarts
+# some of them do) at that cluster, whatever a shell sourced before.
 integration: build tools cluster-up
-	@cd $(BUILD_DIR) && ctest -L integration --output-on-failure $(CTEST_ARGS)
+	@source _output/cluster/env && cd $(BUILD_DIR) && \
+	  ctest -L integration --output-on-failure $(CTEST_ARGS)
 
-# The integration tests against the compat cluster: its env file points the tests (and the
-# apiserver restarts some of them do) at it.
+# The integration tests against the oldest supported minor (the compat cluster).
 integration-compat: build tools cluster-up-compat
 	@source _output/cluster-compat/env && echo "integration tests against kube-apiserver" \
 	  "$$(_output/tools/compat/kube-apiserver --version | cut -d' ' -f2) ($$BERTH_APISERVER_URL)" && \
@@ -60,7 +62,8 @@ integration-compat: build tools cluster-up-compat
 # parallel, tests that use the local control plane one at a time (RESOURCE_LOCK); then the
 # integration tests again against the oldest supported minor. Exits non-zero on any failure.
 test: build tools cluster-up
-	@cd $(BUILD_DIR) && ctest -j$(JOBS) --output-on-failure $(CTEST_ARGS)
+	@source _output/cluster/env && cd $(BUILD_DIR) && \
+	  ctest -j$(JOBS) --output-on-failure $(CTEST_ARGS)
 	@$(MAKE) --no-print-directory integration-compat
 
 # berth-scheduler alone, without the libraries' tests, benchmarks and e2e binaries.
@@ -71,7 +74,7 @@ scheduler: configure
 # shows where every pod went and why the rest could not go anywhere. Builds only what it runs:
 # berth-scheduler, etcd and kube-apiserver.
 demo: scheduler cluster-up
-	@python3 deploy/demo.py
+	@source _output/cluster/env && python3 deploy/demo.py
 
 # ASan + UBSan over the unit tests.
 sanitize: deps
@@ -123,7 +126,7 @@ bench: build
 BENCH_E2E_ARGS ?=
 bench-e2e: build cluster-up
 	@deploy/build-tools.sh kube-scheduler $(if $(findstring --kwok,$(BENCH_E2E_ARGS)),kwok)
-	@_output/bin/bench_e2e $(BENCH_E2E_ARGS)
+	@source _output/cluster/env && _output/bin/bench_e2e $(BENCH_E2E_ARGS)
 
 SOURCES = $(shell git ls-files '*.cc' '*.h')
 
