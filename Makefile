@@ -10,8 +10,9 @@ CTEST_ARGS ?=
 CMAKE := cmake
 GENERATOR := $(shell command -v ninja >/dev/null 2>&1 && echo Ninja || echo "Unix Makefiles")
 
-.PHONY: build deps tools configure unit integration test cluster-up cluster-down demo \
-        sanitize tsan bench bench-e2e format format-check lint clean chart-tools chart-lint manifests
+.PHONY: build scheduler deps tools configure unit integration integration-compat test cluster-up \
+        cluster-up-compat cluster-down demo sanitize tsan bench bench-e2e format format-check lint \
+        clean chart-tools chart-lint manifests
 
 deps:
 	@deploy/install-deps.sh
@@ -29,27 +30,51 @@ configure: deps
 build: configure
 	@$(CMAKE) --build $(BUILD_DIR) -j$(JOBS)
 
-cluster-up: tools
-	@deploy/local-cluster.sh up
+# The control plane at the pinned release (local-cluster.sh builds its etcd and kube-apiserver).
+cluster-up: deps
+	@BERTH_COMPAT=0 deploy/local-cluster.sh up
+
+# A second control plane at the oldest supported minor (KUBERNETES_COMPAT_VERSION), in
+# _output/cluster-compat on its own ports (BERTH_COMPAT_APISERVER_PORT and friends).
+cluster-up-compat: deps
+	@BERTH_COMPAT=1 deploy/local-cluster.sh up
 
 cluster-down:
-	@deploy/local-cluster.sh down
+	@BERTH_COMPAT=0 deploy/local-cluster.sh down
+	@BERTH_COMPAT=1 deploy/local-cluster.sh down
 
 unit: build
 	@cd $(BUILD_DIR) && ctest -L unit -j$(JOBS) --output-on-failure $(CTEST_ARGS)
 
-integration: build cluster-up
-	@cd $(BUILD_DIR) && ctest -L integration --output-on-failure $(CTEST_ARGS)
+# Each test pass sources its cluster's env file: it points the tests (and the apiserver restarts
+# some of them do) at that cluster, whatever a shell sourced before.
+integration: build tools cluster-up
+	@source _output/cluster/env && cd $(BUILD_DIR) && \
+	  ctest -L integration --output-on-failure $(CTEST_ARGS)
 
-# Unit, integration and e2e tests in one CTest run: unit tests in parallel, tests that use the
-# local control plane one at a time (RESOURCE_LOCK). Exits non-zero on any failure.
-test: build cluster-up
-	@cd $(BUILD_DIR) && ctest -j$(JOBS) --output-on-failure $(CTEST_ARGS)
+# The integration tests against the oldest supported minor (the compat cluster).
+integration-compat: build tools cluster-up-compat
+	@source _output/cluster-compat/env && echo "integration tests against kube-apiserver" \
+	  "$$(_output/tools/compat/kube-apiserver --version | cut -d' ' -f2) ($$BERTH_APISERVER_URL)" && \
+	  cd $(BUILD_DIR) && ctest -L integration --output-on-failure $(CTEST_ARGS)
+
+# Unit, integration and e2e tests in one CTest run against the pinned release: unit tests in
+# parallel, tests that use the local control plane one at a time (RESOURCE_LOCK); then the
+# integration tests again against the oldest supported minor. Exits non-zero on any failure.
+test: build tools cluster-up
+	@source _output/cluster/env && cd $(BUILD_DIR) && \
+	  ctest -j$(JOBS) --output-on-failure $(CTEST_ARGS)
+	@$(MAKE) --no-print-directory integration-compat
+
+# berth-scheduler alone, without the libraries' tests, benchmarks and e2e binaries.
+scheduler: configure
+	@$(CMAKE) --build $(BUILD_DIR) -j$(JOBS) --target berth-scheduler
 
 # Local control plane + 20 simulated nodes + 205 pods; berth-scheduler binds them and the table
-# shows where every pod went and why the rest could not go anywhere.
-demo: build cluster-up
-	@python3 deploy/demo.py
+# shows where every pod went and why the rest could not go anywhere. Builds only what it runs:
+# berth-scheduler, etcd and kube-apiserver.
+demo: scheduler cluster-up
+	@source _output/cluster/env && python3 deploy/demo.py
 
 # ASan + UBSan over the unit tests.
 sanitize: deps
@@ -101,7 +126,7 @@ bench: build
 BENCH_E2E_ARGS ?=
 bench-e2e: build cluster-up
 	@deploy/build-tools.sh kube-scheduler $(if $(findstring --kwok,$(BENCH_E2E_ARGS)),kwok)
-	@_output/bin/bench_e2e $(BENCH_E2E_ARGS)
+	@source _output/cluster/env && _output/bin/bench_e2e $(BENCH_E2E_ARGS)
 
 SOURCES = $(shell git ls-files '*.cc' '*.h')
 

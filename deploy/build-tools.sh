@@ -7,6 +7,10 @@
 #   deploy/build-tools.sh [etcd] [kube-apiserver] [kube-scheduler] [helm] [kwok]
 #                         [servicemonitor-crd]
 #   (no arguments: etcd and kube-apiserver, what the local control plane needs)
+#   deploy/build-tools.sh --compat [etcd] [kube-apiserver]
+#   (the oldest supported minor, KUBERNETES_COMPAT_VERSION, and the etcd it bundles,
+#   ETCD_COMPAT_VERSION, from deploy/tools/{kubernetes,etcd}-compat, linked into
+#   _output/tools/compat/ for `BERTH_COMPAT=1 deploy/local-cluster.sh up`)
 #
 # servicemonitor-crd is not a binary: it is prometheus-operator's ServiceMonitor
 # CustomResourceDefinition, copied out of that release's Go module (checked against
@@ -21,6 +25,19 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 source "$repo/deploy/versions.env"
 cache=${BERTH_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/berth}/bin
 out=$repo/_output/tools
+
+# The compat line swaps in the older control plane; everything else about a build is the same.
+# The cache is keyed by name and version, so both lines share it without clashing.
+compat=false module_suffix="" compat_suffix=""
+if [[ ${1:-} == --compat ]]; then
+  compat=true
+  shift
+  out=$out/compat
+  module_suffix=-compat compat_suffix=_COMPAT
+  KUBERNETES_VERSION=$KUBERNETES_COMPAT_VERSION
+  KUBERNETES_STAGING_VERSION=$KUBERNETES_COMPAT_STAGING_VERSION
+  ETCD_VERSION=$ETCD_COMPAT_VERSION
+fi
 mkdir -p "$cache" "$out"
 
 if ! command -v go >/dev/null 2>&1; then
@@ -36,6 +53,10 @@ command -v go >/dev/null 2>&1 || {
 export GOTOOLCHAIN=local GOFLAGS=-mod=mod CGO_ENABLED=0
 
 version_of() {
+  if $compat && [[ $1 != etcd && $1 != kube-apiserver ]]; then
+    echo "build-tools: --compat builds only etcd and kube-apiserver, not '$1'" >&2
+    return 1
+  fi
   case $1 in
     etcd) echo "$ETCD_VERSION" ;;
     kube-apiserver | kube-scheduler) echo "$KUBERNETES_VERSION" ;;
@@ -53,6 +74,20 @@ check_pin() {
   if ! grep -Eq "^(require )?[[:space:]]*$module $version\b" "$module_dir/go.mod"; then
     echo "build-tools: $module_dir/go.mod does not require $module $version (deploy/versions.env);" \
       "update both together" >&2
+    return 1
+  fi
+}
+
+# The Kubernetes module's staging repositories (k8s.io/api, k8s.io/apiserver, ...) are pinned by
+# replace directives; they must all be the staging release of the same Kubernetes version.
+check_staging_pins() {
+  local module_dir=$1 version=$2 stale
+  stale=$(grep -E '^[[:space:]]*k8s\.io/[^ ]+ => k8s\.io/[^ ]+ v' "$module_dir/go.mod" |
+    grep -Ev " => k8s\.io/[^ ]+ $version\$" || true)
+  if [[ -n $stale ]]; then
+    echo "build-tools: $module_dir/go.mod replaces staging modules with versions other than" \
+      "$version (KUBERNETES${compat_suffix}_STAGING_VERSION in deploy/versions.env):" >&2
+    echo "$stale" >&2
     return 1
   fi
 }
@@ -81,11 +116,14 @@ build_one() {
   if [[ ! -x $target ]]; then
     case $name in
       etcd)
-        module_dir=$repo/deploy/tools/etcd
+        module_dir=$repo/deploy/tools/etcd$module_suffix
+        check_pin "$module_dir" go.etcd.io/etcd/server/v3 "$ETCD_VERSION"
         pkg=go.etcd.io/etcd/server/v3
         ;;
       kube-apiserver | kube-scheduler)
-        module_dir=$repo/deploy/tools/kubernetes
+        module_dir=$repo/deploy/tools/kubernetes$module_suffix
+        check_pin "$module_dir" k8s.io/kubernetes "$KUBERNETES_VERSION"
+        check_staging_pins "$module_dir" "$KUBERNETES_STAGING_VERSION"
         pkg=k8s.io/kubernetes/cmd/$name
         local minor=${KUBERNETES_VERSION#v1.}
         minor=${minor%%.*}
@@ -114,6 +152,7 @@ build_one() {
         ;;
       kwok)
         module_dir=$repo/deploy/tools/kwok
+        check_pin "$module_dir" sigs.k8s.io/kwok "$KWOK_VERSION"
         pkg=sigs.k8s.io/kwok/cmd/kwok
         ;;
     esac
@@ -129,9 +168,27 @@ build_one() {
 tools=("$@")
 ((${#tools[@]})) || tools=(etcd kube-apiserver)
 
-# One build at a time per cache: parallel `make test` runs wait instead of racing.
-exec 9>"$cache/.lock"
-flock 9
+# Binaries and the CRD appear in the cache only complete (renamed into place), so one that is
+# there can be linked without the lock.
+is_cached() {
+  local version
+  version=$(version_of "$1") || exit 1
+  if [[ $1 == servicemonitor-crd ]]; then
+    [[ -f $cache/$1-$version.yaml ]]
+  else
+    [[ -x $cache/$1-$version ]]
+  fi
+}
+
+# One build at a time per cache: parallel `make test` runs wait instead of racing. A run that
+# only needs links does not wait behind another checkout's build of some other tool.
+for tool in "${tools[@]}"; do
+  if ! is_cached "$tool"; then
+    exec 9>"$cache/.lock"
+    flock 9
+    break
+  fi
+done
 for tool in "${tools[@]}"; do
   build_one "$tool"
 done

@@ -217,7 +217,15 @@ def list_pods():
     return call("GET", f"/api/v1/namespaces/{NAMESPACE}/pods")["items"]
 
 
-METRICS_ADDRESS = "127.0.0.1:10251"
+def free_local_port():
+    """A loopback port nothing listens on now, so demos of several checkouts do not collide."""
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+METRICS_ADDRESS = f"127.0.0.1:{free_local_port()}"
 
 
 def scrape_metrics():

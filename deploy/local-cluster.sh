@@ -26,12 +26,40 @@
 # Ports (defaults in brackets): BERTH_APISERVER_PORT [6443], BERTH_ETCD_PORT [2379],
 # BERTH_ETCD_PEER_PORT [2380]. While this checkout's cluster runs, every subcommand uses the
 # ports it was started with, so only `up` needs them.
+#
+# BERTH_COMPAT=1 selects the compatibility cluster instead: the oldest supported Kubernetes minor
+# (KUBERNETES_COMPAT_VERSION and ETCD_COMPAT_VERSION in deploy/versions.env), built by
+# `deploy/build-tools.sh --compat`, living in _output/cluster-compat/ with its own ports
+# BERTH_COMPAT_APISERVER_PORT [7443], BERTH_COMPAT_ETCD_PORT [3379], BERTH_COMPAT_ETCD_PEER_PORT
+# [3380], so it runs beside the default cluster. Every subcommand acts on the selected cluster;
+# its env file exports BERTH_COMPAT=1, so a test that sources it and restarts "the" apiserver
+# restarts the compat one.
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-cluster=$repo/_output/cluster
+case ${BERTH_COMPAT:-0} in
+  0 | "")
+    compat=0
+    cluster=$repo/_output/cluster
+    tools=$repo/_output/tools
+    build_tools_args=()
+    port_prefix=BERTH_
+    default_apiserver_port=6443 default_etcd_port=2379 default_etcd_peer_port=2380
+    ;;
+  1)
+    compat=1
+    cluster=$repo/_output/cluster-compat
+    tools=$repo/_output/tools/compat
+    build_tools_args=(--compat)
+    port_prefix=BERTH_COMPAT_
+    default_apiserver_port=7443 default_etcd_port=3379 default_etcd_peer_port=3380
+    ;;
+  *)
+    echo "local-cluster: BERTH_COMPAT must be 0 or 1, not '$BERTH_COMPAT'" >&2
+    exit 2
+    ;;
+esac
 pki=$cluster/pki
-tools=$repo/_output/tools
 pki_cnf=$repo/deploy/cluster/pki.cnf
 # The in-cluster name of the apiserver; service-account tokens are issued for and by it.
 sa_issuer=https://kubernetes.default.svc.cluster.local
@@ -156,9 +184,11 @@ load_ports() {
     # shellcheck source=/dev/null
     source "$cluster/ports"
   fi
-  apiserver_port=${BERTH_APISERVER_PORT:-${recorded_apiserver_port:-6443}}
-  etcd_port=${BERTH_ETCD_PORT:-${recorded_etcd_port:-2379}}
-  etcd_peer_port=${BERTH_ETCD_PEER_PORT:-${recorded_etcd_peer_port:-2380}}
+  local apiserver_var=${port_prefix}APISERVER_PORT etcd_var=${port_prefix}ETCD_PORT
+  local etcd_peer_var=${port_prefix}ETCD_PEER_PORT
+  apiserver_port=${!apiserver_var:-${recorded_apiserver_port:-$default_apiserver_port}}
+  etcd_port=${!etcd_var:-${recorded_etcd_port:-$default_etcd_port}}
+  etcd_peer_port=${!etcd_peer_var:-${recorded_etcd_peer_port:-$default_etcd_peer_port}}
   local port
   for port in "$apiserver_port" "$etcd_port" "$etcd_peer_port"; do
     [[ $port =~ ^[0-9]+$ ]] && ((port > 0 && port < 65536)) || die "invalid port '$port'"
@@ -192,8 +222,9 @@ require_free_port() {
   fi
   die "port $port ($what, $variable) on 127.0.0.1 is already in use by another process$owner," \
     "not by this checkout's cluster. Stop that process, or choose other ports, e.g." \
-    "BERTH_APISERVER_PORT=$((apiserver_port + 10000)) BERTH_ETCD_PORT=$((etcd_port + 10000))" \
-    "BERTH_ETCD_PEER_PORT=$((etcd_peer_port + 10000)) $0 up"
+    "${port_prefix}APISERVER_PORT=$((apiserver_port + 10000))" \
+    "${port_prefix}ETCD_PORT=$((etcd_port + 10000))" \
+    "${port_prefix}ETCD_PEER_PORT=$((etcd_peer_port + 10000)) $0 up"
 }
 
 # --- PKI --------------------------------------------------------------------------------
@@ -282,8 +313,8 @@ readyz_ok() {
 
 start_etcd() {
   our_pid etcd >/dev/null && return 0
-  require_free_port "$etcd_port" "etcd client" BERTH_ETCD_PORT
-  require_free_port "$etcd_peer_port" "etcd peer" BERTH_ETCD_PEER_PORT
+  require_free_port "$etcd_port" "etcd client" "${port_prefix}ETCD_PORT"
+  require_free_port "$etcd_peer_port" "etcd peer" "${port_prefix}ETCD_PEER_PORT"
   mkdir -p "$cluster/etcd"
   # Metrics stay on the client URL (no --listen-metrics-urls), so no third port is needed.
   # The gRPC gateway serves the HTTP/JSON API `compact` uses.
@@ -315,7 +346,7 @@ start_etcd() {
 start_apiserver() {
   our_pid kube-apiserver >/dev/null && return 0
   our_pid etcd >/dev/null || die "etcd is not running; use '$0 up'"
-  require_free_port "$apiserver_port" kube-apiserver BERTH_APISERVER_PORT
+  require_free_port "$apiserver_port" kube-apiserver "${port_prefix}APISERVER_PORT"
   # --enable-priority-and-fairness=false: system:masters requests are exempt from API Priority
   # and Fairness, but the scheduler under test may run as a narrower identity (its RBAC is
   # tested), and APF would put that identity's requests into the small default priority levels
@@ -416,6 +447,7 @@ write_client_files() {
   {
     echo "# Written by deploy/local-cluster.sh up. Source it to reach the local control plane."
     printf 'export BERTH_CLUSTER_DIR=%q\n' "$cluster"
+    printf 'export BERTH_COMPAT=%s\n' "$compat"
     printf 'export BERTH_KUBECONFIG=%q\n' "$cluster/kubeconfig"
     printf 'export BERTH_KUBECONFIG_NOPERMS=%q\n' "$cluster/kubeconfig-noperms"
     printf 'export BERTH_KUBECONFIG_WRONG_CA=%q\n' "$cluster/kubeconfig-wrong-ca"
@@ -445,7 +477,7 @@ cmd_up() {
     echo "$cluster/kubeconfig"
     return 0
   fi
-  (umask 022 && "$repo/deploy/build-tools.sh" etcd kube-apiserver >&2)
+  (umask 022 && "$repo/deploy/build-tools.sh" "${build_tools_args[@]}" etcd kube-apiserver >&2)
   ensure_pki
   if $pki_changed && our_pid kube-apiserver >/dev/null; then
     log "certificates changed; restarting kube-apiserver"

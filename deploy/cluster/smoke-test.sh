@@ -8,6 +8,8 @@
 #
 #   deploy/cluster/smoke-test.sh            uses (and leaves running) the cluster; starts it if needed
 #   deploy/cluster/smoke-test.sh --cycle    also checks `down` followed by `up`
+#   BERTH_COMPAT=1 deploy/cluster/smoke-test.sh   the same against the compat cluster
+# It also checks that the apiserver is the release deploy/versions.env pins for that cluster.
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -36,11 +38,21 @@ extract() {
 kubeconfig=$(cat "$work/up.out")
 [[ -f $kubeconfig ]] || fail "up printed '$kubeconfig', not a kubeconfig path"
 # shellcheck source=/dev/null
-source "$repo/_output/cluster/env"
+source "$(dirname "$kubeconfig")/env"
 [[ $BERTH_KUBECONFIG == "$kubeconfig" ]] || fail "env and up disagree on the kubeconfig"
 url=$BERTH_APISERVER_URL
 [[ $("$lc" status) == running ]] || fail "status does not say running"
 pass "up, env and status ($url)"
+# shellcheck source=../versions.env
+source "$repo/deploy/versions.env"
+expected_version=$KUBERNETES_VERSION
+expected_cluster=$repo/_output/cluster
+if [[ $BERTH_COMPAT == 1 ]]; then
+  expected_version=$KUBERNETES_COMPAT_VERSION
+  expected_cluster=$repo/_output/cluster-compat
+fi
+[[ $BERTH_CLUSTER_DIR == "$expected_cluster" ]] ||
+  fail "the cluster lives in $BERTH_CLUSTER_DIR, not $expected_cluster"
 
 umask 077
 for name in admin noperms; do
@@ -62,6 +74,12 @@ api() {
 status_of() { tail -n 1 <<<"$1"; }
 body_of() { sed '$d' <<<"$1"; }
 json() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
+
+response=$(api admin GET /version)
+server_version=$(body_of "$response" | json 'd["gitVersion"]')
+[[ $server_version == "$expected_version" ]] ||
+  fail "kube-apiserver is $server_version, deploy/versions.env pins $expected_version"
+pass "kube-apiserver $server_version in $BERTH_CLUSTER_DIR"
 
 response=$(api admin GET "/api/v1/namespaces/$namespace/pods")
 [[ $(status_of "$response") == 200 ]] || fail "admin cannot list pods: $response"
