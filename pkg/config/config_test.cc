@@ -94,8 +94,8 @@ TEST(DefaultsTest, DefaultPluginsAreUpstreamOrderAndWeights) {
   Plugins plugins = DefaultPlugins();
   EXPECT_EQ(plugins.multi_point.enabled, Refs({{"SchedulingGates", 0},
                                                {"PrioritySort", 0},
-                                               {"NodeUnschedulable", 0},
                                                {"NodeName", 0},
+                                               {"NodeUnschedulable", 0},
                                                {"TaintToleration", 3},
                                                {"NodeAffinity", 2},
                                                {"NodePorts", 0},
@@ -131,8 +131,8 @@ TEST(LoadTest, KubeSchedulerStyleFileWithTwoProfiles) {
   // NodeResourcesFit keeps its default position with the user's weight; CustomScore is appended.
   EXPECT_EQ(first.plugins.multi_point.enabled, Refs({{"SchedulingGates", 0},
                                                      {"PrioritySort", 0},
-                                                     {"NodeUnschedulable", 0},
                                                      {"NodeName", 0},
+                                                     {"NodeUnschedulable", 0},
                                                      {"TaintToleration", 3},
                                                      {"NodeAffinity", 2},
                                                      {"NodePorts", 0},
@@ -251,8 +251,8 @@ TEST(LoadTest, MergeSemantics) {
   const PluginSet& mp = config.profiles[0].plugins.multi_point;
   EXPECT_EQ(mp.enabled, Refs({{"SchedulingGates", 0},
                               {"PrioritySort", 0},
-                              {"NodeUnschedulable", 0},
                               {"NodeName", 0},
+                              {"NodeUnschedulable", 0},
                               {"TaintToleration", 7},
                               {"NodeAffinity", 2},
                               {"NodeResourcesFit", 1},
