@@ -96,8 +96,10 @@ void ListsAndWatches(const client::Resource& resource, const std::string& ns,
   informer.AddEventHandler(seen.Handler());
   factory.Start();
   ASSERT_TRUE(factory.WaitForCacheSync(30s)) << informer.reflector().last_error();
+  // The first list is served from the apiserver's watch cache (resourceVersion "0"), which may
+  // not hold an object created a moment before; the watch then delivers it.
+  EXPECT_TRUE(Eventually([&] { return seen.Added(key(prefix + "-a")); }, 20s));
   EXPECT_NE(factory.ListerFor<T>().Get(ns, prefix + "-a"), nullptr);
-  EXPECT_TRUE(seen.Added(key(prefix + "-a")));
 
   client->Post(collection, manifest(prefix + "-b"));
   EXPECT_TRUE(Eventually([&] { return seen.Added(key(prefix + "-b")); }, 20s));
