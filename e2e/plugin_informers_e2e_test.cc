@@ -91,30 +91,24 @@ TEST(PluginInformersE2E, APluginsListerFiltersAndItsResourceEventsRequeuePods) {
 class MinimalIdentity {
  public:
   MinimalIdentity(std::shared_ptr<client::Client> admin, const std::string& ns)
-      : admin_(std::move(admin)), name_("berth-min-" + testing::UniqueSuffix()) {
-    admin_->Post(
+      : name_("berth-min-" + testing::UniqueSuffix()),
+        rules_(nlohmann::json::array({
+            {{"apiGroups", {""}},
+             {"resources", {"pods", "nodes"}},
+             {"verbs", {"get", "list", "watch"}}},
+            {{"apiGroups", {""}}, {"resources", {"pods/binding"}}, {"verbs", {"create"}}},
+            {{"apiGroups", {""}}, {"resources", {"pods/status"}}, {"verbs", {"patch"}}},
+            {{"apiGroups", {"events.k8s.io"}},
+             {"resources", {"events"}},
+             {"verbs", {"create", "patch"}}},
+        })) {
+    admin->Post(
         "/api/v1/namespaces/" + ns + "/serviceaccounts",
         {{"apiVersion", "v1"}, {"kind", "ServiceAccount"}, {"metadata", {{"name", name_}}}});
-    rules_ = nlohmann::json::array({
-        {{"apiGroups", {""}},
-         {"resources", {"pods", "nodes"}},
-         {"verbs", {"get", "list", "watch"}}},
-        {{"apiGroups", {""}}, {"resources", {"pods/binding"}}, {"verbs", {"create"}}},
-        {{"apiGroups", {""}}, {"resources", {"pods/status"}}, {"verbs", {"patch"}}},
-        {{"apiGroups", {"events.k8s.io"}},
-         {"resources", {"events"}},
-         {"verbs", {"create", "patch"}}},
-    });
-    admin_->Post(RolesPath(), Role());
-    admin_->Post(
-        "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
-        {{"apiVersion", "rbac.authorization.k8s.io/v1"},
-         {"kind", "ClusterRoleBinding"},
-         {"metadata", {{"name", name_}}},
-         {"roleRef",
-          {{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "ClusterRole"}, {"name", name_}}},
-         {"subjects", {{{"kind", "ServiceAccount"}, {"name", name_}, {"namespace", ns}}}}});
-    auto token = admin_
+    grant_ = std::make_unique<testing::ClusterRoleGrant>(
+        admin, name_, rules_,
+        nlohmann::json{{"kind", "ServiceAccount"}, {"name", name_}, {"namespace", ns}});
+    auto token = admin
                      ->Post("/api/v1/namespaces/" + ns + "/serviceaccounts/" + name_ + "/token",
                             {{"apiVersion", "authentication.k8s.io/v1"},
                              {"kind", "TokenRequest"},
@@ -134,41 +128,20 @@ class MinimalIdentity {
         {"current-context", name_}};
     std::ofstream(kubeconfig_) << config.dump();
   }
-  ~MinimalIdentity() {
-    for (const std::string& path :
-         {"/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/" + name_,
-          RolesPath() + "/" + name_}) {
-      try {
-        admin_->Delete(path);
-      } catch (const std::exception&) {
-      }
-    }
-    fs::remove(kubeconfig_);
-  }
+  ~MinimalIdentity() { fs::remove(kubeconfig_); }
 
   void Allow(const std::string& group, const std::string& resource) {
     rules_.push_back(
         {{"apiGroups", {group}}, {"resources", {resource}}, {"verbs", {"get", "list", "watch"}}});
-    auto role = Role();
-    role["metadata"]["resourceVersion"] =
-        admin_->Get(RolesPath() + "/" + name_)["metadata"]["resourceVersion"];
-    admin_->Put(RolesPath() + "/" + name_, role);
+    grant_->SetRules(rules_);
   }
 
   const std::string& kubeconfig() const { return kubeconfig_; }
 
  private:
-  static std::string RolesPath() { return "/apis/rbac.authorization.k8s.io/v1/clusterroles"; }
-  nlohmann::json Role() const {
-    return {{"apiVersion", "rbac.authorization.k8s.io/v1"},
-            {"kind", "ClusterRole"},
-            {"metadata", {{"name", name_}}},
-            {"rules", rules_}};
-  }
-
-  std::shared_ptr<client::Client> admin_;
   std::string name_;
   nlohmann::json rules_;
+  std::unique_ptr<testing::ClusterRoleGrant> grant_;
   std::string kubeconfig_;
 };
 

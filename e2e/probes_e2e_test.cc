@@ -12,45 +12,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// A ClusterRole + binding granting the no-permissions test user what the informers need; removed
-// when the object goes away so other tests still see that user forbidden.
-class InformerGrant {
- public:
-  InformerGrant(std::shared_ptr<client::Client> client, const std::string& user)
-      : client_(std::move(client)), name_("berth-e2e-probes-" + testing::UniqueSuffix()) {
-    client_->Post("/apis/rbac.authorization.k8s.io/v1/clusterroles",
-                  {{"apiVersion", "rbac.authorization.k8s.io/v1"},
-                   {"kind", "ClusterRole"},
-                   {"metadata", {{"name", name_}}},
-                   {"rules",
-                    {{{"apiGroups", {""}},
-                      {"resources", {"pods", "nodes"}},
-                      {"verbs", {"get", "list", "watch"}}}}}});
-    client_->Post(
-        "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
-        {{"apiVersion", "rbac.authorization.k8s.io/v1"},
-         {"kind", "ClusterRoleBinding"},
-         {"metadata", {{"name", name_}}},
-         {"roleRef",
-          {{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "ClusterRole"}, {"name", name_}}},
-         {"subjects",
-          {{{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "User"}, {"name", user}}}}});
-  }
-  ~InformerGrant() {
-    for (const char* kind : {"clusterrolebindings", "clusterroles"}) {
-      try {
-        client_->Delete("/apis/rbac.authorization.k8s.io/v1/" + std::string(kind) + "/" + name_);
-      } catch (const std::exception&) {
-        // Best effort; the unique name keeps a leftover from affecting other runs' assertions.
-      }
-    }
-  }
-
- private:
-  std::shared_ptr<client::Client> client_;
-  std::string name_;
-};
-
 TEST(ProbesE2E, ReadyzWaitsForInformerSyncWhileLivezStaysUp) {
   const std::string scheduler = "berth-e2e-" + testing::UniqueSuffix();
   BerthProcess berth("probes", SchedulerConfig(scheduler, false),
@@ -73,7 +34,16 @@ TEST(ProbesE2E, ReadyzWaitsForInformerSyncWhileLivezStaysUp) {
   EXPECT_EQ(HttpGet(berth.url() + "/livez").status, 200);
   EXPECT_TRUE(berth.process().Running());
 
-  InformerGrant grant(testing::AdminClient(), "berth-test-noperms");
+  // What the informers need, for the no-permissions user; removed at the end so other tests still
+  // see that user forbidden.
+  testing::ClusterRoleGrant grant(testing::AdminClient(),
+                                  "berth-e2e-probes-" + testing::UniqueSuffix(),
+                                  {{{"apiGroups", {""}},
+                                    {"resources", {"pods", "nodes"}},
+                                    {"verbs", {"get", "list", "watch"}}}},
+                                  {{"apiGroup", "rbac.authorization.k8s.io"},
+                                   {"kind", "User"},
+                                   {"name", "berth-test-noperms"}});
   HttpReply ready;
   EXPECT_TRUE(testing::Eventually(
       [&] {

@@ -190,4 +190,47 @@ std::string TestNodes::Add(const std::string& suffix, const std::string& cpu,
   return name;
 }
 
+namespace {
+constexpr const char* kRbacPath = "/apis/rbac.authorization.k8s.io/v1/";
+}  // namespace
+
+ClusterRoleGrant::ClusterRoleGrant(std::shared_ptr<client::Client> client, std::string name,
+                                   nlohmann::json rules, const nlohmann::json& subject)
+    : client_(std::move(client)), name_(std::move(name)), rules_(std::move(rules)) {
+  client_->Post(std::string(kRbacPath) + "clusterroles", Role());
+  client_->Post(
+      std::string(kRbacPath) + "clusterrolebindings",
+      {{"apiVersion", "rbac.authorization.k8s.io/v1"},
+       {"kind", "ClusterRoleBinding"},
+       {"metadata", {{"name", name_}}},
+       {"roleRef",
+        {{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "ClusterRole"}, {"name", name_}}},
+       {"subjects", nlohmann::json::array({subject})}});
+}
+
+ClusterRoleGrant::~ClusterRoleGrant() {
+  for (const char* kind : {"clusterrolebindings/", "clusterroles/"}) {
+    try {
+      client_->Delete(kRbacPath + std::string(kind) + name_);
+    } catch (const std::exception&) {
+      // Best effort; the unique name keeps a leftover from affecting other runs' assertions.
+    }
+  }
+}
+
+void ClusterRoleGrant::SetRules(nlohmann::json rules) {
+  rules_ = std::move(rules);
+  const std::string path = std::string(kRbacPath) + "clusterroles/" + name_;
+  auto role = Role();
+  role["metadata"]["resourceVersion"] = client_->Get(path)["metadata"]["resourceVersion"];
+  client_->Put(path, role);
+}
+
+nlohmann::json ClusterRoleGrant::Role() const {
+  return {{"apiVersion", "rbac.authorization.k8s.io/v1"},
+          {"kind", "ClusterRole"},
+          {"metadata", {{"name", name_}}},
+          {"rules", rules_}};
+}
+
 }  // namespace berth::testing

@@ -77,6 +77,27 @@ void CreateMany(client::Client& client, const std::string& path, int count,
 // Polls `condition` every 50 ms until it holds or `timeout` passes; returns whether it held.
 bool Eventually(const std::function<bool()>& condition, std::chrono::milliseconds timeout);
 
+// A ClusterRole with `rules` and a ClusterRoleBinding of it to `subject` (an RBAC subject object),
+// both named `name`; removed (best effort) when the object goes away, so other tests see the
+// subject's rights as they were.
+class ClusterRoleGrant {
+ public:
+  ClusterRoleGrant(std::shared_ptr<client::Client> client, std::string name, nlohmann::json rules,
+                   const nlohmann::json& subject);
+  ~ClusterRoleGrant();
+  ClusterRoleGrant(const ClusterRoleGrant&) = delete;
+  ClusterRoleGrant& operator=(const ClusterRoleGrant&) = delete;
+  // Replaces the role's rules.
+  void SetRules(nlohmann::json rules);
+
+ private:
+  nlohmann::json Role() const;
+
+  std::shared_ptr<client::Client> client_;
+  std::string name_;
+  nlohmann::json rules_;
+};
+
 // A unique suffix for object names in this process.
 std::string UniqueSuffix();
 
