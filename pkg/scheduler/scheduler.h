@@ -46,7 +46,7 @@ struct Diagnosis {
   std::string post_filter_msg;
 };
 
-// "0/N nodes are available: 2 Insufficient cpu, 1 node(s) had untolerated taint {k: v}." in
+// "0/N nodes are available: 2 Insufficient cpu, 1 node(s) had untolerated taint(s)." in
 // upstream's format: reasons counted over nodes, each "count reason", sorted as strings.
 std::string FitErrorMessage(int num_all_nodes, const Diagnosis& diagnosis);
 

@@ -432,18 +432,18 @@ TEST_F(SchedulerTest, AttemptsQueueAndUnschedulablePluginsAreMeasured) {
 TEST(FitErrorMessage, CountsReasonsOverNodesSortedLikeUpstream) {
   Diagnosis d;
   d.node_to_status.Set("a", Status::Unschedulable("Insufficient cpu"));
-  d.node_to_status.Set("b", Status::Unresolvable("node(s) had untolerated taint {k: v}"));
+  d.node_to_status.Set("b", Status::Unresolvable("node(s) had untolerated taint(s)"));
   d.node_to_status.Set("c", Status::Unschedulable("Insufficient cpu"));
   d.node_to_status.Set("d", Status::Unschedulable("Insufficient cpu"));
   d.node_to_status.Set("e", Status(Code::kUnschedulable,
                                    std::vector<std::string>{"Insufficient cpu", "Too many pods"}));
   EXPECT_EQ(FitErrorMessage(5, d),
-            "0/5 nodes are available: 1 Too many pods, 1 node(s) had untolerated taint {k: v}, 4 "
+            "0/5 nodes are available: 1 Too many pods, 1 node(s) had untolerated taint(s), 4 "
             "Insufficient cpu.");
   d.node_to_status.set_absent_nodes_status(
       Status::Unresolvable("node(s) didn't satisfy plugin(s) [NodeAffinity]"));
   EXPECT_EQ(FitErrorMessage(7, d),
-            "0/7 nodes are available: 1 Too many pods, 1 node(s) had untolerated taint {k: v}, 2 "
+            "0/7 nodes are available: 1 Too many pods, 1 node(s) had untolerated taint(s), 2 "
             "node(s) didn't satisfy plugin(s) [NodeAffinity], 4 Insufficient cpu.");
   Diagnosis pre;
   pre.pre_filter_msg = "node(s) didn't satisfy plugin NodeAffinity";
@@ -455,7 +455,7 @@ TEST(FitErrorMessage, CountsReasonsOverNodesSortedLikeUpstream) {
 TEST(NodeToStatus, GetFallsBackToTheAbsentNodesStatus) {
   framework::NodeToStatus statuses;
   statuses.Set("a", Status::Unschedulable("Insufficient cpu"));
-  statuses.Set("b", Status::Unresolvable("node(s) had untolerated taint {k: v}"));
+  statuses.Set("b", Status::Unresolvable("node(s) had untolerated taint(s)"));
   EXPECT_EQ(statuses.Get("a").Message(), "Insufficient cpu");
   EXPECT_EQ(statuses.Get("b").code(), Code::kUnschedulableAndUnresolvable);
   // Upstream's default for a node never filtered: preemption cannot help there.

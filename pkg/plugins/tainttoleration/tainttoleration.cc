@@ -30,19 +30,15 @@ bool IsDoNotScheduleTaint(const api::Taint& taint) {
          taint.effect == api::TaintEffect::kNoExecute;
 }
 
-// Filter's result on one node: success, or the node's first untolerated taint.
+// Filter's result on one node. The reason names no taint, as upstream's: the scheduler's
+// FailedScheduling message counts nodes per reason, and per-taint reasons would split the count.
 framework::Status FilterNode(const api::Pod& pod, const framework::NodeInfo& node) {
   if (node.node() == nullptr) return framework::Status::Error("node not found");
-  std::optional<api::Taint> taint =
-      FindUntoleratedTaint(node.node()->spec.taints, pod.spec.tolerations);
-  if (!taint) return framework::Status::Success();
-  std::string reason(kErrReasonUntoleratedTaintPrefix);
-  reason += '{';
-  reason += taint->key;
-  reason += ": ";
-  reason += taint->value;
-  reason += '}';
-  return framework::Status::Unresolvable(std::move(reason));
+  if (!FindUntoleratedTaint(node.node()->spec.taints, pod.spec.tolerations)) {
+    return framework::Status::Success();
+  }
+  static const framework::FixedReasons kUntolerated(kErrReasonUntoleratedTaint);
+  return framework::Status::Unresolvable(kUntolerated);
 }
 
 framework::Status MissingPreScoreState() {

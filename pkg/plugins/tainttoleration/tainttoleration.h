@@ -17,10 +17,8 @@
 namespace berth::plugins::tainttoleration {
 
 inline constexpr std::string_view kName = "TaintToleration";
-// The Filter reason is this prefix plus "{key: value}" of the first untolerated taint, e.g.
-// "node(s) had untolerated taint {dedicated: gpu}".
-inline constexpr std::string_view kErrReasonUntoleratedTaintPrefix =
-    "node(s) had untolerated taint ";
+// Filter's reason for a node with a NoSchedule or NoExecute taint the pod does not tolerate.
+inline constexpr std::string_view kErrReasonUntoleratedTaint = "node(s) had untolerated taint(s)";
 // The score weight of the default profile; the framework runtime applies it, not the plugin.
 inline constexpr int32_t kDefaultWeight = 3;
 // CycleState key of what PreScore computes for Score.
