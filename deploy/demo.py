@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """The `make demo` scenario: simulated nodes, a mixed workload, berth-scheduler binding it.
 
-Registers 20 Node objects (three zones, one tainted, one cordoned), submits 200 pods for
-berth-scheduler and 5 for default-scheduler, runs berth-scheduler, shows progress, and ends with
-pods per node and every unschedulable pod with its reason. Talks to the local control plane with
+Registers 20 Node objects (three zones, one tainted, one cordoned), submits 217 pods for
+berth-scheduler (among them a group with required anti-affinity and a group spread over zones)
+and 5 for default-scheduler, runs berth-scheduler, shows progress, and ends with pods per node,
+how the two constrained groups were placed, and every unschedulable pod with its reason. Talks to the local control plane with
 the admin credentials deploy/local-cluster.sh wrote; uses only the standard library.
 """
 
@@ -202,6 +203,40 @@ def make_pods():
         )
     for i in range(10):
         pods.append(pod(f"ingress-{i:03d}", "100m", "64Mi", host_port=443))
+    # At most one replica per node, in zone-c only (6 nodes): 6 bind, 2 stay Pending.
+    for i in range(8):
+        pods.append(
+            pod(
+                f"replica-{i:03d}",
+                "100m",
+                "64Mi",
+                nodeSelector={"topology.kubernetes.io/zone": "zone-c"},
+                affinity={
+                    "podAntiAffinity": {
+                        "requiredDuringSchedulingIgnoredDuringExecution": [
+                            {"labelSelector": {"matchLabels": {"app": "replica"}}, "topologyKey": "kubernetes.io/hostname"}
+                        ]
+                    }
+                },
+            )
+        )
+    # Zones may differ by at most one pod: 3 per zone.
+    for i in range(9):
+        pods.append(
+            pod(
+                f"spread-{i:03d}",
+                "100m",
+                "64Mi",
+                topologySpreadConstraints=[
+                    {
+                        "maxSkew": 1,
+                        "topologyKey": "topology.kubernetes.io/zone",
+                        "whenUnsatisfiable": "DoNotSchedule",
+                        "labelSelector": {"matchLabels": {"app": "spread"}},
+                    }
+                ],
+            )
+        )
     # Pods that fit nowhere, to show the reasons Berth reports.
     pods.append(pod("huge-000", "64", "1Gi"))
     pods.append(pod("lost-000", "100m", "64Mi", nodeSelector={"topology.kubernetes.io/zone": "zone-x"}))
@@ -243,7 +278,7 @@ def scrape_metrics():
 
 def main():
     binary = os.path.join(REPO, "_output", "bin", "berth-scheduler")
-    print("== Berth demo: 20 simulated nodes, 205 pods ==")
+    print("== Berth demo: 20 simulated nodes, 222 pods ==")
     clean_previous_run()
     nodes = make_nodes()
     print(f"registered {len(nodes)} nodes in 3 zones (demo-gpu-00 tainted dedicated=gpu:NoSchedule, "
@@ -314,6 +349,23 @@ def main():
         note = " (tainted)" if n["spec"]["taints"] else " (cordoned)" if n["spec"]["unschedulable"] else ""
         print(f"{name:<18} {n['metadata']['labels']['topology.kubernetes.io/zone']:<8} "
               f"{n['status']['allocatable']['cpu']:>5} {len(on):>5} {milli:>13}m{note}")
+
+    zone_of = {n["metadata"]["name"]: n["metadata"]["labels"]["topology.kubernetes.io/zone"] for n in nodes}
+
+    def group(app):
+        return [p for p in items if p["metadata"]["labels"].get("app") == app]
+
+    replicas = [p["spec"]["nodeName"] for p in group("replica") if p["spec"].get("nodeName")]
+    print()
+    print(f"replica (required anti-affinity per node, zone-c only): {len(replicas)} bound on "
+          f"{len(set(replicas))} distinct nodes, {len(group('replica')) - len(replicas)} Pending")
+    spread = {}
+    for p in group("spread"):
+        if p["spec"].get("nodeName"):
+            zone = zone_of[p["spec"]["nodeName"]]
+            spread[zone] = spread.get(zone, 0) + 1
+    print("spread (zones differ by at most 1): " +
+          ", ".join(f"{z} {spread.get(z, 0)}" for z in ("zone-a", "zone-b", "zone-c")))
 
     pending = [p for p in items if not p["spec"].get("nodeName") and p["spec"]["schedulerName"] == "berth-scheduler"]
     print()
