@@ -79,6 +79,49 @@ class SchedulerIntegration : public ::testing::Test {
     return Eventually([&] { return !NodeOf(pod).empty(); }, timeout);
   }
 
+  // The message of the pod's PodScheduled=False condition once it contains `part`, or the last
+  // message seen ("" when none) after `timeout`.
+  std::string UnschedulableMessage(const std::string& pod, const std::string& part,
+                                   std::chrono::milliseconds timeout = 30s) {
+    std::string message;
+    Eventually(
+        [&] {
+          auto object = client_->Get(PodsPath() + "/" + pod);
+          for (const auto& c : object["status"].value("conditions", nlohmann::json::array())) {
+            if (c["type"] == "PodScheduled" && c["status"] == "False") {
+              message = c.value("message", "");
+            }
+          }
+          return message.find(part) != std::string::npos;
+        },
+        timeout);
+    return message;
+  }
+
+  // Names of the pods labelled app=<app>, split into bound (pod -> node) and pending.
+  std::map<std::string, std::string> BoundWithApp(const std::string& app,
+                                                  std::vector<std::string>* pending = nullptr) {
+    std::map<std::string, std::string> bound;
+    auto list = client_->Get(PodsPath() + "?labelSelector=app%3D" + app);
+    for (const auto& item : list["items"]) {
+      std::string name = item["metadata"]["name"];
+      std::string node = item["spec"].value("nodeName", "");
+      if (!node.empty()) {
+        bound[name] = node;
+      } else if (pending != nullptr) {
+        pending->push_back(name);
+      }
+    }
+    return bound;
+  }
+
+  // A pod labelled app=<app>.
+  nlohmann::json AppPod(const std::string& name, const std::string& app) {
+    auto pod = Pod(name);
+    pod["metadata"]["labels"]["app"] = app;
+    return pod;
+  }
+
   std::shared_ptr<client::Client> client_;
   std::unique_ptr<TestNamespace> ns_;
   std::unique_ptr<TestNodes> nodes_;
@@ -257,8 +300,7 @@ TEST_F(SchedulerIntegration, HonoursTaintsNodeAffinityAndHostPorts) {
             std::string::npos)
       << message;
   // Other nodes of the shared cluster (the demo's, say) may add to the counts of this reason.
-  EXPECT_NE(message.find(" node(s) had untolerated taint(s)"), std::string::npos)
-      << message;
+  EXPECT_NE(message.find(" node(s) had untolerated taint(s)"), std::string::npos) << message;
 }
 
 // Fields Berth has no plugin for: the pods stay Pending with an event and a condition naming the
@@ -402,6 +444,145 @@ TEST(SchedulerCommandLine, BadPluginArgsExitNonZeroBeforeConnecting) {
   std::string log = proc.Log();
   EXPECT_NE(log.find("scoringStrategy.type"), std::string::npos) << log;
   EXPECT_EQ(log.find("certificate"), std::string::npos) << "connected before validating: " << log;
+}
+
+nlohmann::json AffinityTerm(const std::string& app, const std::string& topology_key) {
+  return {{"labelSelector", {{"matchLabels", {{"app", app}}}}}, {"topologyKey", topology_key}};
+}
+
+// Upstream's behaviour: at most one replica per node, so of 6 replicas over 4 nodes 4 bind on
+// distinct nodes and 2 stay Pending, each node counted under the anti-affinity reason.
+TEST_F(SchedulerIntegration, RequiredAntiAffinityBindsOneReplicaPerNodeAndLeavesTheRestPending) {
+  for (int i = 0; i < 4; i++) nodes_->Add("n" + std::to_string(i), "8", "16Gi");
+  StartScheduler();
+  for (int i = 0; i < 6; i++) {
+    auto pod = AppPod("replica-" + std::to_string(i), "replica");
+    pod["spec"]["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"] = {
+        AffinityTerm("replica", "kubernetes.io/hostname")};
+    client_->Post(PodsPath(), pod);
+  }
+  std::vector<std::string> pending;
+  ASSERT_TRUE(Eventually(
+      [&] {
+        pending.clear();
+        return BoundWithApp("replica", &pending).size() == 4;
+      },
+      60s));
+  std::set<std::string> nodes;
+  for (const auto& [pod, node] : BoundWithApp("replica")) nodes.insert(node);
+  EXPECT_EQ(nodes.size(), 4u) << "two replicas share a node";
+  ASSERT_EQ(pending.size(), 2u);
+  for (const std::string& pod : pending) {
+    std::string message =
+        UnschedulableMessage(pod, "4 node(s) didn't match pod anti-affinity rules");
+    EXPECT_NE(message.find("4 node(s) didn't match pod anti-affinity rules"), std::string::npos)
+        << pod << ": " << message;
+  }
+  std::this_thread::sleep_for(2s);
+  EXPECT_EQ(BoundWithApp("replica").size(), 4u);
+}
+
+// Zones may differ by at most one matching pod, however uneven the zones' node counts: with 4
+// nodes in z1 and one in each of z2 and z3, spreading by node alone would put most pods in z1.
+TEST_F(SchedulerIntegration, ZoneSpreadWithMaxSkewOnePlacesNinePodsThreePerZone) {
+  std::map<std::string, std::string> zone_of;
+  auto add = [&](const std::string& suffix, const std::string& zone) {
+    zone_of[nodes_->Add(suffix, "8", "16Gi", [&](nlohmann::json& n) {
+      n["metadata"]["labels"]["topology.kubernetes.io/zone"] = zone;
+    })] = zone;
+  };
+  for (int i = 0; i < 4; i++) add("z1-" + std::to_string(i), "z1");
+  add("z2-0", "z2");
+  add("z3-0", "z3");
+  StartScheduler();
+  for (int i = 0; i < 9; i++) {
+    auto pod = AppPod("spread-" + std::to_string(i), "spread");
+    pod["spec"]["topologySpreadConstraints"] = {
+        {{"maxSkew", 1},
+         {"topologyKey", "topology.kubernetes.io/zone"},
+         {"whenUnsatisfiable", "DoNotSchedule"},
+         {"labelSelector", {{"matchLabels", {{"app", "spread"}}}}}}};
+    client_->Post(PodsPath(), pod);
+  }
+  ASSERT_TRUE(Eventually([&] { return BoundWithApp("spread").size() == 9; }, 60s));
+  std::map<std::string, int> per_zone;
+  for (const auto& [pod, node] : BoundWithApp("spread")) per_zone[zone_of.at(node)]++;
+  EXPECT_EQ(per_zone, (std::map<std::string, int>{{"z1", 3}, {"z2", 3}, {"z3", 3}}));
+}
+
+// Required affinity puts pods in their target's topology domain; a pod whose terms match no pod
+// (and not itself) fits nowhere.
+TEST_F(SchedulerIntegration, RequiredPodAffinityCoLocatesWithItsTarget) {
+  for (int i = 0; i < 5; i++) nodes_->Add("n" + std::to_string(i), "8", "16Gi");
+  StartScheduler();
+  client_->Post(PodsPath(), AppPod("db", "db"));
+  ASSERT_TRUE(WaitBound("db"));
+  const std::string db_node = NodeOf("db");
+  for (int i = 0; i < 3; i++) {
+    auto pod = AppPod("cache-" + std::to_string(i), "cache");
+    pod["spec"]["affinity"]["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"] = {
+        AffinityTerm("db", "kubernetes.io/hostname")};
+    client_->Post(PodsPath(), pod);
+  }
+  auto orphan = AppPod("orphan", "orphan");
+  orphan["spec"]["affinity"]["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"] = {
+      AffinityTerm("absent", "kubernetes.io/hostname")};
+  client_->Post(PodsPath(), orphan);
+  for (int i = 0; i < 3; i++) {
+    std::string pod = "cache-" + std::to_string(i);
+    ASSERT_TRUE(WaitBound(pod));
+    EXPECT_EQ(NodeOf(pod), db_node) << pod;
+  }
+  std::string message = UnschedulableMessage("orphan", "5 node(s) didn't match pod affinity rules");
+  EXPECT_NE(message.find("5 node(s) didn't match pod affinity rules"), std::string::npos)
+      << message;
+  EXPECT_EQ(NodeOf("orphan"), "");
+}
+
+// Pods a ReplicaSet owns spread over nodes and zones by the system default constraints, with no
+// constraint of their own. The same pods without an owner all go to the roomier node, which
+// scores higher for every pod of the test: that is what spreading overrides.
+TEST_F(SchedulerIntegration, ReplicaSetPodsSpreadByTheSystemDefaultConstraints) {
+  const std::string big = nodes_->Add("big", "64", "128Gi", [](nlohmann::json& n) {
+    n["metadata"]["labels"]["topology.kubernetes.io/zone"] = "z1";
+  });
+  const std::string small = nodes_->Add("small", "4", "8Gi", [](nlohmann::json& n) {
+    n["metadata"]["labels"]["topology.kubernetes.io/zone"] = "z2";
+  });
+  StartScheduler();
+  for (int i = 0; i < 6; i++)
+    client_->Post(PodsPath(), AppPod("solo-" + std::to_string(i), "solo"));
+  ASSERT_TRUE(Eventually([&] { return BoundWithApp("solo").size() == 6; }, 60s));
+  for (const auto& [pod, node] : BoundWithApp("solo")) EXPECT_EQ(node, big) << pod;
+  client_->Delete(PodsPath() + "?labelSelector=app%3Dsolo&gracePeriodSeconds=0");
+  ASSERT_TRUE(Eventually([&] { return BoundWithApp("solo").empty(); }, 30s));
+
+  // No controller-manager runs, so the ReplicaSet creates no pods: the test does.
+  const nlohmann::json replica_set = client_->Post(
+      client::ReplicaSetsResource().Path(ns_->name()),
+      {{"apiVersion", "apps/v1"},
+       {"kind", "ReplicaSet"},
+       {"metadata", {{"name", "web"}}},
+       {"spec",
+        {{"replicas", 0},
+         {"selector", {{"matchLabels", {{"app", "web"}}}}},
+         {"template",
+          {{"metadata", {{"labels", {{"app", "web"}}}}},
+           {"spec",
+            {{"containers", {{{"name", "app"}, {"image", "registry.k8s.io/pause:3.10"}}}}}}}}}}});
+  for (int i = 0; i < 6; i++) {
+    auto pod = AppPod("web-" + std::to_string(i), "web");
+    pod["metadata"]["ownerReferences"] = {{{"apiVersion", "apps/v1"},
+                                           {"kind", "ReplicaSet"},
+                                           {"name", "web"},
+                                           {"uid", replica_set["metadata"]["uid"]},
+                                           {"controller", true}}};
+    client_->Post(PodsPath(), pod);
+  }
+  ASSERT_TRUE(Eventually([&] { return BoundWithApp("web").size() == 6; }, 60s));
+  std::map<std::string, int> per_node;
+  for (const auto& [pod, node] : BoundWithApp("web")) per_node[node]++;
+  EXPECT_GE(per_node[small], 2) << "the ReplicaSet's pods piled onto " << big;
 }
 
 }  // namespace
