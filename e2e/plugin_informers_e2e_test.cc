@@ -86,15 +86,19 @@ TEST(PluginInformersE2E, APluginsListerFiltersAndItsResourceEventsRequeuePods) {
       << berth.Log();
 }
 
-// A ServiceAccount with only the rights the default profile needs (the chart's rules), a
-// ClusterRole and binding for it, and a kubeconfig with its token; all removed on destruction.
+// A ServiceAccount with the chart's rights except namespaces (InterPodAffinity's informer, which
+// Allow adds), a ClusterRole and binding for it, and a kubeconfig with its token; all removed on
+// destruction.
 class MinimalIdentity {
  public:
   MinimalIdentity(std::shared_ptr<client::Client> admin, const std::string& ns)
       : name_("berth-min-" + testing::UniqueSuffix()),
         rules_(nlohmann::json::array({
             {{"apiGroups", {""}},
-             {"resources", {"pods", "nodes"}},
+             {"resources", {"pods", "nodes", "services", "replicationcontrollers"}},
+             {"verbs", {"get", "list", "watch"}}},
+            {{"apiGroups", {"apps"}},
+             {"resources", {"replicasets", "statefulsets"}},
              {"verbs", {"get", "list", "watch"}}},
             {{"apiGroups", {""}}, {"resources", {"pods/binding"}}, {"verbs", {"create"}}},
             {{"apiGroups", {""}}, {"resources", {"pods/status"}}, {"verbs", {"patch"}}},
@@ -173,37 +177,29 @@ TEST(PluginInformersE2E, OnlyInformersEnabledPluginsNeedStartAndForbiddenListsSh
   ASSERT_TRUE(Forbidden(*as_identity, client::PersistentVolumeClaimsResource()));
   ASSERT_TRUE(Forbidden(*as_identity, client::NamespacesResource()));
 
-  {
-    // Default profile: no plugin needs PVCs or Namespaces, so nothing lists them.
-    BerthProcess berth("min-rbac", SchedulerConfig("berth-min-" + testing::UniqueSuffix(), false),
-                       identity.kubeconfig());
-    ASSERT_TRUE(
-        testing::Eventually([&] { return HttpGet(berth.url() + "/readyz").status == 200; }, 30s))
-        << HttpGet(berth.url() + "/readyz?verbose").body << berth.Log();
-    const std::string report = HttpGet(berth.url() + "/readyz?verbose").body;
-    EXPECT_NE(report.find("[+]informer-pods ok"), std::string::npos) << report;
-    EXPECT_NE(report.find("[+]informer-nodes ok"), std::string::npos) << report;
-    EXPECT_EQ(report.find("persistentvolumeclaims"), std::string::npos) << report;
-    EXPECT_EQ(report.find("namespaces"), std::string::npos) << report;
-  }
-
-  // A plugin that lists Namespaces under the same identity: not ready, and /readyz says which
-  // list the apiserver refused; granted the right, it becomes ready.
-  BerthProcess gated("min-rbac-gate", GateConfig("berth-gate-" + testing::UniqueSuffix()),
-                     identity.kubeconfig(), {}, "berth-scheduler-example");
+  // Default profile: InterPodAffinity lists Namespaces, which the identity may not yet; no
+  // plugin of the profile needs PVCs, so nothing lists them.
+  BerthProcess berth("min-rbac", SchedulerConfig("berth-min-" + testing::UniqueSuffix(), false),
+                     identity.kubeconfig());
+  std::string report;
   ASSERT_TRUE(testing::Eventually(
       [&] {
-        const std::string report = HttpGet(gated.url() + "/readyz?verbose").body;
+        report = HttpGet(berth.url() + "/readyz?verbose").body;
         return report.find("[-]informer-namespaces failed:") != std::string::npos &&
                report.find("forbidden") != std::string::npos;
       },
       30s))
-      << HttpGet(gated.url() + "/readyz?verbose").body << gated.Log();
-  EXPECT_NE(HttpGet(gated.url() + "/readyz").status, 200);
+      << report << berth.Log();
+  EXPECT_NE(HttpGet(berth.url() + "/readyz").status, 200);
+  EXPECT_NE(report.find("[+]informer-pods ok"), std::string::npos) << report;
+  EXPECT_NE(report.find("[+]informer-nodes ok"), std::string::npos) << report;
+  EXPECT_NE(report.find("[+]informer-replicasets.apps ok"), std::string::npos) << report;
+  EXPECT_EQ(report.find("persistentvolumeclaims"), std::string::npos) << report;
+
   identity.Allow("", "namespaces");
   EXPECT_TRUE(
-      testing::Eventually([&] { return HttpGet(gated.url() + "/readyz").status == 200; }, 60s))
-      << HttpGet(gated.url() + "/readyz?verbose").body << gated.Log();
+      testing::Eventually([&] { return HttpGet(berth.url() + "/readyz").status == 200; }, 60s))
+      << HttpGet(berth.url() + "/readyz?verbose").body << berth.Log();
 }
 
 }  // namespace

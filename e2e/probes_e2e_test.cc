@@ -36,14 +36,17 @@ TEST(ProbesE2E, ReadyzWaitsForInformerSyncWhileLivezStaysUp) {
 
   // What the informers need, for the no-permissions user; removed at the end so other tests still
   // see that user forbidden.
-  testing::ClusterRoleGrant grant(testing::AdminClient(),
-                                  "berth-e2e-probes-" + testing::UniqueSuffix(),
-                                  {{{"apiGroups", {""}},
-                                    {"resources", {"pods", "nodes"}},
-                                    {"verbs", {"get", "list", "watch"}}}},
-                                  {{"apiGroup", "rbac.authorization.k8s.io"},
-                                   {"kind", "User"},
-                                   {"name", "berth-test-noperms"}});
+  testing::ClusterRoleGrant grant(
+      testing::AdminClient(), "berth-e2e-probes-" + testing::UniqueSuffix(),
+      {{{"apiGroups", {""}},
+        {"resources", {"pods", "nodes", "namespaces", "services", "replicationcontrollers"}},
+        {"verbs", {"get", "list", "watch"}}},
+       {{"apiGroups", {"apps"}},
+        {"resources", {"replicasets", "statefulsets"}},
+        {"verbs", {"get", "list", "watch"}}}},
+      {{"apiGroup", "rbac.authorization.k8s.io"},
+       {"kind", "User"},
+       {"name", "berth-test-noperms"}});
   HttpReply ready;
   EXPECT_TRUE(testing::Eventually(
       [&] {
