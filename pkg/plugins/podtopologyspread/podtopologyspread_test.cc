@@ -1,0 +1,1 @@
+#include "pkg/plugins/podtopologyspread/podtopologyspread.h"
