@@ -19,11 +19,11 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 const std::set<std::string> kKnown = {
-    "SchedulingGates", "PrioritySort",     "NodeUnschedulable",
-    "NodeName",        "TaintToleration",  "NodeAffinity",
-    "NodePorts",       "NodeResourcesFit", "NodeResourcesBalancedAllocation",
-    "ImageLocality",   "DefaultBinder",    "CustomScore",
-    "CustomSort",
+    "SchedulingGates", "PrioritySort",      "NodeUnschedulable",
+    "NodeName",        "TaintToleration",   "NodeAffinity",
+    "NodePorts",       "NodeResourcesFit",  "NodeResourcesBalancedAllocation",
+    "ImageLocality",   "DefaultBinder",     "CustomScore",
+    "CustomSort",      "PodTopologySpread",
 };
 
 constexpr char kHeader[] =
@@ -100,6 +100,7 @@ TEST(DefaultsTest, DefaultPluginsAreUpstreamOrderAndWeights) {
                                                {"NodeAffinity", 2},
                                                {"NodePorts", 0},
                                                {"NodeResourcesFit", 1},
+                                               {"PodTopologySpread", 2},
                                                {"NodeResourcesBalancedAllocation", 1},
                                                {"ImageLocality", 1},
                                                {"DefaultBinder", 0}}));
@@ -137,6 +138,7 @@ TEST(LoadTest, KubeSchedulerStyleFileWithTwoProfiles) {
                                                      {"NodeAffinity", 2},
                                                      {"NodePorts", 0},
                                                      {"NodeResourcesFit", 5},
+                                                     {"PodTopologySpread", 2},
                                                      {"NodeResourcesBalancedAllocation", 1},
                                                      {"ImageLocality", 1},
                                                      {"DefaultBinder", 0},
@@ -256,6 +258,7 @@ TEST(LoadTest, MergeSemantics) {
                               {"TaintToleration", 7},
                               {"NodeAffinity", 2},
                               {"NodeResourcesFit", 1},
+                              {"PodTopologySpread", 2},
                               {"NodeResourcesBalancedAllocation", 1},
                               {"ImageLocality", 1},
                               {"DefaultBinder", 0},
@@ -476,8 +479,8 @@ TEST(ErrorTest, UnknownPluginListsKnownPlugins) {
             "pkg/config/testdata/unknown-plugin.yaml: profiles[0].plugins.score.enabled[2].name: "
             "unknown plugin \"Foo\"; known plugins: CustomScore, CustomSort, DefaultBinder, "
             "ImageLocality, NodeAffinity, NodeName, NodePorts, NodeResourcesBalancedAllocation, "
-            "NodeResourcesFit, NodeUnschedulable, PrioritySort, SchedulingGates, "
-            "TaintToleration");
+            "NodeResourcesFit, NodeUnschedulable, PodTopologySpread, PrioritySort, "
+            "SchedulingGates, TaintToleration");
 
   ConfigIssue issue =
       LoadIssue(std::string(kHeader) + "profiles:\n- pluginConfig:\n  - name: VolumeBinding\n");

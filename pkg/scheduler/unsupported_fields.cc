@@ -7,7 +7,6 @@ namespace {
 
 constexpr std::string_view kDynamicResources[] = {"DynamicResources"};
 constexpr std::string_view kInterPodAffinity[] = {"InterPodAffinity"};
-constexpr std::string_view kPodTopologySpread[] = {"PodTopologySpread"};
 constexpr std::string_view kClaimVolume[] = {"VolumeBinding", "VolumeZone", "VolumeRestrictions",
                                              "NodeVolumeLimits"};
 constexpr std::string_view kEphemeralVolume[] = {"VolumeBinding", "NodeVolumeLimits"};
@@ -41,9 +40,6 @@ const Entry kUnsupported[] = {
     {"spec.affinity.podAntiAffinity",
      [](const api::PodSpec& s) { return s.affinity && UsesTerms(s.affinity->pod_anti_affinity); },
      "inter-pod anti-affinity", kInterPodAffinity},
-    {"spec.topologySpreadConstraints",
-     [](const api::PodSpec& s) { return !s.topology_spread_constraints.empty(); },
-     "pod topology spread", kPodTopologySpread},
     {"persistentVolumeClaim", nullptr, "persistent volume binding", kClaimVolume},
     {"ephemeral", nullptr, "generic ephemeral volumes", kEphemeralVolume},
     {"gcePersistentDisk", nullptr, "volume conflicts and attach limits",

@@ -11,6 +11,7 @@
 #include "pkg/plugins/noderesources/balanced_allocation.h"
 #include "pkg/plugins/noderesources/fit.h"
 #include "pkg/plugins/nodeunschedulable/nodeunschedulable.h"
+#include "pkg/plugins/podtopologyspread/podtopologyspread.h"
 #include "pkg/plugins/prioritysort/prioritysort.h"
 #include "pkg/plugins/schedulinggates/schedulinggates.h"
 #include "pkg/plugins/tainttoleration/tainttoleration.h"
@@ -41,6 +42,7 @@ framework::runtime::Registry InTree() {
       {std::string(nodeaffinity::kName), nodeaffinity::New},
       {std::string(nodeports::kName), nodeports::New},
       {std::string(noderesources::kName), noderesources::New},
+      {std::string(podtopologyspread::kName), podtopologyspread::New},
       {std::string(noderesources::kBalancedAllocationName), noderesources::NewBalancedAllocation},
       {std::string(imagelocality::kName), imagelocality::New},
       {std::string(defaultbinder::kName), defaultbinder::New},

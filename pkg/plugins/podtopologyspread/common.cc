@@ -1,0 +1,56 @@
+#include "pkg/plugins/podtopologyspread/common.h"
+
+#include <algorithm>
+
+#include "pkg/plugins/nodeaffinity/nodeaffinity.h"
+#include "pkg/plugins/tainttoleration/tainttoleration.h"
+
+namespace berth::plugins::podtopologyspread {
+
+bool NodeHasAllKeys(const api::Labels& labels, const std::vector<Constraint>& constraints) {
+  return std::all_of(constraints.begin(), constraints.end(),
+                     [&](const Constraint& c) { return labels.Contains(c.topology_key); });
+}
+
+bool HasRequiredNodeAffinity(const api::Pod& pod) {
+  if (!pod.spec.node_selector.empty()) return true;
+  const auto& affinity = pod.spec.affinity;
+  return affinity && affinity->node_affinity && affinity->node_affinity->required.has_value();
+}
+
+bool HasUntoleratedTaint(const api::Pod& pod, const api::Node& node) {
+  return tainttoleration::FindUntoleratedTaint(node.spec.taints, pod.spec.tolerations).has_value();
+}
+
+bool IncludesNode(const Constraint& constraint, const api::Pod& pod, const api::Node& node) {
+  if (constraint.node_affinity_policy == api::NodeInclusionPolicy::kHonor &&
+      !nodeaffinity::RequiredNodeAffinityMatches(pod, node)) {
+    return false;
+  }
+  return constraint.node_taints_policy != api::NodeInclusionPolicy::kHonor ||
+         !HasUntoleratedTaint(pod, node);
+}
+
+NodeInclusion::NodeInclusion(const api::Pod& pod, const std::vector<Constraint>& constraints,
+                             const NodeIndex& index, framework::Parallelizer& parallelizer)
+    : pod_(pod), index_(index) {
+  const bool honoured = std::any_of(constraints.begin(), constraints.end(), [](const auto& c) {
+    return c.node_affinity_policy == api::NodeInclusionPolicy::kHonor;
+  });
+  if (!honoured || !HasRequiredNodeAffinity(pod)) return;
+  const size_t n = index.size();
+  affinity_.assign(n, 0);
+  // Chunks of nodes rather than one piece per node: a piece is a few label lookups.
+  constexpr size_t kChunk = 256;
+  const int pieces = static_cast<int>((n + kChunk - 1) / kChunk);
+  parallelizer.Until(pieces, [&](int piece) {
+    const size_t begin = static_cast<size_t>(piece) * kChunk;
+    const size_t end = std::min(n, begin + kChunk);
+    for (size_t i = begin; i < end; i++) {
+      const api::Node* node = index.info(i).node();
+      affinity_[i] = node != nullptr && nodeaffinity::RequiredNodeAffinityMatches(pod, *node);
+    }
+  });
+}
+
+}  // namespace berth::plugins::podtopologyspread

@@ -1,0 +1,141 @@
+#include "pkg/plugins/podtopologyspread/node_index.h"
+
+#include <algorithm>
+
+namespace berth::plugins::podtopologyspread {
+
+int32_t CountMatchingPods(const std::vector<framework::PodInfoPtr>& pods,
+                          const std::string& namespace_, const api::LabelSelector& selector) {
+  if (selector.Empty()) return 0;
+  int32_t count = 0;
+  for (const framework::PodInfoPtr& info : pods) {
+    const api::Pod& pod = *info->pod;
+    if (pod.IsTerminating() || pod.meta.namespace_ != namespace_) continue;
+    if (selector.Matches(pod.meta.labels)) count++;
+  }
+  return count;
+}
+
+int32_t KeyColumn::Find(std::string_view value) const {
+  if (values_.size() <= kScanMax) {
+    for (size_t i = 0; i < values_.size(); i++) {
+      if (values_[i] == value) return static_cast<int32_t>(i);
+    }
+    return -1;
+  }
+  auto it = ids_.find(value);
+  return it == ids_.end() ? -1 : it->second;
+}
+
+int32_t KeyColumn::Intern(std::string_view value) {
+  int32_t id = Find(value);
+  if (id >= 0) return id;
+  id = static_cast<int32_t>(values_.size());
+  values_.emplace_back(value);
+  ids_.emplace(values_.back(), id);
+  return id;
+}
+
+void NodeIndex::Sync(const std::vector<framework::NodeInfoPtr>& nodes) {
+  clock_++;
+  Evict();
+  const size_t n = nodes.size();
+  if (infos_.size() != n) {
+    infos_.resize(n);
+    tainted_.resize(n, 0);
+    for (KeyEntry& entry : keys_) entry.column->node_values.resize(n, -1);
+    for (auto& column : counts_) column->counts.resize(n, 0);
+  }
+  for (size_t i = 0; i < n; i++) {
+    if (infos_[i] == nodes[i]) continue;
+    infos_[i] = nodes[i];
+    Refresh(i);
+  }
+  CompactKeys();
+}
+
+void NodeIndex::Refresh(size_t i) {
+  const framework::NodeInfo& info = *infos_[i];
+  const api::Node* node = info.node();
+  tainted_[i] = node != nullptr && !node->spec.taints.empty() ? 1 : 0;
+  for (KeyEntry& entry : keys_) {
+    KeyColumn& column = *entry.column;
+    const std::string* value = node ? node->meta.labels.Find(column.key()) : nullptr;
+    column.node_values[i] = value ? column.Intern(*value) : -1;
+  }
+  for (auto& column : counts_) {
+    column->counts[i] = CountMatchingPods(info.pods(), column->namespace_, column->selector);
+  }
+}
+
+void NodeIndex::FillKey(KeyColumn& column) const {
+  column.node_values.assign(infos_.size(), -1);
+  for (size_t i = 0; i < infos_.size(); i++) {
+    const api::Node* node = infos_[i]->node();
+    const std::string* value = node ? node->meta.labels.Find(column.key()) : nullptr;
+    if (value) column.node_values[i] = column.Intern(*value);
+  }
+}
+
+void NodeIndex::CompactKeys() {
+  for (KeyEntry& entry : keys_) {
+    if (entry.column->size() <= 2 * infos_.size() + 64) continue;
+    auto fresh = std::make_shared<KeyColumn>(entry.column->key());
+    FillKey(*fresh);
+    entry.column = std::move(fresh);
+  }
+}
+
+void NodeIndex::Evict() {
+  // Columns used in the previous cycle have last_used == clock_ - 1; older ones may go.
+  auto stale = [&](uint64_t last_used) { return last_used + 1 < clock_; };
+  while (keys_.size() > kMaxColumns) {
+    auto oldest = std::min_element(keys_.begin(), keys_.end(), [](const auto& a, const auto& b) {
+      return a.last_used < b.last_used;
+    });
+    if (!stale(oldest->last_used)) break;
+    keys_.erase(oldest);
+  }
+  while (counts_.size() > kMaxColumns) {
+    auto oldest =
+        std::min_element(counts_.begin(), counts_.end(),
+                         [](const auto& a, const auto& b) { return a->last_used < b->last_used; });
+    if (!stale((*oldest)->last_used)) break;
+    counts_.erase(oldest);
+  }
+}
+
+KeyColumnPtr NodeIndex::Key(const std::string& key) {
+  for (KeyEntry& entry : keys_) {
+    if (entry.column->key() == key) {
+      entry.last_used = clock_;
+      return entry.column;
+    }
+  }
+  auto column = std::make_shared<KeyColumn>(key);
+  FillKey(*column);
+  keys_.push_back({column, clock_});
+  return column;
+}
+
+const std::vector<int32_t>& NodeIndex::Counts(const std::string& namespace_,
+                                              const api::LabelSelector& selector) {
+  for (auto& column : counts_) {
+    if (column->namespace_ == namespace_ && column->selector == selector) {
+      column->last_used = clock_;
+      return column->counts;
+    }
+  }
+  auto column = std::make_unique<CountColumn>();
+  column->namespace_ = namespace_;
+  column->selector = selector;
+  column->last_used = clock_;
+  column->counts.resize(infos_.size());
+  for (size_t i = 0; i < infos_.size(); i++) {
+    column->counts[i] = CountMatchingPods(infos_[i]->pods(), namespace_, selector);
+  }
+  counts_.push_back(std::move(column));
+  return counts_.back()->counts;
+}
+
+}  // namespace berth::plugins::podtopologyspread
