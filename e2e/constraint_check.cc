@@ -174,8 +174,9 @@ class Checker {
     for (const PlacedPod* other :
          Selected(pod, term["labelSelector"], TermNamespaces(term, pod.ns))) {
       if (HasKey(other->node, key) && Value(other->node, key) == domain) {
-        Fail(pod, "shares its " + key + " domain " + domain + " with " + other->name +
-                      ", which its required anti-affinity term selects");
+        std::string what = "shares its ";
+        what.append(key).append(" domain ").append(domain).append(" with ").append(other->name);
+        Fail(pod, what + ", which its required anti-affinity term selects");
       }
     }
   }

@@ -99,7 +99,7 @@ Workload Generate(unsigned seed) {
   auto between = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
   Workload w;
   const int solo_nodes = between(3, 5);
-  const std::string solo_zone = kZones[between(0, 2)];
+  const std::string& solo_zone = kZones[between(0, 2)];
   const int tight_nodes = between(3, 4);
   for (int i = 0; i < kNodes; i++) {
     NodeSpec n{"n" + std::to_string(i), kZones[i % 3], "shared", "64"};
@@ -265,8 +265,10 @@ Outcome Schedule(client::Client& client, const Workload& w, const std::string& n
     for (int i = 0; i < g.size; i++) {
       auto pod = MakePod(g, i, ns, scheduler, run);
       const std::string name = pod["metadata"]["name"];
+      std::string pod_path = path;
+      pod_path.append("/").append(name);
       client.Post(path, pod);
-      if (!testing::Eventually([&] { return Settled(client.Get(path + "/" + name)); }, 60s)) {
+      if (!testing::Eventually([&] { return Settled(client.Get(pod_path)); }, 60s)) {
         ADD_FAILURE() << scheduler << " neither bound nor reported " << ns << "/" << name
                       << " within 60 s; its log:\n"
                       << log();

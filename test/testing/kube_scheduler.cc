@@ -17,7 +17,7 @@
 namespace berth::testing {
 
 std::string KubeSchedulerBinary() {
-  const std::string path = RepoRoot() + "/_output/tools/kube-scheduler";
+  std::string path = RepoRoot() + "/_output/tools/kube-scheduler";
   if (!std::filesystem::exists(path)) {
     throw std::runtime_error(path +
                              " is missing: build it with `deploy/build-tools.sh kube-scheduler` "
