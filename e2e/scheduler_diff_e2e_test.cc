@@ -438,7 +438,12 @@ TEST(SchedulerDiffE2E, AffinityAndSpreadingPlacementsKeepTheRulesAndPendingPodsM
       "scheduler diff: bound by kube-scheduler %zu, by berth-scheduler %zu; of the %d pods both "
       "bound, %d on the same node\n",
       kube.node.size(), berth.node.size(), both, same);
-  if (!HasFailure()) fs::remove_all(dir);
+  if (HasFailure()) {
+    std::printf("scheduler diff: kube-scheduler's configuration and log are kept in %s\n",
+                dir.c_str());
+  } else {
+    fs::remove_all(dir);
+  }
 }
 
 }  // namespace
