@@ -18,9 +18,9 @@ deps:
 	@deploy/install-deps.sh
 
 # Everything the tests run against: the control plane, helm and the ServiceMonitor CRD for the
-# chart tests. kube-scheduler (the benchmarks' reference) is built by the bench targets only.
+# chart tests, and kube-scheduler, the reference of the differential e2e test (and of bench-e2e).
 tools: deps
-	@deploy/build-tools.sh etcd kube-apiserver helm servicemonitor-crd
+	@deploy/build-tools.sh etcd kube-apiserver kube-scheduler helm servicemonitor-crd
 
 configure: deps
 	@$(CMAKE) -S . -B $(BUILD_DIR) -G "$(GENERATOR)" -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) \
@@ -122,7 +122,11 @@ bench: build
 # a bind-only client, one after the other on fresh pods, for four rounds in changing order (one
 # with --large; --rounds N to choose); prints latency, pods/s, CPU, RSS, per-binder medians and
 # ratios. BENCH_E2E_ARGS="--large" for 5,000 nodes / 30,000 pods, "--nodes 100 --pods 500" quick,
-# "--kwok" to have kwok (built on first use) turn bound pods Running as a kubelet would.
+# "--kwok" to have kwok (built on first use) turn bound pods Running as a kubelet would,
+# "--workload NAME" for one of scheduler_perf's workloads: SchedulingBasic (the default),
+# SchedulingPodAntiAffinity (at most one pod per node: --nodes 500 --pods 400 --existing 100),
+# SchedulingPodAffinity, SchedulingPreferredPodAffinity, SchedulingPreferredPodAntiAffinity,
+# TopologySpreading, PreferredTopologySpreading; the bind-only client ignores their constraints.
 BENCH_E2E_ARGS ?=
 bench-e2e: build cluster-up
 	@deploy/build-tools.sh kube-scheduler $(if $(findstring --kwok,$(BENCH_E2E_ARGS)),kwok)

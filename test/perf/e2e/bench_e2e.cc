@@ -16,22 +16,25 @@
 // binder always goes first, and in every two rounds each binder runs before each other once and
 // after it once.
 //
+// --workload picks one of scheduler_perf's workloads (see Workloads): SchedulingBasic, plain pods,
+// is the default; the others give the measured pods, and the existing ones where scheduler_perf
+// does, its pod templates' inter-pod (anti-)affinity or topology spread constraints, and label the
+// nodes with zones where the workload spreads over or gathers in them. bind_only ignores every
+// constraint: it remains the apiserver's ceiling, not a correct schedule.
+//
 // With --kwok, kwok (built from its pinned Go module: deploy/build-tools.sh kwok) plays the
 // kubelet of every benchmark node: it renews their leases and turns each bound pod Running, so
 // the apiserver and the binders carry the status traffic of a real cluster. Creation->Running
 // is then reported too.
 //
-//   bench_e2e [--nodes 1000] [--pods 5000] [--rate 0 (pods/s, 0: as fast as 16 clients go)]
+//   bench_e2e [--workload SchedulingBasic] [--nodes 1000] [--pods 5000]
+//             [--rate 0 (pods/s, 0: as fast as 16 clients go)]
 //             [--large (5,000 nodes, 30,000 pods, 30,000 existing pods)] [--existing N]
 //             [--binders berth,kube-scheduler,bind-only] [--rounds 4 (1 with --large)]
 //             [--qps 5000] [--kwok] [--json]
 
 #include <signal.h>
 #include <unistd.h>
-
-// Keeps cpprestsdk from defining its U() macro. NOLINTNEXTLINE(bugprone-reserved-identifier)
-#define _TURN_OFF_PLATFORM_STRING
-#include <cpprest/http_client.h>
 
 #include <algorithm>
 #include <atomic>
@@ -52,6 +55,7 @@
 #include "pkg/config/config.h"
 #include "pkg/informer/informer.h"
 #include "test/testing/cluster.h"
+#include "test/testing/kube_scheduler.h"
 #include "test/testing/process.h"
 
 namespace {
@@ -73,6 +77,7 @@ struct Flags {
   bool large = false;
   bool kwok = false;
   bool json = false;
+  std::string workload = "SchedulingBasic";
 };
 
 struct Result {
@@ -123,19 +128,6 @@ double PeakRssMiB(pid_t pid) {
   return 0;
 }
 
-int HttpStatus(const std::string& url) {
-  try {
-    web::http::client::http_client_config config;
-    config.set_timeout(std::chrono::seconds(2));
-    // kube-scheduler serves its probes with a self-signed certificate.
-    config.set_validate_certificates(false);
-    web::http::client::http_client client(url, config);
-    return client.request(web::http::methods::GET).get().status_code();
-  } catch (const std::exception&) {
-    return 0;
-  }
-}
-
 void Percentile(std::vector<double>& v, double p, double* out) {
   if (v.empty()) return;
   std::sort(v.begin(), v.end());
@@ -161,19 +153,126 @@ double Median(std::vector<double> v) {
   return v.size() % 2 == 1 ? v[mid] : (v[mid - 1] + v[mid]) / 2;
 }
 
+// scheduler_perf's workloads at the pinned release (test/integration/scheduler_perf/affinity and
+// topology_spreading, performance-config.yaml, with the pod templates they name): the zones its
+// nodes are labelled with and what its pods ask for. Only the constraints are taken over; every
+// pod keeps this benchmark's requests and node selector.
+struct Workload {
+  std::string name;
+  // topology.kubernetes.io/zone values, given to the nodes round-robin; none: no zone label.
+  std::vector<std::string> zones;
+  // Whether the existing pods carry the measured pods' constraints (scheduler_perf creates them
+  // from the same template) or are plain pods.
+  bool existing_constrained = false;
+  // The default plugin that acts on the constraints; empty for SchedulingBasic.
+  std::string plugin;
+  // Adds the workload's labels and constraints to `pod`; `namespaces` are those its affinity terms
+  // name (scheduler_perf names both of its namespaces, the existing and the measured pods').
+  std::function<void(nlohmann::json& pod, const std::vector<std::string>& namespaces)> constrain;
+};
+
+nlohmann::json AffinityTerm(const std::string& color, const std::string& topology_key,
+                            const std::vector<std::string>& namespaces) {
+  return {{"labelSelector", {{"matchLabels", {{"color", color}}}}},
+          {"topologyKey", topology_key},
+          {"namespaces", namespaces}};
+}
+
+// One term in `kind` (podAffinity or podAntiAffinity) selecting the pods labelled `color`, which
+// the pod is too: required, or preferred with weight 1.
+auto AffinityConstraint(const std::string& kind, const std::string& color,
+                        const std::string& topology_key, bool required) {
+  return [=](nlohmann::json& pod, const std::vector<std::string>& namespaces) {
+    pod["metadata"]["labels"]["color"] = color;
+    const auto term = AffinityTerm(color, topology_key, namespaces);
+    auto& field = pod["spec"]["affinity"][kind];
+    if (required) {
+      field["requiredDuringSchedulingIgnoredDuringExecution"] = nlohmann::json::array({term});
+    } else {
+      field["preferredDuringSchedulingIgnoredDuringExecution"] =
+          nlohmann::json::array({{{"weight", 1}, {"podAffinityTerm", term}}});
+    }
+  };
+}
+
+auto SpreadConstraint(const std::string& when_unsatisfiable) {
+  return [=](nlohmann::json& pod, const std::vector<std::string>&) {
+    pod["metadata"]["labels"]["color"] = "blue";
+    pod["spec"]["topologySpreadConstraints"] =
+        nlohmann::json::array({{{"maxSkew", 5},
+                                {"topologyKey", "topology.kubernetes.io/zone"},
+                                {"whenUnsatisfiable", when_unsatisfiable},
+                                {"labelSelector", {{"matchLabels", {{"color", "blue"}}}}}}});
+  };
+}
+
+const std::vector<Workload>& Workloads() {
+  constexpr const char* kHostname = "kubernetes.io/hostname";
+  const std::vector<std::string> moons = {"moon-1", "moon-2", "moon-3"};
+  static const std::vector<Workload> workloads = {
+      {"SchedulingBasic", {}, false, "", nullptr},
+      {"SchedulingPodAntiAffinity",
+       {},
+       true,
+       "InterPodAffinity",
+       AffinityConstraint("podAntiAffinity", "green", kHostname, true)},
+      {"SchedulingPodAffinity",
+       {"zone1"},
+       true,
+       "InterPodAffinity",
+       AffinityConstraint("podAffinity", "blue", "topology.kubernetes.io/zone", true)},
+      {"SchedulingPreferredPodAffinity",
+       {},
+       true,
+       "InterPodAffinity",
+       AffinityConstraint("podAffinity", "red", kHostname, false)},
+      {"SchedulingPreferredPodAntiAffinity",
+       {},
+       true,
+       "InterPodAffinity",
+       AffinityConstraint("podAntiAffinity", "yellow", kHostname, false)},
+      {"TopologySpreading", moons, false, "PodTopologySpread", SpreadConstraint("DoNotSchedule")},
+      {"PreferredTopologySpreading", moons, false, "PodTopologySpread",
+       SpreadConstraint("ScheduleAnyway")},
+  };
+  return workloads;
+}
+
+const Workload& FindWorkload(const std::string& name) {
+  for (const auto& w : Workloads()) {
+    if (w.name == name) return w;
+  }
+  std::string names;
+  for (const auto& w : Workloads()) names += (names.empty() ? "" : ", ") + w.name;
+  std::fprintf(stderr, "bench_e2e: unknown --workload %s; one of %s\n", name.c_str(),
+               names.c_str());
+  std::exit(2);
+}
+
 // The kube-scheduler profile equivalent to Berth's defaults: the same plugins and weights, every
-// other default plugin (volume, inter-pod affinity, spreading, preemption, DRA) disabled.
+// other default plugin (volume, preemption, DRA, ...) disabled. A workload whose plugin Berth's
+// defaults lack still gets it, at upstream's default weight, so that kube-scheduler honours the
+// constraints the workload is about.
 std::string KubeSchedulerConfig(const std::string& kubeconfig, const std::string& name,
-                                double qps) {
+                                const Flags& flags) {
   std::ostringstream out;
-  out << "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
-      << "clientConnection:\n  kubeconfig: " << kubeconfig << "\n  qps: " << qps
-      << "\n  burst: " << static_cast<int>(qps) << "\nleaderElection:\n  leaderElect: false\n"
-      << "profiles:\n- schedulerName: " << name << "\n  plugins:\n    multiPoint:\n"
-      << "      disabled:\n      - name: '*'\n      enabled:\n";
+  out << testing::KubeSchedulerConfigHead(kubeconfig, flags.qps)
+      << "profiles:\n- schedulerName: " << name
+      << "\n  plugins:\n    multiPoint:\n      disabled:\n      - name: '*'\n"
+      << "      enabled:\n";
+  const std::string& plugin = FindWorkload(flags.workload).plugin;
+  bool has_plugin = plugin.empty();
   for (const auto& ref : config::DefaultPlugins().multi_point.enabled) {
     out << "      - name: " << ref.name << "\n";
     if (ref.weight) out << "        weight: " << ref.weight << "\n";
+    has_plugin = has_plugin || ref.name == plugin;
+  }
+  if (!has_plugin) {
+    std::fprintf(stderr,
+                 "bench_e2e: berth-scheduler's default profile lacks %s; kube-scheduler runs it "
+                 "all the same (weight 2, upstream's default)\n",
+                 plugin.c_str());
+    out << "      - name: " << plugin << "\n        weight: 2\n";
   }
   return out.str();
 }
@@ -188,18 +287,24 @@ std::string BerthConfig(const std::string& name, double qps) {
 
 // One binder process, started and probed until ready.
 struct Binder {
-  std::unique_ptr<testing::ChildProcess> process;
-  std::string ready_url;  // Empty: ready when the log says "ready".
+  std::unique_ptr<testing::KubeSchedulerProcess> kube_scheduler;  // Set for kube-scheduler only.
+  std::unique_ptr<testing::ChildProcess> other;                   // berth-scheduler or bind_only.
+  std::string ready_url;  // berth-scheduler's; empty for bind_only (ready when it logs "ready").
+  testing::ChildProcess& process() { return kube_scheduler ? kube_scheduler->process() : *other; }
 };
 
 Binder StartBinder(const std::string& kind, const std::string& scheduler_name,
                    const std::string& run_id, const Flags& flags, const std::string& dir) {
   const std::string kubeconfig = testing::ClusterDir() + "/kubeconfig";
-  const std::string port = std::to_string(testing::FreePort());
   Binder b;
-  b.process = std::make_unique<testing::ChildProcess>();
+  if (kind == "kube-scheduler") {
+    b.kube_scheduler = std::make_unique<testing::KubeSchedulerProcess>(
+        KubeSchedulerConfig(kubeconfig, scheduler_name, flags), dir);
+    return b;
+  }
   std::vector<std::string> argv;
   if (kind == "berth") {
+    const std::string port = std::to_string(testing::FreePort());
     std::ofstream(dir + "/berth.yaml") << BerthConfig(scheduler_name, flags.qps);
     argv = {testing::BinaryPath("berth-scheduler"),
             "--config",
@@ -209,19 +314,6 @@ Binder StartBinder(const std::string& kind, const std::string& scheduler_name,
             "--bind-address",
             "127.0.0.1:" + port};
     b.ready_url = "http://127.0.0.1:" + port + "/readyz";
-  } else if (kind == "kube-scheduler") {
-    std::ofstream(dir + "/kube-scheduler.yaml")
-        << KubeSchedulerConfig(kubeconfig, scheduler_name, flags.qps);
-    fs::create_directories(dir + "/certs");
-    argv = {testing::RepoRoot() + "/_output/tools/kube-scheduler",
-            "--config=" + dir + "/kube-scheduler.yaml",
-            "--secure-port=" + port,
-            "--bind-address=127.0.0.1",
-            "--cert-dir=" + dir + "/certs",
-            "--authentication-kubeconfig=" + kubeconfig,
-            "--authorization-kubeconfig=" + kubeconfig,
-            "--v=0"};
-    b.ready_url = "https://127.0.0.1:" + port + "/readyz";
   } else {
     argv = {testing::BinaryPath("bind_only"),
             "--kubeconfig",
@@ -235,13 +327,15 @@ Binder StartBinder(const std::string& kind, const std::string& scheduler_name,
             "--burst",
             std::to_string(static_cast<int>(flags.qps))};
   }
-  b.process->Start(argv, dir + "/" + kind + ".log");
+  b.other = std::make_unique<testing::ChildProcess>();
+  b.other->Start(argv, dir + "/" + kind + ".log");
   return b;
 }
 
 bool Ready(Binder& b) {
-  if (!b.ready_url.empty()) return HttpStatus(b.ready_url) == 200;
-  return b.process->Log().find("ready\n") != std::string::npos;
+  if (b.kube_scheduler) return b.kube_scheduler->Ready();
+  if (!b.ready_url.empty()) return testing::HttpStatus(b.ready_url) == 200;
+  return b.other->Log().find("ready\n") != std::string::npos;
 }
 
 // Watches one namespace's pods and records when each was first seen and first seen bound.
@@ -336,11 +430,15 @@ class PodWatch {
   std::unique_ptr<informer::Informer<api::Pod>> informer_;
 };
 
+// A benchmark pod restricted to this run's nodes, with the workload's constraints unless `plain`.
 nlohmann::json Pod(const std::string& ns, const std::string& name, const std::string& scheduler,
-                   const std::string& run_id, const std::string& node = "") {
+                   const std::string& run_id, const Workload& workload,
+                   const std::vector<std::string>& namespaces, bool plain,
+                   const std::string& node = "") {
   auto pod = testing::PodManifest(ns, name, scheduler, "100m", "128Mi");
   pod["spec"]["nodeSelector"]["berth-bench"] = run_id;
   if (!node.empty()) pod["spec"]["nodeName"] = node;
+  if (!plain && workload.constrain) workload.constrain(pod, namespaces);
   return pod;
 }
 
@@ -406,13 +504,19 @@ void RemoveLeftovers(client::Client& client) {
   }
 }
 
+// The namespace of one binder's pods in one round.
+std::string PhaseNamespace(const std::string& kind, const std::string& run_id, int round) {
+  return "bench-" + kind + "-" + run_id + "-" + std::to_string(round);
+}
+
 Result RunBinder(const std::string& kind, int round, const Flags& flags, const std::string& run_id,
-                 const std::shared_ptr<client::Client>& client) {
+                 const std::string& existing_ns, const std::shared_ptr<client::Client>& client) {
   Result r;
   r.binder = kind;
   r.round = round;
-  const std::string phase = kind + "-" + run_id + "-" + std::to_string(round);
-  const std::string ns = "bench-" + phase;
+  const Workload& workload = FindWorkload(flags.workload);
+  const std::string ns = PhaseNamespace(kind, run_id, round);
+  const std::string phase = ns.substr(std::string("bench-").size());
   const std::string scheduler = "bench-" + kind;
   const std::string dir = fs::temp_directory_path() / ("berth-bench-e2e-" + phase);
   fs::create_directories(dir);
@@ -426,23 +530,25 @@ Result RunBinder(const std::string& kind, int round, const Flags& flags, const s
   const auto start = Clock::now();
   Binder binder = StartBinder(kind, scheduler, run_id, flags, dir);
   while (!Ready(binder)) {
-    if (!binder.process->Running() || Clock::now() - start > std::chrono::minutes(5)) {
+    if (!binder.process().Running() || Clock::now() - start > std::chrono::minutes(5)) {
       std::fprintf(stderr, "bench_e2e: %s did not become ready; log %s\n", kind.c_str(),
-                   binder.process->log_path().c_str());
+                   binder.process().log_path().c_str());
       std::exit(1);
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   r.start_to_ready_s = std::chrono::duration<double>(Clock::now() - start).count();
-  const pid_t pid = binder.process->pid();
+  const pid_t pid = binder.process().pid();
   const double cpu_ready = CpuSeconds(pid);
   const double control_plane_cpu_ready = ControlPlaneCpuSeconds();
 
   {
     PodWatch watch(client, ns);
     std::thread creator([&] {
-      CreatePaced(*client, ns, flags.pods, flags.rate,
-                  [&](int i) { return Pod(ns, "p-" + std::to_string(i), scheduler, run_id); });
+      CreatePaced(*client, ns, flags.pods, flags.rate, [&](int i) {
+        return Pod(ns, "p-" + std::to_string(i), scheduler, run_id, workload, {ns, existing_ns},
+                   false);
+      });
     });
     int last = -1;
     auto last_progress = Clock::now();
@@ -493,12 +599,12 @@ Result RunBinder(const std::string& kind, int round, const Flags& flags, const s
     Percentile(latencies, 0.90, &r.p90_ms);
     Percentile(latencies, 0.99, &r.p99_ms);
   }
-  binder.process->Stop(SIGTERM, std::chrono::seconds(30));
+  binder.process().Stop(SIGTERM, std::chrono::seconds(30));
   DeleteNamespace(*client, ns);
   if (!Complete(r, flags)) {
     // The binder's log (its last lines summarize what it did) is the evidence of why.
     std::fprintf(stderr, "bench_e2e: %s bound %d of %d pods; its log is kept at %s\n", kind.c_str(),
-                 r.bound, flags.pods, binder.process->log_path().c_str());
+                 r.bound, flags.pods, binder.process().log_path().c_str());
   } else {
     fs::remove_all(dir);
   }
@@ -523,7 +629,7 @@ void StartKwok(testing::ChildProcess* kwok, const std::string& run_id) {
        "--server-address=127.0.0.1:" + port},
       log);
   if (!testing::Eventually(
-          [&] { return HttpStatus("http://127.0.0.1:" + port + "/healthz") == 200; },
+          [&] { return testing::HttpStatus("http://127.0.0.1:" + port + "/healthz") == 200; },
           std::chrono::seconds(60))) {
     std::fprintf(stderr, "bench_e2e: kwok did not become healthy; log %s\n", log.c_str());
     std::exit(1);
@@ -578,6 +684,8 @@ Flags ParseFlags(int argc, char** argv) {
       f.qps = std::stod(value());
     else if (a == "--json")
       f.json = true;
+    else if (a == "--workload")
+      f.workload = FindWorkload(value()).name;
     else if (a == "--kwok")
       f.kwok = true;
     else if (a == "--rounds") {
@@ -608,13 +716,25 @@ Flags ParseFlags(int argc, char** argv) {
       }
     } else {
       std::fprintf(stderr,
-                   "usage: bench_e2e [--nodes N] [--pods M] [--existing E] [--rate R] [--large] "
-                   "[--binders berth,kube-scheduler,bind-only] [--rounds N] [--qps Q] [--kwok] "
-                   "[--json]\n");
+                   "usage: bench_e2e [--workload NAME] [--nodes N] [--pods M] [--existing E] "
+                   "[--rate R] [--large] [--binders berth,kube-scheduler,bind-only] [--rounds N] "
+                   "[--qps Q] [--kwok] [--json]\n"
+                   "workloads (scheduler_perf's): SchedulingBasic (default), "
+                   "SchedulingPodAntiAffinity, SchedulingPodAffinity, "
+                   "SchedulingPreferredPodAffinity, SchedulingPreferredPodAntiAffinity, "
+                   "TopologySpreading, PreferredTopologySpreading\n");
       std::exit(2);
     }
   }
   if (f.rounds == 0) f.rounds = f.large ? 1 : 4;
+  if (f.workload == "SchedulingPodAntiAffinity" && f.pods + f.existing > f.nodes) {
+    // Every pod repels every other from its node: a schedule needs a node per pod.
+    std::fprintf(stderr,
+                 "bench_e2e: SchedulingPodAntiAffinity places one pod per node: --pods (%d) plus "
+                 "--existing (%d) must not exceed --nodes (%d)\n",
+                 f.pods, f.existing, f.nodes);
+    std::exit(2);
+  }
   return f;
 }
 
@@ -622,12 +742,13 @@ Flags ParseFlags(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   Flags flags = ParseFlags(argc, argv);
+  const Workload& workload = FindWorkload(flags.workload);
   auto client = testing::AdminClient();
   const std::string run_id = testing::UniqueSuffix();
   std::printf(
-      "bench_e2e: %d nodes, %d pods per binder, %d existing pods, creation rate %s, "
+      "bench_e2e: workload %s, %d nodes, %d pods per binder, %d existing pods, creation rate %s, "
       "client qps/burst %.0f for every binder, %d round(s)\n",
-      flags.nodes, flags.pods, flags.existing,
+      workload.name.c_str(), flags.nodes, flags.pods, flags.existing,
       flags.rate > 0 ? (std::to_string(flags.rate) + "/s").c_str() : "unlimited (16 clients)",
       flags.qps, flags.rounds);
 
@@ -641,6 +762,10 @@ int main(int argc, char** argv) {
       [&](int i) {
         auto node = testing::NodeManifest(node_names[i], "32", "256Gi", 110);
         node["metadata"]["labels"]["berth-bench"] = run_id;
+        if (!workload.zones.empty()) {
+          node["metadata"]["labels"]["topology.kubernetes.io/zone"] =
+              workload.zones[i % workload.zones.size()];
+        }
         return node;
       },
       16);
@@ -651,11 +776,20 @@ int main(int argc, char** argv) {
     client->Post(
         "/api/v1/namespaces",
         {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", existing_ns}}}});
+    // Existing pods are bound here rather than scheduled, one node after the other, which keeps
+    // within every workload's required constraints (anti-affinity: at most one per node, checked
+    // in ParseFlags). Their terms name every namespace of the run, so that each binder's pods are
+    // in their reach as scheduler_perf's measured pods are in its existing pods' reach.
+    std::vector<std::string> namespaces = {existing_ns};
+    for (int round = 1; round <= flags.rounds; round++) {
+      for (const auto& kind : flags.binders)
+        namespaces.push_back(PhaseNamespace(kind, run_id, round));
+    }
     testing::CreateMany(
         *client, client::PodsResource().Path(existing_ns), flags.existing,
         [&](int i) {
-          return Pod(existing_ns, "e-" + std::to_string(i), "none", run_id,
-                     node_names[i % node_names.size()]);
+          return Pod(existing_ns, "e-" + std::to_string(i), "none", run_id, workload, namespaces,
+                     !workload.existing_constrained, node_names[i % node_names.size()]);
         },
         16);
     if (flags.kwok) WaitAllRunning(*client, existing_ns);
@@ -666,7 +800,7 @@ int main(int argc, char** argv) {
     for (const std::string& kind : RoundOrder(flags.binders, round)) {
       std::fprintf(stderr, "bench_e2e: round %d of %d: running %s...\n", round, flags.rounds,
                    kind.c_str());
-      results.push_back(RunBinder(kind, round, flags, run_id, client));
+      results.push_back(RunBinder(kind, round, flags, run_id, existing_ns, client));
     }
   }
 
@@ -719,7 +853,8 @@ int main(int argc, char** argv) {
 
   if (flags.json) {
     for (const auto& r : results) {
-      std::printf("%s\n", nlohmann::json{{"binder", r.binder},
+      std::printf("%s\n", nlohmann::json{{"workload", flags.workload},
+                                         {"binder", r.binder},
                                          {"round", r.round},
                                          {"complete", complete(r)},
                                          {"nodes", flags.nodes},

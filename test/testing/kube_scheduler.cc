@@ -1,0 +1,77 @@
+#include "test/testing/kube_scheduler.h"
+
+#include <signal.h>
+
+// Keeps cpprestsdk from defining its U() macro. NOLINTNEXTLINE(bugprone-reserved-identifier)
+#define _TURN_OFF_PLATFORM_STRING
+#include <cpprest/http_client.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+#include "test/testing/cluster.h"
+
+namespace berth::testing {
+
+std::string KubeSchedulerBinary() {
+  std::string path = RepoRoot() + "/_output/tools/kube-scheduler";
+  if (!std::filesystem::exists(path)) {
+    throw std::runtime_error(path +
+                             " is missing: build it with `deploy/build-tools.sh kube-scheduler` "
+                             "(`make test` and `make bench-e2e` do)");
+  }
+  return path;
+}
+
+std::string KubeSchedulerConfigHead(const std::string& kubeconfig, double qps) {
+  std::ostringstream out;
+  out << "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+      << "clientConnection:\n  kubeconfig: " << kubeconfig << "\n  qps: " << qps
+      << "\n  burst: " << static_cast<int>(qps) << "\nleaderElection:\n  leaderElect: false\n";
+  return out.str();
+}
+
+int HttpStatus(const std::string& url) {
+  try {
+    web::http::client::http_client_config config;
+    config.set_timeout(std::chrono::seconds(2));
+    config.set_validate_certificates(false);
+    web::http::client::http_client client(url, config);
+    return client.request(web::http::methods::GET).get().status_code();
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
+KubeSchedulerProcess::KubeSchedulerProcess(const std::string& config_yaml, const std::string& dir) {
+  const std::string binary = KubeSchedulerBinary();
+  const std::string kubeconfig = ClusterDir() + "/kubeconfig";
+  const std::string port = std::to_string(FreePort());
+  std::filesystem::create_directories(dir + "/certs");
+  std::ofstream(dir + "/kube-scheduler.yaml") << config_yaml;
+  ready_url_ = "https://127.0.0.1:" + port + "/readyz";
+  process_ = std::make_unique<ChildProcess>();
+  process_->Start({binary, "--config=" + dir + "/kube-scheduler.yaml", "--secure-port=" + port,
+                   "--bind-address=127.0.0.1", "--cert-dir=" + dir + "/certs",
+                   "--authentication-kubeconfig=" + kubeconfig,
+                   "--authorization-kubeconfig=" + kubeconfig, "--v=0"},
+                  dir + "/kube-scheduler.log");
+}
+
+KubeSchedulerProcess::~KubeSchedulerProcess() {
+  if (process_->Running()) process_->Stop(SIGTERM, std::chrono::seconds(30));
+}
+
+bool KubeSchedulerProcess::WaitReady(std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!Ready()) {
+    if (!process_->Running() || std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return true;
+}
+
+}  // namespace berth::testing
