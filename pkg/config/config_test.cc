@@ -23,7 +23,7 @@ const std::set<std::string> kKnown = {
     "NodeName",        "TaintToleration",  "NodeAffinity",
     "NodePorts",       "NodeResourcesFit", "NodeResourcesBalancedAllocation",
     "ImageLocality",   "DefaultBinder",    "CustomScore",
-    "CustomSort",
+    "CustomSort",      "InterPodAffinity",
 };
 
 constexpr char kHeader[] =
@@ -100,6 +100,7 @@ TEST(DefaultsTest, DefaultPluginsAreUpstreamOrderAndWeights) {
                                                {"NodeAffinity", 2},
                                                {"NodePorts", 0},
                                                {"NodeResourcesFit", 1},
+                                               {"InterPodAffinity", 2},
                                                {"NodeResourcesBalancedAllocation", 1},
                                                {"ImageLocality", 1},
                                                {"DefaultBinder", 0}}));
@@ -137,6 +138,7 @@ TEST(LoadTest, KubeSchedulerStyleFileWithTwoProfiles) {
                                                      {"NodeAffinity", 2},
                                                      {"NodePorts", 0},
                                                      {"NodeResourcesFit", 5},
+                                                     {"InterPodAffinity", 2},
                                                      {"NodeResourcesBalancedAllocation", 1},
                                                      {"ImageLocality", 1},
                                                      {"DefaultBinder", 0},
@@ -256,6 +258,7 @@ TEST(LoadTest, MergeSemantics) {
                               {"TaintToleration", 7},
                               {"NodeAffinity", 2},
                               {"NodeResourcesFit", 1},
+                              {"InterPodAffinity", 2},
                               {"NodeResourcesBalancedAllocation", 1},
                               {"ImageLocality", 1},
                               {"DefaultBinder", 0},
@@ -475,7 +478,8 @@ TEST(ErrorTest, UnknownPluginListsKnownPlugins) {
   EXPECT_EQ(FileError("pkg/config/testdata/unknown-plugin.yaml"),
             "pkg/config/testdata/unknown-plugin.yaml: profiles[0].plugins.score.enabled[2].name: "
             "unknown plugin \"Foo\"; known plugins: CustomScore, CustomSort, DefaultBinder, "
-            "ImageLocality, NodeAffinity, NodeName, NodePorts, NodeResourcesBalancedAllocation, "
+            "ImageLocality, InterPodAffinity, NodeAffinity, NodeName, NodePorts, "
+            "NodeResourcesBalancedAllocation, "
             "NodeResourcesFit, NodeUnschedulable, PrioritySort, SchedulingGates, "
             "TaintToleration");
 

@@ -245,12 +245,13 @@ TEST_F(SchedulerTest, PodsUsingUnsupportedFieldsAreNotBoundAndSayWhy) {
   PodBuilder claims("claims");
   claims.Container("100m", "64Mi").pod().spec.resource_claims = {"gpu"};
   scheduler_->OnPodAdd(claims.Build());
-  PodBuilder anti("anti");
-  api::PodAffinityTerm term;
-  term.label_selector.emplace();
-  term.topology_key = "kubernetes.io/hostname";
-  anti.Container("100m", "64Mi").pod().spec.affinity.emplace().pod_anti_affinity = {{term}, {}};
-  scheduler_->OnPodAdd(anti.Build());
+  PodBuilder claim("claim");
+  api::Volume volume;
+  volume.name = "data";
+  volume.source = "persistentVolumeClaim";
+  volume.claim_name = "data";
+  claim.Container("100m", "64Mi").pod().spec.volumes.push_back(volume);
+  scheduler_->OnPodAdd(claim.Build());
   scheduler_->OnPodAdd(PodBuilder("plain").Container("100m", "64Mi").Build());
   Drain();
 
@@ -259,9 +260,9 @@ TEST_F(SchedulerTest, PodsUsingUnsupportedFieldsAreNotBoundAndSayWhy) {
       {"default/claims",
        "0/1 nodes are available: pod uses spec.resourceClaims (dynamic resource allocation), "
        "which berth-scheduler does not support yet; use the default scheduler for this pod."},
-      {"default/anti",
-       "0/1 nodes are available: pod uses spec.affinity.podAntiAffinity (inter-pod "
-       "anti-affinity), which berth-scheduler does not support yet; use the default scheduler "
+      {"default/claim",
+       "0/1 nodes are available: pod uses spec.volumes[0].persistentVolumeClaim (persistent "
+       "volume binding), which berth-scheduler does not support yet; use the default scheduler "
        "for this pod."},
   };
   std::map<std::string, std::string> failed;

@@ -270,11 +270,13 @@ TEST_F(SchedulerIntegration, PodsUsingUnsupportedFieldsStayPendingNamingTheField
   auto claims = Pod("claims");
   claims["spec"]["resourceClaims"] = {{{"name", "gpu"}, {"resourceClaimName", "absent-claim"}}};
   client_->Post(PodsPath(), claims);
-  auto anti = Pod("anti");
-  anti["spec"]["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"] = {
-      {{"labelSelector", {{"matchLabels", {{"app", "berth-test"}}}}},
-       {"topologyKey", "kubernetes.io/hostname"}}};
-  client_->Post(PodsPath(), anti);
+  auto iscsi = Pod("iscsi");
+  iscsi["spec"]["volumes"] = {{{"name", "disk"},
+                               {"iscsi",
+                                {{"targetPortal", "192.0.2.1:3260"},
+                                 {"iqn", "iqn.2001-04.com.example:disk"},
+                                 {"lun", 0}}}}};
+  client_->Post(PodsPath(), iscsi);
   auto pvc = Pod("pvc");
   pvc["spec"]["volumes"] = {
       {{"name", "data"}, {"persistentVolumeClaim", {{"claimName", "absent-claim"}}}}};
@@ -284,7 +286,7 @@ TEST_F(SchedulerIntegration, PodsUsingUnsupportedFieldsStayPendingNamingTheField
 
   const std::map<std::string, std::string> fields = {
       {"claims", "spec.resourceClaims (dynamic resource allocation)"},
-      {"anti", "spec.affinity.podAntiAffinity (inter-pod anti-affinity)"},
+      {"iscsi", "spec.volumes[0].iscsi (volume conflicts)"},
       {"pvc", "spec.volumes[0].persistentVolumeClaim (persistent volume binding)"},
   };
   for (const auto& [name, field] : fields) {

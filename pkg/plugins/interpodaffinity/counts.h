@@ -1,0 +1,119 @@
+#ifndef BERTH_PKG_PLUGINS_INTERPODAFFINITY_COUNTS_H_
+#define BERTH_PKG_PLUGINS_INTERPODAFFINITY_COUNTS_H_
+
+// Counts per topology pair (a node label key and one of its values), and a cache that keeps such
+// counts up to date across scheduling cycles by recomputing only the nodes whose NodeInfo changed.
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "pkg/framework/types.h"
+
+namespace berth::plugins::interpodaffinity {
+
+// Amounts per (topology key, value), grouped by key (a cycle uses few keys). A pair is present
+// while it has a non-zero amount or a contribution not taken back: upstream's maps keep a pair
+// with a zero total when scores of opposite signs cancel, but drop it when a count returns to zero.
+// Not thread-safe for writes; concurrent reads are safe.
+class TopologyCounts {
+ public:
+  struct Cell {
+    int64_t amount = 0;
+    int64_t contributions = 0;
+  };
+  struct Hash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  using Values = std::unordered_map<std::string, Cell, Hash, std::equal_to<>>;
+  struct Key {
+    std::string key;
+    Values values;
+  };
+
+  // The index of `key`, added when absent. Indexes stay valid for the object's life.
+  uint32_t KeyIndex(std::string_view key);
+  void Add(uint32_t key_index, std::string_view value, int64_t amount, int64_t contributions);
+  void Add(std::string_view key, std::string_view value, int64_t amount, int64_t contributions) {
+    Add(KeyIndex(key), value, amount, contributions);
+  }
+
+  // The amount of the pair; 0 when absent.
+  int64_t Amount(std::string_view key, std::string_view value) const;
+  // Pairs present.
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  const std::vector<Key>& keys() const { return keys_; }
+
+ private:
+  std::vector<Key> keys_;
+  size_t size_ = 0;
+};
+
+// One node's share of a CountsEntry's maps: `amount` added to pair (key, value) of map `map`.
+// `value` views a label of the node, kept alive by the NodeInfo the entry holds for the slot.
+struct Contribution {
+  uint32_t map = 0;
+  uint32_t key = 0;
+  std::string_view value;
+  int64_t amount = 0;
+};
+
+inline constexpr size_t kMaxCountsMaps = 2;
+
+// Counts over every node of the snapshot for one signature (what the counts depend on besides the
+// cluster), with each node's contributions, so that a later cycle recomputes only the nodes whose
+// NodeInfo was replaced since. The snapshot replaces a NodeInfo on every change and never
+// modifies one it handed out, and the entry keeps the NodeInfos it last saw alive, so the same
+// pointer means the same content.
+struct CountsEntry {
+  // Emits the contributions of one node: called with (map, key, value, amount).
+  using Emit = std::function<void(uint32_t, std::string_view, std::string_view, int64_t)>;
+  using Compute = std::function<void(const framework::NodeInfo&, const Emit&)>;
+
+  std::string signature;
+  std::vector<framework::NodeInfoPtr> seen;
+  std::vector<std::vector<Contribution>> contributions;
+  TopologyCounts maps[kMaxCountsMaps];
+  // Bumped whenever the maps change; a cycle's state compares it to notice it was kept past its
+  // cycle (the maps are only valid for the cycle that last brought them up to date).
+  uint64_t version = 0;
+  uint64_t last_used = 0;
+
+  // Brings the maps up to date with `nodes`.
+  void Refresh(const std::vector<framework::NodeInfoPtr>& nodes, const Compute& compute);
+};
+
+// CountsEntries by signature, least recently used dropped first. A signature is kept only once
+// it was asked for twice, so pods that are each unlike every other (as pods that carry their own
+// name as a label) cost one scan each, as without a cache, rather than evicting entries that
+// serve many pods. Thread-safe, though meant for the scheduling thread.
+//
+// Invariant: an entry returned by Get is only read until the next Get, by the cycle that asked.
+class CountsCache {
+ public:
+  explicit CountsCache(size_t capacity = 4) : capacity_(capacity) {}
+
+  std::shared_ptr<const CountsEntry> Get(std::string signature,
+                                         const std::vector<framework::NodeInfoPtr>& nodes,
+                                         const CountsEntry::Compute& compute);
+
+ private:
+  std::mutex mu_;
+  size_t capacity_;
+  uint64_t clock_ = 0;
+  std::vector<std::shared_ptr<CountsEntry>> entries_;
+  // Signatures asked for once and not kept, newest last.
+  std::vector<std::string> seen_once_;
+};
+
+}  // namespace berth::plugins::interpodaffinity
+
+#endif  // BERTH_PKG_PLUGINS_INTERPODAFFINITY_COUNTS_H_

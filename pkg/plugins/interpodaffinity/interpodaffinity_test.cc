@@ -1,0 +1,1 @@
+#include "pkg/plugins/interpodaffinity/interpodaffinity.h"
