@@ -261,6 +261,85 @@ TEST_F(SchedulerIntegration, HonoursTaintsNodeAffinityAndHostPorts) {
       << message;
 }
 
+// Required hostname anti-affinity among six replicas over four nodes: one replica per node, and
+// the two left over stay Pending with the reason kube-scheduler gives.
+TEST_F(SchedulerIntegration, RequiredAntiAffinitySpreadsReplicasOnePerNode) {
+  std::set<std::string> names;
+  for (int i = 0; i < 4; i++) names.insert(nodes_->Add("n" + std::to_string(i), "4", "8Gi"));
+  StartScheduler();
+  const std::string app = "spread-" + nodes_->id();
+  for (int i = 0; i < 6; i++) {
+    auto pod = Pod("r" + std::to_string(i));
+    pod["metadata"]["labels"]["app"] = app;
+    pod["spec"]["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"] = {
+        {{"labelSelector", {{"matchLabels", {{"app", app}}}}},
+         {"topologyKey", "kubernetes.io/hostname"}}};
+    client_->Post(PodsPath(), pod);
+  }
+
+  auto bound = [&] {
+    std::map<std::string, std::string> out;
+    for (const auto& [pod, node] : Placement()) {
+      if (!node.empty()) out[pod] = node;
+    }
+    return out;
+  };
+  ASSERT_TRUE(Eventually([&] { return bound().size() == 4; }, 60s)) << bound().size();
+  const std::string reason = "node(s) didn't match pod anti-affinity rules";
+  std::map<std::string, std::string> notes;
+  EXPECT_TRUE(Eventually(
+      [&] {
+        notes.clear();
+        auto events = client_->Get(client::EventsResource().Path(ns_->name()));
+        for (const auto& e : events["items"]) {
+          if (e["reason"] != "FailedScheduling") continue;
+          const std::string note = e.value("note", "");
+          if (note.find(reason) != std::string::npos) {
+            notes[e["regarding"]["name"].get<std::string>()] = note;
+          }
+        }
+        return notes.size() == 2;
+      },
+      30s))
+      << ::testing::PrintToString(notes);
+  // Nothing more gets bound later: a seventh placement would break the rule.
+  std::this_thread::sleep_for(2s);
+  const auto placed = bound();
+  ASSERT_EQ(placed.size(), 4u);
+  std::set<std::string> used;
+  for (const auto& [pod, node] : placed) {
+    EXPECT_TRUE(names.count(node)) << node;
+    used.insert(node);
+    EXPECT_FALSE(notes.count(pod)) << pod << " is bound yet has the anti-affinity event";
+  }
+  EXPECT_EQ(used.size(), 4u) << "two replicas share a node";
+}
+
+// Required hostname affinity to a running pod puts the pods on that pod's node.
+TEST_F(SchedulerIntegration, RequiredPodAffinityFollowsTheTargetPod) {
+  for (int i = 0; i < 4; i++) nodes_->Add("n" + std::to_string(i), "4", "8Gi");
+  StartScheduler();
+  const std::string role = "db-" + nodes_->id();
+  auto db = Pod("db");
+  db["metadata"]["labels"]["role"] = role;
+  client_->Post(PodsPath(), db);
+  ASSERT_TRUE(WaitBound("db"));
+  const std::string target = NodeOf("db");
+
+  for (int i = 0; i < 4; i++) {
+    auto web = Pod("web" + std::to_string(i));
+    web["spec"]["affinity"]["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"] = {
+        {{"labelSelector", {{"matchLabels", {{"role", role}}}}},
+         {"topologyKey", "kubernetes.io/hostname"}}};
+    client_->Post(PodsPath(), web);
+  }
+  for (int i = 0; i < 4; i++) {
+    const std::string name = "web" + std::to_string(i);
+    ASSERT_TRUE(WaitBound(name)) << name;
+    EXPECT_EQ(NodeOf(name), target) << name;
+  }
+}
+
 // Fields Berth has no plugin for: the pods stay Pending with an event and a condition naming the
 // field, while a plain pod beside them is bound. The apiserver accepts a claim or a PVC that does
 // not exist, so none is created.
