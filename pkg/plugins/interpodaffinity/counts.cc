@@ -37,12 +37,14 @@ void TopologyCounts::Add(uint32_t key_index, std::string_view value, int64_t amo
 }
 
 int64_t TopologyCounts::Amount(std::string_view key, std::string_view value) const {
-  for (const Key& k : keys_) {
-    if (k.key != key) continue;
-    auto it = k.values.find(value);
-    return it == k.values.end() ? 0 : it->second.amount;
+  return AmountAt(FindKey(key), value);
+}
+
+int32_t TopologyCounts::FindKey(std::string_view key) const {
+  for (size_t i = 0; i < keys_.size(); i++) {
+    if (keys_[i].key == key) return static_cast<int32_t>(i);
   }
-  return 0;
+  return -1;
 }
 
 void CountsEntry::Refresh(const std::vector<framework::NodeInfoPtr>& nodes,

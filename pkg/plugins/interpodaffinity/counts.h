@@ -47,6 +47,15 @@ class TopologyCounts {
 
   // The amount of the pair; 0 when absent.
   int64_t Amount(std::string_view key, std::string_view value) const;
+  // The index of `key`; -1 when absent.
+  int32_t FindKey(std::string_view key) const;
+  // The amount of the pair of the key at `key_index` (-1: absent key) and `value`.
+  int64_t AmountAt(int32_t key_index, std::string_view value) const {
+    if (key_index < 0) return 0;
+    const Values& values = keys_[key_index].values;
+    auto it = values.find(value);
+    return it == values.end() ? 0 : it->second.amount;
+  }
   // Pairs present.
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }

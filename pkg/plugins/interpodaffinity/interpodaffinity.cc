@@ -62,6 +62,45 @@ class PreFilterState final : public framework::StateData {
   // Copies of the maps once AddPod or RemovePod changed them; null until then.
   std::shared_ptr<TopologyCounts> changed[3];
 
+  // Filter reads a node's label for each distinct topology key once, in this order, and finds
+  // each term's pair without comparing key text: IndexKeys() fills these whenever the maps
+  // change.
+  std::vector<std::string> keys;
+  // Per affinity term: its key in `keys` and in the affinity map (-1: not in the map).
+  std::vector<uint32_t> affinity_slots;
+  std::vector<int32_t> affinity_map_keys;
+  std::vector<uint32_t> anti_affinity_slots;
+  std::vector<int32_t> anti_affinity_map_keys;
+  // Per key of the existing pods' map: its key in `keys`.
+  std::vector<uint32_t> existing_slots;
+
+  void IndexKeys() {
+    keys.clear();
+    auto slot = [&](std::string_view key) {
+      for (size_t i = 0; i < keys.size(); i++) {
+        if (keys[i] == key) return static_cast<uint32_t>(i);
+      }
+      keys.emplace_back(key);
+      return static_cast<uint32_t>(keys.size() - 1);
+    };
+    auto index_terms = [&](const std::vector<IncomingTerm>& terms, const TopologyCounts& counts,
+                           std::vector<uint32_t>& slots, std::vector<int32_t>& map_keys) {
+      slots.clear();
+      map_keys.clear();
+      for (const IncomingTerm& term : terms) {
+        slots.push_back(slot(term.topology_key));
+        map_keys.push_back(counts.FindKey(term.topology_key));
+      }
+    };
+    index_terms(affinity_terms, Counts(kAffinity), affinity_slots, affinity_map_keys);
+    index_terms(anti_affinity_terms, Counts(kAntiAffinity), anti_affinity_slots,
+                anti_affinity_map_keys);
+    existing_slots.clear();
+    for (const TopologyCounts::Key& key : Counts(kExisting).keys()) {
+      existing_slots.push_back(slot(key.key));
+    }
+  }
+
   std::shared_ptr<framework::StateData> Clone() const override {
     auto copy = std::make_shared<PreFilterState>(*this);
     for (auto& c : copy->changed) {
@@ -111,39 +150,42 @@ void AppendNamespaceSignature(const api::Pod& pod, const api::Namespace* ns, std
   }
 }
 
+// The node's value of each of the state's keys (null: no such label).
+using NodeValues = std::span<const std::string* const>;
+
 // Whether the node satisfies the pod's required affinity: one pod in each term's topology domain
 // of the node matches all the terms, or no pod anywhere does and the pod matches them itself
 // (then only the topology labels are needed).
-bool SatisfiesAffinity(const PreFilterState& s, const api::Labels& labels) {
+bool SatisfiesAffinity(const PreFilterState& s, NodeValues values) {
   if (s.affinity_terms.empty()) return true;
   const TopologyCounts& counts = s.Counts(kAffinity);
   bool pods_exist = true;
-  for (const IncomingTerm& term : s.affinity_terms) {
-    const std::string* value = labels.Find(term.topology_key);
+  for (size_t i = 0; i < s.affinity_terms.size(); i++) {
+    const std::string* value = values[s.affinity_slots[i]];
     if (value == nullptr) return false;
-    if (counts.Amount(term.topology_key, *value) <= 0) pods_exist = false;
+    if (counts.AmountAt(s.affinity_map_keys[i], *value) <= 0) pods_exist = false;
   }
   return pods_exist || (counts.empty() && s.matches_own_affinity);
 }
 
-bool SatisfiesAntiAffinity(const PreFilterState& s, const api::Labels& labels) {
+bool SatisfiesAntiAffinity(const PreFilterState& s, NodeValues values) {
   const TopologyCounts& counts = s.Counts(kAntiAffinity);
   if (counts.empty()) return true;
-  for (const IncomingTerm& term : s.anti_affinity_terms) {
-    const std::string* value = labels.Find(term.topology_key);
-    if (value != nullptr && counts.Amount(term.topology_key, *value) > 0) return false;
+  for (size_t i = 0; i < s.anti_affinity_terms.size(); i++) {
+    const std::string* value = values[s.anti_affinity_slots[i]];
+    if (value != nullptr && counts.AmountAt(s.anti_affinity_map_keys[i], *value) > 0) return false;
   }
   return true;
 }
 
-bool SatisfiesExistingAntiAffinity(const PreFilterState& s, const api::Labels& labels) {
+// Upstream walks the node's labels and looks each pair up; walking the map's keys instead finds
+// the same pairs.
+bool SatisfiesExistingAntiAffinity(const PreFilterState& s, NodeValues values) {
   const TopologyCounts& counts = s.Counts(kExisting);
   if (counts.empty()) return true;
-  for (const TopologyCounts::Key& key : counts.keys()) {
-    const std::string* value = labels.Find(key.key);
-    if (value == nullptr) continue;
-    auto it = key.values.find(*value);
-    if (it != key.values.end() && it->second.amount > 0) return false;
+  for (size_t i = 0; i < s.existing_slots.size(); i++) {
+    const std::string* value = values[s.existing_slots[i]];
+    if (value != nullptr && counts.AmountAt(static_cast<int32_t>(i), *value) > 0) return false;
   }
   return true;
 }
@@ -151,16 +193,26 @@ bool SatisfiesExistingAntiAffinity(const PreFilterState& s, const api::Labels& l
 framework::Status FilterWithState(const PreFilterState& s, const framework::NodeInfo& node_info) {
   const api::Node* node = node_info.node();
   if (node == nullptr) return framework::Status::Error("node not found");
-  const api::Labels& labels = node->meta.labels;
-  if (!SatisfiesAffinity(s, labels)) {
+  // A cycle names a handful of topology keys; more would only spill to the heap.
+  constexpr size_t kInlineKeys = 8;
+  const std::string* inline_values[kInlineKeys];
+  std::vector<const std::string*> heap_values;
+  std::span<const std::string*> values(inline_values, s.keys.size());
+  if (s.keys.size() > kInlineKeys) {
+    heap_values.resize(s.keys.size());
+    values = heap_values;
+  }
+  for (size_t i = 0; i < s.keys.size(); i++) values[i] = node->meta.labels.Find(s.keys[i]);
+
+  if (!SatisfiesAffinity(s, values)) {
     static const framework::FixedReasons kReason(kErrReasonAffinityRulesNotMatch);
     return framework::Status::Unresolvable(kReason);
   }
-  if (!SatisfiesAntiAffinity(s, labels)) {
+  if (!SatisfiesAntiAffinity(s, values)) {
     static const framework::FixedReasons kReason(kErrReasonAntiAffinityRulesNotMatch);
     return framework::Status::Unschedulable(kReason);
   }
-  if (!SatisfiesExistingAntiAffinity(s, labels)) {
+  if (!SatisfiesExistingAntiAffinity(s, values)) {
     static const framework::FixedReasons kReason(kErrReasonExistingAntiAffinityRulesNotMatch);
     return framework::Status::Unschedulable(kReason);
   }
@@ -286,6 +338,7 @@ framework::Status InterPodAffinity::PreFilter(framework::CycleState& cycle_state
     return framework::Status::Skip();
   }
   s->matches_own_affinity = MatchesAll(s->affinity_terms, pod);
+  s->IndexKeys();
   cycle_state.Write(PreFilterKey(), std::move(s));
   return framework::Status::Success();
 }
@@ -319,6 +372,7 @@ framework::Status InterPodAffinity::UpdateWithPod(framework::CycleState& cycle_s
   for (const IncomingTerm& term : s->anti_affinity_terms) {
     if (term.Matches(changed)) update(kAntiAffinity, term.topology_key);
   }
+  s->IndexKeys();
   return framework::Status::Success();
 }
 
@@ -354,6 +408,22 @@ void InterPodAffinity::FilterNodes(const framework::CycleState& state, const api
                      : StaleState();
     std::fill(statuses.begin(), statuses.end(), error);
     return;
+  }
+  // Labels are read for every node, and no cycle touched most of them since the last; asking for
+  // all of them first lets the reads overlap.
+  for (const framework::NodeInfo* node_info : nodes) {
+    if (const api::Node* node = node_info->node()) node->meta.labels.Prefetch();
+  }
+  // Then for the text of the label keys the lookups will compare, which lives apart from the
+  // labels when longer than a short string holds inline.
+  for (const framework::NodeInfo* node_info : nodes) {
+    const api::Node* node = node_info->node();
+    if (node == nullptr) continue;
+    for (const auto& [key, value] : node->meta.labels) {
+      for (const std::string& wanted : s->keys) {
+        if (key.size() == wanted.size()) __builtin_prefetch(key.data());
+      }
+    }
   }
   for (size_t i = 0; i < nodes.size(); i++) {
     framework::Status status = FilterWithState(*s, *nodes[i]);
