@@ -18,26 +18,67 @@ uint32_t TopologyCounts::KeyIndex(std::string_view key) {
   return static_cast<uint32_t>(keys_.size() - 1);
 }
 
-void TopologyCounts::Add(uint32_t key_index, std::string_view value, int64_t amount,
-                         int64_t contributions) {
-  Values& values = keys_[key_index].values;
-  auto it = values.find(value);
-  if (it == values.end()) {
-    if (amount == 0 && contributions == 0) return;
-    values.emplace(std::string(value), Cell{amount, contributions});
-    size_++;
-    return;
+int ValueTable::Add(std::string_view value, int64_t amount, int64_t contributions) {
+  const uint64_t hash = Hash(value);
+  if (size_ != 0) {
+    for (size_t i = hash & mask_;; i = (i + 1) & mask_) {
+      Slot& slot = slots_[i];
+      if (!slot.used) break;
+      if (slot.hash != hash || slot.value != value) continue;
+      slot.cell.amount += amount;
+      slot.cell.contributions += contributions;
+      if (slot.cell.amount != 0 || slot.cell.contributions != 0) return 0;
+      Erase(i);
+      return -1;
+    }
   }
-  it->second.amount += amount;
-  it->second.contributions += contributions;
-  if (it->second.amount == 0 && it->second.contributions == 0) {
-    values.erase(it);
-    size_--;
+  if (amount == 0 && contributions == 0) return 0;
+  // At most half full, so that a miss ends within a slot or two.
+  if ((size_ + 1) * 2 > slots_.size()) Grow();
+  size_t i = hash & mask_;
+  while (slots_[i].used) i = (i + 1) & mask_;
+  slots_[i] = Slot{std::string(value), Cell{amount, contributions}, hash, true};
+  size_++;
+  return 1;
+}
+
+void ValueTable::Grow() {
+  std::vector<Slot> old = std::move(slots_);
+  slots_.assign(old.empty() ? 16 : old.size() * 2, Slot{});
+  mask_ = slots_.size() - 1;
+  for (Slot& slot : old) {
+    if (!slot.used) continue;
+    size_t i = slot.hash & mask_;
+    while (slots_[i].used) i = (i + 1) & mask_;
+    slots_[i] = std::move(slot);
   }
 }
 
+// Linear probing without tombstones: the slots after the erased one that would no longer be
+// reachable from their home slot move back into the gap.
+void ValueTable::Erase(size_t index) {
+  size_t gap = index;
+  for (size_t j = (gap + 1) & mask_; slots_[j].used; j = (j + 1) & mask_) {
+    const size_t home = slots_[j].hash & mask_;
+    // Whether `home` lies cyclically in (gap, j]: then the slot is still reachable.
+    const bool reachable = gap <= j ? (gap < home && home <= j) : (gap < home || home <= j);
+    if (reachable) continue;
+    slots_[gap] = std::move(slots_[j]);
+    gap = j;
+  }
+  slots_[gap] = Slot{};
+  size_--;
+}
+
+void TopologyCounts::Add(uint32_t key_index, std::string_view value, int64_t amount,
+                         int64_t contributions) {
+  const int change = keys_[key_index].values.Add(value, amount, contributions);
+  if (change > 0) size_++;
+  if (change < 0) size_--;
+}
+
 int64_t TopologyCounts::Amount(std::string_view key, std::string_view value) const {
-  return AmountAt(FindKey(key), value);
+  return AmountAt(FindKey(key), value, ValueTable::Hash(value));
 }
 
 int32_t TopologyCounts::FindKey(std::string_view key) const {

@@ -18,24 +18,67 @@
 
 namespace berth::plugins::interpodaffinity {
 
+// Amounts per topology value of one key: an open-addressing table, so that a lookup (Filter and
+// Score make one per node and key) reads one slot, whose address can be asked for ahead of time
+// from the value's hash. Not thread-safe for writes; concurrent reads are safe.
+class ValueTable {
+ public:
+  struct Cell {
+    int64_t amount = 0;
+    int64_t contributions = 0;
+  };
+
+  static uint64_t Hash(std::string_view value) { return std::hash<std::string_view>{}(value); }
+
+  const Cell* Find(std::string_view value) const { return Find(value, Hash(value)); }
+  const Cell* Find(std::string_view value, uint64_t hash) const {
+    if (size_ == 0) return nullptr;
+    for (size_t i = hash & mask_;; i = (i + 1) & mask_) {
+      const Slot& slot = slots_[i];
+      if (!slot.used) return nullptr;
+      if (slot.hash == hash && slot.value == value) return &slot.cell;
+    }
+  }
+  // Asks for the slot a lookup of `hash` reads first (a hint, no effect on results).
+  void Prefetch(uint64_t hash) const {
+    if (size_ != 0) __builtin_prefetch(&slots_[hash & mask_]);
+  }
+  // Adds to the value's cell, created when absent and dropped once both its amount and its
+  // contributions are back to zero. Returns +1 when the value appeared, -1 when it was dropped.
+  int Add(std::string_view value, int64_t amount, int64_t contributions);
+  size_t size() const { return size_; }
+  template <typename Fn>
+  void ForEach(Fn&& fn) const {
+    for (const Slot& slot : slots_) {
+      if (slot.used) fn(std::string_view(slot.value), slot.cell);
+    }
+  }
+
+ private:
+  struct Slot {
+    std::string value;
+    Cell cell;
+    uint64_t hash = 0;
+    bool used = false;
+  };
+  void Grow();
+  void Erase(size_t index);
+
+  std::vector<Slot> slots_;
+  size_t mask_ = 0;
+  size_t size_ = 0;
+};
+
 // Amounts per (topology key, value), grouped by key (a cycle uses few keys). A pair is present
 // while it has a non-zero amount or a contribution not taken back: upstream's maps keep a pair
 // with a zero total when scores of opposite signs cancel, but drop it when a count returns to zero.
 // Not thread-safe for writes; concurrent reads are safe.
 class TopologyCounts {
  public:
-  struct Cell {
-    int64_t amount = 0;
-    int64_t contributions = 0;
-  };
-  struct Hash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-  };
-  using Values = std::unordered_map<std::string, Cell, Hash, std::equal_to<>>;
+  using Cell = ValueTable::Cell;
   struct Key {
     std::string key;
-    Values values;
+    ValueTable values;
   };
 
   // The index of `key`, added when absent. Indexes stay valid for the object's life.
@@ -49,12 +92,12 @@ class TopologyCounts {
   int64_t Amount(std::string_view key, std::string_view value) const;
   // The index of `key`; -1 when absent.
   int32_t FindKey(std::string_view key) const;
-  // The amount of the pair of the key at `key_index` (-1: absent key) and `value`.
-  int64_t AmountAt(int32_t key_index, std::string_view value) const {
+  // The amount of the pair of the key at `key_index` (-1: absent key) and `value`, whose
+  // ValueTable::Hash is `hash`.
+  int64_t AmountAt(int32_t key_index, std::string_view value, uint64_t hash) const {
     if (key_index < 0) return 0;
-    const Values& values = keys_[key_index].values;
-    auto it = values.find(value);
-    return it == values.end() ? 0 : it->second.amount;
+    const Cell* cell = keys_[key_index].values.Find(value, hash);
+    return cell == nullptr ? 0 : cell->amount;
   }
   // Pairs present.
   size_t size() const { return size_; }

@@ -63,14 +63,14 @@ class PreFilterState final : public framework::StateData {
   std::shared_ptr<TopologyCounts> changed[3];
 
   // Filter reads a node's label for each distinct topology key once, in this order, and finds
-  // each term's pair without comparing key text: IndexKeys() fills these whenever the maps
-  // change.
+  // the pairs without comparing key text: IndexKeys() fills these whenever the maps change.
   std::vector<std::string> keys;
-  // Per affinity term: its key in `keys` and in the affinity map (-1: not in the map).
+  // Per map (kExisting, kAffinity, kAntiAffinity) and key of `keys`: the key's index in the map
+  // (-1: not in the map).
+  std::vector<int32_t> map_keys[3];
+  // Per term: its key in `keys`.
   std::vector<uint32_t> affinity_slots;
-  std::vector<int32_t> affinity_map_keys;
   std::vector<uint32_t> anti_affinity_slots;
-  std::vector<int32_t> anti_affinity_map_keys;
   // Per key of the existing pods' map: its key in `keys`.
   std::vector<uint32_t> existing_slots;
 
@@ -83,21 +83,20 @@ class PreFilterState final : public framework::StateData {
       keys.emplace_back(key);
       return static_cast<uint32_t>(keys.size() - 1);
     };
-    auto index_terms = [&](const std::vector<IncomingTerm>& terms, const TopologyCounts& counts,
-                           std::vector<uint32_t>& slots, std::vector<int32_t>& map_keys) {
-      slots.clear();
-      map_keys.clear();
-      for (const IncomingTerm& term : terms) {
-        slots.push_back(slot(term.topology_key));
-        map_keys.push_back(counts.FindKey(term.topology_key));
-      }
-    };
-    index_terms(affinity_terms, Counts(kAffinity), affinity_slots, affinity_map_keys);
-    index_terms(anti_affinity_terms, Counts(kAntiAffinity), anti_affinity_slots,
-                anti_affinity_map_keys);
+    affinity_slots.clear();
+    for (const IncomingTerm& term : affinity_terms)
+      affinity_slots.push_back(slot(term.topology_key));
+    anti_affinity_slots.clear();
+    for (const IncomingTerm& term : anti_affinity_terms) {
+      anti_affinity_slots.push_back(slot(term.topology_key));
+    }
     existing_slots.clear();
     for (const TopologyCounts::Key& key : Counts(kExisting).keys()) {
       existing_slots.push_back(slot(key.key));
+    }
+    for (size_t m = 0; m < 3; m++) {
+      map_keys[m].clear();
+      for (const std::string& key : keys) map_keys[m].push_back(Counts(m).FindKey(key));
     }
   }
 
@@ -150,30 +149,36 @@ void AppendNamespaceSignature(const api::Pod& pod, const api::Namespace* ns, std
   }
 }
 
-// The node's value of each of the state's keys (null: no such label).
-using NodeValues = std::span<const std::string* const>;
+// A node's value of one of the state's keys (null: no such label), with its ValueTable::Hash.
+struct NodeValue {
+  const std::string* value = nullptr;
+  uint64_t hash = 0;
+};
+using NodeValues = std::span<const NodeValue>;
+
+int64_t AmountOf(const PreFilterState& s, size_t map, NodeValues values, uint32_t slot) {
+  return s.Counts(map).AmountAt(s.map_keys[map][slot], *values[slot].value, values[slot].hash);
+}
 
 // Whether the node satisfies the pod's required affinity: one pod in each term's topology domain
 // of the node matches all the terms, or no pod anywhere does and the pod matches them itself
 // (then only the topology labels are needed).
 bool SatisfiesAffinity(const PreFilterState& s, NodeValues values) {
   if (s.affinity_terms.empty()) return true;
-  const TopologyCounts& counts = s.Counts(kAffinity);
   bool pods_exist = true;
-  for (size_t i = 0; i < s.affinity_terms.size(); i++) {
-    const std::string* value = values[s.affinity_slots[i]];
-    if (value == nullptr) return false;
-    if (counts.AmountAt(s.affinity_map_keys[i], *value) <= 0) pods_exist = false;
+  for (uint32_t slot : s.affinity_slots) {
+    if (values[slot].value == nullptr) return false;
+    if (AmountOf(s, kAffinity, values, slot) <= 0) pods_exist = false;
   }
-  return pods_exist || (counts.empty() && s.matches_own_affinity);
+  return pods_exist || (s.Counts(kAffinity).empty() && s.matches_own_affinity);
 }
 
 bool SatisfiesAntiAffinity(const PreFilterState& s, NodeValues values) {
-  const TopologyCounts& counts = s.Counts(kAntiAffinity);
-  if (counts.empty()) return true;
-  for (size_t i = 0; i < s.anti_affinity_terms.size(); i++) {
-    const std::string* value = values[s.anti_affinity_slots[i]];
-    if (value != nullptr && counts.AmountAt(s.anti_affinity_map_keys[i], *value) > 0) return false;
+  if (s.Counts(kAntiAffinity).empty()) return true;
+  for (uint32_t slot : s.anti_affinity_slots) {
+    if (values[slot].value != nullptr && AmountOf(s, kAntiAffinity, values, slot) > 0) {
+      return false;
+    }
   }
   return true;
 }
@@ -181,29 +186,14 @@ bool SatisfiesAntiAffinity(const PreFilterState& s, NodeValues values) {
 // Upstream walks the node's labels and looks each pair up; walking the map's keys instead finds
 // the same pairs.
 bool SatisfiesExistingAntiAffinity(const PreFilterState& s, NodeValues values) {
-  const TopologyCounts& counts = s.Counts(kExisting);
-  if (counts.empty()) return true;
-  for (size_t i = 0; i < s.existing_slots.size(); i++) {
-    const std::string* value = values[s.existing_slots[i]];
-    if (value != nullptr && counts.AmountAt(static_cast<int32_t>(i), *value) > 0) return false;
+  if (s.Counts(kExisting).empty()) return true;
+  for (uint32_t slot : s.existing_slots) {
+    if (values[slot].value != nullptr && AmountOf(s, kExisting, values, slot) > 0) return false;
   }
   return true;
 }
 
-framework::Status FilterWithState(const PreFilterState& s, const framework::NodeInfo& node_info) {
-  const api::Node* node = node_info.node();
-  if (node == nullptr) return framework::Status::Error("node not found");
-  // A cycle names a handful of topology keys; more would only spill to the heap.
-  constexpr size_t kInlineKeys = 8;
-  const std::string* inline_values[kInlineKeys];
-  std::vector<const std::string*> heap_values;
-  std::span<const std::string*> values(inline_values, s.keys.size());
-  if (s.keys.size() > kInlineKeys) {
-    heap_values.resize(s.keys.size());
-    values = heap_values;
-  }
-  for (size_t i = 0; i < s.keys.size(); i++) values[i] = node->meta.labels.Find(s.keys[i]);
-
+framework::Status FilterWithValues(const PreFilterState& s, NodeValues values) {
   if (!SatisfiesAffinity(s, values)) {
     static const framework::FixedReasons kReason(kErrReasonAffinityRulesNotMatch);
     return framework::Status::Unresolvable(kReason);
@@ -224,8 +214,7 @@ int64_t ScoreWithCounts(const TopologyCounts& counts, const api::Labels& labels)
   for (const TopologyCounts::Key& key : counts.keys()) {
     const std::string* value = labels.Find(key.key);
     if (value == nullptr) continue;
-    auto it = key.values.find(*value);
-    if (it != key.values.end()) score += it->second.amount;
+    if (const TopologyCounts::Cell* cell = key.values.Find(*value)) score += cell->amount;
   }
   return score;
 }
@@ -409,13 +398,13 @@ void InterPodAffinity::FilterNodes(const framework::CycleState& state, const api
     std::fill(statuses.begin(), statuses.end(), error);
     return;
   }
-  // Labels are read for every node, and no cycle touched most of them since the last; asking for
-  // all of them first lets the reads overlap.
+  // Every lookup here is a read of memory no cycle touched since the last: a node's labels, the
+  // text of their keys, the slots of the counts. Each step asks for the next one's memory for
+  // the whole run first, so that the waits overlap instead of adding up node by node.
   for (const framework::NodeInfo* node_info : nodes) {
     if (const api::Node* node = node_info->node()) node->meta.labels.Prefetch();
   }
-  // Then for the text of the label keys the lookups will compare, which lives apart from the
-  // labels when longer than a short string holds inline.
+  const size_t num_keys = s->keys.size();
   for (const framework::NodeInfo* node_info : nodes) {
     const api::Node* node = node_info->node();
     if (node == nullptr) continue;
@@ -425,8 +414,29 @@ void InterPodAffinity::FilterNodes(const framework::CycleState& state, const api
       }
     }
   }
+  thread_local std::vector<NodeValue> scratch;
+  scratch.assign(nodes.size() * num_keys, NodeValue{});
   for (size_t i = 0; i < nodes.size(); i++) {
-    framework::Status status = FilterWithState(*s, *nodes[i]);
+    const api::Node* node = nodes[i]->node();
+    if (node == nullptr) continue;
+    for (size_t k = 0; k < num_keys; k++) {
+      NodeValue& v = scratch[i * num_keys + k];
+      v.value = node->meta.labels.Find(s->keys[k]);
+      if (v.value == nullptr) continue;
+      v.hash = ValueTable::Hash(*v.value);
+      for (size_t m = 0; m < 3; m++) {
+        const int32_t key = s->map_keys[m][k];
+        if (key >= 0) s->Counts(m).keys()[key].values.Prefetch(v.hash);
+      }
+    }
+  }
+  for (size_t i = 0; i < nodes.size(); i++) {
+    if (nodes[i]->node() == nullptr) {
+      statuses[i] = framework::Status::Error("node not found");
+      continue;
+    }
+    framework::Status status =
+        FilterWithValues(*s, NodeValues(scratch.data() + i * num_keys, num_keys));
     if (!status.IsSuccess()) statuses[i] = std::move(status);
   }
 }
