@@ -7,6 +7,9 @@ namespace berth::plugins::interpodaffinity {
 namespace {
 
 constexpr size_t kSeenOnceCapacity = 16;
+// An entry holds on to the NodeInfos it last saw, which the snapshot has long replaced when the
+// entry goes unused; one not asked for in this many lookups is dropped.
+constexpr uint64_t kIdleLookups = 1024;
 
 }  // namespace
 
@@ -126,6 +129,7 @@ std::shared_ptr<const CountsEntry> CountsCache::Get(
     const CountsEntry::Compute& compute) {
   std::lock_guard lock(mu_);
   clock_++;
+  std::erase_if(entries_, [&](const auto& e) { return clock_ - e->last_used > kIdleLookups; });
   for (const auto& entry : entries_) {
     if (entry->signature != signature) continue;
     entry->last_used = clock_;

@@ -61,5 +61,45 @@ TEST(TopologyCounts, CountsPairsPresentAcrossKeys) {
   EXPECT_EQ(counts.size(), 1u);
 }
 
+// Recomputes only the nodes whose NodeInfo changed; keeps a signature from its second request on;
+// drops one left unused.
+TEST(CountsCache, KeepsRecurringSignaturesAndRecomputesChangedNodesOnly) {
+  std::vector<framework::NodeInfoPtr> nodes;
+  for (int i = 0; i < 3; i++) {
+    auto node = std::make_shared<api::Node>();
+    node->meta.name = "n" + std::to_string(i);
+    node->meta.labels.Set("zone", "z" + std::to_string(i % 2));
+    nodes.push_back(std::make_shared<framework::NodeInfo>(node));
+  }
+  int computed = 0;
+  const CountsEntry::Compute compute = [&](const framework::NodeInfo& info,
+                                           const CountsEntry::Emit& emit) {
+    computed++;
+    emit(0, "zone", *info.node()->meta.labels.Find("zone"), 1);
+  };
+  CountsCache cache;
+  auto first = cache.Get("A", nodes, compute);
+  auto second = cache.Get("A", nodes, compute);
+  EXPECT_NE(first, second);
+  EXPECT_EQ(computed, 6);
+  EXPECT_EQ(second->maps[0].Amount("zone", "z0"), 2);
+
+  // A replaced NodeInfo (as the snapshot replaces one on any change) is recomputed, alone.
+  nodes[2] = std::make_shared<framework::NodeInfo>(*nodes[2]);
+  auto third = cache.Get("A", nodes, compute);
+  EXPECT_EQ(third, second);
+  EXPECT_EQ(computed, 7);
+  EXPECT_EQ(third->maps[0].Amount("zone", "z0"), 2);
+  // A node gone takes its counts with it.
+  nodes.pop_back();
+  EXPECT_EQ(cache.Get("A", nodes, compute)->maps[0].Amount("zone", "z0"), 1);
+
+  for (int i = 0; i < 1100; i++) cache.Get("B", nodes, compute);
+  computed = 0;
+  auto again = cache.Get("A", nodes, compute);
+  EXPECT_NE(again, second);
+  EXPECT_EQ(computed, 2);
+}
+
 }  // namespace
 }  // namespace berth::plugins::interpodaffinity
