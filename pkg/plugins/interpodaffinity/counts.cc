@@ -40,7 +40,7 @@ int ValueTable::Add(std::string_view value, int64_t amount, int64_t contribution
   if ((size_ + 1) * 2 > slots_.size()) Grow();
   size_t i = hash & mask_;
   while (slots_[i].used) i = (i + 1) & mask_;
-  slots_[i] = Slot{std::string(value), Cell{amount, contributions}, hash, true};
+  slots_[i] = Slot{hash, true, Cell{amount, contributions}, std::string(value)};
   size_++;
   return 1;
 }
