@@ -124,9 +124,16 @@ void CountsEntry::Refresh(const std::vector<framework::NodeInfoPtr>& nodes,
   if (changed) version++;
 }
 
+void CountsEntry::CountOnce(const std::vector<framework::NodeInfoPtr>& nodes,
+                            const Compute& compute) {
+  const Emit emit = [&](uint32_t map, std::string_view key, std::string_view value,
+                        int64_t amount) { maps[map].Add(key, value, amount, 1); };
+  for (const auto& node : nodes) compute(*node, emit);
+}
+
 std::shared_ptr<const CountsEntry> CountsCache::Get(
     std::string signature, const std::vector<framework::NodeInfoPtr>& nodes,
-    const CountsEntry::Compute& compute) {
+    const std::vector<framework::NodeInfoPtr>& contributing, const CountsEntry::Compute& compute) {
   std::lock_guard lock(mu_);
   clock_++;
   std::erase_if(entries_, [&](const auto& e) { return clock_ - e->last_used > kIdleLookups; });
@@ -138,15 +145,16 @@ std::shared_ptr<const CountsEntry> CountsCache::Get(
   }
 
   auto entry = std::make_shared<CountsEntry>();
-  entry->Refresh(nodes, compute);
   entry->last_used = clock_;
   auto once = std::find(seen_once_.begin(), seen_once_.end(), signature);
   if (once == seen_once_.end()) {
     if (seen_once_.size() == kSeenOnceCapacity) seen_once_.erase(seen_once_.begin());
     seen_once_.push_back(std::move(signature));
+    entry->CountOnce(contributing, compute);
     return entry;
   }
   seen_once_.erase(once);
+  entry->Refresh(nodes, compute);
   entry->signature = std::move(signature);
   if (entries_.size() == capacity_) {
     auto oldest =

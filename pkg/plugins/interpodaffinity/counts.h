@@ -143,6 +143,8 @@ struct CountsEntry {
 
   // Brings the maps up to date with `nodes`.
   void Refresh(const std::vector<framework::NodeInfoPtr>& nodes, const Compute& compute);
+  // Fills the maps from `nodes` once, keeping no slots: for an entry that is never refreshed.
+  void CountOnce(const std::vector<framework::NodeInfoPtr>& nodes, const Compute& compute);
 };
 
 // CountsEntries by signature, least recently used dropped first. A signature is kept only once
@@ -155,8 +157,12 @@ class CountsCache {
  public:
   explicit CountsCache(size_t capacity = 4) : capacity_(capacity) {}
 
+  // Counts over `nodes` (the snapshot's list, whose positions the entry's slots follow).
+  // `contributing` is a subset of `nodes` holding every node that can contribute: a signature not
+  // kept is counted over it alone, without the bookkeeping a kept entry needs.
   std::shared_ptr<const CountsEntry> Get(std::string signature,
                                          const std::vector<framework::NodeInfoPtr>& nodes,
+                                         const std::vector<framework::NodeInfoPtr>& contributing,
                                          const CountsEntry::Compute& compute);
 
  private:

@@ -137,10 +137,21 @@ framework::Status StaleState() {
       "InterPodAffinity: cycle state read after a later cycle updated its counts");
 }
 
-void AppendNamespaceSignature(const api::Pod& pod, const api::Namespace* ns, std::string* out) {
+// The pod's namespace, labels and namespace labels, on which other pods' terms matching it
+// depend. With `label_keys`, only the labels with those keys (all a set of selectors reads).
+void AppendNamespaceSignature(const api::Pod& pod, const api::Namespace* ns, std::string* out,
+                              const ValueTable* label_keys = nullptr) {
   out->append(pod.meta.namespace_);
   out->push_back('\0');
-  AppendLabelsSignature(pod.meta.labels, out);
+  if (label_keys == nullptr) {
+    AppendLabelsSignature(pod.meta.labels, out);
+  } else {
+    std::vector<api::StringMap::Entry> read;
+    for (const auto& entry : pod.meta.labels) {
+      if (label_keys->Find(entry.first) != nullptr) read.push_back(entry);
+    }
+    AppendLabelsSignature(api::Labels(std::move(read)), out);
+  }
   if (ns == nullptr) {
     out->push_back('-');
   } else {
@@ -272,11 +283,30 @@ framework::Status InterPodAffinity::PreFilter(framework::CycleState& cycle_state
   s->pod_namespace = namespaces_.Get(pod.meta.namespace_);
 
   if (!lister_.HavePodsWithRequiredAntiAffinityList().empty()) {
+    // Whether an assigned pod's term matches this pod depends on this pod's labels only through
+    // the keys the terms' selectors read; leaving the others out of the signature lets pods that
+    // differ only there (a StatefulSet's, which carry their own name) share the counts.
+    auto selector_keys = selector_keys_cache_.Get(
+        "", nodes, lister_.HavePodsWithRequiredAntiAffinityList(),
+        [](const framework::NodeInfo& node_info, const CountsEntry::Emit& emit) {
+          for (const framework::PodInfoPtr& existing :
+               node_info.pods_with_required_anti_affinity()) {
+            for (const api::PodAffinityTerm& term : RequiredAntiAffinity(*existing->pod)) {
+              if (!term.label_selector) continue;
+              for (const api::Requirement& r : term.label_selector->requirements) {
+                emit(0, "", r.key, 1);
+              }
+            }
+          }
+        });
+    const TopologyCounts& keys = selector_keys->maps[0];
+    static const ValueTable kNoKeys;
     std::string signature;
-    AppendNamespaceSignature(pod, s->pod_namespace.get(), &signature);
+    AppendNamespaceSignature(pod, s->pod_namespace.get(), &signature,
+                             keys.keys().empty() ? &kNoKeys : &keys.keys()[0].values);
     const api::Labels* ns_labels = s->NamespaceLabels();
     s->existing.Set(existing_anti_affinity_cache_.Get(
-        std::move(signature), nodes,
+        std::move(signature), nodes, lister_.HavePodsWithRequiredAntiAffinityList(),
         [&](const framework::NodeInfo& node_info, const CountsEntry::Emit& emit) {
           const api::Node* node = node_info.node();
           if (node == nullptr) return;
@@ -300,7 +330,7 @@ framework::Status InterPodAffinity::PreFilter(framework::CycleState& cycle_state
     const auto& affinity = s->affinity_terms;
     const auto& anti_affinity = s->anti_affinity_terms;
     s->incoming.Set(incoming_terms_cache_.Get(
-        std::move(signature), nodes,
+        std::move(signature), nodes, nodes,
         [&](const framework::NodeInfo& node_info, const CountsEntry::Emit& emit) {
           const api::Node* node = node_info.node();
           if (node == nullptr) return;
@@ -470,8 +500,10 @@ framework::Status InterPodAffinity::PreScore(framework::CycleState& cycle_state,
 
   const int32_t hard_weight = args_.hard_pod_affinity_weight;
   auto state = std::make_shared<PreScoreState>();
+  const auto& all_nodes = lister_.List();
   state->scores.Set(score_cache_.Get(
-      std::move(signature), lister_.List(),
+      std::move(signature), all_nodes,
+      has_constraints ? all_nodes : lister_.HavePodsWithAffinityList(),
       [&](const framework::NodeInfo& node_info, const CountsEntry::Emit& emit) {
         const api::Node* node = node_info.node();
         if (node == nullptr || node->meta.labels.empty()) return;

@@ -111,6 +111,8 @@ class InterPodAffinity final : public framework::PreFilterPlugin,
   const Args args_;
   const framework::NodeInfoLister& lister_;
   informer::Lister<api::Namespace> namespaces_;
+  // The label keys the selectors of assigned pods' required anti-affinity terms read.
+  CountsCache selector_keys_cache_;
   CountsCache existing_anti_affinity_cache_;
   CountsCache incoming_terms_cache_;
   CountsCache score_cache_;

@@ -600,6 +600,41 @@ TEST(InterPodAffinityFilter, CountsFollowTheSnapshotAcrossCycles) {
       (Results{{"nodeA", kAntiAffinityReason}, {"nodeB", kAntiAffinityReason}, {"nodeC", "ok"}}));
 }
 
+// Pods that differ only in labels no assigned pod's anti-affinity reads share counts; a label
+// that some selector reads (even one added later) still tells them apart.
+TEST(InterPodAffinityFilter, ExistingAntiAffinityCountsSharedAcrossIrrelevantLabels) {
+  const std::vector<api::NodePtr> nodes = {
+      MakeNode("nodeA", {{"zone", "z1"}}),
+      MakeNode("nodeB", {{"zone", "z2"}}),
+  };
+  std::vector<api::PodPtr> assigned = {
+      MakePod(
+          {"guard", "default", {}, "nodeA", {}, {Term(Selector({In("app", {"web"})}), "zone")}}),
+  };
+  Harness h(nodes, assigned);
+  auto replica = [](const std::string& name, const std::string& app) {
+    return MakePod({name, "default", {{"app", app}, {"pod-name", name}}});
+  };
+  for (int round = 0; round < 3; round++) {
+    EXPECT_EQ(h.Filter(*replica("w" + std::to_string(round), "web")).second,
+              (Results{{"nodeA", kExistingReason}, {"nodeB", "ok"}}))
+        << round;
+    EXPECT_EQ(h.Filter(*replica("d" + std::to_string(round), "db")).first, "Skip") << round;
+  }
+  // A pod whose anti-affinity reads pod-name: now that label matters too.
+  assigned.push_back(MakePod(
+      {"picky", "default", {}, "nodeB", {}, {Term(Selector({In("pod-name", {"w9"})}), "zone")}}));
+  h.handle().lister().Set(Infos(nodes, assigned));
+  for (int round = 0; round < 3; round++) {
+    EXPECT_EQ(h.Filter(*replica("w9", "web")).second,
+              (Results{{"nodeA", kExistingReason}, {"nodeB", kExistingReason}}))
+        << round;
+    EXPECT_EQ(h.Filter(*replica("w8", "web")).second,
+              (Results{{"nodeA", kExistingReason}, {"nodeB", "ok"}}))
+        << round;
+  }
+}
+
 TEST(InterPodAffinityFilter, StateReadAfterALaterCycleUpdatedTheCountsIsAnError) {
   const std::vector<api::NodePtr> nodes = {MakeNode("nodeA", {{"zone", "z1"}})};
   Harness h(nodes, {});
