@@ -91,8 +91,23 @@ int32_t TopologyCounts::FindKey(std::string_view key) const {
   return -1;
 }
 
-void CountsEntry::Refresh(const std::vector<framework::NodeInfoPtr>& nodes,
+void NodeListTracker::Sync(const std::vector<framework::NodeInfoPtr>& nodes) {
+  epoch_++;
+  changed_now_.clear();
+  seen_.resize(nodes.size());
+  changed_at_.resize(nodes.size(), epoch_);
+  for (size_t i = 0; i < nodes.size(); i++) {
+    if (seen_[i] == nodes[i]) continue;
+    seen_[i] = nodes[i];
+    changed_at_[i] = epoch_;
+    changed_now_.push_back(i);
+  }
+}
+
+void CountsEntry::Refresh(const NodeListTracker& tracker,
+                          const std::vector<framework::NodeInfoPtr>& nodes,
                           const Compute& compute) {
+  if (synced_epoch == tracker.epoch()) return;
   auto take_back = [&](size_t slot) {
     for (const Contribution& c : contributions[slot]) {
       maps[c.map].Add(c.key, c.value, -c.amount, -1);
@@ -114,13 +129,24 @@ void CountsEntry::Refresh(const std::vector<framework::NodeInfoPtr>& nodes,
     contributions[slot].push_back(Contribution{map, key_index, value, amount});
     maps[map].Add(key_index, value, amount, 1);
   };
-  for (; slot < nodes.size(); slot++) {
-    if (seen[slot] == nodes[slot]) continue;
-    take_back(slot);
-    seen[slot] = nodes[slot];
-    compute(*nodes[slot], emit);
+  auto update = [&](size_t at) {
+    if (seen[at] == nodes[at]) return;
+    slot = at;
+    take_back(at);
+    seen[at] = nodes[at];
+    compute(*nodes[at], emit);
     changed = true;
+  };
+  if (synced_epoch != 0 && synced_epoch + 1 == tracker.epoch()) {
+    // In step with the tracker: only what changed in its latest epoch.
+    for (size_t at : tracker.changed_now()) update(at);
+  } else {
+    const std::vector<uint64_t>& changed_at = tracker.changed_at();
+    for (size_t at = 0; at < nodes.size(); at++) {
+      if (synced_epoch == 0 || changed_at[at] > synced_epoch) update(at);
+    }
   }
+  synced_epoch = tracker.epoch();
   if (changed) version++;
 }
 
@@ -132,7 +158,8 @@ void CountsEntry::CountOnce(const std::vector<framework::NodeInfoPtr>& nodes,
 }
 
 std::shared_ptr<const CountsEntry> CountsCache::Get(
-    std::string signature, const std::vector<framework::NodeInfoPtr>& nodes,
+    std::string signature, const NodeListTracker& tracker,
+    const std::vector<framework::NodeInfoPtr>& nodes,
     const std::vector<framework::NodeInfoPtr>& contributing, const CountsEntry::Compute& compute) {
   std::lock_guard lock(mu_);
   clock_++;
@@ -140,7 +167,7 @@ std::shared_ptr<const CountsEntry> CountsCache::Get(
   for (const auto& entry : entries_) {
     if (entry->signature != signature) continue;
     entry->last_used = clock_;
-    entry->Refresh(nodes, compute);
+    entry->Refresh(tracker, nodes, compute);
     return entry;
   }
 
@@ -154,7 +181,7 @@ std::shared_ptr<const CountsEntry> CountsCache::Get(
     return entry;
   }
   seen_once_.erase(once);
-  entry->Refresh(nodes, compute);
+  entry->Refresh(tracker, nodes, compute);
   entry->signature = std::move(signature);
   if (entries_.size() == capacity_) {
     auto oldest =

@@ -122,11 +122,32 @@ struct Contribution {
 
 inline constexpr size_t kMaxCountsMaps = 2;
 
+// Which positions of the snapshot's node list changed, epoch by epoch, so that every CountsEntry
+// brought up to date in a cycle does not compare the whole list again. The snapshot replaces a
+// NodeInfo on every change and never modifies one it handed out, and the tracker keeps the
+// NodeInfos it last saw alive (no address is reused while kept), so the same pointer means the
+// same content. Not thread-safe: the scheduling thread's.
+class NodeListTracker {
+ public:
+  // Compares `nodes` with the list seen last and starts a new epoch.
+  void Sync(const std::vector<framework::NodeInfoPtr>& nodes);
+  uint64_t epoch() const { return epoch_; }
+  // Per position: the epoch it last changed in.
+  const std::vector<uint64_t>& changed_at() const { return changed_at_; }
+  // The positions that changed in the current epoch.
+  const std::vector<size_t>& changed_now() const { return changed_now_; }
+
+ private:
+  uint64_t epoch_ = 0;
+  std::vector<framework::NodeInfoPtr> seen_;
+  std::vector<uint64_t> changed_at_;
+  std::vector<size_t> changed_now_;
+};
+
 // Counts over every node of the snapshot for one signature (what the counts depend on besides the
 // cluster), with each node's contributions, so that a later cycle recomputes only the nodes whose
-// NodeInfo was replaced since. The snapshot replaces a NodeInfo on every change and never
-// modifies one it handed out, and the entry keeps the NodeInfos it last saw alive, so the same
-// pointer means the same content.
+// NodeInfo was replaced since (as a NodeListTracker tells). The entry keeps the NodeInfos it
+// counted alive: contributions view their labels.
 struct CountsEntry {
   // Emits the contributions of one node: called with (map, key, value, amount).
   using Emit = std::function<void(uint32_t, std::string_view, std::string_view, int64_t)>;
@@ -140,9 +161,12 @@ struct CountsEntry {
   // cycle (the maps are only valid for the cycle that last brought them up to date).
   uint64_t version = 0;
   uint64_t last_used = 0;
+  // The tracker epoch the maps reflect; 0: none yet.
+  uint64_t synced_epoch = 0;
 
-  // Brings the maps up to date with `nodes`.
-  void Refresh(const std::vector<framework::NodeInfoPtr>& nodes, const Compute& compute);
+  // Brings the maps up to date with `nodes`, which `tracker` was synced with last.
+  void Refresh(const NodeListTracker& tracker, const std::vector<framework::NodeInfoPtr>& nodes,
+               const Compute& compute);
   // Fills the maps from `nodes` once, keeping no slots: for an entry that is never refreshed.
   void CountOnce(const std::vector<framework::NodeInfoPtr>& nodes, const Compute& compute);
 };
@@ -157,10 +181,11 @@ class CountsCache {
  public:
   explicit CountsCache(size_t capacity = 4) : capacity_(capacity) {}
 
-  // Counts over `nodes` (the snapshot's list, whose positions the entry's slots follow).
+  // Counts over `nodes` (the snapshot's list, whose positions the entry's slots follow; `tracker`
+  // was synced with it last).
   // `contributing` is a subset of `nodes` holding every node that can contribute: a signature not
   // kept is counted over it alone, without the bookkeeping a kept entry needs.
-  std::shared_ptr<const CountsEntry> Get(std::string signature,
+  std::shared_ptr<const CountsEntry> Get(std::string signature, const NodeListTracker& tracker,
                                          const std::vector<framework::NodeInfoPtr>& nodes,
                                          const std::vector<framework::NodeInfoPtr>& contributing,
                                          const CountsEntry::Compute& compute);

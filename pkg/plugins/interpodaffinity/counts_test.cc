@@ -78,25 +78,34 @@ TEST(CountsCache, KeepsRecurringSignaturesAndRecomputesChangedNodesOnly) {
     emit(0, "zone", *info.node()->meta.labels.Find("zone"), 1);
   };
   CountsCache cache;
-  auto first = cache.Get("A", nodes, nodes, compute);
-  auto second = cache.Get("A", nodes, nodes, compute);
+  NodeListTracker tracker;
+  // A new cycle each time, as the plugin syncs the tracker once per cycle.
+  auto Synced = [](NodeListTracker& t,
+                   const std::vector<framework::NodeInfoPtr>& list) -> const NodeListTracker& {
+    t.Sync(list);
+    return t;
+  };
+  auto first = cache.Get("A", Synced(tracker, nodes), nodes, nodes, compute);
+  auto second = cache.Get("A", Synced(tracker, nodes), nodes, nodes, compute);
   EXPECT_NE(first, second);
   EXPECT_EQ(computed, 6);
   EXPECT_EQ(second->maps[0].Amount("zone", "z0"), 2);
 
   // A replaced NodeInfo (as the snapshot replaces one on any change) is recomputed, alone.
   nodes[2] = std::make_shared<framework::NodeInfo>(*nodes[2]);
-  auto third = cache.Get("A", nodes, nodes, compute);
+  auto third = cache.Get("A", Synced(tracker, nodes), nodes, nodes, compute);
   EXPECT_EQ(third, second);
   EXPECT_EQ(computed, 7);
   EXPECT_EQ(third->maps[0].Amount("zone", "z0"), 2);
   // A node gone takes its counts with it.
   nodes.pop_back();
-  EXPECT_EQ(cache.Get("A", nodes, nodes, compute)->maps[0].Amount("zone", "z0"), 1);
+  EXPECT_EQ(
+      cache.Get("A", Synced(tracker, nodes), nodes, nodes, compute)->maps[0].Amount("zone", "z0"),
+      1);
 
-  for (int i = 0; i < 1100; i++) cache.Get("B", nodes, nodes, compute);
+  for (int i = 0; i < 1100; i++) cache.Get("B", Synced(tracker, nodes), nodes, nodes, compute);
   computed = 0;
-  auto again = cache.Get("A", nodes, nodes, compute);
+  auto again = cache.Get("A", Synced(tracker, nodes), nodes, nodes, compute);
   EXPECT_NE(again, second);
   EXPECT_EQ(computed, 2);
 }

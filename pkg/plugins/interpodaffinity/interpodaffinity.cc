@@ -27,6 +27,22 @@ const framework::StateKey& PreScoreKey() {
   return key;
 }
 
+const framework::StateKey& SyncedKey() {
+  static const framework::StateKey key("SyncedInterPodAffinity");
+  return key;
+}
+
+// Marks a cycle whose snapshot the plugin's NodeListTracker was synced with, at this epoch: the
+// snapshot does not change within a cycle, so PreScore need not compare it again after PreFilter.
+class Synced final : public framework::StateData {
+ public:
+  explicit Synced(uint64_t epoch) : epoch(epoch) {}
+  std::shared_ptr<framework::StateData> Clone() const override {
+    return std::make_shared<Synced>(*this);
+  }
+  const uint64_t epoch;
+};
+
 const TopologyCounts& NoCounts() {
   static const TopologyCounts kEmpty;
   return kEmpty;
@@ -273,6 +289,14 @@ InterPodAffinity::InterPodAffinity(Args args, const framework::NodeInfoLister& l
                                    informer::Lister<api::Namespace> namespaces)
     : args_(args), lister_(lister), namespaces_(namespaces) {}
 
+void InterPodAffinity::SyncNodes(framework::CycleState& state,
+                                 const std::vector<framework::NodeInfoPtr>& nodes) {
+  const auto* synced = state.Read<Synced>(SyncedKey());
+  if (synced != nullptr && synced->epoch == tracker_.epoch()) return;
+  tracker_.Sync(nodes);
+  state.Write(SyncedKey(), std::make_shared<Synced>(tracker_.epoch()));
+}
+
 framework::Status InterPodAffinity::PreFilter(framework::CycleState& cycle_state,
                                               const api::Pod& pod,
                                               const std::vector<framework::NodeInfoPtr>& nodes,
@@ -282,12 +306,16 @@ framework::Status InterPodAffinity::PreFilter(framework::CycleState& cycle_state
   s->anti_affinity_terms = CompileTerms(pod, RequiredAntiAffinity(pod), &namespaces_);
   s->pod_namespace = namespaces_.Get(pod.meta.namespace_);
 
+  const bool has_terms = !s->affinity_terms.empty() || !s->anti_affinity_terms.empty();
+  if (has_terms || !lister_.HavePodsWithRequiredAntiAffinityList().empty()) {
+    SyncNodes(cycle_state, nodes);
+  }
   if (!lister_.HavePodsWithRequiredAntiAffinityList().empty()) {
     // Whether an assigned pod's term matches this pod depends on this pod's labels only through
     // the keys the terms' selectors read; leaving the others out of the signature lets pods that
     // differ only there (a StatefulSet's, which carry their own name) share the counts.
     auto selector_keys = selector_keys_cache_.Get(
-        "", nodes, lister_.HavePodsWithRequiredAntiAffinityList(),
+        "", tracker_, nodes, lister_.HavePodsWithRequiredAntiAffinityList(),
         [](const framework::NodeInfo& node_info, const CountsEntry::Emit& emit) {
           for (const framework::PodInfoPtr& existing :
                node_info.pods_with_required_anti_affinity()) {
@@ -306,7 +334,7 @@ framework::Status InterPodAffinity::PreFilter(framework::CycleState& cycle_state
                              keys.keys().empty() ? &kNoKeys : &keys.keys()[0].values);
     const api::Labels* ns_labels = s->NamespaceLabels();
     s->existing.Set(existing_anti_affinity_cache_.Get(
-        std::move(signature), nodes, lister_.HavePodsWithRequiredAntiAffinityList(),
+        std::move(signature), tracker_, nodes, lister_.HavePodsWithRequiredAntiAffinityList(),
         [&](const framework::NodeInfo& node_info, const CountsEntry::Emit& emit) {
           const api::Node* node = node_info.node();
           if (node == nullptr) return;
@@ -330,7 +358,7 @@ framework::Status InterPodAffinity::PreFilter(framework::CycleState& cycle_state
     const auto& affinity = s->affinity_terms;
     const auto& anti_affinity = s->anti_affinity_terms;
     s->incoming.Set(incoming_terms_cache_.Get(
-        std::move(signature), nodes, nodes,
+        std::move(signature), tracker_, nodes, nodes,
         [&](const framework::NodeInfo& node_info, const CountsEntry::Emit& emit) {
           const api::Node* node = node_info.node();
           if (node == nullptr) return;
@@ -501,8 +529,9 @@ framework::Status InterPodAffinity::PreScore(framework::CycleState& cycle_state,
   const int32_t hard_weight = args_.hard_pod_affinity_weight;
   auto state = std::make_shared<PreScoreState>();
   const auto& all_nodes = lister_.List();
+  SyncNodes(cycle_state, all_nodes);
   state->scores.Set(score_cache_.Get(
-      std::move(signature), all_nodes,
+      std::move(signature), tracker_, all_nodes,
       has_constraints ? all_nodes : lister_.HavePodsWithAffinityList(),
       [&](const framework::NodeInfo& node_info, const CountsEntry::Emit& emit) {
         const api::Node* node = node_info.node();

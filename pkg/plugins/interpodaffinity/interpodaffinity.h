@@ -111,6 +111,11 @@ class InterPodAffinity final : public framework::PreFilterPlugin,
   const Args args_;
   const framework::NodeInfoLister& lister_;
   informer::Lister<api::Namespace> namespaces_;
+  // Syncs tracker_ with the snapshot's `nodes` unless done already in this cycle.
+  void SyncNodes(framework::CycleState& state, const std::vector<framework::NodeInfoPtr>& nodes);
+
+  // Read and written by PreFilter and PreScore only (the scheduling thread).
+  NodeListTracker tracker_;
   // The label keys the selectors of assigned pods' required anti-affinity terms read.
   CountsCache selector_keys_cache_;
   CountsCache existing_anti_affinity_cache_;
