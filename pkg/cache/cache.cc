@@ -30,10 +30,6 @@ std::unordered_set<std::string> ImageNames(const api::Node* node) {
   return names;
 }
 
-bool HasAffinityPods(const framework::NodeInfo& info) {
-  return !info.pods_with_affinity().empty() || !info.pods_with_required_anti_affinity().empty();
-}
-
 }  // namespace
 
 std::shared_ptr<Clock> RealClock() {
@@ -340,8 +336,7 @@ void Cache::Stop() {
   loop_.join();
 }
 
-bool Cache::RefreshImageStates(Snapshot& snapshot) {
-  bool replaced_affinity_node = false;
+void Cache::RefreshImageStates(Snapshot& snapshot) {
   for (auto& [name, entry] : snapshot.node_info_map_) {
     const framework::NodeInfo& current = *entry.info;
     bool stale = false;
@@ -355,22 +350,18 @@ bool Cache::RefreshImageStates(Snapshot& snapshot) {
     if (!stale) {
       continue;
     }
-    replaced_affinity_node = replaced_affinity_node || HasAffinityPods(current);
     auto copy = current.Clone();
     copy->SetImageStates(Snapshot::ImageStatesOf(*copy->node(), image_node_counts_));
     snapshot.Replace(entry, std::move(copy));
   }
-  return replaced_affinity_node;
 }
 
 framework::Status Cache::UpdateSnapshot(Snapshot& snapshot) {
   std::lock_guard lock(mu_);
   const int64_t snapshot_generation = snapshot.generation_;
-  // The node list must be rebuilt when nodes came or went.
+  // The node list must be rebuilt when nodes came or went. (Replacing a listed NodeInfo keeps
+  // the affinity lists up to date itself.)
   bool update_all_lists = false;
-  // The affinity lists hold the replaced copies of NodeInfos with affinity pods (or miss ones
-  // that just got their first).
-  bool update_affinity_lists = false;
 
   for (const NodeItem& item : node_list_) {
     if (item.info.generation() <= snapshot_generation) {
@@ -382,11 +373,7 @@ framework::Status Cache::UpdateSnapshot(Snapshot& snapshot) {
     auto clone = item.info.Clone();
     clone->SetImageStates(Snapshot::ImageStatesOf(*clone->node(), image_node_counts_));
     auto [it, inserted] = snapshot.node_info_map_.try_emplace(item.name);
-    if (inserted) {
-      update_all_lists = true;
-    } else if (HasAffinityPods(*it->second.info) || HasAffinityPods(*clone)) {
-      update_affinity_lists = true;
-    }
+    if (inserted) update_all_lists = true;
     snapshot.Replace(it->second, std::move(clone));
   }
   if (!node_list_.empty()) {
@@ -407,16 +394,12 @@ framework::Status Cache::UpdateSnapshot(Snapshot& snapshot) {
   }
 
   if (snapshot.image_epoch_ != image_epoch_) {
-    if (RefreshImageStates(snapshot)) {
-      update_affinity_lists = true;
-    }
+    RefreshImageStates(snapshot);
     snapshot.image_epoch_ = image_epoch_;
   }
 
   if (update_all_lists) {
     snapshot.RebuildLists(node_tree_.List());
-  } else if (update_affinity_lists) {
-    snapshot.RebuildAffinityLists();
   }
 
   if (snapshot.node_info_list_.size() != node_tree_.NumNodes() ||

@@ -135,9 +135,8 @@ class Cache {
   void AddPodLocked(framework::PodInfoPtr pod, bool assumed);
   void RemovePodLocked(const std::string& uid);
   void UpdateImageCounts(const api::Node* old_node, const api::Node* new_node);
-  // Recopies the snapshot's NodeInfos whose image counts are stale; true when one of them has
-  // affinity pods (the affinity lists then hold the old copy).
-  bool RefreshImageStates(Snapshot& snapshot);
+  // Recopies the snapshot's NodeInfos whose image counts are stale.
+  void RefreshImageStates(Snapshot& snapshot);
 
   const std::chrono::milliseconds ttl_;
   const std::shared_ptr<Clock> clock_;

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <random>
 #include <string>
 #include <thread>
 #include <utility>
@@ -542,6 +543,61 @@ TEST(CacheTest, AffinityListsFollowPods) {
   cache.RemovePod(*pod);
   ASSERT_TRUE(cache.UpdateSnapshot(snapshot).IsSuccess());
   EXPECT_TRUE(snapshot.HavePodsWithAffinityList().empty());
+}
+
+// Pods with affinity come and go in random order on many nodes: the lists an incrementally updated
+// snapshot keeps are those a snapshot taken from scratch computes, in List() order, holding the
+// snapshot's current NodeInfos.
+TEST(CacheTest, AffinityListsPatchedInPlaceMatchAFreshSnapshot) {
+  Cache cache;
+  constexpr int kNodes = 24;
+  for (int i = 0; i < kNodes; i++) cache.AddNode(Node("n" + std::to_string(i)));
+  Snapshot snapshot;
+  ASSERT_TRUE(cache.UpdateSnapshot(snapshot).IsSuccess());
+  std::mt19937 rng(3);
+  std::vector<api::PodPtr> placed;
+  for (int step = 0; step < 300; step++) {
+    const std::string node = "n" + std::to_string(rng() % kNodes);
+    const std::string name = "p" + std::to_string(step);
+    switch (rng() % 4) {
+      case 0:
+        placed.push_back(AffinityPod(name, node));
+        break;
+      case 1: {
+        PodBuilder b(name);
+        b.Container("10m", "").Node(node);
+        b.pod().spec.affinity.emplace().pod_anti_affinity.emplace().required.push_back(
+            api::PodAffinityTerm{api::LabelSelector{}, {}, "kubernetes.io/hostname", {}, {}, {}});
+        placed.push_back(b.Build());
+        break;
+      }
+      case 2:
+        placed.push_back(Pod(name, node, "10m"));
+        break;
+      default:
+        if (placed.empty()) continue;
+        const size_t victim = rng() % placed.size();
+        cache.RemovePod(*placed[victim]);
+        placed.erase(placed.begin() + static_cast<std::ptrdiff_t>(victim));
+        break;
+    }
+    if (!placed.empty() && placed.back()->meta.name == name) cache.AddPod(placed.back());
+    if (step % 3 != 0) continue;
+    ASSERT_TRUE(cache.UpdateSnapshot(snapshot).IsSuccess());
+    Snapshot fresh = TakeSnapshot(cache);
+    ASSERT_EQ(ListNames(snapshot.HavePodsWithAffinityList()),
+              ListNames(fresh.HavePodsWithAffinityList()))
+        << step;
+    ASSERT_EQ(ListNames(snapshot.HavePodsWithRequiredAntiAffinityList()),
+              ListNames(fresh.HavePodsWithRequiredAntiAffinityList()))
+        << step;
+    for (const auto& info : snapshot.HavePodsWithAffinityList()) {
+      EXPECT_EQ(info, snapshot.Get(info->name()));
+    }
+    for (const auto& info : snapshot.HavePodsWithRequiredAntiAffinityList()) {
+      EXPECT_EQ(info, snapshot.Get(info->name()));
+    }
+  }
 }
 
 TEST(CacheTest, ConcurrentWritersAndSnapshots) {

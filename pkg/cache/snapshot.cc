@@ -1,5 +1,6 @@
 #include "pkg/cache/snapshot.h"
 
+#include <algorithm>
 #include <memory>
 #include <unordered_set>
 #include <utility>
@@ -60,14 +61,49 @@ framework::NodeInfoPtr Snapshot::Get(const std::string& node_name) const {
 void Snapshot::RebuildAffinityLists() {
   have_pods_with_affinity_.clear();
   have_pods_with_required_anti_affinity_.clear();
-  for (const auto& info : node_info_list_) {
+  have_pods_with_affinity_index_.clear();
+  have_pods_with_required_anti_affinity_index_.clear();
+  for (size_t i = 0; i < node_info_list_.size(); i++) {
+    const auto& info = node_info_list_[i];
     if (!info->pods_with_affinity().empty()) {
       have_pods_with_affinity_.push_back(info);
+      have_pods_with_affinity_index_.push_back(i);
     }
     if (!info->pods_with_required_anti_affinity().empty()) {
       have_pods_with_required_anti_affinity_.push_back(info);
+      have_pods_with_required_anti_affinity_index_.push_back(i);
     }
   }
+}
+
+namespace {
+
+void Patch(std::vector<framework::NodeInfoPtr>& list, std::vector<size_t>& positions, size_t index,
+           bool had, bool has, const framework::NodeInfoPtr& now) {
+  if (!had && !has) return;
+  auto it = std::lower_bound(positions.begin(), positions.end(), index);
+  const auto at = it - positions.begin();
+  const bool listed = it != positions.end() && *it == index;
+  if (has && listed) {
+    list[at] = now;
+  } else if (has) {
+    positions.insert(it, index);
+    list.insert(list.begin() + at, now);
+  } else if (listed) {
+    positions.erase(it);
+    list.erase(list.begin() + at);
+  }
+}
+
+}  // namespace
+
+void Snapshot::PatchAffinityLists(size_t index, const framework::NodeInfo& before,
+                                  const framework::NodeInfoPtr& now) {
+  Patch(have_pods_with_affinity_, have_pods_with_affinity_index_, index,
+        !before.pods_with_affinity().empty(), !now->pods_with_affinity().empty(), now);
+  Patch(have_pods_with_required_anti_affinity_, have_pods_with_required_anti_affinity_index_, index,
+        !before.pods_with_required_anti_affinity().empty(),
+        !now->pods_with_required_anti_affinity().empty(), now);
 }
 
 void Snapshot::RebuildLists(const std::vector<std::string>& order) {
@@ -90,6 +126,7 @@ void Snapshot::RebuildLists(const std::vector<std::string>& order) {
 void Snapshot::Replace(Entry& entry, framework::NodeInfoPtr info) {
   if (entry.index != kNotListed) {
     node_info_list_[entry.index] = info;
+    if (entry.info) PatchAffinityLists(entry.index, *entry.info, info);
   }
   entry.info = std::move(info);
 }

@@ -65,6 +65,12 @@ class Snapshot : public framework::NodeInfoLister {
 
   // Recomputes the two affinity lists from node_info_list_.
   void RebuildAffinityLists();
+  // Brings the affinity lists up to date with the NodeInfo at `index` of node_info_list_ being
+  // replaced by `now` (`before` was there), without walking the other nodes: a cycle that binds a
+  // pod with affinity replaces one such NodeInfo, and rebuilding both lists then read every
+  // NodeInfo of the cluster.
+  void PatchAffinityLists(size_t index, const framework::NodeInfo& before,
+                          const framework::NodeInfoPtr& now);
   // Rebuilds node_info_list_ in `order` (names missing from the map are skipped) and the
   // affinity lists with it.
   void RebuildLists(const std::vector<std::string>& order);
@@ -75,6 +81,9 @@ class Snapshot : public framework::NodeInfoLister {
   std::vector<framework::NodeInfoPtr> node_info_list_;
   std::vector<framework::NodeInfoPtr> have_pods_with_affinity_;
   std::vector<framework::NodeInfoPtr> have_pods_with_required_anti_affinity_;
+  // The positions in node_info_list_ of the two lists' NodeInfos, ascending.
+  std::vector<size_t> have_pods_with_affinity_index_;
+  std::vector<size_t> have_pods_with_required_anti_affinity_index_;
   int64_t generation_ = 0;
   // The Cache's image epoch the image states here were computed at.
   uint64_t image_epoch_ = 0;

@@ -19,11 +19,11 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 const std::set<std::string> kKnown = {
-    "SchedulingGates", "PrioritySort",      "NodeUnschedulable",
-    "NodeName",        "TaintToleration",   "NodeAffinity",
-    "NodePorts",       "NodeResourcesFit",  "NodeResourcesBalancedAllocation",
-    "ImageLocality",   "DefaultBinder",     "CustomScore",
-    "CustomSort",      "PodTopologySpread",
+    "SchedulingGates", "PrioritySort",     "NodeUnschedulable",
+    "NodeName",        "TaintToleration",  "NodeAffinity",
+    "NodePorts",       "NodeResourcesFit", "NodeResourcesBalancedAllocation",
+    "ImageLocality",   "DefaultBinder",    "CustomScore",
+    "CustomSort",      "InterPodAffinity", "PodTopologySpread",
 };
 
 constexpr char kHeader[] =
@@ -101,6 +101,7 @@ TEST(DefaultsTest, DefaultPluginsAreUpstreamOrderAndWeights) {
                                                {"NodePorts", 0},
                                                {"NodeResourcesFit", 1},
                                                {"PodTopologySpread", 2},
+                                               {"InterPodAffinity", 2},
                                                {"NodeResourcesBalancedAllocation", 1},
                                                {"ImageLocality", 1},
                                                {"DefaultBinder", 0}}));
@@ -139,6 +140,7 @@ TEST(LoadTest, KubeSchedulerStyleFileWithTwoProfiles) {
                                                      {"NodePorts", 0},
                                                      {"NodeResourcesFit", 5},
                                                      {"PodTopologySpread", 2},
+                                                     {"InterPodAffinity", 2},
                                                      {"NodeResourcesBalancedAllocation", 1},
                                                      {"ImageLocality", 1},
                                                      {"DefaultBinder", 0},
@@ -259,6 +261,7 @@ TEST(LoadTest, MergeSemantics) {
                               {"NodeAffinity", 2},
                               {"NodeResourcesFit", 1},
                               {"PodTopologySpread", 2},
+                              {"InterPodAffinity", 2},
                               {"NodeResourcesBalancedAllocation", 1},
                               {"ImageLocality", 1},
                               {"DefaultBinder", 0},
@@ -478,9 +481,9 @@ TEST(ErrorTest, UnknownPluginListsKnownPlugins) {
   EXPECT_EQ(FileError("pkg/config/testdata/unknown-plugin.yaml"),
             "pkg/config/testdata/unknown-plugin.yaml: profiles[0].plugins.score.enabled[2].name: "
             "unknown plugin \"Foo\"; known plugins: CustomScore, CustomSort, DefaultBinder, "
-            "ImageLocality, NodeAffinity, NodeName, NodePorts, NodeResourcesBalancedAllocation, "
-            "NodeResourcesFit, NodeUnschedulable, PodTopologySpread, PrioritySort, "
-            "SchedulingGates, TaintToleration");
+            "ImageLocality, InterPodAffinity, NodeAffinity, NodeName, NodePorts, "
+            "NodeResourcesBalancedAllocation, NodeResourcesFit, NodeUnschedulable, "
+            "PodTopologySpread, PrioritySort, SchedulingGates, TaintToleration");
 
   ConfigIssue issue =
       LoadIssue(std::string(kHeader) + "profiles:\n- pluginConfig:\n  - name: VolumeBinding\n");

@@ -169,6 +169,70 @@ TEST_F(SchedulerTest, UnschedulablePodMovesWhenAFittingNodeIsAdded) {
   EXPECT_EQ(binder_->bound()["default/big"], "b");
 }
 
+// The default profile's InterPodAffinity: replicas that avoid each other per host take one node
+// each; the one left over says why, and deleting a replica lets it in (its queueing hint sees
+// that the deleted pod matched its anti-affinity).
+TEST_F(SchedulerTest, RequiredAntiAffinityKeepsReplicasApartAndRequeuesOnDelete) {
+  Start();
+  for (const char* name : {"a", "b", "c"}) {
+    scheduler_->OnNodeAdd(NodeBuilder(name).Capacity("4", "8Gi").Build());
+  }
+  api::PodAffinityTerm term;
+  term.label_selector.emplace().requirements.push_back(
+      {"app", api::SelectorOperator::kIn, {"web"}, 0});
+  term.topology_key = "kubernetes.io/hostname";
+  std::map<std::string, api::PodPtr> pods;
+  for (int i = 0; i < 4; i++) {
+    PodBuilder b("web" + std::to_string(i));
+    b.Container("100m", "64Mi").Label("app", "web");
+    b.pod().spec.affinity.emplace().pod_anti_affinity.emplace().required.push_back(term);
+    pods[b.pod().Key()] = b.Build();
+    scheduler_->OnPodAdd(pods[b.pod().Key()]);
+  }
+  Drain();
+  auto bound = binder_->bound();
+  ASSERT_EQ(bound.size(), 3u);
+  std::set<std::string> nodes;
+  for (const auto& [pod, node] : bound) nodes.insert(node);
+  EXPECT_EQ(nodes, (std::set<std::string>{"a", "b", "c"}));
+  std::string pending;
+  for (const auto& [key, pod] : pods) {
+    if (!bound.count(key)) pending = key;
+  }
+  std::string note;
+  for (int i = 0; i < 200 && note.empty(); i++) {
+    for (const auto& e : recorder_.events()) {
+      if (e.reason == "FailedScheduling" && e.pod_key == pending) note = e.note;
+    }
+    if (note.empty()) std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_EQ(note, "0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules.");
+  EXPECT_EQ(scheduler_->queue().PendingPods().unschedulable, 1u);
+
+  // The informer sees the bindings, then one replica deleted.
+  std::string freed;
+  for (const auto& [key, node] : bound) {
+    auto assigned = std::make_shared<api::Pod>(*pods[key]);
+    assigned->spec.node_name = node;
+    scheduler_->OnPodUpdate(pods[key], assigned);
+    pods[key] = assigned;
+    freed = node;
+  }
+  const std::string victim = std::find_if(bound.begin(), bound.end(), [&](const auto& entry) {
+                               return entry.second == freed;
+                             })->first;
+  scheduler_->OnPodDelete(pods[victim]);
+  EXPECT_EQ(scheduler_->queue().PendingPods().unschedulable, 0u)
+      << "deleting a pod the pending one avoids must requeue it";
+  scheduler_->queue().FlushBackoffQCompleted();
+  for (int i = 0; i < 300 && scheduler_->queue().PendingPods().active == 0; i++) {
+    std::this_thread::sleep_for(10ms);
+    scheduler_->queue().FlushBackoffQCompleted();
+  }
+  Drain();
+  EXPECT_EQ(binder_->bound()[pending], freed);
+}
+
 TEST_F(SchedulerTest, TiesAreBrokenAtRandomButReproduciblyWithASeed) {
   auto placements = [&](uint64_t seed) {
     binder_ = std::make_shared<RecordingBinder>();
@@ -245,12 +309,13 @@ TEST_F(SchedulerTest, PodsUsingUnsupportedFieldsAreNotBoundAndSayWhy) {
   PodBuilder claims("claims");
   claims.Container("100m", "64Mi").pod().spec.resource_claims = {"gpu"};
   scheduler_->OnPodAdd(claims.Build());
-  PodBuilder anti("anti");
-  api::PodAffinityTerm term;
-  term.label_selector.emplace();
-  term.topology_key = "kubernetes.io/hostname";
-  anti.Container("100m", "64Mi").pod().spec.affinity.emplace().pod_anti_affinity = {{term}, {}};
-  scheduler_->OnPodAdd(anti.Build());
+  PodBuilder claim("claim");
+  api::Volume volume;
+  volume.name = "data";
+  volume.source = "persistentVolumeClaim";
+  volume.claim_name = "data";
+  claim.Container("100m", "64Mi").pod().spec.volumes.push_back(volume);
+  scheduler_->OnPodAdd(claim.Build());
   scheduler_->OnPodAdd(PodBuilder("plain").Container("100m", "64Mi").Build());
   Drain();
 
@@ -259,9 +324,9 @@ TEST_F(SchedulerTest, PodsUsingUnsupportedFieldsAreNotBoundAndSayWhy) {
       {"default/claims",
        "0/1 nodes are available: pod uses spec.resourceClaims (dynamic resource allocation), "
        "which berth-scheduler does not support yet; use the default scheduler for this pod."},
-      {"default/anti",
-       "0/1 nodes are available: pod uses spec.affinity.podAntiAffinity (inter-pod "
-       "anti-affinity), which berth-scheduler does not support yet; use the default scheduler "
+      {"default/claim",
+       "0/1 nodes are available: pod uses spec.volumes[0].persistentVolumeClaim (persistent "
+       "volume binding), which berth-scheduler does not support yet; use the default scheduler "
        "for this pod."},
   };
   std::map<std::string, std::string> failed;

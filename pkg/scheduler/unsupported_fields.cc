@@ -6,7 +6,6 @@ namespace berth::scheduler {
 namespace {
 
 constexpr std::string_view kDynamicResources[] = {"DynamicResources"};
-constexpr std::string_view kInterPodAffinity[] = {"InterPodAffinity"};
 constexpr std::string_view kClaimVolume[] = {"VolumeBinding", "VolumeZone", "VolumeRestrictions",
                                              "NodeVolumeLimits"};
 constexpr std::string_view kEphemeralVolume[] = {"VolumeBinding", "NodeVolumeLimits"};
@@ -16,10 +15,6 @@ constexpr std::string_view kConflictingVolume[] = {"VolumeRestrictions"};
 // In-tree sources that CSI migration turns into attachable CSI volumes, counted against the
 // node's attach limit.
 constexpr std::string_view kAttachableVolume[] = {"NodeVolumeLimits"};
-
-bool UsesTerms(const std::optional<api::PodAffinity>& affinity) {
-  return affinity && (!affinity->required.empty() || !affinity->preferred.empty());
-}
 
 struct Entry {
   // A PodSpec field path, or, when `uses` is null, a volume source (spec.volumes[i].<field>).
@@ -34,12 +29,6 @@ struct Entry {
 const Entry kUnsupported[] = {
     {"spec.resourceClaims", [](const api::PodSpec& s) { return !s.resource_claims.empty(); },
      "dynamic resource allocation", kDynamicResources},
-    {"spec.affinity.podAffinity",
-     [](const api::PodSpec& s) { return s.affinity && UsesTerms(s.affinity->pod_affinity); },
-     "inter-pod affinity", kInterPodAffinity},
-    {"spec.affinity.podAntiAffinity",
-     [](const api::PodSpec& s) { return s.affinity && UsesTerms(s.affinity->pod_anti_affinity); },
-     "inter-pod anti-affinity", kInterPodAffinity},
     {"persistentVolumeClaim", nullptr, "persistent volume binding", kClaimVolume},
     {"ephemeral", nullptr, "generic ephemeral volumes", kEphemeralVolume},
     {"gcePersistentDisk", nullptr, "volume conflicts and attach limits",

@@ -47,9 +47,11 @@ TEST(FindUnsupportedField, FieldsBerthHonoursAreNotReported) {
   b.SchedulingGate("wait");
   api::Affinity& affinity = b.pod().spec.affinity.emplace();
   affinity.node_affinity.emplace().preferred.push_back({10, {}});
-  // Empty pod (anti-)affinity sections constrain nothing, upstream as here.
-  affinity.pod_affinity.emplace();
-  affinity.pod_anti_affinity.emplace();
+  // The InterPodAffinity plugin honours pod affinity and anti-affinity, required and preferred.
+  affinity.pod_affinity.emplace().required.push_back(Term("zone"));
+  affinity.pod_affinity->preferred.push_back({5, Term("zone")});
+  affinity.pod_anti_affinity.emplace().required.push_back(Term("kubernetes.io/hostname"));
+  affinity.pod_anti_affinity->preferred.push_back({5, Term("kubernetes.io/hostname")});
   b.pod().spec.overhead.milli_cpu = 100;
   b.pod().spec.resources.emplace().requests.milli_cpu = 2000;
   for (const char* source : {"emptyDir", "configMap", "secret", "projected", "downwardAPI",
@@ -67,39 +69,6 @@ TEST(FindUnsupportedField, ResourceClaims) {
   EXPECT_EQ(field->path, "spec.resourceClaims");
   EXPECT_EQ(Plugins(*field), std::vector<std::string>{"DynamicResources"});
   EXPECT_EQ(field->message, Message("spec.resourceClaims", "dynamic resource allocation"));
-}
-
-TEST(FindUnsupportedField, PodAffinityRequiredOrPreferred) {
-  PodBuilder required("p");
-  required.pod().spec.affinity.emplace().pod_affinity.emplace().required.push_back(Term("zone"));
-  PodBuilder preferred("p");
-  preferred.pod().spec.affinity.emplace().pod_affinity.emplace().preferred.push_back(
-      {5, Term("zone")});
-  for (PodBuilder* b : {&required, &preferred}) {
-    auto field = FindUnsupportedField(*b->Build());
-    ASSERT_TRUE(field);
-    EXPECT_EQ(field->path, "spec.affinity.podAffinity");
-    EXPECT_EQ(Plugins(*field), std::vector<std::string>{"InterPodAffinity"});
-    EXPECT_EQ(field->message, Message("spec.affinity.podAffinity", "inter-pod affinity"));
-  }
-}
-
-TEST(FindUnsupportedField, PodAntiAffinityRequiredOrPreferred) {
-  PodBuilder required("p");
-  required.pod().spec.affinity.emplace().pod_anti_affinity.emplace().required.push_back(
-      Term("kubernetes.io/hostname"));
-  PodBuilder preferred("p");
-  preferred.pod().spec.affinity.emplace().pod_anti_affinity.emplace().preferred.push_back(
-      {100, Term("kubernetes.io/hostname")});
-  for (PodBuilder* b : {&required, &preferred}) {
-    // Alongside node affinity, which Berth honours, the pod is still reported.
-    b->pod().spec.affinity->node_affinity.emplace().preferred.push_back({1, {}});
-    auto field = FindUnsupportedField(*b->Build());
-    ASSERT_TRUE(field);
-    EXPECT_EQ(field->path, "spec.affinity.podAntiAffinity");
-    EXPECT_EQ(Plugins(*field), std::vector<std::string>{"InterPodAffinity"});
-    EXPECT_EQ(field->message, Message("spec.affinity.podAntiAffinity", "inter-pod anti-affinity"));
-  }
 }
 
 TEST(FindUnsupportedField, TopologySpreadConstraintsOfEitherKindAreHonoured) {
@@ -155,10 +124,8 @@ TEST(FindUnsupportedField, VolumesNameTheirIndexAndSource) {
 
 TEST(FindUnsupportedField, ReportsTheFirstInTableOrder) {
   PodBuilder b("p");
-  b.pod().spec.volumes = {Volume("data", "persistentVolumeClaim")};
-  b.pod().spec.topology_spread_constraints.emplace_back().topology_key = "zone";
-  b.pod().spec.affinity.emplace().pod_anti_affinity.emplace().required.push_back(Term("zone"));
-  EXPECT_EQ(FindUnsupportedField(*b.Build())->path, "spec.affinity.podAntiAffinity");
+  b.pod().spec.volumes = {Volume("scratch", "ephemeral"), Volume("data", "persistentVolumeClaim")};
+  EXPECT_EQ(FindUnsupportedField(*b.Build())->path, "spec.volumes[1].persistentVolumeClaim");
   b.pod().spec.resource_claims = {"gpu"};
   EXPECT_EQ(FindUnsupportedField(*b.Build())->path, "spec.resourceClaims");
 }

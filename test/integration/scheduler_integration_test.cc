@@ -312,11 +312,13 @@ TEST_F(SchedulerIntegration, PodsUsingUnsupportedFieldsStayPendingNamingTheField
   auto claims = Pod("claims");
   claims["spec"]["resourceClaims"] = {{{"name", "gpu"}, {"resourceClaimName", "absent-claim"}}};
   client_->Post(PodsPath(), claims);
-  auto anti = Pod("anti");
-  anti["spec"]["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"] = {
-      {{"labelSelector", {{"matchLabels", {{"app", "berth-test"}}}}},
-       {"topologyKey", "kubernetes.io/hostname"}}};
-  client_->Post(PodsPath(), anti);
+  auto iscsi = Pod("iscsi");
+  iscsi["spec"]["volumes"] = {{{"name", "disk"},
+                               {"iscsi",
+                                {{"targetPortal", "192.0.2.1:3260"},
+                                 {"iqn", "iqn.2001-04.com.example:disk"},
+                                 {"lun", 0}}}}};
+  client_->Post(PodsPath(), iscsi);
   auto pvc = Pod("pvc");
   pvc["spec"]["volumes"] = {
       {{"name", "data"}, {"persistentVolumeClaim", {{"claimName", "absent-claim"}}}}};
@@ -326,7 +328,7 @@ TEST_F(SchedulerIntegration, PodsUsingUnsupportedFieldsStayPendingNamingTheField
 
   const std::map<std::string, std::string> fields = {
       {"claims", "spec.resourceClaims (dynamic resource allocation)"},
-      {"anti", "spec.affinity.podAntiAffinity (inter-pod anti-affinity)"},
+      {"iscsi", "spec.volumes[0].iscsi (volume conflicts)"},
       {"pvc", "spec.volumes[0].persistentVolumeClaim (persistent volume binding)"},
   };
   for (const auto& [name, field] : fields) {
@@ -472,12 +474,25 @@ TEST_F(SchedulerIntegration, RequiredAntiAffinityBindsOneReplicaPerNodeAndLeaves
   for (const auto& [pod, node] : BoundWithApp("replica")) nodes.insert(node);
   EXPECT_EQ(nodes.size(), 4u) << "two replicas share a node";
   ASSERT_EQ(pending.size(), 2u);
+  const std::string reason = "4 node(s) didn't match pod anti-affinity rules";
   for (const std::string& pod : pending) {
-    std::string message =
-        UnschedulableMessage(pod, "4 node(s) didn't match pod anti-affinity rules");
-    EXPECT_NE(message.find("4 node(s) didn't match pod anti-affinity rules"), std::string::npos)
-        << pod << ": " << message;
+    std::string message = UnschedulableMessage(pod, reason);
+    EXPECT_NE(message.find(reason), std::string::npos) << pod << ": " << message;
   }
+  std::set<std::string> with_event;
+  EXPECT_TRUE(Eventually(
+      [&] {
+        auto events = client_->Get(client::EventsResource().Path(ns_->name()));
+        for (const auto& e : events["items"]) {
+          if (e["reason"] == "FailedScheduling" &&
+              e.value("note", "").find(reason) != std::string::npos) {
+            with_event.insert(e["regarding"]["name"].get<std::string>());
+          }
+        }
+        return with_event == std::set<std::string>(pending.begin(), pending.end());
+      },
+      30s))
+      << ::testing::PrintToString(with_event);
   std::this_thread::sleep_for(2s);
   EXPECT_EQ(BoundWithApp("replica").size(), 4u);
 }

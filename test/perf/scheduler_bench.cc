@@ -57,6 +57,9 @@ enum class Kind {
   kBasic,
   kNodeAffinity,
   kPodAntiAffinity,
+  kPodAffinity,
+  kPreferredPodAffinity,
+  kPreferredPodAntiAffinity,
   kTopologySpreading,
   kPreferredTopologySpreading,
   kMixedChurn,
@@ -80,6 +83,11 @@ const std::vector<Workload>& Workloads() {
       {"SchedulingBasic", Kind::kBasic, 5000, 1000, 10000, nullptr},
       {"SchedulingNodeAffinity", Kind::kNodeAffinity, 5000, 5000, 10000, nullptr},
       {"SchedulingPodAntiAffinity", Kind::kPodAntiAffinity, 5000, 1000, 2000, "InterPodAffinity"},
+      {"SchedulingPodAffinity", Kind::kPodAffinity, 5000, 5000, 5000, "InterPodAffinity"},
+      {"SchedulingPreferredPodAffinity", Kind::kPreferredPodAffinity, 5000, 5000, 5000,
+       "InterPodAffinity"},
+      {"SchedulingPreferredPodAntiAffinity", Kind::kPreferredPodAntiAffinity, 5000, 5000, 5000,
+       "InterPodAffinity"},
       {"TopologySpreading", Kind::kTopologySpreading, 5000, 5000, 5000, "PodTopologySpread"},
       {"PreferredTopologySpreading", Kind::kPreferredTopologySpreading, 5000, 5000, 5000,
        "PodTopologySpread"},
@@ -169,10 +177,12 @@ int64_t PeakRssBytes() {
 std::string NodeName(int i) { return "node-" + std::to_string(i); }
 std::string Zone(int i) { return "zone" + std::to_string(i % kZones + 1); }
 
-api::NodePtr MakeNode(const std::string& name, int zone_index) {
+// scheduler_perf gives every node the kubernetes.io/hostname label kubelet sets.
+api::NodePtr MakeNode(const std::string& name, int zone_index, bool one_zone = false) {
   return NodeBuilder(name)
       .Capacity("4", "32Gi", 110)
-      .Label(std::string(kZoneKey), Zone(zone_index))
+      .Label(std::string(kZoneKey), one_zone ? Zone(0) : Zone(zone_index))
+      .Label(std::string(kHostnameKey), name)
       .Build();
 }
 
@@ -183,6 +193,15 @@ api::Requirement In(std::string_view key, std::vector<std::string> values) {
   std::sort(values.begin(), values.end());
   r.values = std::move(values);
   return r;
+}
+
+// A term of scheduler_perf's (anti-)affinity templates: color=`color` in either namespace.
+api::PodAffinityTerm ColorTerm(const std::string& color, std::string_view topology_key) {
+  api::PodAffinityTerm term;
+  term.label_selector.emplace().requirements.push_back(In("color", {color}));
+  term.namespaces = {"sched-1", "sched-0"};
+  term.topology_key = std::string(topology_key);
+  return term;
 }
 
 // The pod templates of scheduler_perf, by workload.
@@ -201,15 +220,26 @@ api::PodPtr MakePod(Kind kind, const std::string& name, const std::string& ns,
       spec.affinity.emplace().node_affinity = std::move(affinity);
       break;
     }
-    case Kind::kPodAntiAffinity: {
+    case Kind::kPodAntiAffinity:
       b.Label("color", "green");
-      api::PodAffinityTerm term;
-      term.label_selector.emplace().requirements.push_back(In("color", {"green"}));
-      term.namespaces = {"sched-0", "sched-1"};
-      term.topology_key = std::string(kHostnameKey);
-      spec.affinity.emplace().pod_anti_affinity.emplace().required.push_back(std::move(term));
+      spec.affinity.emplace().pod_anti_affinity.emplace().required.push_back(
+          ColorTerm("green", kHostnameKey));
       break;
-    }
+    case Kind::kPodAffinity:
+      b.Label("color", "blue");
+      spec.affinity.emplace().pod_affinity.emplace().required.push_back(
+          ColorTerm("blue", kZoneKey));
+      break;
+    case Kind::kPreferredPodAffinity:
+      b.Label("color", "red");
+      spec.affinity.emplace().pod_affinity.emplace().preferred.push_back(
+          {1, ColorTerm("red", kHostnameKey)});
+      break;
+    case Kind::kPreferredPodAntiAffinity:
+      b.Label("color", "yellow");
+      spec.affinity.emplace().pod_anti_affinity.emplace().preferred.push_back(
+          {1, ColorTerm("yellow", kHostnameKey)});
+      break;
     case Kind::kTopologySpreading:
     case Kind::kPreferredTopologySpreading: {
       b.Label("color", "blue");
@@ -365,14 +395,20 @@ bool Run(const Workload& w, const Flags& flags, Result* out) {
   std::mt19937_64 rng(flags.seed);
 
   int64_t heap = HeapInUse();
-  for (int i = 0; i < num_nodes; i++) sched.OnNodeAdd(MakeNode(NodeName(i), i));
+  // SchedulingPodAffinity labels every node zone1 (its labelNodePrepareStrategy).
+  const bool one_zone = w.kind == Kind::kPodAffinity;
+  for (int i = 0; i < num_nodes; i++) sched.OnNodeAdd(MakeNode(NodeName(i), i, one_zone));
   out->bytes_per_node = num_nodes ? (HeapInUse() - heap) / num_nodes : 0;
 
   // Existing pods arrive already assigned, as an informer's initial list delivers them. Those
-  // with node affinity go to nodes it allows; those with anti-affinity to distinct nodes.
+  // with node affinity go to nodes it allows; those with pod (anti-)affinity one to a node, as
+  // scheduler_perf's scheduler spreads them.
   heap = HeapInUse();
+  const bool pod_affinity_kind = w.kind == Kind::kPodAntiAffinity || w.kind == Kind::kPodAffinity ||
+                                 w.kind == Kind::kPreferredPodAffinity ||
+                                 w.kind == Kind::kPreferredPodAntiAffinity;
   const Kind existing_kind =
-      w.kind == Kind::kNodeAffinity || w.kind == Kind::kPodAntiAffinity ? w.kind : Kind::kBasic;
+      w.kind == Kind::kNodeAffinity || pod_affinity_kind ? w.kind : Kind::kBasic;
   std::vector<int> allowed;
   for (int n = 0; n < num_nodes; n++) {
     if (existing_kind != Kind::kNodeAffinity || n % kZones < 2) allowed.push_back(n);

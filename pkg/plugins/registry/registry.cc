@@ -5,6 +5,7 @@
 
 #include "pkg/plugins/defaultbinder/defaultbinder.h"
 #include "pkg/plugins/imagelocality/image_locality.h"
+#include "pkg/plugins/interpodaffinity/interpodaffinity.h"
 #include "pkg/plugins/nodeaffinity/nodeaffinity.h"
 #include "pkg/plugins/nodename/nodename.h"
 #include "pkg/plugins/nodeports/nodeports.h"
@@ -43,6 +44,7 @@ framework::runtime::Registry InTree() {
       {std::string(nodeports::kName), nodeports::New},
       {std::string(noderesources::kName), noderesources::New},
       {std::string(podtopologyspread::kName), podtopologyspread::New},
+      {std::string(interpodaffinity::kName), interpodaffinity::New},
       {std::string(noderesources::kBalancedAllocationName), noderesources::NewBalancedAllocation},
       {std::string(imagelocality::kName), imagelocality::New},
       {std::string(defaultbinder::kName), defaultbinder::New},
