@@ -246,6 +246,18 @@ int64_t ScoreWithCounts(const TopologyCounts& counts, const api::Labels& labels)
   return score;
 }
 
+void EmitSelectorKeys(const api::PodAffinityTerm& term, const CountsEntry::Emit& emit) {
+  if (!term.label_selector) return;
+  for (const api::Requirement& r : term.label_selector->requirements) emit(0, "", r.key, 1);
+}
+
+// The label keys of `entry` (made by EmitSelectorKeys), for AppendNamespaceSignature.
+const ValueTable* SelectorKeys(const CountsEntry& entry) {
+  static const ValueTable kNoKeys;
+  const TopologyCounts& keys = entry.maps[0];
+  return keys.keys().empty() ? &kNoKeys : &keys.keys()[0].values;
+}
+
 const json* Member(const json& object, std::string_view key) {
   auto it = object.find(key);
   if (it == object.end() || it->is_null()) return nullptr;
@@ -320,18 +332,12 @@ framework::Status InterPodAffinity::PreFilter(framework::CycleState& cycle_state
           for (const framework::PodInfoPtr& existing :
                node_info.pods_with_required_anti_affinity()) {
             for (const api::PodAffinityTerm& term : RequiredAntiAffinity(*existing->pod)) {
-              if (!term.label_selector) continue;
-              for (const api::Requirement& r : term.label_selector->requirements) {
-                emit(0, "", r.key, 1);
-              }
+              EmitSelectorKeys(term, emit);
             }
           }
         });
-    const TopologyCounts& keys = selector_keys->maps[0];
-    static const ValueTable kNoKeys;
     std::string signature;
-    AppendNamespaceSignature(pod, s->pod_namespace.get(), &signature,
-                             keys.keys().empty() ? &kNoKeys : &keys.keys()[0].values);
+    AppendNamespaceSignature(pod, s->pod_namespace.get(), &signature, SelectorKeys(*selector_keys));
     const api::Labels* ns_labels = s->NamespaceLabels();
     s->existing.Set(existing_anti_affinity_cache_.Get(
         std::move(signature), tracker_, nodes, lister_.HavePodsWithRequiredAntiAffinityList(),
@@ -350,7 +356,7 @@ framework::Status InterPodAffinity::PreFilter(framework::CycleState& cycle_state
         }));
   }
 
-  if (!s->affinity_terms.empty() || !s->anti_affinity_terms.empty()) {
+  if (has_terms) {
     std::string signature;
     for (const IncomingTerm& term : s->affinity_terms) term.AppendSignature(&signature);
     signature.push_back('|');
@@ -381,9 +387,7 @@ framework::Status InterPodAffinity::PreFilter(framework::CycleState& cycle_state
         }));
   }
 
-  if (s->Counts(kExisting).empty() && s->affinity_terms.empty() && s->anti_affinity_terms.empty()) {
-    return framework::Status::Skip();
-  }
+  if (s->Counts(kExisting).empty() && !has_terms) return framework::Status::Skip();
   s->matches_own_affinity = MatchesAll(s->affinity_terms, pod);
   s->IndexKeys();
   cycle_state.Write(PreFilterKey(), std::move(s));
@@ -519,17 +523,33 @@ framework::Status InterPodAffinity::PreScore(framework::CycleState& cycle_state,
   const std::shared_ptr<const api::Namespace> ns = namespaces_.Get(pod.meta.namespace_);
   const api::Labels* ns_labels = ns ? &ns->meta.labels : nullptr;
 
+  const int32_t hard_weight = args_.hard_pod_affinity_weight;
+  const auto& all_nodes = lister_.List();
+  SyncNodes(cycle_state, all_nodes);
+  // As in PreFilter: assigned pods' terms read only some of this pod's labels.
+  auto selector_keys = score_selector_keys_cache_.Get(
+      "", tracker_, all_nodes, lister_.HavePodsWithAffinityList(),
+      [hard_weight](const framework::NodeInfo& node_info, const CountsEntry::Emit& emit) {
+        for (const framework::PodInfoPtr& existing : node_info.pods_with_affinity()) {
+          if (hard_weight > 0) {
+            for (const auto& term : RequiredAffinity(*existing->pod)) EmitSelectorKeys(term, emit);
+          }
+          for (const auto& term : PreferredAffinity(*existing->pod)) {
+            EmitSelectorKeys(term.term, emit);
+          }
+          for (const auto& term : PreferredAntiAffinity(*existing->pod)) {
+            EmitSelectorKeys(term.term, emit);
+          }
+        }
+      });
   std::string signature(has_constraints ? "C" : "A");
   for (const IncomingTerm& term : affinity) term.AppendSignature(&signature);
   signature.push_back('|');
   for (const IncomingTerm& term : anti_affinity) term.AppendSignature(&signature);
   signature.push_back('|');
-  AppendNamespaceSignature(pod, ns.get(), &signature);
+  AppendNamespaceSignature(pod, ns.get(), &signature, SelectorKeys(*selector_keys));
 
-  const int32_t hard_weight = args_.hard_pod_affinity_weight;
   auto state = std::make_shared<PreScoreState>();
-  const auto& all_nodes = lister_.List();
-  SyncNodes(cycle_state, all_nodes);
   state->scores.Set(score_cache_.Get(
       std::move(signature), tracker_, all_nodes,
       has_constraints ? all_nodes : lister_.HavePodsWithAffinityList(),

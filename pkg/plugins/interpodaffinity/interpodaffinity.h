@@ -120,6 +120,8 @@ class InterPodAffinity final : public framework::PreFilterPlugin,
   CountsCache selector_keys_cache_;
   CountsCache existing_anti_affinity_cache_;
   CountsCache incoming_terms_cache_;
+  // The label keys the selectors of assigned pods' scoring terms read.
+  CountsCache score_selector_keys_cache_;
   CountsCache score_cache_;
 };
 

@@ -824,6 +824,43 @@ TEST(InterPodAffinityScore, HardPodAffinityWeightScoresExistingPodsRequiredAffin
   }
 }
 
+// Scores too are shared by pods that differ only in labels no assigned pod's terms read, and
+// told apart by the labels some term does read.
+TEST(InterPodAffinityScore, CountsSharedAcrossIrrelevantLabels) {
+  const std::vector<api::NodePtr> nodes = {
+      MakeNode("node1", {{"region", "China"}}),
+      MakeNode("node2", {{"region", "India"}}),
+  };
+  auto weighted = [](int32_t w, api::PodAffinityTerm t) {
+    return api::WeightedPodAffinityTerm{w, std::move(t)};
+  };
+  Harness h(nodes, {MakePod({"picky",
+                             "default",
+                             {},
+                             "node1",
+                             {},
+                             {},
+                             {weighted(10, Term(Selector({In("pod-name", {"s9"})}), "region"))}}),
+                    MakePod({"web",
+                             "default",
+                             {},
+                             "node2",
+                             {},
+                             {},
+                             {weighted(5, Term(Selector({In("app", {"web"})}), "region"))}})});
+  auto replica = [](const std::string& name) {
+    return MakePod({name, "default", {{"app", "web"}, {"pod-name", name}}});
+  };
+  for (int round = 0; round < 3; round++) {
+    EXPECT_EQ(h.Scores(*replica("s" + std::to_string(round))),
+              (std::pair<std::string, std::vector<int64_t>>{"ok", {0, 100}}))
+        << round;
+    EXPECT_EQ(h.Scores(*replica("s9")),
+              (std::pair<std::string, std::vector<int64_t>>{"ok", {100, 0}}))
+        << round;
+  }
+}
+
 TEST(InterPodAffinityScore, RawScoresSumWeightsPerTopologyPair) {
   const std::vector<api::NodePtr> nodes = {
       MakeNode("node1", {{"region", "China"}}),
