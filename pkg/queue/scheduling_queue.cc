@@ -5,7 +5,10 @@
 #include <algorithm>
 #include <exception>
 #include <iterator>
+#include <string_view>
+#include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "pkg/queue/events.h"
 
@@ -323,9 +326,42 @@ void SchedulingQueue::AddUnschedulableIfNotPresent(QueuedPodInfoPtr pinfo, bool 
 void SchedulingQueue::MoveAllToActiveOrBackoffQueue(const ClusterEvent& event,
                                                     const EventObjects& objects) {
   std::lock_guard lock(mu_);
+  if (!IsEventOfInterest(event)) return;
+  // Every assigned pod's add or update is such an event, and the pool can hold thousands of
+  // pods, so the pods no plugin registered for this event could move are left out by plugin
+  // name alone before MovePodsLocked runs any hint.
   std::vector<QueuedPodInfoPtr> pods;
-  pods.reserve(unschedulable_.size());
-  for (const auto& [uid, pinfo] : unschedulable_) pods.push_back(pinfo);
+  if (IsWildcardEvent(event)) {
+    pods.reserve(unschedulable_.size());
+    for (const auto& [uid, pinfo] : unschedulable_) pods.push_back(pinfo);
+  } else {
+    std::unordered_map<std::string_view, std::vector<std::string_view>> interested;
+    for (const auto& [profile, entries] : hints_) {
+      std::vector<std::string_view>& plugins = interested[profile];
+      for (const auto& entry : entries) {
+        if (entry.event.Matches(event)) plugins.push_back(entry.plugin);
+      }
+    }
+    auto registered = [](const std::vector<std::string_view>& plugins, const std::string& name) {
+      return std::find(plugins.begin(), plugins.end(), name) != plugins.end();
+    };
+    for (const auto& [uid, pinfo] : unschedulable_) {
+      auto profile = interested.find(pinfo->pod().spec.scheduler_name);
+      bool candidate = profile == interested.end() || !HasRejectors(*pinfo);
+      if (!candidate && !pinfo->gating_plugin.empty()) {
+        candidate = registered(profile->second, pinfo->gating_plugin);
+      }
+      for (const std::string& plugin : pinfo->unschedulable_plugins) {
+        if (candidate) break;
+        candidate = registered(profile->second, plugin);
+      }
+      for (const std::string& plugin : pinfo->pending_plugins) {
+        if (candidate) break;
+        candidate = registered(profile->second, plugin);
+      }
+      if (candidate) pods.push_back(pinfo);
+    }
+  }
   if (MovePodsLocked(pods, event, objects)) pop_cv_.notify_all();
 }
 
@@ -397,7 +433,7 @@ SchedulingQueue::Strategy SchedulingQueue::IsPodWorthRequeuing(const QueuedPodIn
 
   Strategy strategy = Strategy::kSkip;
   for (const auto& entry : profile->second) {
-    if (!IsRejector(pinfo, entry.plugin) || !entry.event.Matches(event)) continue;
+    if (!entry.event.Matches(event) || !IsRejector(pinfo, entry.plugin)) continue;
     framework::QueueingHint hint = framework::QueueingHint::kQueue;
     if (entry.hint) {
       try {

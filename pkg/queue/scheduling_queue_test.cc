@@ -249,6 +249,27 @@ TEST_F(SchedulingQueueTest, OnlyRejectingPluginsHintsAreConsulted) {
   ExpectCounts(*q, 0, 1, 0, 0);
 }
 
+// In a pool of pods rejected by different plugins, an event moves exactly the pods one of whose
+// rejectors (unschedulable or pending) registered it, whichever of their rejectors that is.
+TEST_F(SchedulingQueueTest, EventMovesThePodsAnyOfWhoseRejectorsRegisteredIt) {
+  auto q = MakeQueue({{kProfile,
+                       {Entry("Zeta", EventResource::kNode, framework::kAdd),
+                        Entry("Alpha", EventResource::kPod, framework::kAdd)}}});
+  const std::map<std::string, std::pair<std::set<std::string>, std::set<std::string>>> rejectors = {
+      {"a", {{"Alpha", "Beta"}, {}}},
+      {"b", {{"Beta", "Zeta"}, {}}},
+      {"c", {{"Beta"}, {"Zeta"}}},
+      {"d", {{"Alpha"}, {}}}};
+  for (const auto& [name, plugins] : rejectors) {
+    q->Add(PodBuilder(name).Build());
+    PopAndReject(*q, name, plugins.first, plugins.second);
+  }
+  q->MoveAllToActiveOrBackoffQueue(kNodeAdd, NodeObjects(NodeBuilder("n").Build()));
+  EXPECT_EQ(Names(q->UnschedulablePods()), (std::vector<std::string>{"a", "d"}));
+  q->MoveAllToActiveOrBackoffQueue(kAssignedPodAdd, {});
+  EXPECT_TRUE(q->UnschedulablePods().empty());
+}
+
 TEST_F(SchedulingQueueTest, ErrorGoesToBackoffQNotPool) {
   auto q = MakeQueue({{kProfile, {Entry("NodeAffinity", EventResource::kNode, framework::kAdd)}}});
   q->Add(PodBuilder("p").Build());
