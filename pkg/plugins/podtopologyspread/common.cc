@@ -32,25 +32,12 @@ bool IncludesNode(const Constraint& constraint, const api::Pod& pod, const api::
 }
 
 NodeInclusion::NodeInclusion(const api::Pod& pod, const std::vector<Constraint>& constraints,
-                             const NodeIndex& index, framework::Parallelizer& parallelizer)
+                             NodeIndex& index)
     : pod_(pod), index_(index) {
   const bool honoured = std::any_of(constraints.begin(), constraints.end(), [](const auto& c) {
     return c.node_affinity_policy == api::NodeInclusionPolicy::kHonor;
   });
-  if (!honoured || !HasRequiredNodeAffinity(pod)) return;
-  const size_t n = index.size();
-  affinity_.assign(n, 0);
-  // Chunks of nodes rather than one piece per node: a piece is a few label lookups.
-  constexpr size_t kChunk = 256;
-  const int pieces = static_cast<int>((n + kChunk - 1) / kChunk);
-  parallelizer.Until(pieces, [&](int piece) {
-    const size_t begin = static_cast<size_t>(piece) * kChunk;
-    const size_t end = std::min(n, begin + kChunk);
-    for (size_t i = begin; i < end; i++) {
-      const api::Node* node = index.info(i).node();
-      affinity_[i] = node != nullptr && nodeaffinity::RequiredNodeAffinityMatches(pod, *node);
-    }
-  });
+  if (honoured && HasRequiredNodeAffinity(pod)) affinity_ = &index.RequiredAffinity(pod);
 }
 
 }  // namespace berth::plugins::podtopologyspread

@@ -26,16 +26,16 @@ bool HasUntoleratedTaint(const api::Pod& pod, const api::Node& node);
 // Whether the constraint's node inclusion policies count `node` for `pod`.
 bool IncludesNode(const Constraint& constraint, const api::Pod& pod, const api::Node& node);
 
-// Which indexed nodes each constraint counts, with the pod's required node affinity evaluated
-// once per node (over the parallelizer) and only when some constraint honours it.
+// Which indexed nodes each constraint counts. The pod's required node affinity is read from the
+// index's column for it, evaluated again only for nodes that changed, and only when some
+// constraint honours it. Valid until the index's next Sync.
 class NodeInclusion {
  public:
-  NodeInclusion(const api::Pod& pod, const std::vector<Constraint>& constraints,
-                const NodeIndex& index, framework::Parallelizer& parallelizer);
+  NodeInclusion(const api::Pod& pod, const std::vector<Constraint>& constraints, NodeIndex& index);
 
   bool Includes(const Constraint& constraint, size_t node) const {
-    if (constraint.node_affinity_policy == api::NodeInclusionPolicy::kHonor && !affinity_.empty() &&
-        affinity_[node] == 0) {
+    if (constraint.node_affinity_policy == api::NodeInclusionPolicy::kHonor &&
+        affinity_ != nullptr && (*affinity_)[node] == 0) {
       return false;
     }
     if (constraint.node_taints_policy == api::NodeInclusionPolicy::kHonor && index_.tainted(node) &&
@@ -48,8 +48,8 @@ class NodeInclusion {
  private:
   const api::Pod& pod_;
   const NodeIndex& index_;
-  // Per indexed node whether the required node affinity matches; empty: every node does.
-  std::vector<char> affinity_;
+  // Per indexed node whether the required node affinity matches; null: every node does.
+  const std::vector<char>* affinity_ = nullptr;
 };
 
 }  // namespace berth::plugins::podtopologyspread

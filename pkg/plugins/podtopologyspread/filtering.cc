@@ -181,7 +181,7 @@ framework::Status PodTopologySpread::PreFilter(framework::CycleState& state, con
         pods[c] = &index_.Counts(pod.meta.namespace_, *cs[c].selector);
       }
     }
-    const NodeInclusion inclusion(pod, cs, index_, handle_.GetParallelizer());
+    const NodeInclusion inclusion(pod, cs, index_);
     for (size_t i = 0; i < index_.size(); i++) {
       bool has_all_keys = true;
       for (const ConstraintCounts& counts : s->counts) {

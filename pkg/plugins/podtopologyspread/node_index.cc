@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "pkg/plugins/nodeaffinity/nodeaffinity.h"
+
 namespace berth::plugins::podtopologyspread {
 
 int32_t CountMatchingPods(const std::vector<framework::PodInfoPtr>& pods,
@@ -45,6 +47,7 @@ void NodeIndex::Sync(const std::vector<framework::NodeInfoPtr>& nodes) {
     tainted_.resize(n, 0);
     for (KeyEntry& entry : keys_) entry.column->node_values.resize(n, -1);
     for (auto& column : counts_) column->counts.resize(n, 0);
+    for (auto& column : affinities_) column->matches.resize(n, 0);
   }
   for (size_t i = 0; i < n; i++) {
     if (infos_[i] == nodes[i]) continue;
@@ -66,6 +69,7 @@ void NodeIndex::Refresh(size_t i) {
   for (auto& column : counts_) {
     column->counts[i] = CountMatchingPods(info.pods(), column->namespace_, column->selector);
   }
+  for (auto& column : affinities_) column->matches[i] = Matches(column->selection, node);
 }
 
 void NodeIndex::FillKey(KeyColumn& column) const {
@@ -86,9 +90,20 @@ void NodeIndex::CompactKeys() {
   }
 }
 
+char NodeIndex::Matches(const api::Pod& selection, const api::Node* node) {
+  return node != nullptr && nodeaffinity::RequiredNodeAffinityMatches(selection, *node) ? 1 : 0;
+}
+
 void NodeIndex::Evict() {
   // Columns used in the previous cycle have last_used == clock_ - 1; older ones may go.
   auto stale = [&](uint64_t last_used) { return last_used + 1 < clock_; };
+  while (affinities_.size() > kMaxColumns) {
+    auto oldest =
+        std::min_element(affinities_.begin(), affinities_.end(),
+                         [](const auto& a, const auto& b) { return a->last_used < b->last_used; });
+    if (!stale((*oldest)->last_used)) break;
+    affinities_.erase(oldest);
+  }
   while (keys_.size() > kMaxColumns) {
     auto oldest = std::min_element(keys_.begin(), keys_.end(), [](const auto& a, const auto& b) {
       return a.last_used < b.last_used;
@@ -136,6 +151,37 @@ const std::vector<int32_t>& NodeIndex::Counts(const std::string& namespace_,
   }
   counts_.push_back(std::move(column));
   return counts_.back()->counts;
+}
+
+const std::vector<char>& NodeIndex::RequiredAffinity(const api::Pod& pod) {
+  const api::NodeAffinity* affinity = pod.spec.affinity && pod.spec.affinity->node_affinity
+                                          ? &*pod.spec.affinity->node_affinity
+                                          : nullptr;
+  auto same_selection = [&](const api::Pod& selection) {
+    if (selection.spec.node_selector != pod.spec.node_selector) return false;
+    const api::NodeAffinity* other =
+        selection.spec.affinity ? &*selection.spec.affinity->node_affinity : nullptr;
+    if ((affinity && affinity->required) != (other != nullptr)) return false;
+    return other == nullptr || other->required == affinity->required;
+  };
+  for (auto& column : affinities_) {
+    if (same_selection(column->selection)) {
+      column->last_used = clock_;
+      return column->matches;
+    }
+  }
+  auto column = std::make_unique<AffinityColumn>();
+  column->selection.spec.node_selector = pod.spec.node_selector;
+  if (affinity && affinity->required) {
+    column->selection.spec.affinity.emplace().node_affinity.emplace().required = affinity->required;
+  }
+  column->last_used = clock_;
+  column->matches.resize(infos_.size());
+  for (size_t i = 0; i < infos_.size(); i++) {
+    column->matches[i] = Matches(column->selection, infos_[i]->node());
+  }
+  affinities_.push_back(std::move(column));
+  return affinities_.back()->matches;
 }
 
 }  // namespace berth::plugins::podtopologyspread

@@ -58,8 +58,8 @@ class KeyColumn {
 using KeyColumnPtr = std::shared_ptr<KeyColumn>;
 
 // The snapshot's nodes in list order with, per node, whether it has taints and the columns asked
-// for so far. Columns not used for a while are dropped, so the index holds only what recent pods
-// spread by.
+// for so far: topology values, matching-pod counts and required node affinity matches. Columns not
+// used for a while are dropped, so the index holds only what recent pods spread by.
 //
 // Not thread-safe: the plugin uses it from PreFilter and PreScore under its own lock. A column
 // handed out stays valid until the next Sync (columns are dropped only there, and only those not
@@ -80,6 +80,9 @@ class NodeIndex {
   // Per indexed node, the count of CountMatchingPods(pods, namespace_, selector); built when new.
   const std::vector<int32_t>& Counts(const std::string& namespace_,
                                      const api::LabelSelector& selector);
+  // Per indexed node, whether the pod's nodeSelector and required node affinity match it; shared
+  // by every pod that requires the same (the replicas of one workload), built when new.
+  const std::vector<char>& RequiredAffinity(const api::Pod& pod);
 
  private:
   // At most this many columns of each kind are kept across a Sync.
@@ -95,8 +98,16 @@ class NodeIndex {
     KeyColumnPtr column;
     uint64_t last_used = 0;
   };
+  struct AffinityColumn {
+    // A pod with only the node selection the column evaluates: its nodeSelector and required
+    // node affinity.
+    api::Pod selection;
+    std::vector<char> matches;
+    uint64_t last_used = 0;
+  };
 
   void Refresh(size_t i);
+  static char Matches(const api::Pod& selection, const api::Node* node);
   // Drops the columns of each kind beyond kMaxColumns not used since the previous Sync.
   void Evict();
   void FillKey(KeyColumn& column) const;
@@ -109,6 +120,7 @@ class NodeIndex {
   std::vector<KeyEntry> keys_;
   // Pointers, so that dropping one column leaves the others where they are.
   std::vector<std::unique_ptr<CountColumn>> counts_;
+  std::vector<std::unique_ptr<AffinityColumn>> affinities_;
   uint64_t clock_ = 0;
 };
 

@@ -415,6 +415,24 @@ TEST(Filter, CountsFollowTheSnapshotFromCycleToCycle) {
   EXPECT_EQ(codes["node-x"], Code::kUnschedulable);
 }
 
+TEST(Filter, NodeAffinityPolicyFollowsNodeLabelsFromCycleToCycle) {
+  // nodeAffinityPolicy Honor counts only the domains of nodes the pod's nodeSelector matches; the
+  // index keeps those matches between cycles, so a node that gains the label must count next.
+  auto nodes = MakeNodes({{"node-a", {{kZone, "zone1"}, {"pool", "yes"}}},
+                          {"node-b", {{kZone, "zone3"}}},
+                          {"node-x", {{kZone, "zone2"}, {"pool", "yes"}}}},
+                         {{"node-a"}, {"node-x"}});
+  testing::FakeHandle handle(nodes);
+  auto plugin = NewPlugin(handle);
+  auto pod = Incoming({Hard(1, kZone, kFoo)}).NodeSelector("pool", "yes").Build();
+  framework::CycleState first;
+  EXPECT_EQ(FilterCodes(*plugin, nodes, *pod, first)["node-a"], Code::kSuccess);
+  nodes[1] = MakeNodes({{"node-b", {{kZone, "zone3"}, {"pool", "yes"}}}}, {})[0];
+  handle.lister().Set(nodes);
+  framework::CycleState second;
+  EXPECT_EQ(FilterCodes(*plugin, nodes, *pod, second)["node-a"], Code::kUnschedulable);
+}
+
 TEST(PreFilterExtensions, AddPodAndRemovePodChangeTheCountsOfAClone) {
   auto nodes = MakeNodes(FourNodes(), {{"node-a"}, {"node-x"}});
   testing::FakeHandle handle(nodes);

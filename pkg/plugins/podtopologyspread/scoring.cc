@@ -157,7 +157,7 @@ framework::Status PodTopologySpread::PreScore(framework::CycleState& state, cons
     // Matching pods per domain, over every node of the snapshot the constraint counts.
     std::vector<int32_t> empty_value(cs.size());
     for (size_t c = 0; c < cs.size(); c++) empty_value[c] = s->counts[c].key->Find("");
-    const NodeInclusion inclusion(pod, cs, index_, handle_.GetParallelizer());
+    const NodeInclusion inclusion(pod, cs, index_);
     for (size_t i = 0; i < index_.size(); i++) {
       if (require_all_keys) {
         bool has_all_keys = true;
