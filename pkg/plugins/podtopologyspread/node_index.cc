@@ -94,30 +94,30 @@ char NodeIndex::Matches(const api::Pod& selection, const api::Node* node) {
   return node != nullptr && nodeaffinity::RequiredNodeAffinityMatches(selection, *node) ? 1 : 0;
 }
 
+namespace {
+
+// Drops the least recently used columns beyond `max`, as long as they were not used in the
+// previous cycle (last_used == clock - 1) or since.
+template <typename Columns, typename LastUsed>
+void EvictStale(Columns& columns, LastUsed last_used, uint64_t clock, size_t max) {
+  while (columns.size() > max) {
+    auto oldest =
+        std::min_element(columns.begin(), columns.end(),
+                         [&](const auto& a, const auto& b) { return last_used(a) < last_used(b); });
+    if (last_used(*oldest) + 1 >= clock) break;
+    columns.erase(oldest);
+  }
+}
+
+}  // namespace
+
 void NodeIndex::Evict() {
-  // Columns used in the previous cycle have last_used == clock_ - 1; older ones may go.
-  auto stale = [&](uint64_t last_used) { return last_used + 1 < clock_; };
-  while (affinities_.size() > kMaxColumns) {
-    auto oldest =
-        std::min_element(affinities_.begin(), affinities_.end(),
-                         [](const auto& a, const auto& b) { return a->last_used < b->last_used; });
-    if (!stale((*oldest)->last_used)) break;
-    affinities_.erase(oldest);
-  }
-  while (keys_.size() > kMaxColumns) {
-    auto oldest = std::min_element(keys_.begin(), keys_.end(), [](const auto& a, const auto& b) {
-      return a.last_used < b.last_used;
-    });
-    if (!stale(oldest->last_used)) break;
-    keys_.erase(oldest);
-  }
-  while (counts_.size() > kMaxColumns) {
-    auto oldest =
-        std::min_element(counts_.begin(), counts_.end(),
-                         [](const auto& a, const auto& b) { return a->last_used < b->last_used; });
-    if (!stale((*oldest)->last_used)) break;
-    counts_.erase(oldest);
-  }
+  EvictStale(
+      affinities_, [](const auto& c) { return c->last_used; }, clock_, kMaxColumns);
+  EvictStale(
+      keys_, [](const KeyEntry& e) { return e.last_used; }, clock_, kMaxColumns);
+  EvictStale(
+      counts_, [](const auto& c) { return c->last_used; }, clock_, kMaxColumns);
 }
 
 KeyColumnPtr NodeIndex::Key(const std::string& key) {
