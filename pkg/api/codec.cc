@@ -16,6 +16,7 @@
 #include "pkg/api/field_path.h"
 #include "pkg/api/json_read.h"
 #include "pkg/api/quantity.h"
+#include "pkg/api/requests.h"
 #include "pkg/api/types.h"
 
 namespace berth::api {
@@ -567,47 +568,6 @@ void DecodeNodeStatus(const json& status, const Path& path, NodeStatus* out) {
   ReadArray(status, path.Field("conditions"), &out->conditions, DecodeCondition);
 }
 
-// ---- Requests ----
-
-// Upstream resourcehelper.PodRequests without in-place resize: containers summed, init
-// containers folded in as a running maximum that accounts for sidecars (restartable init
-// containers keep running, so they add to everything started after them).
-template <typename RequestsOf>
-ResourceList AggregateRequests(const PodSpec& spec, RequestsOf requests_of) {
-  ResourceList total;
-  for (const Container& c : spec.containers) {
-    total.Add(requests_of(c));
-  }
-  ResourceList restartable_sum;
-  ResourceList init_max;
-  for (const Container& c : spec.init_containers) {
-    if (c.restartable) {
-      total.Add(requests_of(c));
-      restartable_sum.Add(requests_of(c));
-      init_max.MaxWith(restartable_sum);
-    } else {
-      ResourceList running = requests_of(c);
-      running.Add(restartable_sum);
-      init_max.MaxWith(running);
-    }
-  }
-  total.MaxWith(init_max);
-  return total;
-}
-
-// Pod-level requests (spec.resources) replace the aggregate for the resources they state.
-void ApplyPodLevel(const PodSpec& spec, int64_t* milli_cpu, int64_t* memory) {
-  if (!spec.resources.has_value()) {
-    return;
-  }
-  if (spec.resources->has_cpu_request) {
-    *milli_cpu = spec.resources->requests.milli_cpu;
-  }
-  if (spec.resources->has_memory_request) {
-    *memory = spec.resources->requests.memory;
-  }
-}
-
 }  // namespace
 
 ResourceList DecodeResourceList(const json& object, const std::string& field) {
@@ -727,82 +687,6 @@ Node DecodeNode(const json& object) {
     DecodeNodeStatus(*status, status_path, &node.status);
   }
   return node;
-}
-
-void ComputePodRequests(Pod& pod) {
-  const PodSpec& spec = pod.spec;
-  pod.requests = AggregateRequests(
-      spec, [](const Container& c) -> const ResourceList& { return c.resources.requests; });
-  ApplyPodLevel(spec, &pod.requests.milli_cpu, &pod.requests.memory);
-  pod.requests.Add(spec.overhead);
-
-  ResourceList non_zero = AggregateRequests(spec, [](const Container& c) {
-    ResourceList r;
-    r.milli_cpu =
-        c.resources.has_cpu_request ? c.resources.requests.milli_cpu : kDefaultMilliCPURequest;
-    r.memory = c.resources.has_memory_request ? c.resources.requests.memory : kDefaultMemoryRequest;
-    return r;
-  });
-  ApplyPodLevel(spec, &non_zero.milli_cpu, &non_zero.memory);
-  non_zero.Add(spec.overhead);
-  pod.non_zero_milli_cpu = non_zero.milli_cpu;
-  pod.non_zero_memory = non_zero.memory;
-
-  pod.host_ports.clear();
-  for (const auto* containers : {&spec.containers, &spec.init_containers}) {
-    for (const Container& c : *containers) {
-      for (const ContainerPort& port : c.ports) {
-        if (port.host_port != 0) {
-          pod.host_ports.push_back(port);
-        }
-      }
-    }
-  }
-}
-
-namespace {
-
-// `value` as a JSON string literal, appended to `out`. Names are already valid UTF-8 (the decoder
-// checks every string it keeps), so only quotes, backslashes and control characters need escaping.
-void AppendJsonString(std::string* out, std::string_view value) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  out->push_back('"');
-  for (const char c : value) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\') {
-      out->push_back('\\');
-      out->push_back(c);
-    } else if (byte < 0x20) {
-      out->append("\\u00");
-      out->push_back(kHex[byte >> 4]);
-      out->push_back(kHex[byte & 0xf]);
-    } else {
-      out->push_back(c);
-    }
-  }
-  out->push_back('"');
-}
-
-}  // namespace
-
-std::string EncodeBinding(const Pod& pod, const std::string& node_name) {
-  // Built by hand: one per bound pod, and assembling a JSON tree for these few fields cost more
-  // than the rest of the binding request's encoding.
-  std::string body;
-  body.reserve(160 + pod.meta.name.size() + pod.meta.namespace_.size() + pod.meta.uid.size() +
-               node_name.size());
-  body.append(R"({"apiVersion":"v1","kind":"Binding","metadata":{"name":)");
-  AppendJsonString(&body, pod.meta.name);
-  body.append(R"(,"namespace":)");
-  AppendJsonString(&body, pod.meta.namespace_);
-  if (!pod.meta.uid.empty()) {
-    body.append(R"(,"uid":)");
-    AppendJsonString(&body, pod.meta.uid);
-  }
-  body.append(R"(},"target":{"apiVersion":"v1","kind":"Node","name":)");
-  AppendJsonString(&body, node_name);
-  body.append("}}");
-  return body;
 }
 
 }  // namespace berth::api

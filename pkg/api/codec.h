@@ -42,17 +42,10 @@ bool ParsePreemptionPolicy(std::string_view text, PreemptionPolicy* out);
 // An amount as ResourceList holds it: cpu in millicores, every other resource in whole units.
 int64_t ResourceAmount(std::string_view resource, const Quantity& quantity);
 
-// Fills pod.requests, pod.non_zero_* and pod.host_ports from pod.spec (called by DecodePod;
-// exposed for tests and for pods built in memory by benchmarks).
-void ComputePodRequests(Pod& pod);
-
 // What DecodePod does once a pod's fields are read, shared with the protobuf decoder so both
 // encodings give the same Pod: the apiserver's defaults for an empty scheduler name and port
-// protocol, only the PodScheduled condition kept, then ComputePodRequests.
+// protocol, only the PodScheduled condition kept, then ComputePodRequests (pkg/api/requests.h).
 void FinishDecodedPod(Pod& pod);
-
-// The body of POST /api/v1/namespaces/{ns}/pods/{name}/binding.
-std::string EncodeBinding(const Pod& pod, const std::string& node_name);
 
 }  // namespace berth::api
 

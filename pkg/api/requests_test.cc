@@ -1,3 +1,5 @@
+#include "pkg/api/requests.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdint>

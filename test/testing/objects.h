@@ -11,6 +11,7 @@
 
 #include "pkg/api/codec.h"
 #include "pkg/api/quantity.h"
+#include "pkg/api/requests.h"
 #include "pkg/api/types.h"
 #include "pkg/framework/types.h"
 

@@ -4,7 +4,7 @@
 #include <memory>
 #include <stdexcept>
 
-#include "pkg/api/codec.h"
+#include "pkg/api/binding.h"
 #include "pkg/client/client.h"
 
 namespace berth::plugins::defaultbinder {

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "pkg/api/codec.h"
+#include "pkg/api/binding.h"
 #include "pkg/client/client.h"
 #include "pkg/informer/factory.h"
 #include "pkg/util/task_queue.h"
