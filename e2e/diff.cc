@@ -3,11 +3,20 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 
 #include "test/testing/cluster.h"
 #include "test/testing/kube_scheduler.h"
 
 namespace berth::e2e {
+
+unsigned DiffSeed(unsigned seed, const std::string& what) {
+  if (const char* s = std::getenv("BERTH_DIFF_SEED"); s != nullptr) seed = std::stoul(s);
+  std::printf("%s: seed %u (BERTH_DIFF_SEED to replay)\n", what.c_str(), seed);
+  return seed;
+}
 
 bool Settled(const nlohmann::json& pod) {
   if (!pod["spec"].value("nodeName", "").empty()) return true;
@@ -44,6 +53,15 @@ void DeletePods(client::Client& client, const std::string& ns) {
   ASSERT_TRUE(testing::Eventually([&] { return client.Get(path)["items"].empty(); },
                                   std::chrono::seconds(60)))
       << "the pods of " << ns << " were not deleted";
+}
+
+void KeepLogsIfFailed(const std::string& dir, bool failed, const std::string& what) {
+  if (failed) {
+    std::printf("%s: kube-scheduler's configuration and log are kept in %s\n", what.c_str(),
+                dir.c_str());
+  } else {
+    std::filesystem::remove_all(dir);
+  }
 }
 
 std::string KubeSchedulerDiffConfig(const std::string& scheduler_name) {

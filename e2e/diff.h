@@ -13,6 +13,9 @@
 
 namespace berth::e2e {
 
+// $BERTH_DIFF_SEED, else `seed`; printed with `what`, so that a failure can be replayed.
+unsigned DiffSeed(unsigned seed, const std::string& what);
+
 // Bound, or given a PodScheduled=False condition by its scheduler.
 bool Settled(const nlohmann::json& pod);
 
@@ -25,6 +28,10 @@ std::set<std::string> ForeignNodes(client::Client& client, const std::string& ru
 
 // Deletes every pod of `ns` at once and waits until they are gone (a test failure otherwise).
 void DeletePods(client::Client& client, const std::string& ns);
+
+// Removes `dir` (kube-scheduler's configuration and log) after a success; after a failure keeps it
+// and says where.
+void KeepLogsIfFailed(const std::string& dir, bool failed, const std::string& what);
 
 // kube-scheduler with one profile named `scheduler_name` and its default plugins, preemption
 // included.

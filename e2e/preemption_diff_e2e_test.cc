@@ -40,12 +40,11 @@ using namespace std::chrono_literals;
 using json = nlohmann::json;
 namespace fs = std::filesystem;
 
-constexpr int kNodes = 30;
-constexpr int kPools = 2;
-constexpr int kPoolSize = 3;
+constexpr size_t kNodes = 30;
+constexpr size_t kPools = 2;
+constexpr size_t kPoolSize = 3;
 constexpr int kNodeMilliCpu = 4000;
 constexpr const char* kPoolLabel = "berth-diff-pool";
-constexpr const char* kPriorityClasses = "/apis/scheduling.k8s.io/v1/priorityclasses";
 // The budget-protected pods' label; the budget allows no disruption (no disruption controller
 // runs here, and minAvailable equals their number).
 constexpr const char* kGuarded = "guarded";
@@ -89,11 +88,11 @@ Workload Generate(unsigned seed) {
   auto fill = [&](NodePlan& node, const std::vector<int>& priorities) {
     for (int p : priorities) node.fillers.push_back({"f" + std::to_string(filler++), p});
   };
-  for (int pool = 0; pool < kPools; pool++) {
+  for (size_t pool = 0; pool < kPools; pool++) {
     // A node already preempted on keeps only the 30s, so a fresh one ranks first (its highest
     // victim is a 10): which nodes are used is fixed, if not which of the fresh ones.
     const std::vector<int> priorities = {10, 10, 30, 30};
-    for (int i = 0; i < kPoolSize; i++) {
+    for (size_t i = 0; i < kPoolSize; i++) {
       NodePlan& node = w.nodes.emplace_back();
       node.suffix = "p" + std::to_string(pool) + "-" + std::to_string(i);
       node.pool = "pool-" + std::to_string(pool);
@@ -104,12 +103,11 @@ Workload Generate(unsigned seed) {
                               "", "pool-" + std::to_string(pool)});
     }
   }
-  const int pinned = kNodes - kPools * kPoolSize;
-  for (int i = 0; i < pinned; i++) {
+  for (size_t i = 0; i < kNodes - kPools * kPoolSize; i++) {
     NodePlan& node = w.nodes.emplace_back();
     node.suffix = "n" + std::to_string(i);
-    std::vector<int> priorities;
-    for (int j = 0; j < kNodeMilliCpu / 1000; j++) priorities.push_back(pick({10, 20, 30}));
+    std::vector<int> priorities(kNodeMilliCpu / 1000);
+    for (int& p : priorities) p = pick({10, 20, 30});
     fill(node, priorities);
     Preemptor p{"pin" + std::to_string(i), pick({20, 30, 50, 50, 100, 100}), false, node.suffix,
                 ""};
@@ -129,56 +127,39 @@ Workload Generate(unsigned seed) {
   return w;
 }
 
-std::string ClassName(int priority, bool never, const std::string& suffix) {
-  return "diff-p" + std::to_string(priority) + (never ? "-never-" : "-") + suffix;
-}
-
-// The PriorityClasses the workload uses, deleted when the object goes away.
+// The PriorityClasses the workload uses, by (priority, preemptionPolicy Never).
 class Classes {
  public:
-  Classes(std::shared_ptr<client::Client> client, const Workload& w, const std::string& suffix)
-      : client_(std::move(client)) {
+  Classes(std::shared_ptr<client::Client> client, const Workload& w) : classes_(std::move(client)) {
     std::set<std::pair<int, bool>> wanted;
     for (const auto& n : w.nodes) {
       for (const auto& f : n.fillers) wanted.insert({f.priority, false});
     }
     for (const auto& p : w.preemptors) wanted.insert({p.priority, p.never});
     for (const auto& [priority, never] : wanted) {
-      json object = {{"apiVersion", "scheduling.k8s.io/v1"},
-                     {"kind", "PriorityClass"},
-                     {"metadata", {{"name", ClassName(priority, never, suffix)}}},
-                     {"value", priority}};
-      if (never) object["preemptionPolicy"] = "Never";
-      client_->Post(kPriorityClasses, object);
-      names_.push_back(object["metadata"]["name"]);
+      names_[{priority, never}] = classes_.Add(
+          "diff-p" + std::to_string(priority) + (never ? "-never" : ""), priority, never);
     }
   }
-  ~Classes() {
-    for (const auto& name : names_) {
-      try {
-        client_->Delete(std::string(kPriorityClasses) + "/" + name);
-      } catch (const std::exception&) {
-      }
-    }
-  }
+  const std::string& Name(int priority, bool never) const { return names_.at({priority, never}); }
 
  private:
-  std::shared_ptr<client::Client> client_;
-  std::vector<std::string> names_;
+  testing::PriorityClasses classes_;
+  std::map<std::pair<int, bool>, std::string> names_;
 };
 
 struct Attempt {
   std::string ns;
   std::string scheduler;
   std::string nodes_id;  // TestNodes::id(): node "<id>-<suffix>".
-  std::string suffix;    // Of the class names.
+  const Classes* classes;
 };
 
 json PodOf(const Attempt& run, const std::string& name, int priority, bool never) {
   // Without a grace period (PodManifest's), a deleted pod is gone at once: no kubelet runs here.
   json pod = testing::PodManifest(run.ns, name, run.scheduler,
                                   std::to_string(MilliCpu(priority)) + "m", "64Mi");
-  pod["spec"]["priorityClassName"] = ClassName(priority, never, run.suffix);
+  pod["spec"]["priorityClassName"] = run.classes->Name(priority, never);
   return pod;
 }
 
@@ -306,10 +287,7 @@ int ExpectedVictims(const Workload& w) {
 
 TEST(PreemptionDiffE2E, VictimsAndBoundPreemptorsMatchKubeScheduler) {
   const std::string binary = testing::KubeSchedulerBinary();
-  unsigned seed = 20261126;
-  if (const char* s = std::getenv("BERTH_DIFF_SEED"); s != nullptr) seed = std::stoul(s);
-  std::printf("preemption diff: seed %u (BERTH_DIFF_SEED to replay)\n", seed);
-  const Workload w = Generate(seed);
+  const Workload w = Generate(DiffSeed(20261126, "preemption diff"));
 
   auto admin = testing::AdminClient();
   testing::TestNodes nodes(admin);
@@ -318,10 +296,9 @@ TEST(PreemptionDiffE2E, VictimsAndBoundPreemptorsMatchKubeScheduler) {
       if (!n.pool.empty()) node["metadata"]["labels"][kPoolLabel] = n.pool;
     });
   }
-  const std::string suffix = testing::UniqueSuffix();
-  Classes classes(admin, w, suffix);
+  const Classes classes(admin, w);
   const auto foreign = ForeignNodes(*admin, nodes.id());
-  std::printf("preemption diff: %d nodes (%zu others in the cluster), %zu preemptors\n", kNodes,
+  std::printf("preemption diff: %zu nodes (%zu others in the cluster), %zu preemptors\n", kNodes,
               foreign.size(), w.preemptors.size());
   const fs::path dir = fs::temp_directory_path() / ("berth-preemption-diff-" + nodes.id());
   fs::create_directories(dir);
@@ -329,7 +306,7 @@ TEST(PreemptionDiffE2E, VictimsAndBoundPreemptorsMatchKubeScheduler) {
   testing::TestNamespace kube_ns(admin, "e2e-preempt-kube");
   Outcome kube;
   {
-    const Attempt run{kube_ns.name(), "diff-kube-scheduler-" + nodes.id(), nodes.id(), suffix};
+    const Attempt run{kube_ns.name(), "diff-kube-scheduler-" + nodes.id(), nodes.id(), &classes};
     CreateFillers(*admin, w, run);
     testing::KubeSchedulerProcess ks(KubeSchedulerDiffConfig(run.scheduler),
                                      dir / "kube-scheduler");
@@ -342,7 +319,7 @@ TEST(PreemptionDiffE2E, VictimsAndBoundPreemptorsMatchKubeScheduler) {
   testing::TestNamespace berth_ns(admin, "e2e-preempt-berth");
   Outcome berth;
   {
-    const Attempt run{berth_ns.name(), "diff-berth-" + nodes.id(), nodes.id(), suffix};
+    const Attempt run{berth_ns.name(), "diff-berth-" + nodes.id(), nodes.id(), &classes};
     CreateFillers(*admin, w, run);
     BerthProcess b(run.scheduler, SchedulerConfig(run.scheduler, false));
     ASSERT_TRUE(
@@ -376,12 +353,7 @@ TEST(PreemptionDiffE2E, VictimsAndBoundPreemptorsMatchKubeScheduler) {
       "preemption diff: kube-scheduler evicted %d and bound %zu of %zu preemptors; "
       "berth-scheduler evicted %d and bound %zu\n",
       kube.victims, kube.bound.size(), w.preemptors.size(), berth.victims, berth.bound.size());
-  if (HasFailure()) {
-    std::printf("preemption diff: kube-scheduler's configuration and log are kept in %s\n",
-                dir.c_str());
-  } else {
-    fs::remove_all(dir);
-  }
+  KeepLogsIfFailed(dir, HasFailure(), "preemption diff");
 }
 
 }  // namespace

@@ -272,10 +272,7 @@ Outcome Schedule(client::Client& client, const Workload& w, const std::string& n
 TEST(SchedulerDiffE2E, AffinityAndSpreadingPlacementsKeepTheRulesAndPendingPodsMatchKubeScheduler) {
   // Fails here, naming the command, when kube-scheduler was not built.
   const std::string binary = testing::KubeSchedulerBinary();
-  unsigned seed = 20260525;
-  if (const char* s = std::getenv("BERTH_DIFF_SEED"); s != nullptr) seed = std::stoul(s);
-  std::printf("scheduler diff: seed %u (BERTH_DIFF_SEED to replay)\n", seed);
-  const Workload w = Generate(seed);
+  const Workload w = Generate(DiffSeed(20260525, "scheduler diff"));
 
   auto admin = testing::AdminClient();
   testing::TestNodes nodes(admin);
@@ -394,12 +391,7 @@ TEST(SchedulerDiffE2E, AffinityAndSpreadingPlacementsKeepTheRulesAndPendingPodsM
       "scheduler diff: bound by kube-scheduler %zu, by berth-scheduler %zu; of the %d pods both "
       "bound, %d on the same node\n",
       kube.node.size(), berth.node.size(), both, same);
-  if (HasFailure()) {
-    std::printf("scheduler diff: kube-scheduler's configuration and log are kept in %s\n",
-                dir.c_str());
-  } else {
-    fs::remove_all(dir);
-  }
+  KeepLogsIfFailed(dir, HasFailure(), "scheduler diff");
 }
 
 }  // namespace

@@ -27,40 +27,6 @@ using json = nlohmann::json;
 using testing::Eventually;
 using testing::SchedulerIntegration;
 
-constexpr const char* kPriorityClasses = "/apis/scheduling.k8s.io/v1/priorityclasses";
-
-// PriorityClasses of one test, named "<name>-<suffix>"; deleted when the object goes away.
-class PriorityClasses {
- public:
-  explicit PriorityClasses(std::shared_ptr<client::Client> client)
-      : client_(std::move(client)), suffix_(testing::UniqueSuffix()) {}
-  ~PriorityClasses() {
-    for (const auto& name : names_) {
-      try {
-        client_->Delete(std::string(kPriorityClasses) + "/" + name);
-      } catch (const std::exception&) {
-      }
-    }
-  }
-  // Returns the class's name.
-  std::string Add(const std::string& name, int value, bool never_preempts = false) {
-    const std::string full = name + "-" + suffix_;
-    json object = {{"apiVersion", "scheduling.k8s.io/v1"},
-                   {"kind", "PriorityClass"},
-                   {"metadata", {{"name", full}}},
-                   {"value", value}};
-    if (never_preempts) object["preemptionPolicy"] = "Never";
-    client_->Post(kPriorityClasses, object);
-    names_.push_back(full);
-    return full;
-  }
-
- private:
-  std::shared_ptr<client::Client> client_;
-  std::string suffix_;
-  std::vector<std::string> names_;
-};
-
 // The nominatedNodeName values a pod's status went through: the apiserver clears the field when
 // the pod is bound, which may follow the nomination within milliseconds.
 class NominationWatch {
@@ -102,7 +68,7 @@ class PreemptionIntegration : public SchedulerIntegration {
  protected:
   void SetUp() override {
     SchedulerIntegration::SetUp();
-    classes_ = std::make_unique<PriorityClasses>(client_);
+    classes_ = std::make_unique<testing::PriorityClasses>(client_);
   }
 
   // A pod of `priority_class`, already bound to `node` when one is given.
@@ -124,7 +90,7 @@ class PreemptionIntegration : public SchedulerIntegration {
 
   json Get(const std::string& pod) { return client_->Get(PodsPath() + "/" + pod); }
 
-  std::unique_ptr<PriorityClasses> classes_;
+  std::unique_ptr<testing::PriorityClasses> classes_;
 };
 
 TEST_F(PreemptionIntegration, OneVictimIsEvictedAndThePreemptorNominatedThenBoundThere) {

@@ -19,15 +19,8 @@ using berth::testing::PodBuilder;
 using framework::Code;
 using framework::PostFilterResult;
 using json = nlohmann::json;
-
-api::PodPtr Pod(const std::string& name, const std::string& cpu, int32_t priority,
-                const std::string& node = "") {
-  return PodBuilder(name).Container(cpu, "64Mi").Priority(priority).Node(node).Build();
-}
-
-framework::PodInfoPtr Info(const api::PodPtr& pod) {
-  return std::make_shared<framework::PodInfo>(pod);
-}
+using testing::Info;
+using testing::Pod;
 
 std::string ParseError(const json& args) {
   try {

@@ -80,6 +80,22 @@ class RecordingClient : public berth::testing::UnusedClient {
   std::function<void(const std::string&)> on_delete_;
 };
 
+// A pod of `priority` asking for `cpu`, bound to `node` when one is given, with the start time and
+// app label given.
+inline api::PodPtr Pod(const std::string& name, const std::string& cpu, int32_t priority,
+                       const std::string& node = "", const std::string& start = "",
+                       const std::string& app = "") {
+  berth::testing::PodBuilder b(name);
+  b.Container(cpu, "64Mi").Priority(priority).Node(node);
+  if (!app.empty()) b.Label("app", app);
+  b.pod().status.start_time = start;
+  return b.Build();
+}
+
+inline framework::PodInfoPtr Info(const api::PodPtr& pod) {
+  return std::make_shared<framework::PodInfo>(pod);
+}
+
 inline api::PodDisruptionBudgetPtr Pdb(const std::string& name, const std::string& app,
                                        int32_t allowed, std::vector<std::string> disrupted = {},
                                        const std::string& ns = "default") {

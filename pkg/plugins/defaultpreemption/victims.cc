@@ -35,8 +35,10 @@ void KeepHighest(std::vector<size_t>& left, Key key) {
     if (k > best) {
       best = std::move(k);
       kept.clear();
+      kept.push_back(i);
+    } else if (k == best) {
+      kept.push_back(i);
     }
-    if (k == best) kept.push_back(i);
   }
   left = std::move(kept);
 }

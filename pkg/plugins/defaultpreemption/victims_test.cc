@@ -16,24 +16,13 @@ namespace {
 using berth::testing::NodeBuilder;
 using berth::testing::PodBuilder;
 using framework::Code;
+using testing::Info;
 using testing::Pdb;
-
-api::PodPtr Pod(const std::string& name, const std::string& cpu, int32_t priority,
-                const std::string& node = "", const std::string& start = "",
-                const std::string& app = "") {
-  PodBuilder b(name);
-  b.Container(cpu, "64Mi").Priority(priority).Node(node);
-  if (!app.empty()) b.Label("app", app);
-  b.pod().status.start_time = start;
-  return b.Build();
-}
-
-framework::PodInfoPtr Info(const api::PodPtr& pod) {
-  return std::make_shared<framework::PodInfo>(pod);
-}
+using testing::Pod;
 
 std::vector<std::string> Names(const std::vector<framework::PodInfoPtr>& pods) {
   std::vector<std::string> out;
+  out.reserve(pods.size());
   for (const auto& p : pods) out.push_back(p->pod->meta.name);
   return out;
 }
@@ -86,11 +75,11 @@ TEST(SplitByPdbViolation, ChargesEachMatchingBudgetOncePerPodInOrder) {
             (std::vector<std::string>{"web-1", "web-2", "unlabelled", "web-x", "cache-1"}));
 }
 
-Candidate MakeCandidate(const std::string& node, std::vector<api::PodPtr> victims,
+Candidate MakeCandidate(const std::string& node, const std::vector<api::PodPtr>& victims,
                         int64_t violations = 0) {
   Candidate c;
   c.node = node;
-  for (auto& v : victims) c.victims.push_back(Info(v));
+  for (const auto& v : victims) c.victims.push_back(Info(v));
   c.num_pdb_violations = violations;
   return c;
 }
