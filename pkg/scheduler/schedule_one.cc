@@ -65,15 +65,18 @@ bool Scheduler::ScheduleOne() {
     // As upstream: a failure clears the pod's nomination, unless PostFilter plugins ran and
     // decided otherwise.
     std::optional<std::string> nominated = std::string();
-    if (status.IsRejected() && diagnosis.num_all_nodes > 0 && fwk->HasPostFilterPlugins()) {
-      framework::PostFilterResult post;
-      Status post_status = fwk->RunPostFilterPlugins(*state, *pod, diagnosis.node_to_status, &post);
-      diagnosis.post_filter_msg = post_status.Message();
-      status = Status(status.code(), FitErrorMessage(diagnosis.num_all_nodes, diagnosis));
-      nominated = std::nullopt;
-      if (!post.nominated_node_name.empty() || post.clear_nomination) {
-        nominated = post.nominated_node_name;
+    if (status.IsRejected() && diagnosis.num_all_nodes > 0) {
+      if (fwk->HasPostFilterPlugins()) {
+        framework::PostFilterResult post;
+        Status post_status =
+            fwk->RunPostFilterPlugins(*state, *pod, diagnosis.node_to_status, &post);
+        diagnosis.post_filter_msg = post_status.Message();
+        nominated = std::nullopt;
+        if (!post.nominated_node_name.empty() || post.clear_nomination) {
+          nominated = post.nominated_node_name;
+        }
       }
+      status = Status(status.code(), FitErrorMessage(diagnosis.num_all_nodes, diagnosis));
     }
     HandleSchedulingFailure(pinfo, status, status.IsRejected() ? &diagnosis : nullptr, nominated,
                             cycle_start);
@@ -128,8 +131,7 @@ Status Scheduler::SchedulePod(framework::runtime::Framework& fwk, framework::Cyc
     diagnosis->unschedulable_plugins.insert(unsupported->plugins.begin(),
                                             unsupported->plugins.end());
     diagnosis->num_all_nodes = static_cast<int>(snapshot_.NumNodes());
-    return Status(Code::kUnschedulableAndUnresolvable,
-                  FitErrorMessage(diagnosis->num_all_nodes, *diagnosis));
+    return Status(Code::kUnschedulableAndUnresolvable, std::vector<std::string>{});
   }
   if (snapshot_.NumNodes() == 0) {
     diagnosis->pre_filter_msg = "";
@@ -141,7 +143,7 @@ Status Scheduler::SchedulePod(framework::runtime::Framework& fwk, framework::Cyc
   const int evaluated = static_cast<int>(feasible.size() + diagnosis->node_to_status.size());
   if (feasible.empty()) {
     diagnosis->num_all_nodes = static_cast<int>(snapshot_.NumNodes());
-    return Status(Code::kUnschedulable, FitErrorMessage(diagnosis->num_all_nodes, *diagnosis));
+    return Status(Code::kUnschedulable, std::vector<std::string>{});
   }
   result->evaluated_nodes = evaluated;
   result->feasible_nodes = static_cast<int>(feasible.size());

@@ -165,7 +165,9 @@ class Scheduler {
     int feasible_nodes = 0;
   };
 
-  // Returns Success with `result` filled, a rejection with `diagnosis` filled, or an error.
+  // Returns Success with `result` filled, a rejection with `diagnosis` filled, or an error. A
+  // rejection that sets diagnosis->num_all_nodes (a fit error) has no message yet: the caller
+  // writes it (FitErrorMessage) once PostFilter plugins have had their say.
   framework::Status SchedulePod(framework::runtime::Framework& fwk, framework::CycleState& state,
                                 const api::Pod& pod, ScheduleResult* result, Diagnosis* diagnosis);
   // Both fill *feasible with nodes of snapshot_, valid until its next update. Raw pointers: a

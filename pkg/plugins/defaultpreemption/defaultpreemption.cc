@@ -144,19 +144,32 @@ framework::Status DefaultPreemption::Preempt(framework::CycleState& state, const
   // The pod as the informer has it now, with the nomination it carries; the scheduler's own copy
   // when the informer does not hold it (offline runs, or the pod was just deleted).
   api::PodPtr latest = pods_.Get(pod.meta.namespace_, pod.meta.name);
-  if (!latest || latest->meta.uid != pod.meta.uid) latest = std::make_shared<const api::Pod>(pod);
-  const api::Pod& preemptor = *latest;
+  if (latest && latest->meta.uid != pod.meta.uid) latest = nullptr;
+  const api::Pod& preemptor = latest ? *latest : pod;
   if (std::string_view reason = NotEligibleReason(preemptor, filtered); !reason.empty()) {
     return framework::Status::Unschedulable(std::string(reason));
   }
 
-  const auto& all_nodes = handle_.SnapshotSharedLister().List();
+  const framework::NodeInfoLister& lister = handle_.SnapshotSharedLister();
+  const auto& all_nodes = lister.List();
   if (all_nodes.empty()) return framework::Status::Error("no nodes available");
-  // Only nodes a victim's removal can help: those Filter rejected as Unschedulable.
+  // Only nodes a victim's removal can help: those Filter rejected as Unschedulable. Most often
+  // the nodes without a status of their own were ruled out together, and only the others need
+  // a look: a pod that fits nowhere for good is rejected on every node of a large cluster.
   std::vector<const framework::NodeInfo*> potential;
-  for (const auto& node : all_nodes) {
-    if (filtered.Get(node->name()).code() == framework::Code::kUnschedulable) {
-      potential.push_back(node.get());
+  if (filtered.absent_nodes_status().code() == framework::Code::kUnschedulable) {
+    for (const auto& node : all_nodes) {
+      if (filtered.Get(node->name()).code() == framework::Code::kUnschedulable) {
+        potential.push_back(node.get());
+      }
+    }
+  } else {
+    for (const auto& entry : filtered.entries()) {
+      if (entry.status.code() != framework::Code::kUnschedulable) continue;
+      // The snapshot keeps the node for the cycle.
+      if (auto node = lister.Get(std::string(entry.node)); node && node->node()) {
+        potential.push_back(node.get());
+      }
     }
   }
   framework::NodeToStatus statuses;
@@ -190,7 +203,7 @@ framework::Status DefaultPreemption::Preempt(framework::CycleState& state, const
   victims.reserve(best.victims.size());
   for (const auto& victim : best.victims) victims.push_back(victim->pod);
   handle_.GetPreemptionMetrics().ObserveVictims(victims.size());
-  executor_.Preempt(latest, best.node, victims);
+  executor_.Preempt(latest ? latest : std::make_shared<const api::Pod>(pod), best.node, victims);
   result->nominated_node_name = best.node;
   return framework::Status(framework::Code::kSuccess,
                            "found a potential placement for pod on node " + best.node +
