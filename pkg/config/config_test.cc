@@ -19,11 +19,12 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 const std::set<std::string> kKnown = {
-    "SchedulingGates", "PrioritySort",     "NodeUnschedulable",
-    "NodeName",        "TaintToleration",  "NodeAffinity",
-    "NodePorts",       "NodeResourcesFit", "NodeResourcesBalancedAllocation",
-    "ImageLocality",   "DefaultBinder",    "CustomScore",
-    "CustomSort",      "InterPodAffinity", "PodTopologySpread",
+    "SchedulingGates",   "PrioritySort",     "NodeUnschedulable",
+    "NodeName",          "TaintToleration",  "NodeAffinity",
+    "NodePorts",         "NodeResourcesFit", "NodeResourcesBalancedAllocation",
+    "ImageLocality",     "DefaultBinder",    "CustomScore",
+    "CustomSort",        "InterPodAffinity", "PodTopologySpread",
+    "DefaultPreemption",
 };
 
 constexpr char kHeader[] =
@@ -102,6 +103,7 @@ TEST(DefaultsTest, DefaultPluginsAreUpstreamOrderAndWeights) {
                                                {"NodeResourcesFit", 1},
                                                {"PodTopologySpread", 2},
                                                {"InterPodAffinity", 2},
+                                               {"DefaultPreemption", 0},
                                                {"NodeResourcesBalancedAllocation", 1},
                                                {"ImageLocality", 1},
                                                {"DefaultBinder", 0}}));
@@ -141,6 +143,7 @@ TEST(LoadTest, KubeSchedulerStyleFileWithTwoProfiles) {
                                                      {"NodeResourcesFit", 5},
                                                      {"PodTopologySpread", 2},
                                                      {"InterPodAffinity", 2},
+                                                     {"DefaultPreemption", 0},
                                                      {"NodeResourcesBalancedAllocation", 1},
                                                      {"ImageLocality", 1},
                                                      {"DefaultBinder", 0},
@@ -262,6 +265,7 @@ TEST(LoadTest, MergeSemantics) {
                               {"NodeResourcesFit", 1},
                               {"PodTopologySpread", 2},
                               {"InterPodAffinity", 2},
+                              {"DefaultPreemption", 0},
                               {"NodeResourcesBalancedAllocation", 1},
                               {"ImageLocality", 1},
                               {"DefaultBinder", 0},
@@ -478,12 +482,13 @@ TEST(ErrorTest, LeaderElectionRules) {
 }
 
 TEST(ErrorTest, UnknownPluginListsKnownPlugins) {
-  EXPECT_EQ(FileError("pkg/config/testdata/unknown-plugin.yaml"),
-            "pkg/config/testdata/unknown-plugin.yaml: profiles[0].plugins.score.enabled[2].name: "
-            "unknown plugin \"Foo\"; known plugins: CustomScore, CustomSort, DefaultBinder, "
-            "ImageLocality, InterPodAffinity, NodeAffinity, NodeName, NodePorts, "
-            "NodeResourcesBalancedAllocation, NodeResourcesFit, NodeUnschedulable, "
-            "PodTopologySpread, PrioritySort, SchedulingGates, TaintToleration");
+  EXPECT_EQ(
+      FileError("pkg/config/testdata/unknown-plugin.yaml"),
+      "pkg/config/testdata/unknown-plugin.yaml: profiles[0].plugins.score.enabled[2].name: "
+      "unknown plugin \"Foo\"; known plugins: CustomScore, CustomSort, DefaultBinder, "
+      "DefaultPreemption, ImageLocality, InterPodAffinity, NodeAffinity, NodeName, NodePorts, "
+      "NodeResourcesBalancedAllocation, NodeResourcesFit, NodeUnschedulable, "
+      "PodTopologySpread, PrioritySort, SchedulingGates, TaintToleration");
 
   ConfigIssue issue =
       LoadIssue(std::string(kHeader) + "profiles:\n- pluginConfig:\n  - name: VolumeBinding\n");

@@ -39,6 +39,8 @@ Scheduler::Scheduler(const config::Configuration& config,
     fdeps.nominator = &nominator_;
     fdeps.waiting_pods = waiting_pods_;
     fdeps.observer = deps_.metrics;
+    fdeps.preemption_metrics = deps_.metrics;
+    fdeps.activate = [this](const std::vector<api::PodPtr>& pods) { queue_->Activate(pods); };
     auto fwk = std::make_unique<framework::runtime::Framework>(registry, profile, fdeps);
     for (auto& [plugin, registration] : fwk->EnqueueExtensionEvents()) {
       const framework::EventResource resource = registration.event.resource;

@@ -203,6 +203,11 @@ const std::set<Grant> kClusterGrants = {
     {"apps", "statefulsets", "watch", ""},
     {"events.k8s.io", "events", "create", ""},
     {"events.k8s.io", "events", "patch", ""},
+    // DefaultPreemption (rbac.preemption, on by default): evictions and disruption budgets.
+    {"", "pods", "delete", ""},
+    {"policy", "poddisruptionbudgets", "get", ""},
+    {"policy", "poddisruptionbudgets", "list", ""},
+    {"policy", "poddisruptionbudgets", "watch", ""},
 };
 
 TEST(ChartRbac, ClusterRoleGrantsExactlyWhatTheSchedulerCalls) {
@@ -217,10 +222,15 @@ TEST(ChartRbac, ClusterRoleGrantsExactlyWhatTheSchedulerCalls) {
   }
 }
 
-TEST(ChartRbac, PreemptionAddsOnlyPodDeletion) {
+TEST(ChartRbac, WithoutPreemptionNeitherPodDeletionNorDisruptionBudgets) {
   std::set<Grant> expected = kClusterGrants;
-  expected.insert({"", "pods", "delete", ""});
-  EXPECT_EQ(Grants(OnlyOfKind(Render({}, {"rbac.preemption=true"}), "ClusterRole")), expected);
+  for (const Grant& grant : kClusterGrants) {
+    if (std::get<1>(grant) == "poddisruptionbudgets" || std::get<2>(grant) == "delete") {
+      expected.erase(grant);
+    }
+  }
+  ASSERT_EQ(expected.size() + 4, kClusterGrants.size());
+  EXPECT_EQ(Grants(OnlyOfKind(Render({}, {"rbac.preemption=false"}), "ClusterRole")), expected);
 }
 
 TEST(ChartRbac, LeaseRoleOnlyWithLeaderElectionAndOnlyForItsLease) {

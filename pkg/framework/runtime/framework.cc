@@ -57,6 +57,12 @@ class NoopPluginObserver : public PluginObserver {
 };
 NoopPointObserver kNoopPoint;
 NoopPluginObserver kNoopPlugin;
+class NoopPreemptionMetrics : public PreemptionMetrics {
+ public:
+  void ObserveAttempt() override {}
+  void ObserveVictims(size_t) override {}
+};
+NoopPreemptionMetrics kNoopPreemptionMetrics;
 
 // An ordered set of names (insertion order kept), as upstream's orderedSet.
 class OrderedNames {
@@ -500,7 +506,7 @@ Status Framework::RunPostFilterPlugins(CycleState& state, const api::Pod& pod,
       decided = true;
       break;
     }
-    if (!r.nominated_node_name.empty()) *result = std::move(r);
+    if (!r.nominated_node_name.empty() || r.clear_nomination) *result = std::move(r);
     reasons.insert(reasons.end(), s.reasons().begin(), s.reasons().end());
     if (rejector.empty()) rejector = name;
   }
@@ -855,5 +861,13 @@ void Framework::RejectWaitingPod(const std::string& uid) {
 EventRecorder& Framework::GetEventRecorder() { return *deps_.recorder; }
 Parallelizer& Framework::GetParallelizer() { return *deps_.parallelizer; }
 PodNominator& Framework::Nominator() { return *deps_.nominator; }
+
+void Framework::Activate(const std::vector<api::PodPtr>& pods) {
+  if (deps_.activate) deps_.activate(pods);
+}
+
+PreemptionMetrics& Framework::GetPreemptionMetrics() {
+  return deps_.preemption_metrics ? *deps_.preemption_metrics : kNoopPreemptionMetrics;
+}
 
 }  // namespace berth::framework::runtime

@@ -9,6 +9,7 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <random>
@@ -91,6 +92,10 @@ struct FrameworkDeps {
   PodNominator* nominator = nullptr;  // Required.
   std::shared_ptr<WaitingPods> waiting_pods;
   FrameworkObserver* observer = nullptr;
+  // Handle::Activate; null: pods are not moved (tests and benchmarks without a queue).
+  std::function<void(const std::vector<api::PodPtr>&)> activate;
+  // Null: nothing is recorded.
+  PreemptionMetrics* preemption_metrics = nullptr;
 };
 
 using framework::NodePluginScores;
@@ -128,7 +133,7 @@ class Framework : public Handle {
   // Filter with the pods nominated to this node (of priority >= the pod's) added, as upstream:
   // the node must fit both with and without them.
   Status RunFilterPluginsWithNominatedPods(const CycleState& state, const api::Pod& pod,
-                                           const NodeInfo& node, int node_index = 0);
+                                           const NodeInfo& node, int node_index = 0) override;
   // RunFilterPluginsWithNominatedPods over a run of nodes, with each plugin called once for the
   // whole run (FilterPlugin::FilterNodes) on the nodes no earlier plugin rejected. `statuses`
   // arrive successful; statuses[i] is set to nodes[i]'s first failure, as the per-node runner
@@ -184,6 +189,8 @@ class Framework : public Handle {
   EventRecorder& GetEventRecorder() override;
   Parallelizer& GetParallelizer() override;
   PodNominator& Nominator() override;
+  void Activate(const std::vector<api::PodPtr>& pods) override;
+  PreemptionMetrics& GetPreemptionMetrics() override;
 
  private:
   template <typename P>
