@@ -140,7 +140,7 @@ Status Scheduler::SchedulePod(framework::runtime::Framework& fwk, framework::Cyc
   std::vector<const framework::NodeInfo*>& feasible = feasible_nodes_;
   Status s = FindNodesThatFitPod(fwk, state, pod, diagnosis, &feasible);
   if (!s.IsSuccess()) return s;
-  const int evaluated = static_cast<int>(feasible.size() + diagnosis->node_to_status.size());
+  const int evaluated = static_cast<int>(feasible.size()) + diagnosis->filter_rejected;
   if (feasible.empty()) {
     diagnosis->num_all_nodes = static_cast<int>(snapshot_.NumNodes());
     return Status(Code::kUnschedulable, std::vector<std::string>{});
@@ -361,10 +361,13 @@ void Scheduler::FindNodesThatPassFilters(framework::runtime::Framework& fwk,
     }
   }
   next_start_node_index_ = (start + processed) % num_all;
-  // Only rejected nodes get an entry; most cycles have none, and reserving room for every
-  // processed node allocated (and freed) a large buffer every cycle.
-  diagnosis->node_to_status.Reserve(static_cast<size_t>(processed) - feasible->size());
-  const auto rejected_by = CollectRejections(nodes, start, limit, diagnosis);
+  const int rejected = processed - static_cast<int>(feasible->size());
+  diagnosis->filter_rejected += rejected;
+  const bool keep_statuses = feasible->empty();
+  // Only rejected nodes get an entry; reserving room for every processed node allocated (and
+  // freed) a large buffer every cycle.
+  if (keep_statuses) diagnosis->node_to_status.Reserve(static_cast<size_t>(rejected));
+  const auto rejected_by = CollectRejections(nodes, start, limit, keep_statuses, diagnosis);
   fwk.RecordFilterPhase(
       state, feasible->empty() ? Status(Code::kUnschedulable, "no node passed Filter") : Status(),
       std::chrono::duration<double>(Clock::now() - filter_start).count(), processed + overflow,
@@ -372,7 +375,8 @@ void Scheduler::FindNodesThatPassFilters(framework::runtime::Framework& fwk,
 }
 
 std::map<std::string, int64_t> Scheduler::CollectRejections(
-    const std::vector<framework::NodeInfoPtr>& nodes, int start, int limit, Diagnosis* diagnosis) {
+    const std::vector<framework::NodeInfoPtr>& nodes, int start, int limit, bool keep_statuses,
+    Diagnosis* diagnosis) {
   const int num_all = static_cast<int>(nodes.size());
   std::map<std::string, int64_t> rejected_by;
   // Consecutive rejections by one plugin (interned names compare by address) are tallied once.
@@ -399,7 +403,8 @@ std::map<std::string, int64_t> Scheduler::CollectRejections(
       last_count = 0;
     }
     last_count++;
-    if (!s.IsRejected()) continue;  // Errors are reported through the cycle's error path.
+    // Errors are reported through the cycle's error path.
+    if (!keep_statuses || !s.IsRejected()) continue;
     const int index = start + i;
     diagnosis->node_to_status.Set(nodes[index < num_all ? index : index - num_all]->name(),
                                   std::move(s));

@@ -42,7 +42,11 @@ struct Diagnosis {
   // PostFilter plugins (preemption) may act on; 0 otherwise.
   int num_all_nodes = 0;
   // Its absent-nodes status stands for the nodes PreFilter excluded.
+  // Filter's rejections are kept only when no node passed: nothing reads them otherwise, and
+  // keying thousands of them by node name every cycle was a visible share of a cycle's cost.
   framework::NodeToStatus node_to_status;
+  // Nodes Filter rejected in this attempt, kept or not.
+  int filter_rejected = 0;
   std::set<std::string> unschedulable_plugins;
   std::set<std::string> pending_plugins;
   std::string pre_filter_msg;
@@ -181,11 +185,12 @@ class Scheduler {
                                 Diagnosis* diagnosis,
                                 const std::vector<framework::NodeInfoPtr>& nodes,
                                 std::vector<const framework::NodeInfo*>* feasible);
-  // After FindNodesThatPassFilters' pass: moves the status of each rejected node among the first
-  // `limit` (outcome i being node (start + i) of `nodes`, wrapped) into the diagnosis, notes which
-  // plugins rejected, and returns the rejection count per plugin.
+  // After FindNodesThatPassFilters' pass: notes which plugins rejected among the first `limit`
+  // outcomes (outcome i being node (start + i) of `nodes`, wrapped), moves each rejected node's
+  // status into the diagnosis when keep_statuses, and returns the rejection count per plugin.
   std::map<std::string, int64_t> CollectRejections(const std::vector<framework::NodeInfoPtr>& nodes,
-                                                   int start, int limit, Diagnosis* diagnosis);
+                                                   int start, int limit, bool keep_statuses,
+                                                   Diagnosis* diagnosis);
   std::string SelectHost(const std::vector<framework::runtime::NodePluginScores>& scores);
 
   void BindingCycle(framework::runtime::Framework* fwk,
