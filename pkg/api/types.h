@@ -104,6 +104,18 @@ struct OwnerReference {
   bool operator==(const OwnerReference& other) const = default;
 };
 
+// The object an event is about (events.k8s.io/v1 `regarding`).
+struct ObjectReference {
+  std::string api_version;  // "v1", "scheduling.x-k8s.io/v1alpha1"
+  std::string kind;
+  std::string namespace_;
+  std::string name;
+  std::string uid;
+  std::string resource_version;
+
+  bool operator==(const ObjectReference& other) const = default;
+};
+
 // The annotation kubectl apply writes: a copy of the whole object, often its largest field.
 inline constexpr std::string_view kLastAppliedAnnotation =
     "kubectl.kubernetes.io/last-applied-configuration";

@@ -141,6 +141,7 @@ Resource CSINodesResource();              // storage.k8s.io/v1
 Resource CSIDriversResource();            // storage.k8s.io/v1
 Resource CSIStorageCapacitiesResource();  // storage.k8s.io/v1
 Resource VolumeAttachmentsResource();     // storage.k8s.io/v1
+Resource PodGroupsResource();             // scheduling.x-k8s.io/v1alpha1 (a custom resource)
 
 struct ListOptions {
   std::string label_selector;

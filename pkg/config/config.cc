@@ -99,7 +99,9 @@ Plugins DefaultPlugins() {
   Plugins plugins;
   plugins.multi_point.enabled = {
       {"SchedulingGates", 0},
-      {"PrioritySort", 0},
+      // Berth's default QueueSort in place of upstream's PrioritySort: PrioritySort's order for
+      // pods outside gangs, a gang's pods kept together (pkg/plugins/coscheduling).
+      {"Coscheduling", 0},
       {"NodeName", 0},
       {"NodeUnschedulable", 0},
       {"TaintToleration", 3},

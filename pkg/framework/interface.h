@@ -34,6 +34,9 @@ class Client;
 namespace berth::informer {
 class SharedInformerFactory;
 }
+namespace prometheus {
+class Registry;
+}
 
 namespace berth::framework {
 
@@ -497,6 +500,8 @@ class EventResource {
   static const EventResource kReplicaSet;
   static const EventResource kStatefulSet;
   static const EventResource kReplicationController;
+  // scheduler-plugins' PodGroup (scheduling.x-k8s.io/v1alpha1), read as api::PodGroup.
+  static const EventResource kPodGroup;
   static const EventResource kWildcard;
 
   std::string_view name() const { return name_; }
@@ -530,6 +535,8 @@ inline constexpr EventResource EventResource::kReplicaSet{Literal{}, "ReplicaSet
 inline constexpr EventResource EventResource::kStatefulSet{Literal{}, "StatefulSet"};
 inline constexpr EventResource EventResource::kReplicationController{Literal{},
                                                                      "ReplicationController"};
+inline constexpr EventResource EventResource::kPodGroup{Literal{},
+                                                        "podgroups.v1alpha1.scheduling.x-k8s.io"};
 inline constexpr EventResource EventResource::kWildcard{Literal{}, "*"};
 
 // Bit flags, combinable.
@@ -643,6 +650,10 @@ class EventRecorder {
   // type: "Normal" or "Warning"; reason: "Scheduled", "FailedScheduling", ...
   virtual void Eventf(const api::Pod& regarding, const std::string& type, const std::string& reason,
                       const std::string& action, const std::string& note) = 0;
+  // The same about any other object (a PodGroup).
+  virtual void Eventf(const api::ObjectReference& regarding, const std::string& type,
+                      const std::string& reason, const std::string& action,
+                      const std::string& note) = 0;
 };
 
 // Pods nominated to nodes by preemption, so that Filter accounts for them.
@@ -713,6 +724,15 @@ class Handle : public PluginsRunner {
   virtual EventRecorder& GetEventRecorder() = 0;
   virtual Parallelizer& GetParallelizer() = 0;
   virtual PodNominator& Nominator() = 0;
+  // Moves these pending pods (by uid) to the active queue at once, whatever their backoff, if
+  // they wait in the unschedulable pool or in backoff; a pod in a scheduling attempt goes there
+  // if the attempt fails. Gated pods stay gated; unknown pods are ignored. For a plugin whose
+  // decision about one pod can make others worth trying (a gang's pods). Must not be called while
+  // holding a lock that the plugin's QueueSort, PreEnqueue or queueing hints take.
+  virtual void Activate(const std::vector<std::string>& pod_uids) = 0;
+  // Where a plugin registers metrics of its own, served with the scheduler's; null when metrics
+  // are not collected (tests, benchmarks).
+  virtual prometheus::Registry* MetricsRegistry() const = 0;
   // The name of the profile this framework instance serves.
   virtual const std::string& ProfileName() const = 0;
 };

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "pkg/api/codec.h"
+#include "pkg/api/podgroup.h"
 #include "pkg/api/protobuf.h"
 #include "pkg/api/resources.h"
 #include "pkg/api/resources_codec.h"
@@ -107,6 +108,14 @@ struct ResourceTraits<api::ReplicaSet>
 template <>
 struct ResourceTraits<api::StatefulSet>
     : JsonResourceTraits<api::StatefulSet, client::StatefulSetsResource, api::DecodeStatefulSet> {};
+
+// A custom resource: listed only when discovery finds its definition installed.
+template <>
+struct ResourceTraits<api::PodGroup> {
+  static client::Resource Resource() { return client::PodGroupsResource(); }
+  static api::PodGroup Decode(const nlohmann::json& object) { return api::DecodePodGroup(object); }
+  static void Configure(ReflectorOptions& options) { options.discover = true; }
+};
 
 }  // namespace berth::informer
 

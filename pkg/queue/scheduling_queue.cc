@@ -25,6 +25,7 @@ const std::string kUnscheduledPodAdd = "UnscheduledPodAdd";
 const std::string kUnscheduledPodUpdate = "UnscheduledPodUpdate";
 const std::string kScheduleAttemptFailure = "ScheduleAttemptFailure";
 const std::string kBackoffComplete = "BackoffComplete";
+const std::string kForceActivate = "ForceActivate";
 
 // PrioritySort: higher priority first, then the pod that has waited longer.
 bool DefaultLess(const QueuedPodInfo& a, const QueuedPodInfo& b) {
@@ -289,7 +290,9 @@ void SchedulingQueue::AddUnschedulableIfNotPresent(QueuedPodInfoPtr pinfo, bool 
   std::lock_guard lock(mu_);
   const std::string uid = pinfo->pod().meta.uid;
 
+  bool activate = false;
   if (auto it = in_flight_pods_.find(uid); it != in_flight_pods_.end()) {
+    activate = it->second.activate;
     if (it->second.deleted) {
       spdlog::debug("pod {} was deleted during its attempt; not requeued", pinfo->pod().Key());
       DoneLocked(uid);
@@ -313,8 +316,8 @@ void SchedulingQueue::AddUnschedulableIfNotPresent(QueuedPodInfoPtr pinfo, bool 
   }
   pinfo->timestamp = clock_->Now();
 
-  Strategy strategy = StrategyForInFlightPod(*pinfo);
-  Where where = Requeue(pinfo, strategy, kScheduleAttemptFailure);
+  Strategy strategy = activate ? Strategy::kImmediately : StrategyForInFlightPod(*pinfo);
+  Where where = Requeue(pinfo, strategy, activate ? kForceActivate : kScheduleAttemptFailure);
   spdlog::debug("pod {} moved to {} after a failed attempt (cycle {})", pinfo->pod().Key(),
                 WhereName(where), scheduling_cycle_);
   DoneLocked(uid);
@@ -571,6 +574,25 @@ SchedulingQueue::Where SchedulingQueue::Requeue(QueuedPodInfoPtr pinfo, Strategy
     return Where::kBackoff;
   }
   return MoveToActiveQ(pinfo, event) ? Where::kActive : Where::kUnschedulable;
+}
+
+void SchedulingQueue::Activate(const std::vector<std::string>& pod_uids) {
+  std::lock_guard lock(mu_);
+  bool activated = false;
+  for (const std::string& uid : pod_uids) {
+    QueuedPodInfoPtr pinfo = backoff_q_.Get(uid);
+    if (!pinfo) {
+      if (auto it = unschedulable_.find(uid); it != unschedulable_.end()) pinfo = it->second;
+    }
+    if (pinfo) {
+      if (MoveToActiveQ(pinfo, kForceActivate)) activated = true;
+      continue;
+    }
+    if (auto it = in_flight_pods_.find(uid); it != in_flight_pods_.end()) {
+      it->second.activate = true;
+    }
+  }
+  if (activated) pop_cv_.notify_all();
 }
 
 // ---- Flushes ----

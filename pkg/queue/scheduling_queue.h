@@ -130,6 +130,11 @@ class SchedulingQueue {
   void MoveAllToActiveOrBackoffQueue(const framework::ClusterEvent& event,
                                      const framework::EventObjects& objects);
 
+  // Moves these pods (by uid) to activeQ at once, whatever their backoff, when they are in
+  // backoffQ or the unschedulable pool; a gated pod runs PreEnqueue again and may stay gated. A pod
+  // in flight goes to activeQ if its attempt fails. Unknown uids are ignored (upstream Activate).
+  void Activate(const std::vector<std::string>& pod_uids);
+
   // Moves backoffQ pods whose backoff has expired to activeQ. Called by the flush thread; public
   // so tests can drive it with a fake clock.
   void FlushBackoffQCompleted();
@@ -172,6 +177,8 @@ class SchedulingQueue {
     // The newest version seen by Update while the pod was in flight.
     api::PodPtr latest;
     bool deleted = false;
+    // Activate asked for the pod while it was in flight.
+    bool activate = false;
   };
 
   static const char* WhereName(Where where);

@@ -755,6 +755,45 @@ TEST_F(SchedulingQueueTest, DeleteRemovesFromEveryStructure) {
   ExpectCounts(*q, 0, 0, 0, 0);
 }
 
+// ---- Activate ----
+
+TEST_F(SchedulingQueueTest, ActivateMovesPooledAndBackingOffPodsToActiveQAtOnce) {
+  auto q = MakeQueue({{kProfile, {Entry("NodeAffinity", EventResource::kNode, framework::kAdd)}}},
+                     GateOnSchedulingGates);
+  api::PodPtr backoff = PodBuilder("backoff").Priority(2).Build();
+  api::PodPtr pool = PodBuilder("pool").Priority(1).Build();
+  api::PodPtr gated = PodBuilder("gated").SchedulingGate("g").Build();
+  q->Add(backoff);
+  q->Add(pool);
+  q->AddUnschedulableIfNotPresent(q->Pop(), true);
+  PopAndReject(*q, "pool", {"NodeAffinity"});
+  q->Add(gated);
+  ExpectCounts(*q, 0, 1, 1, 1);
+
+  // Neither an event nor the end of the backoff is needed; a gated pod stays gated.
+  q->Activate({backoff->meta.uid, pool->meta.uid, gated->meta.uid, "no-such-uid"});
+  ExpectCounts(*q, 2, 0, 0, 1);
+  EXPECT_EQ(q->Pop()->pod().meta.name, "backoff");
+  EXPECT_EQ(q->Pop()->pod().meta.name, "pool");
+}
+
+TEST_F(SchedulingQueueTest, APodActivatedDuringItsAttemptGoesToActiveQWhenTheAttemptFails) {
+  auto q = MakeQueue({{kProfile, {Entry("NodeAffinity", EventResource::kNode, framework::kAdd)}}});
+  q->Add(PodBuilder("flying").Build());
+  q->Add(PodBuilder("other").Build());
+  QueuedPodInfoPtr flying = q->Pop();
+  q->Activate({flying->pod().meta.uid});
+  flying->unschedulable_plugins = {"NodeAffinity"};
+  q->AddUnschedulableIfNotPresent(flying, false);
+  EXPECT_EQ(Names(q->PodsInActiveQ()), (std::vector<std::string>{"flying", "other"}));
+
+  // Without the request, the same failure parks the pod until an event.
+  QueuedPodInfoPtr again = q->Pop();
+  again->unschedulable_plugins = {"NodeAffinity"};
+  q->AddUnschedulableIfNotPresent(again, false);
+  EXPECT_EQ(Names(q->UnschedulablePods()), (std::vector<std::string>{again->pod().meta.name}));
+}
+
 // ---- Blocking and the flush threads ----
 
 TEST_F(SchedulingQueueTest, PopBlocksUntilAddFromAnotherThread) {

@@ -264,6 +264,7 @@ bool ForTypedResource(EventResource resource, Fn&& fn) {
   if (resource == EventResource::kReplicationController) {
     return fn(Typed<api::ReplicationController>()), true;
   }
+  if (resource == EventResource::kPodGroup) return fn(Typed<api::PodGroup>()), true;
   return false;
 }
 

@@ -115,6 +115,8 @@ class NoopRecorder : public framework::EventRecorder {
  public:
   void Eventf(const api::Pod&, const std::string&, const std::string&, const std::string&,
               const std::string&) override {}
+  void Eventf(const api::ObjectReference&, const std::string&, const std::string&,
+              const std::string&, const std::string&) override {}
 };
 
 // Binds instantly and, like the pod informer seeing the bound pod, feeds the update back before

@@ -47,7 +47,9 @@ class FakeLister : public framework::NodeInfoLister {
 };
 
 struct RecordedEvent {
+  // "namespace/name" of the object the event is about; `kind` is "Pod" for pods.
   std::string pod_key;
+  std::string kind = "Pod";
   std::string type;
   std::string reason;
   std::string note;
@@ -58,7 +60,13 @@ class FakeRecorder : public framework::EventRecorder {
   void Eventf(const api::Pod& regarding, const std::string& type, const std::string& reason,
               const std::string&, const std::string& note) override {
     std::lock_guard lock(mu_);
-    events_.push_back({regarding.Key(), type, reason, note});
+    events_.push_back({regarding.Key(), "Pod", type, reason, note});
+  }
+  void Eventf(const api::ObjectReference& regarding, const std::string& type,
+              const std::string& reason, const std::string&, const std::string& note) override {
+    std::lock_guard lock(mu_);
+    events_.push_back(
+        {regarding.namespace_ + "/" + regarding.name, regarding.kind, type, reason, note});
   }
   std::vector<RecordedEvent> events() {
     std::lock_guard lock(mu_);
@@ -111,6 +119,16 @@ class FakeHandle : public framework::Handle {
   framework::Parallelizer& GetParallelizer() override { return parallelizer_; }
   framework::PodNominator& Nominator() override { return nominator_; }
   const std::string& ProfileName() const override { return profile_; }
+  // Records what a plugin asked to activate.
+  void Activate(const std::vector<std::string>& pod_uids) override {
+    std::lock_guard lock(activated_mu_);
+    activated_.insert(activated_.end(), pod_uids.begin(), pod_uids.end());
+  }
+  std::vector<std::string> activated() {
+    std::lock_guard lock(activated_mu_);
+    return activated_;
+  }
+  prometheus::Registry* MetricsRegistry() const override { return nullptr; }
 
   // A plugin under test that runs the profile's other plugins needs a real Framework; these say
   // so instead of pretending.
@@ -150,6 +168,8 @@ class FakeHandle : public framework::Handle {
   InlineParallelizer parallelizer_;
   NoNominations nominator_;
   std::string profile_ = "berth-scheduler";
+  std::mutex activated_mu_;
+  std::vector<std::string> activated_;
 };
 
 }  // namespace berth::testing

@@ -856,4 +856,8 @@ EventRecorder& Framework::GetEventRecorder() { return *deps_.recorder; }
 Parallelizer& Framework::GetParallelizer() { return *deps_.parallelizer; }
 PodNominator& Framework::Nominator() { return *deps_.nominator; }
 
+void Framework::Activate(const std::vector<std::string>& pod_uids) {
+  if (deps_.activate && !pod_uids.empty()) deps_.activate(pod_uids);
+}
+
 }  // namespace berth::framework::runtime

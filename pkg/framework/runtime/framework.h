@@ -9,6 +9,7 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <random>
@@ -91,6 +92,9 @@ struct FrameworkDeps {
   PodNominator* nominator = nullptr;  // Required.
   std::shared_ptr<WaitingPods> waiting_pods;
   FrameworkObserver* observer = nullptr;
+  // Handle::Activate; empty: activation does nothing (no queue, as in plugin tests).
+  std::function<void(const std::vector<std::string>&)> activate;
+  prometheus::Registry* metrics_registry = nullptr;
 };
 
 using framework::NodePluginScores;
@@ -184,6 +188,8 @@ class Framework : public Handle {
   EventRecorder& GetEventRecorder() override;
   Parallelizer& GetParallelizer() override;
   PodNominator& Nominator() override;
+  void Activate(const std::vector<std::string>& pod_uids) override;
+  prometheus::Registry* MetricsRegistry() const override { return deps_.metrics_registry; }
 
  private:
   template <typename P>

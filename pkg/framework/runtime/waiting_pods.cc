@@ -6,7 +6,9 @@ namespace berth::framework::runtime {
 namespace {
 
 std::string FormatDuration(std::chrono::steady_clock::duration d) {
-  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
+  // Rounded: the deadline is taken a moment before the wait starts, and "999ms" for a 1s timeout
+  // would only confuse.
+  auto ms = std::chrono::round<std::chrono::milliseconds>(d).count();
   if (ms % 1000 == 0) return std::to_string(ms / 1000) + "s";
   return std::to_string(ms) + "ms";
 }

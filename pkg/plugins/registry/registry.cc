@@ -3,6 +3,7 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "pkg/plugins/coscheduling/coscheduling.h"
 #include "pkg/plugins/defaultbinder/defaultbinder.h"
 #include "pkg/plugins/imagelocality/image_locality.h"
 #include "pkg/plugins/interpodaffinity/interpodaffinity.h"
@@ -36,6 +37,7 @@ std::mutex& OutOfTreeMutex() {
 framework::runtime::Registry InTree() {
   return {
       {std::string(prioritysort::kName), prioritysort::New},
+      {std::string(coscheduling::kName), coscheduling::New},
       {std::string(schedulinggates::kName), schedulinggates::New},
       {std::string(nodeunschedulable::kName), nodeunschedulable::New},
       {std::string(nodename::kName), nodename::New},

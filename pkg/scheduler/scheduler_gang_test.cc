@@ -1,0 +1,162 @@
+// Gangs through the whole scheduler (queue, scheduling thread, binding cycles) without an
+// apiserver: pods, nodes and PodGroups reach it through client-less informers, and a binder that
+// stands in for the binding subresource sends the bound pod back as the informer would.
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "pkg/api/podgroup.h"
+#include "pkg/informer/factory.h"
+#include "pkg/plugins/registry/registry.h"
+#include "pkg/scheduler/scheduler.h"
+#include "test/testing/fake_handle.h"
+#include "test/testing/objects.h"
+
+namespace berth::scheduler {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::NodeBuilder;
+using testing::PodBuilder;
+
+class FeedbackBinder : public framework::BindPlugin {
+ public:
+  explicit FeedbackBinder(informer::SharedInformerFactory& informers) : informers_(informers) {}
+  std::string_view Name() const override { return "FeedbackBinder"; }
+  framework::Status Bind(framework::CycleState&, const api::Pod& pod,
+                         const std::string& node) override {
+    auto bound = std::make_shared<api::Pod>(pod);
+    bound->spec.node_name = node;
+    {
+      std::lock_guard lock(mu_);
+      bound_[pod.meta.name] = node;
+    }
+    informers_.Pods().Upsert(bound);
+    return {};
+  }
+  std::map<std::string, std::string> bound() {
+    std::lock_guard lock(mu_);
+    return bound_;
+  }
+
+ private:
+  informer::SharedInformerFactory& informers_;
+  std::mutex mu_;
+  std::map<std::string, std::string> bound_;
+};
+
+bool Eventually(const std::function<bool()>& condition, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (condition()) return true;
+    std::this_thread::sleep_for(10ms);
+  }
+  return condition();
+}
+
+class GangSchedulerTest : public ::testing::Test {
+ protected:
+  void Start(int permit_wait_seconds) {
+    registry_ = plugins::registry::InTree();
+    registry_["FeedbackBinder"] = [this](const nlohmann::json&, framework::Handle&) {
+      return binder_;
+    };
+    config::Configuration cfg = config::DefaultConfiguration();
+    auto& profile = cfg.profiles[0];
+    profile.plugins.bind.disabled.push_back({"*", 0});
+    profile.plugins.bind.enabled.push_back({"FeedbackBinder", 0});
+    profile.plugin_config.push_back(
+        {"Coscheduling", {{"permitWaitingTimeSeconds", permit_wait_seconds}}});
+    SchedulerDeps deps;
+    deps.informers = &informers_;
+    deps.recorder = &recorder_;
+    scheduler_ = std::make_unique<Scheduler>(cfg, registry_, deps);
+    scheduler_->AddAllEventHandlers();
+    scheduler_->Run();
+  }
+  void TearDown() override {
+    if (scheduler_) scheduler_->Stop(1s);
+  }
+
+  void Node(const std::string& name, const std::string& cpu) {
+    informers_.Nodes().Upsert(NodeBuilder(name).Capacity(cpu, "64Gi").Build());
+  }
+  void Group(const std::string& name, int min_member) {
+    informers_.For<api::PodGroup>().Upsert(std::make_shared<api::PodGroup>(
+        api::DecodePodGroup({{"metadata",
+                              {{"name", name},
+                               {"namespace", "default"},
+                               {"uid", "uid-" + name},
+                               {"resourceVersion", "1"},
+                               {"creationTimestamp", "2025-01-01T00:00:00Z"}}},
+                             {"spec", {{"minMember", min_member}}}})));
+  }
+  void Pod(const std::string& name, const std::string& group, const std::string& cpu) {
+    PodBuilder pod(name);
+    if (!group.empty()) pod.Label(std::string(api::kPodGroupLabel), group);
+    informers_.Pods().Upsert(pod.Container(cpu, "1Gi").Build());
+  }
+  // How many pods whose name starts with `prefix` are bound.
+  int Bound(const std::string& prefix) {
+    int n = 0;
+    for (const auto& [pod, node] : binder_->bound()) n += pod.rfind(prefix, 0) == 0 ? 1 : 0;
+    return n;
+  }
+
+  informer::SharedInformerFactory informers_{nullptr};
+  testing::FakeRecorder recorder_;
+  std::shared_ptr<FeedbackBinder> binder_ = std::make_shared<FeedbackBinder>(informers_);
+  framework::runtime::Registry registry_;
+  std::unique_ptr<Scheduler> scheduler_;
+};
+
+TEST_F(GangSchedulerTest, AGangThatDoesNotFitBindsNothingUntilANodeMakesRoom) {
+  Start(60);
+  Node("n1", "2");
+  Node("n2", "1");
+  Group("train", 4);
+  for (int i = 0; i < 4; i++) Pod("train-" + std::to_string(i), "train", "1");
+  // Three of the four fit: they are placed, and given back the moment the fourth fits nowhere.
+  ASSERT_TRUE(Eventually(
+      [&] {
+        for (const auto& e : recorder_.events()) {
+          if (e.kind == "PodGroup" &&
+              e.note.find("with 3 of 4 required pods placed") != std::string::npos) {
+            return true;
+          }
+        }
+        return false;
+      },
+      10s));
+  EXPECT_EQ(Bound("train-"), 0);
+  Node("n3", "1");
+  EXPECT_TRUE(Eventually([&] { return Bound("train-") == 4; }, 20s)) << Bound("train-");
+}
+
+TEST_F(GangSchedulerTest, GangsThatFitAloneButNotTogetherNeverDeadlock) {
+  Start(5);
+  Node("n1", "4");
+  Node("n2", "4");
+  Group("a", 4);
+  Group("b", 4);
+  // Interleaved: neither gang's pods all arrive before the other's begin.
+  for (int i = 0; i < 4; i++) {
+    Pod("a-" + std::to_string(i), "a", "1500m");
+    Pod("b-" + std::to_string(i), "b", "1500m");
+    if (i == 1) Pod("small", "", "500m");
+  }
+  ASSERT_TRUE(Eventually([&] { return Bound("a-") == 4 || Bound("b-") == 4; }, 5s))
+      << "a: " << Bound("a-") << ", b: " << Bound("b-");
+  EXPECT_TRUE(Eventually([&] { return Bound("small") == 1; }, 5s));
+  // Within a wait of 5s, the other gang never gets a pod bound: it is all or nothing.
+  std::this_thread::sleep_for(1s);
+  const int a = Bound("a-");
+  const int b = Bound("b-");
+  EXPECT_TRUE((a == 4 && b == 0) || (a == 0 && b == 4)) << "a: " << a << ", b: " << b;
+}
+
+}  // namespace
+}  // namespace berth::scheduler
