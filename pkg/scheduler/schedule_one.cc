@@ -67,6 +67,11 @@ bool Scheduler::ScheduleOne() {
       Status post_status = fwk->RunPostFilterPlugins(*state, *pod, diagnosis.node_to_status, &post);
       if (!post_status.IsSuccess() && !post_status.reasons().empty()) {
         diagnosis.post_filter_msg = post_status.Message();
+        // The message ends with what PostFilter found, as upstream's FitError does.
+        if (snapshot_.NumNodes() > 0) {
+          status = Status(status.code(),
+                          FitErrorMessage(static_cast<int>(snapshot_.NumNodes()), diagnosis));
+        }
       }
       nominated = post.nominated_node_name;
     }

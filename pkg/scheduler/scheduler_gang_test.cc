@@ -132,6 +132,19 @@ TEST_F(GangSchedulerTest, AGangThatDoesNotFitBindsNothingUntilANodeMakesRoom) {
       },
       10s));
   EXPECT_EQ(Bound("train-"), 0);
+  // The pod that fit nowhere says why, and that its gang was rejected for it.
+  EXPECT_TRUE(Eventually(
+      [&] {
+        for (const auto& e : recorder_.events()) {
+          if (e.kind == "Pod" && e.reason == "FailedScheduling" &&
+              e.note.find("Insufficient cpu. pod group \"default/train\" rejected: pod ") !=
+                  std::string::npos) {
+            return true;
+          }
+        }
+        return false;
+      },
+      10s));
   Node("n3", "1");
   EXPECT_TRUE(Eventually([&] { return Bound("train-") == 4; }, 20s)) << Bound("train-");
 }

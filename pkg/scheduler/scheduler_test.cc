@@ -663,10 +663,12 @@ TEST(SchedulerResourceEvents, AnEventOfAResourceAPluginListsRequeuesThePodsItRej
   scheduler.AddAllEventHandlers();
   std::vector<std::string> resources;
   for (const auto& state : informers.States()) resources.push_back(state.resource);
-  // The default profile's PodTopologySpread watches the owners its system defaults read.
+  // The default profile's PodTopologySpread watches the owners its system defaults read, and
+  // Coscheduling the PodGroups.
   EXPECT_EQ(resources,
-            (std::vector<std::string>{"namespaces", "nodes", "pods", "replicasets.apps",
-                                      "replicationcontrollers", "services", "statefulsets.apps"}));
+            (std::vector<std::string>{"namespaces", "nodes", "podgroups.scheduling.x-k8s.io",
+                                      "pods", "replicasets.apps", "replicationcontrollers",
+                                      "services", "statefulsets.apps"}));
 
   informers.Nodes().Upsert(NodeBuilder("n").Capacity("4", "8Gi").Build());
   informers.For<api::Namespace>().Upsert(NamespaceObject("team", false));

@@ -12,6 +12,7 @@
 
 #include "pkg/informer/factory.h"
 #include "pkg/plugins/coscheduling/podgroup_source.h"
+#include "pkg/plugins/helper/args.h"
 
 namespace berth::plugins::coscheduling {
 namespace {
@@ -36,6 +37,17 @@ int64_t Seconds(const json& args, const char* field, int64_t min, int64_t max) {
   }
   return seconds;
 }
+
+// Marks a cycle whose pod PreFilter turned away: its PostFilter is no failed attempt.
+const framework::StateKey& RefusedKey() {
+  static const framework::StateKey key("Coscheduling/refused");
+  return key;
+}
+struct Refused : framework::StateData {
+  std::shared_ptr<framework::StateData> Clone() const override {
+    return std::make_shared<Refused>();
+  }
+};
 
 // How messages name a gang: `pod group "ns/name"`.
 std::string GangText(const GangKey& key) { return "pod group \"" + key.Display() + "\""; }
@@ -91,15 +103,8 @@ const char* RejectionName(Rejection reason) {
 
 Args ParseArgs(const json& args) {
   Args out;
+  helper::ExpectArgsFields(args, {"permitWaitingTimeSeconds", "podGroupBackoffSeconds"});
   if (args.is_null()) return out;
-  if (!args.is_object()) Fail("args", std::string("expected object, got ") + args.type_name());
-  for (auto it = args.begin(); it != args.end(); ++it) {
-    const std::string& key = it.key();
-    if (key != "permitWaitingTimeSeconds" && key != "podGroupBackoffSeconds" &&
-        key != "apiVersion" && key != "kind") {
-      Fail(key, "unknown field");
-    }
-  }
   constexpr int64_t kMaxWait =
       std::chrono::duration_cast<std::chrono::seconds>(framework::kMaxPermitTimeout).count();
   if (args.contains("permitWaitingTimeSeconds") && !args["permitWaitingTimeSeconds"].is_null()) {
@@ -116,12 +121,7 @@ Coscheduling::Coscheduling(Args args, framework::Handle& handle,
                            std::vector<std::unique_ptr<GangSource>> sources)
     : args_(args),
       handle_(handle),
-      sources_(std::move(sources)),
-      state_(std::make_shared<GangState>(handle.ProfileName(), [this] {
-        std::vector<GangSource*> raw;
-        for (const auto& source : sources_) raw.push_back(source.get());
-        return raw;
-      }())) {
+      state_(std::make_shared<GangState>(handle.ProfileName(), std::move(sources))) {
   if (prometheus::Registry* registry = handle.MetricsRegistry()) {
     const std::string& profile = handle.ProfileName();
     metrics_.waiting =
@@ -157,10 +157,11 @@ Coscheduling::Coscheduling(Args args, framework::Handle& handle,
   };
   pods.on_delete = [state = state_](const api::PodPtr& pod) { state->OnPod(pod, nullptr); };
   handle.SharedInformerFactory().Pods().AddEventHandler(std::move(pods));
-  for (const auto& source : sources_) {
-    source->OnChange([state = state_, source = source.get()](const std::string& namespace_,
-                                                             const std::string& name) {
-      state->OnGangChange(source, namespace_, name);
+  for (const auto& source : state_->sources()) {
+    // The handler keeps the state (and with it the source) alive; it never outlives the informer.
+    source->OnChange([state = std::weak_ptr<GangState>(state_), source = source.get()](
+                         const std::string& namespace_, const std::string& name) {
+      if (auto s = state.lock()) s->OnGangChange(source, namespace_, name);
     });
   }
   worker_ = std::make_unique<GangWorker>(state_, handle_, std::string(kName));
@@ -187,14 +188,16 @@ bool Coscheduling::Less(const framework::QueuedPodInfo& a,
          std::tie(pb.meta.namespace_, nb, pb.meta.name);
 }
 
-Status Coscheduling::Refuse(const GangKey& key, const std::string& message, bool on_object) {
+Status Coscheduling::Refuse(framework::CycleState& state, const GangKey& key,
+                            const std::string& message, bool on_object) {
+  state.Write(RefusedKey(), std::make_shared<Refused>());
   // Every refused attempt of every pod of the gang notes the same words: the recorder folds the
   // repeats into one Event's series.
   if (on_object) RecordEvent(key, "Warning", "FailedScheduling", message);
   return Status::Unresolvable(message);
 }
 
-Status Coscheduling::PreFilter(framework::CycleState&, const api::Pod& pod,
+Status Coscheduling::PreFilter(framework::CycleState& state, const api::Pod& pod,
                                const std::vector<framework::NodeInfoPtr>& nodes,
                                framework::PreFilterResult*) {
   const std::optional<GangKey> key = state_->KeyOf(pod);
@@ -204,13 +207,15 @@ Status Coscheduling::PreFilter(framework::CycleState&, const api::Pod& pod,
   std::string why;
   switch (key->source->Get(key->namespace_, key->name, &spec, &why)) {
     case Lookup::kUnavailable:
-      return Refuse(*key, gang_text + " cannot be read: " + why, false);
+      return Refuse(state, *key, gang_text + " cannot be read: " + why, false);
     case Lookup::kNotFound:
-      return Refuse(*key, gang_text + " does not exist", false);
+      return Refuse(state, *key, gang_text + " does not exist", false);
     case Lookup::kFound:
       break;
   }
-  if (!spec.problem.empty()) return Refuse(*key, gang_text + " is invalid: " + spec.problem, true);
+  if (!spec.problem.empty()) {
+    return Refuse(state, *key, gang_text + " is invalid: " + spec.problem, true);
+  }
 
   bool check_resources = false;
   std::string too_few;
@@ -226,12 +231,13 @@ Status Coscheduling::PreFilter(framework::CycleState&, const api::Pod& pod,
                 std::to_string(spec.min_member) + " required pods";
     } else if (SteadyClock::now() < gang.backoff_until) {
       gang.held.insert(pod.meta.uid);
+      state.Write(RefusedKey(), std::make_shared<Refused>());
       return Status::Unresolvable(gang_text + " is backing off after a failed attempt");
     } else {
       check_resources = spec.min_resources.has_value() && gang.assumed.empty();
     }
   }
-  if (!too_few.empty()) return Refuse(*key, too_few, true);
+  if (!too_few.empty()) return Refuse(state, *key, too_few, true);
   if (!check_resources) return {};
   const std::string missing = MissingResources(*key, spec, nodes);
   bool first_refusal = false;
@@ -245,7 +251,7 @@ Status Coscheduling::PreFilter(framework::CycleState&, const api::Pod& pod,
   if (first_refusal && metrics_.rejections[static_cast<size_t>(Rejection::kMinResources)]) {
     metrics_.rejections[static_cast<size_t>(Rejection::kMinResources)]->Increment();
   }
-  return Refuse(*key, gang_text + " needs more than the cluster has free: " + missing, true);
+  return Refuse(state, *key, gang_text + " needs more than the cluster has free: " + missing, true);
 }
 
 std::string Coscheduling::MissingResources(const GangKey& key, const GangSpec& spec,
@@ -334,12 +340,13 @@ void Coscheduling::Release(const GangKey& key, const std::vector<std::string>& u
   RecordEvent(key, "Warning", "FailedScheduling", message);
 }
 
-Status Coscheduling::PostFilter(framework::CycleState&, const api::Pod& pod,
+Status Coscheduling::PostFilter(framework::CycleState& state, const api::Pod& pod,
                                 const framework::NodeToStatus&, framework::PostFilterResult*) {
   const std::optional<GangKey> key = state_->KeyOf(pod);
   // Rejected without a reason: nothing to add to the pod's own, and the next PostFilter runs.
   const Status no_help(Code::kUnschedulable, std::vector<std::string>{});
-  if (!key) return no_help;
+  // Not attempted at all (PreFilter turned it away): nothing of the gang failed.
+  if (!key || state.Read<Refused>(RefusedKey()) != nullptr) return no_help;
   const auto now = SteadyClock::now();
   std::string message;
   std::vector<std::string> uids;
@@ -486,7 +493,7 @@ void Coscheduling::Unreserve(framework::CycleState&, const api::Pod& pod, const 
 
 std::vector<framework::ClusterEventWithHint> Coscheduling::EventsToRegister() const {
   std::vector<framework::ClusterEventWithHint> events;
-  for (const auto& source : sources_) {
+  for (const auto& source : state_->sources()) {
     for (auto& event : source->Events()) events.push_back(std::move(event));
   }
   // Room that may let a gang fit: a node added or grown, a pod gone. The gang's own pods that an

@@ -101,7 +101,8 @@ class Coscheduling final : public framework::QueueSortPlugin,
 
   // A PreFilter refusal: Unresolvable (no eviction can help), and noted on the gang's object once
   // per distinct message when `on_object`.
-  framework::Status Refuse(const GangKey& key, const std::string& message, bool on_object);
+  framework::Status Refuse(framework::CycleState& state, const GangKey& key,
+                           const std::string& message, bool on_object);
   // Ends the gang's attempt: takes back every waiting pod (returned, to reject), records the
   // failure and its metrics. Requires the state's lock.
   std::vector<std::string> RejectLocked(const GangKey& key, Gang& gang, const std::string& message,
@@ -121,7 +122,6 @@ class Coscheduling final : public framework::QueueSortPlugin,
 
   const Args args_;
   framework::Handle& handle_;
-  const std::vector<std::unique_ptr<GangSource>> sources_;
   const std::shared_ptr<GangState> state_;
   Metrics metrics_;
   // Last: stopped first, while everything it uses is still there.

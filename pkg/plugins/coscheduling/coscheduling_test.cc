@@ -328,10 +328,27 @@ TEST_F(CoschedulingTest, APodThatFitsNowhereRejectsEveryWaitingPodAndTheGangBack
   ASSERT_FALSE(GroupEvents("FailedScheduling").empty());
   EXPECT_EQ(GroupEvents("FailedScheduling").back().note, why);
   // One failure, however many pods it released: their own Unreserve added none.
-  EXPECT_EQ(
-      plugin_->state().gangs.at({plugin_->state().sources()[0], kNs, "train"}).failures.size(), 1u);
+  EXPECT_EQ(plugin_->state()
+                .gangs.at({plugin_->state().sources()[0].get(), kNs, "train"})
+                .failures.size(),
+            1u);
   EXPECT_EQ(PreFilter(p0).Message(),
             "pod group \"ml/train\" is backing off after a failed attempt");
+}
+
+TEST_F(CoschedulingTest, APodTurnedAwayByPreFilterIsNoFailedAttempt) {
+  Build({{"podGroupBackoffSeconds", 600}});
+  Group("train", 3);
+  auto p0 = Member("p-0", "train");
+  framework::CycleState state;
+  framework::PreFilterResult result;
+  ASSERT_FALSE(fwk_->RunPreFilterPlugins(state, *p0, lister_.List(), &result).IsSuccess());
+  framework::NodeToStatus statuses;
+  framework::PostFilterResult post;
+  EXPECT_TRUE(fwk_->RunPostFilterPlugins(state, *p0, statuses, &post).reasons().empty());
+  Member("p-1", "train");
+  Member("p-2", "train");
+  EXPECT_TRUE(PreFilter(p0).IsSuccess()) << "the gang backs off after an attempt it never made";
 }
 
 TEST_F(CoschedulingTest, AGangWithItsQuorumIsNotRejectedForAnExtraPodThatFitsNowhere) {

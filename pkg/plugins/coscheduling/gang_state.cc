@@ -14,10 +14,10 @@ int32_t Gang::Waiting() const {
 }
 
 bool GangState::ViewOf(const api::Pod& pod, GangKeyView* key) const {
-  for (const GangSource* source : sources_) {
+  for (const auto& source : sources_) {
     std::string_view name = source->GangOf(pod);
     if (name.empty()) continue;
-    *key = {source, pod.meta.namespace_, name};
+    *key = {source.get(), pod.meta.namespace_, name};
     return true;
   }
   return false;
@@ -43,14 +43,13 @@ void GangState::ReadSpec(const GangKey& key, Gang& gang) {
 }
 
 void GangState::OnPod(const api::PodPtr& old_pod, const api::PodPtr& new_pod) {
-  std::lock_guard lock(mu);
-  // Once the plugin stopped, its sources may be gone.
-  if (stopping) return;
   std::optional<GangKey> old_key =
       old_pod && Responsible(*old_pod) ? KeyOf(*old_pod) : std::nullopt;
   std::optional<GangKey> new_key =
       new_pod && Responsible(*new_pod) ? KeyOf(*new_pod) : std::nullopt;
+  // Most pods join no gang: they cost no lock.
   if (!old_key && !new_key) return;
+  std::lock_guard lock(mu);
   const api::Pod& pod = new_pod ? *new_pod : *old_pod;
   const std::string& uid = pod.meta.uid;
   const auto now = SteadyClock::now();
@@ -104,14 +103,13 @@ void GangState::OnGangChange(const GangSource* source, const std::string& namesp
                              const std::string& name) {
   const GangKey key{source, namespace_, name};
   std::lock_guard lock(mu);
-  if (stopping) return;
   auto it = gangs.find(key);
-  if (it != gangs.end()) {
-    const int32_t before = it->second.min_member;
-    ReadSpec(key, it->second);
-    // A smaller minMember may complete the gang.
-    if (it->second.min_member < before) to_activate.insert(key);
-  }
+  // A gang none of whose pods is this profile's gets its status from the profile that has them.
+  if (it == gangs.end()) return;
+  const int32_t before = it->second.min_member;
+  ReadSpec(key, it->second);
+  // A smaller minMember may complete the gang.
+  if (it->second.min_member < before) to_activate.insert(key);
   MarkDirtyLocked(key);
   wake.notify_all();
 }

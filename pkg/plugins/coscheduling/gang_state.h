@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -101,26 +102,28 @@ struct Orphan {
 };
 
 // Shared by the plugin and the informer handlers it registers, which may outlive it.
-// Thread-safety: every member below `mu` is guarded by it. Lock order: the scheduling queue's
-// lock, then mu, then informer stores'; nothing is called with mu held that takes the queue's.
+// Thread-safety: the sources are thread-safe; every member below `mu` is guarded by it. Lock order:
+// the scheduling queue's lock, then mu, then informer stores'; nothing is called with mu held that
+// takes the queue's.
 class GangState {
  public:
   static constexpr size_t kFailureHistory = 16;
 
-  GangState(std::string profile, std::vector<GangSource*> sources)
+  // Owns the sources: the informer handlers that ask them may outlive the plugin.
+  GangState(std::string profile, std::vector<std::unique_ptr<GangSource>> sources)
       : profile_(std::move(profile)),
         sources_(std::move(sources)),
         wall_to_steady_(SteadyClock::now().time_since_epoch() -
                         std::chrono::duration_cast<SteadyClock::duration>(
                             std::chrono::system_clock::now().time_since_epoch())) {}
 
-  const std::vector<GangSource*>& sources() const { return sources_; }
+  const std::vector<std::unique_ptr<GangSource>>& sources() const { return sources_; }
 
   // The gang `pod` joins (through the first source that names one), or false.
   bool ViewOf(const api::Pod& pod, GangKeyView* key) const;
   std::optional<GangKey> KeyOf(const api::Pod& pod) const;
 
-  // Pod informer events. Only pods of the profile count. Both do nothing once `stopping` is set.
+  // Pod informer events. Only pods of the profile count.
   void OnPod(const api::PodPtr& old_pod, const api::PodPtr& new_pod);
   // A gang was added, deleted or its spec changed.
   void OnGangChange(const GangSource* source, const std::string& namespace_,
@@ -163,7 +166,7 @@ class GangState {
   SteadyClock::time_point ToSteady(std::chrono::system_clock::time_point t) const;
 
   const std::string profile_;
-  const std::vector<GangSource*> sources_;
+  const std::vector<std::unique_ptr<GangSource>> sources_;
   const SteadyClock::duration wall_to_steady_;
 };
 

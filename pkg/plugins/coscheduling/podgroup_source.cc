@@ -203,9 +203,11 @@ void PodGroupSource::WriteStatus(const std::string& namespace_, const std::strin
   if (client_ == nullptr) return;
   auto group = informer_.store().Get(namespace_ + "/" + name);
   if (!group) return;
-  // Label values are [A-Za-z0-9._-]: only the key's "/" and the "=" need escaping.
+  // Label values are [A-Za-z0-9._-]: only the key's "/" and the "=" need escaping. Served from
+  // the apiserver's cache (resourceVersion=0) rather than read through from etcd.
   const json pods = client_->Get(client::PodsResource().Path(namespace_) +
-                                 "?labelSelector=scheduling.x-k8s.io%2Fpod-group%3D" + name);
+                                 "?labelSelector=scheduling.x-k8s.io%2Fpod-group%3D" + name +
+                                 "&resourceVersion=0");
   const api::PodGroupStatus status =
       StatusFor(pods, group->spec.min_member, progress, group->status);
   if (status == group->status) return;

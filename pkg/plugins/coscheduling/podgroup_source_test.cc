@@ -195,7 +195,8 @@ TEST_F(PodGroupSourceTest, WriteStatusPatchesOnlyWhatChanged) {
   source_.WriteStatus("ml", "train", GangProgress());
   ASSERT_EQ(client_.gets().size(), 1u);
   EXPECT_EQ(client_.gets()[0],
-            "/api/v1/namespaces/ml/pods?labelSelector=scheduling.x-k8s.io%2Fpod-group%3Dtrain");
+            "/api/v1/namespaces/ml/pods?labelSelector=scheduling.x-k8s.io%2Fpod-group%3Dtrain"
+            "&resourceVersion=0");
   auto patches = client_.patches();
   ASSERT_EQ(patches.size(), 1u);
   EXPECT_EQ(patches[0].first,
