@@ -530,15 +530,21 @@ ReflectorOptions DiscoveredOptions() {
   return options;
 }
 
+// Runs the informer until it has synced and returns what OnServed reported meanwhile.
+std::vector<bool> RunUntilSynced(Informer<api::Unstructured>& informer) {
+  std::vector<bool> served;
+  informer.OnServed([&](bool s) { served.push_back(s); });
+  informer.Start();
+  EXPECT_TRUE(informer.WaitForSync(5s));
+  informer.Stop();
+  return served;
+}
+
 TEST(InformerDiscovery, AnUnservedGroupVersionLeavesTheInformerSyncedEmptyAndNeverListed) {
   auto client = std::make_shared<DiscoveryClient>();
   client->AddDiscoveryError(client::ErrorReason::kNotFound, 404);
   Informer<api::Unstructured> informer(client, DiscoveredOptions(), &api::DecodeUnstructured);
-  std::vector<bool> served;
-  informer.OnServed([&](bool s) { served.push_back(s); });
-  informer.Start();
-  ASSERT_TRUE(informer.WaitForSync(5s));
-  informer.Stop();
+  std::vector<bool> served = RunUntilSynced(informer);
   EXPECT_EQ(served, std::vector<bool>{false});
   EXPECT_EQ(client->paths(), std::vector<std::string>{"/apis/scheduling.x-k8s.io/v1alpha1"});
   EXPECT_EQ(client->list_calls(), 0);
@@ -552,12 +558,7 @@ TEST(InformerDiscovery, AGroupVersionWithoutTheResourceIsUnserved) {
   auto client = std::make_shared<DiscoveryClient>();
   client->AddDiscovery(DiscoveryBody({"podgroupsets", "podgroups/status"}));
   Informer<api::Unstructured> informer(client, DiscoveredOptions(), &api::DecodeUnstructured);
-  std::optional<bool> served;
-  informer.OnServed([&](bool s) { served = s; });
-  informer.Start();
-  ASSERT_TRUE(informer.WaitForSync(5s));
-  informer.Stop();
-  EXPECT_EQ(served, false);
+  EXPECT_EQ(RunUntilSynced(informer), std::vector<bool>{false});
   EXPECT_EQ(client->list_calls(), 0);
 }
 
@@ -572,12 +573,7 @@ TEST(InformerDiscovery, AServedResourceIsListedOnceDiscoveryAnswersAfterFailures
       {"metadata", {{"name", "g"}, {"namespace", "ns"}, {"resourceVersion", "3"}}}};
   client->AddList(ListBody({group}, "3"));
   Informer<api::Unstructured> informer(client, DiscoveredOptions(), &api::DecodeUnstructured);
-  std::vector<bool> served;
-  informer.OnServed([&](bool s) { served.push_back(s); });
-  informer.Start();
-  ASSERT_TRUE(informer.WaitForSync(5s));
-  informer.Stop();
-  EXPECT_EQ(served, std::vector<bool>{true});
+  EXPECT_EQ(RunUntilSynced(informer), std::vector<bool>{true});
   EXPECT_EQ(client->paths().size(), 3u);
   EXPECT_EQ(client->list_calls(), 1);
   EXPECT_NE(informer.store().Get("ns/g"), nullptr);

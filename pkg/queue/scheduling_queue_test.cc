@@ -94,6 +94,22 @@ class SchedulingQueueTest : public ::testing::Test {
     return pinfo;
   }
 
+  struct Spread {
+    api::PodPtr backoff, pool, gated;
+  };
+  // One pod in backoffQ (after an error), one in the pool (rejected by NodeAffinity) and one
+  // gated, in a queue that registers NodeAffinity and gates on scheduling gates.
+  static Spread SpreadPods(SchedulingQueue& q) {
+    Spread spread{PodBuilder("backoff").Priority(2).Build(), PodBuilder("pool").Priority(1).Build(),
+                  PodBuilder("gated").SchedulingGate("g").Build()};
+    q.Add(spread.backoff);
+    q.Add(spread.pool);
+    q.AddUnschedulableIfNotPresent(q.Pop(), true);
+    PopAndReject(q, "pool", {"NodeAffinity"});
+    q.Add(spread.gated);
+    return spread;
+  }
+
   static void ExpectCounts(const SchedulingQueue& q, size_t active, size_t backoff,
                            size_t unschedulable, size_t gated) {
     SchedulingQueue::Counts c = q.PendingPods();
@@ -732,15 +748,8 @@ TEST_F(SchedulingQueueTest, DeleteRemovesFromEveryStructure) {
   PodBuilder nominated("active");
   nominated.pod().status.nominated_node_name = "n1";
   api::PodPtr active = nominated.Priority(0).Build();
-  api::PodPtr backoff = PodBuilder("backoff").Priority(2).Build();
-  api::PodPtr pool = PodBuilder("pool").Priority(1).Build();
-  api::PodPtr gated = PodBuilder("gated").SchedulingGate("g").Build();
-  q->Add(backoff);
-  q->Add(pool);
-  q->AddUnschedulableIfNotPresent(q->Pop(), true);
-  PopAndReject(*q, "pool", {"NodeAffinity"});
+  auto [backoff, pool, gated] = SpreadPods(*q);
   q->Add(active);
-  q->Add(gated);
   ExpectCounts(*q, 1, 1, 1, 1);
   EXPECT_EQ(q->nominator().NominatedPodsForNode("n1").size(), 1u);
 
@@ -760,14 +769,7 @@ TEST_F(SchedulingQueueTest, DeleteRemovesFromEveryStructure) {
 TEST_F(SchedulingQueueTest, ActivateMovesPooledAndBackingOffPodsToActiveQAtOnce) {
   auto q = MakeQueue({{kProfile, {Entry("NodeAffinity", EventResource::kNode, framework::kAdd)}}},
                      GateOnSchedulingGates);
-  api::PodPtr backoff = PodBuilder("backoff").Priority(2).Build();
-  api::PodPtr pool = PodBuilder("pool").Priority(1).Build();
-  api::PodPtr gated = PodBuilder("gated").SchedulingGate("g").Build();
-  q->Add(backoff);
-  q->Add(pool);
-  q->AddUnschedulableIfNotPresent(q->Pop(), true);
-  PopAndReject(*q, "pool", {"NodeAffinity"});
-  q->Add(gated);
+  auto [backoff, pool, gated] = SpreadPods(*q);
   ExpectCounts(*q, 0, 1, 1, 1);
 
   // Neither an event nor the end of the backoff is needed; a gated pod stays gated.

@@ -6,9 +6,11 @@
 
 #include <map>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "pkg/api/podgroup.h"
+#include "pkg/config/load.h"
 #include "pkg/informer/factory.h"
 #include "pkg/plugins/registry/registry.h"
 #include "pkg/scheduler/scheduler.h"
@@ -169,6 +171,42 @@ TEST_F(GangSchedulerTest, GangsThatFitAloneButNotTogetherNeverDeadlock) {
   const int a = Bound("a-");
   const int b = Bound("b-");
   EXPECT_TRUE((a == 4 && b == 0) || (a == 0 && b == 4)) << "a: " << a << ", b: " << b;
+}
+
+// Coscheduling takes PrioritySort's place as the default QueueSort plugin. A profile that wants
+// PrioritySort's queue says so at queueSort and disables Coscheduling there; naming PrioritySort
+// alone is two QueueSort plugins, an error as in kube-scheduler.
+TEST(GangSchedulerConfig, PrioritySortTakesTheQueueOnlyWithCoschedulingDisabledThere) {
+  auto registry = plugins::registry::InTree();
+  std::set<std::string> known;
+  for (const auto& [name, factory] : registry) known.insert(name);
+  const std::string head =
+      "apiVersion: kubescheduler.config.k8s.io/v1\n"
+      "kind: KubeSchedulerConfiguration\n"
+      "profiles:\n"
+      "- schedulerName: berth-scheduler\n"
+      "  plugins:\n";
+  testing::FakeRecorder recorder;
+  SchedulerDeps deps;
+  deps.recorder = &recorder;
+
+  Scheduler defaults(config::DefaultConfiguration(), registry, deps);
+  auto plugins = defaults.FrameworkFor("berth-scheduler")->ListPlugins();
+  EXPECT_EQ(plugins["QueueSort"], std::vector<std::string>{"Coscheduling"});
+
+  config::Configuration cfg = config::LoadString(head +
+                                                     "    queueSort:\n"
+                                                     "      enabled: [{name: PrioritySort}]\n"
+                                                     "      disabled: [{name: Coscheduling}]\n",
+                                                 "config.yaml", known);
+  Scheduler sorted(cfg, registry, deps);
+  plugins = sorted.FrameworkFor("berth-scheduler")->ListPlugins();
+  EXPECT_EQ(plugins["QueueSort"], std::vector<std::string>{"PrioritySort"});
+  EXPECT_EQ(plugins["Permit"], std::vector<std::string>{"Coscheduling"});
+
+  cfg = config::LoadString(head + "    queueSort: {enabled: [{name: PrioritySort}]}\n",
+                           "config.yaml", known);
+  EXPECT_THROW(Scheduler(cfg, registry, deps), framework::runtime::FrameworkError);
 }
 
 }  // namespace

@@ -150,6 +150,8 @@ Coscheduling::Coscheduling(Args args, framework::Handle& handle,
     }
   }
 
+  // The handlers share the state (which owns the sources): informers may call them after the
+  // plugin is gone, and they then only keep books nobody reads.
   informer::EventHandler<api::Pod> pods;
   pods.on_add = [state = state_](const api::PodPtr& pod) { state->OnPod(nullptr, pod); };
   pods.on_update = [state = state_](const api::PodPtr& old_pod, const api::PodPtr& pod) {
@@ -158,10 +160,9 @@ Coscheduling::Coscheduling(Args args, framework::Handle& handle,
   pods.on_delete = [state = state_](const api::PodPtr& pod) { state->OnPod(pod, nullptr); };
   handle.SharedInformerFactory().Pods().AddEventHandler(std::move(pods));
   for (const auto& source : state_->sources()) {
-    // The handler keeps the state (and with it the source) alive; it never outlives the informer.
-    source->OnChange([state = std::weak_ptr<GangState>(state_), source = source.get()](
-                         const std::string& namespace_, const std::string& name) {
-      if (auto s = state.lock()) s->OnGangChange(source, namespace_, name);
+    source->OnChange([state = state_, source = source.get()](const std::string& namespace_,
+                                                             const std::string& name) {
+      state->OnGangChange(source, namespace_, name);
     });
   }
   worker_ = std::make_unique<GangWorker>(state_, handle_, std::string(kName));
@@ -344,9 +345,9 @@ Status Coscheduling::PostFilter(framework::CycleState& state, const api::Pod& po
                                 const framework::NodeToStatus&, framework::PostFilterResult*) {
   const std::optional<GangKey> key = state_->KeyOf(pod);
   // Rejected without a reason: nothing to add to the pod's own, and the next PostFilter runs.
-  const Status no_help(Code::kUnschedulable, std::vector<std::string>{});
+  auto no_help = [] { return Status(Code::kUnschedulable, std::vector<std::string>{}); };
   // Not attempted at all (PreFilter turned it away): nothing of the gang failed.
-  if (!key || state.Read<Refused>(RefusedKey()) != nullptr) return no_help;
+  if (!key || state.Read<Refused>(RefusedKey()) != nullptr) return no_help();
   const auto now = SteadyClock::now();
   std::string message;
   std::vector<std::string> uids;
@@ -355,7 +356,7 @@ Status Coscheduling::PostFilter(framework::CycleState& state, const api::Pod& po
     Gang& gang = state_->gangs[*key];
     const int32_t placed = gang.Placed();
     // The gang has its quorum: this pod waits for room like any other pod.
-    if (placed >= gang.min_member) return no_help;
+    if (placed >= gang.min_member) return no_help();
     message = GangText(*key) + " rejected: pod \"" + pod.meta.name + "\" fits no node, with " +
               std::to_string(placed) + " of " + std::to_string(gang.min_member) +
               " required pods placed";

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <mutex>
 #include <set>
@@ -44,7 +45,7 @@ bool Eventually(const std::function<bool()>& condition) {
 
 class CoschedulingTest : public ::testing::Test {
  protected:
-  void Build(json args = nullptr) {
+  void Build(const json& args = nullptr) {
     registry_["Coscheduling"] = New;
     registry_["TestBinder"] = [](const json&, framework::Handle&) {
       return std::make_shared<TestBinder>();
@@ -90,6 +91,14 @@ class CoschedulingTest : public ::testing::Test {
                    .Build();
     informers_.Pods().Upsert(pod);
     return pod;
+  }
+
+  // Pods p-0 .. p-<N-1> of `group`, in that order.
+  template <size_t N>
+  std::array<api::PodPtr, N> Members(const std::string& group) {
+    std::array<api::PodPtr, N> pods;
+    for (size_t i = 0; i < N; i++) pods[i] = Member("p-" + std::to_string(i), group);
+    return pods;
   }
 
   Status PreFilter(const api::PodPtr& pod) {
@@ -259,9 +268,7 @@ TEST_F(CoschedulingTest, MinResourcesAreCheckedAgainstFreeCapacityBeforeAnyPodIs
 TEST_F(CoschedulingTest, PlacedPodsWaitUntilMinMemberThenAllBindTogether) {
   Build();
   Group("train", 3);
-  auto p0 = Member("p-0", "train");
-  auto p1 = Member("p-1", "train");
-  auto p2 = Member("p-2", "train");
+  const auto [p0, p1, p2] = Members<3>("train");
   auto extra = Member("p-3", "train");
   // The worker's activation of the completed gang, out of the way of the one tested here.
   ASSERT_TRUE(Eventually([&] { return Activated().count(p2->meta.uid) == 1; }));
@@ -305,10 +312,7 @@ TEST_F(CoschedulingTest, BoundPodsCountTowardsMinMember) {
 TEST_F(CoschedulingTest, APodThatFitsNowhereRejectsEveryWaitingPodAndTheGangBacksOff) {
   Build({{"podGroupBackoffSeconds", 600}});
   Group("train", 4);
-  auto p0 = Member("p-0", "train");
-  auto p1 = Member("p-1", "train");
-  auto p2 = Member("p-2", "train");
-  auto p3 = Member("p-3", "train");
+  const auto [p0, p1, p2, p3] = Members<4>("train");
   ASSERT_TRUE(PreFilter(p0).IsSuccess());
   EXPECT_TRUE(Place(p0).IsWait());
   EXPECT_TRUE(Place(p1).IsWait());
@@ -354,9 +358,7 @@ TEST_F(CoschedulingTest, APodTurnedAwayByPreFilterIsNoFailedAttempt) {
 TEST_F(CoschedulingTest, AGangWithItsQuorumIsNotRejectedForAnExtraPodThatFitsNowhere) {
   Build();
   Group("train", 2);
-  auto p0 = Member("p-0", "train");
-  auto p1 = Member("p-1", "train");
-  auto p2 = Member("p-2", "train");
+  const auto [p0, p1, p2] = Members<3>("train");
   EXPECT_TRUE(Place(p0).IsWait());
   EXPECT_TRUE(Place(p1).IsSuccess());
   Status post = PostFilter(p2);
@@ -368,9 +370,7 @@ TEST_F(CoschedulingTest, AGangWithItsQuorumIsNotRejectedForAnExtraPodThatFitsNow
 TEST_F(CoschedulingTest, ATimeoutRejectsTheWholeGang) {
   Build();
   Group("train", 3, {{"scheduleTimeoutSeconds", 1}});
-  auto p0 = Member("p-0", "train");
-  auto p1 = Member("p-1", "train");
-  Member("p-2", "train");
+  const auto [p0, p1, p2] = Members<3>("train");
   EXPECT_TRUE(Place(p0).IsWait());
   EXPECT_TRUE(Place(p1).IsWait());
   Status first = BindingCycle(p0);
@@ -384,9 +384,7 @@ TEST_F(CoschedulingTest, ATimeoutRejectsTheWholeGang) {
 TEST_F(CoschedulingTest, DeletingAWaitingPodReleasesItsGang) {
   Build();
   Group("train", 3);
-  auto p0 = Member("p-0", "train");
-  auto p1 = Member("p-1", "train");
-  Member("p-2", "train");
+  const auto [p0, p1, p2] = Members<3>("train");
   EXPECT_TRUE(Place(p0).IsWait());
   EXPECT_TRUE(Place(p1).IsWait());
   // What the scheduler does on the delete event, after the plugin's informer handler ran.
@@ -401,9 +399,7 @@ TEST_F(CoschedulingTest, DeletingAWaitingPodReleasesItsGang) {
 TEST_F(CoschedulingTest, AWaitingPodARejectionCouldNotReachYetIsRejectedOnceParked) {
   Build();
   Group("train", 3);
-  auto p0 = Member("p-0", "train");
-  auto p1 = Member("p-1", "train");
-  auto p2 = Member("p-2", "train");
+  const auto [p0, p1, p2] = Members<3>("train");
   // p-0 passed Permit but the framework has not parked it yet when p-2 fails.
   framework::CycleState state;
   ASSERT_TRUE(fwk_->RunReservePluginsReserve(state, *p0, "n1").IsSuccess());
@@ -479,6 +475,7 @@ TEST_F(CoschedulingTest, QueueOrderIsPriorityThenGangCreationOrLastFailureThenNa
   auto less = [&](const auto& a, const auto& b) { return plugin_->Less(a, b); };
   std::sort(queue.begin(), queue.end(), less);
   std::vector<std::string> order;
+  order.reserve(queue.size());
   for (const auto& q : queue) order.push_back(q.pod().meta.name);
   // Priority first; then a gang's pods together, by its creation, whenever each was queued; a pod
   // outside gangs by when it was queued.

@@ -10,6 +10,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -17,7 +18,6 @@
 #include <set>
 #include <string>
 #include <string_view>
-#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -50,7 +50,10 @@ struct GangKeyLess {
   using is_transparent = void;
   template <typename A, typename B>
   bool operator()(const A& a, const B& b) const {
-    return std::tie(a.source, a.namespace_, a.name) < std::tie(b.source, b.namespace_, b.name);
+    if (a.source != b.source) return std::less<const GangSource*>()(a.source, b.source);
+    const int by_namespace = std::string_view(a.namespace_).compare(b.namespace_);
+    if (by_namespace != 0) return by_namespace < 0;
+    return std::string_view(a.name) < std::string_view(b.name);
   }
 };
 // A pod placed (assumed) for a gang and not yet seen bound.
@@ -131,7 +134,8 @@ class GangState {
 
   // The time the queue orders a pod of `key` by when it entered the queue at `queued`: the gang's
   // creation or its latest failure before `queued`. Failures after `queued` do not count, so a
-  // queued pod's position never moves.
+  // queued pod's position does not move (unless kFailureHistory more failures of its gang pass
+  // while it stays queued).
   SteadyClock::time_point SortTime(const GangKeyView& key, SteadyClock::time_point queued);
 
   // Records a failed attempt: queue order, backoff, and the status to rewrite. Requires mu.
@@ -142,6 +146,7 @@ class GangState {
   static std::vector<std::string> PendingLocked(const Gang& gang);
   // Notes that the gang's status should be rewritten. Requires mu.
   void MarkDirtyLocked(const GangKey& key);
+  // What the gang's status is written from. Requires mu.
   GangProgress ProgressLocked(const Gang& gang) const;
 
   std::mutex mu;

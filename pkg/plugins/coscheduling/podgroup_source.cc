@@ -128,11 +128,17 @@ std::vector<framework::ClusterEventWithHint> PodGroupSource::Events() const {
   auto same_group = [](const api::Pod& pod, const framework::EventObjects& objects) {
     auto group = objects.NewAs<api::PodGroup>();
     const std::string* name = pod.meta.labels.Find(api::kPodGroupLabel);
-    if (group && name && group->meta.namespace_ == pod.meta.namespace_ &&
-        group->meta.name == *name) {
-      return framework::QueueingHint::kQueue;
+    if (!group || !name || group->meta.namespace_ != pod.meta.namespace_ ||
+        group->meta.name != *name) {
+      return framework::QueueingHint::kSkip;
     }
-    return framework::QueueingHint::kSkip;
+    // The scheduler's own status writes change nothing a pod waits for.
+    auto old_group = objects.OldAs<api::PodGroup>();
+    if (old_group && old_group->meta.uid == group->meta.uid && old_group->spec == group->spec &&
+        old_group->problem == group->problem) {
+      return framework::QueueingHint::kSkip;
+    }
+    return framework::QueueingHint::kQueue;
   };
   return {{{framework::EventResource::kPodGroup, framework::kAdd | framework::kUpdate,
             "PodGroupAddOrUpdate"},

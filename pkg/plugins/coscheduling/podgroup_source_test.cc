@@ -60,7 +60,7 @@ json List(std::vector<json> items) { return {{"kind", "PodList"}, {"items", item
 
 class PodGroupSourceTest : public ::testing::Test {
  protected:
-  void Upsert(const json& spec, json status = nullptr) {
+  void Upsert(const json& spec, const json& status = nullptr) {
     json object = {{"metadata",
                     {{"name", "train"},
                      {"namespace", "ml"},
@@ -117,6 +117,16 @@ TEST_F(PodGroupSourceTest, ItsEventsRequeueOnlyTheGroupsOwnPods) {
   EXPECT_EQ(events[0].hint(*pod("ml", "train"), objects), framework::QueueingHint::kQueue);
   EXPECT_EQ(events[0].hint(*pod("ml", "other"), objects), framework::QueueingHint::kSkip);
   EXPECT_EQ(events[0].hint(*pod("other", "train"), objects), framework::QueueingHint::kSkip);
+
+  // An update of the status alone (the scheduler's own writes) brings no pod back; one of the
+  // spec does.
+  objects.old_object = informers_.For<api::PodGroup>().store().Get("ml/train");
+  Upsert({{"minMember", 2}}, {{"phase", "Scheduling"}});
+  objects.new_object = informers_.For<api::PodGroup>().store().Get("ml/train");
+  EXPECT_EQ(events[0].hint(*pod("ml", "train"), objects), framework::QueueingHint::kSkip);
+  Upsert({{"minMember", 1}}, {{"phase", "Scheduling"}});
+  objects.new_object = informers_.For<api::PodGroup>().store().Get("ml/train");
+  EXPECT_EQ(events[0].hint(*pod("ml", "train"), objects), framework::QueueingHint::kQueue);
 }
 
 TEST(PodGroupStatus, PhaseAndCountsFollowThePodsAndTheSchedulersProgress) {
