@@ -43,6 +43,10 @@ TEST(ProbesE2E, ReadyzWaitsForInformerSyncWhileLivezStaysUp) {
         {"verbs", {"get", "list", "watch"}}},
        {{"apiGroups", {"apps"}},
         {"resources", {"replicasets", "statefulsets"}},
+        {"verbs", {"get", "list", "watch"}}},
+       // Coscheduling's, when the PodGroup CRD is installed.
+       {{"apiGroups", {"scheduling.x-k8s.io"}},
+        {"resources", {"podgroups"}},
         {"verbs", {"get", "list", "watch"}}}},
       {{"apiGroup", "rbac.authorization.k8s.io"},
        {"kind", "User"},
