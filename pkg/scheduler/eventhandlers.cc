@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "pkg/api/podgroup.h"
 #include "pkg/api/resources.h"
 #include "pkg/informer/factory.h"
 #include "pkg/log/log.h"
