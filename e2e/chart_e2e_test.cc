@@ -185,6 +185,26 @@ TEST(ChartE2E, ChartIdentitySchedulesAndAMissingRuleIsReportedNotReady) {
         },
         30s))
         << prometheus.Log();
+    // The chart's identity may preempt (rbac.preemption, on by default): a pod of a higher
+    // PriorityClass evicts the one that fills the node it selects.
+    testing::PriorityClasses classes(admin);
+    const std::string node = nodes.id() + "-0";
+    auto filler = testing::PodManifest(ns.name(), "filler", scheduler, "7", "64Mi");
+    filler["spec"]["priorityClassName"] = classes.Add("chart-low", 10);
+    filler["spec"]["nodeName"] = node;
+    admin->Post(client::PodsResource().Path(ns.name()), filler);
+    auto urgent = testing::PodManifest(ns.name(), "urgent", scheduler, "7", "64Mi");
+    urgent["spec"]["priorityClassName"] = classes.Add("chart-high", 1000);
+    urgent["spec"]["nodeSelector"] = {{"kubernetes.io/hostname", node}};
+    admin->Post(client::PodsResource().Path(ns.name()), urgent);
+    EXPECT_TRUE(testing::Eventually(
+        [&] {
+          const auto placed = PodNodes(*admin, ns.name());
+          return placed.count("filler") == 0 && placed.count("urgent") == 1 &&
+                 placed.at("urgent") == node;
+        },
+        60s))
+        << berth->Log();
     EXPECT_EQ(berth->Stop(SIGTERM, 30s), 0) << berth->Log();
     EXPECT_EQ(berth->Log().find("orbidden"), std::string::npos) << berth->Log();
     // The lease Role also covers the release watch a standby keeps (no fallback to polling).

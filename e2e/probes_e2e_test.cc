@@ -44,6 +44,9 @@ TEST(ProbesE2E, ReadyzWaitsForInformerSyncWhileLivezStaysUp) {
        {{"apiGroups", {"apps"}},
         {"resources", {"replicasets", "statefulsets"}},
         {"verbs", {"get", "list", "watch"}}},
+       {{"apiGroups", {"policy"}},
+        {"resources", {"poddisruptionbudgets"}},
+        {"verbs", {"get", "list", "watch"}}},
        // Coscheduling's, when the PodGroup CRD is installed.
        {{"apiGroups", {"scheduling.x-k8s.io"}},
         {"resources", {"podgroups"}},

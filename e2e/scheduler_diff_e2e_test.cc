@@ -4,8 +4,10 @@
 // gone, the identical pods by berth-scheduler in another. Every placement either makes must keep
 // every required constraint (an independent checker, e2e/constraint_check.h), and for the groups
 // whose outcome the generator forces, the Pending pods and their whole FailedScheduling messages
-// must be the same. How many placements agree is printed; scores leave ties that each scheduler
-// breaks its own way, so that number is not asserted.
+// must be the same. Both run DefaultPreemption; every pod has the same priority, so the messages
+// end with its "preemption: ..." account of why it cannot help. How many placements agree is
+// printed; scores leave ties that each scheduler breaks its own way, so that number is not
+// asserted.
 //
 // Pods go in one at a time, each created once the previous one is bound or reported
 // unschedulable, so both schedulers see the same sequence; a forced group is built so that this
@@ -28,6 +30,7 @@
 #include <vector>
 
 #include "e2e/constraint_check.h"
+#include "e2e/diff.h"
 #include "e2e/harness.h"
 #include "pkg/client/client.h"
 #include "test/testing/cluster.h"
@@ -215,16 +218,6 @@ nlohmann::json MakePod(const Group& g, int i, const std::string& ns, const std::
   return pod;
 }
 
-// Bound, or given its PodScheduled=False condition by the scheduler.
-bool Settled(const nlohmann::json& pod) {
-  if (!pod["spec"].value("nodeName", "").empty()) return true;
-  if (!pod.contains("status") || !pod["status"].contains("conditions")) return false;
-  for (const auto& c : pod["status"]["conditions"]) {
-    if (c.value("type", "") == "PodScheduled" && c.value("status", "") == "False") return true;
-  }
-  return false;
-}
-
 // What one scheduler did with the workload.
 struct Outcome {
   std::vector<nlohmann::json> pods;
@@ -244,13 +237,7 @@ Outcome Read(client::Client& client, const std::string& ns) {
       continue;
     }
     // The condition's message is the scheduler's last FailedScheduling message for the pod.
-    std::string message = "(no PodScheduled condition)";
-    if (p.contains("status") && p["status"].contains("conditions")) {
-      for (const auto& c : p["status"]["conditions"]) {
-        if (c.value("type", "") == "PodScheduled") message = c.value("message", "");
-      }
-    }
-    out.pending[name] = message;
+    out.pending[name] = PodScheduledMessage(p);
   }
   return out;
 }
@@ -282,44 +269,10 @@ Outcome Schedule(client::Client& client, const Workload& w, const std::string& n
   return Read(client, ns);
 }
 
-std::set<std::string> ForeignNodes(client::Client& client, const std::string& run) {
-  std::set<std::string> out;
-  const nlohmann::json list = client.Get("/api/v1/nodes");
-  for (const auto& n : list["items"]) {
-    const auto& labels = n["metadata"].value("labels", nlohmann::json::object());
-    if (labels.value("berth-it", "") != run) out.insert(n["metadata"]["name"].get<std::string>());
-  }
-  return out;
-}
-
-std::string KubeSchedulerDiffConfig(const std::string& name) {
-  return testing::KubeSchedulerConfigHead(testing::ClusterDir() + "/kubeconfig", 200) +
-         "profiles:\n"
-         "- schedulerName: " +
-         name +
-         "\n"
-         "  plugins:\n"
-         "    multiPoint:\n"
-         "      disabled:\n"
-         "      # Berth has no preemption yet; without it kube-scheduler's messages carry no\n"
-         "      # preemption part either, so the two compare whole.\n"
-         "      - name: DefaultPreemption\n";
-}
-
-void DeletePods(client::Client& client, const std::string& ns) {
-  const std::string path = client::PodsResource().Path(ns);
-  client.Delete(path + "?gracePeriodSeconds=0");
-  ASSERT_TRUE(testing::Eventually([&] { return client.Get(path)["items"].empty(); }, 60s))
-      << "the pods of " << ns << " were not deleted";
-}
-
 TEST(SchedulerDiffE2E, AffinityAndSpreadingPlacementsKeepTheRulesAndPendingPodsMatchKubeScheduler) {
   // Fails here, naming the command, when kube-scheduler was not built.
   const std::string binary = testing::KubeSchedulerBinary();
-  unsigned seed = 20260525;
-  if (const char* s = std::getenv("BERTH_DIFF_SEED"); s != nullptr) seed = std::stoul(s);
-  std::printf("scheduler diff: seed %u (BERTH_DIFF_SEED to replay)\n", seed);
-  const Workload w = Generate(seed);
+  const Workload w = Generate(DiffSeed(20260525, "scheduler diff"));
 
   auto admin = testing::AdminClient();
   testing::TestNodes nodes(admin);
@@ -438,12 +391,7 @@ TEST(SchedulerDiffE2E, AffinityAndSpreadingPlacementsKeepTheRulesAndPendingPodsM
       "scheduler diff: bound by kube-scheduler %zu, by berth-scheduler %zu; of the %d pods both "
       "bound, %d on the same node\n",
       kube.node.size(), berth.node.size(), both, same);
-  if (HasFailure()) {
-    std::printf("scheduler diff: kube-scheduler's configuration and log are kept in %s\n",
-                dir.c_str());
-  } else {
-    fs::remove_all(dir);
-  }
+  KeepLogsIfFailed(dir, HasFailure(), "scheduler diff");
 }
 
 }  // namespace

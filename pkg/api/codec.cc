@@ -544,6 +544,7 @@ void DecodePodSpec(const json& spec, const Path& path, PodSpec* out) {
 void DecodePodStatus(const json& status, const Path& path, PodStatus* out) {
   ReadString(status, path.Field("phase"), &out->phase);
   ReadArray(status, path.Field("conditions"), &out->conditions, DecodeCondition);
+  ReadString(status, path.Field("startTime"), &out->start_time);
   ReadString(status, path.Field("nominatedNodeName"), &out->nominated_node_name);
 }
 
@@ -647,9 +648,12 @@ void FinishDecodedPod(Pod& pod) {
       }
     }
   }
-  // Only PodScheduled is read by scheduling (to skip redundant status patches); the others
-  // (Ready, Initialized, ...) would be a large share of a running pod's footprint.
-  std::erase_if(pod.status.conditions, [](const Condition& c) { return c.type != "PodScheduled"; });
+  // Only PodScheduled (to skip redundant status patches) and DisruptionTarget (a victim of
+  // preemption) are read by scheduling; the others (Ready, Initialized, ...) would be a large
+  // share of a running pod's footprint.
+  std::erase_if(pod.status.conditions, [](const Condition& c) {
+    return c.type != "PodScheduled" && c.type != "DisruptionTarget";
+  });
   pod.status.conditions.shrink_to_fit();
   ComputePodRequests(pod);
 }

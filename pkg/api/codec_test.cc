@@ -215,9 +215,15 @@ constexpr const char* kPodJson = R"json({
     "conditions": [
       {"type": "PodScheduled", "status": "False", "lastProbeTime": null,
        "lastTransitionTime": "2024-05-01T10:00:01Z", "reason": "Unschedulable",
-       "message": "0/12 nodes are available: 12 Insufficient nvidia.com/gpu."}
+       "message": "0/12 nodes are available: 12 Insufficient nvidia.com/gpu."},
+      {"type": "Ready", "status": "False", "lastProbeTime": null,
+       "lastTransitionTime": "2024-05-01T10:00:01Z"},
+      {"type": "DisruptionTarget", "status": "True", "lastProbeTime": null,
+       "lastTransitionTime": "2024-05-01T10:02:00Z", "reason": "PreemptionByScheduler",
+       "message": "default-scheduler: preempting to accommodate a higher priority pod"}
     ],
     "nominatedNodeName": "gpu-node-3",
+    "startTime": "2024-05-01T10:00:02Z",
     "qosClass": "Burstable"
   }
 })json";
@@ -360,11 +366,15 @@ TEST(DecodePodTest, RealisticPod) {
   EXPECT_EQ(spec.resource_claims, (std::vector<std::string>{"gpu", "license"}));
 
   EXPECT_EQ(pod.status.phase, "Pending");
-  ASSERT_EQ(pod.status.conditions.size(), 1u);
+  // Ready is dropped; what scheduling reads is kept.
+  ASSERT_EQ(pod.status.conditions.size(), 2u);
   EXPECT_EQ(pod.status.conditions[0].type, "PodScheduled");
   EXPECT_EQ(pod.status.conditions[0].status, "False");
   EXPECT_EQ(pod.status.conditions[0].reason, "Unschedulable");
+  EXPECT_EQ(pod.status.conditions[1].type, "DisruptionTarget");
+  EXPECT_EQ(pod.status.conditions[1].reason, "PreemptionByScheduler");
   EXPECT_EQ(pod.status.nominated_node_name, "gpu-node-3");
+  EXPECT_EQ(pod.status.start_time, "2024-05-01T10:00:02Z");
 
   // Containers: cpu 1500m, memory 768Mi. Init: migrate 500m/256Mi, then the proxy sidecar
   // 100m/64Mi which runs alongside the containers. Overhead 250m/120Mi.

@@ -267,6 +267,7 @@ constexpr ProtobufMessage kCondition{kConditionFields};
 constexpr ProtobufField kPodStatusFields[] = {
     {1, "phase", K::kString},
     {2, "conditions", K::kMessage, true, &kCondition},
+    {7, "startTime", K::kTime},
     {11, "nominatedNodeName", K::kString},
 };
 constexpr ProtobufMessage kPodStatus{kPodStatusFields};

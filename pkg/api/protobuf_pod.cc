@@ -363,6 +363,9 @@ void ReadStatus(std::string_view message, PodStatus* out) {
       case 2:
         ReadCondition(f.Bytes(), &out->conditions.emplace_back());
         break;
+      case 7:
+        if (auto text = TimeText(f.Bytes(), kUnreported)) out->start_time = *text;
+        break;
       case 11:
         out->nominated_node_name = f.String();
         break;

@@ -56,7 +56,8 @@ TEST(TryDecodeProtobufPod, RichPodIsTheGeneralPathsPod) {
   EXPECT_EQ(direct->spec.priority, -5);
   EXPECT_EQ(direct->spec.resource_claims, std::vector<std::string>{"gpu"});
   EXPECT_EQ(direct->requests.milli_cpu, 260);
-  EXPECT_EQ(direct->status.conditions.size(), 1u);
+  EXPECT_EQ(direct->status.conditions.size(), 2u);
+  EXPECT_EQ(direct->status.start_time, "2024-05-01T10:01:00Z");
   EXPECT_FALSE(direct->meta.annotations.Contains(kLastAppliedAnnotation));
 }
 
@@ -326,11 +327,14 @@ class RandomPod {
     if (Chance(80)) s.Bytes(1, Chance(50) ? "Pending" : "Running");
     for (int i = Pick(0, 3); i > 0; i--) {
       s.Message(2, Proto()
-                       .Bytes(1, Chance(50) ? "PodScheduled" : "Ready")
+                       .Bytes(1, Chance(40)   ? "PodScheduled"
+                                 : Chance(50) ? "DisruptionTarget"
+                                              : "Ready")
                        .Bytes(2, Chance(50) ? "True" : "False")
                        .Bytes(5, Text())
                        .Bytes(6, Text()));
     }
+    if (Chance(30)) s.Message(7, Time(Pick(0, 1 << 30)));
     if (Chance(10)) s.Bytes(11, Text());
     return s;
   }

@@ -91,7 +91,10 @@ const json kRichPodJson = json::parse(R"json({
   "status": {
     "phase": "Pending",
     "conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
-                    "message": "0/3 nodes"}],
+                    "message": "0/3 nodes"},
+                   {"type": "DisruptionTarget", "status": "True",
+                    "reason": "PreemptionByScheduler", "message": "berth-scheduler: preempting"}],
+    "startTime": "2024-05-01T10:01:00Z",
     "nominatedNodeName": "node-2"
   }
 })json");

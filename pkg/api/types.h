@@ -354,9 +354,11 @@ struct Condition {
 
 struct PodStatus {
   std::string phase;
-  // Only the PodScheduled condition is kept at decode.
+  // Only the PodScheduled and DisruptionTarget conditions are kept at decode.
   std::vector<Condition> conditions;
   std::string nominated_node_name;
+  // status.startTime as served (RFC 3339 in UTC, whole seconds); empty until the kubelet sets it.
+  std::string start_time;
 
   bool operator==(const PodStatus& other) const = default;
 };

@@ -118,6 +118,7 @@ void Snapshot::RebuildLists(const std::vector<std::string>& order) {
       continue;
     }
     it->second.index = node_info_list_.size();
+    it->second.info->set_list_index(static_cast<uint32_t>(node_info_list_.size()));
     node_info_list_.push_back(it->second.info);
   }
   RebuildAffinityLists();
@@ -125,6 +126,7 @@ void Snapshot::RebuildLists(const std::vector<std::string>& order) {
 
 void Snapshot::Replace(Entry& entry, framework::NodeInfoPtr info) {
   if (entry.index != kNotListed) {
+    info->set_list_index(static_cast<uint32_t>(entry.index));
     node_info_list_[entry.index] = info;
     if (entry.info) PatchAffinityLists(entry.index, *entry.info, info);
   }

@@ -19,14 +19,12 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 const std::set<std::string> kKnown = {
-    "SchedulingGates",   "PrioritySort",
-    "NodeUnschedulable", "Coscheduling",
-    "NodeName",          "TaintToleration",
-    "NodeAffinity",      "NodePorts",
-    "NodeResourcesFit",  "NodeResourcesBalancedAllocation",
-    "ImageLocality",     "DefaultBinder",
-    "CustomScore",       "CustomSort",
-    "InterPodAffinity",  "PodTopologySpread",
+    "SchedulingGates",   "PrioritySort",     "NodeUnschedulable",
+    "NodeName",          "TaintToleration",  "NodeAffinity",
+    "NodePorts",         "NodeResourcesFit", "NodeResourcesBalancedAllocation",
+    "ImageLocality",     "DefaultBinder",    "CustomScore",
+    "CustomSort",        "InterPodAffinity", "PodTopologySpread",
+    "DefaultPreemption", "Coscheduling",
 };
 
 constexpr char kHeader[] =
@@ -105,6 +103,7 @@ TEST(DefaultsTest, DefaultPluginsAreUpstreamOrderAndWeights) {
                                                {"NodeResourcesFit", 1},
                                                {"PodTopologySpread", 2},
                                                {"InterPodAffinity", 2},
+                                               {"DefaultPreemption", 0},
                                                {"NodeResourcesBalancedAllocation", 1},
                                                {"ImageLocality", 1},
                                                {"DefaultBinder", 0}}));
@@ -144,6 +143,7 @@ TEST(LoadTest, KubeSchedulerStyleFileWithTwoProfiles) {
                                                      {"NodeResourcesFit", 5},
                                                      {"PodTopologySpread", 2},
                                                      {"InterPodAffinity", 2},
+                                                     {"DefaultPreemption", 0},
                                                      {"NodeResourcesBalancedAllocation", 1},
                                                      {"ImageLocality", 1},
                                                      {"DefaultBinder", 0},
@@ -265,6 +265,7 @@ TEST(LoadTest, MergeSemantics) {
                               {"NodeResourcesFit", 1},
                               {"PodTopologySpread", 2},
                               {"InterPodAffinity", 2},
+                              {"DefaultPreemption", 0},
                               {"NodeResourcesBalancedAllocation", 1},
                               {"ImageLocality", 1},
                               {"DefaultBinder", 0},
@@ -481,13 +482,13 @@ TEST(ErrorTest, LeaderElectionRules) {
 }
 
 TEST(ErrorTest, UnknownPluginListsKnownPlugins) {
-  EXPECT_EQ(FileError("pkg/config/testdata/unknown-plugin.yaml"),
-            "pkg/config/testdata/unknown-plugin.yaml: profiles[0].plugins.score.enabled[2].name: "
-            "unknown plugin \"Foo\"; known plugins: Coscheduling, CustomScore, CustomSort, "
-            "DefaultBinder, "
-            "ImageLocality, InterPodAffinity, NodeAffinity, NodeName, NodePorts, "
-            "NodeResourcesBalancedAllocation, NodeResourcesFit, NodeUnschedulable, "
-            "PodTopologySpread, PrioritySort, SchedulingGates, TaintToleration");
+  EXPECT_EQ(
+      FileError("pkg/config/testdata/unknown-plugin.yaml"),
+      "pkg/config/testdata/unknown-plugin.yaml: profiles[0].plugins.score.enabled[2].name: "
+      "unknown plugin \"Foo\"; known plugins: Coscheduling, CustomScore, CustomSort, "
+      "DefaultBinder, DefaultPreemption, ImageLocality, InterPodAffinity, NodeAffinity, NodeName, "
+      "NodePorts, NodeResourcesBalancedAllocation, NodeResourcesFit, NodeUnschedulable, "
+      "PodTopologySpread, PrioritySort, SchedulingGates, TaintToleration");
 
   ConfigIssue issue =
       LoadIssue(std::string(kHeader) + "profiles:\n- pluginConfig:\n  - name: VolumeBinding\n");

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <array>
+#include <map>
 #include <mutex>
 #include <set>
 #include <string>
+#include <vector>
 
 namespace berth::framework {
 
@@ -54,6 +56,44 @@ const Status& NodeToStatus::Get(std::string_view node) const {
   });
   auto it = index_.find(node);
   return it == index_.end() ? absent_ : entries_[it->second].status;
+}
+
+std::string CountNodeReasons(int num_all_nodes, const NodeToStatus& statuses) {
+  std::map<std::string, int> reasons;
+  // Runs of equal reason lists (every node short of cpu) are counted once per run: with a pod
+  // that fits nowhere there is one status per node of the cluster.
+  const std::vector<std::string>* run = nullptr;
+  int run_length = 0;
+  auto flush = [&] {
+    if (run != nullptr) {
+      for (const auto& reason : *run) reasons[reason] += run_length;
+    }
+  };
+  for (const auto& entry : statuses.entries()) {
+    const auto& entry_reasons = entry.status.reasons();
+    if (run != nullptr && *run == entry_reasons) {
+      run_length++;
+      continue;
+    }
+    flush();
+    run = &entry_reasons;
+    run_length = 1;
+  }
+  flush();
+  const int absent = num_all_nodes - static_cast<int>(statuses.size());
+  if (absent > 0) {
+    for (const auto& reason : statuses.absent_nodes_status().reasons()) reasons[reason] += absent;
+  }
+  std::vector<std::string> parts;
+  parts.reserve(reasons.size());
+  for (const auto& [reason, count] : reasons) parts.push_back(std::to_string(count) + " " + reason);
+  std::sort(parts.begin(), parts.end());
+  std::string out;
+  for (const auto& part : parts) {
+    if (!out.empty()) out += ", ";
+    out += part;
+  }
+  return out;
 }
 
 std::string Status::Message() const {

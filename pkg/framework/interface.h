@@ -384,9 +384,17 @@ class NodeToStatus {
   mutable std::unordered_map<std::string_view, size_t> index_;
 };
 
+// The reasons of "0/N nodes are available: <reasons>." in upstream's format: each reason counted
+// over the `num_all_nodes` nodes (those without a status of their own with the absent-nodes
+// status), written "count reason", sorted as strings and joined with ", ". Empty without reasons.
+std::string CountNodeReasons(int num_all_nodes, const NodeToStatus& statuses);
+
 struct PostFilterResult {
   // When set, the pod is nominated to this node (preemption made room there).
   std::string nominated_node_name;
+  // With no node named: clear the pod's nomination (upstream's ModeOverride with an empty node),
+  // as when preemption cannot help; when false, the nomination is left as it is.
+  bool clear_nomination = false;
 };
 
 class PostFilterPlugin : public virtual Plugin {
@@ -680,6 +688,16 @@ struct NodePluginScores {
   int64_t total = 0;
 };
 
+// kube-scheduler's metrics that a preemption plugin feeds. Thread-safe.
+class PreemptionMetrics {
+ public:
+  virtual ~PreemptionMetrics() = default;
+  // scheduler_preemption_attempts_total.
+  virtual void ObserveAttempt() = 0;
+  // scheduler_preemption_victims: the victims of one preemption.
+  virtual void ObserveVictims(size_t victims) = 0;
+};
+
 // Runs the profile's own plugins, for plugins that must evaluate a hypothetical state: preemption
 // re-runs Filter on a node with victims removed (telling PreFilter extensions through
 // RunPreFilterExtensionRemovePod / AddPod first). Same rules and metrics as the scheduling cycle.
@@ -695,6 +713,11 @@ class PluginsRunner {
   // Every Filter plugin not skipped in this cycle, on one node; the first rejection.
   virtual Status RunFilterPlugins(const CycleState& state, const api::Pod& pod,
                                   const NodeInfo& node, int node_index = 0) = 0;
+  // RunFilterPlugins as if the pods nominated to the node with at least the pod's priority were
+  // already there, and also without them (the pod must fit both ways), as the scheduling cycle
+  // filters.
+  virtual Status RunFilterPluginsWithNominatedPods(const CycleState& state, const api::Pod& pod,
+                                                   const NodeInfo& node, int node_index = 0) = 0;
   virtual Status RunPreFilterExtensionAddPod(CycleState& state, const api::Pod& pod,
                                              const PodInfo& to_add, const NodeInfo& node) = 0;
   virtual Status RunPreFilterExtensionRemovePod(CycleState& state, const api::Pod& pod,
@@ -724,12 +747,16 @@ class Handle : public PluginsRunner {
   virtual EventRecorder& GetEventRecorder() = 0;
   virtual Parallelizer& GetParallelizer() = 0;
   virtual PodNominator& Nominator() = 0;
-  // Moves these pending pods (by uid) to the active queue at once, whatever their backoff, if
-  // they wait in the unschedulable pool or in backoff; a pod in a scheduling attempt goes there
-  // if the attempt fails. Gated pods stay gated; unknown pods are ignored. For a plugin whose
-  // decision about one pod can make others worth trying (a gang's pods). Must not be called while
-  // holding a lock that the plugin's QueueSort, PreEnqueue or queueing hints take.
+  // Moves these pending pods (by uid) to the active queue at once, whatever their backoff, when
+  // they wait in the unschedulable pool or in backoffQ; gated pods run PreEnqueue again and may
+  // stay gated. A pod in flight (in its scheduling or binding cycle) is not moved now: if its
+  // attempt fails, it is requeued as an event aimed at it would requeue it (to activeQ, or to
+  // backoffQ while its own backoff runs), never left to wait for a cluster event. Unknown pods are
+  // ignored. For a plugin whose decision about one pod makes others worth trying (a gang's pods, a
+  // preemptor whose victims are gone). Thread-safe; must not be called while holding a lock that
+  // the plugin's QueueSort, PreEnqueue or queueing hints take.
   virtual void Activate(const std::vector<std::string>& pod_uids) = 0;
+  virtual PreemptionMetrics& GetPreemptionMetrics() = 0;
   // Where a plugin registers metrics of its own, served with the scheduler's; null when metrics
   // are not collected (tests, benchmarks).
   virtual prometheus::Registry* MetricsRegistry() const = 0;

@@ -106,6 +106,14 @@ class NodeInfo {
 
   std::shared_ptr<NodeInfo> Clone() const { return std::make_shared<NodeInfo>(*this); }
 
+  // The NodeInfo's position in the snapshot's node list, which the snapshot sets as it lists the
+  // NodeInfo (kNotListed before, and in a NodeInfo not from a snapshot). Lets a plugin keep data
+  // per node in vectors by position across cycles. A copy keeps the value, so a reader confirms
+  // that the list holds this very NodeInfo at that position before relying on it.
+  static constexpr uint32_t kNotListed = UINT32_MAX;
+  uint32_t list_index() const { return list_index_; }
+  void set_list_index(uint32_t index) { list_index_ = index; }
+
  private:
   static void PrefetchBytes(const void* object, size_t size) {
     constexpr size_t kCacheLine = 64;
@@ -129,6 +137,7 @@ class NodeInfo {
   std::unordered_map<std::string, ImageStateSummary> image_states_;
   bool image_states_known_ = false;
   int64_t generation_ = 0;
+  uint32_t list_index_ = kNotListed;
 };
 using NodeInfoPtr = std::shared_ptr<NodeInfo>;
 

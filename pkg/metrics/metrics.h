@@ -69,7 +69,8 @@ struct BuildInfo {
 };
 
 // Owns the registry and every family. Thread-safe: any method may be called from any thread.
-class SchedulerMetrics : public framework::runtime::FrameworkObserver {
+class SchedulerMetrics : public framework::runtime::FrameworkObserver,
+                         public framework::PreemptionMetrics {
  public:
   explicit SchedulerMetrics(const BuildInfo& build);
   ~SchedulerMetrics() override;
@@ -95,6 +96,12 @@ class SchedulerMetrics : public framework::runtime::FrameworkObserver {
   void IncomingPod(const char* queue, const std::string& event);
   prometheus::Counter& PreemptionAttempts() { return *preemption_attempts_; }
   prometheus::Histogram& PreemptionVictims() { return *preemption_victims_; }
+
+  // ---- framework::PreemptionMetrics ----
+  void ObserveAttempt() override { preemption_attempts_->Increment(); }
+  void ObserveVictims(size_t victims) override {
+    preemption_victims_->Observe(static_cast<double>(victims));
+  }
 
   // ---- Client ----
   // rest_client_requests_total and rest_client_request_duration_seconds for one apiserver host

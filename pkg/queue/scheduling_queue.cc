@@ -25,7 +25,9 @@ const std::string kUnscheduledPodAdd = "UnscheduledPodAdd";
 const std::string kUnscheduledPodUpdate = "UnscheduledPodUpdate";
 const std::string kScheduleAttemptFailure = "ScheduleAttemptFailure";
 const std::string kBackoffComplete = "BackoffComplete";
-const std::string kForceActivate = "ForceActivate";
+const std::string kPopFromBackoffQ = "PopFromBackoffQ";
+const ClusterEvent kForceActivate{framework::EventResource::kWildcard, framework::kAll,
+                                  "ForceActivate"};
 
 // PrioritySort: higher priority first, then the pod that has waited longer.
 bool DefaultLess(const QueuedPodInfo& a, const QueuedPodInfo& b) {
@@ -53,6 +55,9 @@ SchedulingQueue::SchedulingQueue(QueueOptions options, LessFn less, PreEnqueueFn
       clock_(clock ? std::move(clock) : std::make_shared<util::RealClock>()),
       active_q_([this](const QueuedPodInfo& a, const QueuedPodInfo& b) { return less_(a, b); }),
       backoff_q_([this](const QueuedPodInfo& a, const QueuedPodInfo& b) {
+        return BackoffExpiry(a) < BackoffExpiry(b);
+      }),
+      error_backoff_q_([this](const QueuedPodInfo& a, const QueuedPodInfo& b) {
         return BackoffExpiry(a) < BackoffExpiry(b);
       }),
       owned_nominator_(options_.nominator ? nullptr : std::make_unique<Nominator>()),
@@ -146,7 +151,7 @@ void SchedulingQueue::AddLocked(api::PodPtr pod) {
   api::PodPtr known;
   if (auto p = active_q_.Get(uid)) {
     known = p->pod_info->pod;
-  } else if (auto b = backoff_q_.Get(uid)) {
+  } else if (auto b = GetFromBackoff(uid)) {
     known = b->pod_info->pod;
   } else if (auto it = unschedulable_.find(uid); it != unschedulable_.end()) {
     known = it->second->pod_info->pod;
@@ -188,7 +193,7 @@ void SchedulingQueue::UpdateLocked(const api::PodPtr& old_pod, api::PodPtr new_p
   }
 
   // activeQ / backoffQ: swap the pod in place; attempts and timestamps stay.
-  for (PodHeap* heap : {&active_q_, &backoff_q_}) {
+  for (PodHeap* heap : {&active_q_, &backoff_q_, &error_backoff_q_}) {
     if (QueuedPodInfoPtr pinfo = heap->Get(uid)) {
       api::PodPtr before = old_pod ? old_pod : pinfo->pod_info->pod;
       pinfo->pod_info = new_info;
@@ -241,7 +246,7 @@ void SchedulingQueue::Delete(const api::Pod& pod) {
   nominator_->DeleteNominatedPodIfExists(pod);
   const std::string& uid = pod.meta.uid;
   active_q_.Delete(uid);
-  backoff_q_.Delete(uid);
+  DeleteFromBackoff(uid);
   unschedulable_.erase(uid);
   if (auto it = in_flight_pods_.find(uid); it != in_flight_pods_.end()) it->second.deleted = true;
 }
@@ -251,9 +256,15 @@ void SchedulingQueue::Delete(const api::Pod& pod) {
 QueuedPodInfoPtr SchedulingQueue::Pop() {
   std::unique_lock lock(mu_);
   for (;;) {
-    pop_cv_.wait(lock, [this] { return closed_ || !active_q_.empty(); });
+    pop_cv_.wait(lock, [this] { return closed_ || !active_q_.empty() || !backoff_q_.empty(); });
     if (closed_) return nullptr;
-    QueuedPodInfoPtr pinfo = active_q_.Pop();
+    QueuedPodInfoPtr pinfo;
+    if (!active_q_.empty()) {
+      pinfo = active_q_.Pop();
+    } else {
+      pinfo = backoff_q_.Pop();
+      Incoming("active", kPopFromBackoffQ);
+    }
     const std::string& uid = pinfo->pod().meta.uid;
     if (in_flight_pods_.count(uid) != 0) {
       // The invariants make this unreachable; scheduling one pod twice at once would be worse
@@ -290,9 +301,7 @@ void SchedulingQueue::AddUnschedulableIfNotPresent(QueuedPodInfoPtr pinfo, bool 
   std::lock_guard lock(mu_);
   const std::string uid = pinfo->pod().meta.uid;
 
-  bool activate = false;
   if (auto it = in_flight_pods_.find(uid); it != in_flight_pods_.end()) {
-    activate = it->second.activate;
     if (it->second.deleted) {
       spdlog::debug("pod {} was deleted during its attempt; not requeued", pinfo->pod().Key());
       DoneLocked(uid);
@@ -302,7 +311,7 @@ void SchedulingQueue::AddUnschedulableIfNotPresent(QueuedPodInfoPtr pinfo, bool 
       pinfo->pod_info = std::make_shared<const framework::PodInfo>(it->second.latest);
     }
   }
-  if (active_q_.Has(uid) || backoff_q_.Has(uid) || unschedulable_.count(uid) != 0) {
+  if (active_q_.Has(uid) || GetFromBackoff(uid) || unschedulable_.count(uid) != 0) {
     spdlog::error("pod {} is already queued; not requeued after its failed attempt",
                   pinfo->pod().Key());
     DoneLocked(uid);
@@ -316,8 +325,7 @@ void SchedulingQueue::AddUnschedulableIfNotPresent(QueuedPodInfoPtr pinfo, bool 
   }
   pinfo->timestamp = clock_->Now();
 
-  Strategy strategy = activate ? Strategy::kImmediately : StrategyForInFlightPod(*pinfo);
-  Where where = Requeue(pinfo, strategy, activate ? kForceActivate : kScheduleAttemptFailure);
+  Where where = Requeue(pinfo, StrategyForInFlightPod(*pinfo), kScheduleAttemptFailure);
   spdlog::debug("pod {} moved to {} after a failed attempt (cycle {})", pinfo->pod().Key(),
                 WhereName(where), scheduling_cycle_);
   DoneLocked(uid);
@@ -385,6 +393,27 @@ bool SchedulingQueue::MovePodsLocked(const std::vector<QueuedPodInfoPtr>& pods,
   // Pods in flight see the event when they come back.
   RecordInFlightEvent(event, objects, "");
   return activated;
+}
+
+void SchedulingQueue::Activate(const std::vector<std::string>& pod_uids) {
+  std::lock_guard lock(mu_);
+  bool activated = false;
+  for (const std::string& uid : pod_uids) {
+    QueuedPodInfoPtr pinfo;
+    if (auto it = unschedulable_.find(uid); it != unschedulable_.end()) {
+      pinfo = it->second;
+    } else {
+      pinfo = GetFromBackoff(uid);
+    }
+    if (pinfo) {
+      if (MoveToActiveQ(std::move(pinfo), kForceActivate.label)) activated = true;
+    } else if (auto it = in_flight_pods_.find(uid); it != in_flight_pods_.end()) {
+      EventObjects objects;
+      objects.new_pod = it->second.latest;
+      RecordInFlightEvent(kForceActivate, objects, uid);
+    }
+  }
+  if (activated) pop_cv_.notify_all();
 }
 
 void SchedulingQueue::RecordInFlightEvent(const ClusterEvent& event, const EventObjects& objects,
@@ -527,7 +556,7 @@ bool SchedulingQueue::MoveToActiveQ(QueuedPodInfoPtr pinfo, const std::string& e
   const std::string& uid = pinfo->pod().meta.uid;
   if (!RunPreEnqueue(*pinfo)) {
     active_q_.Delete(uid);
-    backoff_q_.Delete(uid);
+    DeleteFromBackoff(uid);
     unschedulable_[uid] = pinfo;
     Incoming("gated", event);
     return false;
@@ -538,7 +567,7 @@ bool SchedulingQueue::MoveToActiveQ(QueuedPodInfoPtr pinfo, const std::string& e
     pinfo->initial_attempt_set = true;
   }
   unschedulable_.erase(uid);
-  backoff_q_.Delete(uid);
+  DeleteFromBackoff(uid);
   active_q_.AddOrUpdate(pinfo);
   // A pod that arrives with status.nominatedNodeName (e.g. after a scheduler restart) keeps
   // its claim on that node.
@@ -550,7 +579,22 @@ bool SchedulingQueue::MoveToActiveQ(QueuedPodInfoPtr pinfo, const std::string& e
 
 void SchedulingQueue::MoveToBackoffQ(QueuedPodInfoPtr pinfo) {
   unschedulable_.erase(pinfo->pod().meta.uid);
+  if (!HasRejectors(*pinfo)) {
+    error_backoff_q_.AddOrUpdate(pinfo);
+    return;
+  }
   backoff_q_.AddOrUpdate(pinfo);
+  pop_cv_.notify_all();
+}
+
+QueuedPodInfoPtr SchedulingQueue::GetFromBackoff(const std::string& uid) const {
+  if (QueuedPodInfoPtr pinfo = backoff_q_.Get(uid)) return pinfo;
+  return error_backoff_q_.Get(uid);
+}
+
+void SchedulingQueue::DeleteFromBackoff(const std::string& uid) {
+  backoff_q_.Delete(uid);
+  error_backoff_q_.Delete(uid);
 }
 
 SchedulingQueue::Where SchedulingQueue::Requeue(QueuedPodInfoPtr pinfo, Strategy strategy,
@@ -561,14 +605,14 @@ SchedulingQueue::Where SchedulingQueue::Requeue(QueuedPodInfoPtr pinfo, Strategy
     Incoming("unschedulable", event);
     return Where::kUnschedulable;
   }
-  // A gated pod stays in the pool until its PreEnqueue plugins admit it; backoffQ holds only
-  // admitted pods.
-  if (!pinfo->gating_plugin.empty() && !RunPreEnqueue(*pinfo)) {
-    unschedulable_[uid] = pinfo;
-    Incoming("gated", event);
-    return Where::kUnschedulable;
-  }
   if (strategy == Strategy::kAfterBackoff && IsBackingOff(*pinfo)) {
+    // Pop may take the pod from backoffQ without going through activeQ: its PreEnqueue plugins
+    // admit it on the way in, and a gated pod stays in the pool until they do.
+    if (!RunPreEnqueue(*pinfo)) {
+      unschedulable_[uid] = pinfo;
+      Incoming("gated", event);
+      return Where::kUnschedulable;
+    }
     MoveToBackoffQ(pinfo);
     Incoming("backoff", event);
     return Where::kBackoff;
@@ -576,33 +620,16 @@ SchedulingQueue::Where SchedulingQueue::Requeue(QueuedPodInfoPtr pinfo, Strategy
   return MoveToActiveQ(pinfo, event) ? Where::kActive : Where::kUnschedulable;
 }
 
-void SchedulingQueue::Activate(const std::vector<std::string>& pod_uids) {
-  std::lock_guard lock(mu_);
-  bool activated = false;
-  for (const std::string& uid : pod_uids) {
-    QueuedPodInfoPtr pinfo = backoff_q_.Get(uid);
-    if (!pinfo) {
-      if (auto it = unschedulable_.find(uid); it != unschedulable_.end()) pinfo = it->second;
-    }
-    if (pinfo) {
-      if (MoveToActiveQ(pinfo, kForceActivate)) activated = true;
-      continue;
-    }
-    if (auto it = in_flight_pods_.find(uid); it != in_flight_pods_.end()) {
-      it->second.activate = true;
-    }
-  }
-  if (activated) pop_cv_.notify_all();
-}
-
 // ---- Flushes ----
 
 void SchedulingQueue::FlushBackoffQCompleted() {
   std::lock_guard lock(mu_);
   bool activated = false;
-  while (!backoff_q_.empty() && !IsBackingOff(*backoff_q_.Peek())) {
-    QueuedPodInfoPtr pinfo = backoff_q_.Pop();
-    if (MoveToActiveQ(pinfo, kBackoffComplete)) activated = true;
+  for (PodHeap* heap : {&backoff_q_, &error_backoff_q_}) {
+    while (!heap->empty() && !IsBackingOff(*heap->Peek())) {
+      QueuedPodInfoPtr pinfo = heap->Pop();
+      if (MoveToActiveQ(pinfo, kBackoffComplete)) activated = true;
+    }
   }
   if (activated) pop_cv_.notify_all();
 }
@@ -624,7 +651,7 @@ SchedulingQueue::Counts SchedulingQueue::PendingPods() const {
   std::lock_guard lock(mu_);
   Counts counts;
   counts.active = active_q_.size();
-  counts.backoff = backoff_q_.size();
+  counts.backoff = backoff_q_.size() + error_backoff_q_.size();
   for (const auto& [uid, pinfo] : unschedulable_) {
     if (pinfo->gating_plugin.empty()) {
       ++counts.unschedulable;
@@ -650,7 +677,9 @@ std::vector<QueuedPodInfoPtr> SchedulingQueue::PodsInActiveQ() const {
 
 std::vector<QueuedPodInfoPtr> SchedulingQueue::PodsInBackoffQ() const {
   std::lock_guard lock(mu_);
-  return backoff_q_.items();
+  std::vector<QueuedPodInfoPtr> out = backoff_q_.items();
+  for (auto& pinfo : error_backoff_q_.items()) out.push_back(std::move(pinfo));
+  return out;
 }
 
 std::vector<std::string> SchedulingQueue::InFlightPodUids() const {

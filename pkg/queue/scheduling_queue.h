@@ -1,10 +1,12 @@
 #ifndef BERTH_PKG_QUEUE_SCHEDULING_QUEUE_H_
 #define BERTH_PKG_QUEUE_SCHEDULING_QUEUE_H_
 
-// The scheduling queue (upstream PriorityQueue with SchedulerQueueingHints): pending pods live
-// in exactly one of
+// The scheduling queue (upstream PriorityQueue with SchedulerQueueingHints and
+// SchedulerPopFromBackoffQ): pending pods live in exactly one of
 //   activeQ      ordered by the QueueSort plugin; Pop takes its head;
-//   backoffQ     pods waiting out their backoff, ordered by backoff expiry;
+//   backoffQ     pods waiting out their backoff, ordered by backoff expiry; those a plugin
+//                rejected are popped before their backoff ends when activeQ is empty (the ones
+//                that failed with an error are not), so an idle scheduler retries them at once;
 //   unschedulable pool
 //                pods rejected by plugins, waiting for a cluster event that one of the rejecting
 //                plugins says may help (its QueueingHint returns kQueue), and pods held back by
@@ -132,7 +134,8 @@ class SchedulingQueue {
 
   // Moves these pods (by uid) to activeQ at once, whatever their backoff, when they are in
   // backoffQ or the unschedulable pool; a gated pod runs PreEnqueue again and may stay gated. A pod
-  // in flight goes to activeQ if its attempt fails. Unknown uids are ignored (upstream Activate).
+  // in flight is requeued, if its attempt fails, as for a ForceActivate event aimed at it: to
+  // activeQ, or to backoffQ while its backoff runs. Unknown uids are ignored (upstream Activate).
   void Activate(const std::vector<std::string>& pod_uids);
 
   // Moves backoffQ pods whose backoff has expired to activeQ. Called by the flush thread; public
@@ -177,8 +180,6 @@ class SchedulingQueue {
     // The newest version seen by Update while the pod was in flight.
     api::PodPtr latest;
     bool deleted = false;
-    // Activate asked for the pod while it was in flight.
-    bool activate = false;
   };
 
   static const char* WhereName(Where where);
@@ -197,7 +198,10 @@ class SchedulingQueue {
   bool RunPreEnqueue(framework::QueuedPodInfo& pinfo) const;
   // activeQ if PreEnqueue admits the pod (returns true), else the pool as gated.
   bool MoveToActiveQ(framework::QueuedPodInfoPtr pinfo, const std::string& event);
+  // Into backoff_q_ (waking Pop) or, for a pod that failed with an error, error_backoff_q_.
   void MoveToBackoffQ(framework::QueuedPodInfoPtr pinfo);
+  framework::QueuedPodInfoPtr GetFromBackoff(const std::string& uid) const;
+  void DeleteFromBackoff(const std::string& uid);
   Where Requeue(framework::QueuedPodInfoPtr pinfo, Strategy strategy, const std::string& event);
   Strategy IsPodWorthRequeuing(const framework::QueuedPodInfo& pinfo,
                                const framework::ClusterEvent& event,
@@ -228,7 +232,10 @@ class SchedulingQueue {
   std::vector<std::thread> threads_;
 
   PodHeap active_q_;
+  // backoffQ in two parts: pods rejected by plugins (Pop may take them early) and pods whose
+  // attempt failed with an error (only the flush releases them), as upstream's.
   PodHeap backoff_q_;
+  PodHeap error_backoff_q_;
   std::unordered_map<std::string, framework::QueuedPodInfoPtr> unschedulable_;  // uid -> pod
   InFlightList in_flight_events_;
   std::unordered_map<std::string, InFlightPod> in_flight_pods_;  // uid -> pod

@@ -201,6 +201,59 @@ TEST_F(SchedulingQueueTest, BackoffQFlushesInExpiryOrder) {
   EXPECT_EQ(Names(q->PodsInActiveQ()), (std::vector<std::string>{"once", "twice"}));
 }
 
+// A pod a plugin rejected is taken from backoffQ when activeQ is empty (upstream
+// SchedulerPopFromBackoffQ), after any pod of activeQ; a pod that failed with an error waits out
+// its backoff.
+TEST_F(SchedulingQueueTest, PopTakesRejectedPodsFromBackoffQOnlyWhenActiveQIsEmpty) {
+  auto q = MakeQueue({{kProfile, {Entry("NodeAffinity", EventResource::kNode, framework::kAdd)}}});
+  q->Add(PodBuilder("rejected").Priority(10).Build());
+  q->Add(PodBuilder("failed").Priority(5).Build());
+  PopAndReject(*q, "rejected", {"NodeAffinity"});
+  q->AddUnschedulableIfNotPresent(q->Pop(), /*had_error=*/true);
+  q->MoveAllToActiveOrBackoffQueue(kNodeAdd, NodeObjects(NodeBuilder("n").Build()));
+  ExpectCounts(*q, 0, 2, 0, 0);
+  q->Add(PodBuilder("new").Priority(1).Build());
+
+  EXPECT_EQ(q->Pop()->pod().meta.name, "new");
+  QueuedPodInfoPtr early = q->Pop();
+  EXPECT_EQ(early->pod().meta.name, "rejected");
+  EXPECT_EQ(early->attempts, 2);
+  ExpectCounts(*q, 0, 1, 0, 0);
+  auto blocked = std::async(std::launch::async, [&] { return q->Pop(); });
+  EXPECT_EQ(blocked.wait_for(milliseconds(50)), std::future_status::timeout)
+      << "a pod that failed with an error was popped during its backoff";
+  clock_->Step(seconds(1));
+  q->FlushBackoffQCompleted();
+  EXPECT_EQ(blocked.get()->pod().meta.name, "failed");
+}
+
+// Since Pop may take a pod straight from backoffQ, a pod is admitted by its PreEnqueue plugins
+// on its way in, not only on its way to activeQ.
+TEST_F(SchedulingQueueTest, PodGatedOnItsWayIntoBackoffQStaysInThePool) {
+  std::atomic<bool> admit{true};
+  auto pre_enqueue = [&](const api::Pod&) {
+    if (admit) return framework::Status::Success();
+    framework::Status status(framework::Code::kUnschedulableAndUnresolvable, "busy");
+    status.WithPlugin("DefaultPreemption");
+    return status;
+  };
+  auto q = MakeQueue({{kProfile,
+                       {Entry("NodeResourcesFit", EventResource::kPod, framework::kDelete),
+                        Entry("DefaultPreemption", EventResource::kPod, framework::kDelete,
+                              Returns(QueueingHint::kSkip))}}},
+                     pre_enqueue);
+  q->Add(PodBuilder("p").Build());
+  PopAndReject(*q, "p", {"NodeResourcesFit"});
+  admit = false;
+  const ClusterEvent pod_delete{EventResource::kPod, framework::kDelete, "AssignedPodDelete"};
+  q->MoveAllToActiveOrBackoffQueue(pod_delete, {});
+  ExpectCounts(*q, 0, 0, 0, 1);
+  admit = true;
+  q->MoveAllToActiveOrBackoffQueue(pod_delete, {});
+  ExpectCounts(*q, 0, 1, 0, 0);
+  EXPECT_EQ(q->Pop()->pod().meta.name, "p");
+}
+
 // ---- The unschedulable pool and queueing hints ----
 
 TEST_F(SchedulingQueueTest, RejectedPodWaitsForMatchingEventWhoseHintQueues) {
@@ -779,21 +832,24 @@ TEST_F(SchedulingQueueTest, ActivateMovesPooledAndBackingOffPodsToActiveQAtOnce)
   EXPECT_EQ(q->Pop()->pod().meta.name, "pool");
 }
 
-TEST_F(SchedulingQueueTest, APodActivatedDuringItsAttemptGoesToActiveQWhenTheAttemptFails) {
+TEST_F(SchedulingQueueTest, ActivateMovesWaitingPodsToActiveQAndRequeuesAPodInFlight) {
   auto q = MakeQueue({{kProfile, {Entry("NodeAffinity", EventResource::kNode, framework::kAdd)}}});
-  q->Add(PodBuilder("flying").Build());
-  q->Add(PodBuilder("other").Build());
-  QueuedPodInfoPtr flying = q->Pop();
-  q->Activate({flying->pod().meta.uid});
-  flying->unschedulable_plugins = {"NodeAffinity"};
-  q->AddUnschedulableIfNotPresent(flying, false);
-  EXPECT_EQ(Names(q->PodsInActiveQ()), (std::vector<std::string>{"flying", "other"}));
+  api::PodPtr pooled = PodBuilder("pooled").Priority(3).Build();
+  api::PodPtr erred = PodBuilder("erred").Priority(2).Build();
+  api::PodPtr flying = PodBuilder("flying").Priority(1).Build();
+  for (const auto& pod : {pooled, erred, flying}) q->Add(pod);
+  PopAndReject(*q, "pooled", {"NodeAffinity"});
+  q->AddUnschedulableIfNotPresent(q->Pop(), /*had_error=*/true);
+  QueuedPodInfoPtr in_flight = q->Pop();
+  ExpectCounts(*q, 0, 1, 1, 0);
 
-  // Without the request, the same failure parks the pod until an event.
-  QueuedPodInfoPtr again = q->Pop();
-  again->unschedulable_plugins = {"NodeAffinity"};
-  q->AddUnschedulableIfNotPresent(again, false);
-  EXPECT_EQ(Names(q->UnschedulablePods()), (std::vector<std::string>{again->pod().meta.name}));
+  q->Activate({pooled->meta.uid, erred->meta.uid, flying->meta.uid, "unknown-uid"});
+  ExpectCounts(*q, 2, 0, 0, 0);
+  EXPECT_EQ(Names(q->PodsInActiveQ()), (std::vector<std::string>{"erred", "pooled"}));
+  // No event its rejector cares about arrived, yet it is not parked in the pool.
+  in_flight->unschedulable_plugins = {"NodeAffinity"};
+  q->AddUnschedulableIfNotPresent(in_flight, false);
+  ExpectCounts(*q, 2, 1, 0, 0);
 }
 
 // ---- Blocking and the flush threads ----

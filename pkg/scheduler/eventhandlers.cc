@@ -198,7 +198,8 @@ void Scheduler::OnMalformedPod(const nlohmann::json& object, const std::string& 
   stats_.malformed_pods++;
   log::Error("pod cannot be scheduled: its object is malformed",
              {{"pod", pod->meta.namespace_ + "/" + pod->meta.name}, {"err", error}});
-  ReportUnschedulable(pod, "SchedulerError", "pod object could not be decoded: " + error, "");
+  ReportUnschedulable(pod, "SchedulerError", "pod object could not be decoded: " + error,
+                      std::nullopt);
 }
 
 std::set<framework::EventResource> Scheduler::RegisteredResources() const {

@@ -34,52 +34,19 @@ std::string FitErrorMessage(int num_all_nodes, const Diagnosis& diagnosis) {
   std::string msg = "0/" + std::to_string(num_all_nodes) + " nodes are available:";
   if (!diagnosis.pre_filter_msg.empty()) {
     msg += " " + diagnosis.pre_filter_msg + ".";
-  } else {
-    std::map<std::string, int> reasons;
-    // Runs of equal reason lists (every node short of cpu) are counted once per run: with a pod
-    // that fits nowhere there is one status per node of the cluster.
-    const std::vector<std::string>* run = nullptr;
-    int run_length = 0;
-    auto flush = [&] {
-      if (run != nullptr) {
-        for (const auto& reason : *run) reasons[reason] += run_length;
-      }
-    };
-    for (const auto& entry : diagnosis.node_to_status.entries()) {
-      const auto& entry_reasons = entry.status.reasons();
-      if (run != nullptr && *run == entry_reasons) {
-        run_length++;
-        continue;
-      }
-      flush();
-      run = &entry_reasons;
-      run_length = 1;
-    }
-    flush();
-    int absent = num_all_nodes - static_cast<int>(diagnosis.node_to_status.size());
-    if (absent > 0) {
-      for (const auto& reason : diagnosis.node_to_status.absent_nodes_status().reasons()) {
-        reasons[reason] += absent;
-      }
-    }
-    std::vector<std::string> parts;
-    parts.reserve(reasons.size());
-    for (const auto& [reason, count] : reasons)
-      parts.push_back(std::to_string(count) + " " + reason);
-    std::sort(parts.begin(), parts.end());
-    if (!parts.empty()) {
-      msg += " ";
-      for (size_t i = 0; i < parts.size(); i++) msg += (i ? ", " : "") + parts[i];
-      msg += ".";
-    }
+  } else if (std::string reasons =
+                 framework::CountNodeReasons(num_all_nodes, diagnosis.node_to_status);
+             !reasons.empty()) {
+    msg += " " + reasons + ".";
   }
-  if (!diagnosis.post_filter_msg.empty()) msg += " " + diagnosis.post_filter_msg + ".";
+  // As upstream: PostFilter plugins end their message themselves.
+  if (!diagnosis.post_filter_msg.empty()) msg += " " + diagnosis.post_filter_msg;
   return msg;
 }
 
 void ApiPodStatusWriter::SetUnschedulable(const api::Pod& pod, const std::string& reason,
                                           const std::string& message,
-                                          const std::string& nominated_node_name) {
+                                          const std::optional<std::string>& nominated_node_name) {
   nlohmann::json status = {
       {"conditions", nlohmann::json::array({{{"type", "PodScheduled"},
                                              {"status", "False"},
@@ -87,7 +54,11 @@ void ApiPodStatusWriter::SetUnschedulable(const api::Pod& pod, const std::string
                                              {"message", message},
                                              {"lastProbeTime", nullptr},
                                              {"lastTransitionTime", events::TimeNow()}}})}};
-  if (!nominated_node_name.empty()) status["nominatedNodeName"] = nominated_node_name;
+  if (nominated_node_name) {
+    status["nominatedNodeName"] = nominated_node_name->empty()
+                                      ? nlohmann::json(nullptr)
+                                      : nlohmann::json(*nominated_node_name);
+  }
   nlohmann::json patch = {{"status", status}};
   client_->Patch(client::PodsResource().Path(pod.meta.namespace_, pod.meta.name, "status"), patch,
                  client::PatchType::kStrategicMerge);
@@ -100,7 +71,7 @@ api::PodPtr Scheduler::CurrentPod(const api::Pod& pod) const {
 
 void Scheduler::HandleSchedulingFailure(const framework::QueuedPodInfoPtr& pinfo,
                                         const Status& status, const Diagnosis* diagnosis,
-                                        const std::string& nominated_node,
+                                        const std::optional<std::string>& nominated_node,
                                         Clock::time_point cycle_start) {
   const api::PodPtr pod = pinfo->pod_info->pod;
   std::string reason = "Unschedulable";
@@ -143,9 +114,8 @@ void Scheduler::HandleSchedulingFailure(const framework::QueuedPodInfoPtr& pinfo
   if (current != pod && current->meta.uid == pod->meta.uid) {
     pinfo->pod_info = std::make_shared<framework::PodInfo>(current);
   }
-  if (!nominated_node.empty()) {
-    queue_->nominator().AddNominatedPod(pinfo->pod_info, nominated_node);
-  }
+  // As upstream: a nomination left as it is (nullopt) is the one the pod object carries.
+  queue_->nominator().AddNominatedPod(pinfo->pod_info, nominated_node);
   // Also ends the pod's in-flight tracking (the queue calls Done itself).
   queue_->AddUnschedulableIfNotPresent(pinfo, had_error);
   log::Verbose(2, "pod is unschedulable",
@@ -154,14 +124,20 @@ void Scheduler::HandleSchedulingFailure(const framework::QueuedPodInfoPtr& pinfo
 }
 
 void Scheduler::ReportUnschedulable(const api::PodPtr& pod, const std::string& reason,
-                                    const std::string& message, const std::string& nominated_node) {
+                                    const std::string& message,
+                                    const std::optional<std::string>& nominated_node) {
   reporters_->Post([this, pod, reason, message, nominated_node] {
     if (deps_.recorder) {
       deps_.recorder->Eventf(*pod, "Warning", "FailedScheduling", "Scheduling", message);
     }
-    if (deps_.status_writer && !HasCondition(*pod, reason, message)) {
+    // Only a nomination that changes the pod's is written.
+    std::optional<std::string> nomination;
+    if (nominated_node && *nominated_node != pod->status.nominated_node_name) {
+      nomination = nominated_node;
+    }
+    if (deps_.status_writer && (nomination || !HasCondition(*pod, reason, message))) {
       try {
-        deps_.status_writer->SetUnschedulable(*pod, reason, message, nominated_node);
+        deps_.status_writer->SetUnschedulable(*pod, reason, message, nomination);
       } catch (const std::exception& e) {
         log::Warn("could not update the PodScheduled condition",
                   {{"pod", pod->Key()}, {"err", e.what()}});

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <functional>
 #include <map>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -61,19 +62,21 @@ bool Scheduler::ScheduleOne() {
   Diagnosis diagnosis;
   Status status = SchedulePod(*fwk, *state, *pod, &result, &diagnosis);
   if (!status.IsSuccess()) {
-    std::string nominated;
-    if (status.IsRejected() && fwk->HasPostFilterPlugins()) {
-      framework::PostFilterResult post;
-      Status post_status = fwk->RunPostFilterPlugins(*state, *pod, diagnosis.node_to_status, &post);
-      if (!post_status.IsSuccess() && !post_status.reasons().empty()) {
+    // As upstream: a failure clears the pod's nomination, unless PostFilter plugins ran and
+    // decided otherwise.
+    std::optional<std::string> nominated = std::string();
+    if (status.IsRejected() && diagnosis.num_all_nodes > 0) {
+      if (fwk->HasPostFilterPlugins()) {
+        framework::PostFilterResult post;
+        Status post_status =
+            fwk->RunPostFilterPlugins(*state, *pod, diagnosis.node_to_status, &post);
         diagnosis.post_filter_msg = post_status.Message();
-        // The message ends with what PostFilter found, as upstream's FitError does.
-        if (snapshot_.NumNodes() > 0) {
-          status = Status(status.code(),
-                          FitErrorMessage(static_cast<int>(snapshot_.NumNodes()), diagnosis));
+        nominated = std::nullopt;
+        if (!post.nominated_node_name.empty() || post.clear_nomination) {
+          nominated = post.nominated_node_name;
         }
       }
-      nominated = post.nominated_node_name;
+      status = Status(status.code(), FitErrorMessage(diagnosis.num_all_nodes, diagnosis));
     }
     HandleSchedulingFailure(pinfo, status, status.IsRejected() ? &diagnosis : nullptr, nominated,
                             cycle_start);
@@ -127,8 +130,8 @@ Status Scheduler::SchedulePod(framework::runtime::Framework& fwk, framework::Cyc
     diagnosis->pre_filter_msg = unsupported->message;
     diagnosis->unschedulable_plugins.insert(unsupported->plugins.begin(),
                                             unsupported->plugins.end());
-    return Status(Code::kUnschedulableAndUnresolvable,
-                  FitErrorMessage(static_cast<int>(snapshot_.NumNodes()), *diagnosis));
+    diagnosis->num_all_nodes = static_cast<int>(snapshot_.NumNodes());
+    return Status(Code::kUnschedulableAndUnresolvable, std::vector<std::string>{});
   }
   if (snapshot_.NumNodes() == 0) {
     diagnosis->pre_filter_msg = "";
@@ -139,8 +142,8 @@ Status Scheduler::SchedulePod(framework::runtime::Framework& fwk, framework::Cyc
   if (!s.IsSuccess()) return s;
   const int evaluated = static_cast<int>(feasible.size() + diagnosis->node_to_status.size());
   if (feasible.empty()) {
-    return Status(Code::kUnschedulable,
-                  FitErrorMessage(static_cast<int>(snapshot_.NumNodes()), *diagnosis));
+    diagnosis->num_all_nodes = static_cast<int>(snapshot_.NumNodes());
+    return Status(Code::kUnschedulable, std::vector<std::string>{});
   }
   result->evaluated_nodes = evaluated;
   result->feasible_nodes = static_cast<int>(feasible.size());

@@ -39,6 +39,7 @@ Scheduler::Scheduler(const config::Configuration& config,
     fdeps.nominator = &nominator_;
     fdeps.waiting_pods = waiting_pods_;
     fdeps.observer = deps_.metrics;
+    fdeps.preemption_metrics = deps_.metrics;
     fdeps.metrics_registry = deps_.metrics ? &deps_.metrics->registry() : nullptr;
     // queue_ is made below, after every framework; plugins activate pods only once it exists.
     fdeps.activate = [this](const std::vector<std::string>& uids) { queue_->Activate(uids); };

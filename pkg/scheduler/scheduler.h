@@ -38,6 +38,9 @@ namespace berth::scheduler {
 
 // Why a pod fits no node: per-node statuses plus what PreFilter/PostFilter said.
 struct Diagnosis {
+  // The "N" of "0/N nodes are available" once the attempt ended in a fit error, the failure
+  // PostFilter plugins (preemption) may act on; 0 otherwise.
+  int num_all_nodes = 0;
   // Its absent-nodes status stands for the nodes PreFilter excluded.
   framework::NodeToStatus node_to_status;
   std::set<std::string> unschedulable_plugins;
@@ -59,9 +62,10 @@ int NumFeasibleNodesToFind(int percentage_of_nodes_to_score, int num_all_nodes);
 class PodStatusWriter {
  public:
   virtual ~PodStatusWriter() = default;
+  // With `nominated_node_name`, status.nominatedNodeName is set to it too (removed when empty).
   virtual void SetUnschedulable(const api::Pod& pod, const std::string& reason,
                                 const std::string& message,
-                                const std::string& nominated_node_name) = 0;
+                                const std::optional<std::string>& nominated_node_name) = 0;
 };
 
 // PATCH /api/v1/namespaces/{ns}/pods/{name}/status with a strategic merge of the PodScheduled
@@ -71,7 +75,7 @@ class ApiPodStatusWriter : public PodStatusWriter {
   explicit ApiPodStatusWriter(std::shared_ptr<client::Client> client)
       : client_(std::move(client)) {}
   void SetUnschedulable(const api::Pod& pod, const std::string& reason, const std::string& message,
-                        const std::string& nominated_node_name) override;
+                        const std::optional<std::string>& nominated_node_name) override;
 
  private:
   std::shared_ptr<client::Client> client_;
@@ -161,7 +165,9 @@ class Scheduler {
     int feasible_nodes = 0;
   };
 
-  // Returns Success with `result` filled, a rejection with `diagnosis` filled, or an error.
+  // Returns Success with `result` filled, a rejection with `diagnosis` filled, or an error. A
+  // rejection that sets diagnosis->num_all_nodes (a fit error) has no message yet: the caller
+  // writes it (FitErrorMessage) once PostFilter plugins have had their say.
   framework::Status SchedulePod(framework::runtime::Framework& fwk, framework::CycleState& state,
                                 const api::Pod& pod, ScheduleResult* result, Diagnosis* diagnosis);
   // Both fill *feasible with nodes of snapshot_, valid until its next update. Raw pointers: a
@@ -187,9 +193,10 @@ class Scheduler {
                     api::PodPtr assumed, const ScheduleResult& result,
                     std::chrono::steady_clock::time_point cycle_start);
   // Requeues a pod whose attempt failed and reports why (event + condition), off-thread.
+  // `nominated_node` replaces the pod's nomination ("" clears it); std::nullopt leaves it.
   void HandleSchedulingFailure(const framework::QueuedPodInfoPtr& pinfo,
                                const framework::Status& status, const Diagnosis* diagnosis,
-                               const std::string& nominated_node,
+                               const std::optional<std::string>& nominated_node,
                                std::chrono::steady_clock::time_point cycle_start);
   // Registers the scrape hooks that sample queue, cache and informer state.
   void RegisterScrapeHooks();
@@ -201,7 +208,8 @@ class Scheduler {
   void ObserveAttempt(const std::string& profile, metrics::AttemptResult result,
                       std::chrono::steady_clock::time_point cycle_start);
   void ReportUnschedulable(const api::PodPtr& pod, const std::string& reason,
-                           const std::string& message, const std::string& nominated_node);
+                           const std::string& message,
+                           const std::optional<std::string>& nominated_node);
   // The freshest copy of the pod the informer has (null when deleted), or `pod` without informers.
   api::PodPtr CurrentPod(const api::Pod& pod) const;
 

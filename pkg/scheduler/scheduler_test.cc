@@ -140,7 +140,10 @@ TEST_F(SchedulerTest, AssumedPodsCountSoNodesAreNotOvercommitted) {
     for (const auto& e : recorder_.events()) {
       if (e.reason == "FailedScheduling") {
         EXPECT_EQ(e.type, "Warning");
-        EXPECT_EQ(e.note, "0/2 nodes are available: 2 Insufficient cpu.");
+        // All pods have one priority: DefaultPreemption finds nothing it may evict.
+        EXPECT_EQ(e.note,
+                  "0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are "
+                  "available: 2 No preemption victims found for incoming pod.");
         reported = true;
       }
     }
@@ -206,7 +209,9 @@ TEST_F(SchedulerTest, RequiredAntiAffinityKeepsReplicasApartAndRequeuesOnDelete)
     }
     if (note.empty()) std::this_thread::sleep_for(10ms);
   }
-  EXPECT_EQ(note, "0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules.");
+  EXPECT_EQ(note,
+            "0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules. preemption: "
+            "0/3 nodes are available: 3 No preemption victims found for incoming pod.");
   EXPECT_EQ(scheduler_->queue().PendingPods().unschedulable, 1u);
 
   // The informer sees the bindings, then one replica deleted.
@@ -323,11 +328,13 @@ TEST_F(SchedulerTest, PodsUsingUnsupportedFieldsAreNotBoundAndSayWhy) {
   const std::map<std::string, std::string> want = {
       {"default/claims",
        "0/1 nodes are available: pod uses spec.resourceClaims (dynamic resource allocation), "
-       "which berth-scheduler does not support yet; use the default scheduler for this pod."},
+       "which berth-scheduler does not support yet; use the default scheduler for this pod. "
+       "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."},
       {"default/claim",
        "0/1 nodes are available: pod uses spec.volumes[0].persistentVolumeClaim (persistent "
        "volume binding), which berth-scheduler does not support yet; use the default scheduler "
-       "for this pod."},
+       "for this pod. preemption: 0/1 nodes are available: 1 Preemption is not helpful for "
+       "scheduling."},
   };
   std::map<std::string, std::string> failed;
   for (int i = 0; i < 200 && failed.size() < want.size(); i++) {
@@ -664,11 +671,11 @@ TEST(SchedulerResourceEvents, AnEventOfAResourceAPluginListsRequeuesThePodsItRej
   std::vector<std::string> resources;
   for (const auto& state : informers.States()) resources.push_back(state.resource);
   // The default profile's PodTopologySpread watches the owners its system defaults read, and
-  // Coscheduling the PodGroups.
+  // DefaultPreemption the disruption budgets, Coscheduling the PodGroups.
   EXPECT_EQ(resources,
-            (std::vector<std::string>{"namespaces", "nodes", "podgroups.scheduling.x-k8s.io",
-                                      "pods", "replicasets.apps", "replicationcontrollers",
-                                      "services", "statefulsets.apps"}));
+            (std::vector<std::string>{"namespaces", "nodes", "poddisruptionbudgets.policy",
+                                      "podgroups.scheduling.x-k8s.io", "pods", "replicasets.apps",
+                                      "replicationcontrollers", "services", "statefulsets.apps"}));
 
   informers.Nodes().Upsert(NodeBuilder("n").Capacity("4", "8Gi").Build());
   informers.For<api::Namespace>().Upsert(NamespaceObject("team", false));

@@ -210,6 +210,11 @@ const std::set<Grant> kClusterGrants = {
     {"scheduling.x-k8s.io", "podgroups", "watch", ""},
     {"scheduling.x-k8s.io", "podgroups/status", "update", ""},
     {"scheduling.x-k8s.io", "podgroups/status", "patch", ""},
+    // DefaultPreemption (rbac.preemption, on by default): evictions and disruption budgets.
+    {"", "pods", "delete", ""},
+    {"policy", "poddisruptionbudgets", "get", ""},
+    {"policy", "poddisruptionbudgets", "list", ""},
+    {"policy", "poddisruptionbudgets", "watch", ""},
 };
 
 TEST(ChartRbac, ClusterRoleGrantsExactlyWhatTheSchedulerCalls) {
@@ -224,10 +229,15 @@ TEST(ChartRbac, ClusterRoleGrantsExactlyWhatTheSchedulerCalls) {
   }
 }
 
-TEST(ChartRbac, PreemptionAddsOnlyPodDeletion) {
+TEST(ChartRbac, WithoutPreemptionNeitherPodDeletionNorDisruptionBudgets) {
   std::set<Grant> expected = kClusterGrants;
-  expected.insert({"", "pods", "delete", ""});
-  EXPECT_EQ(Grants(OnlyOfKind(Render({}, {"rbac.preemption=true"}), "ClusterRole")), expected);
+  for (const Grant& grant : kClusterGrants) {
+    if (std::get<1>(grant) == "poddisruptionbudgets" || std::get<2>(grant) == "delete") {
+      expected.erase(grant);
+    }
+  }
+  ASSERT_EQ(expected.size() + 4, kClusterGrants.size());
+  EXPECT_EQ(Grants(OnlyOfKind(Render({}, {"rbac.preemption=false"}), "ClusterRole")), expected);
 }
 
 TEST(ChartRbac, LeaseRoleOnlyWithLeaderElectionAndOnlyForItsLease) {

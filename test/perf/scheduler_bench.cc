@@ -2,9 +2,10 @@
 // synthetic cluster held in memory, driven one ScheduleOne() at a time from this thread so each
 // scheduling cycle can be timed. No apiserver: cluster events are fed to the Scheduler's handlers
 // directly, and the Bind plugin confirms each binding at once by feeding the bound pod back as the
-// pod informer would. Workloads are named and sized after kube-scheduler's scheduler_perf suite
-// (test/integration/scheduler_perf), with its node (4 cpu, 32Gi, 110 pods) and pod (100m, 500Mi)
-// templates.
+// pod informer would; in PreemptionBasic a client does the same for the victims preemption
+// deletes (test/perf/evicting_client.h). Workloads are named and sized after kube-scheduler's
+// scheduler_perf suite (test/integration/scheduler_perf), with its node (4 cpu, 32Gi, 110 pods)
+// and pod (100m, 500Mi) templates.
 //
 //   _output/bin/scheduler_bench [--workload NAME|all] [--nodes N] [--existing-pods N] [--pods N]
 //                               [--seed S] [--parallelism P] [--churn-interval-us U] [--json]
@@ -32,11 +33,15 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
+#include "pkg/client/client.h"
 #include "pkg/config/config.h"
+#include "pkg/informer/factory.h"
 #include "pkg/plugins/registry/registry.h"
 #include "pkg/scheduler/scheduler.h"
+#include "test/perf/evicting_client.h"
 #include "test/testing/objects.h"
 
 namespace berth::perf {
@@ -64,6 +69,7 @@ enum class Kind {
   kPreferredTopologySpreading,
   kMixedChurn,
   kUnschedulable,
+  kPreemption,
 };
 
 struct Workload {
@@ -93,6 +99,9 @@ const std::vector<Workload>& Workloads() {
        "PodTopologySpread"},
       {"SchedulingWithMixedChurn", Kind::kMixedChurn, 5000, 0, 10000, nullptr},
       {"Unschedulable", Kind::kUnschedulable, 5000, 100, 10000, nullptr},
+      // Its "performance" size (its 1000Nodes case) halved: 4 low-priority pods fill each node,
+      // and each preemptor must evict all 4 of one node.
+      {"PreemptionBasic", Kind::kPreemption, 500, 2000, 500, "DefaultPreemption"},
   };
   return workloads;
 }
@@ -261,6 +270,14 @@ api::PodPtr MakePod(Kind kind, const std::string& name, const std::string& ns,
   return b.Build();
 }
 
+// scheduler_perf's pod-low-priority (on `node`) and its preemption benchmarks' pod-high-priority.
+api::PodPtr MakeLowPriorityPod(const std::string& name, const std::string& node) {
+  return PodBuilder(name, "sched-0").Container("900m", "500Mi").Node(node).Build();
+}
+api::PodPtr MakeHighPriorityPod(const std::string& name) {
+  return PodBuilder(name, "sched-1").Container("3970m", "500Mi").Priority(9999999).Build();
+}
+
 // scheduler_perf's pod-high-priority-large-cpu (9 cpu fits no 4-cpu node) without its priority,
 // so that the queue pops it and the pods that fit alternately.
 api::PodPtr MakeHugePod(const std::string& name) {
@@ -299,6 +316,7 @@ struct Result {
   int64_t heap_after_run = 0;
   int64_t peak_rss = 0;
   uint64_t churn_ops = 0;
+  int victims = 0;  // Pods preemption evicted.
 };
 
 // Recreates objects at a steady rate while the measured pods are scheduled, cycling through: add
@@ -385,9 +403,17 @@ bool Run(const Workload& w, const Flags& flags, Result* out) {
   NoopRecorder recorder;
   scheduler::SchedulerDeps deps;
   deps.recorder = &recorder;
+  auto evictor = std::make_shared<EvictingClient>();
+  const bool preemption = w.kind == Kind::kPreemption;
+  if (preemption) deps.client = evictor;
   scheduler::SchedulerOptions options;
   options.seed = flags.seed;
   scheduler::Scheduler sched(cfg, registry, deps, options);
+  // The victims the preemption plugin may evict, by store key.
+  std::unordered_map<std::string, api::PodPtr> evictable;
+  auto& pod_store =
+      sched.FrameworkFor(cfg.profiles[0].scheduler_name)->SharedInformerFactory().Pods().store();
+  evictor->Attach(&sched, &pod_store, &evictable);
 
   const bool unschedulable = w.kind == Kind::kUnschedulable;
   std::vector<api::PodPtr> measured;
@@ -416,8 +442,16 @@ bool Run(const Workload& w, const Flags& flags, Result* out) {
     if (existing_kind != Kind::kNodeAffinity || n % kZones < 2) allowed.push_back(n);
   }
   for (int i = 0; i < num_existing && !allowed.empty(); i++) {
-    sched.OnPodAdd(MakePod(existing_kind, "x-" + std::to_string(i), "sched-0",
-                           NodeName(allowed[i % allowed.size()])));
+    const std::string name = "x-" + std::to_string(i);
+    const std::string node = NodeName(allowed[i % allowed.size()]);
+    if (!preemption) {
+      sched.OnPodAdd(MakePod(existing_kind, name, "sched-0", node));
+      continue;
+    }
+    api::PodPtr pod = MakeLowPriorityPod(name, node);
+    evictable[pod->Key()] = pod;
+    pod_store.Upsert(pod->Key(), pod);
+    sched.OnPodAdd(pod);
   }
   out->bytes_per_pod = num_existing ? (HeapInUse() - heap) / num_existing : 0;
 
@@ -425,8 +459,9 @@ bool Run(const Workload& w, const Flags& flags, Result* out) {
   heap = HeapInUse();
   const Kind measured_kind = unschedulable || w.kind == Kind::kMixedChurn ? Kind::kBasic : w.kind;
   for (int i = 0; i < num_measured; i++) {
-    measured.push_back(
-        MakePod(measured_kind, std::string(kMeasuredPrefix) + std::to_string(i), "sched-1"));
+    const std::string name = std::string(kMeasuredPrefix) + std::to_string(i);
+    measured.push_back(preemption ? MakeHighPriorityPod(name)
+                                  : MakePod(measured_kind, name, "sched-1"));
     sched.OnPodAdd(measured.back());
     if (unschedulable) sched.OnPodAdd(MakeHugePod("u-" + std::to_string(i)));
   }
@@ -523,6 +558,13 @@ bool Run(const Workload& w, const Flags& flags, Result* out) {
       break;
     }
   }
+  out->victims = evictor->deleted();
+  // Each preemptor needs a whole node: all of its low-priority pods, and no other pod.
+  if (preemption && finished && out->victims != num_existing) {
+    std::fprintf(stderr, "%s: %d pods evicted for %d preemptors, expected %d\n", w.name,
+                 out->victims, num_measured, num_existing);
+    finished = false;
+  }
   if (stats.errors.load() > 0) {
     std::fprintf(stderr, "%s: %llu scheduling errors\n", w.name,
                  static_cast<unsigned long long>(stats.errors.load()));
@@ -552,6 +594,7 @@ void PrintJson(const Result& r) {
                       {"heap_after_run_bytes", r.heap_after_run},
                       {"peak_rss_bytes", r.peak_rss}};
   if (r.churn_ops) j["churn_ops"] = r.churn_ops;
+  if (r.victims) j["victims"] = r.victims;
   std::printf("%s\n", j.dump().c_str());
 }
 
@@ -578,6 +621,7 @@ void PrintRow(const Result& r) {
     std::printf("%-28s churn: %llu ops during the run\n", "",
                 static_cast<unsigned long long>(r.churn_ops));
   }
+  if (r.victims) std::printf("%-28s preemption: %d pods evicted\n", "", r.victims);
 }
 
 void PrintUnavailable(const Workload& w, bool json) {

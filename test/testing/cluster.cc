@@ -233,4 +233,33 @@ nlohmann::json ClusterRoleGrant::Role() const {
           {"rules", rules_}};
 }
 
+namespace {
+constexpr const char* kPriorityClassesPath = "/apis/scheduling.k8s.io/v1/priorityclasses";
+}  // namespace
+
+PriorityClasses::PriorityClasses(std::shared_ptr<client::Client> client)
+    : client_(std::move(client)), suffix_(UniqueSuffix()) {}
+
+PriorityClasses::~PriorityClasses() {
+  for (const auto& name : names_) {
+    try {
+      client_->Delete(std::string(kPriorityClassesPath) + "/" + name);
+    } catch (const std::exception&) {
+      // Best effort; the unique name keeps a leftover out of other runs' way.
+    }
+  }
+}
+
+std::string PriorityClasses::Add(const std::string& name, int value, bool never_preempts) {
+  std::string full = name + "-" + suffix_;
+  nlohmann::json object = {{"apiVersion", "scheduling.k8s.io/v1"},
+                           {"kind", "PriorityClass"},
+                           {"metadata", {{"name", full}}},
+                           {"value", value}};
+  if (never_preempts) object["preemptionPolicy"] = "Never";
+  client_->Post(kPriorityClassesPath, object);
+  names_.push_back(full);
+  return full;
+}
+
 }  // namespace berth::testing

@@ -98,6 +98,23 @@ class ClusterRoleGrant {
   nlohmann::json rules_;
 };
 
+// PriorityClasses (scheduling.k8s.io/v1) named "<name>-<unique suffix>", deleted (best effort)
+// when the object goes away.
+class PriorityClasses {
+ public:
+  explicit PriorityClasses(std::shared_ptr<client::Client> client);
+  ~PriorityClasses();
+  PriorityClasses(const PriorityClasses&) = delete;
+  PriorityClasses& operator=(const PriorityClasses&) = delete;
+  // Creates the class and returns its full name. `never_preempts`: preemptionPolicy Never.
+  std::string Add(const std::string& name, int value, bool never_preempts = false);
+
+ private:
+  std::shared_ptr<client::Client> client_;
+  std::string suffix_;
+  std::vector<std::string> names_;
+};
+
 // A unique suffix for object names in this process.
 std::string UniqueSuffix();
 

@@ -4,6 +4,7 @@
 // A framework::Handle for plugin unit tests: a fixed list of NodeInfos as the snapshot, an
 // optional client, inline parallelism, and an event recorder that keeps what it was given.
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -96,6 +97,25 @@ class NoNominations : public framework::PodNominator {
   bool HasNominatedPods() const override { return false; }
 };
 
+// Counts what a preemption plugin records.
+class CountingPreemptionMetrics : public framework::PreemptionMetrics {
+ public:
+  void ObserveAttempt() override { attempts++; }
+  void ObserveVictims(size_t victims) override {
+    std::lock_guard lock(mu_);
+    victim_counts_.push_back(victims);
+  }
+  std::vector<size_t> victim_counts() {
+    std::lock_guard lock(mu_);
+    return victim_counts_;
+  }
+  std::atomic<int> attempts{0};
+
+ private:
+  std::mutex mu_;
+  std::vector<size_t> victim_counts_;
+};
+
 class FakeHandle : public framework::Handle {
  public:
   explicit FakeHandle(std::vector<framework::NodeInfoPtr> nodes = {},
@@ -118,6 +138,8 @@ class FakeHandle : public framework::Handle {
   framework::EventRecorder& GetEventRecorder() override { return recorder_; }
   framework::Parallelizer& GetParallelizer() override { return parallelizer_; }
   framework::PodNominator& Nominator() override { return nominator_; }
+  framework::PreemptionMetrics& GetPreemptionMetrics() override { return preemption_metrics_; }
+  CountingPreemptionMetrics& preemption_metrics() { return preemption_metrics_; }
   const std::string& ProfileName() const override { return profile_; }
   // Records what a plugin asked to activate.
   void Activate(const std::vector<std::string>& pod_uids) override {
@@ -145,6 +167,10 @@ class FakeHandle : public framework::Handle {
                                      const framework::NodeInfo&, int) override {
     return NoRunner();
   }
+  framework::Status RunFilterPluginsWithNominatedPods(const framework::CycleState&, const api::Pod&,
+                                                      const framework::NodeInfo&, int) override {
+    return NoRunner();
+  }
   framework::Status RunPreFilterExtensionAddPod(framework::CycleState&, const api::Pod&,
                                                 const framework::PodInfo&,
                                                 const framework::NodeInfo&) override {
@@ -167,9 +193,10 @@ class FakeHandle : public framework::Handle {
   FakeRecorder recorder_;
   InlineParallelizer parallelizer_;
   NoNominations nominator_;
-  std::string profile_ = "berth-scheduler";
   std::mutex activated_mu_;
   std::vector<std::string> activated_;
+  CountingPreemptionMetrics preemption_metrics_;
+  std::string profile_ = "berth-scheduler";
 };
 
 }  // namespace berth::testing

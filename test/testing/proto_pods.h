@@ -132,6 +132,12 @@ inline Proto RichPod() {
                       .Message(4, Time(1714557600))
                       .Bytes(5, "Unschedulable")
                       .Bytes(6, "0/3 nodes"))
+      .Message(2, Proto()
+                      .Bytes(1, "DisruptionTarget")
+                      .Bytes(2, "True")
+                      .Bytes(5, "PreemptionByScheduler")
+                      .Bytes(6, "berth-scheduler: preempting"))
+      .Message(7, Time(1714557660))
       .Message(8, Proto().Bytes(1, "app"))
       .Bytes(11, "node-2");
 

@@ -57,6 +57,12 @@ class NoopPluginObserver : public PluginObserver {
 };
 NoopPointObserver kNoopPoint;
 NoopPluginObserver kNoopPlugin;
+class NoopPreemptionMetrics : public PreemptionMetrics {
+ public:
+  void ObserveAttempt() override {}
+  void ObserveVictims(size_t) override {}
+};
+NoopPreemptionMetrics kNoopPreemptionMetrics;
 
 // An ordered set of names (insertion order kept), as upstream's orderedSet.
 class OrderedNames {
@@ -479,6 +485,7 @@ Status Framework::RunPostFilterPlugins(CycleState& state, const api::Pod& pod,
   auto start = Clock::now();
   std::vector<std::string> reasons;
   std::string rejector;
+  std::string silent_rejector;
   Status out;
   bool decided = false;
   for (const auto& [name, plugin, metrics] : post_filter_) {
@@ -500,13 +507,16 @@ Status Framework::RunPostFilterPlugins(CycleState& state, const api::Pod& pod,
       decided = true;
       break;
     }
-    if (!r.nominated_node_name.empty()) *result = std::move(r);
+    if (!r.nominated_node_name.empty() || r.clear_nomination) *result = std::move(r);
+    // The rejector is the first plugin that said why; one rejecting without a reason (a plugin
+    // with nothing to do for this pod) is named only when none did.
+    if (rejector.empty() && !s.reasons().empty()) rejector = name;
+    if (silent_rejector.empty()) silent_rejector = name;
     reasons.insert(reasons.end(), s.reasons().begin(), s.reasons().end());
-    if (rejector.empty()) rejector = name;
   }
   if (!decided) {
     out = Status(Code::kUnschedulable, std::move(reasons));
-    out.WithPlugin(rejector);
+    out.WithPlugin(rejector.empty() ? silent_rejector : rejector);
   }
   Observe(Point::kPostFilter, out, start);
   return out;
@@ -858,6 +868,10 @@ PodNominator& Framework::Nominator() { return *deps_.nominator; }
 
 void Framework::Activate(const std::vector<std::string>& pod_uids) {
   if (deps_.activate && !pod_uids.empty()) deps_.activate(pod_uids);
+}
+
+PreemptionMetrics& Framework::GetPreemptionMetrics() {
+  return deps_.preemption_metrics ? *deps_.preemption_metrics : kNoopPreemptionMetrics;
 }
 
 }  // namespace berth::framework::runtime

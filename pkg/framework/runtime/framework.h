@@ -92,8 +92,11 @@ struct FrameworkDeps {
   PodNominator* nominator = nullptr;  // Required.
   std::shared_ptr<WaitingPods> waiting_pods;
   FrameworkObserver* observer = nullptr;
-  // Handle::Activate; empty: activation does nothing (no queue, as in plugin tests).
+  // Handle::Activate; empty: activation does nothing (no queue, as in plugin tests and
+  // benchmarks).
   std::function<void(const std::vector<std::string>&)> activate;
+  // Null: nothing is recorded.
+  PreemptionMetrics* preemption_metrics = nullptr;
   prometheus::Registry* metrics_registry = nullptr;
 };
 
@@ -132,7 +135,7 @@ class Framework : public Handle {
   // Filter with the pods nominated to this node (of priority >= the pod's) added, as upstream:
   // the node must fit both with and without them.
   Status RunFilterPluginsWithNominatedPods(const CycleState& state, const api::Pod& pod,
-                                           const NodeInfo& node, int node_index = 0);
+                                           const NodeInfo& node, int node_index = 0) override;
   // RunFilterPluginsWithNominatedPods over a run of nodes, with each plugin called once for the
   // whole run (FilterPlugin::FilterNodes) on the nodes no earlier plugin rejected. `statuses`
   // arrive successful; statuses[i] is set to nodes[i]'s first failure, as the per-node runner
@@ -189,6 +192,7 @@ class Framework : public Handle {
   Parallelizer& GetParallelizer() override;
   PodNominator& Nominator() override;
   void Activate(const std::vector<std::string>& pod_uids) override;
+  PreemptionMetrics& GetPreemptionMetrics() override;
   prometheus::Registry* MetricsRegistry() const override { return deps_.metrics_registry; }
 
  private:

@@ -17,7 +17,7 @@ uint32_t TopologyCounts::KeyIndex(std::string_view key) {
   for (size_t i = 0; i < keys_.size(); i++) {
     if (keys_[i].key == key) return static_cast<uint32_t>(i);
   }
-  keys_.push_back(Key{std::string(key), {}});
+  keys_.emplace_back().key = key;
   return static_cast<uint32_t>(keys_.size() - 1);
 }
 
@@ -75,9 +75,41 @@ void ValueTable::Erase(size_t index) {
 
 void TopologyCounts::Add(uint32_t key_index, std::string_view value, int64_t amount,
                          int64_t contributions) {
-  const int change = keys_[key_index].values.Add(value, amount, contributions);
+  Key& key = keys_[key_index];
+  const int change = key.values.Add(value, amount, contributions);
   if (change > 0) size_++;
   if (change < 0) size_--;
+  if (key.column == nullptr || amount == 0) return;
+  const int32_t id = key.column->Find(value);
+  if (id < 0) {
+    key.column.reset();
+    key.amount_by_id.clear();
+    return;
+  }
+  const auto i = static_cast<size_t>(id);
+  if (i >= key.amount_by_id.size()) key.amount_by_id.resize(key.column->size(), 0);
+  key.amount_by_id[i] += amount;
+}
+
+bool TopologyCounts::Bind(uint32_t key_index, std::shared_ptr<const helper::KeyColumn> column) {
+  Key& key = keys_[key_index];
+  key.column.reset();
+  key.amount_by_id.assign(column->size(), 0);
+  bool complete = true;
+  key.values.ForEach([&](std::string_view value, const Cell& cell) {
+    const int32_t id = column->Find(value);
+    if (id < 0) {
+      complete = false;
+    } else {
+      key.amount_by_id[static_cast<size_t>(id)] = cell.amount;
+    }
+  });
+  if (!complete) {
+    key.amount_by_id.clear();
+    return false;
+  }
+  key.column = std::move(column);
+  return true;
 }
 
 int64_t TopologyCounts::Amount(std::string_view key, std::string_view value) const {
@@ -91,22 +123,9 @@ int32_t TopologyCounts::FindKey(std::string_view key) const {
   return -1;
 }
 
-void NodeListTracker::Sync(const std::vector<framework::NodeInfoPtr>& nodes) {
-  epoch_++;
-  changed_now_.clear();
-  seen_.resize(nodes.size());
-  changed_at_.resize(nodes.size(), epoch_);
-  for (size_t i = 0; i < nodes.size(); i++) {
-    if (seen_[i] == nodes[i]) continue;
-    seen_[i] = nodes[i];
-    changed_at_[i] = epoch_;
-    changed_now_.push_back(i);
-  }
-}
-
-void CountsEntry::Refresh(const NodeListTracker& tracker,
-                          const std::vector<framework::NodeInfoPtr>& nodes,
-                          const Compute& compute) {
+void CountsEntry::Refresh(NodeListTracker& tracker,
+                          const std::vector<framework::NodeInfoPtr>& nodes, const Compute& compute,
+                          bool bind_columns) {
   if (synced_epoch == tracker.epoch()) return;
   auto take_back = [&](size_t slot) {
     for (const Contribution& c : contributions[slot]) {
@@ -147,6 +166,16 @@ void CountsEntry::Refresh(const NodeListTracker& tracker,
     }
   }
   synced_epoch = tracker.epoch();
+  if (bind_columns) {
+    for (TopologyCounts& map : maps) {
+      for (size_t k = 0; k < map.keys().size(); k++) {
+        const auto& column = tracker.Column(map.keys()[k].key);
+        if (map.keys()[k].column != column && map.Bind(static_cast<uint32_t>(k), column)) {
+          changed = true;
+        }
+      }
+    }
+  }
   if (changed) version++;
 }
 
@@ -158,7 +187,7 @@ void CountsEntry::CountOnce(const std::vector<framework::NodeInfoPtr>& nodes,
 }
 
 std::shared_ptr<const CountsEntry> CountsCache::Get(
-    std::string signature, const NodeListTracker& tracker,
+    std::string signature, NodeListTracker& tracker,
     const std::vector<framework::NodeInfoPtr>& nodes,
     const std::vector<framework::NodeInfoPtr>& contributing, const CountsEntry::Compute& compute) {
   std::lock_guard lock(mu_);
@@ -167,7 +196,7 @@ std::shared_ptr<const CountsEntry> CountsCache::Get(
   for (const auto& entry : entries_) {
     if (entry->signature != signature) continue;
     entry->last_used = clock_;
-    entry->Refresh(tracker, nodes, compute);
+    entry->Refresh(tracker, nodes, compute, bind_columns_);
     return entry;
   }
 
@@ -181,7 +210,7 @@ std::shared_ptr<const CountsEntry> CountsCache::Get(
     return entry;
   }
   seen_once_.erase(once);
-  entry->Refresh(tracker, nodes, compute);
+  entry->Refresh(tracker, nodes, compute, bind_columns_);
   entry->signature = std::move(signature);
   if (entries_.size() == capacity_) {
     auto oldest =

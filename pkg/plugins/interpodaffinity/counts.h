@@ -15,6 +15,8 @@
 #include <vector>
 
 #include "pkg/framework/types.h"
+#include "pkg/plugins/helper/key_column.h"
+#include "pkg/plugins/helper/node_list_tracker.h"
 
 namespace berth::plugins::interpodaffinity {
 
@@ -81,6 +83,16 @@ class TopologyCounts {
   struct Key {
     std::string key;
     ValueTable values;
+    // When bound to a column of the key: the amount of each of its value ids (absent ids: 0), so
+    // that Filter reads a node's amount from the node's id in the column without text or hashing.
+    // Unbound (null) once a value the column does not know was added.
+    std::shared_ptr<const helper::KeyColumn> column;
+    std::vector<int64_t> amount_by_id;
+
+    int64_t AmountById(int32_t id) const {
+      const auto i = static_cast<size_t>(id);
+      return id >= 0 && i < amount_by_id.size() ? amount_by_id[i] : 0;
+    }
   };
 
   // The index of `key`, added when absent. Indexes stay valid for the object's life.
@@ -101,6 +113,10 @@ class TopologyCounts {
     const Cell* cell = keys_[key_index].values.Find(value, hash);
     return cell == nullptr ? 0 : cell->amount;
   }
+  // Keeps the key's amounts by the ids of `column` (of the same key) from now on; false, leaving
+  // the key unbound, when one of its values is not in the column.
+  bool Bind(uint32_t key_index, std::shared_ptr<const helper::KeyColumn> column);
+
   // Pairs present.
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
@@ -122,27 +138,7 @@ struct Contribution {
 
 inline constexpr size_t kMaxCountsMaps = 2;
 
-// Which positions of the snapshot's node list changed, epoch by epoch, so that every CountsEntry
-// brought up to date in a cycle does not compare the whole list again. The snapshot replaces a
-// NodeInfo on every change and never modifies one it handed out, and the tracker keeps the
-// NodeInfos it last saw alive (no address is reused while kept), so the same pointer means the
-// same content. Not thread-safe: the scheduling thread's.
-class NodeListTracker {
- public:
-  // Compares `nodes` with the list seen last and starts a new epoch.
-  void Sync(const std::vector<framework::NodeInfoPtr>& nodes);
-  uint64_t epoch() const { return epoch_; }
-  // Per position: the epoch it last changed in.
-  const std::vector<uint64_t>& changed_at() const { return changed_at_; }
-  // The positions that changed in the current epoch.
-  const std::vector<size_t>& changed_now() const { return changed_now_; }
-
- private:
-  uint64_t epoch_ = 0;
-  std::vector<framework::NodeInfoPtr> seen_;
-  std::vector<uint64_t> changed_at_;
-  std::vector<size_t> changed_now_;
-};
+using helper::NodeListTracker;
 
 // Counts over every node of the snapshot for one signature (what the counts depend on besides the
 // cluster), with each node's contributions, so that a later cycle recomputes only the nodes whose
@@ -164,9 +160,10 @@ struct CountsEntry {
   // The tracker epoch the maps reflect; 0: none yet.
   uint64_t synced_epoch = 0;
 
-  // Brings the maps up to date with `nodes`, which `tracker` was synced with last.
-  void Refresh(const NodeListTracker& tracker, const std::vector<framework::NodeInfoPtr>& nodes,
-               const Compute& compute);
+  // Brings the maps up to date with `nodes`, which `tracker` was synced with last. With
+  // `bind_columns`, every key of the maps ends bound to the tracker's column of the key.
+  void Refresh(NodeListTracker& tracker, const std::vector<framework::NodeInfoPtr>& nodes,
+               const Compute& compute, bool bind_columns);
   // Fills the maps from `nodes` once, keeping no slots: for an entry that is never refreshed.
   void CountOnce(const std::vector<framework::NodeInfoPtr>& nodes, const Compute& compute);
 };
@@ -179,13 +176,16 @@ struct CountsEntry {
 // Invariant: an entry returned by Get is only read until the next Get, by the cycle that asked.
 class CountsCache {
  public:
-  explicit CountsCache(size_t capacity = 4) : capacity_(capacity) {}
+  // With `bind_columns`, kept entries' keys are bound to the tracker's columns (for the maps
+  // Filter reads).
+  explicit CountsCache(size_t capacity = 4, bool bind_columns = false)
+      : capacity_(capacity), bind_columns_(bind_columns) {}
 
   // Counts over `nodes` (the snapshot's list, whose positions the entry's slots follow; `tracker`
   // was synced with it last).
   // `contributing` is a subset of `nodes` holding every node that can contribute: a signature not
   // kept is counted over it alone, without the bookkeeping a kept entry needs.
-  std::shared_ptr<const CountsEntry> Get(std::string signature, const NodeListTracker& tracker,
+  std::shared_ptr<const CountsEntry> Get(std::string signature, NodeListTracker& tracker,
                                          const std::vector<framework::NodeInfoPtr>& nodes,
                                          const std::vector<framework::NodeInfoPtr>& contributing,
                                          const CountsEntry::Compute& compute);
@@ -193,6 +193,7 @@ class CountsCache {
  private:
   std::mutex mu_;
   size_t capacity_;
+  bool bind_columns_;
   uint64_t clock_ = 0;
   std::vector<std::shared_ptr<CountsEntry>> entries_;
   // Signatures asked for once and not kept, newest last.

@@ -81,7 +81,7 @@ TEST(CountsCache, KeepsRecurringSignaturesAndRecomputesChangedNodesOnly) {
   NodeListTracker tracker;
   // A new cycle each time, as the plugin syncs the tracker once per cycle.
   auto Synced = [](NodeListTracker& t,
-                   const std::vector<framework::NodeInfoPtr>& list) -> const NodeListTracker& {
+                   const std::vector<framework::NodeInfoPtr>& list) -> NodeListTracker& {
     t.Sync(list);
     return t;
   };
@@ -108,6 +108,70 @@ TEST(CountsCache, KeepsRecurringSignaturesAndRecomputesChangedNodesOnly) {
   auto again = cache.Get("A", Synced(tracker, nodes), nodes, nodes, compute);
   EXPECT_NE(again, second);
   EXPECT_EQ(computed, 2);
+}
+
+// A kept entry of a binding cache has each key bound to the tracker's column of the key, with the
+// amount of every node's value at the node's id, through relabelled, added and removed nodes and
+// the replacement of a column whose dictionary grew stale.
+TEST(CountsCache, BoundKeysGiveEachListedNodeTheAmountOfItsValue) {
+  std::vector<framework::NodeInfoPtr> nodes;
+  auto make = [](const std::string& name, const std::string& zone) {
+    auto node = std::make_shared<api::Node>();
+    node->meta.name = name;
+    node->meta.labels.Set("zone", zone);
+    return std::make_shared<framework::NodeInfo>(node);
+  };
+  for (int i = 0; i < 4; i++)
+    nodes.push_back(make("n" + std::to_string(i), "z" + std::to_string(i % 2)));
+  const CountsEntry::Compute compute = [](const framework::NodeInfo& info,
+                                          const CountsEntry::Emit& emit) {
+    emit(0, "zone", *info.node()->meta.labels.Find("zone"), 1);
+  };
+  CountsCache cache(4, true);
+  NodeListTracker tracker;
+  auto check = [&](const std::string& when) {
+    tracker.Sync(nodes);
+    auto entry = cache.Get("A", tracker, nodes, nodes, compute);
+    const TopologyCounts::Key& key = entry->maps[0].keys().at(0);
+    ASSERT_EQ(key.column, tracker.Column("zone")) << when;
+    for (size_t i = 0; i < nodes.size(); i++) {
+      const std::string& zone = *nodes[i]->node()->meta.labels.Find("zone");
+      EXPECT_EQ(key.AmountById(key.column->node_values[i]), entry->maps[0].Amount("zone", zone))
+          << when << ", node " << i;
+      EXPECT_GT(entry->maps[0].Amount("zone", zone), 0) << when << ", node " << i;
+    }
+  };
+  // Counted once without binding; kept from the second request on.
+  tracker.Sync(nodes);
+  EXPECT_EQ(cache.Get("A", tracker, nodes, nodes, compute)->maps[0].keys().at(0).column, nullptr);
+  check("kept");
+  nodes[1] = make("n1", "z9");
+  check("relabelled");
+  nodes.push_back(make("n4", "z0"));
+  check("added");
+  nodes.erase(nodes.begin());
+  check("removed");
+  // Many nodes come and go under new names, so the dictionary grows stale and is replaced.
+  for (int i = 0; i < 100; i++) {
+    nodes.back() = make("n4", "gone" + std::to_string(i));
+    check("churn " + std::to_string(i));
+  }
+  EXPECT_LT(tracker.Column("zone")->size(), 80u);
+}
+
+// A value the bound column does not know unbinds the key rather than leave its amounts wrong.
+TEST(TopologyCounts, AddingAValueTheColumnLacksUnbindsTheKey) {
+  auto column = std::make_shared<helper::KeyColumn>("zone");
+  column->Intern("z0");
+  TopologyCounts counts;
+  counts.Add("zone", "z0", 2, 1);
+  ASSERT_TRUE(counts.Bind(0, column));
+  EXPECT_EQ(counts.keys()[0].AmountById(0), 2);
+  counts.Add("zone", "z0", 1, 1);
+  EXPECT_EQ(counts.keys()[0].AmountById(0), 3);
+  counts.Add("zone", "z1", 1, 1);
+  EXPECT_EQ(counts.keys()[0].column, nullptr);
+  EXPECT_FALSE(counts.Bind(0, column));
 }
 
 }  // namespace

@@ -90,8 +90,14 @@ class PreFilterState final : public framework::StateData {
   std::vector<uint32_t> anti_affinity_slots;
   // Per key of the existing pods' map: its key in `keys`.
   std::vector<uint32_t> existing_slots;
+  // Per key of `keys`: the tracker's column of the key in this cycle.
+  std::vector<std::shared_ptr<const helper::KeyColumn>> columns;
+  // Every key of the maps Filter reads is bound to the column in `columns` (no AddPod or
+  // RemovePod changed the maps): Filter may read a listed node's amounts by its position.
+  bool by_node = false;
 
   void IndexKeys() {
+    by_node = false;
     keys.clear();
     auto slot = [&](std::string_view key) {
       for (size_t i = 0; i < keys.size(); i++) {
@@ -134,6 +140,21 @@ class PreFilterState final : public framework::StateData {
     return *changed[which];
   }
   bool Stale() const { return existing.Stale() || incoming.Stale(); }
+  // Sets `columns` and `by_node` for this cycle (after IndexKeys).
+  void IndexColumns(NodeListTracker& tracker) {
+    columns.clear();
+    for (const std::string& key : keys) columns.push_back(tracker.Column(key));
+    by_node = true;
+    for (size_t m = 0; m < 3; m++) {
+      if (changed[m]) by_node = false;
+      for (size_t k = 0; k < keys.size(); k++) {
+        const int32_t key = map_keys[m][k];
+        if (key >= 0 && Counts(m).keys()[static_cast<size_t>(key)].column != columns[k]) {
+          by_node = false;
+        }
+      }
+    }
+  }
   const api::Labels* NamespaceLabels() const {
     return pod_namespace ? &pod_namespace->meta.labels : nullptr;
   }
@@ -182,55 +203,83 @@ struct NodeValue {
   const std::string* value = nullptr;
   uint64_t hash = 0;
 };
-using NodeValues = std::span<const NodeValue>;
 
-int64_t AmountOf(const PreFilterState& s, size_t map, NodeValues values, uint32_t slot) {
-  return s.Counts(map).AmountAt(s.map_keys[map][slot], *values[slot].value, values[slot].hash);
-}
+// How Filter finds a node's amounts: by the node's label values, or by its position.
+class ByValue {
+ public:
+  ByValue(const PreFilterState& s, const NodeValue* values) : s_(s), values_(values) {}
+  bool Has(uint32_t slot) const { return values_[slot].value != nullptr; }
+  int64_t Amount(size_t map, uint32_t slot) const {
+    return s_.Counts(map).AmountAt(s_.map_keys[map][slot], *values_[slot].value,
+                                   values_[slot].hash);
+  }
+
+ private:
+  const PreFilterState& s_;
+  const NodeValue* values_;
+};
+
+class ByNode {
+ public:
+  ByNode(const PreFilterState& s, uint32_t position) : s_(s), position_(position) {}
+  bool Has(uint32_t slot) const { return Id(slot) >= 0; }
+  int64_t Amount(size_t map, uint32_t slot) const {
+    const int32_t key = s_.map_keys[map][slot];
+    if (key < 0) return 0;
+    return s_.Counts(map).keys()[static_cast<size_t>(key)].AmountById(Id(slot));
+  }
+
+ private:
+  int32_t Id(uint32_t slot) const { return s_.columns[slot]->node_values[position_]; }
+  const PreFilterState& s_;
+  uint32_t position_;
+};
 
 // Whether the node satisfies the pod's required affinity: one pod in each term's topology domain
 // of the node matches all the terms, or no pod anywhere does and the pod matches them itself
 // (then only the topology labels are needed).
-bool SatisfiesAffinity(const PreFilterState& s, NodeValues values) {
+template <typename Lookup>
+bool SatisfiesAffinity(const PreFilterState& s, const Lookup& node) {
   if (s.affinity_terms.empty()) return true;
   bool pods_exist = true;
   for (uint32_t slot : s.affinity_slots) {
-    if (values[slot].value == nullptr) return false;
-    if (AmountOf(s, kAffinity, values, slot) <= 0) pods_exist = false;
+    if (!node.Has(slot)) return false;
+    if (node.Amount(kAffinity, slot) <= 0) pods_exist = false;
   }
   return pods_exist || (s.Counts(kAffinity).empty() && s.matches_own_affinity);
 }
 
-bool SatisfiesAntiAffinity(const PreFilterState& s, NodeValues values) {
+template <typename Lookup>
+bool SatisfiesAntiAffinity(const PreFilterState& s, const Lookup& node) {
   if (s.Counts(kAntiAffinity).empty()) return true;
   for (uint32_t slot : s.anti_affinity_slots) {
-    if (values[slot].value != nullptr && AmountOf(s, kAntiAffinity, values, slot) > 0) {
-      return false;
-    }
+    if (node.Has(slot) && node.Amount(kAntiAffinity, slot) > 0) return false;
   }
   return true;
 }
 
 // Upstream walks the node's labels and looks each pair up; walking the map's keys instead finds
 // the same pairs.
-bool SatisfiesExistingAntiAffinity(const PreFilterState& s, NodeValues values) {
+template <typename Lookup>
+bool SatisfiesExistingAntiAffinity(const PreFilterState& s, const Lookup& node) {
   if (s.Counts(kExisting).empty()) return true;
   for (uint32_t slot : s.existing_slots) {
-    if (values[slot].value != nullptr && AmountOf(s, kExisting, values, slot) > 0) return false;
+    if (node.Has(slot) && node.Amount(kExisting, slot) > 0) return false;
   }
   return true;
 }
 
-framework::Status FilterWithValues(const PreFilterState& s, NodeValues values) {
-  if (!SatisfiesAffinity(s, values)) {
+template <typename Lookup>
+framework::Status FilterNode(const PreFilterState& s, const Lookup& node) {
+  if (!SatisfiesAffinity(s, node)) {
     static const framework::FixedReasons kReason(kErrReasonAffinityRulesNotMatch);
     return framework::Status::Unresolvable(kReason);
   }
-  if (!SatisfiesAntiAffinity(s, values)) {
+  if (!SatisfiesAntiAffinity(s, node)) {
     static const framework::FixedReasons kReason(kErrReasonAntiAffinityRulesNotMatch);
     return framework::Status::Unschedulable(kReason);
   }
-  if (!SatisfiesExistingAntiAffinity(s, values)) {
+  if (!SatisfiesExistingAntiAffinity(s, node)) {
     static const framework::FixedReasons kReason(kErrReasonExistingAntiAffinityRulesNotMatch);
     return framework::Status::Unschedulable(kReason);
   }
@@ -384,6 +433,7 @@ framework::Status InterPodAffinity::PreFilter(framework::CycleState& cycle_state
   if (s->Counts(kExisting).empty() && !has_terms) return framework::Status::Skip();
   s->matches_own_affinity = MatchesAll(s->affinity_terms, pod);
   s->IndexKeys();
+  s->IndexColumns(tracker_);
   cycle_state.Write(PreFilterKey(), std::move(s));
   return framework::Status::Success();
 }
@@ -454,29 +504,41 @@ void InterPodAffinity::FilterNodes(const framework::CycleState& state, const api
     std::fill(statuses.begin(), statuses.end(), error);
     return;
   }
+  // A listed node's amounts are read by its position; the others' by their label values.
+  thread_local std::vector<size_t> by_value_scratch;
+  std::vector<size_t>& by_value = by_value_scratch;
+  by_value.clear();
+  for (size_t i = 0; i < nodes.size(); i++) {
+    const framework::NodeInfo& info = *nodes[i];
+    if (info.node() == nullptr) {
+      statuses[i] = framework::Status::Error("node not found");
+    } else if (s->by_node && tracker_.Listed(info)) {
+      framework::Status status = FilterNode(*s, ByNode(*s, info.list_index()));
+      if (!status.IsSuccess()) statuses[i] = std::move(status);
+    } else {
+      by_value.push_back(i);
+    }
+  }
+  if (by_value.empty()) return;
+
   // Every lookup here is a read of memory no cycle touched since the last: a node's labels, the
   // text of their keys, the slots of the counts. Each step asks for the next one's memory for
   // the whole run first, so that the waits overlap instead of adding up node by node.
-  for (const framework::NodeInfo* node_info : nodes) {
-    if (const api::Node* node = node_info->node()) node->meta.labels.Prefetch();
-  }
+  for (size_t i : by_value) nodes[i]->node()->meta.labels.Prefetch();
   const size_t num_keys = s->keys.size();
-  for (const framework::NodeInfo* node_info : nodes) {
-    const api::Node* node = node_info->node();
-    if (node == nullptr) continue;
-    for (const auto& [key, value] : node->meta.labels) {
+  for (size_t i : by_value) {
+    for (const auto& [key, value] : nodes[i]->node()->meta.labels) {
       for (const std::string& wanted : s->keys) {
         if (key.size() == wanted.size()) __builtin_prefetch(key.data());
       }
     }
   }
   thread_local std::vector<NodeValue> scratch;
-  scratch.assign(nodes.size() * num_keys, NodeValue{});
-  for (size_t i = 0; i < nodes.size(); i++) {
-    const api::Node* node = nodes[i]->node();
-    if (node == nullptr) continue;
+  scratch.assign(by_value.size() * num_keys, NodeValue{});
+  for (size_t j = 0; j < by_value.size(); j++) {
+    const api::Node* node = nodes[by_value[j]]->node();
     for (size_t k = 0; k < num_keys; k++) {
-      NodeValue& v = scratch[i * num_keys + k];
+      NodeValue& v = scratch[j * num_keys + k];
       v.value = node->meta.labels.Find(s->keys[k]);
       if (v.value == nullptr) continue;
       v.hash = ValueTable::Hash(*v.value);
@@ -486,14 +548,9 @@ void InterPodAffinity::FilterNodes(const framework::CycleState& state, const api
       }
     }
   }
-  for (size_t i = 0; i < nodes.size(); i++) {
-    if (nodes[i]->node() == nullptr) {
-      statuses[i] = framework::Status::Error("node not found");
-      continue;
-    }
-    framework::Status status =
-        FilterWithValues(*s, NodeValues(scratch.data() + i * num_keys, num_keys));
-    if (!status.IsSuccess()) statuses[i] = std::move(status);
+  for (size_t j = 0; j < by_value.size(); j++) {
+    framework::Status status = FilterNode(*s, ByValue(*s, scratch.data() + j * num_keys));
+    if (!status.IsSuccess()) statuses[by_value[j]] = std::move(status);
   }
 }
 

@@ -114,12 +114,14 @@ class InterPodAffinity final : public framework::PreFilterPlugin,
   // Syncs tracker_ with the snapshot's `nodes` unless done already in this cycle.
   void SyncNodes(framework::CycleState& state, const std::vector<framework::NodeInfoPtr>& nodes);
 
-  // Read and written by PreFilter and PreScore only (the scheduling thread).
+  // Written by PreFilter and PreScore only (the scheduling thread); Filter reads it, and no
+  // PreFilter or PreScore runs while a cycle's filters do.
   NodeListTracker tracker_;
   // The label keys the selectors of assigned pods' required anti-affinity terms read.
   CountsCache selector_keys_cache_;
-  CountsCache existing_anti_affinity_cache_;
-  CountsCache incoming_terms_cache_;
+  // The two Filter reads, by node position (see PreFilterState::by_node).
+  CountsCache existing_anti_affinity_cache_{4, true};
+  CountsCache incoming_terms_cache_{4, true};
   // The label keys the selectors of assigned pods' scoring terms read.
   CountsCache score_selector_keys_cache_;
   CountsCache score_cache_;

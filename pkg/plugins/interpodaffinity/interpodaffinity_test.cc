@@ -103,6 +103,8 @@ std::vector<framework::NodeInfoPtr> Infos(const std::vector<api::NodePtr>& nodes
         info->AddPod(std::make_shared<framework::PodInfo>(pod));
       }
     }
+    // Listed, as the snapshot lists its NodeInfos, so that Filter may read them by position.
+    info->set_list_index(static_cast<uint32_t>(infos.size()));
     infos.push_back(std::move(info));
   }
   return infos;
@@ -145,9 +147,16 @@ class Harness {
 
   // PreFilter's status ("Skip" included) and, unless it skipped or failed, each node's Filter
   // result by name.
+  //
+  // Runs the cycle twice, as two pods alike would: the plugin counts for the first by label
+  // values and keeps the counts from the second on, when Filter reads listed nodes by position;
+  // both must give the same results.
   std::pair<std::string, std::map<std::string, std::string>> Filter(const api::Pod& pod) {
-    framework::CycleState state;
-    return FilterIn(state, pod);
+    framework::CycleState first_state;
+    auto first = FilterIn(first_state, pod);
+    framework::CycleState second_state;
+    EXPECT_EQ(FilterIn(second_state, pod), first) << "second cycle of " << pod.meta.name;
+    return first;
   }
   std::pair<std::string, std::map<std::string, std::string>> FilterIn(framework::CycleState& state,
                                                                       const api::Pod& pod) {

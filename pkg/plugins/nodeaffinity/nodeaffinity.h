@@ -12,6 +12,8 @@
 // addedAffinity applies to every pod of the profile on top of the pod's own affinity.
 
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
@@ -19,6 +21,7 @@
 #include <vector>
 
 #include "pkg/framework/interface.h"
+#include "pkg/plugins/helper/node_list_tracker.h"
 
 namespace berth::plugins::nodeaffinity {
 
@@ -44,8 +47,46 @@ struct AddedAffinity {
 // e.g. "addedAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0]...".
 AddedAffinity ParseArgs(const nlohmann::json& args);
 
-// Immutable after construction (the added affinity is fixed per profile) and keeps no per-cycle
-// state, so every method is safe to call concurrently.
+// What Filter decides for one required node selection on one node.
+enum class Outcome : uint8_t { kFits, kEnforcedMismatch, kPodMismatch };
+
+// For the required node selections (a pod's nodeSelector and required node affinity) that pods
+// keep asking for (the replicas of a workload), Filter's outcome on every node of the snapshot's
+// list, kept across cycles and recomputed only for the nodes that changed, so that Filter reads
+// one byte by the node's list position instead of the node's labels. A selection is kept from
+// its second request on: one-off selections cost what Filter costs without it.
+//
+// Not thread-safe: Get is called from PreFilter (the scheduling thread) only; the Filter of the
+// same cycle reads the columns and the tracker, and no PreFilter runs while it does.
+class SelectionColumns {
+ public:
+  struct Column {
+    // A pod with only the selection: its nodeSelector and required node affinity.
+    api::Pod selection;
+    std::vector<Outcome> outcomes;
+    uint64_t last_used = 0;
+  };
+
+  explicit SelectionColumns(const AddedAffinity& added) : added_(added) {}
+  // Syncs with `nodes` (the snapshot's list) and returns the column of the pod's selection; null
+  // for a selection not asked for before.
+  std::shared_ptr<const Column> Get(const api::Pod& pod,
+                                    const std::vector<framework::NodeInfoPtr>& nodes);
+  const helper::NodeListTracker& tracker() const { return tracker_; }
+
+ private:
+  static constexpr size_t kMaxColumns = 16;
+  Outcome Evaluate(const api::Pod& selection, const framework::NodeInfo& info) const;
+
+  const AddedAffinity& added_;
+  helper::NodeListTracker tracker_;
+  std::vector<std::shared_ptr<Column>> columns_;
+  // Selections asked for once and not kept, newest last.
+  std::vector<api::Pod> seen_once_;
+};
+
+// The added affinity is fixed per profile. PreFilter keeps the selection columns (see
+// SelectionColumns); every other method is safe to call concurrently.
 class NodeAffinity final : public framework::PreFilterPlugin,
                            public framework::FilterPlugin,
                            public framework::PreScorePlugin,
@@ -53,7 +94,7 @@ class NodeAffinity final : public framework::PreFilterPlugin,
                            public framework::ScoreExtensions,
                            public framework::EnqueueExtensions {
  public:
-  explicit NodeAffinity(AddedAffinity added) : added_(std::move(added)) {}
+  explicit NodeAffinity(AddedAffinity added) : added_(std::move(added)), columns_(added_) {}
 
   std::string_view Name() const override { return kName; }
 
@@ -64,7 +105,8 @@ class NodeAffinity final : public framework::PreFilterPlugin,
                               framework::PreFilterResult* result) override;
   framework::Status Filter(const framework::CycleState& state, const api::Pod& pod,
                            const framework::NodeInfo& node) override;
-  // Filter on each node, after asking for every node's labels at once.
+  // Reads the selection's column for the nodes listed in it; Filter on each other node, after
+  // asking for every such node's labels at once.
   void FilterNodes(const framework::CycleState& state, const api::Pod& pod,
                    std::span<const framework::NodeInfo* const> nodes,
                    std::span<framework::Status> statuses) override;
@@ -87,6 +129,7 @@ class NodeAffinity final : public framework::PreFilterPlugin,
 
  private:
   const AddedAffinity added_;
+  SelectionColumns columns_;
 };
 
 // Whether `node` satisfies the pod's spec.nodeSelector and required node affinity (true when

@@ -158,6 +158,52 @@ TEST(NodeAffinityTest, FilterNodesGivesEveryNodeFiltersStatus) {
   EXPECT_EQ(statuses[6].code(), Code::kError);
 }
 
+// Over listed nodes (as the snapshot lists them) the plugin keeps each recurring selection's
+// outcomes across cycles; every cycle must still give each node what Filter gives it, through a
+// relabelled, an added and a removed node, with an addedAffinity in play.
+TEST(NodeAffinityTest, KeptSelectionFollowsTheNodeListAcrossCycles) {
+  auto plugin =
+      NewPlugin(json::parse(R"({"addedAffinity": {"requiredDuringSchedulingIgnoredDuringExecution":
+      {"nodeSelectorTerms": [{"matchExpressions": [{"key": "pool", "operator": "NotIn", "values": ["gpu"]}]}]}}})"));
+  std::vector<framework::NodeInfoPtr> nodes = {
+      NodeWithLabels("fits", {{"foo", "bar"}}),
+      NodeWithLabels("other-value", {{"foo", "baz"}}),
+      NodeWithLabels("gpu", {{"foo", "bar"}, {"pool", "gpu"}}),
+      NodeWithLabels("later-fits", {}),
+  };
+  const auto pod =
+      PodRequiring(
+          {R"({"matchExpressions": [{"key": "foo", "operator": "In", "values": ["bar"]}]})"})
+          .NodeSelector("team", "a")
+          .Build();
+  auto cycle = [&](const std::string& when) -> std::vector<std::string> {
+    SCOPED_TRACE(when);
+    for (size_t i = 0; i < nodes.size(); i++) nodes[i]->set_list_index(static_cast<uint32_t>(i));
+    framework::CycleState state;
+    framework::PreFilterResult result;
+    EXPECT_TRUE(plugin->PreFilter(state, *pod, nodes, &result).IsSuccess());
+    testing::ExpectFilterNodesMatchesFilter(*plugin, state, *pod, nodes);
+    const auto pointers = testing::NodePointers(nodes);
+    std::vector<framework::Status> statuses(nodes.size());
+    plugin->FilterNodes(state, *pod, pointers, statuses);
+    std::vector<std::string> out;
+    for (const auto& s : statuses) out.push_back(s.IsSuccess() ? "ok" : s.Message());
+    return out;
+  };
+  const std::string enforced(kErrReasonEnforced);
+  for (const char* when : {"first", "second", "third"}) {
+    EXPECT_EQ(cycle(when),
+              (std::vector<std::string>{kPodReason, kPodReason, enforced, kPodReason}));
+  }
+  nodes[3] = NodeWithLabels("later-fits", {{"foo", "bar"}, {"team", "a"}});
+  nodes[0] = NodeWithLabels("fits", {{"foo", "bar"}, {"team", "a"}});
+  EXPECT_EQ(cycle("relabelled"), (std::vector<std::string>{"ok", kPodReason, enforced, "ok"}));
+  nodes.push_back(NodeWithLabels("added", {{"foo", "bar"}, {"team", "a"}, {"pool", "gpu"}}));
+  EXPECT_EQ(cycle("added"), (std::vector<std::string>{"ok", kPodReason, enforced, "ok", enforced}));
+  nodes.erase(nodes.begin());
+  EXPECT_EQ(cycle("removed"), (std::vector<std::string>{kPodReason, enforced, "ok", enforced}));
+}
+
 TEST(NodeAffinityTest, FilterOperators) {
   auto In = [](const std::string& key, const std::string& values) {
     return R"({"matchExpressions":[{"key":")" + key + R"(","operator":"In","values":)" + values +

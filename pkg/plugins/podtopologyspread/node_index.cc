@@ -18,26 +18,6 @@ int32_t CountMatchingPods(const std::vector<framework::PodInfoPtr>& pods,
   return count;
 }
 
-int32_t KeyColumn::Find(std::string_view value) const {
-  if (values_.size() <= kScanMax) {
-    for (size_t i = 0; i < values_.size(); i++) {
-      if (values_[i] == value) return static_cast<int32_t>(i);
-    }
-    return -1;
-  }
-  auto it = ids_.find(value);
-  return it == ids_.end() ? -1 : it->second;
-}
-
-int32_t KeyColumn::Intern(std::string_view value) {
-  int32_t id = Find(value);
-  if (id >= 0) return id;
-  id = static_cast<int32_t>(values_.size());
-  values_.emplace_back(value);
-  ids_.emplace(values_.back(), id);
-  return id;
-}
-
 void NodeIndex::Sync(const std::vector<framework::NodeInfoPtr>& nodes) {
   clock_++;
   Evict();
@@ -61,31 +41,18 @@ void NodeIndex::Refresh(size_t i) {
   const framework::NodeInfo& info = *infos_[i];
   const api::Node* node = info.node();
   tainted_[i] = node != nullptr && !node->spec.taints.empty() ? 1 : 0;
-  for (KeyEntry& entry : keys_) {
-    KeyColumn& column = *entry.column;
-    const std::string* value = node ? node->meta.labels.Find(column.key()) : nullptr;
-    column.node_values[i] = value ? column.Intern(*value) : -1;
-  }
+  for (KeyEntry& entry : keys_) entry.column->node_values[i] = entry.column->InternNode(info);
   for (auto& column : counts_) {
     column->counts[i] = CountMatchingPods(info.pods(), column->namespace_, column->selector);
   }
   for (auto& column : affinities_) column->matches[i] = Matches(column->selection, node);
 }
 
-void NodeIndex::FillKey(KeyColumn& column) const {
-  column.node_values.assign(infos_.size(), -1);
-  for (size_t i = 0; i < infos_.size(); i++) {
-    const api::Node* node = infos_[i]->node();
-    const std::string* value = node ? node->meta.labels.Find(column.key()) : nullptr;
-    if (value) column.node_values[i] = column.Intern(*value);
-  }
-}
-
 void NodeIndex::CompactKeys() {
   for (KeyEntry& entry : keys_) {
-    if (entry.column->size() <= 2 * infos_.size() + 64) continue;
+    if (!entry.column->Stale()) continue;
     auto fresh = std::make_shared<KeyColumn>(entry.column->key());
-    FillKey(*fresh);
+    fresh->Fill(infos_);
     entry.column = std::move(fresh);
   }
 }
@@ -128,7 +95,7 @@ KeyColumnPtr NodeIndex::Key(const std::string& key) {
     }
   }
   auto column = std::make_shared<KeyColumn>(key);
-  FillKey(*column);
+  column->Fill(infos_);
   keys_.push_back({column, clock_});
   return column;
 }

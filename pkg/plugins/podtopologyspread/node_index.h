@@ -8,15 +8,13 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <string>
-#include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "pkg/api/types.h"
 #include "pkg/framework/interface.h"
+#include "pkg/plugins/helper/key_column.h"
 
 namespace berth::plugins::podtopologyspread {
 
@@ -25,37 +23,8 @@ namespace berth::plugins::podtopologyspread {
 int32_t CountMatchingPods(const std::vector<framework::PodInfoPtr>& pods,
                           const std::string& namespace_, const api::LabelSelector& selector);
 
-// The values one topology key takes over the nodes, interned: a value's id is its index in
-// values(). Ids stay valid for the column's life; a column is never shrunk (the index replaces a
-// column whose dictionary grew stale with a new one, so a cycle holding the old one keeps it).
-//
-// Not thread-safe for writers: Intern and the node values are written only by NodeIndex on the
-// scheduling thread, in PreFilter or PreScore, never while Filter or Score of the cycle run. Find
-// is then safe from any number of threads.
-class KeyColumn {
- public:
-  explicit KeyColumn(std::string key) : key_(std::move(key)) {}
-
-  const std::string& key() const { return key_; }
-  // -1 when the value was never interned.
-  int32_t Find(std::string_view value) const;
-  int32_t Intern(std::string_view value);
-  size_t size() const { return values_.size(); }
-  const std::string& value(int32_t id) const { return values_[static_cast<size_t>(id)]; }
-
-  // The id of each indexed node's value; -1 when the node lacks the label.
-  std::vector<int32_t> node_values;
-
- private:
-  // Up to this many values are found by a scan, cheaper than hashing (zones, regions).
-  static constexpr size_t kScanMax = 8;
-
-  std::string key_;
-  // A deque, so the views in ids_ stay valid as values are added.
-  std::deque<std::string> values_;
-  std::unordered_map<std::string_view, int32_t> ids_;
-};
-using KeyColumnPtr = std::shared_ptr<KeyColumn>;
+using helper::KeyColumn;
+using helper::KeyColumnPtr;
 
 // The snapshot's nodes in list order with, per node, whether it has taints and the columns asked
 // for so far: topology values, matching-pod counts and required node affinity matches. Columns not
@@ -110,7 +79,6 @@ class NodeIndex {
   static char Matches(const api::Pod& selection, const api::Node* node);
   // Drops the columns of each kind beyond kMaxColumns not used since the previous Sync.
   void Evict();
-  void FillKey(KeyColumn& column) const;
   // A column whose dictionary holds many values no node has any more (nodes come and go) is
   // rebuilt, so that the dictionary stays about the size of the cluster.
   void CompactKeys();

@@ -5,6 +5,7 @@
 
 #include "pkg/plugins/coscheduling/coscheduling.h"
 #include "pkg/plugins/defaultbinder/defaultbinder.h"
+#include "pkg/plugins/defaultpreemption/defaultpreemption.h"
 #include "pkg/plugins/imagelocality/image_locality.h"
 #include "pkg/plugins/interpodaffinity/interpodaffinity.h"
 #include "pkg/plugins/nodeaffinity/nodeaffinity.h"
@@ -47,6 +48,7 @@ framework::runtime::Registry InTree() {
       {std::string(noderesources::kName), noderesources::New},
       {std::string(podtopologyspread::kName), podtopologyspread::New},
       {std::string(interpodaffinity::kName), interpodaffinity::New},
+      {std::string(defaultpreemption::kName), defaultpreemption::New},
       {std::string(noderesources::kBalancedAllocationName), noderesources::NewBalancedAllocation},
       {std::string(imagelocality::kName), imagelocality::New},
       {std::string(defaultbinder::kName), defaultbinder::New},

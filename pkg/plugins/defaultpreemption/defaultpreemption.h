@@ -1,0 +1,120 @@
+#ifndef BERTH_PKG_PLUGINS_DEFAULTPREEMPTION_DEFAULTPREEMPTION_H_
+#define BERTH_PKG_PLUGINS_DEFAULTPREEMPTION_DEFAULTPREEMPTION_H_
+
+// DefaultPreemption (PostFilter): when a pod fits no node, evicts the fewest pods of lower
+// priority on one node so that it fits there, and nominates the pod to that node, with
+// kube-scheduler's semantics and messages (asynchronous preemption, its default).
+//
+// Args (DefaultPreemptionArgs):
+//   minCandidateNodesPercentage: 10   # 0-100: share of the nodes to dry-run preemption on ...
+//   minCandidateNodesAbsolute: 100    # ... but at least this many (not both 0)
+//
+// In one PostFilter call: a pod with preemptionPolicy Never, or whose nominated node still holds
+// a lower-priority pod terminating by preemption, does not preempt. Otherwise only the nodes
+// Filter rejected as Unschedulable (not UnschedulableAndUnresolvable) are tried, from a random
+// one on, in parallel, each on copies of the node and of the cycle state (victims.h), until enough
+// candidates were found; the best (victims.h) is preempted off the scheduling thread (executor.h)
+// and the pod is nominated to it. PreEnqueue holds the pod back while its preemption runs.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "pkg/api/resources.h"
+#include "pkg/framework/interface.h"
+#include "pkg/informer/lister.h"
+#include "pkg/plugins/defaultpreemption/executor.h"
+#include "pkg/plugins/defaultpreemption/victims.h"
+
+namespace berth::plugins::defaultpreemption {
+
+inline constexpr std::string_view kName = "DefaultPreemption";
+inline constexpr std::string_view kErrReasonNever = "not eligible due to preemptionPolicy=Never.";
+inline constexpr std::string_view kErrReasonTerminating =
+    "not eligible due to a terminating pod on the nominated node.";
+inline constexpr std::string_view kErrReasonNotHelpful = "Preemption is not helpful for scheduling";
+inline constexpr std::string_view kErrReasonWaiting =
+    "waiting for the preemption for this pod to be finished";
+
+struct Args {
+  int32_t min_candidate_nodes_percentage = 10;
+  int32_t min_candidate_nodes_absolute = 100;
+};
+
+// Parses DefaultPreemptionArgs (null or {} for the defaults). Throws std::invalid_argument naming
+// the field, as "minCandidateNodesPercentage: Invalid value: 101: not in valid range [0, 100]".
+Args ParseArgs(const nlohmann::json& args);
+
+// PostFilter runs on the scheduling thread, one call at a time; PreEnqueue may run on any thread.
+class DefaultPreemption final : public framework::PostFilterPlugin,
+                                public framework::PreEnqueuePlugin,
+                                public framework::EnqueueExtensions {
+ public:
+  // Where among `n` candidate nodes the dry run starts, in [0, n).
+  using OffsetFn = std::function<int32_t(int32_t n)>;
+
+  // Null `offset`: a random one, as upstream.
+  DefaultPreemption(Args args, framework::Handle& handle, informer::Lister<api::Pod> pods,
+                    informer::Lister<api::PodDisruptionBudget> pdbs, OffsetFn offset = nullptr);
+
+  std::string_view Name() const override { return kName; }
+  const Args& args() const { return args_; }
+
+  // Success with result->nominated_node_name when victims are being evicted for the pod;
+  // Unschedulable with a "preemption: ..." message when preemption cannot help now (with
+  // result->clear_nomination when it cannot help at all); Error on a failure.
+  framework::Status PostFilter(framework::CycleState& state, const api::Pod& pod,
+                               const framework::NodeToStatus& filtered,
+                               framework::PostFilterResult* result) override;
+  // Holds the pod back while its preemption runs.
+  framework::Status PreEnqueue(const api::Pod& pod) override;
+  // An assigned pod's deletion re-runs PreEnqueue for the pods it holds back; whether they are
+  // retried is left to the plugins that rejected them.
+  std::vector<framework::ClusterEventWithHint> EventsToRegister() const override;
+
+  // How many candidate nodes the dry run looks for among `num_nodes`: the percentage of them, at
+  // least the absolute number, at most all of them.
+  int32_t NumCandidates(int32_t num_nodes) const;
+
+  Executor& executor() { return executor_; }
+
+ private:
+  // Upstream's Evaluator.Preempt, without the "preemption: " prefix.
+  framework::Status Preempt(framework::CycleState& state, const api::Pod& pod,
+                            const framework::NodeToStatus& filtered,
+                            framework::PostFilterResult* result);
+  // Empty when the pod may preempt, else why not.
+  std::string_view NotEligibleReason(const api::Pod& pod,
+                                     const framework::NodeToStatus& filtered) const;
+  // Upstream DryRunPreemption: candidates from `nodes`, tried from `offset` on (wrapping), the
+  // ones without PDB violations first; the status of each node tried that cannot help goes to
+  // `statuses`. An error status when a node's evaluation failed.
+  framework::Status DryRun(const framework::CycleState& state, const api::Pod& pod,
+                           const std::vector<const framework::NodeInfo*>& nodes,
+                           const std::vector<api::PodDisruptionBudgetPtr>& pdbs, int32_t offset,
+                           int32_t wanted, std::vector<Candidate>* candidates,
+                           framework::NodeToStatus* statuses);
+
+  const Args args_;
+  framework::Handle& handle_;
+  const informer::Lister<api::Pod> pods_;
+  const informer::Lister<api::PodDisruptionBudget> pdbs_;
+  OffsetFn offset_;
+  std::mt19937_64 rng_{std::random_device{}()};  // Scheduling thread only.
+  // Last: its tasks use the members above.
+  Executor executor_;
+};
+
+// Builds the plugin from DefaultPreemptionArgs (see ParseArgs); starts the pod disruption budget
+// informer.
+framework::PluginPtr New(const nlohmann::json& args, framework::Handle& handle);
+
+}  // namespace berth::plugins::defaultpreemption
+
+#endif  // BERTH_PKG_PLUGINS_DEFAULTPREEMPTION_DEFAULTPREEMPTION_H_

@@ -1,0 +1,178 @@
+#include "pkg/plugins/defaultpreemption/executor.h"
+
+#include <chrono>
+#include <ctime>
+#include <exception>
+#include <limits>
+#include <nlohmann/json.hpp>
+
+#include "pkg/client/client.h"
+#include "pkg/log/log.h"
+
+namespace berth::plugins::defaultpreemption {
+namespace {
+
+constexpr std::string_view kDisruptionTarget = "DisruptionTarget";
+constexpr std::string_view kPreemptionByScheduler = "PreemptionByScheduler";
+
+// metav1.Time's JSON form.
+std::string Now() {
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return text;
+}
+
+bool HasCondition(const api::Pod& pod, const std::string& message) {
+  for (const api::Condition& c : pod.status.conditions) {
+    if (c.type == kDisruptionTarget) {
+      return c.status == "True" && c.reason == kPreemptionByScheduler && c.message == message;
+    }
+  }
+  return false;
+}
+
+bool IsNotFound(const client::ApiError& e) { return e.reason() == client::ErrorReason::kNotFound; }
+
+client::Client& RequireClient(framework::Handle& handle) {
+  client::Client* client = handle.ClientSet();
+  if (client == nullptr) throw std::runtime_error("no apiserver client to evict pods with");
+  return *client;
+}
+
+}  // namespace
+
+Executor::Executor(framework::Handle& handle, std::string plugin_name,
+                   informer::Lister<api::Pod> pods, int workers)
+    : handle_(handle),
+      plugin_name_(std::move(plugin_name)),
+      pods_(pods),
+      tasks_(workers, std::numeric_limits<size_t>::max()) {}
+
+Executor::~Executor() { tasks_.Shutdown(); }
+
+void Executor::Preempt(const api::PodPtr& preemptor, const std::string& node,
+                       const std::vector<api::PodPtr>& victims) {
+  std::vector<api::PodPtr> to_delete;
+  for (const auto& victim : victims) {
+    // Its deletion has begun: another call would change nothing.
+    if (!victim->IsTerminating()) to_delete.push_back(victim);
+  }
+  if (to_delete.empty()) return;
+  {
+    std::lock_guard lock(mu_);
+    preempting_.insert(preemptor->meta.uid);
+  }
+  tasks_.Post([this, preemptor, node, to_delete] { Run(preemptor, node, to_delete); });
+}
+
+void Executor::Run(const api::PodPtr& preemptor, const std::string& node,
+                   const std::vector<api::PodPtr>& victims) {
+  bool failed = !ClearLowerPriorityNominations(preemptor->spec.priority, node);
+  auto preempt = [&](const api::Pod& victim) {
+    try {
+      return PreemptPod(*preemptor, node, victim);
+    } catch (const std::exception& e) {
+      log::Error("could not preempt a victim",
+                 {{"preemptor", preemptor->Key()}, {"victim", victim.Key()}, {"err", e.what()}});
+      failed = true;
+      return false;
+    }
+  };
+  for (size_t i = 0; i + 1 < victims.size() && !failed; i++) preempt(*victims[i]);
+  bool last_in_memory = false;
+  // After a failure the last victim is left, so the preemptor comes back sooner.
+  if (!failed) {
+    const api::Pod& last = *victims.back();
+    {
+      std::lock_guard lock(mu_);
+      last_victims_[preemptor->meta.uid] = {last.meta.namespace_, last.meta.name};
+    }
+    last_in_memory = preempt(last);
+  }
+  {
+    std::lock_guard lock(mu_);
+    preempting_.erase(preemptor->meta.uid);
+    last_victims_.erase(preemptor->meta.uid);
+  }
+  log::Verbose(2, "preemption finished",
+               {{"preemptor", preemptor->Key()},
+                {"node", node},
+                {"victims", std::to_string(victims.size())},
+                {"result", failed ? "error" : "success"}});
+  // No deletion event will bring the preemptor back: the last victim left only the scheduler's
+  // memory, or a call failed.
+  if (failed || last_in_memory) handle_.Activate({preemptor->meta.uid});
+}
+
+bool Executor::PreemptPod(const api::Pod& preemptor, const std::string& node,
+                          const api::Pod& victim) {
+  std::string note = "Preempted by pod " + preemptor.meta.uid + " on node " + node;
+  bool in_memory = false;
+  if (auto waiting = handle_.GetWaitingPod(victim.meta.uid)) {
+    waiting->Reject(plugin_name_, "preempted");
+    in_memory = true;
+    note += " (in berth-scheduler memory).";
+  } else {
+    client::Client& client = RequireClient(handle_);
+    const std::string message =
+        preemptor.spec.scheduler_name + ": preempting to accommodate a higher priority pod";
+    const client::Resource pods = client::PodsResource();
+    try {
+      if (!HasCondition(victim, message)) {
+        nlohmann::json condition = {{"type", kDisruptionTarget},
+                                    {"status", "True"},
+                                    {"reason", kPreemptionByScheduler},
+                                    {"message", message},
+                                    {"lastTransitionTime", Now()}};
+        client.Patch(pods.Path(victim.meta.namespace_, victim.meta.name, "status"),
+                     {{"status", {{"conditions", nlohmann::json::array({condition})}}}},
+                     client::PatchType::kStrategicMerge);
+      }
+      client.Delete(pods.Path(victim.meta.namespace_, victim.meta.name));
+    } catch (const client::ApiError& e) {
+      if (!IsNotFound(e)) throw;
+      log::Verbose(2, "victim pod is already deleted",
+                   {{"preemptor", preemptor.Key()}, {"victim", victim.Key()}, {"node", node}});
+      return false;
+    }
+    log::Verbose(2, "preemptor pod preempted victim pod",
+                 {{"preemptor", preemptor.Key()}, {"victim", victim.Key()}, {"node", node}});
+  }
+  handle_.GetEventRecorder().Eventf(victim, "Normal", "Preempted", "Preempting", note);
+  return in_memory;
+}
+
+bool Executor::ClearLowerPriorityNominations(int32_t priority, const std::string& node) {
+  bool ok = true;
+  for (const auto& info : handle_.Nominator().NominatedPodsForNode(node)) {
+    const api::Pod& pod = *info->pod;
+    // A nomination not written to the pod yet has nothing to clear.
+    if (pod.spec.priority >= priority || pod.status.nominated_node_name.empty()) continue;
+    try {
+      RequireClient(handle_).Patch(
+          client::PodsResource().Path(pod.meta.namespace_, pod.meta.name, "status"),
+          {{"status", {{"nominatedNodeName", nullptr}}}}, client::PatchType::kStrategicMerge);
+    } catch (const std::exception& e) {
+      log::Error("could not clear the nominated node of a lower-priority pod",
+                 {{"pod", pod.Key()}, {"node", node}, {"err", e.what()}});
+      ok = false;
+    }
+  }
+  return ok;
+}
+
+bool Executor::IsPodRunningPreemption(const std::string& uid) const {
+  std::lock_guard lock(mu_);
+  if (preempting_.count(uid) == 0) return false;
+  auto last = last_victims_.find(uid);
+  if (last == last_victims_.end()) return true;
+  // Waiting for the last victim: done once it is gone or being deleted, even if the call that
+  // deletes it has not returned yet (its deletion event may already have come and gone).
+  api::PodPtr victim = pods_.Get(last->second.first, last->second.second);
+  return victim != nullptr && !victim->IsTerminating();
+}
+
+}  // namespace berth::plugins::defaultpreemption
