@@ -47,8 +47,8 @@ TEST(ProbesE2E, ReadyzWaitsForInformerSyncWhileLivezStaysUp) {
        {{"apiGroups", {"policy"}},
         {"resources", {"poddisruptionbudgets"}},
         {"verbs", {"get", "list", "watch"}}},
-       // Coscheduling's, when the PodGroup CRD is installed.
-       {{"apiGroups", {"scheduling.x-k8s.io"}},
+       // Coscheduling's, for whichever PodGroup APIs are served.
+       {{"apiGroups", {"scheduling.x-k8s.io", "scheduling.k8s.io"}},
         {"resources", {"podgroups"}},
         {"verbs", {"get", "list", "watch"}}}},
       {{"apiGroup", "rbac.authorization.k8s.io"},

@@ -339,6 +339,10 @@ struct PodSpec {
   // The names of spec.resourceClaims (dynamic resource allocation); their sources are not kept,
   // since no plugin allocates claims yet and the names are enough to recognise such a pod.
   std::vector<std::string> resource_claims;
+  // spec.schedulingGroup.podGroupName: the upstream PodGroup (scheduling.k8s.io) the pod joins, in
+  // its own namespace. Empty but set when schedulingGroup names no PodGroup (a form of it Berth
+  // does not know), so the pod is not taken for one outside any group.
+  std::optional<std::string> scheduling_group;
 
   bool operator==(const PodSpec& other) const = default;
 };

@@ -34,6 +34,8 @@ TEST(ResourceTest, PathTable) {
       {LeasesResource(), "", "", "", "/apis/coordination.k8s.io/v1/leases"},
       {PodGroupsResource(), "ml", "train", "status",
        "/apis/scheduling.x-k8s.io/v1alpha1/namespaces/ml/podgroups/train/status"},
+      {WorkloadPodGroupsResource(), "ml", "train", "status",
+       "/apis/scheduling.k8s.io/v1beta1/namespaces/ml/podgroups/train/status"},
   };
   for (const Case& c : cases) {
     EXPECT_EQ(c.resource.Path(c.ns, c.name, c.subresource), c.want) << c.want;

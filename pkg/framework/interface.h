@@ -510,6 +510,8 @@ class EventResource {
   static const EventResource kReplicationController;
   // scheduler-plugins' PodGroup (scheduling.x-k8s.io/v1alpha1), read as api::PodGroup.
   static const EventResource kPodGroup;
+  // Upstream's PodGroup (scheduling.k8s.io/v1beta1), read as api::WorkloadPodGroup.
+  static const EventResource kWorkloadPodGroup;
   static const EventResource kWildcard;
 
   std::string_view name() const { return name_; }
@@ -545,6 +547,8 @@ inline constexpr EventResource EventResource::kReplicationController{Literal{},
                                                                      "ReplicationController"};
 inline constexpr EventResource EventResource::kPodGroup{Literal{},
                                                         "podgroups.v1alpha1.scheduling.x-k8s.io"};
+inline constexpr EventResource EventResource::kWorkloadPodGroup{Literal{},
+                                                                "scheduling.k8s.io/PodGroup"};
 inline constexpr EventResource EventResource::kWildcard{Literal{}, "*"};
 
 // Bit flags, combinable.

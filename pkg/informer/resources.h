@@ -14,6 +14,7 @@
 #include "pkg/api/resources.h"
 #include "pkg/api/resources_codec.h"
 #include "pkg/api/types.h"
+#include "pkg/api/workload_podgroup.h"
 #include "pkg/client/client.h"
 #include "pkg/informer/reflector.h"
 
@@ -114,6 +115,16 @@ template <>
 struct ResourceTraits<api::PodGroup> {
   static client::Resource Resource() { return client::PodGroupsResource(); }
   static api::PodGroup Decode(const nlohmann::json& object) { return api::DecodePodGroup(object); }
+  static void Configure(ReflectorOptions& options) { options.discover = true; }
+};
+
+// A built-in API served only behind a feature gate: listed only when discovery finds it.
+template <>
+struct ResourceTraits<api::WorkloadPodGroup> {
+  static client::Resource Resource() { return client::WorkloadPodGroupsResource(); }
+  static api::WorkloadPodGroup Decode(const nlohmann::json& object) {
+    return api::DecodeWorkloadPodGroup(object);
+  }
   static void Configure(ReflectorOptions& options) { options.discover = true; }
 };
 

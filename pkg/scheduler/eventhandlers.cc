@@ -7,6 +7,7 @@
 
 #include "pkg/api/podgroup.h"
 #include "pkg/api/resources.h"
+#include "pkg/api/workload_podgroup.h"
 #include "pkg/informer/factory.h"
 #include "pkg/log/log.h"
 #include "pkg/queue/events.h"
@@ -267,6 +268,9 @@ bool ForTypedResource(EventResource resource, Fn&& fn) {
     return fn(Typed<api::ReplicationController>()), true;
   }
   if (resource == EventResource::kPodGroup) return fn(Typed<api::PodGroup>()), true;
+  if (resource == EventResource::kWorkloadPodGroup) {
+    return fn(Typed<api::WorkloadPodGroup>()), true;
+  }
   return false;
 }
 

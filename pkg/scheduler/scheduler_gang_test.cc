@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "pkg/api/podgroup.h"
+#include "pkg/api/workload_podgroup.h"
 #include "pkg/config/load.h"
 #include "pkg/informer/factory.h"
 #include "pkg/plugins/registry/registry.h"
@@ -101,6 +102,28 @@ class GangSchedulerTest : public ::testing::Test {
     if (!group.empty()) pod.Label(std::string(api::kPodGroupLabel), group);
     informers_.Pods().Upsert(pod.Container(cpu, "1Gi").Build());
   }
+  // Upstream's PodGroup (scheduling.k8s.io), and a pod that joins one by spec.schedulingGroup.
+  void WorkloadGroup(const std::string& name, int min_count) {
+    informers_.For<api::WorkloadPodGroup>().Upsert(
+        std::make_shared<api::WorkloadPodGroup>(api::DecodeWorkloadPodGroup(
+            {{"metadata",
+              {{"name", name},
+               {"namespace", "default"},
+               {"uid", "uid-" + name},
+               {"creationTimestamp", "2025-01-01T00:00:00Z"}}},
+             {"spec", {{"schedulingPolicy", {{"gang", {{"minCount", min_count}}}}}}}})));
+  }
+  void WorkloadPod(const std::string& name, const std::string& group, const std::string& cpu) {
+    PodBuilder pod(name);
+    pod.pod().spec.scheduling_group = group;
+    informers_.Pods().Upsert(pod.Container(cpu, "1Gi").Build());
+  }
+  bool EventContains(const std::string& kind, const std::string& part) {
+    for (const auto& e : recorder_.events()) {
+      if (e.kind == kind && e.note.find(part) != std::string::npos) return true;
+    }
+    return false;
+  }
   // How many pods whose name starts with `prefix` are bound.
   int Bound(const std::string& prefix) {
     int n = 0;
@@ -171,6 +194,31 @@ TEST_F(GangSchedulerTest, GangsThatFitAloneButNotTogetherNeverDeadlock) {
   const int a = Bound("a-");
   const int b = Bound("b-");
   EXPECT_TRUE((a == 4 && b == 0) || (a == 0 && b == 4)) << "a: " << a << ", b: " << b;
+}
+
+TEST_F(GangSchedulerTest, AnUpstreamGangBindsWholeOnceItFitsAndAGroupOfAnotherKindNever) {
+  Start(60);
+  Node("n1", "2");
+  WorkloadGroup("up", 3);
+  for (int i = 0; i < 3; i++) WorkloadPod("up-" + std::to_string(i), "up", "1");
+  ASSERT_TRUE(Eventually(
+      [&] { return EventContains("PodGroup", "with 2 of 3 required pods placed"); }, 10s));
+  EXPECT_EQ(Bound("up-"), 0);
+  Node("n2", "1");
+  EXPECT_TRUE(Eventually([&] { return Bound("up-") == 3; }, 20s)) << Bound("up-");
+
+  // spec.schedulingGroup set without a PodGroup's name: a group Berth cannot honour.
+  WorkloadPod("other", "", "100m");
+  EXPECT_TRUE(Eventually(
+      [&] {
+        return EventContains("Pod",
+                             "pod uses spec.schedulingGroup (a scheduling group that names no "
+                             "PodGroup), which berth-scheduler does not support yet");
+      },
+      10s));
+  Node("n3", "4");
+  std::this_thread::sleep_for(500ms);
+  EXPECT_EQ(Bound("other"), 0);
 }
 
 // Coscheduling takes PrioritySort's place as the default QueueSort plugin. A profile that wants

@@ -671,9 +671,10 @@ TEST(SchedulerResourceEvents, AnEventOfAResourceAPluginListsRequeuesThePodsItRej
   std::vector<std::string> resources;
   for (const auto& state : informers.States()) resources.push_back(state.resource);
   // The default profile's PodTopologySpread watches the owners its system defaults read, and
-  // DefaultPreemption the disruption budgets, Coscheduling the PodGroups.
+  // DefaultPreemption the disruption budgets, Coscheduling the PodGroups of both APIs.
   EXPECT_EQ(resources,
             (std::vector<std::string>{"namespaces", "nodes", "poddisruptionbudgets.policy",
+                                      "podgroups.scheduling.k8s.io",
                                       "podgroups.scheduling.x-k8s.io", "pods", "replicasets.apps",
                                       "replicationcontrollers", "services", "statefulsets.apps"}));
 

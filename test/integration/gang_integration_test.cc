@@ -3,18 +3,9 @@
 // at all, gives back what it held when it cannot complete, and two gangs competing for the same
 // room never deadlock. Also: without the CRD, gang scheduling is off and everything else works.
 
-#include <gtest/gtest.h>
-#include <signal.h>
-
-#include <map>
-#include <string>
 #include <thread>
-#include <vector>
 
-#include "pkg/client/client.h"
-#include "test/packaging/chart.h"
-#include "test/testing/cluster.h"
-#include "test/testing/process.h"
+#include "test/integration/gang_fixture.h"
 
 namespace berth {
 namespace {
@@ -22,156 +13,21 @@ namespace {
 using namespace std::chrono_literals;
 using json = nlohmann::json;
 using testing::Eventually;
-
-constexpr char kCrd[] = "podgroups.scheduling.x-k8s.io";
-constexpr char kCrdPath[] = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
-constexpr char kGroupVersion[] = "/apis/scheduling.x-k8s.io/v1alpha1";
-
-bool Served(client::Client& client) {
-  try {
-    const json list = client.Get(kGroupVersion);
-    for (const json& r : list["resources"]) {
-      if (r["name"] == "podgroups") return true;
-    }
-  } catch (const client::ApiError&) {
-  }
-  return false;
-}
-
-void InstallCrd(client::Client& client) {
-  std::vector<json> docs = packaging::ParseYamlDocuments(
-      packaging::ReadFile(packaging::ChartDir() + "/files/podgroups.scheduling.x-k8s.io.yaml"));
-  ASSERT_EQ(docs.size(), 1u);
-  try {
-    client.Post(kCrdPath, docs[0]);
-  } catch (const client::ApiError& e) {
-    ASSERT_EQ(e.reason(), client::ErrorReason::kAlreadyExists) << e.what();
-  }
-  ASSERT_TRUE(Eventually([&] { return Served(client); }, 60s)) << kCrd << " is not served";
-}
+using testing::GangTest;
 
 void RemoveCrd(client::Client& client) {
   try {
-    client.Delete(std::string(kCrdPath) + "/" + kCrd);
+    client.Delete(std::string(testing::kCrdPath) + "/" + testing::kPodGroupCrd);
   } catch (const client::ApiError& e) {
     ASSERT_EQ(e.reason(), client::ErrorReason::kNotFound) << e.what();
   }
-  ASSERT_TRUE(Eventually([&] { return !Served(client); }, 60s)) << kCrd << " is still served";
+  ASSERT_TRUE(Eventually(
+      [&] {
+        return !testing::ApiServed(client, "/apis/scheduling.x-k8s.io/v1alpha1", "podgroups");
+      },
+      60s))
+      << testing::kPodGroupCrd << " is still served";
 }
-
-class GangTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    client_ = testing::AdminClient();
-    ns_ = std::make_unique<testing::TestNamespace>(client_, "gang");
-    nodes_ = std::make_unique<testing::TestNodes>(client_);
-  }
-  void TearDown() override {
-    if (scheduler_ && scheduler_->Running()) scheduler_->Stop(SIGTERM, 10s);
-    if (HasFailure() && scheduler_) {
-      std::cerr << "---- berth-scheduler log ----\n" << scheduler_->Log() << "\n";
-    }
-  }
-
-  void StartScheduler(int permit_wait_seconds) {
-    const std::string config =
-        "apiVersion: kubescheduler.config.k8s.io/v1\n"
-        "kind: KubeSchedulerConfiguration\n"
-        "leaderElection:\n  leaderElect: false\n"
-        "profiles:\n"
-        "- schedulerName: berth-scheduler\n"
-        "  pluginConfig:\n"
-        "  - name: Coscheduling\n"
-        "    args: {permitWaitingTimeSeconds: " +
-        std::to_string(permit_wait_seconds) + "}\n";
-    auto path = testing::WriteTempFile("gang-config.yaml", config);
-    scheduler_ = std::make_unique<testing::ChildProcess>();
-    scheduler_->Start({testing::BinaryPath("berth-scheduler"), "--kubeconfig",
-                       testing::ClusterDir() + "/kubeconfig", "--config", path, "--v", "2",
-                       "--bind-address", "127.0.0.1:" + std::to_string(testing::FreePort())},
-                      path + ".log");
-  }
-
-  std::string PodsPath() const { return client::PodsResource().Path(ns_->name()); }
-  std::string GroupsPath() const { return client::PodGroupsResource().Path(ns_->name()); }
-
-  void Group(const std::string& name, int min_member) {
-    client_->Post(GroupsPath(), {{"apiVersion", "scheduling.x-k8s.io/v1alpha1"},
-                                 {"kind", "PodGroup"},
-                                 {"metadata", {{"name", name}}},
-                                 {"spec", {{"minMember", min_member}}}});
-  }
-
-  // A pod on this test's nodes requesting `cpu`, in `group` unless that is empty.
-  void Pod(const std::string& name, const std::string& group, const std::string& cpu,
-           bool gated = false) {
-    json pod = testing::PodManifest(ns_->name(), name, "berth-scheduler", cpu, "64Mi");
-    pod["spec"]["nodeSelector"] = {{"berth-it", nodes_->id()}};
-    if (!group.empty()) pod["metadata"]["labels"]["scheduling.x-k8s.io/pod-group"] = group;
-    if (gated) pod["spec"]["schedulingGates"] = {{{"name", "example.com/hold"}}};
-    client_->Post(PodsPath(), pod);
-  }
-
-  // Pod name -> node ("" when pending) of the pods whose name starts with `prefix`.
-  std::map<std::string, std::string> Placement(const std::string& prefix) {
-    std::map<std::string, std::string> out;
-    const json pods = client_->Get(PodsPath());
-    for (const json& item : pods["items"]) {
-      std::string name = item["metadata"]["name"];
-      if (name.rfind(prefix, 0) == 0) out[name] = item["spec"].value("nodeName", "");
-    }
-    return out;
-  }
-  int Bound(const std::string& prefix) {
-    int n = 0;
-    for (const auto& [pod, node] : Placement(prefix)) n += node.empty() ? 0 : 1;
-    return n;
-  }
-
-  std::string Condition(const std::string& pod) {
-    json object = client_->Get(PodsPath() + "/" + pod);
-    for (const json& c : object["status"].value("conditions", json::array())) {
-      if (c["type"] == "PodScheduled" && c["status"] == "False") return c.value("message", "");
-    }
-    return "";
-  }
-
-  // Notes of the events recorded on PodGroup `name`.
-  std::vector<std::string> GroupEvents(const std::string& name) {
-    std::vector<std::string> notes;
-    const json events = client_->Get(client::EventsResource().Path(ns_->name()));
-    for (const json& e : events["items"]) {
-      if (e["regarding"].value("kind", "") == "PodGroup" && e["regarding"]["name"] == name) {
-        notes.push_back(e.value("note", ""));
-      }
-    }
-    return notes;
-  }
-  bool PodEventContains(const std::string& pod, const std::string& part) {
-    const json events = client_->Get(client::EventsResource().Path(ns_->name()));
-    for (const json& e : events["items"]) {
-      if (e["regarding"].value("kind", "") == "Pod" && e["regarding"]["name"] == pod &&
-          e.value("note", "").find(part) != std::string::npos) {
-        return true;
-      }
-    }
-    return false;
-  }
-  bool GroupEventContains(const std::string& name, const std::string& part) {
-    for (const std::string& note : GroupEvents(name)) {
-      if (note.find(part) != std::string::npos) return true;
-    }
-    return false;
-  }
-  json GroupStatus(const std::string& name) {
-    return client_->Get(GroupsPath() + "/" + name).value("status", json::object());
-  }
-
-  std::shared_ptr<client::Client> client_;
-  std::unique_ptr<testing::TestNamespace> ns_;
-  std::unique_ptr<testing::TestNodes> nodes_;
-  std::unique_ptr<testing::ChildProcess> scheduler_;
-};
 
 // Declared first: it removes the CRD, which the other suite installs again.
 class WithoutCrd : public GangTest {
@@ -205,37 +61,16 @@ TEST_F(WithoutCrd, GangSchedulingIsOffAndEverythingElseIsScheduled) {
 
 class GangIntegration : public GangTest {
  protected:
-  static void SetUpTestSuite() { InstallCrd(*testing::AdminClient()); }
+  static void SetUpTestSuite() { testing::InstallPodGroupCrd(*testing::AdminClient()); }
 };
 
 TEST_F(GangIntegration, AGangLargerThanTheClusterBindsNothingThenAllOfItWhenANodeIsAdded) {
-  nodes_->Add("0", "3", "8Gi");
-  StartScheduler(60);
-  Group("train", 4);
-  for (int i = 0; i < 4; i++) Pod("train-" + std::to_string(i), "train", "1");
-
-  const std::string gang = "pod group \"" + ns_->name() + "/train\"";
-  ASSERT_TRUE(Eventually(
-      [&] {
-        for (int i = 0; i < 4; i++) {
-          if (Condition("train-" + std::to_string(i)).find(gang) == std::string::npos) {
-            return false;
-          }
-        }
-        return true;
-      },
-      30s))
-      << Condition("train-0") << "\n"
-      << Condition("train-3");
-  EXPECT_TRUE(
-      Eventually([&] { return GroupEventContains("train", "3 of 4 required pods placed"); }, 30s));
+  ExpectAGangLargerThanTheClusterToBindNothing();
   EXPECT_TRUE(Eventually([&] { return GroupStatus("train").value("phase", "") == "Pending"; }, 30s))
       << GroupStatus("train").dump();
   EXPECT_TRUE(GroupStatus("train").contains("scheduleStartTime")) << GroupStatus("train").dump();
-  EXPECT_EQ(Bound("train-"), 0);
 
-  nodes_->Add("1", "1", "8Gi");
-  EXPECT_TRUE(Eventually([&] { return Bound("train-") == 4; }, 30s)) << Bound("train-");
+  ExpectTheWholeGangToBindOnceANodeIsAdded();
   EXPECT_TRUE(Eventually(
       [&] {
         json status = GroupStatus("train");
@@ -246,18 +81,7 @@ TEST_F(GangIntegration, AGangLargerThanTheClusterBindsNothingThenAllOfItWhenANod
 }
 
 TEST_F(GangIntegration, AGangOfEightNeedingSixBindsTheSixThatFit) {
-  nodes_->Add("0", "6", "8Gi");
-  StartScheduler(60);
-  Group("workers", 6);
-  for (int i = 0; i < 8; i++) Pod("w-" + std::to_string(i), "workers", "1");
-  ASSERT_TRUE(Eventually([&] { return Bound("w-") == 6; }, 30s)) << Bound("w-");
-  std::this_thread::sleep_for(3s);
-  EXPECT_EQ(Bound("w-"), 6);
-  int insufficient = 0;
-  for (const auto& [pod, node] : Placement("w-")) {
-    if (node.empty()) insufficient += Condition(pod).find("Insufficient cpu") != std::string::npos;
-  }
-  EXPECT_EQ(insufficient, 2);
+  ExpectTheSixOfEightThatFitToBind();
 }
 
 TEST_F(GangIntegration, ATimedOutGangGivesBackTheRoomItHeld) {

@@ -210,6 +210,10 @@ const std::set<Grant> kClusterGrants = {
     {"scheduling.x-k8s.io", "podgroups", "watch", ""},
     {"scheduling.x-k8s.io", "podgroups/status", "update", ""},
     {"scheduling.x-k8s.io", "podgroups/status", "patch", ""},
+    {"scheduling.k8s.io", "podgroups", "get", ""},
+    {"scheduling.k8s.io", "podgroups", "list", ""},
+    {"scheduling.k8s.io", "podgroups", "watch", ""},
+    {"scheduling.k8s.io", "podgroups/status", "patch", ""},
     // DefaultPreemption (rbac.preemption, on by default): evictions and disruption budgets.
     {"", "pods", "delete", ""},
     {"policy", "poddisruptionbudgets", "get", ""},

@@ -12,6 +12,7 @@
 
 #include "pkg/informer/factory.h"
 #include "pkg/plugins/coscheduling/podgroup_source.h"
+#include "pkg/plugins/coscheduling/workload_podgroup_source.h"
 #include "pkg/plugins/helper/args.h"
 
 namespace berth::plugins::coscheduling {
@@ -73,6 +74,24 @@ std::string Shortfall(const api::ResourceList& need, const api::ResourceList& ha
   check(api::kResourcePods, need.pods, have.pods);
   for (const auto& [name, amount] : need.scalar) check(name, amount, have.Get(name));
   return out;
+}
+
+const char* PolicyName(api::PreemptionPolicy policy) {
+  return policy == api::PreemptionPolicy::kNever ? "Never" : "PreemptLowerPriority";
+}
+
+// What of the pod differs from what its gang requires of every member; empty when nothing.
+std::string Mismatch(const GangSpec& spec, const api::Pod& pod) {
+  if (spec.priority && *spec.priority != pod.spec.priority) {
+    return "requires priority " + std::to_string(*spec.priority) + " of its pods; pod \"" +
+           pod.meta.name + "\" has " + std::to_string(pod.spec.priority);
+  }
+  if (spec.preemption_policy && *spec.preemption_policy != pod.spec.preemption_policy) {
+    return std::string("requires preemptionPolicy ") + PolicyName(*spec.preemption_policy) +
+           " of its pods; pod \"" + pod.meta.name + "\" has " +
+           PolicyName(pod.spec.preemption_policy);
+  }
+  return "";
 }
 
 void ClampAtZero(api::ResourceList& list) {
@@ -216,6 +235,9 @@ Status Coscheduling::PreFilter(framework::CycleState& state, const api::Pod& pod
   }
   if (!spec.problem.empty()) {
     return Refuse(state, *key, gang_text + " is invalid: " + spec.problem, true);
+  }
+  if (std::string mismatch = Mismatch(spec, pod); !mismatch.empty()) {
+    return Refuse(state, *key, gang_text + " " + mismatch, true);
   }
 
   bool check_resources = false;
@@ -375,7 +397,6 @@ Status Coscheduling::Reserve(framework::CycleState&, const api::Pod& pod, const 
   if (!gang.schedule_start) gang.schedule_start = std::chrono::system_clock::now();
   gang.min_resources_refused = false;
   state_->MarkDirtyLocked(*key);
-  state_->wake.notify_all();
   return {};
 }
 
@@ -414,7 +435,6 @@ Status Coscheduling::Permit(framework::CycleState&, const api::Pod& pod, const s
                                                                : gang.last_rejection);
     }
     state_->MarkDirtyLocked(*key);
-    state_->wake.notify_all();
     if (gang.Placed() >= gang.min_member) {
       for (auto& [uid, placement] : gang.assumed) {
         if (!placement.allowed && uid != pod.meta.uid) allow.push_back(uid);
@@ -469,7 +489,6 @@ void Coscheduling::Unreserve(framework::CycleState&, const api::Pod& pod, const 
     const int32_t placed = gang.Placed();
     gang.assumed.erase(self);
     state_->MarkDirtyLocked(*key);
-    state_->wake.notify_all();
     // Allowed to bind and failed to: the gang keeps its quorum; the pod is retried on its own.
     if (placement.allowed) return;
     Rejection reason = Rejection::kMemberRejected;
@@ -525,6 +544,10 @@ void Coscheduling::RecordEvent(const GangKey& key, const std::string& type,
 
 std::vector<std::unique_ptr<GangSource>> DefaultSources(framework::Handle& handle) {
   std::vector<std::unique_ptr<GangSource>> sources;
+  // The pod's own field first: a pod that names an upstream PodGroup is never taken for one
+  // outside it, whatever its labels say.
+  sources.push_back(
+      std::make_unique<WorkloadPodGroupSource>(handle.SharedInformerFactory(), handle.ClientSet()));
   sources.push_back(
       std::make_unique<PodGroupSource>(handle.SharedInformerFactory(), handle.ClientSet()));
   return sources;

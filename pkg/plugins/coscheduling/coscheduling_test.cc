@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "pkg/api/podgroup.h"
+#include "pkg/api/workload_podgroup.h"
 #include "pkg/framework/runtime/framework.h"
 #include "test/testing/fake_handle.h"
 #include "test/testing/objects.h"
@@ -244,6 +245,37 @@ TEST_F(CoschedulingTest, AGangMissingInvalidOrShortOfPodsIsNotAttempted) {
   EXPECT_TRUE(PreFilter(t1).IsSuccess()) << PreFilter(t1).Message();
 }
 
+TEST_F(CoschedulingTest, APodWhosePriorityOrPolicyDiffersFromItsUpstreamGroupsIsNotAttempted) {
+  Build();
+  informers_.For<api::WorkloadPodGroup>().Upsert(std::make_shared<api::WorkloadPodGroup>(
+      api::DecodeWorkloadPodGroup({{"metadata",
+                                    {{"name", "up"},
+                                     {"namespace", kNs},
+                                     {"uid", "uid-up"},
+                                     {"creationTimestamp", "2025-01-01T00:00:00Z"}}},
+                                   {"spec",
+                                    {{"schedulingPolicy", {{"gang", {{"minCount", 1}}}}},
+                                     {"priority", 10},
+                                     {"preemptionPolicy", "Never"}}}})));
+  auto member = [&](const std::string& name, int32_t priority, api::PreemptionPolicy policy) {
+    PodBuilder b(name, kNs);
+    b.Priority(priority).Container("1", "1Gi");
+    b.pod().spec.scheduling_group = "up";
+    b.pod().spec.preemption_policy = policy;
+    auto pod = b.Build();
+    informers_.Pods().Upsert(pod);
+    return pod;
+  };
+  Status low = PreFilter(member("low", 0, api::PreemptionPolicy::kNever));
+  EXPECT_EQ(low.code(), Code::kUnschedulableAndUnresolvable);
+  EXPECT_EQ(low.Message(),
+            "pod group \"ml/up\" requires priority 10 of its pods; pod \"low\" has 0");
+  EXPECT_EQ(PreFilter(member("eager", 10, api::PreemptionPolicy::kPreemptLowerPriority)).Message(),
+            "pod group \"ml/up\" requires preemptionPolicy Never of its pods; pod \"eager\" has "
+            "PreemptLowerPriority");
+  EXPECT_TRUE(PreFilter(member("right", 10, api::PreemptionPolicy::kNever)).IsSuccess());
+}
+
 TEST_F(CoschedulingTest, MinResourcesAreCheckedAgainstFreeCapacityBeforeAnyPodIsPlaced) {
   Build();
   // n1 has 4 cpu, 1 of them used by a pod outside the gang.
@@ -332,10 +364,7 @@ TEST_F(CoschedulingTest, APodThatFitsNowhereRejectsEveryWaitingPodAndTheGangBack
   ASSERT_FALSE(GroupEvents("FailedScheduling").empty());
   EXPECT_EQ(GroupEvents("FailedScheduling").back().note, why);
   // One failure, however many pods it released: their own Unreserve added none.
-  EXPECT_EQ(plugin_->state()
-                .gangs.at({plugin_->state().sources()[0].get(), kNs, "train"})
-                .failures.size(),
-            1u);
+  EXPECT_EQ(plugin_->state().gangs.at(*plugin_->state().KeyOf(*p0)).failures.size(), 1u);
   EXPECT_EQ(PreFilter(p0).Message(),
             "pod group \"ml/train\" is backing off after a failed attempt");
 }

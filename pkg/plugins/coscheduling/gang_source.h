@@ -29,6 +29,9 @@ struct GangSpec {
   // How long its pods wait at Permit for the rest; unset: the plugin's permitWaitingTimeSeconds.
   std::optional<std::chrono::seconds> wait;
   std::chrono::system_clock::time_point created;
+  // When set, what every pod of the gang must have; a pod that differs is not placed.
+  std::optional<int32_t> priority;
+  std::optional<api::PreemptionPolicy> preemption_policy;
   // Non-empty when the object cannot be used, saying why and naming the field; its pods are then
   // not attempted.
   std::string problem;
@@ -40,6 +43,10 @@ struct GangProgress {
   int32_t waiting = 0;
   // Pods placed (assumed) and not yet seen bound, waiting ones included.
   int32_t assumed = 0;
+  // Pods of the gang seen bound.
+  int32_t bound = 0;
+  // Why the gang's last attempt failed; empty when none did.
+  std::string last_rejection;
   // When the scheduler first began placing the gang's pods; unset until then.
   std::optional<std::chrono::system_clock::time_point> schedule_start;
 };

@@ -70,7 +70,6 @@ void GangState::OnPod(const api::PodPtr& old_pod, const api::PodPtr& new_pod) {
         gang.assumed.erase(placed);
       }
       MarkDirtyLocked(*old_key);
-      notify = true;
       if (gang.Idle(now)) gangs.erase(it);
     }
   }
@@ -85,14 +84,13 @@ void GangState::OnPod(const api::PodPtr& old_pod, const api::PodPtr& new_pod) {
       gang.bound++;
       gang.assumed.erase(uid);
       MarkDirtyLocked(*new_key);
-      notify = true;
     }
     if (added) {
       MarkDirtyLocked(*new_key);
-      notify = true;
       // The pod that completes the gang brings back the ones turned away for being too few.
       if (!bound && static_cast<int32_t>(gang.members.size()) == gang.min_member) {
         to_activate.insert(*new_key);
+        notify = true;
       }
     }
   }
@@ -160,13 +158,19 @@ std::vector<std::string> GangState::PendingLocked(const Gang& gang) {
 
 void GangState::MarkDirtyLocked(const GangKey& key) {
   dirty.insert(key);
-  if (!dirty_since) dirty_since = SteadyClock::now();
+  if (dirty_since) return;
+  dirty_since = SteadyClock::now();
+  // Only a batch's first change wakes the status writer: it then sleeps until the batch is due, so
+  // waking it for every pod placed would only cost the scheduling thread context switches.
+  wake.notify_all();
 }
 
 GangProgress GangState::ProgressLocked(const Gang& gang) const {
   GangProgress progress;
   progress.waiting = gang.Waiting();
   progress.assumed = static_cast<int32_t>(gang.assumed.size());
+  progress.bound = gang.bound;
+  progress.last_rejection = gang.last_rejection;
   progress.schedule_start = gang.schedule_start;
   return progress;
 }

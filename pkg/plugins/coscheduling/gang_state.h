@@ -144,7 +144,8 @@ class GangState {
   // Uids of the gang's pods that wait for nothing but a retry: members neither bound nor placed.
   // Requires mu.
   static std::vector<std::string> PendingLocked(const Gang& gang);
-  // Notes that the gang's status should be rewritten. Requires mu.
+  // Notes that the gang's status should be rewritten, waking the status writer when a batch
+  // starts. Requires mu.
   void MarkDirtyLocked(const GangKey& key);
   // What the gang's status is written from. Requires mu.
   GangProgress ProgressLocked(const Gang& gang) const;
