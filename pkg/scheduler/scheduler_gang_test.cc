@@ -62,7 +62,7 @@ bool Eventually(const std::function<bool()>& condition, std::chrono::millisecond
 
 class GangSchedulerTest : public ::testing::Test {
  protected:
-  void Start(int permit_wait_seconds) {
+  void Start(int permit_wait_seconds, int binding_workers = 32) {
     registry_ = plugins::registry::InTree();
     registry_["FeedbackBinder"] = [this](const nlohmann::json&, framework::Handle&) {
       return binder_;
@@ -76,7 +76,9 @@ class GangSchedulerTest : public ::testing::Test {
     SchedulerDeps deps;
     deps.informers = &informers_;
     deps.recorder = &recorder_;
-    scheduler_ = std::make_unique<Scheduler>(cfg, registry_, deps);
+    SchedulerOptions options;
+    options.binding_workers = binding_workers;
+    scheduler_ = std::make_unique<Scheduler>(cfg, registry_, deps, options);
     scheduler_->AddAllEventHandlers();
     scheduler_->Run();
   }
@@ -97,9 +99,11 @@ class GangSchedulerTest : public ::testing::Test {
                                {"creationTimestamp", "2025-01-01T00:00:00Z"}}},
                              {"spec", {{"minMember", min_member}}}})));
   }
-  void Pod(const std::string& name, const std::string& group, const std::string& cpu) {
+  void Pod(const std::string& name, const std::string& group, const std::string& cpu,
+           const std::string& gate = "") {
     PodBuilder pod(name);
     if (!group.empty()) pod.Label(std::string(api::kPodGroupLabel), group);
+    if (!gate.empty()) pod.SchedulingGate(gate);
     informers_.Pods().Upsert(pod.Container(cpu, "1Gi").Build());
   }
   // Upstream's PodGroup (scheduling.k8s.io), and a pod that joins one by spec.schedulingGroup.
@@ -194,6 +198,28 @@ TEST_F(GangSchedulerTest, GangsThatFitAloneButNotTogetherNeverDeadlock) {
   const int a = Bound("a-");
   const int b = Bound("b-");
   EXPECT_TRUE((a == 4 && b == 0) || (a == 0 && b == 4)) << "a: " << a << ", b: " << b;
+}
+
+TEST_F(GangSchedulerTest, PodsWaitingAtPermitHoldNoBindingThread) {
+  Start(60, /*binding_workers=*/2);
+  Node("n1", "64");
+  Group("wide", 21);
+  // 20 members are placed and wait at Permit for the 21st, which a scheduling gate holds back.
+  for (int i = 0; i < 20; i++) Pod("wide-" + std::to_string(i), "wide", "1");
+  Pod("wide-20", "wide", "1", "example.com/hold");
+  auto waiting = [&] {
+    int n = 0;
+    scheduler_->FrameworkFor("berth-scheduler")->IterateOverWaitingPods([&](auto&) { n++; });
+    return n;
+  };
+  ASSERT_TRUE(Eventually([&] { return waiting() == 20; }, 10s)) << waiting();
+  Pod("plain", "", "1");
+  EXPECT_TRUE(Eventually([&] { return Bound("plain") == 1; }, 5s))
+      << "two binding threads, 20 gang members waiting: a pod ready to bind must not queue behind "
+         "them";
+  EXPECT_EQ(Bound("wide-"), 0);
+  Pod("wide-20", "wide", "1");
+  EXPECT_TRUE(Eventually([&] { return Bound("wide-") == 21; }, 10s)) << Bound("wide-");
 }
 
 TEST_F(GangSchedulerTest, AnUpstreamGangBindsWholeOnceItFitsAndAGroupOfAnotherKindNever) {

@@ -735,13 +735,21 @@ Status Framework::RunPermitPlugins(CycleState& state, const api::Pod& pod,
   return out;
 }
 
+void Framework::WhenPermitDecided(const api::Pod& pod, std::function<void()> then) {
+  auto waiting = deps_.waiting_pods->Get(pod.meta.uid);
+  if (!waiting) return then();
+  waiting->OnDecided(std::move(then));
+}
+
 Status Framework::WaitOnPermit(const api::Pod& pod) {
   auto waiting = deps_.waiting_pods->Get(pod.meta.uid);
   if (!waiting) return {};
-  auto start = Clock::now();
   Status s = waiting->Wait();
   deps_.waiting_pods->Remove(pod.meta.uid);
-  if (deps_.observer) deps_.observer->ObservePermitWait(s, Since(start));
+  if (deps_.observer) {
+    deps_.observer->ObservePermitWait(
+        s, std::chrono::duration<double>(waiting->WaitedFor()).count());
+  }
   return s;
 }
 

@@ -155,6 +155,11 @@ class Framework : public Handle {
   void RunReservePluginsUnreserve(CycleState& state, const api::Pod& pod, const std::string& node);
   // Success, Wait (the pod was parked; call WaitOnPermit from the binding cycle) or a rejection.
   Status RunPermitPlugins(CycleState& state, const api::Pod& pod, const std::string& node);
+  // Runs `then` once Permit has decided `pod`, at once if it did not park it. A parked gang member
+  // may wait for minutes: starting its binding cycle only then keeps it from holding a binding
+  // thread that pods ready to bind need. `then` must not block.
+  void WhenPermitDecided(const api::Pod& pod, std::function<void()> then);
+  // The Permit decision on `pod`; blocks while it is still waiting.
   Status WaitOnPermit(const api::Pod& pod);
   Status RunPreBindPlugins(CycleState& state, const api::Pod& pod, const std::string& node);
   Status RunBindPlugins(CycleState& state, const api::Pod& pod, const std::string& node);
