@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """The `make demo` scenario: simulated nodes, a mixed workload, berth-scheduler binding it.
 
-Registers 20 Node objects (three zones, one tainted, one cordoned), submits 217 pods for
-berth-scheduler (among them a group with required anti-affinity and a group spread over zones)
-and 5 for default-scheduler, runs berth-scheduler, shows progress, and ends with pods per node,
-how the two constrained groups were placed, and every unschedulable pod with its reason. Talks to the local control plane with
-the admin credentials deploy/local-cluster.sh wrote; uses only the standard library.
+Registers 20 Node objects (three zones, one tainted, one cordoned), submits 229 pods for
+berth-scheduler (among them a group with required anti-affinity, a group spread over zones and two
+gangs: one that fits and binds whole, one that can never have all its pods placed and so binds
+none) and 5 for default-scheduler, runs berth-scheduler, shows progress, and ends with pods per
+node, how the constrained groups and the gangs were placed, and every unschedulable pod with its
+reason. Talks to the local control plane with the admin credentials deploy/local-cluster.sh wrote;
+uses only the standard library.
 """
 
 import base64
@@ -60,10 +62,15 @@ def load_kubeconfig():
 SERVER, CTX = load_kubeconfig()
 
 
-def call(method, path, body=None, ok_missing=False):
-    data = json.dumps(body).encode() if body is not None else None
+def call(method, path, body=None, ok_missing=False, content_type="application/json"):
+    if body is None:
+        data = None
+    elif isinstance(body, bytes):
+        data = body
+    else:
+        data = json.dumps(body).encode()
     req = urllib.request.Request(SERVER + path, data=data, method=method)
-    req.add_header("Content-Type", "application/json")
+    req.add_header("Content-Type", content_type)
     try:
         with urllib.request.urlopen(req, context=CTX, timeout=30) as resp:
             return json.loads(resp.read() or b"{}")
@@ -85,8 +92,41 @@ def wait_gone(path, timeout=30):
         time.sleep(0.2)
 
 
+# The two gang APIs Berth reads: scheduler-plugins' PodGroup (a CRD, installed from the chart's
+# copy) and upstream's own (served when the apiserver runs with the GenericWorkload gate, as
+# deploy/local-cluster.sh starts it by default).
+SP_GROUPS = f"/apis/scheduling.x-k8s.io/v1alpha1/namespaces/{NAMESPACE}/podgroups"
+UP_GROUPS = f"/apis/scheduling.k8s.io/v1beta1/namespaces/{NAMESPACE}/podgroups"
+
+
+def served(group_version, plural):
+    listing = call("GET", f"/apis/{group_version}", ok_missing=True) or {}
+    return any(r.get("name") == plural for r in listing.get("resources", []))
+
+
+def install_podgroup_crd():
+    if served("scheduling.x-k8s.io/v1alpha1", "podgroups"):
+        return
+    with open(os.path.join(REPO, "charts", "berth", "files", "podgroups.scheduling.x-k8s.io.yaml"), "rb") as f:
+        call("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", f.read(),
+             ok_missing=True, content_type="application/yaml")
+    deadline = time.time() + 60
+    while not served("scheduling.x-k8s.io/v1alpha1", "podgroups"):
+        if time.time() > deadline:
+            raise SystemExit("demo: the PodGroup CRD is not served after 60s")
+        time.sleep(0.5)
+
+
 def clean_previous_run():
     call("DELETE", f"/api/v1/namespaces/{NAMESPACE}/pods?gracePeriodSeconds=0", ok_missing=True)
+    if served("scheduling.k8s.io/v1beta1", "podgroups"):
+        # Only kube-controller-manager, which does not run here, would lift their finalizer.
+        for g in (call("GET", UP_GROUPS, ok_missing=True) or {}).get("items", []):
+            call("PATCH", f"{UP_GROUPS}/{g['metadata']['name']}", {"metadata": {"finalizers": None}},
+                 ok_missing=True, content_type="application/merge-patch+json")
+        call("DELETE", UP_GROUPS, ok_missing=True)
+    if served("scheduling.x-k8s.io/v1alpha1", "podgroups"):
+        call("DELETE", SP_GROUPS, ok_missing=True)
     call("DELETE", f"/api/v1/nodes?labelSelector={NODE_LABEL}%3Dtrue", ok_missing=True)
     call(
         "POST",
@@ -243,9 +283,56 @@ def make_pods():
     pods.append(pod("gated-000", "100m", "64Mi", schedulingGates=[{"name": "example.com/approval"}]))
     pods.append(pod("ingress-extra-000", "100m", "64Mi", host_port=443))
     pods += [pod(f"foreign-{i:03d}", "100m", "64Mi", scheduler="default-scheduler") for i in range(5)]
+    pods += make_gangs()
     for p in pods:
         call("POST", f"/api/v1/namespaces/{NAMESPACE}/pods", p)
     return pods
+
+
+GANGS = []  # (name, api, minimum), as make_gangs created them.
+
+
+def make_gangs():
+    """Two gangs: "train" (4 pods of 1 CPU, all required) fits and binds whole; "sweep" (8 pods of
+    12 CPU, all required) never can: only the six 16-CPU nodes hold such a pod, so it binds none
+    and says why. "train" uses upstream's PodGroup when the apiserver serves it."""
+    install_podgroup_crd()
+    upstream = served("scheduling.k8s.io/v1beta1", "podgroups")
+    if upstream:
+        call("POST", UP_GROUPS, {"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup",
+                                 "metadata": {"name": "train"},
+                                 "spec": {"schedulingPolicy": {"gang": {"minCount": 4}}}})
+        GANGS.append(("train", "scheduling.k8s.io/v1beta1", 4))
+    else:
+        call("POST", SP_GROUPS, {"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup",
+                                 "metadata": {"name": "train"}, "spec": {"minMember": 4}})
+        GANGS.append(("train", "scheduling.x-k8s.io/v1alpha1", 4))
+    call("POST", SP_GROUPS, {"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup",
+                             "metadata": {"name": "sweep"}, "spec": {"minMember": 8}})
+    GANGS.append(("sweep", "scheduling.x-k8s.io/v1alpha1", 8))
+    gang_pods = []
+    for i in range(4):
+        p = pod(f"train-{i:03d}", "1", "1Gi")
+        if upstream:
+            p["spec"]["schedulingGroup"] = {"podGroupName": "train"}
+        else:
+            p["metadata"]["labels"]["scheduling.x-k8s.io/pod-group"] = "train"
+        gang_pods.append(p)
+    for i in range(8):
+        p = pod(f"sweep-{i:03d}", "12", "1Gi")
+        p["metadata"]["labels"]["scheduling.x-k8s.io/pod-group"] = "sweep"
+        gang_pods.append(p)
+    return gang_pods
+
+
+def gang_state(name, api):
+    """What the gang's object says: upstream's condition, or scheduler-plugins' phase."""
+    path = UP_GROUPS if api.startswith("scheduling.k8s.io") else SP_GROUPS
+    status = (call("GET", f"{path}/{name}", ok_missing=True) or {}).get("status", {})
+    for c in status.get("conditions", []):
+        if c.get("type") == "PodGroupInitiallyScheduled":
+            return f"PodGroupInitiallyScheduled={c.get('status')} ({c.get('reason')})"
+    return f"phase {status.get('phase', '(none yet)')}" if "phase" in status else "(no status yet)"
 
 
 def list_pods():
@@ -278,7 +365,7 @@ def scrape_metrics():
 
 def main():
     binary = os.path.join(REPO, "_output", "bin", "berth-scheduler")
-    print("== Berth demo: 20 simulated nodes, 222 pods ==")
+    print("== Berth demo: 20 simulated nodes, 234 pods ==")
     clean_previous_run()
     nodes = make_nodes()
     print(f"registered {len(nodes)} nodes in 3 zones (demo-gpu-00 tainted dedicated=gpu:NoSchedule, "
@@ -366,6 +453,11 @@ def main():
             spread[zone] = spread.get(zone, 0) + 1
     print("spread (zones differ by at most 1): " +
           ", ".join(f"{z} {spread.get(z, 0)}" for z in ("zone-a", "zone-b", "zone-c")))
+    for name, api, minimum in GANGS:
+        members = group(name)
+        bound = sum(1 for p in members if p["spec"].get("nodeName"))
+        print(f"gang {name} ({api} PodGroup, {minimum} required): {bound}/{len(members)} bound, "
+              f"{gang_state(name, api)}")
 
     pending = [p for p in items if not p["spec"].get("nodeName") and p["spec"]["schedulerName"] == "berth-scheduler"]
     print()

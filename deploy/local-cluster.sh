@@ -34,6 +34,13 @@
 # [3380], so it runs beside the default cluster. Every subcommand acts on the selected cluster;
 # its env file exports BERTH_COMPAT=1, so a test that sources it and restarts "the" apiserver
 # restarts the compat one.
+#
+# BERTH_GENERIC_WORKLOAD=1 (the default of the pinned-release cluster) starts kube-apiserver with
+# the GenericWorkload feature gate and scheduling.k8s.io/v1beta1 enabled, so it serves upstream's
+# own gang API (PodGroup, Workload) and keeps pods' spec.schedulingGroup; 0 starts it without
+# them, as a default cluster runs. The gate only adds an API. `up` restarts a running apiserver
+# whose setting differs; restart-apiserver and start-apiserver keep the one `up` chose. The
+# compatibility cluster's minor has no such API: there it must be 0 (its default).
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -59,6 +66,20 @@ case ${BERTH_COMPAT:-0} in
     exit 2
     ;;
 esac
+case ${BERTH_GENERIC_WORKLOAD:-} in
+  "") generic_workload_wanted="" ;;
+  0 | 1) generic_workload_wanted=$BERTH_GENERIC_WORKLOAD ;;
+  *)
+    echo "local-cluster: BERTH_GENERIC_WORKLOAD must be 0 or 1, not '$BERTH_GENERIC_WORKLOAD'" >&2
+    exit 2
+    ;;
+esac
+if ((compat)) && [[ $generic_workload_wanted == 1 ]]; then
+  echo "local-cluster: BERTH_GENERIC_WORKLOAD=1 needs the pinned release; the compatibility" \
+    "cluster's minor does not serve scheduling.k8s.io/v1beta1 PodGroups" >&2
+  exit 2
+fi
+default_generic_workload=$((compat ? 0 : 1))
 pki=$cluster/pki
 pki_cnf=$repo/deploy/cluster/pki.cnf
 # The in-cluster name of the apiserver; service-account tokens are issued for and by it.
@@ -180,10 +201,13 @@ show_log_tail() {
 # else the defaults.
 load_ports() {
   local recorded_apiserver_port="" recorded_etcd_port="" recorded_etcd_peer_port=""
+  recorded_generic_workload=""
   if [[ -f $cluster/ports ]] && { our_pid etcd >/dev/null || our_pid kube-apiserver >/dev/null; }; then
     # shellcheck source=/dev/null
     source "$cluster/ports"
   fi
+  # What a (re)started apiserver gets: the setting asked for, else the running cluster's.
+  generic_workload=${generic_workload_wanted:-${recorded_generic_workload:-$default_generic_workload}}
   local apiserver_var=${port_prefix}APISERVER_PORT etcd_var=${port_prefix}ETCD_PORT
   local etcd_peer_var=${port_prefix}ETCD_PEER_PORT
   apiserver_port=${!apiserver_var:-${recorded_apiserver_port:-$default_apiserver_port}}
@@ -206,6 +230,7 @@ load_ports() {
 record_ports() {
   printf 'recorded_apiserver_port=%s\nrecorded_etcd_port=%s\nrecorded_etcd_peer_port=%s\n' \
     "$apiserver_port" "$etcd_port" "$etcd_peer_port" >"$cluster/ports"
+  printf 'recorded_generic_workload=%s\n' "$generic_workload" >>"$cluster/ports"
 }
 
 port_in_use() {
@@ -366,7 +391,12 @@ start_apiserver() {
   # --shutdown-watch-termination-grace-period=2s: without it a SIGTERM'd apiserver with open
   # watches waits out its 60 s shutdown timeout (so `down` would always end in SIGKILL after
   # 10 s); with it the watches are closed cleanly and the apiserver exits in about a second.
+  local workload_flags=()
+  if ((generic_workload)); then
+    workload_flags=(--feature-gates=GenericWorkload=true --runtime-config=scheduling.k8s.io/v1beta1=true)
+  fi
   launch kube-apiserver "$tools/kube-apiserver" \
+    "${workload_flags[@]}" \
     --etcd-servers="$etcd_url" \
     --storage-backend=etcd3 \
     --bind-address=127.0.0.1 \
@@ -471,11 +501,16 @@ cmd_up() {
   local start=$SECONDS
   take_lock
   load_ports
+  generic_workload=${generic_workload_wanted:-$default_generic_workload}
   if our_pid kube-apiserver >/dev/null && pki_complete && readyz_ok; then
-    write_client_files
-    log "already running: $apiserver_url (etcd $etcd_url)"
-    echo "$cluster/kubeconfig"
-    return 0
+    if [[ ${recorded_generic_workload:-0} == "$generic_workload" ]]; then
+      write_client_files
+      log "already running: $apiserver_url (etcd $etcd_url)"
+      echo "$cluster/kubeconfig"
+      return 0
+    fi
+    log "restarting kube-apiserver with BERTH_GENERIC_WORKLOAD=$generic_workload"
+    stop_process kube-apiserver
   fi
   (umask 022 && "$repo/deploy/build-tools.sh" "${build_tools_args[@]}" etcd kube-apiserver >&2)
   ensure_pki

@@ -109,6 +109,18 @@ class MinimalIdentity {
             {{"apiGroups", {"events.k8s.io"}},
              {"resources", {"events"}},
              {"verbs", {"create", "patch"}}},
+            {{"apiGroups", {"scheduling.x-k8s.io"}},
+             {"resources", {"podgroups"}},
+             {"verbs", {"get", "list", "watch"}}},
+            {{"apiGroups", {"scheduling.x-k8s.io"}},
+             {"resources", {"podgroups/status"}},
+             {"verbs", {"update", "patch"}}},
+            {{"apiGroups", {"scheduling.k8s.io"}},
+             {"resources", {"podgroups"}},
+             {"verbs", {"get", "list", "watch"}}},
+            {{"apiGroups", {"scheduling.k8s.io"}},
+             {"resources", {"podgroups/status"}},
+             {"verbs", {"patch"}}},
         })) {
     admin->Post(
         "/api/v1/namespaces/" + ns + "/serviceaccounts",

@@ -46,6 +46,10 @@ TEST(ProbesE2E, ReadyzWaitsForInformerSyncWhileLivezStaysUp) {
         {"verbs", {"get", "list", "watch"}}},
        {{"apiGroups", {"policy"}},
         {"resources", {"poddisruptionbudgets"}},
+        {"verbs", {"get", "list", "watch"}}},
+       // Coscheduling's, for whichever PodGroup APIs are served.
+       {{"apiGroups", {"scheduling.x-k8s.io", "scheduling.k8s.io"}},
+        {"resources", {"podgroups"}},
         {"verbs", {"get", "list", "watch"}}}},
       {{"apiGroup", "rbac.authorization.k8s.io"},
        {"kind", "User"},

@@ -539,6 +539,10 @@ void DecodePodSpec(const json& spec, const Path& path, PodSpec* out) {
               ExpectObject(e, p);
               ReadString(e, p.Field("name"), name);
             });
+  Path group_path = path.Field("schedulingGroup");
+  if (const json* group = GetObject(spec, group_path)) {
+    ReadString(*group, group_path.Field("podGroupName"), &out->scheduling_group.emplace());
+  }
 }
 
 void DecodePodStatus(const json& status, const Path& path, PodStatus* out) {

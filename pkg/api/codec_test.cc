@@ -208,7 +208,8 @@ constexpr const char* kPodJson = R"json({
     "resourceClaims": [
       {"name": "gpu", "resourceClaimTemplateName": "checkout-gpu"},
       {"name": "license", "resourceClaimName": "shared-license"}
-    ]
+    ],
+    "schedulingGroup": {"podGroupName": "checkout-workers"}
   },
   "status": {
     "phase": "Pending",
@@ -353,6 +354,7 @@ TEST(DecodePodTest, RealisticPod) {
   EXPECT_EQ(host.node_taints_policy, NodeInclusionPolicy::kIgnore);
 
   EXPECT_EQ(spec.scheduling_gates, std::vector<std::string>{"example.com/quota"});
+  EXPECT_EQ(spec.scheduling_group, "checkout-workers");
 
   ASSERT_EQ(spec.volumes.size(), 3u);
   EXPECT_EQ(spec.volumes[0].name, "data");
@@ -411,12 +413,13 @@ TEST(DecodePodTest, NullsAreAbsent) {
              "containers": [{"name": "c", "resources": {"requests": null, "limits": null},
                              "ports": null}],
              "overhead": null, "resources": null, "nodeSelector": null, "volumes": null,
-             "resourceClaims": null},
+             "resourceClaims": null, "schedulingGroup": null},
     "status": null})"));
   EXPECT_EQ(pod.spec.scheduler_name, "default-scheduler");
   EXPECT_FALSE(pod.spec.affinity.has_value());
   EXPECT_FALSE(pod.spec.resources.has_value());
   EXPECT_TRUE(pod.spec.resource_claims.empty());
+  EXPECT_FALSE(pod.spec.scheduling_group.has_value());
   ASSERT_EQ(pod.spec.containers.size(), 1u);
   EXPECT_FALSE(pod.spec.containers[0].resources.has_cpu_request);
   EXPECT_EQ(pod.non_zero_milli_cpu, kDefaultMilliCPURequest);
@@ -554,6 +557,12 @@ TEST(DecodePodTest, MalformedFieldsNameTheirPath) {
       {"resource claims not an array", json::parse(R"([{"op": "replace", "path":
          "/spec/resourceClaims", "value": {"name": "gpu"}}])"),
        "spec.resourceClaims", "expected array, got object"},
+      {"scheduling group", json::parse(R"([{"op": "replace", "path": "/spec/schedulingGroup",
+         "value": "checkout-workers"}])"),
+       "spec.schedulingGroup", "expected object, got string"},
+      {"scheduling group name", json::parse(R"([{"op": "replace", "path":
+         "/spec/schedulingGroup/podGroupName", "value": 7}])"),
+       "spec.schedulingGroup.podGroupName", "expected string, got number"},
       {"overhead", json::parse(R"([{"op": "replace", "path": "/spec/overhead/memory",
          "value": "lots"}])"),
        "spec.overhead.memory", "invalid quantity \"lots\""},

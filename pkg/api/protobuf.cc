@@ -234,6 +234,10 @@ constexpr ProtobufMessage kSchedulingGate{kSchedulingGateFields};
 constexpr ProtobufField kPodResourceClaimFields[] = {{1, "name", K::kString}};
 constexpr ProtobufMessage kPodResourceClaim{kPodResourceClaimFields};
 
+// PodSchedulingGroup: the PodGroup a pod joins (the Workload API).
+constexpr ProtobufField kPodSchedulingGroupFields[] = {{1, "podGroupName", K::kString}};
+constexpr ProtobufMessage kPodSchedulingGroup{kPodSchedulingGroupFields};
+
 constexpr ProtobufField kPodSpecFields[] = {
     {1, "volumes", K::kMessage, true, &kVolume},
     {2, "containers", K::kMessage, true, &kContainer},
@@ -252,6 +256,7 @@ constexpr ProtobufField kPodSpecFields[] = {
     {38, "schedulingGates", K::kMessage, true, &kSchedulingGate},
     {39, "resourceClaims", K::kMessage, true, &kPodResourceClaim},
     {40, "resources", K::kMessage, false, &kResourceRequirements},
+    {43, "schedulingGroup", K::kMessage, false, &kPodSchedulingGroup},
 };
 constexpr ProtobufMessage kPodSpec{kPodSpecFields};
 

@@ -324,6 +324,14 @@ void ReadSpec(std::string_view message, PodSpec* out) {
       case 40:
         ReadRequirements(f.Message(&seen), &out->resources.emplace());
         break;
+      case 43: {
+        std::string& group = out->scheduling_group.emplace();
+        Fields g(f.Message(&seen));
+        while (g.Next()) {
+          if (g.number() == 1) group = g.String();
+        }
+        break;
+      }
       default:
         break;
     }

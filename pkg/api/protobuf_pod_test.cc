@@ -319,6 +319,8 @@ class RandomPod {
       s.Message(39, Proto().Bytes(1, Text()).Bytes(Chance(50) ? 3 : 4, "claim"));
     }
     if (Chance(10)) s.Message(40, Quantities(2));
+    if (Chance(10)) s.Message(43, Chance(80) ? Proto().Bytes(1, Text()) : Proto());
+    if (Chance(3)) s.Message(43, Proto().Bytes(1, Text())), valid_ = false;  // Sent twice.
     return s;
   }
 

@@ -86,7 +86,8 @@ const json kRichPodJson = json::parse(R"json({
     }],
     "schedulingGates": [{"name": "wait"}],
     "resourceClaims": [{"name": "gpu"}],
-    "resources": {"requests": {"memory": "1Gi"}}
+    "resources": {"requests": {"memory": "1Gi"}},
+    "schedulingGroup": {"podGroupName": "train"}
   },
   "status": {
     "phase": "Pending",
@@ -110,6 +111,7 @@ TEST(ProtobufDecode, PodBecomesTheJsonOfTheFieldsBerthReads) {
   EXPECT_EQ(pod.spec.volumes[1].source, "emptyDir");
   EXPECT_TRUE(pod.spec.init_containers[0].restartable);
   EXPECT_EQ(pod.spec.resource_claims, std::vector<std::string>{"gpu"});
+  EXPECT_EQ(pod.spec.scheduling_group, "train");
   EXPECT_FALSE(pod.meta.annotations.Contains("kubectl.kubernetes.io/last-applied-configuration"));
   EXPECT_EQ(pod.requests.milli_cpu, 260);  // 250m + 10m overhead.
   EXPECT_EQ(pod.requests.memory, int64_t{1} << 30);

@@ -104,6 +104,18 @@ struct OwnerReference {
   bool operator==(const OwnerReference& other) const = default;
 };
 
+// The object an event is about (events.k8s.io/v1 `regarding`).
+struct ObjectReference {
+  std::string api_version;  // "v1", "scheduling.x-k8s.io/v1alpha1"
+  std::string kind;
+  std::string namespace_;
+  std::string name;
+  std::string uid;
+  std::string resource_version;
+
+  bool operator==(const ObjectReference& other) const = default;
+};
+
 // The annotation kubectl apply writes: a copy of the whole object, often its largest field.
 inline constexpr std::string_view kLastAppliedAnnotation =
     "kubectl.kubernetes.io/last-applied-configuration";
@@ -327,6 +339,10 @@ struct PodSpec {
   // The names of spec.resourceClaims (dynamic resource allocation); their sources are not kept,
   // since no plugin allocates claims yet and the names are enough to recognise such a pod.
   std::vector<std::string> resource_claims;
+  // spec.schedulingGroup.podGroupName: the upstream PodGroup (scheduling.k8s.io) the pod joins, in
+  // its own namespace. Empty but set when schedulingGroup names no PodGroup (a form of it Berth
+  // does not know), so the pod is not taken for one outside any group.
+  std::optional<std::string> scheduling_group;
 
   bool operator==(const PodSpec& other) const = default;
 };

@@ -141,6 +141,8 @@ Resource CSINodesResource();              // storage.k8s.io/v1
 Resource CSIDriversResource();            // storage.k8s.io/v1
 Resource CSIStorageCapacitiesResource();  // storage.k8s.io/v1
 Resource VolumeAttachmentsResource();     // storage.k8s.io/v1
+Resource PodGroupsResource();             // scheduling.x-k8s.io/v1alpha1 (a custom resource)
+Resource WorkloadPodGroupsResource();     // scheduling.k8s.io/v1beta1 (behind GenericWorkload)
 
 struct ListOptions {
   std::string label_selector;

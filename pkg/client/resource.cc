@@ -45,6 +45,12 @@ Resource CSIStorageCapacitiesResource() {
 Resource VolumeAttachmentsResource() {
   return Resource{"storage.k8s.io", "v1", "volumeattachments", false};
 }
+Resource PodGroupsResource() {
+  return Resource{"scheduling.x-k8s.io", "v1alpha1", "podgroups", true};
+}
+Resource WorkloadPodGroupsResource() {
+  return Resource{"scheduling.k8s.io", "v1beta1", "podgroups", true};
+}
 
 const char* BerthVersion() { return BERTH_VERSION; }
 

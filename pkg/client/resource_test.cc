@@ -32,6 +32,10 @@ TEST(ResourceTest, PathTable) {
       {LeasesResource(), "kube-system", "berth", "",
        "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/berth"},
       {LeasesResource(), "", "", "", "/apis/coordination.k8s.io/v1/leases"},
+      {PodGroupsResource(), "ml", "train", "status",
+       "/apis/scheduling.x-k8s.io/v1alpha1/namespaces/ml/podgroups/train/status"},
+      {WorkloadPodGroupsResource(), "ml", "train", "status",
+       "/apis/scheduling.k8s.io/v1beta1/namespaces/ml/podgroups/train/status"},
   };
   for (const Case& c : cases) {
     EXPECT_EQ(c.resource.Path(c.ns, c.name, c.subresource), c.want) << c.want;

@@ -98,11 +98,23 @@ const std::array<ExtensionPoint, 13>& ExtensionPoints() {
 Plugins DefaultPlugins() {
   Plugins plugins;
   plugins.multi_point.enabled = {
-      {"SchedulingGates", 0},   {"PrioritySort", 0},      {"NodeName", 0},
-      {"NodeUnschedulable", 0}, {"TaintToleration", 3},   {"NodeAffinity", 2},
-      {"NodePorts", 0},         {"NodeResourcesFit", 1},  {"PodTopologySpread", 2},
-      {"InterPodAffinity", 2},  {"DefaultPreemption", 0}, {"NodeResourcesBalancedAllocation", 1},
-      {"ImageLocality", 1},     {"DefaultBinder", 0},
+      {"SchedulingGates", 0},
+      // Berth's default QueueSort in place of upstream's PrioritySort: PrioritySort's order for
+      // pods outside gangs, a gang's pods kept together (pkg/plugins/coscheduling). Listed before
+      // DefaultPreemption, so its PostFilter ends a failed gang's attempt before preemption runs.
+      {"Coscheduling", 0},
+      {"NodeName", 0},
+      {"NodeUnschedulable", 0},
+      {"TaintToleration", 3},
+      {"NodeAffinity", 2},
+      {"NodePorts", 0},
+      {"NodeResourcesFit", 1},
+      {"PodTopologySpread", 2},
+      {"InterPodAffinity", 2},
+      {"DefaultPreemption", 0},
+      {"NodeResourcesBalancedAllocation", 1},
+      {"ImageLocality", 1},
+      {"DefaultBinder", 0},
   };
   return plugins;
 }

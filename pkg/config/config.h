@@ -142,7 +142,8 @@ class ConfigError : public std::runtime_error {
 };
 
 // Berth's baseline: upstream v1's default MultiPoint set restricted to the plugins Berth has,
-// with upstream's weights and order.
+// with upstream's weights and order, and Coscheduling (gang scheduling, a no-op for pods outside
+// gangs) as the QueueSort plugin in PrioritySort's place.
 Plugins DefaultPlugins();
 
 // What an empty file (apiVersion and kind only) loads to: one "berth-scheduler" profile with

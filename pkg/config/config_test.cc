@@ -24,7 +24,7 @@ const std::set<std::string> kKnown = {
     "NodePorts",         "NodeResourcesFit", "NodeResourcesBalancedAllocation",
     "ImageLocality",     "DefaultBinder",    "CustomScore",
     "CustomSort",        "InterPodAffinity", "PodTopologySpread",
-    "DefaultPreemption",
+    "DefaultPreemption", "Coscheduling",
 };
 
 constexpr char kHeader[] =
@@ -94,7 +94,7 @@ TEST(LoadTest, MinimalFileGetsDefaults) {
 TEST(DefaultsTest, DefaultPluginsAreUpstreamOrderAndWeights) {
   Plugins plugins = DefaultPlugins();
   EXPECT_EQ(plugins.multi_point.enabled, Refs({{"SchedulingGates", 0},
-                                               {"PrioritySort", 0},
+                                               {"Coscheduling", 0},
                                                {"NodeName", 0},
                                                {"NodeUnschedulable", 0},
                                                {"TaintToleration", 3},
@@ -134,7 +134,7 @@ TEST(LoadTest, KubeSchedulerStyleFileWithTwoProfiles) {
   EXPECT_EQ(first.percentage_of_nodes_to_score, 50);
   // NodeResourcesFit keeps its default position with the user's weight; CustomScore is appended.
   EXPECT_EQ(first.plugins.multi_point.enabled, Refs({{"SchedulingGates", 0},
-                                                     {"PrioritySort", 0},
+                                                     {"Coscheduling", 0},
                                                      {"NodeName", 0},
                                                      {"NodeUnschedulable", 0},
                                                      {"TaintToleration", 3},
@@ -257,7 +257,7 @@ TEST(LoadTest, MergeSemantics) {
   EXPECT_EQ(config.profiles[0].scheduler_name, "berth-scheduler");
   const PluginSet& mp = config.profiles[0].plugins.multi_point;
   EXPECT_EQ(mp.enabled, Refs({{"SchedulingGates", 0},
-                              {"PrioritySort", 0},
+                              {"Coscheduling", 0},
                               {"NodeName", 0},
                               {"NodeUnschedulable", 0},
                               {"TaintToleration", 7},
@@ -485,9 +485,9 @@ TEST(ErrorTest, UnknownPluginListsKnownPlugins) {
   EXPECT_EQ(
       FileError("pkg/config/testdata/unknown-plugin.yaml"),
       "pkg/config/testdata/unknown-plugin.yaml: profiles[0].plugins.score.enabled[2].name: "
-      "unknown plugin \"Foo\"; known plugins: CustomScore, CustomSort, DefaultBinder, "
-      "DefaultPreemption, ImageLocality, InterPodAffinity, NodeAffinity, NodeName, NodePorts, "
-      "NodeResourcesBalancedAllocation, NodeResourcesFit, NodeUnschedulable, "
+      "unknown plugin \"Foo\"; known plugins: Coscheduling, CustomScore, CustomSort, "
+      "DefaultBinder, DefaultPreemption, ImageLocality, InterPodAffinity, NodeAffinity, NodeName, "
+      "NodePorts, NodeResourcesBalancedAllocation, NodeResourcesFit, NodeUnschedulable, "
       "PodTopologySpread, PrioritySort, SchedulingGates, TaintToleration");
 
   ConfigIssue issue =

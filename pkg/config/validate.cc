@@ -37,8 +37,8 @@ bool Contains(const std::vector<PluginRef>& refs, std::string_view name) {
 }
 
 // Whether a merged profile can end up with any plugin at `point` once the framework expands
-// MultiPoint. Among DefaultPlugins() only `default_provider` implements the point (upstream fact:
-// PrioritySort is the only default QueueSort plugin, DefaultBinder the only default Bind plugin).
+// MultiPoint. Among DefaultPlugins() only `default_provider` implements the point (Coscheduling
+// is the only default QueueSort plugin, DefaultBinder the only default Bind plugin).
 // Which other plugins implement it is known only to the framework runtime, so any non-default
 // MultiPoint plugin counts as a possible provider: this reports a missing provider only when
 // there certainly is none.
@@ -150,7 +150,7 @@ void ValidatePlugins(const std::string& path, const Plugins& plugins,
         {path + ".queueSort.enabled", "only one queue sort plugin can be enabled, got " +
                                           std::to_string(plugins.queue_sort.enabled.size())});
   }
-  if (!MayHavePluginAt(plugins, plugins.queue_sort, "PrioritySort")) {
+  if (!MayHavePluginAt(plugins, plugins.queue_sort, "Coscheduling")) {
     issues.push_back({path + ".queueSort", "no queue sort plugin is enabled"});
   }
   if (!MayHavePluginAt(plugins, plugins.bind, "DefaultBinder")) {

@@ -76,14 +76,15 @@ void AppendKeyField(std::string& key, std::string_view field) {
 //    the Event keeps showing the first failure's message after the cause changed (say from
 //    "Insufficient cpu" to an untolerated taint). A changed note starts a new Event instead; the
 //    per-pod filter bounds how many.
-std::string SeriesKey(const api::Pod& pod, std::string_view type, std::string_view reason,
-                      std::string_view action, std::string_view note) {
+std::string SeriesKey(const api::ObjectReference& object, std::string_view type,
+                      std::string_view reason, std::string_view action, std::string_view note) {
   std::string key;
-  key.reserve(pod.meta.namespace_.size() + pod.meta.name.size() + pod.meta.uid.size() +
-              type.size() + reason.size() + action.size() + note.size() + 32);
-  AppendKeyField(key, pod.meta.namespace_);
-  AppendKeyField(key, pod.meta.name);
-  AppendKeyField(key, pod.meta.uid);
+  key.reserve(object.kind.size() + object.namespace_.size() + object.name.size() +
+              object.uid.size() + type.size() + reason.size() + action.size() + note.size() + 40);
+  AppendKeyField(key, object.kind);
+  AppendKeyField(key, object.namespace_);
+  AppendKeyField(key, object.name);
+  AppendKeyField(key, object.uid);
   AppendKeyField(key, type);
   AppendKeyField(key, reason);
   AppendKeyField(key, action);
@@ -152,10 +153,7 @@ class LruMap {
 // What is sent about one Event; immutable once built, shared by the cache and queued writes.
 struct EventData {
   std::string name;
-  std::string namespace_;
-  std::string pod_name;
-  std::string pod_uid;
-  std::string pod_resource_version;
+  api::ObjectReference regarding;
   std::string type;
   std::string reason;
   std::string action;
@@ -221,10 +219,10 @@ class ApiEventRecorder::Impl {
   Impl(const Impl&) = delete;
   Impl& operator=(const Impl&) = delete;
 
-  void Record(const api::Pod& pod, const std::string& type, const std::string& reason,
-              const std::string& action, const std::string& full_note) {
+  void Record(const api::ObjectReference& object, const std::string& type,
+              const std::string& reason, const std::string& action, const std::string& full_note) {
     const std::string_view note = TruncateNote(full_note);
-    std::string key = SeriesKey(pod, type, reason, action, note);
+    std::string key = SeriesKey(object, type, reason, action, note);
     const MonoTime now = clock_->Monotonic();
     const WallTime wall = clock_->Wall();
 
@@ -236,7 +234,7 @@ class ApiEventRecorder::Impl {
       // Upstream writes the second occurrence at once so the Event shows it is repeating. When
       // the limits refuse, nothing is lost: the series stays dirty and maintenance writes it.
       if (cached->count == 2 && cached->queued < 2 && queue_.size() < options_.backlog &&
-          AdmitLocked(pod, now)) {
+          AdmitLocked(object, now)) {
         EnqueueLocked(*cached, now);
       }
       return;
@@ -245,16 +243,13 @@ class ApiEventRecorder::Impl {
       dropped_backlog_++;
       return;
     }
-    if (!AdmitLocked(pod, now)) {
+    if (!AdmitLocked(object, now)) {
       dropped_rate_limited_++;
       return;
     }
     auto data = std::make_shared<EventData>();
-    data->name = EventName(pod.meta.name, wall);
-    data->namespace_ = pod.meta.namespace_;
-    data->pod_name = pod.meta.name;
-    data->pod_uid = pod.meta.uid;
-    data->pod_resource_version = pod.meta.resource_version;
+    data->name = EventName(object.name, wall);
+    data->regarding = object;
     data->type = type;
     data->reason = reason;
     data->action = action;
@@ -323,8 +318,9 @@ class ApiEventRecorder::Impl {
     return name + suffix;
   }
 
-  // Charges a write about `pod` to its per-pod bucket and to the global bucket: both or neither.
-  bool AdmitLocked(const api::Pod& pod, MonoTime now) {
+  // Charges a write about `object` to its per-object bucket and to the global bucket: both or
+  // neither.
+  bool AdmitLocked(const api::ObjectReference& object, MonoTime now) {
     const bool global_limited = options_.qps > 0;
     if (global_limited) {
       global_.Refill(options_.qps, GlobalBurst(), now);
@@ -332,23 +328,24 @@ class ApiEventRecorder::Impl {
     }
     if (options_.per_object_burst > 0) {
       std::string object_key;
-      object_key.reserve(pod.meta.namespace_.size() + pod.meta.name.size() + pod.meta.uid.size() +
-                         16);
-      AppendKeyField(object_key, pod.meta.namespace_);
-      AppendKeyField(object_key, pod.meta.name);
-      AppendKeyField(object_key, pod.meta.uid);
-      ObjectBucket* object = objects_.Find(object_key);
-      if (object == nullptr) {
-        object = &objects_.Insert(
+      object_key.reserve(object.kind.size() + object.namespace_.size() + object.name.size() +
+                         object.uid.size() + 24);
+      AppendKeyField(object_key, object.kind);
+      AppendKeyField(object_key, object.namespace_);
+      AppendKeyField(object_key, object.name);
+      AppendKeyField(object_key, object.uid);
+      ObjectBucket* bucket = objects_.Find(object_key);
+      if (bucket == nullptr) {
+        bucket = &objects_.Insert(
             ObjectBucket{std::move(object_key), TokenBucket(options_.per_object_burst, now)});
         // The new bucket is at the front, so this never evicts it.
         while (objects_.size() > std::max<size_t>(1, options_.max_tracked_objects)) {
           objects_.Erase(std::prev(objects_.end()));
         }
       }
-      object->bucket.Refill(options_.per_object_qps, options_.per_object_burst, now);
-      if (!object->bucket.Ready()) return false;
-      object->bucket.Take();
+      bucket->bucket.Refill(options_.per_object_qps, options_.per_object_burst, now);
+      if (!bucket->bucket.Ready()) return false;
+      bucket->bucket.Take();
     }
     if (global_limited) global_.Take();
     return true;
@@ -446,11 +443,11 @@ class ApiEventRecorder::Impl {
   // Runs on the sender thread without the lock.
   Outcome Send(const Write& write) {
     const EventData& event = *write.event;
-    const std::string collection = client::EventsResource().Path(event.namespace_);
+    const std::string collection = client::EventsResource().Path(event.regarding.namespace_);
     try {
       if (write.count >= 2) {
         try {
-          client_->Patch(client::EventsResource().Path(event.namespace_, event.name),
+          client_->Patch(client::EventsResource().Path(event.regarding.namespace_, event.name),
                          {{"series",
                            {{"count", write.count},
                             {"lastObservedTime", FormatUtc(write.last_observed, true)}}}},
@@ -470,8 +467,8 @@ class ApiEventRecorder::Impl {
       // apiserver would otherwise flood the log, so the rest only count.
       const bool first = failed_.fetch_add(1) == 0;
       spdlog::log(first ? spdlog::level::warn : spdlog::level::debug,
-                  "event {} {} for pod {}/{} not recorded{}: {}", event.reason, event.name,
-                  event.namespace_, event.pod_name,
+                  "event {} {} for {} {}/{} not recorded{}: {}", event.reason, event.name,
+                  event.regarding.kind, event.regarding.namespace_, event.regarding.name,
                   first ? " (further failures are only counted)" : "", e.what());
       return Outcome::kFailed;
     }
@@ -479,23 +476,24 @@ class ApiEventRecorder::Impl {
 
   nlohmann::json EventJson(const Write& write) const {
     const EventData& event = *write.event;
-    nlohmann::json json = {{"apiVersion", "events.k8s.io/v1"},
-                           {"kind", "Event"},
-                           {"metadata", {{"name", event.name}, {"namespace", event.namespace_}}},
-                           {"eventTime", FormatUtc(event.event_time, true)},
-                           {"reportingController", controller_},
-                           {"reportingInstance", instance_},
-                           {"action", event.action},
-                           {"reason", event.reason},
-                           {"type", event.type},
-                           {"note", event.note},
-                           {"regarding",
-                            {{"apiVersion", "v1"},
-                             {"kind", "Pod"},
-                             {"namespace", event.namespace_},
-                             {"name", event.pod_name},
-                             {"uid", event.pod_uid},
-                             {"resourceVersion", event.pod_resource_version}}}};
+    nlohmann::json json = {
+        {"apiVersion", "events.k8s.io/v1"},
+        {"kind", "Event"},
+        {"metadata", {{"name", event.name}, {"namespace", event.regarding.namespace_}}},
+        {"eventTime", FormatUtc(event.event_time, true)},
+        {"reportingController", controller_},
+        {"reportingInstance", instance_},
+        {"action", event.action},
+        {"reason", event.reason},
+        {"type", event.type},
+        {"note", event.note},
+        {"regarding",
+         {{"apiVersion", event.regarding.api_version},
+          {"kind", event.regarding.kind},
+          {"namespace", event.regarding.namespace_},
+          {"name", event.regarding.name},
+          {"uid", event.regarding.uid},
+          {"resourceVersion", event.regarding.resource_version}}}};
     if (write.count >= 2) {
       json["series"] = {{"count", write.count},
                         {"lastObservedTime", FormatUtc(write.last_observed, true)}};
@@ -561,6 +559,14 @@ ApiEventRecorder::ApiEventRecorder(std::shared_ptr<client::Client> client,
 ApiEventRecorder::~ApiEventRecorder() = default;
 
 void ApiEventRecorder::Eventf(const api::Pod& regarding, const std::string& type,
+                              const std::string& reason, const std::string& action,
+                              const std::string& note) {
+  impl_->Record({"v1", "Pod", regarding.meta.namespace_, regarding.meta.name, regarding.meta.uid,
+                 regarding.meta.resource_version},
+                type, reason, action, note);
+}
+
+void ApiEventRecorder::Eventf(const api::ObjectReference& regarding, const std::string& type,
                               const std::string& reason, const std::string& action,
                               const std::string& note) {
   impl_->Record(regarding, type, reason, action, note);

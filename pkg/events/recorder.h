@@ -74,12 +74,12 @@ struct RecorderOptions {
   std::shared_ptr<const Clock> clock;
 };
 
-// Records events.k8s.io/v1 Events about pods the way client-go's tools/events broadcaster does:
-// the first occurrence is created; an identical repeat (same pod, type, reason, action and note)
-// turns it into a series whose count is patched onto the same Event (the second occurrence at
-// once, later ones in batches, see RecorderOptions); a series update that finds the Event gone
-// creates it again. Writes go through a per-pod spam filter and a global token bucket; what they
-// refuse is dropped and counted, never waited for.
+// Records events.k8s.io/v1 Events about pods (and other objects) the way client-go's tools/events
+// broadcaster does: the first occurrence is created; an identical repeat (same pod, type, reason,
+// action and note) turns it into a series whose count is patched onto the same Event (the second
+// occurrence at once, later ones in batches, see RecorderOptions); a series update that finds the
+// Event gone creates it again. Writes go through a per-pod spam filter and a global token bucket;
+// what they refuse is dropped and counted, never waited for.
 //
 // Thread-safe. Eventf never blocks on the network: it updates an in-memory cache under a short
 // lock and hands writes to one sender thread. One thread keeps each Event's writes in order
@@ -98,6 +98,9 @@ class ApiEventRecorder : public framework::EventRecorder {
   // A note longer than kMaxNoteLength is cut (at a UTF-8 character boundary).
   void Eventf(const api::Pod& regarding, const std::string& type, const std::string& reason,
               const std::string& action, const std::string& note) override;
+  void Eventf(const api::ObjectReference& regarding, const std::string& type,
+              const std::string& reason, const std::string& action,
+              const std::string& note) override;
 
   // Queues the pending count of every series (as far as the global bucket allows), then waits
   // until every write queued so far was sent or failed.

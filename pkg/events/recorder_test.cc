@@ -220,6 +220,35 @@ TEST_F(ApiEventRecorderTest, FirstEventIsCreated) {
   EXPECT_EQ(recorder->dropped(), 0u);
 }
 
+TEST_F(ApiEventRecorderTest, EventsAboutOtherObjectsNameThemAndFormTheirOwnSeries) {
+  auto client = std::make_shared<RecordingEventClient>();
+  auto recorder = NewRecorder(client, Options());
+  const api::ObjectReference group{
+      "scheduling.x-k8s.io/v1alpha1", "PodGroup", "ns", "train", "uid-train", "12"};
+  recorder->Eventf(group, "Warning", "FailedScheduling", "Scheduling", "2 of 4 pods placed");
+  recorder->Eventf(group, "Warning", "FailedScheduling", "Scheduling", "2 of 4 pods placed");
+  // A pod of the same name is another object: its event is not folded into the group's series.
+  recorder->Eventf(Pod("train", "uid-train"), "Warning", "FailedScheduling", "Scheduling",
+                   "2 of 4 pods placed");
+  recorder->Flush();
+
+  auto posts = client->Of("POST");
+  ASSERT_EQ(posts.size(), 2u);
+  EXPECT_EQ(posts[0].path, kCollection);
+  EXPECT_EQ(posts[0].body["regarding"],
+            (nlohmann::json{{"apiVersion", "scheduling.x-k8s.io/v1alpha1"},
+                            {"kind", "PodGroup"},
+                            {"namespace", "ns"},
+                            {"name", "train"},
+                            {"uid", "uid-train"},
+                            {"resourceVersion", "12"}}));
+  EXPECT_EQ(std::string(posts[0].body["metadata"]["name"]).rfind("train.", 0), 0u);
+  EXPECT_EQ(posts[1].body["regarding"]["kind"], "Pod");
+  auto patches = client->Of("PATCH");
+  ASSERT_EQ(patches.size(), 1u);
+  EXPECT_EQ(patches[0].body["series"]["count"], 2);
+}
+
 TEST_F(ApiEventRecorderTest, IdenticalSecondEventPatchesSeriesCountTwoAtOnce) {
   auto client = std::make_shared<RecordingEventClient>();
   auto recorder = NewRecorder(client, Options());

@@ -34,6 +34,9 @@ class Client;
 namespace berth::informer {
 class SharedInformerFactory;
 }
+namespace prometheus {
+class Registry;
+}
 
 namespace berth::framework {
 
@@ -505,6 +508,10 @@ class EventResource {
   static const EventResource kReplicaSet;
   static const EventResource kStatefulSet;
   static const EventResource kReplicationController;
+  // scheduler-plugins' PodGroup (scheduling.x-k8s.io/v1alpha1), read as api::PodGroup.
+  static const EventResource kPodGroup;
+  // Upstream's PodGroup (scheduling.k8s.io/v1beta1), read as api::WorkloadPodGroup.
+  static const EventResource kWorkloadPodGroup;
   static const EventResource kWildcard;
 
   std::string_view name() const { return name_; }
@@ -538,6 +545,10 @@ inline constexpr EventResource EventResource::kReplicaSet{Literal{}, "ReplicaSet
 inline constexpr EventResource EventResource::kStatefulSet{Literal{}, "StatefulSet"};
 inline constexpr EventResource EventResource::kReplicationController{Literal{},
                                                                      "ReplicationController"};
+inline constexpr EventResource EventResource::kPodGroup{Literal{},
+                                                        "podgroups.v1alpha1.scheduling.x-k8s.io"};
+inline constexpr EventResource EventResource::kWorkloadPodGroup{Literal{},
+                                                                "scheduling.k8s.io/PodGroup"};
 inline constexpr EventResource EventResource::kWildcard{Literal{}, "*"};
 
 // Bit flags, combinable.
@@ -651,6 +662,10 @@ class EventRecorder {
   // type: "Normal" or "Warning"; reason: "Scheduled", "FailedScheduling", ...
   virtual void Eventf(const api::Pod& regarding, const std::string& type, const std::string& reason,
                       const std::string& action, const std::string& note) = 0;
+  // The same about any other object (a PodGroup).
+  virtual void Eventf(const api::ObjectReference& regarding, const std::string& type,
+                      const std::string& reason, const std::string& action,
+                      const std::string& note) = 0;
 };
 
 // Pods nominated to nodes by preemption, so that Filter accounts for them.
@@ -736,10 +751,19 @@ class Handle : public PluginsRunner {
   virtual EventRecorder& GetEventRecorder() = 0;
   virtual Parallelizer& GetParallelizer() = 0;
   virtual PodNominator& Nominator() = 0;
-  // Moves the pods, when they wait in the scheduling queue (unschedulable or backing off), to
-  // activeQ; a pod in its scheduling cycle is retried at once if that cycle fails. Thread-safe.
-  virtual void Activate(const std::vector<api::PodPtr>& pods) = 0;
+  // Moves these pending pods (by uid) to the active queue at once, whatever their backoff, when
+  // they wait in the unschedulable pool or in backoffQ; gated pods run PreEnqueue again and may
+  // stay gated. A pod in flight (in its scheduling or binding cycle) is not moved now: if its
+  // attempt fails, it is requeued as an event aimed at it would requeue it (to activeQ, or to
+  // backoffQ while its own backoff runs), never left to wait for a cluster event. Unknown pods are
+  // ignored. For a plugin whose decision about one pod makes others worth trying (a gang's pods, a
+  // preemptor whose victims are gone). Thread-safe; must not be called while holding a lock that
+  // the plugin's QueueSort, PreEnqueue or queueing hints take.
+  virtual void Activate(const std::vector<std::string>& pod_uids) = 0;
   virtual PreemptionMetrics& GetPreemptionMetrics() = 0;
+  // Where a plugin registers metrics of its own, served with the scheduler's; null when metrics
+  // are not collected (tests, benchmarks).
+  virtual prometheus::Registry* MetricsRegistry() const = 0;
   // The name of the profile this framework instance serves.
   virtual const std::string& ProfileName() const = 0;
 };

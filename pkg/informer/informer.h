@@ -80,7 +80,9 @@ class Informer : public InformerBase, private ListWatchSink {
         protobuf_decoder_(std::move(protobuf_decoder)),
         has_client_(client != nullptr),
         synced_(!has_client_),
-        reflector_(std::move(client), std::move(options), this) {}
+        reflector_(std::move(client), std::move(options), this) {
+    if (!has_client_ || !reflector_.options().discover) served_ = true;
+  }
   ~Informer() override { Stop(); }
 
   // Adds a consumer. When objects are already stored, they are replayed to it as adds first,
@@ -91,6 +93,18 @@ class Informer : public InformerBase, private ListWatchSink {
       for (const auto& object : store_.List()) handler.on_add(object);
     }
     handlers_.push_back(std::move(handler));
+  }
+
+  // Calls `fn` once with whether the apiserver serves the resource, as soon as that is known (at
+  // once when it already is). Only a resource discovered first (ReflectorOptions::discover) can
+  // be unserved; such an informer stays empty and counts as synced.
+  void OnServed(std::function<void(bool served)> fn) {
+    std::lock_guard lock(dispatch_mu_);
+    if (served_.has_value()) {
+      fn(*served_);
+    } else {
+      served_handlers_.push_back(std::move(fn));
+    }
   }
 
   void SetDecodeErrorHandler(DecodeErrorHandler handler) {
@@ -264,6 +278,21 @@ class Informer : public InformerBase, private ListWatchSink {
     return true;
   }
 
+  void Discovered(bool served) override {
+    {
+      std::lock_guard lock(dispatch_mu_);
+      served_ = served;
+      for (auto& fn : served_handlers_) fn(served);
+      served_handlers_.clear();
+    }
+    if (served) return;
+    {
+      std::lock_guard lock(sync_mu_);
+      synced_ = true;
+    }
+    sync_cv_.notify_all();
+  }
+
   // A watched add or update. Called with dispatch_mu_ held.
   void Watched(const Ptr& object) {
     Ptr old = store_.Upsert(object->meta.Key(), object);
@@ -293,6 +322,9 @@ class Informer : public InformerBase, private ListWatchSink {
   std::mutex dispatch_mu_;
   std::vector<EventHandler<T>> handlers_;
   DecodeErrorHandler decode_error_handler_;
+  // Guarded by dispatch_mu_.
+  std::optional<bool> served_;
+  std::vector<std::function<void(bool)>> served_handlers_;
   // Reflector-thread only.
   std::unordered_map<std::string, Ptr> staged_;
   std::unordered_set<std::string> staged_malformed_;

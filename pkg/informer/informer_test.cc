@@ -17,6 +17,7 @@
 #include "pkg/api/codec.h"
 #include "pkg/api/list_parser.h"
 #include "pkg/api/protobuf.h"
+#include "pkg/api/resources_codec.h"
 #include "pkg/informer/store.h"
 #include "test/testing/proto_writer.h"
 #include "test/testing/unused_client.h"
@@ -476,6 +477,114 @@ TEST(Informer, ListFailuresBackOffAndRetryUntilSynced) {
   fake->AddList(ListBody({PodJson("a", "10")}, "10"));
   EXPECT_TRUE(informer.WaitForSync(5s));
   EXPECT_EQ(informer.reflector().last_error(), "");
+}
+
+// Answers API discovery GETs from a script (a body, or an error to throw) and records their
+// paths; lists and watches as FakeClient.
+class DiscoveryClient : public FakeClient {
+ public:
+  void AddDiscovery(nlohmann::json body) {
+    std::lock_guard lock(mu_);
+    answers_.push_back({std::move(body), std::nullopt});
+  }
+  void AddDiscoveryError(client::ErrorReason reason, int status) {
+    std::lock_guard lock(mu_);
+    answers_.push_back({nullptr, client::ApiError(reason, status, "scripted")});
+  }
+  std::vector<std::string> paths() {
+    std::lock_guard lock(mu_);
+    return paths_;
+  }
+  nlohmann::json Get(const std::string& path) override {
+    std::lock_guard lock(mu_);
+    paths_.push_back(path);
+    if (answers_.empty()) throw std::logic_error("no discovery answer scripted");
+    Answer answer = answers_.front();
+    answers_.pop_front();
+    if (answer.error) throw *answer.error;
+    return answer.body;
+  }
+
+ private:
+  struct Answer {
+    nlohmann::json body;
+    std::optional<client::ApiError> error;
+  };
+  std::mutex mu_;
+  std::deque<Answer> answers_;
+  std::vector<std::string> paths_;
+};
+
+nlohmann::json DiscoveryBody(const std::vector<std::string>& names) {
+  nlohmann::json resources = nlohmann::json::array();
+  for (const auto& name : names) resources.push_back({{"name", name}, {"namespaced", true}});
+  return {{"kind", "APIResourceList"},
+          {"groupVersion", "scheduling.x-k8s.io/v1alpha1"},
+          {"resources", resources}};
+}
+
+ReflectorOptions DiscoveredOptions() {
+  ReflectorOptions options = Options();
+  options.resource = client::PodGroupsResource();
+  options.discover = true;
+  return options;
+}
+
+// Runs the informer until it has synced and returns what OnServed reported meanwhile.
+std::vector<bool> RunUntilSynced(Informer<api::Unstructured>& informer) {
+  std::vector<bool> served;
+  informer.OnServed([&](bool s) { served.push_back(s); });
+  informer.Start();
+  EXPECT_TRUE(informer.WaitForSync(5s));
+  informer.Stop();
+  return served;
+}
+
+TEST(InformerDiscovery, AnUnservedGroupVersionLeavesTheInformerSyncedEmptyAndNeverListed) {
+  auto client = std::make_shared<DiscoveryClient>();
+  client->AddDiscoveryError(client::ErrorReason::kNotFound, 404);
+  Informer<api::Unstructured> informer(client, DiscoveredOptions(), &api::DecodeUnstructured);
+  std::vector<bool> served = RunUntilSynced(informer);
+  EXPECT_EQ(served, std::vector<bool>{false});
+  EXPECT_EQ(client->paths(), std::vector<std::string>{"/apis/scheduling.x-k8s.io/v1alpha1"});
+  EXPECT_EQ(client->list_calls(), 0);
+  EXPECT_EQ(informer.store().Size(), 0u);
+  // A handler registered late hears the answer at once.
+  informer.OnServed([&](bool s) { served.push_back(s); });
+  EXPECT_EQ(served, (std::vector<bool>{false, false}));
+}
+
+TEST(InformerDiscovery, AGroupVersionWithoutTheResourceIsUnserved) {
+  auto client = std::make_shared<DiscoveryClient>();
+  client->AddDiscovery(DiscoveryBody({"podgroupsets", "podgroups/status"}));
+  Informer<api::Unstructured> informer(client, DiscoveredOptions(), &api::DecodeUnstructured);
+  EXPECT_EQ(RunUntilSynced(informer), std::vector<bool>{false});
+  EXPECT_EQ(client->list_calls(), 0);
+}
+
+TEST(InformerDiscovery, AServedResourceIsListedOnceDiscoveryAnswersAfterFailures) {
+  auto client = std::make_shared<DiscoveryClient>();
+  client->AddDiscoveryError(client::ErrorReason::kServiceUnavailable, 503);
+  client->AddDiscovery({{"unexpected", "shape"}});
+  client->AddDiscovery(DiscoveryBody({"podgroups", "podgroups/status"}));
+  nlohmann::json group = {
+      {"apiVersion", "scheduling.x-k8s.io/v1alpha1"},
+      {"kind", "PodGroup"},
+      {"metadata", {{"name", "g"}, {"namespace", "ns"}, {"resourceVersion", "3"}}}};
+  client->AddList(ListBody({group}, "3"));
+  Informer<api::Unstructured> informer(client, DiscoveredOptions(), &api::DecodeUnstructured);
+  EXPECT_EQ(RunUntilSynced(informer), std::vector<bool>{true});
+  EXPECT_EQ(client->paths().size(), 3u);
+  EXPECT_EQ(client->list_calls(), 1);
+  EXPECT_NE(informer.store().Get("ns/g"), nullptr);
+}
+
+TEST(InformerDiscovery, ResourcesListedWithoutDiscoveryCountAsServed) {
+  auto client = std::make_shared<FakeClient>();
+  Informer<api::Pod> informer(client, Options(), &api::DecodePod);
+  std::optional<bool> served;
+  informer.OnServed([&](bool s) { served = s; });
+  EXPECT_EQ(served, true);
 }
 
 }  // namespace

@@ -199,7 +199,43 @@ Reflector::WatchEnd Reflector::WatchFrom(std::string& resource_version) {
   return WatchEnd::kClosed;
 }
 
+bool Reflector::Discover() {
+  const client::Resource& resource = options_.resource;
+  const std::string path = resource.group.empty()
+                               ? "/api/" + resource.version
+                               : "/apis/" + resource.group + "/" + resource.version;
+  while (!stopping_) {
+    try {
+      bool served = false;
+      try {
+        const nlohmann::json list = client_->Get(path);
+        for (const auto& item : list.at("resources")) {
+          if (item.at("name") == resource.plural) served = true;
+        }
+      } catch (const client::ApiError& e) {
+        // The whole group version is absent: no definition of it is installed.
+        if (e.reason() != client::ErrorReason::kNotFound) throw;
+      }
+      SetError("");
+      if (!served) {
+        spdlog::info("{} is not served by the apiserver ({}): not listing it",
+                     resource.plural + "." + resource.group, path);
+      }
+      sink_->Discovered(served);
+      return served;
+    } catch (const std::exception& e) {
+      if (stopping_) break;
+      spdlog::warn("discovery {}: {}; retrying with backoff", path, e.what());
+      SetError(std::string("discovery: ") + e.what());
+      Backoff();
+    }
+  }
+  return false;
+}
+
 void Reflector::Run() {
+  if (options_.discover && !Discover()) return;
+  backoff_ = options_.initial_backoff;
   std::string resource_version;
   bool need_list = true;
   // As client-go's reflector: the first list accepts any resourceVersion ("0"), which the

@@ -46,6 +46,9 @@ class ListWatchSink {
   // to JSON and passed to WatchEvent.
   virtual bool WatchProtobufPod(client::WatchEventType type, std::string_view message,
                                 std::string* resource_version) = 0;
+  // With ReflectorOptions::discover: whether the apiserver serves the resource, once, before the
+  // first list. When it does not, nothing else follows.
+  virtual void Discovered(bool served) = 0;
 };
 
 struct ReflectorOptions {
@@ -59,6 +62,11 @@ struct ReflectorOptions {
   int watch_timeout_seconds = 300;
   // List and watch in protobuf when the server offers it (client::ListOptions::prefer_protobuf).
   bool prefer_protobuf = false;
+  // The resource may not be served (a custom resource whose definition is not installed): API
+  // discovery (GET /apis/<group>/<version>) is asked once before the first list, and when the
+  // resource is not there the reflector tells the sink and stops instead of failing to list it
+  // forever. A definition installed later is seen after a restart, as kube-scheduler sees it.
+  bool discover = false;
   std::chrono::milliseconds initial_backoff{800};
   std::chrono::milliseconds max_backoff{30000};
 };
@@ -87,6 +95,9 @@ class Reflector {
 
  private:
   void Run();
+  // Whether the apiserver serves the resource (see ReflectorOptions::discover); transient failures
+  // are retried with backoff. False also when stopped first.
+  bool Discover();
   // Lists every page at `from_resource_version` ("0": any, "": most recent) and returns the
   // list's resourceVersion. Throws client::ApiError.
   std::string ListAll(const std::string& from_resource_version);

@@ -9,10 +9,12 @@
 #include <string_view>
 
 #include "pkg/api/codec.h"
+#include "pkg/api/podgroup.h"
 #include "pkg/api/protobuf.h"
 #include "pkg/api/resources.h"
 #include "pkg/api/resources_codec.h"
 #include "pkg/api/types.h"
+#include "pkg/api/workload_podgroup.h"
 #include "pkg/client/client.h"
 #include "pkg/informer/reflector.h"
 
@@ -107,6 +109,24 @@ struct ResourceTraits<api::ReplicaSet>
 template <>
 struct ResourceTraits<api::StatefulSet>
     : JsonResourceTraits<api::StatefulSet, client::StatefulSetsResource, api::DecodeStatefulSet> {};
+
+// A custom resource: listed only when discovery finds its definition installed.
+template <>
+struct ResourceTraits<api::PodGroup> {
+  static client::Resource Resource() { return client::PodGroupsResource(); }
+  static api::PodGroup Decode(const nlohmann::json& object) { return api::DecodePodGroup(object); }
+  static void Configure(ReflectorOptions& options) { options.discover = true; }
+};
+
+// A built-in API served only behind a feature gate: listed only when discovery finds it.
+template <>
+struct ResourceTraits<api::WorkloadPodGroup> {
+  static client::Resource Resource() { return client::WorkloadPodGroupsResource(); }
+  static api::WorkloadPodGroup Decode(const nlohmann::json& object) {
+    return api::DecodeWorkloadPodGroup(object);
+  }
+  static void Configure(ReflectorOptions& options) { options.discover = true; }
+};
 
 }  // namespace berth::informer
 

@@ -325,8 +325,7 @@ void SchedulingQueue::AddUnschedulableIfNotPresent(QueuedPodInfoPtr pinfo, bool 
   }
   pinfo->timestamp = clock_->Now();
 
-  Strategy strategy = StrategyForInFlightPod(*pinfo);
-  Where where = Requeue(pinfo, strategy, kScheduleAttemptFailure);
+  Where where = Requeue(pinfo, StrategyForInFlightPod(*pinfo), kScheduleAttemptFailure);
   spdlog::debug("pod {} moved to {} after a failed attempt (cycle {})", pinfo->pod().Key(),
                 WhereName(where), scheduling_cycle_);
   DoneLocked(uid);
@@ -396,11 +395,10 @@ bool SchedulingQueue::MovePodsLocked(const std::vector<QueuedPodInfoPtr>& pods,
   return activated;
 }
 
-void SchedulingQueue::Activate(const std::vector<api::PodPtr>& pods) {
+void SchedulingQueue::Activate(const std::vector<std::string>& pod_uids) {
   std::lock_guard lock(mu_);
   bool activated = false;
-  for (const api::PodPtr& pod : pods) {
-    const std::string& uid = pod->meta.uid;
+  for (const std::string& uid : pod_uids) {
     QueuedPodInfoPtr pinfo;
     if (auto it = unschedulable_.find(uid); it != unschedulable_.end()) {
       pinfo = it->second;
@@ -409,9 +407,9 @@ void SchedulingQueue::Activate(const std::vector<api::PodPtr>& pods) {
     }
     if (pinfo) {
       if (MoveToActiveQ(std::move(pinfo), kForceActivate.label)) activated = true;
-    } else if (in_flight_pods_.count(uid) != 0) {
+    } else if (auto it = in_flight_pods_.find(uid); it != in_flight_pods_.end()) {
       EventObjects objects;
-      objects.new_pod = pod;
+      objects.new_pod = it->second.latest;
       RecordInFlightEvent(kForceActivate, objects, uid);
     }
   }

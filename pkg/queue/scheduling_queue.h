@@ -132,10 +132,11 @@ class SchedulingQueue {
   void MoveAllToActiveOrBackoffQueue(const framework::ClusterEvent& event,
                                      const framework::EventObjects& objects);
 
-  // Moves the pods (by uid) from the unschedulable pool or backoffQ to activeQ, through their
-  // PreEnqueue plugins (upstream Activate); a pod in flight is requeued as for a wildcard event
-  // when its attempt fails. Pods the queue does not hold are ignored.
-  void Activate(const std::vector<api::PodPtr>& pods);
+  // Moves these pods (by uid) to activeQ at once, whatever their backoff, when they are in
+  // backoffQ or the unschedulable pool; a gated pod runs PreEnqueue again and may stay gated. A pod
+  // in flight is requeued, if its attempt fails, as for a ForceActivate event aimed at it: to
+  // activeQ, or to backoffQ while its backoff runs. Unknown uids are ignored (upstream Activate).
+  void Activate(const std::vector<std::string>& pod_uids);
 
   // Moves backoffQ pods whose backoff has expired to activeQ. Called by the flush thread; public
   // so tests can drive it with a fake clock.

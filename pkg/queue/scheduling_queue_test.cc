@@ -94,6 +94,22 @@ class SchedulingQueueTest : public ::testing::Test {
     return pinfo;
   }
 
+  struct Spread {
+    api::PodPtr backoff, pool, gated;
+  };
+  // One pod in backoffQ (after an error), one in the pool (rejected by NodeAffinity) and one
+  // gated, in a queue that registers NodeAffinity and gates on scheduling gates.
+  static Spread SpreadPods(SchedulingQueue& q) {
+    Spread spread{PodBuilder("backoff").Priority(2).Build(), PodBuilder("pool").Priority(1).Build(),
+                  PodBuilder("gated").SchedulingGate("g").Build()};
+    q.Add(spread.backoff);
+    q.Add(spread.pool);
+    q.AddUnschedulableIfNotPresent(q.Pop(), true);
+    PopAndReject(q, "pool", {"NodeAffinity"});
+    q.Add(spread.gated);
+    return spread;
+  }
+
   static void ExpectCounts(const SchedulingQueue& q, size_t active, size_t backoff,
                            size_t unschedulable, size_t gated) {
     SchedulingQueue::Counts c = q.PendingPods();
@@ -236,26 +252,6 @@ TEST_F(SchedulingQueueTest, PodGatedOnItsWayIntoBackoffQStaysInThePool) {
   q->MoveAllToActiveOrBackoffQueue(pod_delete, {});
   ExpectCounts(*q, 0, 1, 0, 0);
   EXPECT_EQ(q->Pop()->pod().meta.name, "p");
-}
-
-TEST_F(SchedulingQueueTest, ActivateMovesWaitingPodsToActiveQAndRequeuesAPodInFlight) {
-  auto q = MakeQueue({{kProfile, {Entry("NodeAffinity", EventResource::kNode, framework::kAdd)}}});
-  api::PodPtr pooled = PodBuilder("pooled").Priority(3).Build();
-  api::PodPtr erred = PodBuilder("erred").Priority(2).Build();
-  api::PodPtr flying = PodBuilder("flying").Priority(1).Build();
-  for (const auto& pod : {pooled, erred, flying}) q->Add(pod);
-  PopAndReject(*q, "pooled", {"NodeAffinity"});
-  q->AddUnschedulableIfNotPresent(q->Pop(), /*had_error=*/true);
-  QueuedPodInfoPtr in_flight = q->Pop();
-  ExpectCounts(*q, 0, 1, 1, 0);
-
-  q->Activate({pooled, erred, flying, PodBuilder("unknown").Build()});
-  ExpectCounts(*q, 2, 0, 0, 0);
-  EXPECT_EQ(Names(q->PodsInActiveQ()), (std::vector<std::string>{"erred", "pooled"}));
-  // No event its rejector cares about arrived, yet it is not parked in the pool.
-  in_flight->unschedulable_plugins = {"NodeAffinity"};
-  q->AddUnschedulableIfNotPresent(in_flight, false);
-  ExpectCounts(*q, 2, 1, 0, 0);
 }
 
 // ---- The unschedulable pool and queueing hints ----
@@ -805,15 +801,8 @@ TEST_F(SchedulingQueueTest, DeleteRemovesFromEveryStructure) {
   PodBuilder nominated("active");
   nominated.pod().status.nominated_node_name = "n1";
   api::PodPtr active = nominated.Priority(0).Build();
-  api::PodPtr backoff = PodBuilder("backoff").Priority(2).Build();
-  api::PodPtr pool = PodBuilder("pool").Priority(1).Build();
-  api::PodPtr gated = PodBuilder("gated").SchedulingGate("g").Build();
-  q->Add(backoff);
-  q->Add(pool);
-  q->AddUnschedulableIfNotPresent(q->Pop(), true);
-  PopAndReject(*q, "pool", {"NodeAffinity"});
+  auto [backoff, pool, gated] = SpreadPods(*q);
   q->Add(active);
-  q->Add(gated);
   ExpectCounts(*q, 1, 1, 1, 1);
   EXPECT_EQ(q->nominator().NominatedPodsForNode("n1").size(), 1u);
 
@@ -826,6 +815,41 @@ TEST_F(SchedulingQueueTest, DeleteRemovesFromEveryStructure) {
   ExpectCounts(*q, 0, 0, 0, 1);
   q->Delete(*gated);
   ExpectCounts(*q, 0, 0, 0, 0);
+}
+
+// ---- Activate ----
+
+TEST_F(SchedulingQueueTest, ActivateMovesPooledAndBackingOffPodsToActiveQAtOnce) {
+  auto q = MakeQueue({{kProfile, {Entry("NodeAffinity", EventResource::kNode, framework::kAdd)}}},
+                     GateOnSchedulingGates);
+  auto [backoff, pool, gated] = SpreadPods(*q);
+  ExpectCounts(*q, 0, 1, 1, 1);
+
+  // Neither an event nor the end of the backoff is needed; a gated pod stays gated.
+  q->Activate({backoff->meta.uid, pool->meta.uid, gated->meta.uid, "no-such-uid"});
+  ExpectCounts(*q, 2, 0, 0, 1);
+  EXPECT_EQ(q->Pop()->pod().meta.name, "backoff");
+  EXPECT_EQ(q->Pop()->pod().meta.name, "pool");
+}
+
+TEST_F(SchedulingQueueTest, ActivateMovesWaitingPodsToActiveQAndRequeuesAPodInFlight) {
+  auto q = MakeQueue({{kProfile, {Entry("NodeAffinity", EventResource::kNode, framework::kAdd)}}});
+  api::PodPtr pooled = PodBuilder("pooled").Priority(3).Build();
+  api::PodPtr erred = PodBuilder("erred").Priority(2).Build();
+  api::PodPtr flying = PodBuilder("flying").Priority(1).Build();
+  for (const auto& pod : {pooled, erred, flying}) q->Add(pod);
+  PopAndReject(*q, "pooled", {"NodeAffinity"});
+  q->AddUnschedulableIfNotPresent(q->Pop(), /*had_error=*/true);
+  QueuedPodInfoPtr in_flight = q->Pop();
+  ExpectCounts(*q, 0, 1, 1, 0);
+
+  q->Activate({pooled->meta.uid, erred->meta.uid, flying->meta.uid, "unknown-uid"});
+  ExpectCounts(*q, 2, 0, 0, 0);
+  EXPECT_EQ(Names(q->PodsInActiveQ()), (std::vector<std::string>{"erred", "pooled"}));
+  // No event its rejector cares about arrived, yet it is not parked in the pool.
+  in_flight->unschedulable_plugins = {"NodeAffinity"};
+  q->AddUnschedulableIfNotPresent(in_flight, false);
+  ExpectCounts(*q, 2, 1, 0, 0);
 }
 
 // ---- Blocking and the flush threads ----

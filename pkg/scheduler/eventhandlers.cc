@@ -5,7 +5,9 @@
 #include <string>
 #include <vector>
 
+#include "pkg/api/podgroup.h"
 #include "pkg/api/resources.h"
+#include "pkg/api/workload_podgroup.h"
 #include "pkg/informer/factory.h"
 #include "pkg/log/log.h"
 #include "pkg/queue/events.h"
@@ -264,6 +266,10 @@ bool ForTypedResource(EventResource resource, Fn&& fn) {
   if (resource == EventResource::kStatefulSet) return fn(Typed<api::StatefulSet>()), true;
   if (resource == EventResource::kReplicationController) {
     return fn(Typed<api::ReplicationController>()), true;
+  }
+  if (resource == EventResource::kPodGroup) return fn(Typed<api::PodGroup>()), true;
+  if (resource == EventResource::kWorkloadPodGroup) {
+    return fn(Typed<api::WorkloadPodGroup>()), true;
   }
   return false;
 }

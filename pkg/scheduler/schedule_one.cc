@@ -111,9 +111,12 @@ bool Scheduler::ScheduleOne() {
   queue_->nominator().DeleteNominatedPodIfExists(*pod);
 
   in_flight_bindings_++;
-  binders_->Post([this, fwk, state, pinfo, assumed_ptr, result, cycle_start] {
-    BindingCycle(fwk, state, pinfo, assumed_ptr, result, cycle_start);
-    in_flight_bindings_--;
+  fwk->WhenPermitDecided(*assumed, [this, fwk, state, pinfo, assumed_ptr, result, cycle_start] {
+    const bool posted = binders_->Post([this, fwk, state, pinfo, assumed_ptr, result, cycle_start] {
+      BindingCycle(fwk, state, pinfo, assumed_ptr, result, cycle_start);
+      in_flight_bindings_--;
+    });
+    if (!posted) in_flight_bindings_--;  // Shutting down: the binders no longer take work.
   });
   return true;
 }

@@ -40,7 +40,9 @@ Scheduler::Scheduler(const config::Configuration& config,
     fdeps.waiting_pods = waiting_pods_;
     fdeps.observer = deps_.metrics;
     fdeps.preemption_metrics = deps_.metrics;
-    fdeps.activate = [this](const std::vector<api::PodPtr>& pods) { queue_->Activate(pods); };
+    fdeps.metrics_registry = deps_.metrics ? &deps_.metrics->registry() : nullptr;
+    // queue_ is made below, after every framework; plugins activate pods only once it exists.
+    fdeps.activate = [this](const std::vector<std::string>& uids) { queue_->Activate(uids); };
     auto fwk = std::make_unique<framework::runtime::Framework>(registry, profile, fdeps);
     for (auto& [plugin, registration] : fwk->EnqueueExtensionEvents()) {
       const framework::EventResource resource = registration.event.resource;

@@ -671,11 +671,12 @@ TEST(SchedulerResourceEvents, AnEventOfAResourceAPluginListsRequeuesThePodsItRej
   std::vector<std::string> resources;
   for (const auto& state : informers.States()) resources.push_back(state.resource);
   // The default profile's PodTopologySpread watches the owners its system defaults read, and
-  // DefaultPreemption the disruption budgets.
+  // DefaultPreemption the disruption budgets, Coscheduling the PodGroups of both APIs.
   EXPECT_EQ(resources,
-            (std::vector<std::string>{"namespaces", "nodes", "poddisruptionbudgets.policy", "pods",
-                                      "replicasets.apps", "replicationcontrollers", "services",
-                                      "statefulsets.apps"}));
+            (std::vector<std::string>{"namespaces", "nodes", "poddisruptionbudgets.policy",
+                                      "podgroups.scheduling.k8s.io",
+                                      "podgroups.scheduling.x-k8s.io", "pods", "replicasets.apps",
+                                      "replicationcontrollers", "services", "statefulsets.apps"}));
 
   informers.Nodes().Upsert(NodeBuilder("n").Capacity("4", "8Gi").Build());
   informers.For<api::Namespace>().Upsert(NamespaceObject("team", false));

@@ -12,6 +12,7 @@ constexpr std::string_view kEphemeralVolume[] = {"VolumeBinding", "NodeVolumeLim
 constexpr std::string_view kConflictingAttachableVolume[] = {"VolumeRestrictions",
                                                              "NodeVolumeLimits"};
 constexpr std::string_view kConflictingVolume[] = {"VolumeRestrictions"};
+constexpr std::string_view kGangScheduling[] = {"GangScheduling"};
 // In-tree sources that CSI migration turns into attachable CSI volumes, counted against the
 // node's attach limit.
 constexpr std::string_view kAttachableVolume[] = {"NodeVolumeLimits"};
@@ -29,6 +30,10 @@ struct Entry {
 const Entry kUnsupported[] = {
     {"spec.resourceClaims", [](const api::PodSpec& s) { return !s.resource_claims.empty(); },
      "dynamic resource allocation", kDynamicResources},
+    // A PodGroup by name is honoured (Coscheduling); any other kind of group is not.
+    {"spec.schedulingGroup",
+     [](const api::PodSpec& s) { return s.scheduling_group && s.scheduling_group->empty(); },
+     "a scheduling group that names no PodGroup", kGangScheduling},
     {"persistentVolumeClaim", nullptr, "persistent volume binding", kClaimVolume},
     {"ephemeral", nullptr, "generic ephemeral volumes", kEphemeralVolume},
     {"gcePersistentDisk", nullptr, "volume conflicts and attach limits",

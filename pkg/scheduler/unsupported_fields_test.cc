@@ -54,6 +54,8 @@ TEST(FindUnsupportedField, FieldsBerthHonoursAreNotReported) {
   affinity.pod_anti_affinity->preferred.push_back({5, Term("kubernetes.io/hostname")});
   b.pod().spec.overhead.milli_cpu = 100;
   b.pod().spec.resources.emplace().requests.milli_cpu = 2000;
+  // Coscheduling honours a PodGroup named by spec.schedulingGroup.
+  b.pod().spec.scheduling_group = "train";
   for (const char* source : {"emptyDir", "configMap", "secret", "projected", "downwardAPI",
                              "hostPath", "nfs", "csi", "image"}) {
     b.pod().spec.volumes.push_back(Volume(source, source));
@@ -69,6 +71,17 @@ TEST(FindUnsupportedField, ResourceClaims) {
   EXPECT_EQ(field->path, "spec.resourceClaims");
   EXPECT_EQ(Plugins(*field), std::vector<std::string>{"DynamicResources"});
   EXPECT_EQ(field->message, Message("spec.resourceClaims", "dynamic resource allocation"));
+}
+
+TEST(FindUnsupportedField, ASchedulingGroupThatNamesNoPodGroup) {
+  PodBuilder b("p");
+  b.pod().spec.scheduling_group = "";
+  auto field = FindUnsupportedField(*b.Build());
+  ASSERT_TRUE(field);
+  EXPECT_EQ(field->path, "spec.schedulingGroup");
+  EXPECT_EQ(Plugins(*field), std::vector<std::string>{"GangScheduling"});
+  EXPECT_EQ(field->message,
+            Message("spec.schedulingGroup", "a scheduling group that names no PodGroup"));
 }
 
 TEST(FindUnsupportedField, TopologySpreadConstraintsOfEitherKindAreHonoured) {

@@ -108,8 +108,9 @@ std::multiset<std::string> Kinds(const std::vector<json>& objects) {
 }
 
 TEST(ChartTemplate, EveryCiValuesFileRendersTheExpectedObjects) {
-  const std::multiset<std::string> base = {"ServiceAccount",     "ConfigMap", "ClusterRole",
-                                           "ClusterRoleBinding", "Service",   "Deployment"};
+  const std::multiset<std::string> base = {"ServiceAccount",          "ConfigMap", "ClusterRole",
+                                           "ClusterRoleBinding",      "Service",   "Deployment",
+                                           "CustomResourceDefinition"};
   auto with = [&](std::initializer_list<std::string> extra) {
     std::multiset<std::string> kinds = base;
     kinds.insert(extra);
@@ -131,7 +132,8 @@ TEST(ChartTemplate, EveryCiValuesFileRendersTheExpectedObjects) {
     EXPECT_EQ(Kinds(objects), expected.at(name)) << name;
     for (const json& object : objects) {
       std::string kind = object["kind"];
-      bool cluster_scoped = kind == "ClusterRole" || kind == "ClusterRoleBinding";
+      bool cluster_scoped = kind == "ClusterRole" || kind == "ClusterRoleBinding" ||
+                            kind == "CustomResourceDefinition";
       EXPECT_EQ(object["metadata"].contains("namespace"), !cluster_scoped) << name << " " << kind;
       if (!cluster_scoped) {
         EXPECT_EQ(object["metadata"]["namespace"], kNamespace);
@@ -203,6 +205,15 @@ const std::set<Grant> kClusterGrants = {
     {"apps", "statefulsets", "watch", ""},
     {"events.k8s.io", "events", "create", ""},
     {"events.k8s.io", "events", "patch", ""},
+    {"scheduling.x-k8s.io", "podgroups", "get", ""},
+    {"scheduling.x-k8s.io", "podgroups", "list", ""},
+    {"scheduling.x-k8s.io", "podgroups", "watch", ""},
+    {"scheduling.x-k8s.io", "podgroups/status", "update", ""},
+    {"scheduling.x-k8s.io", "podgroups/status", "patch", ""},
+    {"scheduling.k8s.io", "podgroups", "get", ""},
+    {"scheduling.k8s.io", "podgroups", "list", ""},
+    {"scheduling.k8s.io", "podgroups", "watch", ""},
+    {"scheduling.k8s.io", "podgroups/status", "patch", ""},
     // DefaultPreemption (rbac.preemption, on by default): evictions and disruption budgets.
     {"", "pods", "delete", ""},
     {"policy", "poddisruptionbudgets", "get", ""},
@@ -264,6 +275,38 @@ TEST(ChartRbac, NothingWhenDisabled) {
   }
   EXPECT_EQ(OnlyOfKind(objects, "Deployment")["spec"]["template"]["spec"]["serviceAccountName"],
             "existing");
+}
+
+// ---- The PodGroup CRD ---------------------------------------------------------------------------
+
+TEST(ChartPodGroupCrd, InstalledAsTheChartsFileKeptOnUninstallAndOptional) {
+  std::vector<json> file =
+      ParseYamlDocuments(ReadFile(ChartDir() + "/files/podgroups.scheduling.x-k8s.io.yaml"));
+  ASSERT_EQ(file.size(), 1u);
+  json crd = OnlyOfKind(Render({}), "CustomResourceDefinition");
+  EXPECT_EQ(crd["metadata"]["name"], "podgroups.scheduling.x-k8s.io");
+  EXPECT_EQ(crd["spec"], file[0]["spec"]);
+  EXPECT_EQ(crd["metadata"]["annotations"], json({{"helm.sh/resource-policy", "keep"}}));
+  EXPECT_EQ(crd["spec"]["names"]["shortNames"], json({"pg", "pgs"}));
+  EXPECT_EQ(crd["spec"]["scope"], "Namespaced");
+  const json& version = crd["spec"]["versions"][0];
+  EXPECT_EQ(version["name"], "v1alpha1");
+  EXPECT_EQ(version["subresources"], json({{"status", json::object()}}));
+  const json& spec = version["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"];
+  for (const char* field : {"minMember", "minResources", "scheduleTimeoutSeconds"}) {
+    EXPECT_TRUE(spec.contains(field)) << field;
+  }
+  const json& status = version["schema"]["openAPIV3Schema"]["properties"]["status"]["properties"];
+  for (const char* field :
+       {"phase", "occupiedBy", "running", "succeeded", "failed", "scheduleStartTime"}) {
+    EXPECT_TRUE(status.contains(field)) << field;
+  }
+
+  EXPECT_TRUE(
+      OfKind(Render({}, {"podGroup.installCRD=false"}), "CustomResourceDefinition").empty());
+  // The rights to read PodGroups stay: the CRD may come from another owner.
+  EXPECT_EQ(Grants(OnlyOfKind(Render({}, {"podGroup.installCRD=false"}), "ClusterRole")),
+            kClusterGrants);
 }
 
 // ---- Deployment --------------------------------------------------------------------------------

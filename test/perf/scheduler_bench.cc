@@ -5,14 +5,17 @@
 // pod informer would; in PreemptionBasic a client does the same for the victims preemption
 // deletes (test/perf/evicting_client.h). Workloads are named and sized after kube-scheduler's
 // scheduler_perf suite (test/integration/scheduler_perf), with its node (4 cpu, 32Gi, 110 pods)
-// and pod (100m, 500Mi) templates.
+// and pod (100m, 500Mi) templates. The gang workloads (GangScheduling8/64/256) have no
+// scheduler_perf counterpart: groups of that many pods, each a PodGroup whose minMember is all of
+// them, created one group at a time once the previous one is bound.
 //
 //   _output/bin/scheduler_bench [--workload NAME|all] [--nodes N] [--existing-pods N] [--pods N]
 //                               [--seed S] [--parallelism P] [--churn-interval-us U] [--json]
 //
 // Reports per workload: measured pods bound per second (first measured cycle to last bind),
-// scheduling-cycle latency percentiles, heap held per node and per pod, and peak RSS. Asserts
-// nothing about time (see README "Performance").
+// scheduling-cycle latency percentiles, heap held per node and per pod, and peak RSS; for gangs
+// also the time from a group's last pod created to its last pod bound. Asserts nothing about time
+// (see README "Performance").
 
 #include <malloc.h>
 #include <sys/resource.h>
@@ -36,6 +39,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "pkg/api/podgroup.h"
 #include "pkg/client/client.h"
 #include "pkg/config/config.h"
 #include "pkg/informer/factory.h"
@@ -70,6 +74,7 @@ enum class Kind {
   kMixedChurn,
   kUnschedulable,
   kPreemption,
+  kGang,
 };
 
 struct Workload {
@@ -81,6 +86,8 @@ struct Workload {
   // The in-tree plugin the workload exercises; when the registry lacks it the workload is listed
   // as not available rather than run without it (its numbers would mean nothing).
   const char* needs_plugin;
+  // kGang: pods per group (its minMember).
+  int gang_size = 0;
 };
 
 // scheduler_perf's "performance"-labelled sizes.
@@ -102,6 +109,10 @@ const std::vector<Workload>& Workloads() {
       // Its "performance" size (its 1000Nodes case) halved: 4 low-priority pods fill each node,
       // and each preemptor must evict all 4 of one node.
       {"PreemptionBasic", Kind::kPreemption, 500, 2000, 500, "DefaultPreemption"},
+      // 10,240 pods in groups of 8, 64 or 256, on scheduler_perf's 5,000 nodes.
+      {"GangScheduling8", Kind::kGang, 5000, 0, 10240, "Coscheduling", 8},
+      {"GangScheduling64", Kind::kGang, 5000, 0, 10240, "Coscheduling", 64},
+      {"GangScheduling256", Kind::kGang, 5000, 0, 10240, "Coscheduling", 256},
   };
   return workloads;
 }
@@ -124,6 +135,8 @@ class NoopRecorder : public framework::EventRecorder {
  public:
   void Eventf(const api::Pod&, const std::string&, const std::string&, const std::string&,
               const std::string&) override {}
+  void Eventf(const api::ObjectReference&, const std::string&, const std::string&,
+              const std::string&, const std::string&) override {}
 };
 
 // Binds instantly and, like the pod informer seeing the bound pod, feeds the update back before
@@ -134,11 +147,14 @@ class InstantBinder : public framework::BindPlugin {
   std::string_view Name() const override { return kName; }
 
   // Must be called before any pod is added; `pending` must not change while pods are bound.
-  void Attach(scheduler::Scheduler* scheduler, const std::vector<api::PodPtr>* pending,
-              int target) {
+  // `pods`, when set, is told of each bound pod too (as plugins' pod informers would be).
+  void Attach(scheduler::Scheduler* scheduler, const std::vector<api::PodPtr>* pending, int target,
+              informer::Informer<api::Pod>* pods = nullptr) {
     scheduler_ = scheduler;
     pending_ = pending;
     target_ = target;
+    pods_ = pods;
+    bind_ns_ = std::vector<std::atomic<Clock::rep>>(static_cast<size_t>(target));
   }
 
   framework::Status Bind(framework::CycleState&, const api::Pod& pod, const std::string&) override {
@@ -151,10 +167,13 @@ class InstantBinder : public framework::BindPlugin {
       std::fprintf(stderr, "binder got a pod it did not create: %s\n", pod.Key().c_str());
       std::abort();
     }
-    scheduler_->OnPodUpdate((*pending_)[index], std::make_shared<const api::Pod>(pod));
-    if (bound_.fetch_add(1) + 1 == target_) {
-      last_bind_ns_.store(Clock::now().time_since_epoch().count());
-    }
+    auto bound = std::make_shared<const api::Pod>(pod);
+    scheduler_->OnPodUpdate((*pending_)[index], bound);
+    if (pods_ != nullptr) pods_->Upsert(bound);
+    const int n = bound_.fetch_add(1);
+    const Clock::rep now = Clock::now().time_since_epoch().count();
+    if (n < target_) bind_ns_[static_cast<size_t>(n)].store(now);
+    if (n + 1 == target_) last_bind_ns_.store(now);
     return {};
   }
 
@@ -162,10 +181,16 @@ class InstantBinder : public framework::BindPlugin {
   Clock::time_point last_bind() const {
     return Clock::time_point(Clock::duration(last_bind_ns_.load()));
   }
+  // When the n-th bind (from 0) finished.
+  Clock::time_point bind_time(int n) const {
+    return Clock::time_point(Clock::duration(bind_ns_[static_cast<size_t>(n)].load()));
+  }
 
  private:
   scheduler::Scheduler* scheduler_ = nullptr;
   const std::vector<api::PodPtr>* pending_ = nullptr;
+  informer::Informer<api::Pod>* pods_ = nullptr;
+  std::vector<std::atomic<Clock::rep>> bind_ns_;
   int target_ = 0;
   std::atomic<int> bound_{0};
   std::atomic<Clock::rep> last_bind_ns_{0};
@@ -282,6 +307,23 @@ api::PodPtr MakeHugePod(const std::string& name) {
   return PodBuilder(name, "sched-1").Container("9", "500Mi").Build();
 }
 
+// A pod of gang `group`, scheduler_perf's pod template otherwise.
+api::PodPtr MakeGangPod(const std::string& name, const std::string& group) {
+  return PodBuilder(name, "sched-1")
+      .Container("100m", "500Mi")
+      .Label(std::string(api::kPodGroupLabel), group)
+      .Build();
+}
+
+api::PodGroup MakePodGroup(const std::string& name, int min_member) {
+  api::PodGroup group;
+  group.meta.name = name;
+  group.meta.namespace_ = "sched-1";
+  group.meta.uid = "uid-" + name;
+  group.spec.min_member = min_member;
+  return group;
+}
+
 struct Percentiles {
   double p50 = 0, p90 = 0, p99 = 0;
   size_t count = 0;
@@ -315,6 +357,8 @@ struct Result {
   int64_t peak_rss = 0;
   uint64_t churn_ops = 0;
   int victims = 0;  // Pods preemption evicted.
+  int gang_size = 0;
+  Percentiles gang_ms;  // Per group: its last pod created to its last pod bound.
 };
 
 // Recreates objects at a steady rate while the measured pods are scheduled, cycling through: add
@@ -414,10 +458,15 @@ bool Run(const Workload& w, const Flags& flags, Result* out) {
   evictor->Attach(&sched, &pod_store, &evictable);
 
   const bool unschedulable = w.kind == Kind::kUnschedulable;
+  const bool gang = w.kind == Kind::kGang;
+  out->gang_size = w.gang_size;
   std::vector<api::PodPtr> measured;
   // Reserved up front so its growth does not count as scheduler memory.
   measured.reserve(num_measured);
-  binder->Attach(&sched, &measured, num_measured);
+  // Coscheduling counts a gang's pods from the pod informer, which no apiserver feeds here.
+  auto& pod_informer =
+      sched.FrameworkFor(cfg.profiles[0].scheduler_name)->SharedInformerFactory().Pods();
+  binder->Attach(&sched, &measured, num_measured, gang ? &pod_informer : nullptr);
   std::mt19937_64 rng(flags.seed);
 
   int64_t heap = HeapInUse();
@@ -453,17 +502,22 @@ bool Run(const Workload& w, const Flags& flags, Result* out) {
   }
   out->bytes_per_pod = num_existing ? (HeapInUse() - heap) / num_existing : 0;
 
-  // Measured pods all wait in the queue before the first cycle, as after a burst of creations.
+  // Measured pods all wait in the queue before the first cycle, as after a burst of creations;
+  // gangs' pods reach the scheduler a group at a time during the run.
   heap = HeapInUse();
   const Kind measured_kind = unschedulable || w.kind == Kind::kMixedChurn ? Kind::kBasic : w.kind;
   for (int i = 0; i < num_measured; i++) {
     const std::string name = std::string(kMeasuredPrefix) + std::to_string(i);
+    if (gang) {
+      measured.push_back(MakeGangPod(name, "g-" + std::to_string(i / w.gang_size)));
+      continue;
+    }
     measured.push_back(preemption ? MakeHighPriorityPod(name)
                                   : MakePod(measured_kind, name, "sched-1"));
     sched.OnPodAdd(measured.back());
     if (unschedulable) sched.OnPodAdd(MakeHugePod("u-" + std::to_string(i)));
   }
-  const int queued = num_measured * (unschedulable ? 2 : 1);
+  const int queued = gang ? 0 : num_measured * (unschedulable ? 2 : 1);
   out->bytes_per_pending_pod = queued ? (HeapInUse() - heap) / queued : 0;
 
   // Backoff flushing as in production: pods a cluster event moved to backoffQ come back.
@@ -499,9 +553,26 @@ bool Run(const Workload& w, const Flags& flags, Result* out) {
   });
   bool finished = true;
   int last_bound = 0;
+  // Gangs: how many measured pods the scheduler has been given, and when each group's last was.
+  int created = gang ? 0 : num_measured;
+  std::vector<Clock::time_point> group_created;
+  auto& groups = sched.FrameworkFor(cfg.profiles[0].scheduler_name)
+                     ->SharedInformerFactory()
+                     .For<api::PodGroup>();
   for (;;) {
     const int in_flight = sched.InFlightBindings();
     const int bound = binder->bound();
+    if (gang && bound == created && created < num_measured) {
+      const int size = std::min(w.gang_size, num_measured - created);
+      groups.Upsert(std::make_shared<api::PodGroup>(
+          MakePodGroup("g-" + std::to_string(group_created.size()), size)));
+      for (int i = created; i < created + size; i++) pod_informer.Upsert(measured[i]);
+      for (int i = created; i < created + size; i++) sched.OnPodAdd(measured[i]);
+      created += size;
+      group_created.push_back(Clock::now());
+      heartbeat.store(Clock::now().time_since_epoch().count());
+      continue;
+    }
     if (bound != last_bound) {
       last_bound = bound;
       heartbeat.store(Clock::now().time_since_epoch().count());
@@ -513,7 +584,7 @@ bool Run(const Workload& w, const Flags& flags, Result* out) {
       finished = false;
       break;
     }
-    if (num_measured - bound - in_flight <= 0) {
+    if (created - bound - in_flight <= 0) {
       const size_t active = sched.queue().PendingPods().active;
       if (bound >= num_measured && (!unschedulable || active == 0)) break;
       if (active == 0) {
@@ -557,6 +628,16 @@ bool Run(const Workload& w, const Flags& flags, Result* out) {
     }
   }
   out->victims = evictor->deleted();
+  if (gang && finished) {
+    std::vector<double> ms;
+    for (size_t g = 0; g < group_created.size(); g++) {
+      const int last = std::min(static_cast<int>(g + 1) * w.gang_size, num_measured) - 1;
+      ms.push_back(
+          std::chrono::duration<double, std::milli>(binder->bind_time(last) - group_created[g])
+              .count());
+    }
+    out->gang_ms = Summarize(std::move(ms));
+  }
   // Each preemptor needs a whole node: all of its low-priority pods, and no other pod.
   if (preemption && finished && out->victims != num_existing) {
     std::fprintf(stderr, "%s: %d pods evicted for %d preemptors, expected %d\n", w.name,
@@ -593,6 +674,10 @@ void PrintJson(const Result& r) {
                       {"peak_rss_bytes", r.peak_rss}};
   if (r.churn_ops) j["churn_ops"] = r.churn_ops;
   if (r.victims) j["victims"] = r.victims;
+  if (r.gang_size) {
+    j["gang_size"] = r.gang_size;
+    j["group_created_to_bound_ms"] = PercentilesJson(r.gang_ms);
+  }
   std::printf("%s\n", j.dump().c_str());
 }
 
@@ -620,6 +705,12 @@ void PrintRow(const Result& r) {
                 static_cast<unsigned long long>(r.churn_ops));
   }
   if (r.victims) std::printf("%-28s preemption: %d pods evicted\n", "", r.victims);
+  if (r.gang_size) {
+    std::printf(
+        "%-28s gangs: %zu groups of %d, last pod created to last bound p50/p90/p99 "
+        "%.1f/%.1f/%.1f ms\n",
+        "", r.gang_ms.count, r.gang_size, r.gang_ms.p50, r.gang_ms.p90, r.gang_ms.p99);
+  }
 }
 
 void PrintUnavailable(const Workload& w, bool json) {

@@ -48,7 +48,9 @@ class FakeLister : public framework::NodeInfoLister {
 };
 
 struct RecordedEvent {
+  // "namespace/name" of the object the event is about; `kind` is "Pod" for pods.
   std::string pod_key;
+  std::string kind = "Pod";
   std::string type;
   std::string reason;
   std::string note;
@@ -59,7 +61,13 @@ class FakeRecorder : public framework::EventRecorder {
   void Eventf(const api::Pod& regarding, const std::string& type, const std::string& reason,
               const std::string&, const std::string& note) override {
     std::lock_guard lock(mu_);
-    events_.push_back({regarding.Key(), type, reason, note});
+    events_.push_back({regarding.Key(), "Pod", type, reason, note});
+  }
+  void Eventf(const api::ObjectReference& regarding, const std::string& type,
+              const std::string& reason, const std::string&, const std::string& note) override {
+    std::lock_guard lock(mu_);
+    events_.push_back(
+        {regarding.namespace_ + "/" + regarding.name, regarding.kind, type, reason, note});
   }
   std::vector<RecordedEvent> events() {
     std::lock_guard lock(mu_);
@@ -130,18 +138,19 @@ class FakeHandle : public framework::Handle {
   framework::EventRecorder& GetEventRecorder() override { return recorder_; }
   framework::Parallelizer& GetParallelizer() override { return parallelizer_; }
   framework::PodNominator& Nominator() override { return nominator_; }
-  // Records the pods asked for, by name.
-  void Activate(const std::vector<api::PodPtr>& pods) override {
+  framework::PreemptionMetrics& GetPreemptionMetrics() override { return preemption_metrics_; }
+  CountingPreemptionMetrics& preemption_metrics() { return preemption_metrics_; }
+  const std::string& ProfileName() const override { return profile_; }
+  // Records what a plugin asked to activate.
+  void Activate(const std::vector<std::string>& pod_uids) override {
     std::lock_guard lock(activated_mu_);
-    for (const auto& pod : pods) activated_.push_back(pod->meta.name);
+    activated_.insert(activated_.end(), pod_uids.begin(), pod_uids.end());
   }
   std::vector<std::string> activated() {
     std::lock_guard lock(activated_mu_);
     return activated_;
   }
-  framework::PreemptionMetrics& GetPreemptionMetrics() override { return preemption_metrics_; }
-  CountingPreemptionMetrics& preemption_metrics() { return preemption_metrics_; }
-  const std::string& ProfileName() const override { return profile_; }
+  prometheus::Registry* MetricsRegistry() const override { return nullptr; }
 
   // A plugin under test that runs the profile's other plugins needs a real Framework; these say
   // so instead of pretending.

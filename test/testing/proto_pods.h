@@ -122,7 +122,8 @@ inline Proto RichPod() {
                        .Bytes(8, "pod-template-hash"))
       .Message(38, Proto().Bytes(1, "wait"))
       .Message(39, Proto().Bytes(1, "gpu").Bytes(4, "web-gpu"))
-      .Message(40, Proto().QuantityEntry(2, "memory", "1Gi"));
+      .Message(40, Proto().QuantityEntry(2, "memory", "1Gi"))
+      .Message(43, Proto().Bytes(1, "train"));
 
   Proto status;
   status.Bytes(1, "Pending")

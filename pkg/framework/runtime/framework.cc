@@ -485,6 +485,7 @@ Status Framework::RunPostFilterPlugins(CycleState& state, const api::Pod& pod,
   auto start = Clock::now();
   std::vector<std::string> reasons;
   std::string rejector;
+  std::string silent_rejector;
   Status out;
   bool decided = false;
   for (const auto& [name, plugin, metrics] : post_filter_) {
@@ -507,12 +508,15 @@ Status Framework::RunPostFilterPlugins(CycleState& state, const api::Pod& pod,
       break;
     }
     if (!r.nominated_node_name.empty() || r.clear_nomination) *result = std::move(r);
+    // The rejector is the first plugin that said why; one rejecting without a reason (a plugin
+    // with nothing to do for this pod) is named only when none did.
+    if (rejector.empty() && !s.reasons().empty()) rejector = name;
+    if (silent_rejector.empty()) silent_rejector = name;
     reasons.insert(reasons.end(), s.reasons().begin(), s.reasons().end());
-    if (rejector.empty()) rejector = name;
   }
   if (!decided) {
     out = Status(Code::kUnschedulable, std::move(reasons));
-    out.WithPlugin(rejector);
+    out.WithPlugin(rejector.empty() ? silent_rejector : rejector);
   }
   Observe(Point::kPostFilter, out, start);
   return out;
@@ -731,13 +735,21 @@ Status Framework::RunPermitPlugins(CycleState& state, const api::Pod& pod,
   return out;
 }
 
+void Framework::WhenPermitDecided(const api::Pod& pod, std::function<void()> then) {
+  auto waiting = deps_.waiting_pods->Get(pod.meta.uid);
+  if (!waiting) return then();
+  waiting->OnDecided(std::move(then));
+}
+
 Status Framework::WaitOnPermit(const api::Pod& pod) {
   auto waiting = deps_.waiting_pods->Get(pod.meta.uid);
   if (!waiting) return {};
-  auto start = Clock::now();
   Status s = waiting->Wait();
   deps_.waiting_pods->Remove(pod.meta.uid);
-  if (deps_.observer) deps_.observer->ObservePermitWait(s, Since(start));
+  if (deps_.observer) {
+    deps_.observer->ObservePermitWait(
+        s, std::chrono::duration<double>(waiting->WaitedFor()).count());
+  }
   return s;
 }
 
@@ -862,8 +874,8 @@ EventRecorder& Framework::GetEventRecorder() { return *deps_.recorder; }
 Parallelizer& Framework::GetParallelizer() { return *deps_.parallelizer; }
 PodNominator& Framework::Nominator() { return *deps_.nominator; }
 
-void Framework::Activate(const std::vector<api::PodPtr>& pods) {
-  if (deps_.activate) deps_.activate(pods);
+void Framework::Activate(const std::vector<std::string>& pod_uids) {
+  if (deps_.activate && !pod_uids.empty()) deps_.activate(pod_uids);
 }
 
 PreemptionMetrics& Framework::GetPreemptionMetrics() {

@@ -92,10 +92,12 @@ struct FrameworkDeps {
   PodNominator* nominator = nullptr;  // Required.
   std::shared_ptr<WaitingPods> waiting_pods;
   FrameworkObserver* observer = nullptr;
-  // Handle::Activate; null: pods are not moved (tests and benchmarks without a queue).
-  std::function<void(const std::vector<api::PodPtr>&)> activate;
+  // Handle::Activate; empty: activation does nothing (no queue, as in plugin tests and
+  // benchmarks).
+  std::function<void(const std::vector<std::string>&)> activate;
   // Null: nothing is recorded.
   PreemptionMetrics* preemption_metrics = nullptr;
+  prometheus::Registry* metrics_registry = nullptr;
 };
 
 using framework::NodePluginScores;
@@ -153,6 +155,11 @@ class Framework : public Handle {
   void RunReservePluginsUnreserve(CycleState& state, const api::Pod& pod, const std::string& node);
   // Success, Wait (the pod was parked; call WaitOnPermit from the binding cycle) or a rejection.
   Status RunPermitPlugins(CycleState& state, const api::Pod& pod, const std::string& node);
+  // Runs `then` once Permit has decided `pod`, at once if it did not park it. A parked gang member
+  // may wait for minutes: starting its binding cycle only then keeps it from holding a binding
+  // thread that pods ready to bind need. `then` must not block.
+  void WhenPermitDecided(const api::Pod& pod, std::function<void()> then);
+  // The Permit decision on `pod`; blocks while it is still waiting.
   Status WaitOnPermit(const api::Pod& pod);
   Status RunPreBindPlugins(CycleState& state, const api::Pod& pod, const std::string& node);
   Status RunBindPlugins(CycleState& state, const api::Pod& pod, const std::string& node);
@@ -189,8 +196,9 @@ class Framework : public Handle {
   EventRecorder& GetEventRecorder() override;
   Parallelizer& GetParallelizer() override;
   PodNominator& Nominator() override;
-  void Activate(const std::vector<api::PodPtr>& pods) override;
+  void Activate(const std::vector<std::string>& pod_uids) override;
   PreemptionMetrics& GetPreemptionMetrics() override;
+  prometheus::Registry* MetricsRegistry() const override { return deps_.metrics_registry; }
 
  private:
   template <typename P>

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <mutex>
 #include <set>
 #include <span>
@@ -529,6 +530,61 @@ TEST_F(RuntimeTest, PermitWaitTimesOutAsRejection) {
   EXPECT_EQ(s.plugin(), "A");
   EXPECT_NE(s.Message().find("rejected due to timeout after waiting"), std::string::npos)
       << s.Message();
+}
+
+TEST_F(RuntimeTest, PermitDecisionRunsTheContinuationWithoutAnyoneWaiting) {
+  auto a = Add("A");
+  a->permit = Status::Wait();
+  a->permit_timeout = 10s;
+  auto fwk = Build(ProfileOf({"A"}));
+  CycleState state;
+  ASSERT_TRUE(fwk->RunPermitPlugins(state, *pod_, "n1").IsWait());
+  std::atomic<int> runs{0};
+  fwk->WhenPermitDecided(*pod_, [&] { runs++; });
+  EXPECT_EQ(runs.load(), 0) << "ran before the pod was decided";
+  fwk->GetWaitingPod(pod_->meta.uid)->Allow("A");
+  EXPECT_EQ(runs.load(), 1) << "Allow decides the pod on its caller's thread";
+  fwk->GetWaitingPod(pod_->meta.uid)->Reject("A", "too late");
+  EXPECT_EQ(runs.load(), 1);
+  EXPECT_TRUE(fwk->WaitOnPermit(*pod_).IsSuccess()) << "the first decision stands";
+  EXPECT_EQ(fwk->GetWaitingPod(pod_->meta.uid), nullptr);
+}
+
+TEST_F(RuntimeTest, PermitTimeoutRunsTheContinuationWithoutAnyoneWaiting) {
+  auto a = Add("A");
+  a->permit = Status::Wait();
+  a->permit_timeout = 50ms;
+  auto fwk = Build(ProfileOf({"A"}));
+  CycleState state;
+  ASSERT_TRUE(fwk->RunPermitPlugins(state, *pod_, "n1").IsWait());
+  std::mutex mu;
+  std::condition_variable cv;
+  bool decided = false;
+  fwk->WhenPermitDecided(*pod_, [&] {
+    std::lock_guard lock(mu);
+    decided = true;
+    cv.notify_all();
+  });
+  {
+    std::unique_lock lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, 10s, [&] { return decided; }))
+        << "nothing timed the pod out while no thread waited on it";
+  }
+  Status s = fwk->WaitOnPermit(*pod_);
+  EXPECT_EQ(s.plugin(), "A");
+  EXPECT_NE(s.Message().find("rejected due to timeout after waiting 50ms at plugin A"),
+            std::string::npos)
+      << s.Message();
+}
+
+TEST_F(RuntimeTest, PermitContinuationOfAPodNotParkedRunsAtOnce) {
+  Add("A");
+  auto fwk = Build(ProfileOf({"A"}));
+  CycleState state;
+  ASSERT_TRUE(fwk->RunPermitPlugins(state, *pod_, "n1").IsSuccess());
+  int runs = 0;
+  fwk->WhenPermitDecided(*pod_, [&] { runs++; });
+  EXPECT_EQ(runs, 1);
 }
 
 TEST_F(RuntimeTest, PermitRejectionReturnsAtOnce) {

@@ -3,11 +3,15 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <thread>
 #include <unordered_map>
+#include <vector>
 
 #include "pkg/framework/interface.h"
 
@@ -32,18 +36,44 @@ class WaitingPodImpl : public WaitingPod {
   // <p>").
   Status Wait();
 
+  // Runs `then` once the pod is decided: at once, on the caller's thread, if it already is;
+  // otherwise on the thread that decides it (an Allow or Reject caller, or the deadline thread of
+  // WaitingPods). `then` must not block. At most one continuation is kept; a second replaces it.
+  void OnDecided(std::function<void()> then);
+  // Times the pod out if the deadline of a plugin it still waits on is not after `now`.
+  void ExpireIfDue(Clock::time_point now);
+  // Every waiting plugin's deadline, as given.
+  std::vector<Clock::time_point> Deadlines() const;
+  // From the Permit that parked the pod to its decision (to now while undecided).
+  Clock::duration WaitedFor() const;
+
  private:
+  // Decides the pod; returns the continuation to run once mu_ is released.
+  std::function<void()> DecideLocked(Status result);
+  // The timeout status when the earliest pending deadline is not after `now`.
+  std::optional<Status> TimeoutLocked(Clock::time_point now) const;
+
   const api::PodPtr pod_;
   const Clock::time_point started_;
+  const std::vector<Clock::time_point> deadlines_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::map<std::string, Clock::time_point> pending_;  // plugin -> deadline
   std::optional<Status> result_;
+  Clock::time_point decided_at_;
+  std::function<void()> on_decided_;
 };
 
-// Pods currently waiting on Permit, by uid. Thread-safe.
+// Pods currently waiting on Permit, by uid. A thread of its own, started with the first pod added,
+// times pods out at their deadlines, so that nobody has to block in Wait() for a pod's decision to
+// be made. Thread-safe.
 class WaitingPods {
  public:
+  WaitingPods() = default;
+  ~WaitingPods();
+  WaitingPods(const WaitingPods&) = delete;
+  WaitingPods& operator=(const WaitingPods&) = delete;
+
   void Add(const std::string& uid, std::shared_ptr<WaitingPodImpl> pod);
   void Remove(const std::string& uid);
   std::shared_ptr<WaitingPodImpl> Get(const std::string& uid) const;
@@ -51,8 +81,15 @@ class WaitingPods {
   size_t Size() const;
 
  private:
+  void ExpireLoop();
+
   mutable std::mutex mu_;
   std::unordered_map<std::string, std::shared_ptr<WaitingPodImpl>> pods_;
+  // Entries of pods decided early stay until their time comes; expiring them is then a no-op.
+  std::multimap<WaitingPodImpl::Clock::time_point, std::weak_ptr<WaitingPodImpl>> deadlines_;
+  std::condition_variable deadlines_changed_;
+  bool stopping_ = false;
+  std::thread expirer_;
 };
 
 }  // namespace berth::framework::runtime

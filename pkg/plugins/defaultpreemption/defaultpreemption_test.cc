@@ -241,7 +241,7 @@ TEST_F(PostFilterTest, VictimWaitingInPermitIsRejectedInsteadOfDeleted) {
   EXPECT_EQ(rejected.code(), Code::kUnschedulable);
   EXPECT_EQ(rejected.plugin(), "DefaultPreemption");
   // No deletion event will come, so the preemptor is retried at once.
-  EXPECT_EQ(fixture_.activated(), std::vector<std::string>{"high"});
+  EXPECT_EQ(fixture_.activated(), std::vector<std::string>{"uid-default-high"});
   EXPECT_EQ(fixture_.recorder_.events().at(0).note,
             "Preempted by pod uid-default-high on node n1 (in berth-scheduler memory).");
 }
@@ -280,7 +280,7 @@ TEST_F(PostFilterTest, FailedEvictionRetriesThePreemptorAtOnce) {
   ASSERT_TRUE(Cycle(high, &result).IsSuccess());
   // The first failure leaves the last victim alone.
   EXPECT_EQ(fixture_.client_.calls().size(), 2u);
-  EXPECT_EQ(fixture_.activated(), std::vector<std::string>{"high"});
+  EXPECT_EQ(fixture_.activated(), std::vector<std::string>{"uid-default-high"});
   EXPECT_TRUE(fixture_.plugin_->PreEnqueue(*high).IsSuccess());
 }
 

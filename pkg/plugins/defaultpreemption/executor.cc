@@ -104,7 +104,7 @@ void Executor::Run(const api::PodPtr& preemptor, const std::string& node,
                 {"result", failed ? "error" : "success"}});
   // No deletion event will bring the preemptor back: the last victim left only the scheduler's
   // memory, or a call failed.
-  if (failed || last_in_memory) handle_.Activate({preemptor});
+  if (failed || last_in_memory) handle_.Activate({preemptor->meta.uid});
 }
 
 bool Executor::PreemptPod(const api::Pod& preemptor, const std::string& node,

@@ -145,9 +145,9 @@ class Fixture {
     deps.nominator = &nominator_;
     deps.waiting_pods = waiting_;
     deps.preemption_metrics = &metrics_;
-    deps.activate = [this](const std::vector<api::PodPtr>& pods) {
+    deps.activate = [this](const std::vector<std::string>& uids) {
       std::lock_guard lock(mu_);
-      for (const auto& pod : pods) activated_.push_back(pod->meta.name);
+      activated_.insert(activated_.end(), uids.begin(), uids.end());
     };
     fwk_ = std::make_unique<framework::runtime::Framework>(registry, profile, deps);
   }

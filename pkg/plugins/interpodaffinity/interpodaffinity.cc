@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "pkg/informer/factory.h"
+#include "pkg/plugins/helper/args.h"
 
 namespace berth::plugins::interpodaffinity {
 namespace {
@@ -317,15 +318,8 @@ const json* Member(const json& object, std::string_view key) {
 
 Args ParseArgs(const json& args) {
   Args out;
+  helper::ExpectArgsFields(args, {"hardPodAffinityWeight", "ignorePreferredTermsOfExistingPods"});
   if (args.is_null()) return out;
-  if (!args.is_object()) Fail("args", std::string("expected object, got ") + args.type_name());
-  for (auto it = args.begin(); it != args.end(); ++it) {
-    const std::string& key = it.key();
-    if (key != "hardPodAffinityWeight" && key != "ignorePreferredTermsOfExistingPods" &&
-        key != "apiVersion" && key != "kind") {
-      Fail(key, "unknown field");
-    }
-  }
   if (const json* weight = Member(args, "hardPodAffinityWeight")) {
     if (!weight->is_number_integer()) {
       Fail("hardPodAffinityWeight", std::string("expected integer, got ") + weight->type_name());

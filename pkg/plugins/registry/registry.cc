@@ -3,6 +3,7 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "pkg/plugins/coscheduling/coscheduling.h"
 #include "pkg/plugins/defaultbinder/defaultbinder.h"
 #include "pkg/plugins/defaultpreemption/defaultpreemption.h"
 #include "pkg/plugins/imagelocality/image_locality.h"
@@ -37,6 +38,7 @@ std::mutex& OutOfTreeMutex() {
 framework::runtime::Registry InTree() {
   return {
       {std::string(prioritysort::kName), prioritysort::New},
+      {std::string(coscheduling::kName), coscheduling::New},
       {std::string(schedulinggates::kName), schedulinggates::New},
       {std::string(nodeunschedulable::kName), nodeunschedulable::New},
       {std::string(nodename::kName), nodename::New},

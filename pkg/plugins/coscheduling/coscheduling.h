@@ -1,0 +1,138 @@
+#ifndef BERTH_PKG_PLUGINS_COSCHEDULING_COSCHEDULING_H_
+#define BERTH_PKG_PLUGINS_COSCHEDULING_COSCHEDULING_H_
+
+// Coscheduling: gang scheduling. The pods of a gang (a PodGroup's pods) bind together or not at
+// all. A pod of a gang is not attempted while its gang is missing, invalid, short of pods or
+// backing off (PreFilter); once placed it waits at Permit until minMember of the gang are placed
+// or bound, and then every waiting pod of the gang is allowed at once. When a pod of the gang fits
+// no node (PostFilter), or a waiting one times out, is deleted or is rejected, every waiting pod
+// of the gang is rejected at once and the gang backs off. A gang therefore never holds room past a
+// failure, so two gangs that do not fit together cannot hold each other's room forever.
+//
+// It is also the queue order (QueueSort): priority, then the gang's creation or last failure,
+// then names, so a gang's pods are tried one after the other rather than interleaved with another
+// gang's. For pods outside any gang that is PrioritySort's order (priority, then time queued).
+//
+// Pods that join no gang pass every extension point untouched.
+
+#include <array>
+#include <chrono>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "pkg/framework/interface.h"
+#include "pkg/plugins/coscheduling/gang_source.h"
+#include "pkg/plugins/coscheduling/gang_state.h"
+#include "pkg/plugins/coscheduling/worker.h"
+
+namespace prometheus {
+class Counter;
+class Gauge;
+class Histogram;
+}  // namespace prometheus
+
+namespace berth::plugins::coscheduling {
+
+inline constexpr std::string_view kName = "Coscheduling";
+
+struct Args {
+  // How long a gang's placed pods wait at Permit for the rest, unless its PodGroup says
+  // (scheduleTimeoutSeconds).
+  std::chrono::seconds permit_waiting_time{60};
+  // After a failed attempt none of the gang's pods is tried for this long.
+  std::chrono::seconds pod_group_backoff{1};
+};
+
+// Throws std::invalid_argument naming the field.
+Args ParseArgs(const nlohmann::json& args);
+
+// Why a gang's attempt ended without binding (the berth_gang_rejections_total reason).
+enum class Rejection { kUnschedulable, kTimeout, kMemberDeleted, kMemberRejected, kMinResources };
+inline constexpr size_t kRejections = 5;
+const char* RejectionName(Rejection reason);
+
+// Thread-safety: Less runs under the scheduling queue's lock, PreFilter, PostFilter, Reserve and
+// Permit on the scheduling thread, Unreserve there or on binding threads; all share GangState's
+// lock and never call the Handle while holding it.
+class Coscheduling final : public framework::QueueSortPlugin,
+                           public framework::PreFilterPlugin,
+                           public framework::PostFilterPlugin,
+                           public framework::ReservePlugin,
+                           public framework::PermitPlugin,
+                           public framework::EnqueueExtensions {
+ public:
+  // `sources` are asked in order which gang a pod joins. Registers handlers on the pod informer
+  // and the sources' informers, and starts the background worker.
+  Coscheduling(Args args, framework::Handle& handle,
+               std::vector<std::unique_ptr<GangSource>> sources);
+  ~Coscheduling() override;
+
+  std::string_view Name() const override { return kName; }
+
+  bool Less(const framework::QueuedPodInfo& a, const framework::QueuedPodInfo& b) const override;
+  framework::Status PreFilter(framework::CycleState& state, const api::Pod& pod,
+                              const std::vector<framework::NodeInfoPtr>& nodes,
+                              framework::PreFilterResult* result) override;
+  framework::Status PostFilter(framework::CycleState& state, const api::Pod& pod,
+                               const framework::NodeToStatus& statuses,
+                               framework::PostFilterResult* result) override;
+  framework::Status Reserve(framework::CycleState& state, const api::Pod& pod,
+                            const std::string& node) override;
+  void Unreserve(framework::CycleState& state, const api::Pod& pod,
+                 const std::string& node) override;
+  framework::Status Permit(framework::CycleState& state, const api::Pod& pod,
+                           const std::string& node, std::chrono::milliseconds* timeout) override;
+  std::vector<framework::ClusterEventWithHint> EventsToRegister() const override;
+
+  const Args& args() const { return args_; }
+  // For tests.
+  GangState& state() { return *state_; }
+
+ private:
+  struct Metrics {
+    prometheus::Gauge* waiting = nullptr;
+    prometheus::Histogram* wait_allowed = nullptr;
+    prometheus::Histogram* wait_rejected = nullptr;
+    std::array<prometheus::Counter*, kRejections> rejections{};
+  };
+
+  // A PreFilter refusal: Unresolvable (no eviction can help), and noted on the gang's object once
+  // per distinct message when `on_object`.
+  framework::Status Refuse(framework::CycleState& state, const GangKey& key,
+                           const std::string& message, bool on_object);
+  // Ends the gang's attempt: takes back every waiting pod (returned, to reject), records the
+  // failure and its metrics. Requires the state's lock.
+  std::vector<std::string> RejectLocked(const GangKey& key, Gang& gang, const std::string& message,
+                                        Rejection reason, SteadyClock::time_point now);
+  // Rejects the waiting pods RejectLocked returned and notes the failure on the gang's object.
+  // Without the lock.
+  void Release(const GangKey& key, const std::vector<std::string>& uids,
+               const std::string& message);
+  // Ends the wait metric of an attempt whose first pod began waiting at `started`. Requires the
+  // lock.
+  void EndWaitLocked(Gang& gang, bool allowed, SteadyClock::time_point now);
+  // When the gang's minResources exceed the cluster's free capacity, what is short.
+  std::string MissingResources(const GangKey& key, const GangSpec& spec,
+                               const std::vector<framework::NodeInfoPtr>& nodes) const;
+  void RecordEvent(const GangKey& key, const std::string& type, const std::string& reason,
+                   const std::string& note);
+
+  const Args args_;
+  framework::Handle& handle_;
+  const std::shared_ptr<GangState> state_;
+  Metrics metrics_;
+  // Last: stopped first, while everything it uses is still there.
+  std::unique_ptr<GangWorker> worker_;
+};
+
+// The sources of gangs Berth knows, in the order a pod's gang is looked up.
+std::vector<std::unique_ptr<GangSource>> DefaultSources(framework::Handle& handle);
+
+framework::PluginPtr New(const nlohmann::json& args, framework::Handle& handle);
+
+}  // namespace berth::plugins::coscheduling
+
+#endif  // BERTH_PKG_PLUGINS_COSCHEDULING_COSCHEDULING_H_

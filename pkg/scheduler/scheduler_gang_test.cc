@@ -1,0 +1,287 @@
+// Gangs through the whole scheduler (queue, scheduling thread, binding cycles) without an
+// apiserver: pods, nodes and PodGroups reach it through client-less informers, and a binder that
+// stands in for the binding subresource sends the bound pod back as the informer would.
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "pkg/api/podgroup.h"
+#include "pkg/api/workload_podgroup.h"
+#include "pkg/config/load.h"
+#include "pkg/informer/factory.h"
+#include "pkg/plugins/registry/registry.h"
+#include "pkg/scheduler/scheduler.h"
+#include "test/testing/fake_handle.h"
+#include "test/testing/objects.h"
+
+namespace berth::scheduler {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::NodeBuilder;
+using testing::PodBuilder;
+
+class FeedbackBinder : public framework::BindPlugin {
+ public:
+  explicit FeedbackBinder(informer::SharedInformerFactory& informers) : informers_(informers) {}
+  std::string_view Name() const override { return "FeedbackBinder"; }
+  framework::Status Bind(framework::CycleState&, const api::Pod& pod,
+                         const std::string& node) override {
+    auto bound = std::make_shared<api::Pod>(pod);
+    bound->spec.node_name = node;
+    {
+      std::lock_guard lock(mu_);
+      bound_[pod.meta.name] = node;
+    }
+    informers_.Pods().Upsert(bound);
+    return {};
+  }
+  std::map<std::string, std::string> bound() {
+    std::lock_guard lock(mu_);
+    return bound_;
+  }
+
+ private:
+  informer::SharedInformerFactory& informers_;
+  std::mutex mu_;
+  std::map<std::string, std::string> bound_;
+};
+
+bool Eventually(const std::function<bool()>& condition, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (condition()) return true;
+    std::this_thread::sleep_for(10ms);
+  }
+  return condition();
+}
+
+class GangSchedulerTest : public ::testing::Test {
+ protected:
+  void Start(int permit_wait_seconds, int binding_workers = 32) {
+    registry_ = plugins::registry::InTree();
+    registry_["FeedbackBinder"] = [this](const nlohmann::json&, framework::Handle&) {
+      return binder_;
+    };
+    config::Configuration cfg = config::DefaultConfiguration();
+    auto& profile = cfg.profiles[0];
+    profile.plugins.bind.disabled.push_back({"*", 0});
+    profile.plugins.bind.enabled.push_back({"FeedbackBinder", 0});
+    profile.plugin_config.push_back(
+        {"Coscheduling", {{"permitWaitingTimeSeconds", permit_wait_seconds}}});
+    SchedulerDeps deps;
+    deps.informers = &informers_;
+    deps.recorder = &recorder_;
+    SchedulerOptions options;
+    options.binding_workers = binding_workers;
+    scheduler_ = std::make_unique<Scheduler>(cfg, registry_, deps, options);
+    scheduler_->AddAllEventHandlers();
+    scheduler_->Run();
+  }
+  void TearDown() override {
+    if (scheduler_) scheduler_->Stop(1s);
+  }
+
+  void Node(const std::string& name, const std::string& cpu) {
+    informers_.Nodes().Upsert(NodeBuilder(name).Capacity(cpu, "64Gi").Build());
+  }
+  void Group(const std::string& name, int min_member) {
+    informers_.For<api::PodGroup>().Upsert(std::make_shared<api::PodGroup>(
+        api::DecodePodGroup({{"metadata",
+                              {{"name", name},
+                               {"namespace", "default"},
+                               {"uid", "uid-" + name},
+                               {"resourceVersion", "1"},
+                               {"creationTimestamp", "2025-01-01T00:00:00Z"}}},
+                             {"spec", {{"minMember", min_member}}}})));
+  }
+  void Pod(const std::string& name, const std::string& group, const std::string& cpu,
+           const std::string& gate = "") {
+    PodBuilder pod(name);
+    if (!group.empty()) pod.Label(std::string(api::kPodGroupLabel), group);
+    if (!gate.empty()) pod.SchedulingGate(gate);
+    informers_.Pods().Upsert(pod.Container(cpu, "1Gi").Build());
+  }
+  // Upstream's PodGroup (scheduling.k8s.io), and a pod that joins one by spec.schedulingGroup.
+  void WorkloadGroup(const std::string& name, int min_count) {
+    informers_.For<api::WorkloadPodGroup>().Upsert(
+        std::make_shared<api::WorkloadPodGroup>(api::DecodeWorkloadPodGroup(
+            {{"metadata",
+              {{"name", name},
+               {"namespace", "default"},
+               {"uid", "uid-" + name},
+               {"creationTimestamp", "2025-01-01T00:00:00Z"}}},
+             {"spec", {{"schedulingPolicy", {{"gang", {{"minCount", min_count}}}}}}}})));
+  }
+  void WorkloadPod(const std::string& name, const std::string& group, const std::string& cpu) {
+    PodBuilder pod(name);
+    pod.pod().spec.scheduling_group = group;
+    informers_.Pods().Upsert(pod.Container(cpu, "1Gi").Build());
+  }
+  bool EventContains(const std::string& kind, const std::string& part) {
+    for (const auto& e : recorder_.events()) {
+      if (e.kind == kind && e.note.find(part) != std::string::npos) return true;
+    }
+    return false;
+  }
+  // How many pods whose name starts with `prefix` are bound.
+  int Bound(const std::string& prefix) {
+    int n = 0;
+    for (const auto& [pod, node] : binder_->bound()) n += pod.rfind(prefix, 0) == 0 ? 1 : 0;
+    return n;
+  }
+
+  informer::SharedInformerFactory informers_{nullptr};
+  testing::FakeRecorder recorder_;
+  std::shared_ptr<FeedbackBinder> binder_ = std::make_shared<FeedbackBinder>(informers_);
+  framework::runtime::Registry registry_;
+  std::unique_ptr<Scheduler> scheduler_;
+};
+
+TEST_F(GangSchedulerTest, AGangThatDoesNotFitBindsNothingUntilANodeMakesRoom) {
+  Start(60);
+  Node("n1", "2");
+  Node("n2", "1");
+  Group("train", 4);
+  for (int i = 0; i < 4; i++) Pod("train-" + std::to_string(i), "train", "1");
+  // Three of the four fit: they are placed, and given back the moment the fourth fits nowhere.
+  ASSERT_TRUE(Eventually(
+      [&] {
+        for (const auto& e : recorder_.events()) {
+          if (e.kind == "PodGroup" &&
+              e.note.find("with 3 of 4 required pods placed") != std::string::npos) {
+            return true;
+          }
+        }
+        return false;
+      },
+      10s));
+  EXPECT_EQ(Bound("train-"), 0);
+  // The pod that fit nowhere says why, and that its gang was rejected for it.
+  EXPECT_TRUE(Eventually(
+      [&] {
+        for (const auto& e : recorder_.events()) {
+          if (e.kind == "Pod" && e.reason == "FailedScheduling" &&
+              e.note.find("Insufficient cpu. pod group \"default/train\" rejected: pod ") !=
+                  std::string::npos) {
+            return true;
+          }
+        }
+        return false;
+      },
+      10s));
+  Node("n3", "1");
+  EXPECT_TRUE(Eventually([&] { return Bound("train-") == 4; }, 20s)) << Bound("train-");
+}
+
+TEST_F(GangSchedulerTest, GangsThatFitAloneButNotTogetherNeverDeadlock) {
+  Start(5);
+  Node("n1", "4");
+  Node("n2", "4");
+  Group("a", 4);
+  Group("b", 4);
+  // Interleaved: neither gang's pods all arrive before the other's begin.
+  for (int i = 0; i < 4; i++) {
+    Pod("a-" + std::to_string(i), "a", "1500m");
+    Pod("b-" + std::to_string(i), "b", "1500m");
+    if (i == 1) Pod("small", "", "500m");
+  }
+  ASSERT_TRUE(Eventually([&] { return Bound("a-") == 4 || Bound("b-") == 4; }, 5s))
+      << "a: " << Bound("a-") << ", b: " << Bound("b-");
+  EXPECT_TRUE(Eventually([&] { return Bound("small") == 1; }, 5s));
+  // Within a wait of 5s, the other gang never gets a pod bound: it is all or nothing.
+  std::this_thread::sleep_for(1s);
+  const int a = Bound("a-");
+  const int b = Bound("b-");
+  EXPECT_TRUE((a == 4 && b == 0) || (a == 0 && b == 4)) << "a: " << a << ", b: " << b;
+}
+
+TEST_F(GangSchedulerTest, PodsWaitingAtPermitHoldNoBindingThread) {
+  Start(60, /*binding_workers=*/2);
+  Node("n1", "64");
+  Group("wide", 21);
+  // 20 members are placed and wait at Permit for the 21st, which a scheduling gate holds back.
+  for (int i = 0; i < 20; i++) Pod("wide-" + std::to_string(i), "wide", "1");
+  Pod("wide-20", "wide", "1", "example.com/hold");
+  auto waiting = [&] {
+    int n = 0;
+    scheduler_->FrameworkFor("berth-scheduler")->IterateOverWaitingPods([&](auto&) { n++; });
+    return n;
+  };
+  ASSERT_TRUE(Eventually([&] { return waiting() == 20; }, 10s)) << waiting();
+  Pod("plain", "", "1");
+  EXPECT_TRUE(Eventually([&] { return Bound("plain") == 1; }, 5s))
+      << "two binding threads, 20 gang members waiting: a pod ready to bind must not queue behind "
+         "them";
+  EXPECT_EQ(Bound("wide-"), 0);
+  Pod("wide-20", "wide", "1");
+  EXPECT_TRUE(Eventually([&] { return Bound("wide-") == 21; }, 10s)) << Bound("wide-");
+}
+
+TEST_F(GangSchedulerTest, AnUpstreamGangBindsWholeOnceItFitsAndAGroupOfAnotherKindNever) {
+  Start(60);
+  Node("n1", "2");
+  WorkloadGroup("up", 3);
+  for (int i = 0; i < 3; i++) WorkloadPod("up-" + std::to_string(i), "up", "1");
+  ASSERT_TRUE(Eventually(
+      [&] { return EventContains("PodGroup", "with 2 of 3 required pods placed"); }, 10s));
+  EXPECT_EQ(Bound("up-"), 0);
+  Node("n2", "1");
+  EXPECT_TRUE(Eventually([&] { return Bound("up-") == 3; }, 20s)) << Bound("up-");
+
+  // spec.schedulingGroup set without a PodGroup's name: a group Berth cannot honour.
+  WorkloadPod("other", "", "100m");
+  EXPECT_TRUE(Eventually(
+      [&] {
+        return EventContains("Pod",
+                             "pod uses spec.schedulingGroup (a scheduling group that names no "
+                             "PodGroup), which berth-scheduler does not support yet");
+      },
+      10s));
+  Node("n3", "4");
+  std::this_thread::sleep_for(500ms);
+  EXPECT_EQ(Bound("other"), 0);
+}
+
+// Coscheduling takes PrioritySort's place as the default QueueSort plugin. A profile that wants
+// PrioritySort's queue says so at queueSort and disables Coscheduling there; naming PrioritySort
+// alone is two QueueSort plugins, an error as in kube-scheduler.
+TEST(GangSchedulerConfig, PrioritySortTakesTheQueueOnlyWithCoschedulingDisabledThere) {
+  auto registry = plugins::registry::InTree();
+  std::set<std::string> known;
+  for (const auto& [name, factory] : registry) known.insert(name);
+  const std::string head =
+      "apiVersion: kubescheduler.config.k8s.io/v1\n"
+      "kind: KubeSchedulerConfiguration\n"
+      "profiles:\n"
+      "- schedulerName: berth-scheduler\n"
+      "  plugins:\n";
+  testing::FakeRecorder recorder;
+  SchedulerDeps deps;
+  deps.recorder = &recorder;
+
+  Scheduler defaults(config::DefaultConfiguration(), registry, deps);
+  auto plugins = defaults.FrameworkFor("berth-scheduler")->ListPlugins();
+  EXPECT_EQ(plugins["QueueSort"], std::vector<std::string>{"Coscheduling"});
+
+  config::Configuration cfg = config::LoadString(head +
+                                                     "    queueSort:\n"
+                                                     "      enabled: [{name: PrioritySort}]\n"
+                                                     "      disabled: [{name: Coscheduling}]\n",
+                                                 "config.yaml", known);
+  Scheduler sorted(cfg, registry, deps);
+  plugins = sorted.FrameworkFor("berth-scheduler")->ListPlugins();
+  EXPECT_EQ(plugins["QueueSort"], std::vector<std::string>{"PrioritySort"});
+  EXPECT_EQ(plugins["Permit"], std::vector<std::string>{"Coscheduling"});
+
+  cfg = config::LoadString(head + "    queueSort: {enabled: [{name: PrioritySort}]}\n",
+                           "config.yaml", known);
+  EXPECT_THROW(Scheduler(cfg, registry, deps), framework::runtime::FrameworkError);
+}
+
+}  // namespace
+}  // namespace berth::scheduler
