@@ -748,6 +748,11 @@ class Handle : public PluginsRunner {
   virtual std::shared_ptr<WaitingPod> GetWaitingPod(const std::string& uid) = 0;
   virtual void IterateOverWaitingPods(const std::function<void(WaitingPod&)>& fn) = 0;
   virtual void RejectWaitingPod(const std::string& uid) = 0;
+  // Allows all of these waiting pods at `plugin`, or none: when one of them is already decided or
+  // no longer waiting (a rejection won the race), nothing changes and its uid is returned. Empty
+  // when all were allowed. A gang must never bind while one of its placed pods was turned away.
+  virtual std::string AllowWaitingPods(const std::vector<std::string>& uids,
+                                       const std::string& plugin) = 0;
   virtual EventRecorder& GetEventRecorder() = 0;
   virtual Parallelizer& GetParallelizer() = 0;
   virtual PodNominator& Nominator() = 0;

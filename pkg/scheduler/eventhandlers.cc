@@ -127,6 +127,11 @@ void Scheduler::OnPodUpdate(const api::PodPtr& old_pod, const api::PodPtr& new_p
   }
   if (new_pod->IsTerminating()) {
     queue_->Delete(*new_pod);
+    // As for a delete: a finalizer (a Job's, for one) makes a pod's deletion arrive first as this
+    // update, and the apiserver refuses to bind a pod that is being deleted.
+    if (auto waiting = waiting_pods_->Get(new_pod->meta.uid)) {
+      waiting->Reject("", "pod is being deleted");
+    }
     ObserveEvent(metrics::HandledEvent::kUnscheduledPodDelete, start);
     return;
   }

@@ -222,6 +222,33 @@ TEST_F(GangSchedulerTest, PodsWaitingAtPermitHoldNoBindingThread) {
   EXPECT_TRUE(Eventually([&] { return Bound("wide-") == 21; }, 10s)) << Bound("wide-");
 }
 
+TEST_F(GangSchedulerTest, AWaitingPodThatStartsTerminatingIsNeverBound) {
+  Start(60);
+  Node("n1", "8");
+  Group("job", 3);
+  Pod("job-0", "job", "1");
+  Pod("job-1", "job", "1");
+  Pod("job-2", "job", "1", "example.com/hold");
+  auto waiting = [&] {
+    int n = 0;
+    scheduler_->FrameworkFor("berth-scheduler")->IterateOverWaitingPods([&](auto&) { n++; });
+    return n;
+  };
+  ASSERT_TRUE(Eventually([&] { return waiting() == 2; }, 10s)) << waiting();
+  // A finalizer holds the pod: its deletion arrives as an update that sets deletionTimestamp.
+  PodBuilder terminating("job-0");
+  terminating.Label(std::string(api::kPodGroupLabel), "job");
+  auto pod = terminating.Container("1", "1Gi").Build();
+  auto copy = std::make_shared<api::Pod>(*pod);
+  copy->meta.deletion_timestamp = "2025-01-01T00:00:10Z";
+  informers_.Pods().Upsert(copy);
+  EXPECT_TRUE(Eventually([&] { return waiting() == 0; }, 5s))
+      << "the gang's waiting pods are released with the terminating one";
+  Pod("job-2", "job", "1");
+  std::this_thread::sleep_for(1s);
+  EXPECT_EQ(Bound("job-0"), 0) << "the apiserver refuses to bind a pod being deleted";
+}
+
 TEST_F(GangSchedulerTest, AnUpstreamGangBindsWholeOnceItFitsAndAGroupOfAnotherKindNever) {
   Start(60);
   Node("n1", "2");

@@ -135,6 +135,10 @@ class FakeHandle : public framework::Handle {
   }
   void IterateOverWaitingPods(const std::function<void(framework::WaitingPod&)>&) override {}
   void RejectWaitingPod(const std::string&) override {}
+  std::string AllowWaitingPods(const std::vector<std::string>& uids,
+                               const std::string&) override {
+    return uids.empty() ? "" : uids.front();  // No pod waits here.
+  }
   framework::EventRecorder& GetEventRecorder() override { return recorder_; }
   framework::Parallelizer& GetParallelizer() override { return parallelizer_; }
   framework::PodNominator& Nominator() override { return nominator_; }

@@ -866,6 +866,11 @@ void Framework::IterateOverWaitingPods(const std::function<void(WaitingPod&)>& f
   deps_.waiting_pods->Iterate(fn);
 }
 
+std::string Framework::AllowWaitingPods(const std::vector<std::string>& uids,
+                                        const std::string& plugin) {
+  return deps_.waiting_pods->AllowAll(uids, plugin);
+}
+
 void Framework::RejectWaitingPod(const std::string& uid) {
   if (auto pod = deps_.waiting_pods->Get(uid)) pod->Reject("", "removed");
 }

@@ -193,6 +193,8 @@ class Framework : public Handle {
   std::shared_ptr<WaitingPod> GetWaitingPod(const std::string& uid) override;
   void IterateOverWaitingPods(const std::function<void(WaitingPod&)>& fn) override;
   void RejectWaitingPod(const std::string& uid) override;
+  std::string AllowWaitingPods(const std::vector<std::string>& uids,
+                               const std::string& plugin) override;
   EventRecorder& GetEventRecorder() override;
   Parallelizer& GetParallelizer() override;
   PodNominator& Nominator() override;

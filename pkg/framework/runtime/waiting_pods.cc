@@ -187,6 +187,45 @@ std::shared_ptr<WaitingPodImpl> WaitingPods::Get(const std::string& uid) const {
   return it == pods_.end() ? nullptr : it->second;
 }
 
+std::string WaitingPods::AllowAll(const std::vector<std::string>& uids,
+                                  const std::string& plugin) {
+  std::vector<std::shared_ptr<WaitingPodImpl>> pods;
+  {
+    std::lock_guard lock(mu_);
+    for (const std::string& uid : uids) {
+      auto it = pods_.find(uid);
+      if (it == pods_.end()) return uid;
+      pods.push_back(it->second);
+    }
+  }
+  std::vector<size_t> order(pods.size());
+  for (size_t i = 0; i < order.size(); i++) order[i] = i;
+  std::sort(order.begin(), order.end(),
+            [&](size_t a, size_t b) { return pods[a].get() < pods[b].get(); });
+  std::vector<std::function<void()>> continuations;
+  {
+    std::vector<std::unique_lock<std::mutex>> locks;
+    locks.reserve(pods.size());
+    for (size_t i : order) {
+      // The same pod twice would lock its mutex twice.
+      if (!locks.empty() && locks.back().mutex() == &pods[i]->mu_) continue;
+      locks.emplace_back(pods[i]->mu_);
+    }
+    for (size_t i = 0; i < pods.size(); i++) {
+      if (pods[i]->result_) return uids[i];
+    }
+    for (const auto& pod : pods) {
+      if (pod->result_) continue;  // Listed twice.
+      pod->pending_.erase(plugin);
+      if (pod->pending_.empty()) continuations.push_back(pod->DecideLocked(Status::Success()));
+    }
+  }
+  for (auto& then : continuations) {
+    if (then) then();
+  }
+  return "";
+}
+
 void WaitingPods::Iterate(const std::function<void(WaitingPod&)>& fn) const {
   std::vector<std::shared_ptr<WaitingPodImpl>> pods;
   {

@@ -48,6 +48,8 @@ class WaitingPodImpl : public WaitingPod {
   Clock::duration WaitedFor() const;
 
  private:
+  friend class WaitingPods;
+
   // Decides the pod; returns the continuation to run once mu_ is released.
   std::function<void()> DecideLocked(Status result);
   // The timeout status when the earliest pending deadline is not after `now`.
@@ -78,6 +80,10 @@ class WaitingPods {
   void Remove(const std::string& uid);
   std::shared_ptr<WaitingPodImpl> Get(const std::string& uid) const;
   void Iterate(const std::function<void(WaitingPod&)>& fn) const;
+  // Allows every one of `uids` at `plugin`, or none of them: returns the uid of the first that is
+  // not waiting or already decided, or empty once all were allowed. The pods' locks are taken
+  // together (in address order), so no Reject or timeout lands between the check and the allow.
+  std::string AllowAll(const std::vector<std::string>& uids, const std::string& plugin);
   size_t Size() const;
 
  private:

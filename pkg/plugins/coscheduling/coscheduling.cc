@@ -370,6 +370,12 @@ Status Coscheduling::PostFilter(framework::CycleState& state, const api::Pod& po
   auto no_help = [] { return Status(Code::kUnschedulable, std::vector<std::string>{}); };
   // Not attempted at all (PreFilter turned it away): nothing of the gang failed.
   if (!key || state.Read<Refused>(RefusedKey()) != nullptr) return no_help();
+  GangSpec spec;
+  std::string why;
+  if (key->source->Get(key->namespace_, key->name, &spec, &why) == Lookup::kFound &&
+      !spec.all_or_nothing) {
+    return no_help();
+  }
   const auto now = SteadyClock::now();
   std::string message;
   std::vector<std::string> uids;
@@ -424,6 +430,8 @@ Status Coscheduling::Permit(framework::CycleState&, const api::Pod& pod, const s
   std::vector<std::string> siblings;
   bool waits = false;
   bool quorum = false;
+  std::string turned_away_message;
+  std::vector<std::string> released;
   {
     std::lock_guard lock(state_->mu);
     Gang& gang = state_->gangs[*key];
@@ -436,14 +444,26 @@ Status Coscheduling::Permit(framework::CycleState&, const api::Pod& pod, const s
     }
     state_->MarkDirtyLocked(*key);
     if (gang.Placed() >= gang.min_member) {
-      for (auto& [uid, placement] : gang.assumed) {
+      for (const auto& [uid, placement] : gang.assumed) {
         if (!placement.allowed && uid != pod.meta.uid) allow.push_back(uid);
-        placement.allowed = true;
       }
-      // Pods were waiting: this one completes the gang. Otherwise it is one more pod of a gang
-      // that had its quorum already.
-      quorum = gang.wait_started.has_value();
-      EndWaitLocked(gang, true, now);
+      // Under the lock, and all or none: a waiting pod that a timeout, a preemption or its
+      // deletion turned away still counts as placed until its Unreserve runs, and allowing the
+      // rest would bind the gang short.
+      const std::string turned_away = handle_.AllowWaitingPods(allow, std::string(kName));
+      if (!turned_away.empty()) {
+        auto member = gang.members.find(turned_away);
+        turned_away_message = gang_text + " rejected: pod \"" +
+                              (member == gang.members.end() ? turned_away : member->second.first) +
+                              "\" was turned away while waiting";
+        released = RejectLocked(*key, gang, turned_away_message, Rejection::kMemberRejected, now);
+      } else {
+        for (auto& [uid, placement] : gang.assumed) placement.allowed = true;
+        // Pods were waiting: this one completes the gang. Otherwise it is one more pod of a gang
+        // that had its quorum already.
+        quorum = gang.wait_started.has_value();
+        EndWaitLocked(gang, true, now);
+      }
     } else {
       waits = true;
       self->second.since = now;
@@ -461,8 +481,9 @@ Status Coscheduling::Permit(framework::CycleState&, const api::Pod& pod, const s
     *timeout = wait;
     return Status::Wait();
   }
-  for (const std::string& uid : allow) {
-    if (auto waiting = handle_.GetWaitingPod(uid)) waiting->Allow(std::string(kName));
+  if (!turned_away_message.empty()) {
+    Release(*key, released, turned_away_message);
+    return Status::Unschedulable(turned_away_message);
   }
   if (quorum) {
     RecordEvent(*key, "Normal", "Scheduled",

@@ -276,6 +276,31 @@ TEST_F(CoschedulingTest, APodWhosePriorityOrPolicyDiffersFromItsUpstreamGroupsIs
   EXPECT_TRUE(PreFilter(member("right", 10, api::PreemptionPolicy::kNever)).IsSuccess());
 }
 
+TEST_F(CoschedulingTest, APodOfAnUpstreamGroupUnderTheBasicPolicyFailsAlone) {
+  Build({{"podGroupBackoffSeconds", 600}});
+  informers_.For<api::WorkloadPodGroup>().Upsert(std::make_shared<api::WorkloadPodGroup>(
+      api::DecodeWorkloadPodGroup({{"metadata",
+                                    {{"name", "web"},
+                                     {"namespace", kNs},
+                                     {"uid", "uid-web"},
+                                     {"creationTimestamp", "2025-01-01T00:00:00Z"}}},
+                                   {"spec", {{"schedulingPolicy", {{"basic", json::object()}}}}}})));
+  auto member = [&](const std::string& name) {
+    PodBuilder b(name, kNs);
+    b.Container("1", "1Gi");
+    b.pod().spec.scheduling_group = "web";
+    auto pod = b.Build();
+    informers_.Pods().Upsert(pod);
+    return pod;
+  };
+  auto big = member("big");
+  auto small = member("small");
+  ASSERT_TRUE(PreFilter(big).IsSuccess());
+  Status post = PostFilter(big);
+  EXPECT_TRUE(post.reasons().empty()) << post.Message();
+  EXPECT_TRUE(PreFilter(small).IsSuccess()) << "the group does not back off for one pod";
+}
+
 TEST_F(CoschedulingTest, MinResourcesAreCheckedAgainstFreeCapacityBeforeAnyPodIsPlaced) {
   Build();
   // n1 has 4 cpu, 1 of them used by a pod outside the gang.
@@ -401,6 +426,8 @@ TEST_F(CoschedulingTest, ATimeoutRejectsTheWholeGang) {
   Group("train", 3, {{"scheduleTimeoutSeconds", 1}});
   const auto [p0, p1, p2] = Members<3>("train");
   EXPECT_TRUE(Place(p0).IsWait());
+  // Later, so that p-1's own deadline is still ahead when p-0 times out.
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
   EXPECT_TRUE(Place(p1).IsWait());
   Status first = BindingCycle(p0);
   EXPECT_EQ(first.Message(), "rejected due to timeout after waiting 1s at plugin Coscheduling");
@@ -423,6 +450,23 @@ TEST_F(CoschedulingTest, DeletingAWaitingPodReleasesItsGang) {
   EXPECT_EQ(BindingCycle(p1).Message(),
             "pod group \"ml/train\" rejected: pod \"p-0\" was deleted while waiting");
   EXPECT_EQ(PreFilter(p1).Message(), "pod group \"ml/train\" has 2 of 3 required pods");
+}
+
+TEST_F(CoschedulingTest, APodTurnedAwayBeforeItsUnreserveRanDoesNotCountTowardTheQuorum) {
+  Build();
+  Group("train", 3);
+  const auto [p0, p1, p2] = Members<3>("train");
+  EXPECT_TRUE(Place(p0).IsWait());
+  EXPECT_TRUE(Place(p1).IsWait());
+  // A preemption (or a timeout, or a delete) rejects p-0; its binding cycle, which runs its
+  // Unreserve, has not started when p-2 reaches Permit.
+  fwk_->GetWaitingPod(p0->meta.uid)->Reject("DefaultPreemption", "preempted");
+  Status last = Place(p2);
+  EXPECT_EQ(last.code(), Code::kUnschedulable) << last.Message();
+  EXPECT_EQ(last.Message(),
+            "pod group \"ml/train\" rejected: pod \"p-0\" was turned away while waiting");
+  EXPECT_EQ(BindingCycle(p1).Message(), last.Message()) << "p-1 would bind with the gang short";
+  EXPECT_EQ(BindingCycle(p0).Message(), "preempted");
 }
 
 TEST_F(CoschedulingTest, AWaitingPodARejectionCouldNotReachYetIsRejectedOnceParked) {

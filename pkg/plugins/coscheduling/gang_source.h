@@ -32,6 +32,9 @@ struct GangSpec {
   // When set, what every pod of the gang must have; a pod that differs is not placed.
   std::optional<int32_t> priority;
   std::optional<api::PreemptionPolicy> preemption_policy;
+  // False for a group whose pods are placed one by one (upstream's basic policy): a pod that fits
+  // nowhere then fails alone, and the group does not back off.
+  bool all_or_nothing = true;
   // Non-empty when the object cannot be used, saying why and naming the field; its pods are then
   // not attempted.
   std::string problem;

@@ -1,5 +1,7 @@
 #include "pkg/plugins/coscheduling/podgroup_source.h"
 
+#include <algorithm>
+#include <chrono>
 #include <set>
 #include <string>
 
@@ -63,7 +65,10 @@ void PodGroupSource::Translate(const api::PodGroup& group, GangSpec* spec) const
   spec->min_member = group.spec.min_member;
   spec->min_resources = group.spec.min_resources;
   if (group.spec.schedule_timeout_seconds) {
-    spec->wait = std::chrono::seconds(*group.spec.schedule_timeout_seconds);
+    // Capped as the framework caps every Permit wait, so that a timeout is reported as one.
+    spec->wait = std::min<std::chrono::seconds>(
+        std::chrono::seconds(*group.spec.schedule_timeout_seconds),
+        std::chrono::duration_cast<std::chrono::seconds>(framework::kMaxPermitTimeout));
   }
 }
 

@@ -37,6 +37,7 @@ void WorkloadPodGroupSource::Translate(const api::WorkloadPodGroup& group, GangS
   spec->min_member = group.spec.min_count;
   spec->priority = group.spec.priority;
   spec->preemption_policy = group.spec.preemption_policy;
+  spec->all_or_nothing = group.spec.gang;
 }
 
 std::optional<api::WorkloadPodGroupCondition> WorkloadPodGroupSource::ConditionFor(
