@@ -67,6 +67,17 @@ WorkloadPodGroupSpec DecodeSpec(const json& object, const Path& root) {
   if (Asks(*value, claims)) {
     FailAt(claims, "resource claims shared by a pod group are not supported by berth-scheduler");
   }
+  // Preemption by kube-scheduler evicts such a group whole or not at all; Berth's evicts pods one
+  // at a time and would break the group apart.
+  const Path disruption = spec_path.Field("disruptionMode");
+  // `all` is an empty object: being there is the whole request.
+  if (const json* mode = GetObject(*value, disruption); mode != nullptr) {
+    const json* all = Member(*mode, disruption.Field("all"));
+    if (all != nullptr && !all->is_null()) {
+      FailAt(disruption.Field("all"),
+             "a pod group disrupted only as a whole is not supported by berth-scheduler");
+    }
+  }
   const Path parent = spec_path.Field("parentCompositePodGroupName");
   if (Asks(*value, parent)) {
     FailAt(parent, "composite pod groups are not supported by berth-scheduler");

@@ -84,6 +84,9 @@ TEST(WorkloadPodGroupDecode, AnUnusableOrUnsupportedSpecIsKeptWithItsProblem) {
            "resourceClaims": [{"name": "gpu", "resourceClaimName": "shared"}]})",
        "spec.resourceClaims: resource claims shared by a pod group are not supported by "
        "berth-scheduler"},
+      {R"({"schedulingPolicy": {"gang": {"minCount": 2}}, "disruptionMode": {"all": {}}})",
+       "spec.disruptionMode.all: a pod group disrupted only as a whole is not supported by "
+       "berth-scheduler"},
       {R"({"schedulingPolicy": {"basic": {}}, "parentCompositePodGroupName": "job"})",
        "spec.parentCompositePodGroupName: composite pod groups are not supported by "
        "berth-scheduler"},
