@@ -1,0 +1,106 @@
+#include "pkg/explain/groups.h"
+
+#include <algorithm>
+#include <tuple>
+
+namespace berth::explain {
+
+void GroupBuilder::Reset() {
+  groups_.clear();
+  last_ = 0;
+  nodes_ = 0;
+  untracked_nodes_ = 0;
+  untracked_ = false;
+}
+
+bool GroupBuilder::Matches(const Group& g, const framework::Status& status) const {
+  // Interned names are equal exactly when their addresses are; groups made by AddMany have none.
+  if (g.plugin_id != &status.plugin()) {
+    if (g.plugin_id != nullptr || g.plugin != status.plugin()) return false;
+  }
+  if (g.code != status.code()) return false;
+  if (g.fixed != nullptr && status.fixed_reasons() == g.fixed) return true;
+  return status.reasons() == g.reasons;
+}
+
+void GroupBuilder::Add(std::string_view node, const framework::Status& status) {
+  nodes_++;
+  auto add_to = [&](Group& g) {
+    g.nodes++;
+    if (g.num_examples < g.examples.size()) g.examples[g.num_examples++] = node;
+  };
+  if (last_ < groups_.size() && Matches(groups_[last_], status)) {
+    add_to(groups_[last_]);
+    return;
+  }
+  for (size_t i = 0; i < groups_.size(); i++) {
+    if (i != last_ && Matches(groups_[i], status)) {
+      last_ = i;
+      add_to(groups_[i]);
+      return;
+    }
+  }
+  if (groups_.size() >= kMaxTracked) {
+    untracked_nodes_++;
+    untracked_ = true;
+    return;
+  }
+  Group& g = groups_.emplace_back();
+  g.plugin_id = &status.plugin();
+  g.plugin = status.plugin();
+  g.code = status.code();
+  g.fixed = status.fixed_reasons();
+  g.reasons = status.reasons();
+  last_ = groups_.size() - 1;
+  add_to(g);
+}
+
+void GroupBuilder::AddMany(int count, std::string_view plugin, const framework::Status& status,
+                           const std::vector<std::string_view>& examples) {
+  if (count <= 0) return;
+  nodes_ += count;
+  if (groups_.size() >= kMaxTracked) {
+    untracked_nodes_ += count;
+    untracked_ = true;
+    return;
+  }
+  Group& g = groups_.emplace_back();
+  g.plugin = std::string(plugin);
+  g.code = status.code();
+  g.reasons = status.reasons();
+  g.nodes = count;
+  for (std::string_view name : examples) {
+    if (g.num_examples == g.examples.size()) break;
+    g.examples[g.num_examples++] = name;
+  }
+}
+
+void GroupBuilder::Build(Attempt* out) const {
+  std::vector<const Group*> order;
+  order.reserve(groups_.size());
+  for (const auto& g : groups_) order.push_back(&g);
+  std::sort(order.begin(), order.end(), [](const Group* a, const Group* b) {
+    return std::tie(b->nodes, a->plugin, a->reasons) < std::tie(a->nodes, b->plugin, b->reasons);
+  });
+  out->groups.clear();
+  out->other_groups = 0;
+  out->other_nodes = untracked_nodes_;
+  for (const Group* g : order) {
+    if (out->groups.size() == kMaxGroups) {
+      out->other_groups++;
+      out->other_nodes += g->nodes;
+      continue;
+    }
+    ReasonGroup& r = out->groups.emplace_back();
+    r.plugin = Bounded(g->plugin);
+    r.code = framework::CodeName(g->code);
+    r.reasons.reserve(g->reasons.size());
+    for (const auto& reason : g->reasons) r.reasons.push_back(Bounded(reason));
+    r.nodes = g->nodes;
+    for (size_t i = 0; i < g->num_examples; i++) r.examples.emplace_back(g->examples[i]);
+  }
+  // Verdicts beyond kMaxTracked were not told apart: count them as at least one more group.
+  if (untracked_) out->other_groups++;
+}
+
+}  // namespace berth::explain

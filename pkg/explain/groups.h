@@ -1,0 +1,68 @@
+#ifndef BERTH_PKG_EXPLAIN_GROUPS_H_
+#define BERTH_PKG_EXPLAIN_GROUPS_H_
+
+// Folds per-node verdicts into groups of identical ones (plugin, code and reasons), counting the
+// nodes of each and keeping the first few names, in one pass over the statuses Filter left.
+//
+// Cheap enough for every scheduling cycle: a verdict's plugin name is interned and most reason
+// lists are shared (framework::FixedReasons), so a status usually matches a group by address;
+// runs of nodes with one verdict (every node short of cpu) hit the previous node's group first.
+// Names are kept as views until Build, so Add allocates only when a new group appears.
+//
+// Not thread-safe: one builder per scheduling thread, reused across cycles (Reset).
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "pkg/explain/record.h"
+#include "pkg/framework/interface.h"
+
+namespace berth::explain {
+
+class GroupBuilder {
+ public:
+  // Distinct verdicts tracked in one pass; nodes with further ones are counted as "other".
+  static constexpr size_t kMaxTracked = 32;
+
+  void Reset();
+  // `node` must stay valid until Build (a view of the snapshot's node name).
+  void Add(std::string_view node, const framework::Status& status);
+  // `count` nodes that share a verdict without a status each (nodes PreFilter ruled out);
+  // `examples` (at most kExamplesPerGroup are kept) must stay valid until Build.
+  void AddMany(int count, std::string_view plugin, const framework::Status& status,
+               const std::vector<std::string_view>& examples = {});
+  // Nodes added so far.
+  int nodes() const { return nodes_; }
+
+  // Writes the groups into `out`, largest first (then by plugin and reasons), at most
+  // kMaxGroups of them; the rest are counted in other_groups/other_nodes.
+  void Build(Attempt* out) const;
+
+ private:
+  struct Group {
+    const std::string* plugin_id = nullptr;  // Interned, or null with `plugin` set.
+    std::string plugin;
+    framework::Code code = framework::Code::kSuccess;
+    // The shared reasons the group was made from, if any: later statuses made from them match
+    // without comparing text.
+    const framework::FixedReasons* fixed = nullptr;
+    std::vector<std::string> reasons;
+    int nodes = 0;
+    std::array<std::string_view, kExamplesPerGroup> examples{};
+    size_t num_examples = 0;
+  };
+  bool Matches(const Group& g, const framework::Status& status) const;
+
+  std::vector<Group> groups_;
+  size_t last_ = 0;
+  int nodes_ = 0;
+  int untracked_nodes_ = 0;
+  bool untracked_ = false;
+};
+
+}  // namespace berth::explain
+
+#endif  // BERTH_PKG_EXPLAIN_GROUPS_H_
