@@ -62,7 +62,8 @@ class Coscheduling final : public framework::QueueSortPlugin,
                            public framework::PostFilterPlugin,
                            public framework::ReservePlugin,
                            public framework::PermitPlugin,
-                           public framework::EnqueueExtensions {
+                           public framework::EnqueueExtensions,
+                           public framework::HintPlugin {
  public:
   // `sources` are asked in order which gang a pod joins. Registers handlers on the pod informer
   // and the sources' informers, and starts the background worker.
@@ -86,6 +87,13 @@ class Coscheduling final : public framework::QueueSortPlugin,
   framework::Status Permit(framework::CycleState& state, const api::Pod& pod,
                            const std::string& node, std::chrono::milliseconds* timeout) override;
   std::vector<framework::ClusterEventWithHint> EventsToRegister() const override;
+  // After a PreFilter refusal: how many pods the gang still lacks, or that its group does not
+  // exist. Not changes to the pod: the scheduler counts the nodes it would fit without the gate.
+  std::vector<framework::PodChange> SuggestChanges(
+      const framework::CycleState& state, const api::Pod& pod,
+      std::span<const framework::NodeInfo* const> rejected,
+      std::span<const framework::Status* const> statuses,
+      const framework::Status* pre_filter) const override;
 
   const Args& args() const { return args_; }
   // For tests.
