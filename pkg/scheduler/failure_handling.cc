@@ -72,7 +72,8 @@ api::PodPtr Scheduler::CurrentPod(const api::Pod& pod) const {
 void Scheduler::HandleSchedulingFailure(const framework::QueuedPodInfoPtr& pinfo,
                                         const Status& status, const Diagnosis* diagnosis,
                                         const std::optional<std::string>& nominated_node,
-                                        Clock::time_point cycle_start) {
+                                        Clock::time_point cycle_start,
+                                        std::shared_ptr<explain::Attempt> attempt) {
   const api::PodPtr pod = pinfo->pod_info->pod;
   std::string reason = "Unschedulable";
   bool had_error = false;
@@ -114,6 +115,22 @@ void Scheduler::HandleSchedulingFailure(const framework::QueuedPodInfoPtr& pinfo
   if (current != pod && current->meta.uid == pod->meta.uid) {
     pinfo->pod_info = std::make_shared<framework::PodInfo>(current);
   }
+  if (attempt == nullptr) {
+    attempt = std::make_shared<explain::Attempt>();
+    attempt->pod = pod->Key();
+    attempt->uid = pod->meta.uid;
+    attempt->profile = pod->spec.scheduler_name;
+    attempt->time = std::chrono::system_clock::now();
+    attempt->attempt = pinfo->attempts;
+    attempt->pod_object = pod;
+  }
+  if (!attempt->node.empty()) {
+    attempt->outcome = explain::Outcome::kFailedAfterSelection;
+  } else {
+    attempt->outcome = had_error ? explain::Outcome::kError : explain::Outcome::kUnschedulable;
+  }
+  attempt->message = explain::Bounded(message);
+  attempts_.Record(std::move(attempt));
   // As upstream: a nomination left as it is (nullopt) is the one the pod object carries.
   queue_->nominator().AddNominatedPod(pinfo->pod_info, nominated_node);
   // Also ends the pod's in-flight tracking (the queue calls Done itself).

@@ -50,6 +50,8 @@ bool Scheduler::ScheduleOne() {
     queue_->Done(pod->meta.uid);
     return true;
   }
+  // Dry runs (explain, simulate) use the snapshot and the profiles between cycles, never during.
+  CycleGate::CycleTurn turn(gate_);
   const auto cycle_start = Clock::now();
   stats_.attempts++;
   cycles_++;
@@ -60,11 +62,14 @@ bool Scheduler::ScheduleOne() {
 
   ScheduleResult result;
   Diagnosis diagnosis;
+  groups_.Reset();
+  diagnosis.groups = &groups_;
   Status status = SchedulePod(*fwk, *state, *pod, &result, &diagnosis);
   if (!status.IsSuccess()) {
     // As upstream: a failure clears the pod's nomination, unless PostFilter plugins ran and
     // decided otherwise.
     std::optional<std::string> nominated = std::string();
+    auto attempt = NewAttempt(*fwk, *pinfo, diagnosis, nullptr);
     if (status.IsRejected() && diagnosis.num_all_nodes > 0) {
       if (fwk->HasPostFilterPlugins()) {
         framework::PostFilterResult post;
@@ -75,13 +80,22 @@ bool Scheduler::ScheduleOne() {
         if (!post.nominated_node_name.empty() || post.clear_nomination) {
           nominated = post.nominated_node_name;
         }
+        std::string post_text = diagnosis.post_filter_msg;
+        if (post_status.IsSuccess()) {
+          post_text = "nominated node " + post.nominated_node_name;
+        } else if (!post_status.plugin().empty()) {
+          post_text = post_status.plugin() + ": " + post_text;
+        }
+        attempt->post_filter = explain::Bounded(post_text);
+        if (nominated) attempt->nominated_node = *nominated;
       }
       status = Status(status.code(), FitErrorMessage(diagnosis.num_all_nodes, diagnosis));
     }
     HandleSchedulingFailure(pinfo, status, status.IsRejected() ? &diagnosis : nullptr, nominated,
-                            cycle_start);
+                            cycle_start, std::move(attempt));
     return true;
   }
+  auto attempt = NewAttempt(*fwk, *pinfo, diagnosis, &result);
 
   // Assume: the cache counts the pod on its node from now on, so the next cycle sees it.
   auto assumed = std::make_shared<api::Pod>(*pod);
@@ -90,14 +104,14 @@ bool Scheduler::ScheduleOne() {
   api::PodPtr assumed_ptr = assumed;
   Status assume = cache_.AssumePod(std::make_shared<framework::PodInfo>(assumed_ptr));
   if (!assume.IsSuccess()) {
-    HandleSchedulingFailure(pinfo, assume, nullptr, "", cycle_start);
+    HandleSchedulingFailure(pinfo, assume, nullptr, "", cycle_start, std::move(attempt));
     return true;
   }
   Status reserve = fwk->RunReservePluginsReserve(*state, *assumed, result.host);
   if (!reserve.IsSuccess()) {
     fwk->RunReservePluginsUnreserve(*state, *assumed, result.host);
     cache_.ForgetPod(*assumed);
-    HandleSchedulingFailure(pinfo, reserve, nullptr, "", cycle_start);
+    HandleSchedulingFailure(pinfo, reserve, nullptr, "", cycle_start, std::move(attempt));
     return true;
   }
   Status permit = fwk->RunPermitPlugins(*state, *assumed, result.host);
@@ -105,19 +119,21 @@ bool Scheduler::ScheduleOne() {
     fwk->RunReservePluginsUnreserve(*state, *assumed, result.host);
     cache_.ForgetPod(*assumed);
     if (permit.IsRejected()) pinfo->unschedulable_plugins = {permit.plugin()};
-    HandleSchedulingFailure(pinfo, permit, nullptr, "", cycle_start);
+    HandleSchedulingFailure(pinfo, permit, nullptr, "", cycle_start, std::move(attempt));
     return true;
   }
   queue_->nominator().DeleteNominatedPodIfExists(*pod);
 
   in_flight_bindings_++;
-  fwk->WhenPermitDecided(*assumed, [this, fwk, state, pinfo, assumed_ptr, result, cycle_start] {
-    const bool posted = binders_->Post([this, fwk, state, pinfo, assumed_ptr, result, cycle_start] {
-      BindingCycle(fwk, state, pinfo, assumed_ptr, result, cycle_start);
-      in_flight_bindings_--;
-    });
-    if (!posted) in_flight_bindings_--;  // Shutting down: the binders no longer take work.
-  });
+  fwk->WhenPermitDecided(
+      *assumed, [this, fwk, state, pinfo, assumed_ptr, result, cycle_start, attempt] {
+        const bool posted =
+            binders_->Post([this, fwk, state, pinfo, assumed_ptr, result, cycle_start, attempt] {
+              BindingCycle(fwk, state, pinfo, assumed_ptr, result, cycle_start, attempt);
+              in_flight_bindings_--;
+            });
+        if (!posted) in_flight_bindings_--;  // Shutting down: the binders no longer take work.
+      });
   return true;
 }
 
@@ -134,10 +150,21 @@ Status Scheduler::SchedulePod(framework::runtime::Framework& fwk, framework::Cyc
     diagnosis->unschedulable_plugins.insert(unsupported->plugins.begin(),
                                             unsupported->plugins.end());
     diagnosis->num_all_nodes = static_cast<int>(snapshot_.NumNodes());
+    diagnosis->pre_filter_note = unsupported->message;
+    if (diagnosis->groups) {
+      std::string plugins;
+      for (const auto& p : unsupported->plugins) {
+        if (!plugins.empty()) plugins += " ";
+        plugins += p;
+      }
+      diagnosis->groups->AddMany(diagnosis->num_all_nodes, plugins,
+                                 Status(Code::kUnschedulableAndUnresolvable, unsupported->message));
+    }
     return Status(Code::kUnschedulableAndUnresolvable, std::vector<std::string>{});
   }
   if (snapshot_.NumNodes() == 0) {
     diagnosis->pre_filter_msg = "";
+    diagnosis->pre_filter_note = "no nodes in the cluster";
     return Status(Code::kUnschedulable, "no nodes available to schedule pods");
   }
   std::vector<const framework::NodeInfo*>& feasible = feasible_nodes_;
@@ -150,6 +177,7 @@ Status Scheduler::SchedulePod(framework::runtime::Framework& fwk, framework::Cyc
   }
   result->evaluated_nodes = evaluated;
   result->feasible_nodes = static_cast<int>(feasible.size());
+  result->scored = false;
   if (feasible.size() == 1) {
     result->host = feasible.front()->name();
     if (deps_.metrics) {
@@ -170,6 +198,7 @@ Status Scheduler::SchedulePod(framework::runtime::Framework& fwk, framework::Cyc
     for (const auto& n : feasible) scores.push_back({n->name(), {}, 1});
   }
   result->host = SelectHost(scores);
+  result->scored = true;
   if (deps_.metrics) {
     deps_.metrics->ObserveSchedulingAlgorithm(
         std::chrono::duration<double>(Clock::now() - algorithm_start).count());
@@ -191,6 +220,10 @@ Status Scheduler::FindNodesThatFitPod(framework::runtime::Framework& fwk,
     if (!s.IsRejected()) return s;
     // Every node gets the PreFilter status; the message says it once.
     diagnosis->pre_filter_msg = s.Message();
+    diagnosis->pre_filter_note = "rejected by " + s.plugin() + ": " + s.Message();
+    if (diagnosis->groups) {
+      diagnosis->groups->AddMany(static_cast<int>(all_nodes.size()), s.plugin(), s);
+    }
     diagnosis->node_to_status.set_absent_nodes_status(s);
     if (!s.plugin().empty()) {
       (s.code() == Code::kPending ? diagnosis->pending_plugins : diagnosis->unschedulable_plugins)
@@ -223,6 +256,23 @@ Status Scheduler::FindNodesThatFitPod(framework::runtime::Framework& fwk,
     for (const auto& name : plugins_with_nodes) plugins += (plugins.empty() ? "" : " ") + name;
     diagnosis->node_to_status.set_absent_nodes_status(
         Status::Unresolvable("node(s) didn't satisfy plugin(s) [" + plugins + "]"));
+    const int excluded = static_cast<int>(all_nodes.size() - kept.size());
+    diagnosis->pre_filter_note = "kept " + std::to_string(kept.size()) + " of " +
+                                 std::to_string(all_nodes.size()) + " nodes (" + plugins + ")";
+    if (diagnosis->groups && excluded > 0) {
+      // A few of the excluded nodes as examples, looked for among the first nodes only: the
+      // record must not cost a pass over a large cluster.
+      constexpr size_t kScanned = 64;
+      std::vector<std::string_view> examples;
+      for (size_t i = 0;
+           i < all_nodes.size() && i < kScanned && examples.size() < explain::kExamplesPerGroup;
+           i++) {
+        const std::string& name = all_nodes[i]->name();
+        if (!pre_result.node_names->count(name)) examples.push_back(name);
+      }
+      diagnosis->groups->AddMany(excluded, plugins, diagnosis->node_to_status.absent_nodes_status(),
+                                 examples);
+    }
   }
   FindNodesThatPassFilters(fwk, state, pod, diagnosis, *nodes, feasible);
   return {};
@@ -407,13 +457,81 @@ std::map<std::string, int64_t> Scheduler::CollectRejections(
     }
     last_count++;
     // Errors are reported through the cycle's error path.
-    if (!keep_statuses || !s.IsRejected()) continue;
+    if (!s.IsRejected()) continue;
     const int index = start + i;
-    diagnosis->node_to_status.Set(nodes[index < num_all ? index : index - num_all]->name(),
-                                  std::move(s));
+    const std::string& name = nodes[index < num_all ? index : index - num_all]->name();
+    if (diagnosis->groups) diagnosis->groups->Add(name, s);
+    if (keep_statuses) diagnosis->node_to_status.Set(name, std::move(s));
   }
   tally();
   return rejected_by;
+}
+
+std::shared_ptr<explain::Attempt> Scheduler::NewAttempt(const framework::runtime::Framework& fwk,
+                                                        const framework::QueuedPodInfo& pinfo,
+                                                        const Diagnosis& diagnosis,
+                                                        const ScheduleResult* result) {
+  auto attempt = std::make_shared<explain::Attempt>();
+  const api::Pod& pod = pinfo.pod();
+  attempt->pod = pod.Key();
+  attempt->uid = pod.meta.uid;
+  attempt->profile = fwk.ProfileName();
+  attempt->time = std::chrono::system_clock::now();
+  attempt->attempt = pinfo.attempts;
+  attempt->pod_object = pinfo.pod_info->pod;
+  attempt->num_nodes = static_cast<int>(snapshot_.NumNodes());
+  attempt->pre_filter = explain::Bounded(diagnosis.pre_filter_note);
+  if (diagnosis.groups) diagnosis.groups->Build(attempt.get());
+  if (result == nullptr) {
+    attempt->evaluated = diagnosis.filter_rejected;
+    return attempt;
+  }
+  attempt->outcome = explain::Outcome::kBound;
+  attempt->node = result->host;
+  attempt->evaluated = result->evaluated_nodes;
+  attempt->feasible = result->feasible_nodes;
+  if (result->scored) RecordScores(fwk, node_scores_, result->host, attempt.get());
+  return attempt;
+}
+
+void Scheduler::RecordScores(const framework::runtime::Framework& fwk,
+                             const std::vector<framework::runtime::NodePluginScores>& scores,
+                             std::string_view chosen_name, explain::Attempt* attempt) {
+  // The chosen node and the best others, in one pass that keeps a sorted handful.
+  const framework::runtime::NodePluginScores* chosen = nullptr;
+  std::array<const framework::runtime::NodePluginScores*, explain::kAlternatives> best{};
+  size_t num_best = 0;
+  for (const auto& s : scores) {
+    if (chosen == nullptr && s.name == chosen_name) {
+      chosen = &s;
+      continue;
+    }
+    if (num_best == best.size() && s.total <= best[num_best - 1]->total) continue;
+    size_t at = num_best < best.size() ? num_best++ : num_best - 1;
+    while (at > 0 && best[at - 1]->total < s.total) {
+      best[at] = best[at - 1];
+      at--;
+    }
+    best[at] = &s;
+  }
+  if (chosen == nullptr) return;
+  // Every scored node lists the same plugins in the same order: weights are looked up once.
+  std::vector<int64_t> weights;
+  weights.reserve(chosen->scores.size());
+  for (const auto& ps : chosen->scores) weights.push_back(fwk.ScoreWeight(ps.plugin));
+  auto add = [&](const framework::runtime::NodePluginScores& s) {
+    explain::NodeScores& out = attempt->scores.emplace_back();
+    out.node = std::string(s.name);
+    out.total = s.total;
+    out.plugins.reserve(s.scores.size());
+    for (size_t i = 0; i < s.scores.size(); i++) {
+      out.plugins.push_back(
+          {s.scores[i].plugin, i < weights.size() ? weights[i] : 1, s.scores[i].score});
+    }
+  };
+  attempt->scores.reserve(1 + num_best);
+  add(*chosen);
+  for (size_t i = 0; i < num_best; i++) add(*best[i]);
 }
 
 std::string Scheduler::SelectHost(const std::vector<framework::runtime::NodePluginScores>& scores) {

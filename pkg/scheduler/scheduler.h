@@ -21,11 +21,14 @@
 #include "pkg/cache/cache.h"
 #include "pkg/cache/snapshot.h"
 #include "pkg/config/config.h"
+#include "pkg/explain/groups.h"
+#include "pkg/explain/store.h"
 #include "pkg/framework/interface.h"
 #include "pkg/framework/runtime/framework.h"
 #include "pkg/framework/runtime/parallelizer.h"
 #include "pkg/metrics/metrics.h"
 #include "pkg/queue/scheduling_queue.h"
+#include "pkg/scheduler/cycle_gate.h"
 #include "pkg/util/task_queue.h"
 
 namespace berth::informer {
@@ -51,6 +54,11 @@ struct Diagnosis {
   std::set<std::string> pending_plugins;
   std::string pre_filter_msg;
   std::string post_filter_msg;
+  // What PreFilter did, for the attempt's record: empty when it kept every node.
+  std::string pre_filter_note;
+  // Where Filter's verdicts are grouped for the attempt's record; null for passes that are not
+  // the attempt's own (the nominated node tried alone).
+  explain::GroupBuilder* groups = nullptr;
 };
 
 // "0/N nodes are available: 2 Insufficient cpu, 1 node(s) had untolerated taint(s)." in
@@ -91,6 +99,8 @@ struct SchedulerOptions {
   std::optional<uint64_t> seed;
   // Percentage of cycles whose per-plugin durations are recorded (upstream samples 10%).
   int plugin_metrics_sample_percent = 10;
+  // The records of pending pods' last attempts (explain).
+  explain::StoreOptions attempts;
 };
 
 struct SchedulerDeps {
@@ -143,12 +153,30 @@ class Scheduler {
   bool ScheduleOne();
 
   bool Responsible(const api::Pod& pod) const;
+  // The first profile's schedulerName.
+  const std::string& FirstProfile() const { return config_.profiles.front().scheduler_name; }
   framework::runtime::Framework* FrameworkFor(const std::string& scheduler_name) const;
   queue::SchedulingQueue& queue() { return *queue_; }
   cache::Cache& cache() { return cache_; }
   const SchedulerStats& stats() const { return stats_; }
   // Binding cycles started but not finished.
   int InFlightBindings() const { return in_flight_bindings_.load(); }
+  // The last attempt of each pending pod and the recent binding decisions.
+  const explain::Store& attempts() const { return attempts_; }
+
+  // ---- Explain and simulate (thread-safe; dry runs take turns with the scheduling cycle) ----
+
+  // The pod's last attempt ("namespace/name"); for a pod still pending, with the changes that
+  // would make it fit, each checked by a dry run on the current snapshot. Nullopt when no attempt
+  // of the pod is recorded.
+  std::optional<explain::Explanation> Explain(const std::string& pod_key);
+  // A dry run of `pod` on the current snapshot under its profile (spec.schedulerName): PreFilter,
+  // Filter over every node, PreScore and Score, nothing assumed, reserved or bound, and the
+  // changes that would make it fit. Throws std::invalid_argument when it names no profile.
+  explain::Explanation Simulate(const api::Pod& pod);
+  // The records of pending pods, newest first, leaving out (and forgetting) those whose pod the
+  // informer no longer has unbound.
+  std::vector<explain::AttemptPtr> PendingAttempts();
 
  private:
   // Pods and nodes have handlers of their own; the wildcard names no resource.
@@ -167,6 +195,8 @@ class Scheduler {
     std::string host;
     int evaluated_nodes = 0;
     int feasible_nodes = 0;
+    // Whether node_scores_ holds this cycle's scores.
+    bool scored = false;
   };
 
   // Returns Success with `result` filled, a rejection with `diagnosis` filled, or an error. A
@@ -193,16 +223,49 @@ class Scheduler {
                                                    Diagnosis* diagnosis);
   std::string SelectHost(const std::vector<framework::runtime::NodePluginScores>& scores);
 
+  // Writes the chosen node's scores and the best kAlternatives others into `attempt`.
+  static void RecordScores(const framework::runtime::Framework& fwk,
+                           const std::vector<framework::runtime::NodePluginScores>& scores,
+                           std::string_view chosen, explain::Attempt* attempt);
+
+  // ---- Dry runs (explain.cc) ----
+  struct DryRun;
+  // PreFilter and Filter (and with `score`, PreScore and Score) of `pod` over every node of a
+  // fresh snapshot, with `ignored` plugins left out. Call holding a CycleGate::SideTurn.
+  std::unique_ptr<DryRun> RunDry(framework::runtime::Framework& fwk, const api::Pod& pod,
+                                 const framework::PluginSet& ignored, bool score);
+  // The attempt record of a dry run. Call holding the turn `run` was made in.
+  std::shared_ptr<explain::Attempt> AttemptOf(const framework::runtime::Framework& fwk,
+                                              const api::Pod& pod, const DryRun& run);
+  // The changes the HintPlugins among the plugins that rejected nodes in `run` propose, with
+  // the plugin of each, most rejecting plugin first. Call holding the turn `run` was made in.
+  std::vector<std::pair<std::string, framework::PodChange>> SuggestChanges(
+      framework::runtime::Framework& fwk, const api::Pod& pod, const DryRun& run);
+  // A dry run of `pod`, then one per suggested change (each its own turn at the gate). Shows
+  // `recorded` as the attempt, or the dry run's own when null.
+  explain::Explanation ExplainPod(framework::runtime::Framework& fwk, const api::Pod& pod,
+                                  explain::AttemptPtr recorded);
+
+  // The record of this cycle's attempt: what PreFilter did and Filter's verdicts (from
+  // `diagnosis`), and with `result`, the chosen node's scores beside the best alternatives.
+  std::shared_ptr<explain::Attempt> NewAttempt(const framework::runtime::Framework& fwk,
+                                               const framework::QueuedPodInfo& pinfo,
+                                               const Diagnosis& diagnosis,
+                                               const ScheduleResult* result);
+
   void BindingCycle(framework::runtime::Framework* fwk,
                     std::shared_ptr<framework::CycleState> state, framework::QueuedPodInfoPtr pinfo,
                     api::PodPtr assumed, const ScheduleResult& result,
-                    std::chrono::steady_clock::time_point cycle_start);
+                    std::chrono::steady_clock::time_point cycle_start,
+                    std::shared_ptr<explain::Attempt> attempt);
   // Requeues a pod whose attempt failed and reports why (event + condition), off-thread.
   // `nominated_node` replaces the pod's nomination ("" clears it); std::nullopt leaves it.
+  // `attempt` (made here when null) is completed with the outcome and kept as the pod's record.
   void HandleSchedulingFailure(const framework::QueuedPodInfoPtr& pinfo,
                                const framework::Status& status, const Diagnosis* diagnosis,
                                const std::optional<std::string>& nominated_node,
-                               std::chrono::steady_clock::time_point cycle_start);
+                               std::chrono::steady_clock::time_point cycle_start,
+                               std::shared_ptr<explain::Attempt> attempt = nullptr);
   // Registers the scrape hooks that sample queue, cache and informer state.
   void RegisterScrapeHooks();
   // The V(2) line for one decision: pod, node, its score and the best alternatives.
@@ -251,6 +314,11 @@ class Scheduler {
   // The current cycle's feasible nodes and scores, kept so their buffers are reused.
   std::vector<const framework::NodeInfo*> feasible_nodes_;
   std::vector<framework::runtime::NodePluginScores> node_scores_;
+  // Groups this cycle's Filter verdicts for its record; reused across cycles.
+  explain::GroupBuilder groups_;
+  explain::Store attempts_;
+  // Taken by ScheduleOne for each cycle and by dry runs between cycles.
+  CycleGate gate_;
 
   std::atomic<bool> running_{false};
   std::thread scheduling_thread_;

@@ -127,6 +127,7 @@ class HttpServer::Impl {
         std::make_unique<web::http::experimental::listener::http_listener>(web::uri(url_), config);
     listener->support(methods::GET, [this](const http_request& request) { Handle(request); });
     listener->support(methods::HEAD, [this](const http_request& request) { Handle(request); });
+    listener->support(methods::POST, [this](const http_request& request) { Handle(request); });
     try {
       listener->open().wait();
     } catch (const std::exception& e) {
@@ -156,7 +157,11 @@ class HttpServer::Impl {
     const bool verbose = query.find("&verbose&") != std::string::npos ||
                          query.find("&verbose=") != std::string::npos;
     try {
-      if (path == "/metrics" && handlers_.metrics) {
+      if (path.rfind("/debug/", 0) == 0 && handlers_.debug) {
+        Debug(request);
+      } else if (request.method() == methods::POST) {
+        request.reply(status_codes::MethodNotAllowed, "405 method not allowed\n", "text/plain");
+      } else if (path == "/metrics" && handlers_.metrics) {
         request.reply(status_codes::OK, handlers_.metrics(),
                       "text/plain; version=0.0.4; charset=utf-8");
       } else if (path == "/healthz" || path == "/livez") {
@@ -171,6 +176,42 @@ class HttpServer::Impl {
     } catch (const std::exception& e) {
       request.reply(status_codes::InternalError, std::string(e.what()) + "\n", "text/plain");
     }
+  }
+
+  void Debug(const http_request& request) {
+    std::unique_lock busy(debug_mu_, std::try_to_lock);
+    if (!busy.owns_lock()) {
+      request.reply(status_codes::TooManyRequests,
+                    "another debug request is running; retry in a moment\n", "text/plain");
+      return;
+    }
+    DebugRequest req;
+    req.method = request.method();
+    req.path = web::uri::decode(request.relative_uri().path());
+    for (const auto& [key, value] : web::uri::split_query(request.relative_uri().query())) {
+      req.query[web::uri::decode(key)] = web::uri::decode(value);
+    }
+    if (req.method == methods::POST) {
+      const auto& headers = request.headers();
+      req.content_type = headers.content_type();
+      if (!headers.has(web::http::header_names::content_length)) {
+        request.reply(status_codes::LengthRequired, "a Content-Length header is required\n",
+                      "text/plain");
+        return;
+      }
+      if (headers.content_length() > kMaxDebugBodyBytes) {
+        request.reply(status_codes::RequestEntityTooLarge,
+                      "request body over " + std::to_string(kMaxDebugBodyBytes) + " bytes\n",
+                      "text/plain");
+        return;
+      }
+      // http_request is a handle to shared state: a copy reads the same body.
+      http_request readable = request;
+      req.body = readable.extract_utf8string(true).get();
+    }
+    DebugResponse response = handlers_.debug(req);
+    request.reply(static_cast<web::http::status_code>(response.status), response.body,
+                  response.content_type);
   }
 
   static void Health(const http_request& request, const std::vector<HealthCheck>& checks,
@@ -191,6 +232,8 @@ class HttpServer::Impl {
   bool tls_ = false;
   std::string url_;
   std::mutex mu_;  // Guards listener_.
+  // Held for the length of a debug request.
+  std::mutex debug_mu_;
   std::unique_ptr<web::http::experimental::listener::http_listener> listener_;
 };
 

@@ -1,0 +1,355 @@
+#include <algorithm>
+#include <map>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "pkg/informer/factory.h"
+#include "pkg/scheduler/cluster_events.h"
+#include "pkg/scheduler/scheduler.h"
+#include "pkg/scheduler/unsupported_fields.h"
+
+// Dry runs for explain and simulate: PreFilter, Filter over every node, PreScore and Score of a
+// pod on the scheduler's own snapshot and profiles, between scheduling cycles (CycleGate), with
+// the CycleState marked dry_run so that no plugin changes anything. Nothing is assumed, reserved
+// or bound; no event, condition or metric is written.
+
+namespace berth::scheduler {
+namespace {
+
+using framework::Code;
+using framework::Status;
+
+// Changes checked per explanation: each is a dry run over every node.
+constexpr size_t kMaxChanges = 6;
+constexpr int kFilterRun = 16;
+
+std::string JoinNames(const std::vector<std::string>& names, std::string_view sep) {
+  std::string out;
+  for (const auto& n : names) {
+    if (!out.empty()) out += sep;
+    out += n;
+  }
+  return out;
+}
+
+}  // namespace
+
+struct Scheduler::DryRun {
+  std::unique_ptr<framework::CycleState> state;
+  // Every node of the snapshot, in its order; statuses[i] is nodes[i]'s verdict (success: it
+  // passed Filter). Valid until the snapshot is next updated, that is, for the turn.
+  std::vector<const framework::NodeInfo*> nodes;
+  std::vector<Status> statuses;
+  // Nodes PreFilter's result left out; their status says which plugins did.
+  std::vector<char> excluded;
+  int num_excluded = 0;
+  // PreFilter's rejection or error, which stopped the run before Filter; success otherwise.
+  Status pre_filter;
+  std::string pre_filter_note;
+  std::vector<std::string> narrowed_by;
+  std::vector<const framework::NodeInfo*> feasible;
+  // Over `feasible`, when scored.
+  std::vector<framework::runtime::NodePluginScores> scores;
+  // A PreScore or Score error.
+  Status error;
+};
+
+std::unique_ptr<Scheduler::DryRun> Scheduler::RunDry(framework::runtime::Framework& fwk,
+                                                     const api::Pod& pod,
+                                                     const framework::PluginSet& ignored,
+                                                     bool score) {
+  auto run = std::make_unique<DryRun>();
+  run->state = std::make_unique<framework::CycleState>();
+  run->state->dry_run = true;
+  run->state->ignored_plugins = ignored;
+  if (Status snap = cache_.UpdateSnapshot(snapshot_); !snap.IsSuccess()) {
+    run->pre_filter = snap;
+    run->pre_filter_note = "error: " + snap.Message();
+    return run;
+  }
+  const auto& all = snapshot_.List();
+  run->nodes.reserve(all.size());
+  for (const auto& n : all) run->nodes.push_back(n.get());
+  run->statuses.assign(all.size(), Status());
+  run->excluded.assign(all.size(), 0);
+  if (auto unsupported = FindUnsupportedField(pod)) {
+    run->pre_filter = Status(Code::kUnschedulableAndUnresolvable, unsupported->message);
+    if (!unsupported->plugins.empty()) run->pre_filter.WithPlugin(unsupported->plugins.front());
+    run->pre_filter_note = unsupported->message;
+    return run;
+  }
+  framework::PreFilterResult pre;
+  Status s = fwk.RunPreFilterPlugins(*run->state, pod, all, &pre, &run->narrowed_by);
+  if (!s.IsSuccess()) {
+    run->pre_filter_note =
+        (s.IsRejected() ? "rejected by " : "error in ") + s.plugin() + ": " + s.Message();
+    run->pre_filter = std::move(s);
+    return run;
+  }
+  std::vector<const framework::NodeInfo*> to_filter;
+  std::vector<size_t> positions;
+  to_filter.reserve(all.size());
+  positions.reserve(all.size());
+  const std::string narrowed = JoinNames(run->narrowed_by, " ");
+  for (size_t i = 0; i < all.size(); i++) {
+    if (!pre.AllNodes() && !pre.node_names->count(all[i]->name())) {
+      run->excluded[i] = 1;
+      run->num_excluded++;
+      run->statuses[i] =
+          Status::Unresolvable("node(s) didn't satisfy plugin(s) [" + narrowed + "]");
+      continue;
+    }
+    to_filter.push_back(all[i].get());
+    positions.push_back(i);
+  }
+  if (!pre.AllNodes()) {
+    run->pre_filter_note = "kept " + std::to_string(to_filter.size()) + " of " +
+                           std::to_string(all.size()) + " nodes (" + narrowed + ")";
+  }
+  if (fwk.HasFilterPlugins() && !to_filter.empty()) {
+    std::vector<Status> filtered(to_filter.size());
+    const int count = static_cast<int>(to_filter.size());
+    parallelizer_.Until((count + kFilterRun - 1) / kFilterRun, [&](int piece) {
+      const int begin = piece * kFilterRun;
+      const size_t n = static_cast<size_t>(std::min(count, begin + kFilterRun) - begin);
+      fwk.RunFilterPluginsOnNodes(*run->state, pod,
+                                  std::span<const framework::NodeInfo* const>(&to_filter[begin], n),
+                                  begin, std::span<Status>(&filtered[begin], n));
+    });
+    for (size_t k = 0; k < positions.size(); k++) {
+      run->statuses[positions[k]] = std::move(filtered[k]);
+    }
+  }
+  for (size_t k = 0; k < positions.size(); k++) {
+    if (run->statuses[positions[k]].IsSuccess()) run->feasible.push_back(to_filter[k]);
+  }
+  if (!score || run->feasible.empty() || !fwk.HasScorePlugins()) return run;
+  Status pre_score = fwk.RunPreScorePlugins(*run->state, pod, run->feasible);
+  if (!pre_score.IsSuccess()) {
+    run->error = std::move(pre_score);
+    return run;
+  }
+  if (Status sc = fwk.RunScorePlugins(*run->state, pod, run->feasible, &run->scores);
+      !sc.IsSuccess()) {
+    run->error = std::move(sc);
+    run->scores.clear();
+  }
+  return run;
+}
+
+std::shared_ptr<explain::Attempt> Scheduler::AttemptOf(const framework::runtime::Framework& fwk,
+                                                       const api::Pod& pod, const DryRun& run) {
+  auto attempt = std::make_shared<explain::Attempt>();
+  attempt->pod = pod.Key();
+  attempt->uid = pod.meta.uid;
+  attempt->profile = fwk.ProfileName();
+  attempt->time = std::chrono::system_clock::now();
+  attempt->num_nodes = static_cast<int>(run.nodes.size());
+  attempt->pre_filter = explain::Bounded(run.pre_filter_note);
+  explain::GroupBuilder groups;
+  Diagnosis diagnosis;
+  if (!run.pre_filter.IsSuccess()) {
+    groups.AddMany(attempt->num_nodes, run.pre_filter.plugin(), run.pre_filter);
+    diagnosis.pre_filter_msg = run.pre_filter.Message();
+    diagnosis.node_to_status.set_absent_nodes_status(run.pre_filter);
+  } else {
+    const std::string narrowed = JoinNames(run.narrowed_by, " ");
+    std::vector<std::string_view> examples;
+    for (size_t i = 0; i < run.nodes.size(); i++) {
+      const std::string& name = run.nodes[i]->name();
+      if (run.excluded[i]) {
+        if (examples.size() < explain::kExamplesPerGroup) examples.push_back(name);
+        continue;
+      }
+      attempt->evaluated++;
+      if (run.statuses[i].IsSuccess()) continue;
+      groups.Add(name, run.statuses[i]);
+      if (run.feasible.empty() && run.statuses[i].IsRejected()) {
+        diagnosis.node_to_status.Set(name, run.statuses[i]);
+      }
+    }
+    if (run.num_excluded > 0) {
+      const Status excluded =
+          Status::Unresolvable("node(s) didn't satisfy plugin(s) [" + narrowed + "]");
+      groups.AddMany(run.num_excluded, narrowed, excluded, examples);
+      diagnosis.node_to_status.set_absent_nodes_status(excluded);
+    }
+  }
+  groups.Build(attempt.get());
+  attempt->feasible = static_cast<int>(run.feasible.size());
+  if (!run.error.IsSuccess() || (!run.pre_filter.IsSuccess() && !run.pre_filter.IsRejected())) {
+    attempt->outcome = explain::Outcome::kError;
+    attempt->message =
+        explain::Bounded(run.error.IsSuccess() ? run.pre_filter.Message() : run.error.Message());
+    return attempt;
+  }
+  if (run.feasible.empty()) {
+    attempt->outcome = explain::Outcome::kUnschedulable;
+    attempt->message =
+        explain::Bounded(run.nodes.empty() ? std::string("no nodes available to schedule pods")
+                                           : FitErrorMessage(attempt->num_nodes, diagnosis));
+    return attempt;
+  }
+  attempt->outcome = explain::Outcome::kBound;
+  // The node a cycle would choose, but for its random tie-break: of the best, the first by name.
+  std::string_view chosen = run.feasible.front()->name();
+  if (!run.scores.empty()) {
+    const framework::runtime::NodePluginScores* best = &run.scores.front();
+    for (const auto& s : run.scores) {
+      if (s.total > best->total || (s.total == best->total && s.name < best->name)) best = &s;
+    }
+    chosen = best->name;
+    RecordScores(fwk, run.scores, chosen, attempt.get());
+  }
+  attempt->node = std::string(chosen);
+  return attempt;
+}
+
+std::vector<std::pair<std::string, framework::PodChange>> Scheduler::SuggestChanges(
+    framework::runtime::Framework& fwk, const api::Pod& pod, const DryRun& run) {
+  // Plugin -> the nodes it rejected.
+  std::map<std::string, std::vector<size_t>> rejected_by;
+  if (!run.pre_filter.IsSuccess()) {
+    if (run.pre_filter.IsRejected() && !run.pre_filter.plugin().empty()) {
+      rejected_by[run.pre_filter.plugin()];
+    }
+  } else {
+    for (size_t i = 0; i < run.nodes.size(); i++) {
+      if (run.excluded[i]) {
+        for (const auto& p : run.narrowed_by) rejected_by[p].push_back(i);
+      } else if (run.statuses[i].IsRejected()) {
+        rejected_by[run.statuses[i].plugin()].push_back(i);
+      }
+    }
+  }
+  std::vector<std::pair<std::string, const std::vector<size_t>*>> order;
+  for (const auto& [plugin, nodes] : rejected_by) order.emplace_back(plugin, &nodes);
+  std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
+    return a.second->size() > b.second->size();
+  });
+  std::vector<std::pair<std::string, framework::PodChange>> out;
+  for (const auto& [plugin, indexes] : order) {
+    framework::PluginPtr p = fwk.GetPlugin(plugin);
+    const auto* hinting = dynamic_cast<const framework::HintPlugin*>(p.get());
+    if (hinting == nullptr) continue;
+    std::vector<const framework::NodeInfo*> nodes;
+    std::vector<const Status*> statuses;
+    nodes.reserve(indexes->size());
+    statuses.reserve(indexes->size());
+    for (size_t i : *indexes) {
+      nodes.push_back(run.nodes[i]);
+      statuses.push_back(&run.statuses[i]);
+    }
+    const bool at_pre_filter = !run.pre_filter.IsSuccess() && run.pre_filter.plugin() == plugin;
+    for (auto& change : hinting->SuggestChanges(*run.state, pod, nodes, statuses,
+                                                at_pre_filter ? &run.pre_filter : nullptr)) {
+      if (out.size() == kMaxChanges) return out;
+      out.emplace_back(plugin, std::move(change));
+    }
+  }
+  return out;
+}
+
+explain::Explanation Scheduler::ExplainPod(framework::runtime::Framework& fwk, const api::Pod& pod,
+                                           explain::AttemptPtr recorded) {
+  explain::Explanation e;
+  e.dry_run = recorded == nullptr;
+  std::vector<std::pair<std::string, framework::PodChange>> changes;
+  {
+    CycleGate::SideTurn turn(gate_);
+    auto run = RunDry(fwk, pod, {}, recorded == nullptr);
+    e.attempt = recorded ? std::move(recorded) : AttemptOf(fwk, pod, *run);
+    e.hints_time = std::chrono::system_clock::now();
+    e.hints_nodes = static_cast<int>(run->nodes.size());
+    e.hints_computed = true;
+    e.feasible_now = static_cast<int>(run->feasible.size());
+    if (run->feasible.empty()) changes = SuggestChanges(fwk, pod, *run);
+  }
+  // Each change is checked in a turn of its own, so that the scheduling thread waits for one
+  // dry run at most, however many changes there are.
+  auto check = [&](const std::vector<const std::pair<std::string, framework::PodChange>*>& set) {
+    api::Pod changed = pod;
+    framework::PluginSet ignored;
+    for (const auto* c : set) {
+      if (c->second.apply) {
+        c->second.apply(changed);
+      } else {
+        ignored.insert(framework::PluginName(c->first));
+      }
+    }
+    CycleGate::SideTurn turn(gate_);
+    return static_cast<int>(RunDry(fwk, changed, ignored, false)->feasible.size());
+  };
+  for (const auto& change : changes) {
+    const int nodes = check({&change});
+    if (nodes == 0) continue;
+    e.hints.push_back({change.first, change.second.description, nodes, change.second.details});
+  }
+  // No single change opens a node: all of them together may (a node both tainted and short of
+  // cpu needs both).
+  if (e.hints.empty() && changes.size() > 1) {
+    std::vector<const std::pair<std::string, framework::PodChange>*> all;
+    std::vector<std::string> plugins;
+    std::vector<std::string> descriptions;
+    for (const auto& c : changes) {
+      all.push_back(&c);
+      if (std::find(plugins.begin(), plugins.end(), c.first) == plugins.end()) {
+        plugins.push_back(c.first);
+      }
+      descriptions.push_back(c.second.description);
+    }
+    if (const int nodes = check(all); nodes > 0) {
+      e.hints.push_back({JoinNames(plugins, "+"), JoinNames(descriptions, ", and "), nodes, {}});
+    }
+  }
+  std::stable_sort(
+      e.hints.begin(), e.hints.end(),
+      [](const explain::Hint& a, const explain::Hint& b) { return a.nodes > b.nodes; });
+  return e;
+}
+
+std::optional<explain::Explanation> Scheduler::Explain(const std::string& pod_key) {
+  explain::AttemptPtr recorded = attempts_.Find(pod_key);
+  if (!recorded) return std::nullopt;
+  explain::Explanation e;
+  e.attempt = recorded;
+  if (recorded->outcome == explain::Outcome::kBound) return e;
+  api::PodPtr pod = recorded->pod_object;
+  if (deps_.informers) {
+    api::PodPtr current = deps_.informers->Pods().store().Get(pod_key);
+    if (current && current->meta.uid == recorded->uid) pod = current;
+  }
+  if (!pod || Assigned(*pod)) return e;
+  auto* fwk = FrameworkFor(pod->spec.scheduler_name);
+  if (fwk == nullptr) return e;
+  return ExplainPod(*fwk, *pod, recorded);
+}
+
+explain::Explanation Scheduler::Simulate(const api::Pod& pod) {
+  auto* fwk = FrameworkFor(pod.spec.scheduler_name);
+  if (fwk == nullptr) {
+    std::string profiles;
+    for (const auto& [name, f] : profiles_) profiles += (profiles.empty() ? "" : ", ") + name;
+    throw std::invalid_argument("spec.schedulerName: \"" + pod.spec.scheduler_name +
+                                "\" is not a profile of this scheduler (profiles: " + profiles +
+                                ")");
+  }
+  return ExplainPod(*fwk, pod, nullptr);
+}
+
+std::vector<explain::AttemptPtr> Scheduler::PendingAttempts() {
+  std::vector<explain::AttemptPtr> out = attempts_.Pending();
+  if (!deps_.informers) return out;
+  auto& store = deps_.informers->Pods().store();
+  std::erase_if(out, [&](const explain::AttemptPtr& a) {
+    api::PodPtr pod = store.Get(a->pod);
+    if (pod && pod->meta.uid == a->uid && !Assigned(*pod)) return false;
+    attempts_.Forget(a->uid);
+    return true;
+  });
+  return out;
+}
+
+}  // namespace berth::scheduler
