@@ -23,7 +23,12 @@ void Usage(std::FILE* out) {
       "  --logging-format F        text (default) or json\n"
       "  --shutdown-grace-seconds N  on SIGTERM, wait up to N s for in-flight bindings "
       "(default 10)\n"
-      "  --version                 print the version and exit\n");
+      "  --enable-debug-endpoints  serve /debug/pods (explain) and /debug/simulate; they\n"
+      "                            reveal pod and node names to anyone who reaches the port\n"
+      "  --version                 print the version and exit\n"
+      "commands (berth-scheduler COMMAND --help):\n"
+      "  explain NAMESPACE/NAME    why a pod is Pending and what would make it fit\n"
+      "  simulate -f POD.yaml      a dry run of a pod, on the live scheduler or offline\n");
 }
 
 [[noreturn]] void Fail(const std::string& message) {
@@ -89,6 +94,8 @@ Flags ParseFlags(int argc, char** argv) {
       flags.tls_private_key_file = take();
     } else if (arg == "--shutdown-grace-seconds") {
       flags.shutdown_grace_seconds = ParseInt(arg, take(), 0, 3600);
+    } else if (arg == "--enable-debug-endpoints") {
+      flags.enable_debug_endpoints = has_value ? ParseBool(arg, value) : true;
     } else if (arg == "--version") {
       flags.version = true;
     } else if (arg == "-h" || arg == "--help") {

@@ -23,6 +23,9 @@ struct Flags {
   std::string tls_private_key_file;
   // How long SIGTERM waits for in-flight binding cycles before giving up on them.
   int shutdown_grace_seconds = 10;
+  // Serve /debug/pods and /debug/simulate, which reveal pod and node names to whoever reaches
+  // the serving port.
+  bool enable_debug_endpoints = false;
 };
 
 void Usage(std::FILE* out);
