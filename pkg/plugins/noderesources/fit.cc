@@ -513,8 +513,11 @@ bool Fit::FitsNode(const api::ResourceList& request, const framework::NodeInfo& 
 std::string HumanAmount(std::string_view resource, int64_t amount, int64_t* rounded) {
   *rounded = amount;
   if (resource == api::kResourceCPU) {
-    if (amount % 1000 == 0) return std::to_string(amount / 1000);
-    return std::to_string(amount) + "m";
+    if (amount < 1000) return std::to_string(amount) + "m";
+    // Whole cores, or cores with the millis as decimals: "2", "52.3", "1.25".
+    std::string fraction = std::to_string(1000 + amount % 1000).substr(1);
+    while (!fraction.empty() && fraction.back() == '0') fraction.pop_back();
+    return std::to_string(amount / 1000) + (fraction.empty() ? "" : "." + fraction);
   }
   if (resource == api::kResourceMemory || resource == api::kResourceEphemeralStorage ||
       resource.rfind("hugepages-", 0) == 0) {
