@@ -1,0 +1,191 @@
+// Explain and simulate against the real apiserver: the berth-scheduler binary schedules the
+// test's pods with --enable-debug-endpoints, and the berth-scheduler explain and simulate
+// commands ask it why, as a person would.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "test/integration/scheduler_fixture.h"
+#include "test/testing/cluster.h"
+#include "test/testing/process.h"
+
+namespace berth {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::Eventually;
+using ::testing::HasSubstr;
+
+class ExplainIntegration : public testing::SchedulerIntegration {
+ protected:
+  struct Run {
+    int exit_code = -1;
+    std::string output;
+  };
+
+  // berth-scheduler with `args` (a command and its flags), against this test's scheduler.
+  Run Cli(std::vector<std::string> args) {
+    args.insert(args.begin(), testing::BinaryPath("berth-scheduler"));
+    args.push_back("--server");
+    args.push_back(serving_url_);
+    testing::ChildProcess cli;
+    cli.Start(args, testing::WriteTempFile("cli.log", ""));
+    Run run;
+    run.exit_code = cli.WaitExit(60s);
+    run.output = cli.Log();
+    return run;
+  }
+
+  // The JSON explanation of the pod once its hints include `hint`, else the last one seen.
+  nlohmann::json ExplainUntil(const std::string& pod, const std::string& hint) {
+    nlohmann::json last;
+    Eventually(
+        [&] {
+          Run run = Cli({"explain", ns_->name() + "/" + pod, "-o", "json"});
+          if (run.exit_code != 0) return false;
+          last = nlohmann::json::parse(run.output, nullptr, false);
+          if (!last.is_object()) return false;
+          for (const auto& h : last["hints"]) {
+            if (h["text"] == hint) return true;
+          }
+          return false;
+        },
+        60s);
+    return last;
+  }
+
+  void StartWithDebugEndpoints() { StartScheduler("", {"--enable-debug-endpoints"}); }
+};
+
+TEST_F(ExplainIntegration, APodShortOf300mCpuEverywhereGetsTheClosestNodesAndTheReduction) {
+  std::vector<std::string> close;
+  for (const char* n : {"close-a", "close-b", "close-c"})
+    close.push_back(nodes_->Add(n, "1", "4Gi"));
+  for (const char* n : {"far-a", "far-b"}) nodes_->Add(n, "500m", "4Gi");
+  StartWithDebugEndpoints();
+  client_->Post(PodsPath(), Pod("short", "1300m"));
+
+  const std::string hint = "reduce cpu request by 300m (fits 3 nodes)";
+  nlohmann::json e = ExplainUntil("short", hint);
+  ASSERT_TRUE(e.is_object()) << scheduler_->Log();
+  EXPECT_EQ(e["attempt"]["outcome"], "Unschedulable");
+  EXPECT_THAT(e["attempt"]["message"].get<std::string>(), HasSubstr("5 Insufficient cpu"));
+  nlohmann::json reduction;
+  for (const auto& h : e["hints"]) {
+    if (h["text"] == hint) reduction = h;
+  }
+  ASSERT_TRUE(reduction.is_object()) << e.dump(2);
+  std::vector<std::string> closest;
+  for (const auto& d : reduction["details"]) {
+    closest.push_back(d["name"]);
+    EXPECT_EQ(d["detail"], "cpu 300m short");
+  }
+  EXPECT_EQ(closest, close) << "the three nodes closest to fitting, closest first";
+
+  // The text form, as people read it.
+  Run text = Cli({"explain", ns_->name() + "/short"});
+  ASSERT_EQ(text.exit_code, 0) << text.output;
+  EXPECT_THAT(text.output, HasSubstr("Pod " + ns_->name() + "/short (profile berth-scheduler)"));
+  EXPECT_THAT(text.output, HasSubstr("  - " + hint + "\n"));
+  EXPECT_THAT(text.output, HasSubstr("      " + close[0] + ": cpu 300m short\n"));
+}
+
+TEST_F(ExplainIntegration, ATaintedOnlyClusterYieldsTheTolerationHint) {
+  auto taint = [](nlohmann::json& node) {
+    node["spec"]["taints"] = {{{"key", "dedicated"}, {"value", "infra"}, {"effect", "NoSchedule"}}};
+  };
+  nodes_->Add("infra-a", "4", "8Gi", taint);
+  nodes_->Add("infra-b", "4", "8Gi", taint);
+  StartWithDebugEndpoints();
+  client_->Post(PodsPath(), Pod("tolerate-me"));
+  nlohmann::json e =
+      ExplainUntil("tolerate-me", "add toleration dedicated=infra:NoSchedule (fits 2 nodes)");
+  ASSERT_TRUE(e.is_object()) << scheduler_->Log();
+  bool found = false;
+  for (const auto& h : e["hints"]) {
+    found = found || h["text"] == "add toleration dedicated=infra:NoSchedule (fits 2 nodes)";
+  }
+  EXPECT_TRUE(found) << e.dump(2);
+  bool grouped = false;
+  for (const auto& g : e["attempt"]["groups"]) {
+    if (g["plugin"] == "TaintToleration") {
+      grouped = true;
+      EXPECT_EQ(g["nodes"], 2);
+    }
+  }
+  EXPECT_TRUE(grouped) << e.dump(2);
+}
+
+TEST_F(ExplainIntegration, ABoundPodsRecordShowsTheWinnersScoresBesideTheRunnerUps) {
+  nodes_->Add("small", "2", "8Gi");
+  nodes_->Add("medium", "4", "8Gi");
+  nodes_->Add("large", "8", "8Gi");
+  StartWithDebugEndpoints();
+  client_->Post(PodsPath(), Pod("placed", "500m"));
+  ASSERT_TRUE(WaitBound("placed"));
+  const std::string node = NodeOf("placed");
+  Run run = Cli({"explain", ns_->name() + "/placed", "-o", "json"});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  auto e = nlohmann::json::parse(run.output);
+  EXPECT_EQ(e["attempt"]["outcome"], "Bound");
+  EXPECT_EQ(e["attempt"]["node"], node);
+  const auto& scores = e["attempt"]["scores"];
+  ASSERT_GE(scores.size(), 2u) << e.dump(2);
+  EXPECT_EQ(scores[0]["node"], node);
+  EXPECT_TRUE(scores[0]["chosen"].get<bool>());
+  EXPECT_GE(scores[0]["total"].get<int64_t>(), scores[1]["total"].get<int64_t>());
+  for (const auto& s : scores) {
+    int64_t sum = 0;
+    for (const auto& p : s["plugins"]) {
+      sum += p["weighted"].get<int64_t>();
+      EXPECT_EQ(p["weighted"].get<int64_t>(),
+                p["score"].get<int64_t>() * p["weight"].get<int64_t>());
+    }
+    EXPECT_EQ(sum, s["total"].get<int64_t>()) << s.dump();
+  }
+  Run text = Cli({"explain", ns_->name() + "/placed"});
+  EXPECT_THAT(text.output, HasSubstr("bound to " + node));
+  EXPECT_THAT(text.output, HasSubstr(node + " (chosen)"));
+  EXPECT_THAT(text.output, HasSubstr(scores[1]["node"].get<std::string>()));
+}
+
+TEST_F(ExplainIntegration, SimulateIsADryRunAndTheEndpointsAreOffByDefault) {
+  const std::string node = nodes_->Add("only", "4", "8Gi");
+  StartWithDebugEndpoints();
+  Run unknown;
+  ASSERT_TRUE(Eventually(
+      [&] {
+        unknown = Cli({"explain", ns_->name() + "/nobody"});
+        return unknown.output.find("no attempt of pod " + ns_->name() + "/nobody") !=
+               std::string::npos;
+      },
+      30s))
+      << unknown.output;
+  EXPECT_EQ(unknown.exit_code, 1);
+  auto pod = Pod("what-if", "1");
+  const std::string file = testing::WriteTempFile("pod.json", pod.dump());
+  Run run = Cli({"simulate", "-f", file});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("would bind to " + node));
+  EXPECT_EQ(client_->Get(PodsPath())["items"].size(), 0u) << "a dry run creates nothing";
+
+  scheduler_->Stop(SIGTERM, 10s);
+  StartScheduler();
+  Run off;
+  Eventually(
+      [&] {
+        off = Cli({"explain", ns_->name() + "/nobody"});
+        return off.output.find("--enable-debug-endpoints") != std::string::npos;
+      },
+      30s);
+  EXPECT_EQ(off.exit_code, 1);
+  EXPECT_THAT(off.output, HasSubstr("serves no /debug/ endpoints: start it with "
+                                    "--enable-debug-endpoints"));
+}
+
+}  // namespace
+}  // namespace berth
