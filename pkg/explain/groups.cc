@@ -55,6 +55,38 @@ void GroupBuilder::Add(std::string_view node, const framework::Status& status) {
   add_to(g);
 }
 
+void GroupBuilder::AddRun(const std::string& plugin, framework::Code code,
+                          const framework::FixedReasons& reasons, int count,
+                          std::span<const std::string_view> examples) {
+  if (count <= 0) return;
+  nodes_ += count;
+  Group* group = nullptr;
+  for (auto& g : groups_) {
+    if (g.plugin_id == &plugin && g.code == code && g.fixed == &reasons) {
+      group = &g;
+      break;
+    }
+  }
+  if (group == nullptr) {
+    if (groups_.size() >= kMaxTracked) {
+      untracked_nodes_ += count;
+      untracked_ = true;
+      return;
+    }
+    group = &groups_.emplace_back();
+    group->plugin_id = &plugin;
+    group->plugin = plugin;
+    group->code = code;
+    group->fixed = &reasons;
+    group->reasons = reasons.reasons();
+  }
+  group->nodes += count;
+  for (std::string_view name : examples) {
+    if (group->num_examples == group->examples.size()) break;
+    group->examples[group->num_examples++] = name;
+  }
+}
+
 void GroupBuilder::AddMany(int count, std::string_view plugin, const framework::Status& status,
                            const std::vector<std::string_view>& examples) {
   if (count <= 0) return;

@@ -13,6 +13,7 @@
 
 #include <array>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,6 +31,13 @@ class GroupBuilder {
   void Reset();
   // `node` must stay valid until Build (a view of the snapshot's node name).
   void Add(std::string_view node, const framework::Status& status);
+  // A run of `count` nodes with one verdict made from shared reasons: `plugin` is the interned
+  // name as Status::plugin() returns it; `examples` (the run's first nodes) must stay valid until
+  // Build. Grouping a run at a time keeps a pass over thousands of rejected nodes at a comparison
+  // per node; Add is for verdicts with reasons of their own.
+  void AddRun(const std::string& plugin, framework::Code code,
+              const framework::FixedReasons& reasons, int count,
+              std::span<const std::string_view> examples);
   // `count` nodes that share a verdict without a status each (nodes PreFilter ruled out);
   // `examples` (at most kExamplesPerGroup are kept) must stay valid until Build.
   void AddMany(int count, std::string_view plugin, const framework::Status& status,

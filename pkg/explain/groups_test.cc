@@ -121,6 +121,28 @@ TEST(GroupBuilder, NodesWithoutStatusesFormOneGroupWithTheirExamples) {
   EXPECT_EQ(b.nodes(), 4001);
 }
 
+TEST(GroupBuilder, RunsOfSharedReasonsJoinTheGroupsOfSingleNodes) {
+  static const FixedReasons kCpu("Insufficient cpu");
+  const Status cpu = Status(Code::kUnschedulable, kCpu).WithPlugin("NodeResourcesFit");
+  const std::vector<std::string_view> first = {"r1", "r2"};
+  const std::vector<std::string_view> second = {"r3", "r4", "r5"};
+  GroupBuilder b;
+  b.Add("single", cpu);
+  b.AddRun(cpu.plugin(), cpu.code(), kCpu, 2, first);
+  b.AddRun(cpu.plugin(), Code::kUnschedulableAndUnresolvable, kCpu, 3, second);
+  b.AddRun(cpu.plugin(), cpu.code(), kCpu, 40, second);
+  Attempt a;
+  b.Build(&a);
+  EXPECT_EQ(b.nodes(), 46);
+  ASSERT_EQ(a.groups.size(), 2u);
+  EXPECT_EQ(a.groups[0].nodes, 43);
+  EXPECT_EQ(a.groups[0].code, "Unschedulable");
+  EXPECT_THAT(a.groups[0].examples, ElementsAre("single", "r1", "r2"));
+  EXPECT_THAT(a.groups[0].reasons, ElementsAre("Insufficient cpu"));
+  EXPECT_EQ(a.groups[1].nodes, 3);
+  EXPECT_EQ(a.groups[1].code, "UnschedulableAndUnresolvable");
+}
+
 TEST(GroupBuilder, ResetStartsOver) {
   GroupBuilder b;
   b.Add("a", Rejected("P", Code::kUnschedulable, {"x"}));

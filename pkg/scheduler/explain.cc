@@ -196,12 +196,28 @@ std::shared_ptr<explain::Attempt> Scheduler::AttemptOf(const framework::runtime:
   // The node a cycle would choose, but for its random tie-break: of the best, the first by name.
   std::string_view chosen = run.feasible.front()->name();
   if (!run.scores.empty()) {
-    const framework::runtime::NodePluginScores* best = &run.scores.front();
-    for (const auto& s : run.scores) {
-      if (s.total > best->total || (s.total == best->total && s.name < best->name)) best = &s;
+    size_t best = 0;
+    for (size_t i = 1; i < run.scores.size(); i++) {
+      const auto& s = run.scores[i];
+      if (s.total > run.scores[best].total ||
+          (s.total == run.scores[best].total && s.name < run.scores[best].name)) {
+        best = i;
+      }
     }
-    chosen = best->name;
-    RecordScores(fwk, run.scores, chosen, attempt.get());
+    chosen = run.scores[best].name;
+    // The best others, by total and then name.
+    std::vector<size_t> order;
+    for (size_t i = 0; i < run.scores.size(); i++) {
+      if (i != best) order.push_back(i);
+    }
+    const size_t kept = std::min(order.size(), explain::kAlternatives);
+    std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(kept), order.end(),
+                      [&](size_t a, size_t b) {
+                        const auto& x = run.scores[a];
+                        const auto& y = run.scores[b];
+                        return x.total != y.total ? x.total > y.total : x.name < y.name;
+                      });
+    RecordScores(fwk, run.scores, best, std::span<const size_t>(order.data(), kept), attempt.get());
   }
   attempt->node = std::string(chosen);
   return attempt;

@@ -2,6 +2,7 @@
 #include <array>
 #include <atomic>
 #include <functional>
+#include <limits>
 #include <map>
 #include <optional>
 #include <span>
@@ -197,7 +198,8 @@ Status Scheduler::SchedulePod(framework::runtime::Framework& fwk, framework::Cyc
     scores.clear();
     for (const auto& n : feasible) scores.push_back({n->name(), {}, 1});
   }
-  result->host = SelectHost(scores);
+  SelectHost(scores, result);
+  result->host = std::string(scores[result->chosen].name);
   result->scored = true;
   if (deps_.metrics) {
     deps_.metrics->ObserveSchedulingAlgorithm(
@@ -445,6 +447,22 @@ std::map<std::string, int64_t> Scheduler::CollectRejections(
       diagnosis->unschedulable_plugins.insert(*last_plugin);
     }
   };
+  // The record's groups take a run of nodes with one verdict made from shared reasons (every
+  // node short of cpu) at once: a comparison per node, where adding each node cost a visible
+  // share of a cycle over thousands of them.
+  explain::GroupBuilder* groups = diagnosis->groups;
+  const std::string* run_plugin = nullptr;
+  Code run_code = Code::kSuccess;
+  const framework::FixedReasons* run_reasons = nullptr;
+  int run_count = 0;
+  std::array<std::string_view, explain::kExamplesPerGroup> run_examples;
+  auto flush_run = [&] {
+    if (run_count == 0) return;
+    groups->AddRun(*run_plugin, run_code, *run_reasons, run_count,
+                   std::span<const std::string_view>(
+                       run_examples.data(), std::min<size_t>(run_count, run_examples.size())));
+    run_count = 0;
+  };
   for (int i = 0; i < limit; i++) {
     if (filter_outcomes_[i] != FilterOutcome::kRejected) continue;
     Status& s = filter_statuses_[i];
@@ -460,9 +478,25 @@ std::map<std::string, int64_t> Scheduler::CollectRejections(
     if (!s.IsRejected()) continue;
     const int index = start + i;
     const std::string& name = nodes[index < num_all ? index : index - num_all]->name();
-    if (diagnosis->groups) diagnosis->groups->Add(name, s);
+    if (groups != nullptr) {
+      const framework::FixedReasons* fixed = s.fixed_reasons();
+      if (fixed == nullptr) {
+        groups->Add(name, s);
+      } else {
+        if (run_count == 0 || fixed != run_reasons || &s.plugin() != run_plugin ||
+            s.code() != run_code) {
+          flush_run();
+          run_plugin = &s.plugin();
+          run_code = s.code();
+          run_reasons = fixed;
+        }
+        if (static_cast<size_t>(run_count) < run_examples.size()) run_examples[run_count] = name;
+        run_count++;
+      }
+    }
     if (keep_statuses) diagnosis->node_to_status.Set(name, std::move(s));
   }
+  if (groups != nullptr) flush_run();
   tally();
   return rejected_by;
 }
@@ -490,71 +524,90 @@ std::shared_ptr<explain::Attempt> Scheduler::NewAttempt(const framework::runtime
   attempt->node = result->host;
   attempt->evaluated = result->evaluated_nodes;
   attempt->feasible = result->feasible_nodes;
-  if (result->scored) RecordScores(fwk, node_scores_, result->host, attempt.get());
+  if (result->scored) {
+    RecordScores(fwk, node_scores_, result->chosen,
+                 std::span<const size_t>(result->others.data(), result->num_others), attempt.get());
+  }
   return attempt;
 }
 
 void Scheduler::RecordScores(const framework::runtime::Framework& fwk,
                              const std::vector<framework::runtime::NodePluginScores>& scores,
-                             std::string_view chosen_name, explain::Attempt* attempt) {
-  // The chosen node and the best others, in one pass that keeps a sorted handful.
-  const framework::runtime::NodePluginScores* chosen = nullptr;
-  std::array<const framework::runtime::NodePluginScores*, explain::kAlternatives> best{};
-  size_t num_best = 0;
-  for (const auto& s : scores) {
-    if (chosen == nullptr && s.name == chosen_name) {
-      chosen = &s;
-      continue;
-    }
-    if (num_best == best.size() && s.total <= best[num_best - 1]->total) continue;
-    size_t at = num_best < best.size() ? num_best++ : num_best - 1;
-    while (at > 0 && best[at - 1]->total < s.total) {
-      best[at] = best[at - 1];
-      at--;
-    }
-    best[at] = &s;
-  }
-  if (chosen == nullptr) return;
+                             size_t chosen, std::span<const size_t> others,
+                             explain::Attempt* attempt) {
+  if (chosen >= scores.size()) return;
   // Every scored node lists the same plugins in the same order: weights are looked up once.
-  std::vector<int64_t> weights;
-  weights.reserve(chosen->scores.size());
-  for (const auto& ps : chosen->scores) weights.push_back(fwk.ScoreWeight(ps.plugin));
+  const auto& plugins = scores[chosen].scores;
+  std::array<int64_t, 32> weights{};
+  const bool cached = plugins.size() <= weights.size();
+  if (cached) {
+    for (size_t i = 0; i < plugins.size(); i++) weights[i] = fwk.ScoreWeight(plugins[i].plugin);
+  }
   auto add = [&](const framework::runtime::NodePluginScores& s) {
     explain::NodeScores& out = attempt->scores.emplace_back();
     out.node = std::string(s.name);
     out.total = s.total;
     out.plugins.reserve(s.scores.size());
     for (size_t i = 0; i < s.scores.size(); i++) {
-      out.plugins.push_back(
-          {s.scores[i].plugin, i < weights.size() ? weights[i] : 1, s.scores[i].score});
+      const int64_t weight =
+          cached && i < plugins.size() ? weights[i] : fwk.ScoreWeight(s.scores[i].plugin);
+      out.plugins.push_back({s.scores[i].plugin, weight, s.scores[i].score});
     }
   };
-  attempt->scores.reserve(1 + num_best);
-  add(*chosen);
-  for (size_t i = 0; i < num_best; i++) add(*best[i]);
+  attempt->scores.reserve(1 + others.size());
+  add(scores[chosen]);
+  for (size_t i : others) {
+    if (i < scores.size()) add(scores[i]);
+  }
 }
 
-std::string Scheduler::SelectHost(const std::vector<framework::runtime::NodePluginScores>& scores) {
+void Scheduler::SelectHost(const std::vector<framework::runtime::NodePluginScores>& scores,
+                           ScheduleResult* result) {
   // Each node with the top score is chosen with equal probability, as upstream's reservoir
   // sampling does, but with one random number per cycle instead of one per tied node: with
-  // hundreds of equal scores, a number per tie made the generator costly.
+  // hundreds of equal scores, a number per tie made the generator costly. The same pass keeps the
+  // best few nodes for the attempt's record, a comparison per node.
+  constexpr size_t kKept = explain::kAlternatives + 1;
+  std::array<size_t, kKept> best{};
+  std::array<int64_t, kKept> best_total{};
+  size_t num_best = 0;
+  // The lowest kept total once kKept are kept: most nodes fall at or below it.
+  int64_t floor = std::numeric_limits<int64_t>::min();
   int64_t max_score = scores.front().total;
   uint64_t ties = 0;
-  for (const auto& s : scores) {
-    if (s.total > max_score) {
-      max_score = s.total;
+  for (size_t i = 0; i < scores.size(); i++) {
+    const int64_t total = scores[i].total;
+    if (total > max_score) {
+      max_score = total;
       ties = 1;
-    } else if (s.total == max_score) {
+    } else if (total == max_score) {
       ties++;
     }
+    if (total <= floor) continue;
+    size_t at = num_best < kKept ? num_best++ : kKept - 1;
+    while (at > 0 && best_total[at - 1] < total) {
+      best[at] = best[at - 1];
+      best_total[at] = best_total[at - 1];
+      at--;
+    }
+    best[at] = i;
+    best_total[at] = total;
+    if (num_best == kKept) floor = best_total[kKept - 1];
   }
   uint64_t pick = ties > 1 ? rng_() % ties : 0;
-  for (const auto& s : scores) {
-    if (s.total != max_score) continue;
-    if (pick == 0) return std::string(s.name);
+  result->chosen = 0;
+  for (size_t i = 0; i < scores.size(); i++) {
+    if (scores[i].total != max_score) continue;
+    if (pick == 0) {
+      result->chosen = i;
+      break;
+    }
     pick--;
   }
-  return std::string(scores.front().name);  // Unreachable: some node has the top score.
+  result->num_others = 0;
+  for (size_t k = 0; k < num_best && result->num_others < result->others.size(); k++) {
+    if (best[k] != result->chosen) result->others[result->num_others++] = best[k];
+  }
 }
 
 void Scheduler::LogDecision(const framework::runtime::Framework& fwk, const api::Pod& pod,

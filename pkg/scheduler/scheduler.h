@@ -6,6 +6,7 @@
 // events and status patches go out from background workers. The scheduling thread never waits on
 // the network.
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <map>
@@ -14,6 +15,7 @@
 #include <optional>
 #include <random>
 #include <set>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -195,8 +197,12 @@ class Scheduler {
     std::string host;
     int evaluated_nodes = 0;
     int feasible_nodes = 0;
-    // Whether node_scores_ holds this cycle's scores.
+    // Whether node_scores_ holds this cycle's scores; the chosen node's index in them and the
+    // indexes of the best others, best first.
     bool scored = false;
+    size_t chosen = 0;
+    std::array<size_t, explain::kAlternatives> others{};
+    size_t num_others = 0;
   };
 
   // Returns Success with `result` filled, a rejection with `diagnosis` filled, or an error. A
@@ -221,12 +227,16 @@ class Scheduler {
   std::map<std::string, int64_t> CollectRejections(const std::vector<framework::NodeInfoPtr>& nodes,
                                                    int start, int limit, bool keep_statuses,
                                                    Diagnosis* diagnosis);
-  std::string SelectHost(const std::vector<framework::runtime::NodePluginScores>& scores);
+  // Chooses the node among `scores`: result->chosen, and result->others.
+  void SelectHost(const std::vector<framework::runtime::NodePluginScores>& scores,
+                  ScheduleResult* result);
 
-  // Writes the chosen node's scores and the best kAlternatives others into `attempt`.
+  // Writes the scores of scores[chosen], then of scores[i] for each i of `others`, into
+  // `attempt`.
   static void RecordScores(const framework::runtime::Framework& fwk,
                            const std::vector<framework::runtime::NodePluginScores>& scores,
-                           std::string_view chosen, explain::Attempt* attempt);
+                           size_t chosen, std::span<const size_t> others,
+                           explain::Attempt* attempt);
 
   // ---- Dry runs (explain.cc) ----
   struct DryRun;

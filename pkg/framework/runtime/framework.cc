@@ -861,6 +861,10 @@ std::map<std::string, std::vector<std::string>> Framework::ListPlugins() const {
 }
 
 int64_t Framework::ScoreWeight(std::string_view plugin) const {
+  // Scores name their plugin by a view of its interned name: the same address, most often.
+  for (size_t i = 0; i < score_.size(); i++) {
+    if (score_[i].name.str().data() == plugin.data()) return score_weights_[i];
+  }
   for (size_t i = 0; i < score_.size(); i++) {
     if (score_[i].name.str() == plugin) return score_weights_[i];
   }
