@@ -467,11 +467,17 @@ std::map<std::string, int64_t> Scheduler::CollectRejections(
     if (filter_outcomes_[i] != FilterOutcome::kRejected) continue;
     Status& s = filter_statuses_[i];
     const Code code = s.IsRejected() ? s.code() : Code::kError;
-    if (&s.plugin() != last_plugin || code != last_code) {
+    const std::string* plugin = &s.plugin();
+    if (plugin != last_plugin || code != last_code) {
       tally();
-      last_plugin = &s.plugin();
+      last_plugin = plugin;
       last_code = code;
       last_count = 0;
+      // A group run never spans two plugins or codes.
+      if (groups != nullptr) {
+        flush_run();
+        run_reasons = nullptr;
+      }
     }
     last_count++;
     // Errors are reported through the cycle's error path.
@@ -483,11 +489,10 @@ std::map<std::string, int64_t> Scheduler::CollectRejections(
       if (fixed == nullptr) {
         groups->Add(name, s);
       } else {
-        if (run_count == 0 || fixed != run_reasons || &s.plugin() != run_plugin ||
-            s.code() != run_code) {
+        if (fixed != run_reasons) {
           flush_run();
-          run_plugin = &s.plugin();
-          run_code = s.code();
+          run_plugin = plugin;
+          run_code = code;
           run_reasons = fixed;
         }
         if (static_cast<size_t>(run_count) < run_examples.size()) run_examples[run_count] = name;
