@@ -195,13 +195,28 @@ int SimulateOffline(const ToolFlags& flags) {
   int nodes = 0;
   int pods = 0;
   for (size_t i = 0; i < items.size(); i++) {
-    const std::string kind = items[i].is_object() ? items[i].value("kind", "") : "";
+    std::string kind = items[i].is_object() ? items[i].value("kind", "") : "";
+    // Items of a NodeList or PodList as the apiserver serves them carry no kind of their own.
+    if (kind.empty() && items[i].is_object()) {
+      const auto spec = items[i].find("spec");
+      if (spec != items[i].end() && spec->is_object() && spec->contains("containers")) {
+        kind = "Pod";
+      } else if (items[i].contains("status") && items[i]["status"].is_object() &&
+                 items[i]["status"].contains("allocatable")) {
+        kind = "Node";
+      }
+    }
     const std::string where = "--cluster " + flags.cluster + ": items[" + std::to_string(i) + "]";
     try {
       if (kind == "Node") {
         sched.OnNodeAdd(std::make_shared<const api::Node>(api::DecodeNode(items[i])));
         nodes++;
       } else if (kind == "Pod") {
+        // The cache keys pods by uid; a hand-made dump may have none.
+        if (auto meta = items[i].find("metadata");
+            meta != items[i].end() && meta->is_object() && !meta->contains("uid")) {
+          (*meta)["uid"] = "dump-" + std::to_string(i);
+        }
         auto pod = std::make_shared<const api::Pod>(api::DecodePod(items[i]));
         // As the scheduler's informer: finished pods hold nothing.
         if (pod->spec.node_name.empty() || pod->status.phase == "Succeeded" ||
@@ -214,6 +229,11 @@ int SimulateOffline(const ToolFlags& flags) {
     } catch (const std::exception& e) {
       throw std::runtime_error(where + ": " + e.what());
     }
+  }
+  if (nodes == 0) {
+    throw std::runtime_error("--cluster " + flags.cluster +
+                             ": no Node in it; expected the output of kubectl get nodes,pods -A "
+                             "-o json");
   }
   std::vector<api::Pod> todo =
       scheduler::PodsFromText(ReadFile("-f", flags.file), flags.file, sched.FirstProfile());

@@ -187,5 +187,44 @@ TEST_F(ExplainIntegration, SimulateIsADryRunAndTheEndpointsAreOffByDefault) {
                                     "--enable-debug-endpoints"));
 }
 
+// Offline: no apiserver, a kubectl get nodes,pods -A -o json dump (with the kinds kubectl adds)
+// and pods scheduled one after another, each seeing the ones placed before it.
+TEST(ExplainOffline, SimulateSchedulesPodsOntoADumpInFileOrder) {
+  nlohmann::json items = nlohmann::json::array();
+  for (const char* name : {"n1", "n2"}) {
+    nlohmann::json node = testing::NodeManifest(name, "1", "4Gi");
+    items.push_back(node);
+  }
+  nlohmann::json running = testing::PodManifest("prod", "running", "default-scheduler", "600m");
+  running["spec"]["nodeName"] = "n1";
+  running["status"]["phase"] = "Running";
+  items.push_back(running);
+  nlohmann::json done = testing::PodManifest("prod", "done", "default-scheduler", "900m");
+  done["spec"]["nodeName"] = "n2";
+  done["status"]["phase"] = "Succeeded";
+  items.push_back(done);
+  const std::string dump = testing::WriteTempFile(
+      "dump.json", nlohmann::json{{"apiVersion", "v1"}, {"kind", "List"}, {"items", items}}.dump());
+  std::string pods;
+  for (const char* name : {"a", "b", "c"}) {
+    pods += std::string("---\napiVersion: v1\nkind: Pod\nmetadata: {name: ") + name +
+            "}\nspec:\n  containers:\n  - {name: app, resources: {requests: {cpu: 500m}}}\n";
+  }
+  const std::string file = testing::WriteTempFile("pods.yaml", pods);
+  testing::ChildProcess cli;
+  cli.Start({testing::BinaryPath("berth-scheduler"), "simulate", "--cluster", dump, "-f", file},
+            testing::WriteTempFile("offline.log", ""));
+  ASSERT_EQ(cli.WaitExit(60s), 0) << cli.Log();
+  const std::string out = cli.Log();
+  EXPECT_THAT(out, HasSubstr("2 nodes, 1 assigned pods; scheduling 3 pods in file order"));
+  // n1 has 400m free (the finished pod on n2 holds nothing): a and b go to n2, and c, 100m
+  // short on n1, stays.
+  EXPECT_THAT(out, HasSubstr("default/a -> n2"));
+  EXPECT_THAT(out, HasSubstr("default/b -> n2"));
+  EXPECT_THAT(out, HasSubstr("default/c would stay Pending: 0/2 nodes are available: "
+                             "2 Insufficient cpu."));
+  EXPECT_THAT(out, HasSubstr("reduce cpu request by 100m (fits 1 node)"));
+}
+
 }  // namespace
 }  // namespace berth
