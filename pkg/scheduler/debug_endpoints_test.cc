@@ -31,9 +31,14 @@ class DebugEndpointsTest : public ::testing::Test {
     }
   }
 
+  // Schedules the pod, which does not fit, and waits for its record (kept from a background
+  // worker).
   void Pending(const std::string& name, const std::string& cpu) {
     scheduler_->OnPodAdd(PodBuilder(name).Container(cpu, "64Mi").Build());
     while (scheduler_->queue().PendingPods().active > 0) scheduler_->ScheduleOne();
+    for (int i = 0; i < 400 && !scheduler_->attempts().Find("default/" + name); i++) {
+      std::this_thread::sleep_for(5ms);
+    }
   }
 
   server::DebugResponse Get(const std::string& path,

@@ -81,13 +81,19 @@ class ExplainTest : public ::testing::Test {
 
   void AddNode(NodeBuilder node) { scheduler_->OnNodeAdd(node.Build()); }
 
-  // Adds the pod, runs its cycle and returns its record.
+  // Adds the pod, runs its cycle and returns its record (a failed attempt's is kept from a
+  // background worker: it is waited for).
   explain::AttemptPtr Schedule(PodBuilder pod) {
     api::PodPtr p = pod.Build();
     pods_[p->Key()] = p;
     scheduler_->OnPodAdd(p);
     Drain();
-    return scheduler_->attempts().Find(p->Key());
+    explain::AttemptPtr record;
+    for (int i = 0; i < 400 && !record; i++) {
+      record = scheduler_->attempts().Find(p->Key());
+      if (!record) std::this_thread::sleep_for(5ms);
+    }
+    return record;
   }
 
   // The hint whose text is `text`; fails the test when there is none.

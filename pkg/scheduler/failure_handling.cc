@@ -130,20 +130,21 @@ void Scheduler::HandleSchedulingFailure(const framework::QueuedPodInfoPtr& pinfo
     attempt->outcome = had_error ? explain::Outcome::kError : explain::Outcome::kUnschedulable;
   }
   attempt->message = explain::Bounded(message);
-  attempts_.Record(std::move(attempt));
   // As upstream: a nomination left as it is (nullopt) is the one the pod object carries.
   queue_->nominator().AddNominatedPod(pinfo->pod_info, nominated_node);
   // Also ends the pod's in-flight tracking (the queue calls Done itself).
   queue_->AddUnschedulableIfNotPresent(pinfo, had_error);
   log::Verbose(2, "pod is unschedulable",
                {{"pod", pod->Key()}, {"profile", pod->spec.scheduler_name}, {"reason", message}});
-  ReportUnschedulable(current, reason, message, nominated_node);
+  ReportUnschedulable(current, reason, message, nominated_node, std::move(attempt));
 }
 
 void Scheduler::ReportUnschedulable(const api::PodPtr& pod, const std::string& reason,
                                     const std::string& message,
-                                    const std::optional<std::string>& nominated_node) {
-  reporters_->Post([this, pod, reason, message, nominated_node] {
+                                    const std::optional<std::string>& nominated_node,
+                                    explain::AttemptPtr attempt) {
+  reporters_->Post([this, pod, reason, message, nominated_node, attempt = std::move(attempt)] {
+    if (attempt) attempts_.Record(attempt);
     if (deps_.recorder) {
       deps_.recorder->Eventf(*pod, "Warning", "FailedScheduling", "Scheduling", message);
     }

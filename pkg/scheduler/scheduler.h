@@ -285,9 +285,13 @@ class Scheduler {
   void ObserveEvent(metrics::HandledEvent event, std::chrono::steady_clock::time_point start);
   void ObserveAttempt(const std::string& profile, metrics::AttemptResult result,
                       std::chrono::steady_clock::time_point cycle_start);
+  // Also keeps `attempt` (when given) as the pod's record, from the same background worker: the
+  // records' lock is shared with binding threads, and a thread holding it could be descheduled
+  // while the scheduling thread waited for it.
   void ReportUnschedulable(const api::PodPtr& pod, const std::string& reason,
                            const std::string& message,
-                           const std::optional<std::string>& nominated_node);
+                           const std::optional<std::string>& nominated_node,
+                           explain::AttemptPtr attempt = nullptr);
   // The freshest copy of the pod the informer has (null when deleted), or `pod` without informers.
   api::PodPtr CurrentPod(const api::Pod& pod) const;
 

@@ -6,6 +6,7 @@
 
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -308,6 +309,43 @@ TEST(GangSchedulerConfig, PrioritySortTakesTheQueueOnlyWithCoschedulingDisabledT
   cfg = config::LoadString(head + "    queueSort: {enabled: [{name: PrioritySort}]}\n",
                            "config.yaml", known);
   EXPECT_THROW(Scheduler(cfg, registry, deps), framework::runtime::FrameworkError);
+}
+
+// Explain's gang hint: how many pods the group still lacks, with the nodes its pods would fit
+// once it has them; adding that many pods lets the real cycles bind the gang.
+TEST_F(GangSchedulerTest, ExplainSaysHowManyPodsTheGangLacks) {
+  Start(30);
+  Node("n1", "4");
+  Node("n2", "4");
+  Group("g", 3);
+  Pod("g-0", "g", "1");
+  Pod("g-1", "g", "1");
+  std::optional<explain::Explanation> e;
+  const std::string hint =
+      "pod group \"default/g\" lacks 1 pod: it has 2 of minMember 3 (fits 2 nodes)";
+  ASSERT_TRUE(Eventually(
+      [&] {
+        e = scheduler_->Explain("default/g-0");
+        if (!e) return false;
+        for (const auto& h : e->hints) {
+          if (h.Text() == hint) return true;
+        }
+        return false;
+      },
+      10s))
+      << (e ? explain::ToText(*e) : "no record");
+  EXPECT_EQ(e->attempt->outcome, explain::Outcome::kUnschedulable);
+  EXPECT_EQ(e->hints.front().plugin, "Coscheduling");
+
+  Pod("g-2", "g", "1");
+  ASSERT_TRUE(Eventually([&] { return binder_->bound().size() == 3; }, 10s));
+  for (const char* pod : {"default/g-0", "default/g-1", "default/g-2"}) {
+    explain::AttemptPtr record = scheduler_->attempts().Find(pod);
+    ASSERT_NE(record, nullptr) << pod;
+    EXPECT_EQ(record->outcome, explain::Outcome::kBound) << pod;
+  }
+  // The last member's cycle saw both nodes feasible, as the hint promised.
+  EXPECT_GE(scheduler_->attempts().Find("default/g-2")->feasible, 2);
 }
 
 }  // namespace
