@@ -265,7 +265,9 @@ std::string ToText(const Explanation& e) {
     if (e.hints.empty()) out += "  no change to the pod found that opens a node\n";
     for (const auto& h : e.hints) {
       out += "  - " + h.Text() + "\n";
-      for (const auto& [name, detail] : h.details) out += "      " + name + ": " + detail + "\n";
+      for (const auto& [name, detail] : h.details) {
+        out.append("      ").append(name).append(": ").append(detail).append("\n");
+      }
     }
   }
   return out;

@@ -28,7 +28,7 @@ void Store::EvictLocked() {
   }
 }
 
-void Store::Record(AttemptPtr attempt) {
+void Store::Record(const AttemptPtr& attempt) {
   if (!attempt) return;
   const size_t bytes = attempt->ApproxBytes() + IndexBytes(*attempt);
   const std::string& uid = attempt->uid;

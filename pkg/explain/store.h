@@ -36,7 +36,7 @@ class Store {
   explicit Store(StoreOptions options = {}) : options_(options) {}
 
   // Records a pending pod's attempt, replacing its previous one.
-  void Record(AttemptPtr attempt);
+  void Record(const AttemptPtr& attempt);
   // The pod was bound: its pending record goes, and this decision joins the ring.
   void Bound(AttemptPtr attempt);
   // The pod was deleted, or bound by something else.

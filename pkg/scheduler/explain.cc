@@ -241,6 +241,7 @@ std::vector<std::pair<std::string, framework::PodChange>> Scheduler::SuggestChan
     }
   }
   std::vector<std::pair<std::string, const std::vector<size_t>*>> order;
+  order.reserve(rejected_by.size());
   for (const auto& [plugin, nodes] : rejected_by) order.emplace_back(plugin, &nodes);
   std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
     return a.second->size() > b.second->size();

@@ -40,7 +40,7 @@ std::vector<framework::PodChange> NodeAffinity::SuggestChanges(
   std::vector<Candidate> candidates;
   for (const auto& [key, value] : pod.spec.node_selector) {
     Candidate c;
-    c.what = "remove nodeSelector " + key + "=" + value;
+    c.what.append("remove nodeSelector ").append(key).append("=").append(value);
     c.apply = [key = key](api::Pod& p) {
       std::vector<api::StringMap::Entry> kept;
       for (const auto& entry : p.spec.node_selector) {
