@@ -40,10 +40,6 @@ std::vector<nlohmann::json> YamlDocumentsToJson(const std::string& text,
                                                 const std::string& source_name,
                                                 size_t max_values = 100'000);
 
-// Go's time.ParseDuration: "15s", "1m30s", "-1.5h", "500ms", "0". Nullopt when malformed or
-// outside int64 nanoseconds.
-std::optional<std::chrono::nanoseconds> ParseGoDuration(std::string_view text);
-
 }  // namespace berth::config
 
 #endif  // BERTH_PKG_CONFIG_LOAD_H_
