@@ -8,6 +8,7 @@ namespace berth::explain {
 void GroupBuilder::Reset() {
   groups_.clear();
   last_ = 0;
+  run_group_ = kNoGroup;
   nodes_ = 0;
   untracked_nodes_ = 0;
   untracked_ = false;
@@ -24,6 +25,7 @@ bool GroupBuilder::Matches(const Group& g, const framework::Status& status) cons
 }
 
 void GroupBuilder::Add(std::string_view node, const framework::Status& status) {
+  run_group_ = kNoGroup;
   nodes_++;
   auto add_to = [&](Group& g) {
     g.nodes++;
@@ -55,40 +57,54 @@ void GroupBuilder::Add(std::string_view node, const framework::Status& status) {
   add_to(g);
 }
 
-void GroupBuilder::AddRun(const std::string& plugin, framework::Code code,
-                          const framework::FixedReasons& reasons, int count,
-                          std::span<const std::string_view> examples) {
-  if (count <= 0) return;
+size_t GroupBuilder::AddRun(const std::string& plugin, framework::Code code,
+                            const framework::FixedReasons& reasons, int count) {
+  run_group_ = kNoGroup;
+  if (count <= 0) return 0;
   nodes_ += count;
-  Group* group = nullptr;
-  for (auto& g : groups_) {
-    if (g.plugin_id == &plugin && g.code == code && g.fixed == &reasons) {
-      group = &g;
-      break;
+  auto matches = [&](const Group& g) {
+    return g.plugin_id == &plugin && g.code == code && g.fixed == &reasons;
+  };
+  // Runs of one verdict split by other verdicts mostly come back to the group they left.
+  if (last_ < groups_.size() && matches(groups_[last_])) {
+    run_group_ = last_;
+  } else {
+    for (size_t i = 0; i < groups_.size(); i++) {
+      if (matches(groups_[i])) {
+        run_group_ = i;
+        break;
+      }
     }
   }
-  if (group == nullptr) {
+  if (run_group_ == kNoGroup) {
     if (groups_.size() >= kMaxTracked) {
       untracked_nodes_ += count;
       untracked_ = true;
-      return;
+      return 0;
     }
-    group = &groups_.emplace_back();
-    group->plugin_id = &plugin;
-    group->plugin = plugin;
-    group->code = code;
-    group->fixed = &reasons;
-    group->reasons = reasons.reasons();
+    Group& g = groups_.emplace_back();
+    g.plugin_id = &plugin;
+    g.plugin = plugin;
+    g.code = code;
+    g.fixed = &reasons;
+    g.reasons = reasons.reasons();
+    run_group_ = groups_.size() - 1;
   }
-  group->nodes += count;
-  for (std::string_view name : examples) {
-    if (group->num_examples == group->examples.size()) break;
-    group->examples[group->num_examples++] = name;
-  }
+  last_ = run_group_;
+  Group& g = groups_[run_group_];
+  g.nodes += count;
+  return std::min(static_cast<size_t>(count), g.examples.size() - g.num_examples);
+}
+
+void GroupBuilder::AddExample(std::string_view node) {
+  if (run_group_ == kNoGroup) return;
+  Group& g = groups_[run_group_];
+  if (g.num_examples < g.examples.size()) g.examples[g.num_examples++] = node;
 }
 
 void GroupBuilder::AddMany(int count, std::string_view plugin, const framework::Status& status,
                            const std::vector<std::string_view>& examples) {
+  run_group_ = kNoGroup;
   if (count <= 0) return;
   nodes_ += count;
   if (groups_.size() >= kMaxTracked) {

@@ -13,7 +13,6 @@
 
 #include <array>
 #include <cstdint>
-#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,12 +31,14 @@ class GroupBuilder {
   // `node` must stay valid until Build (a view of the snapshot's node name).
   void Add(std::string_view node, const framework::Status& status);
   // A run of `count` nodes with one verdict made from shared reasons: `plugin` is the interned
-  // name as Status::plugin() returns it; `examples` (the run's first nodes) must stay valid until
-  // Build. Grouping a run at a time keeps a pass over thousands of rejected nodes at a comparison
-  // per node; Add is for verdicts with reasons of their own.
-  void AddRun(const std::string& plugin, framework::Code code,
-              const framework::FixedReasons& reasons, int count,
-              std::span<const std::string_view> examples);
+  // name as Status::plugin() returns it. Returns how many of the run's nodes the group still
+  // takes as examples, for AddExample: the caller looks names up only for those. Grouping a run
+  // at a time keeps a pass over thousands of rejected nodes at a comparison per node; Add is for
+  // verdicts with reasons of their own.
+  size_t AddRun(const std::string& plugin, framework::Code code,
+                const framework::FixedReasons& reasons, int count);
+  // An example node of the last AddRun's group; must stay valid until Build.
+  void AddExample(std::string_view node);
   // `count` nodes that share a verdict without a status each (nodes PreFilter ruled out);
   // `examples` (at most kExamplesPerGroup are kept) must stay valid until Build.
   void AddMany(int count, std::string_view plugin, const framework::Status& status,
@@ -66,6 +67,9 @@ class GroupBuilder {
 
   std::vector<Group> groups_;
   size_t last_ = 0;
+  // The index of the last AddRun's group; kNoGroup when it was not tracked.
+  static constexpr size_t kNoGroup = kMaxTracked;
+  size_t run_group_ = kNoGroup;
   int nodes_ = 0;
   int untracked_nodes_ = 0;
   bool untracked_ = false;

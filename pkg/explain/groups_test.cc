@@ -124,13 +124,17 @@ TEST(GroupBuilder, NodesWithoutStatusesFormOneGroupWithTheirExamples) {
 TEST(GroupBuilder, RunsOfSharedReasonsJoinTheGroupsOfSingleNodes) {
   static const FixedReasons kCpu("Insufficient cpu");
   const Status cpu = Status(Code::kUnschedulable, kCpu).WithPlugin("NodeResourcesFit");
-  const std::vector<std::string_view> first = {"r1", "r2"};
-  const std::vector<std::string_view> second = {"r3", "r4", "r5"};
   GroupBuilder b;
   b.Add("single", cpu);
-  b.AddRun(cpu.plugin(), cpu.code(), kCpu, 2, first);
-  b.AddRun(cpu.plugin(), Code::kUnschedulableAndUnresolvable, kCpu, 3, second);
-  b.AddRun(cpu.plugin(), cpu.code(), kCpu, 40, second);
+  // The group has room for two more examples: both of the run's nodes.
+  EXPECT_EQ(b.AddRun(cpu.plugin(), cpu.code(), kCpu, 2), 2u);
+  b.AddExample("r1");
+  b.AddExample("r2");
+  EXPECT_EQ(b.AddRun(cpu.plugin(), Code::kUnschedulableAndUnresolvable, kCpu, 3), 3u);
+  b.AddExample("r3");
+  // A full group takes no more, however long the run.
+  EXPECT_EQ(b.AddRun(cpu.plugin(), cpu.code(), kCpu, 40), 0u);
+  b.AddExample("r4");
   Attempt a;
   b.Build(&a);
   EXPECT_EQ(b.nodes(), 46);
@@ -141,6 +145,7 @@ TEST(GroupBuilder, RunsOfSharedReasonsJoinTheGroupsOfSingleNodes) {
   EXPECT_THAT(a.groups[0].reasons, ElementsAre("Insufficient cpu"));
   EXPECT_EQ(a.groups[1].nodes, 3);
   EXPECT_EQ(a.groups[1].code, "UnschedulableAndUnresolvable");
+  EXPECT_THAT(a.groups[1].examples, ElementsAre("r3"));
 }
 
 TEST(GroupBuilder, ResetStartsOver) {

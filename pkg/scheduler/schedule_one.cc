@@ -433,76 +433,79 @@ std::map<std::string, int64_t> Scheduler::CollectRejections(
     const std::vector<framework::NodeInfoPtr>& nodes, int start, int limit, bool keep_statuses,
     Diagnosis* diagnosis) {
   const int num_all = static_cast<int>(nodes.size());
+  auto name_at = [&nodes, start, num_all](int i) -> const std::string& {
+    const int index = start + i;
+    return nodes[index < num_all ? index : index - num_all]->name();
+  };
   std::map<std::string, int64_t> rejected_by;
-  // Consecutive rejections by one plugin (interned names compare by address) are tallied once.
-  const std::string* last_plugin = nullptr;
-  int64_t last_count = 0;
-  Code last_code = Code::kSuccess;
-  auto tally = [&] {
-    if (last_plugin == nullptr || last_plugin->empty()) return;
-    rejected_by[*last_plugin] += last_count;
-    if (last_code == Code::kPending) {
-      diagnosis->pending_plugins.insert(*last_plugin);
-    } else if (last_code != Code::kError) {
-      diagnosis->unschedulable_plugins.insert(*last_plugin);
+  explain::GroupBuilder* groups = diagnosis->groups;
+  // Rejected nodes are taken a run at a time: consecutive ones with one plugin, code and set of
+  // shared reasons (every node short of cpu), so that a node costs three comparisons and the
+  // per-plugin tally and the record's groups change once per run, not once per node. A node
+  // whose status has reasons of its own is a run by itself (kOwnReasons is no status's).
+  static const framework::FixedReasons kOwnReasons(std::string_view{});
+  // The plugin and code of the last run tallied, and its tally: runs of one plugin that its
+  // reasons split add to it without a lookup.
+  const std::string* tallied_plugin = nullptr;
+  Code tallied_code = Code::kSuccess;
+  int64_t* tally = nullptr;
+  auto close_run = [&](const std::string* plugin, Code code, const framework::FixedReasons* reasons,
+                       int first, int64_t count) {
+    if (count == 0) return;
+    if (!plugin->empty()) {
+      if (plugin != tallied_plugin) tally = &rejected_by[*plugin];
+      *tally += count;
+      if (plugin != tallied_plugin || code != tallied_code) {
+        if (code == Code::kPending) {
+          diagnosis->pending_plugins.insert(*plugin);
+        } else if (code != Code::kError) {
+          diagnosis->unschedulable_plugins.insert(*plugin);
+        }
+      }
+      tallied_plugin = plugin;
+      tallied_code = code;
+    }
+    // Errors are reported through the cycle's error path; nodes with reasons of their own were
+    // grouped as they came.
+    if (groups == nullptr || code == Code::kError || reasons == &kOwnReasons) return;
+    size_t wanted = groups->AddRun(*plugin, code, *reasons, static_cast<int>(count));
+    for (int i = first; wanted > 0 && i < limit; i++) {
+      if (filter_outcomes_[i] != FilterOutcome::kRejected) continue;
+      groups->AddExample(name_at(i));
+      wanted--;
     }
   };
-  // The record's groups take a run of nodes with one verdict made from shared reasons (every
-  // node short of cpu) at once: a comparison per node, where adding each node cost a visible
-  // share of a cycle over thousands of them.
-  explain::GroupBuilder* groups = diagnosis->groups;
   const std::string* run_plugin = nullptr;
   Code run_code = Code::kSuccess;
   const framework::FixedReasons* run_reasons = nullptr;
-  int run_count = 0;
-  std::array<std::string_view, explain::kExamplesPerGroup> run_examples;
-  auto flush_run = [&] {
-    if (run_count == 0) return;
-    groups->AddRun(*run_plugin, run_code, *run_reasons, run_count,
-                   std::span<const std::string_view>(
-                       run_examples.data(), std::min<size_t>(run_count, run_examples.size())));
-    run_count = 0;
-  };
+  int run_first = 0;
+  int64_t run_count = 0;
   for (int i = 0; i < limit; i++) {
     if (filter_outcomes_[i] != FilterOutcome::kRejected) continue;
     Status& s = filter_statuses_[i];
     const Code code = s.IsRejected() ? s.code() : Code::kError;
     const std::string* plugin = &s.plugin();
-    if (plugin != last_plugin || code != last_code) {
-      tally();
-      last_plugin = plugin;
-      last_code = code;
-      last_count = 0;
-      // A group run never spans two plugins or codes.
-      if (groups != nullptr) {
-        flush_run();
-        run_reasons = nullptr;
+    const framework::FixedReasons* reasons = s.fixed_reasons();
+    if (reasons != run_reasons || plugin != run_plugin || code != run_code) {
+      close_run(run_plugin, run_code, run_reasons, run_first, run_count);
+      run_plugin = plugin;
+      run_code = code;
+      run_reasons = reasons != nullptr ? reasons : &kOwnReasons;
+      run_first = i;
+      run_count = 0;
+      if (reasons == nullptr && groups != nullptr && code != Code::kError) {
+        groups->Add(name_at(i), s);
       }
     }
-    last_count++;
-    // Errors are reported through the cycle's error path.
-    if (!s.IsRejected()) continue;
+    run_count++;
+    if (!keep_statuses || code == Code::kError) continue;
+    // Looked up in place, not through name_at: the loop then keeps more of its state in
+    // registers across the call.
     const int index = start + i;
-    const std::string& name = nodes[index < num_all ? index : index - num_all]->name();
-    if (groups != nullptr) {
-      const framework::FixedReasons* fixed = s.fixed_reasons();
-      if (fixed == nullptr) {
-        groups->Add(name, s);
-      } else {
-        if (fixed != run_reasons) {
-          flush_run();
-          run_plugin = plugin;
-          run_code = code;
-          run_reasons = fixed;
-        }
-        if (static_cast<size_t>(run_count) < run_examples.size()) run_examples[run_count] = name;
-        run_count++;
-      }
-    }
-    if (keep_statuses) diagnosis->node_to_status.Set(name, std::move(s));
+    diagnosis->node_to_status.Set(nodes[index < num_all ? index : index - num_all]->name(),
+                                  std::move(s));
   }
-  if (groups != nullptr) flush_run();
-  tally();
+  close_run(run_plugin, run_code, run_reasons, run_first, run_count);
   return rejected_by;
 }
 
