@@ -100,7 +100,13 @@ size_t Attempt::ApproxBytes() const {
   return bytes;
 }
 
-std::string Hint::Text() const { return change + " (fits " + Plural(nodes, "node", "nodes") + ")"; }
+std::string Hint::Text() const {
+  if (group_pods > 0) {
+    return change + " (" + Plural(group_pods, "pod", "pods") + " fit together, on " +
+           Plural(nodes, "node", "nodes") + ")";
+  }
+  return change + " (fits " + Plural(nodes, "node", "nodes") + ")";
+}
 
 std::string FormatTime(std::chrono::system_clock::time_point time) {
   const auto since_epoch = time.time_since_epoch();
@@ -165,17 +171,24 @@ nlohmann::json ToJson(const Explanation& e) {
     for (const auto& [name, detail] : h.details) {
       details.push_back({{"name", name}, {"detail", detail}});
     }
-    hints.push_back({{"plugin", h.plugin},
-                     {"change", h.change},
-                     {"nodes", h.nodes},
-                     {"text", h.Text()},
-                     {"details", details}});
+    nlohmann::json hint = {{"plugin", h.plugin},
+                           {"change", h.change},
+                           {"nodes", h.nodes},
+                           {"text", h.Text()},
+                           {"details", details}};
+    if (h.group_pods > 0) hint["groupPods"] = h.group_pods;
+    hints.push_back(std::move(hint));
   }
   out["hints"] = hints;
+  out["notes"] = e.notes;
   if (e.hints_computed) {
     out["hintsCheckedAt"] = FormatTime(e.hints_time);
     out["hintsCheckedNodes"] = e.hints_nodes;
     out["feasibleNow"] = e.feasible_now;
+  }
+  if (!e.group.empty()) {
+    out["group"] = {
+        {"name", e.group}, {"needs", e.group_needs}, {"fitTogetherNow", e.group_fit_now}};
   }
   return out;
 }
@@ -253,16 +266,26 @@ std::string ToText(const Explanation& e) {
     rows.push_back(total);
     out += Table(rows, "  ");
   }
-  if (e.hints_computed && e.feasible_now > 0) {
+  const bool in_group = !e.group.empty();
+  const bool fits_now = in_group ? e.group_fit_now >= e.group_needs : e.feasible_now > 0;
+  if (e.hints_computed && in_group) {
+    out += "Now (" + FormatTime(e.hints_time) + "): " + std::to_string(e.group_fit_now) +
+           " of the " + std::to_string(e.group_needs) + " pods " + e.group + " needs fit together" +
+           (fits_now ? "; its next attempt should place them.\n" : ".\n");
+  }
+  if (e.hints_computed && fits_now) {
     // A dry run that places the pod says so above; a recorded failure may be out of date.
-    if (!e.dry_run) {
+    if (!e.dry_run && !in_group) {
       out += "Now (" + FormatTime(e.hints_time) + "): it fits " +
              Plural(e.feasible_now, "node", "nodes") + "; its next attempt should place it.\n";
     }
   } else if (e.hints_computed) {
     out += "What would make it fit (checked " + FormatTime(e.hints_time) + " against " +
            Plural(e.hints_nodes, "node", "nodes") + "):\n";
-    if (e.hints.empty()) out += "  no change to the pod found that opens a node\n";
+    if (e.hints.empty()) {
+      out += in_group ? "  no change to the group's pods found that fits them together\n"
+                      : "  no change to the pod found that opens a node\n";
+    }
     for (const auto& h : e.hints) {
       out += "  - " + h.Text() + "\n";
       for (const auto& [name, detail] : h.details) {
@@ -270,6 +293,7 @@ std::string ToText(const Explanation& e) {
       }
     }
   }
+  for (const auto& note : e.notes) out += "Note: " + note + "\n";
   return out;
 }
 

@@ -118,12 +118,17 @@ using AttemptPtr = std::shared_ptr<const Attempt>;
 struct Hint {
   std::string plugin;
   std::string change;
-  // Nodes that pass PreFilter and Filter once the change is applied.
+  // Nodes that pass PreFilter and Filter once the change is applied; for a group's hint, the
+  // nodes its pods were placed on.
   int nodes = 0;
   // What blocks the pod where it came closest, ("node-a", "cpu 300m short") or a domain.
   std::vector<std::pair<std::string, std::string>> details;
+  // For a group's hint (a gang's): how many of its pods fit together with the change, counting
+  // those already placed; 0 otherwise.
+  int group_pods = 0;
 
-  // "reduce cpu request by 300m (fits 3 nodes)".
+  // "reduce cpu request by 300m (fits 3 nodes)"; for a group, "... (3 pods fit together, on 2
+  // nodes)".
   std::string Text() const;
 };
 
@@ -140,6 +145,15 @@ struct Explanation {
   bool hints_computed = false;
   // Nodes the pod passes Filter on now (the dry run the hints start from); -1 when none ran.
   int feasible_now = -1;
+  // For a pod that binds with its group or not at all: the group (`pod group "ns/name"`), how
+  // many of its pods must be placed at once, and how many fit together now (its placed ones and
+  // those of its pending pods that a dry run places one after the other).
+  std::string group;
+  int group_needs = 0;
+  int group_fit_now = 0;
+  // What no change to the pod can fix, said plainly (whose anti-affinity keeps it out, how far
+  // its group is from fitting).
+  std::vector<std::string> notes;
 };
 
 nlohmann::json ToJson(const Attempt& attempt);

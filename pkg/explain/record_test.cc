@@ -102,6 +102,47 @@ TEST(Record, JsonCarriesEveryField) {
   EXPECT_FALSE(j["dryRun"].get<bool>());
 }
 
+TEST(Record, AGroupIsExplainedByHowManyOfItsPodsFitTogetherWithItsNotes) {
+  Explanation e;
+  e.attempt = Unschedulable();
+  e.hints_computed = true;
+  e.hints_time = e.attempt->time;
+  e.hints_nodes = 5;
+  e.feasible_now = 2;
+  e.group = "pod group \"ml/train\"";
+  e.group_needs = 4;
+  e.group_fit_now = 3;
+  e.hints.push_back({"NodeResourcesFit",
+                     "reduce cpu request by 1 in each pod of pod group \"ml/train\"",
+                     2,
+                     {},
+                     4});
+  e.notes.push_back("pod group \"ml/train\" lacks 1 pod: it has 3 of minMember 4");
+  const std::string text = ToText(e);
+  // The pod fits two nodes alone; what counts is its group.
+  EXPECT_THAT(text, ::testing::Not(HasSubstr("its next attempt should place it")));
+  EXPECT_THAT(
+      text,
+      HasSubstr("Now (2024-05-01T12:00:00.123Z): 3 of the 4 pods pod group \"ml/train\" needs "
+                "fit together.\n"
+                "What would make it fit (checked 2024-05-01T12:00:00.123Z against 5 nodes):\n"
+                "  - reduce cpu request by 1 in each pod of pod group \"ml/train\" (4 pods fit "
+                "together, on 2 nodes)\n"
+                "Note: pod group \"ml/train\" lacks 1 pod: it has 3 of minMember 4\n"));
+  const nlohmann::json j = ToJson(e);
+  EXPECT_EQ(
+      j["group"],
+      nlohmann::json({{"name", "pod group \"ml/train\""}, {"needs", 4}, {"fitTogetherNow", 3}}));
+  EXPECT_EQ(j["hints"][0]["groupPods"], 4);
+  EXPECT_EQ(j["notes"][0], "pod group \"ml/train\" lacks 1 pod: it has 3 of minMember 4");
+
+  e.group_fit_now = 4;
+  e.hints.clear();
+  e.notes.clear();
+  EXPECT_THAT(ToText(e), HasSubstr("4 of the 4 pods pod group \"ml/train\" needs fit together; "
+                                   "its next attempt should place them.\n"));
+}
+
 TEST(Record, BoundedCutsOnACharacterBoundary) {
   std::string text(kMaxTextBytes - 1, 'a');
   text += "\xc3\xa9\xc3\xa9";  // Two two-byte characters straddling the limit.

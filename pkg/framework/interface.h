@@ -410,6 +410,22 @@ struct PodChange {
   std::function<void(api::Pod&)> apply;
   // What blocks the pod where it comes closest, best first: (node or domain, what it lacks).
   std::vector<std::pair<std::string, std::string>> details;
+  // Set when nothing about the pod gets it past the plugin (other pods' anti-affinity that selects
+  // every pod like it): `description` says what blocks it and what would have to change instead.
+  // Shown as a note; nothing is applied or checked.
+  bool note_only = false;
+};
+
+// Pods that bind together or not at all (a gang), as the plugin that holds them back sees them.
+struct PodGroupHint {
+  // How messages name the group: `pod group "ns/name"`.
+  std::string name;
+  // Pods that must be placed at once before any binds.
+  int32_t min_member = 0;
+  // Members assumed or bound: they count toward min_member and already hold their room.
+  int32_t placed = 0;
+  // Members neither assumed nor bound; the pod asked about first when it is one of them.
+  std::vector<api::PodPtr> pending;
 };
 
 // A plugin that can say what would let a pod past it. After a dry run of the pod over every
@@ -426,6 +442,13 @@ class HintPlugin : public virtual Plugin {
                                                 std::span<const NodeInfo* const> rejected,
                                                 std::span<const Status* const> statuses,
                                                 const Status* pre_filter) const = 0;
+  // The group `pod` binds with or not at all, when this plugin holds pods back until enough of
+  // their group fit; nullopt for a pod that binds on its own. The scheduler then checks every
+  // change by placing the group's pending pods together, each changed, with this plugin left out,
+  // and what it finds is said of the group.
+  virtual std::optional<PodGroupHint> GroupOf(const api::Pod& /*pod*/) const {
+    return std::nullopt;
+  }
 };
 
 struct PostFilterResult {

@@ -1,5 +1,7 @@
 #include <algorithm>
 #include <map>
+#include <optional>
+#include <set>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -34,6 +36,20 @@ std::string JoinNames(const std::vector<std::string>& names, std::string_view se
   return out;
 }
 
+// Of the best-scored nodes, the first by name: the node a cycle would choose, but for its random
+// tie-break. Index into `scores`.
+size_t BestScored(const std::vector<framework::runtime::NodePluginScores>& scores) {
+  size_t best = 0;
+  for (size_t i = 1; i < scores.size(); i++) {
+    const auto& s = scores[i];
+    if (s.total > scores[best].total ||
+        (s.total == scores[best].total && s.name < scores[best].name)) {
+      best = i;
+    }
+  }
+  return best;
+}
+
 }  // namespace
 
 struct Scheduler::DryRun {
@@ -54,12 +70,34 @@ struct Scheduler::DryRun {
   std::vector<framework::runtime::NodePluginScores> scores;
   // A PreScore or Score error.
   Status error;
+  // Copies of the nodes the run's placed pods are on, with them added; `nodes` points at these
+  // in place of the snapshot's.
+  std::vector<std::shared_ptr<framework::NodeInfo>> copies;
+};
+
+struct Scheduler::GroupRun {
+  // Pods placed, in the order given, and which of them were (parallel to the pods).
+  int placed = 0;
+  std::vector<char> fitted;
+  std::vector<DryPlacement> placements;
+  // The first pod that fitted no node, why, and what the plugins proposed for it (with
+  // `suggest`).
+  api::PodPtr failed;
+  std::string failed_message;
+  std::vector<std::pair<std::string, framework::PodChange>> changes;
+
+  int Nodes() const {
+    std::set<std::string_view> nodes;
+    for (const auto& p : placements) nodes.insert(p.node);
+    return static_cast<int>(nodes.size());
+  }
 };
 
 std::unique_ptr<Scheduler::DryRun> Scheduler::RunDry(framework::runtime::Framework& fwk,
                                                      const api::Pod& pod,
                                                      const framework::PluginSet& ignored,
-                                                     bool score) {
+                                                     bool score,
+                                                     const std::vector<DryPlacement>& placed) {
   auto run = std::make_unique<DryRun>();
   run->state = std::make_unique<framework::CycleState>();
   run->state->dry_run = true;
@@ -82,6 +120,29 @@ std::unique_ptr<Scheduler::DryRun> Scheduler::RunDry(framework::runtime::Framewo
   }
   framework::PreFilterResult pre;
   Status s = fwk.RunPreFilterPlugins(*run->state, pod, all, &pre, &run->narrowed_by);
+  // Pods placed before this one go onto copies of their nodes, and into the state as a nominated
+  // pod would: through the PreFilter extensions.
+  if (s.IsSuccess() && !placed.empty()) {
+    std::map<std::string_view, size_t> position;
+    for (const auto& p : placed) position.emplace(p.node, all.size());
+    for (size_t i = 0; i < all.size(); i++) {
+      if (auto it = position.find(all[i]->name()); it != position.end()) it->second = i;
+    }
+    std::vector<framework::NodeInfo*> copy_at(all.size(), nullptr);
+    for (const auto& p : placed) {
+      const size_t i = position.at(p.node);
+      if (i == all.size()) continue;  // The node is gone.
+      if (copy_at[i] == nullptr) {
+        run->copies.push_back(all[i]->Clone());
+        copy_at[i] = run->copies.back().get();
+        run->nodes[i] = copy_at[i];
+      }
+      auto info = std::make_shared<framework::PodInfo>(p.pod);
+      copy_at[i]->AddPod(info);
+      s = fwk.RunPreFilterExtensionAddPod(*run->state, pod, *info, *copy_at[i]);
+      if (!s.IsSuccess()) break;
+    }
+  }
   if (!s.IsSuccess()) {
     run->pre_filter_note =
         (s.IsRejected() ? "rejected by " : "error in ") + s.plugin() + ": " + s.Message();
@@ -101,7 +162,7 @@ std::unique_ptr<Scheduler::DryRun> Scheduler::RunDry(framework::runtime::Framewo
           Status::Unresolvable("node(s) didn't satisfy plugin(s) [" + narrowed + "]");
       continue;
     }
-    to_filter.push_back(all[i].get());
+    to_filter.push_back(run->nodes[i]);
     positions.push_back(i);
   }
   if (!pre.AllNodes()) {
@@ -196,14 +257,7 @@ std::shared_ptr<explain::Attempt> Scheduler::AttemptOf(const framework::runtime:
   // The node a cycle would choose, but for its random tie-break: of the best, the first by name.
   std::string_view chosen = run.feasible.front()->name();
   if (!run.scores.empty()) {
-    size_t best = 0;
-    for (size_t i = 1; i < run.scores.size(); i++) {
-      const auto& s = run.scores[i];
-      if (s.total > run.scores[best].total ||
-          (s.total == run.scores[best].total && s.name < run.scores[best].name)) {
-        best = i;
-      }
-    }
+    const size_t best = BestScored(run.scores);
     chosen = run.scores[best].name;
     // The best others, by total and then name.
     std::vector<size_t> order;
@@ -273,7 +327,19 @@ explain::Explanation Scheduler::ExplainPod(framework::runtime::Framework& fwk, c
                                            explain::AttemptPtr recorded) {
   explain::Explanation e;
   e.dry_run = recorded == nullptr;
+  // A pod that binds with its group or not at all is explained as the group.
+  std::string group_plugin;
+  std::optional<framework::PodGroupHint> group;
+  for (const auto& [point, names] : fwk.ListPlugins()) {
+    for (const auto& name : names) {
+      const auto* hinting = dynamic_cast<const framework::HintPlugin*>(fwk.GetPlugin(name).get());
+      if (hinting == nullptr || group) continue;
+      group = hinting->GroupOf(pod);
+      if (group) group_plugin = name;
+    }
+  }
   std::vector<std::pair<std::string, framework::PodChange>> changes;
+  Status own_pre_filter;
   {
     CycleGate::SideTurn turn(gate_);
     auto run = RunDry(fwk, pod, {}, recorded == nullptr);
@@ -282,7 +348,12 @@ explain::Explanation Scheduler::ExplainPod(framework::runtime::Framework& fwk, c
     e.hints_nodes = static_cast<int>(run->nodes.size());
     e.hints_computed = true;
     e.feasible_now = static_cast<int>(run->feasible.size());
-    if (run->feasible.empty()) changes = SuggestChanges(fwk, pod, *run);
+    own_pre_filter = run->pre_filter;
+    if (run->feasible.empty() && !group) changes = SuggestChanges(fwk, pod, *run);
+  }
+  if (group) {
+    ExplainGroup(fwk, pod, *group, group_plugin, own_pre_filter, &e);
+    return e;
   }
   // Each change is checked in a turn of its own, so that the scheduling thread waits for one
   // dry run at most, however many changes there are.
@@ -300,12 +371,17 @@ explain::Explanation Scheduler::ExplainPod(framework::runtime::Framework& fwk, c
     return static_cast<int>(RunDry(fwk, changed, ignored, false)->feasible.size());
   };
   for (const auto& change : changes) {
+    if (change.second.note_only) {
+      e.notes.push_back(change.second.description);
+      continue;
+    }
     const int nodes = check({&change});
     if (nodes == 0) continue;
     e.hints.push_back({change.first, change.second.description, nodes, change.second.details});
   }
   // No single change opens a node: all of them together may (a node both tainted and short of
   // cpu needs both).
+  std::erase_if(changes, [](const auto& c) { return c.second.note_only; });
   if (e.hints.empty() && changes.size() > 1) {
     std::vector<const std::pair<std::string, framework::PodChange>*> all;
     std::vector<std::string> plugins;
@@ -325,6 +401,131 @@ explain::Explanation Scheduler::ExplainPod(framework::runtime::Framework& fwk, c
       e.hints.begin(), e.hints.end(),
       [](const explain::Hint& a, const explain::Hint& b) { return a.nodes > b.nodes; });
   return e;
+}
+
+Scheduler::GroupRun Scheduler::PlaceGroup(framework::runtime::Framework& fwk,
+                                          const std::vector<api::PodPtr>& pods,
+                                          const framework::PluginSet& ignored, int enough,
+                                          bool suggest) {
+  GroupRun out;
+  out.fitted.assign(pods.size(), 0);
+  for (size_t k = 0; k < pods.size() && out.placed < enough; k++) {
+    // A turn per pod: the scheduling thread waits for one pod's dry run at most.
+    CycleGate::SideTurn turn(gate_);
+    auto run = RunDry(fwk, *pods[k], ignored, true, out.placements);
+    if (run->feasible.empty() || !run->error.IsSuccess()) {
+      if (out.failed) continue;
+      out.failed = pods[k];
+      out.failed_message = AttemptOf(fwk, *pods[k], *run)->message;
+      if (suggest && run->error.IsSuccess()) out.changes = SuggestChanges(fwk, *pods[k], *run);
+      continue;
+    }
+    const std::string_view node = run->scores.empty() ? run->feasible.front()->name()
+                                                      : run->scores[BestScored(run->scores)].name;
+    out.placements.push_back({pods[k], std::string(node)});
+    out.fitted[k] = 1;
+    out.placed++;
+  }
+  return out;
+}
+
+void Scheduler::ExplainGroup(framework::runtime::Framework& fwk, const api::Pod& pod,
+                             const framework::PodGroupHint& group, const std::string& plugin,
+                             const Status& own_pre_filter, explain::Explanation* e) {
+  framework::PluginSet ignored;
+  ignored.insert(framework::PluginName(plugin));
+  // The pending pods, then copies of this one standing in for the pods the group lacks.
+  std::vector<api::PodPtr> pods = group.pending;
+  const int real = static_cast<int>(pods.size());
+  const int needed = group.min_member - group.placed;
+  const int lacking = std::max(0, needed - real);
+  for (int k = 0; k < lacking; k++) {
+    auto stand_in = std::make_shared<api::Pod>(pod);
+    stand_in->meta.name = pod.meta.name + " (stand-in " + std::to_string(k + 1) + ")";
+    stand_in->meta.uid = pod.meta.uid + "/stand-in-" + std::to_string(k + 1);
+    pods.push_back(std::move(stand_in));
+  }
+  const GroupRun now = PlaceGroup(fwk, pods, ignored, needed, true);
+  int real_placed = 0;
+  for (int k = 0; k < real; k++) real_placed += now.fitted[static_cast<size_t>(k)];
+  e->group = group.name;
+  e->group_needs = group.min_member;
+  e->group_fit_now = group.placed + real_placed;
+  const std::string lacks = lacking == 0 ? std::string()
+                                         : group.name + " lacks " + std::to_string(lacking) +
+                                               (lacking == 1 ? " pod" : " pods") + ": it has " +
+                                               std::to_string(group.placed + real) +
+                                               " of minMember " + std::to_string(group.min_member);
+  if (group.placed + now.placed >= group.min_member) {
+    if (lacking > 0) {
+      e->hints.push_back({plugin, lacks, now.Nodes(), {}, group.placed + now.placed});
+    } else if (own_pre_filter.IsRejected() && own_pre_filter.plugin() == plugin) {
+      // Its pods fit together, but the gate holds them for another reason (a backoff, its
+      // minResources).
+      e->notes.push_back(plugin + ": " + own_pre_filter.Message());
+    }
+    return;
+  }
+  // Each change is made to every pod of the group (and to the stand-ins), and kept only if the
+  // group then fits together: a change that lets one pod in while the rest stay out schedules
+  // none of them.
+  const std::string each = " in each pod of " + group.name +
+                           (lacking > 0 ? " (and in the " + std::to_string(lacking) +
+                                              (lacking == 1 ? " pod it lacks)" : " pods it lacks)")
+                                        : std::string());
+  auto check = [&](const std::vector<const std::pair<std::string, framework::PodChange>*>& set) {
+    std::vector<api::PodPtr> changed;
+    changed.reserve(pods.size());
+    for (const auto& p : pods) {
+      auto copy = std::make_shared<api::Pod>(*p);
+      for (const auto* c : set) c->second.apply(*copy);
+      changed.push_back(std::move(copy));
+    }
+    return PlaceGroup(fwk, changed, ignored, needed, false);
+  };
+  std::vector<const std::pair<std::string, framework::PodChange>*> usable;
+  for (const auto& change : now.changes) {
+    if (change.second.note_only) {
+      e->notes.push_back(change.second.description);
+    } else if (change.second.apply) {
+      usable.push_back(&change);
+    }
+  }
+  for (const auto* change : usable) {
+    const GroupRun r = check({change});
+    if (group.placed + r.placed < group.min_member) continue;
+    e->hints.push_back({change->first, change->second.description + each, r.Nodes(),
+                        change->second.details, group.placed + r.placed});
+  }
+  if (e->hints.empty() && usable.size() > 1) {
+    const GroupRun r = check(usable);
+    if (group.placed + r.placed >= group.min_member) {
+      std::vector<std::string> plugins;
+      std::vector<std::string> descriptions;
+      for (const auto* c : usable) {
+        if (std::find(plugins.begin(), plugins.end(), c->first) == plugins.end()) {
+          plugins.push_back(c->first);
+        }
+        descriptions.push_back(c->second.description);
+      }
+      e->hints.push_back({JoinNames(plugins, "+"),
+                          JoinNames(descriptions, ", and ") + each,
+                          r.Nodes(),
+                          {},
+                          group.placed + r.placed});
+    }
+  }
+  std::stable_sort(
+      e->hints.begin(), e->hints.end(),
+      [](const explain::Hint& a, const explain::Hint& b) { return a.nodes > b.nodes; });
+  if (lacking > 0) e->notes.push_back(lacks);
+  if (e->hints.empty()) {
+    const std::string failed = now.failed ? "pod \"" + now.failed->meta.name + "\"" : "a pod";
+    e->notes.push_back(group.name + ": " + std::to_string(group.placed + now.placed) + " of the " +
+                       std::to_string(group.min_member) + " pods it needs fit together" +
+                       (lacking > 0 ? ", counting copies of this pod for those it lacks" : "") +
+                       "; then " + failed + " fits no node: " + now.failed_message);
+  }
 }
 
 std::optional<explain::Explanation> Scheduler::Explain(const std::string& pod_key) {

@@ -374,6 +374,68 @@ TEST_F(ExplainTest, AntiAffinityHintNamesTheTermAndTheDomainsThatBlockIt) {
       "default/p", PodBuilder("p-fixed").Container("100m", "64Mi").Label("app", "web"), h.nodes);
 }
 
+// The pods already on both nodes keep any app=web pod off theirs: the hint names them and the
+// label their term selects the pod by.
+TEST_F(ExplainTest, ExistingPodsAntiAffinityHintRemovesTheLabelItSelects) {
+  for (const char* n : {"h1", "h2"}) AddNode(NodeBuilder(n).Capacity("4", "8Gi"));
+  api::PodAffinityTerm term;
+  term.label_selector.emplace().requirements.push_back(
+      {"app", api::SelectorOperator::kIn, {"web"}, 0});
+  term.topology_key = "kubernetes.io/hostname";
+  for (const auto& [name, node] : {std::pair{"web-1", "h1"}, std::pair{"web-2", "h2"}}) {
+    PodBuilder existing(name);
+    existing.Container("100m", "64Mi").Label("app", "cache").Node(node);
+    existing.pod().spec.affinity.emplace().pod_anti_affinity.emplace().required.push_back(term);
+    scheduler_->OnPodAdd(existing.Build());
+  }
+  ASSERT_NE(
+      Schedule(PodBuilder("p").Container("100m", "64Mi").Label("app", "web").Label("tier", "a")),
+      nullptr);
+  auto e = scheduler_->Explain("default/p");
+  ASSERT_TRUE(e.has_value());
+  const explain::Hint h = HintWithText(
+      *e,
+      "remove label app=web, which the required pod anti-affinity of default/web-1 and 1 other "
+      "pod (topologyKey kubernetes.io/hostname, pods matching app=web) selects (fits 2 "
+      "nodes)");
+  EXPECT_EQ(h.plugin, "InterPodAffinity");
+  EXPECT_THAT(h.details,
+              ElementsAre(::testing::Pair("kubernetes.io/hostname=h1", "pod default/web-1"),
+                          ::testing::Pair("kubernetes.io/hostname=h2", "pod default/web-2")));
+  EXPECT_TRUE(e->notes.empty());
+  ExpectChangedPodFits("default/p",
+                       PodBuilder("p-fixed").Container("100m", "64Mi").Label("tier", "a"), h.nodes);
+}
+
+// A term that selects every pod but app=db ones keeps this pod out whatever labels it drops: no
+// hint, a note that names the pod whose term it is. Once that pod is gone, the pod binds.
+TEST_F(ExplainTest, ExistingAntiAffinityNoLabelEscapesIsANote) {
+  AddNode(NodeBuilder("h1").Capacity("4", "8Gi"));
+  api::PodAffinityTerm term;
+  term.label_selector.emplace().requirements.push_back(
+      {"app", api::SelectorOperator::kNotIn, {"db"}, 0});
+  term.topology_key = "kubernetes.io/hostname";
+  PodBuilder loner("loner");
+  loner.Container("100m", "64Mi").Label("app", "db").Node("h1");
+  loner.pod().spec.affinity.emplace().pod_anti_affinity.emplace().required.push_back(term);
+  api::PodPtr loner_pod = loner.Build();
+  scheduler_->OnPodAdd(loner_pod);
+  ASSERT_NE(Schedule(PodBuilder("p").Container("100m", "64Mi").Label("app", "web")), nullptr);
+  auto e = scheduler_->Explain("default/p");
+  ASSERT_TRUE(e.has_value());
+  EXPECT_TRUE(e->hints.empty()) << explain::ToText(*e);
+  EXPECT_THAT(e->notes,
+              ElementsAre("the required pod anti-affinity of default/loner (topologyKey "
+                          "kubernetes.io/hostname, pods matching app NotIn (db)) selects this pod "
+                          "whatever its labels: no change to the pod gets past it; those pods "
+                          "would have to move or drop the term"));
+  EXPECT_THAT(explain::ToText(*e), HasSubstr("Note: the required pod anti-affinity of"));
+  scheduler_->OnPodDelete(loner_pod);
+  auto record = Schedule(PodBuilder("p2").Container("100m", "64Mi").Label("app", "web"));
+  ASSERT_NE(record, nullptr);
+  EXPECT_EQ(record->outcome, explain::Outcome::kBound) << record->message;
+}
+
 TEST_F(ExplainTest, SpreadHintRelaxesTheConstraintAndTaintHintAdmitsTheOtherDomain) {
   AddNode(NodeBuilder("za").Capacity("4", "8Gi").Label("zone", "a"));
   AddNode(NodeBuilder("zb")

@@ -240,10 +240,30 @@ class Scheduler {
 
   // ---- Dry runs (explain.cc) ----
   struct DryRun;
+  // A pod a dry run counts as placed on `node`, as if assumed there.
+  struct DryPlacement {
+    api::PodPtr pod;
+    std::string node;
+  };
   // PreFilter and Filter (and with `score`, PreScore and Score) of `pod` over every node of a
-  // fresh snapshot, with `ignored` plugins left out. Call holding a CycleGate::SideTurn.
+  // fresh snapshot, with `ignored` plugins left out and the `placed` pods on their nodes. Call
+  // holding a CycleGate::SideTurn.
   std::unique_ptr<DryRun> RunDry(framework::runtime::Framework& fwk, const api::Pod& pod,
-                                 const framework::PluginSet& ignored, bool score);
+                                 const framework::PluginSet& ignored, bool score,
+                                 const std::vector<DryPlacement>& placed = {});
+  struct GroupRun;
+  // Dry runs of `pods` one after the other, each placed on the node a cycle would choose with
+  // the ones before it placed, `ignored` plugins left out, until `enough` are placed; a turn at
+  // the gate each. With `suggest`, also the changes the plugins propose for the first pod that
+  // fits no node.
+  GroupRun PlaceGroup(framework::runtime::Framework& fwk, const std::vector<api::PodPtr>& pods,
+                      const framework::PluginSet& ignored, int enough, bool suggest);
+  // Explains `pod` as one of `group` (held back by `plugin`): how many of the group's pods fit
+  // together, and the changes that, made to each of them, fit enough of them. `own_pre_filter`
+  // is the pod's own dry run's PreFilter verdict.
+  void ExplainGroup(framework::runtime::Framework& fwk, const api::Pod& pod,
+                    const framework::PodGroupHint& group, const std::string& plugin,
+                    const framework::Status& own_pre_filter, explain::Explanation* e);
   // The attempt record of a dry run. Call holding the turn `run` was made in.
   std::shared_ptr<explain::Attempt> AttemptOf(const framework::runtime::Framework& fwk,
                                               const api::Pod& pod, const DryRun& run);

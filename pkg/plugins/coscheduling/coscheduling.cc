@@ -581,6 +581,47 @@ std::vector<framework::PodChange> Coscheduling::SuggestChanges(
   return {std::move(change)};
 }
 
+std::optional<framework::PodGroupHint> Coscheduling::GroupOf(const api::Pod& pod) const {
+  const std::optional<GangKey> key = state_->KeyOf(pod);
+  if (!key) return std::nullopt;
+  GangSpec spec;
+  std::string why;
+  if (key->source->Get(key->namespace_, key->name, &spec, &why) != Lookup::kFound ||
+      !spec.problem.empty() || !spec.all_or_nothing) {
+    return std::nullopt;
+  }
+  framework::PodGroupHint group;
+  group.name = GangText(*key);
+  group.min_member = spec.min_member;
+  std::vector<std::string> names;
+  bool pod_placed = false;
+  {
+    std::lock_guard lock(state_->mu);
+    if (auto it = state_->gangs.find(*key); it != state_->gangs.end()) {
+      const Gang& gang = it->second;
+      group.placed = gang.Placed();
+      for (const auto& [uid, member] : gang.members) {
+        const auto& [name, bound] = member;
+        const bool placed = bound || gang.assumed.contains(uid);
+        if (uid == pod.meta.uid) {
+          pod_placed = placed;
+        } else if (!placed) {
+          names.push_back(name);
+        }
+      }
+    }
+  }
+  if (!pod_placed) group.pending.push_back(std::make_shared<const api::Pod>(pod));
+  // The handle is not called under the lock.
+  std::sort(names.begin(), names.end());
+  const auto& pods = handle_.SharedInformerFactory().Pods().store();
+  for (const auto& name : names) {
+    api::PodPtr member = pods.Get(key->namespace_ + "/" + name);
+    if (member && member->spec.node_name.empty()) group.pending.push_back(std::move(member));
+  }
+  return group;
+}
+
 std::vector<framework::ClusterEventWithHint> Coscheduling::EventsToRegister() const {
   std::vector<framework::ClusterEventWithHint> events;
   for (const auto& source : state_->sources()) {

@@ -19,6 +19,7 @@
 #include <chrono>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -94,6 +95,9 @@ class Coscheduling final : public framework::QueueSortPlugin,
       std::span<const framework::NodeInfo* const> rejected,
       std::span<const framework::Status* const> statuses,
       const framework::Status* pre_filter) const override;
+  // A gang whose pods bind together (not upstream's basic policy), with its pods that are neither
+  // assumed nor bound.
+  std::optional<framework::PodGroupHint> GroupOf(const api::Pod& pod) const override;
 
   const Args& args() const { return args_; }
   // For tests.

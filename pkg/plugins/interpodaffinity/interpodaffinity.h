@@ -103,8 +103,10 @@ class InterPodAffinity final : public framework::PreFilterPlugin,
   std::vector<framework::ClusterEventWithHint> EventsToRegister() const override;
 
   // For each of the pod's required affinity or anti-affinity terms that rejected nodes, removing
-  // it, with the domains of the nodes rejected. Nothing for existing pods' anti-affinity: that is
-  // not the pod's to change.
+  // it, with the domains of the nodes rejected. For assigned pods' required anti-affinity that
+  // keeps it out, removing the label the term selects it by, naming those pods and their domains;
+  // when no label of the pod is what the term selects (NotIn, DoesNotExist, an empty selector), a
+  // note that only those pods can change it.
   std::vector<framework::PodChange> SuggestChanges(
       const framework::CycleState& state, const api::Pod& pod,
       std::span<const framework::NodeInfo* const> rejected,
