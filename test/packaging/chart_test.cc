@@ -96,7 +96,10 @@ INSTANTIATE_TEST_SUITE_P(
                   {"'/profiles/0/schedulerName'"}},
         BadValues{"BadDuration",
                   "leaderElection:\n  leaseDuration: 15\n",
-                  {"'/leaderElection/leaseDuration'"}}),
+                  {"'/leaderElection/leaseDuration'"}},
+        BadValues{"DebugEndpointsNotABool",
+                  "server:\n  debugEndpoints: \"yes\"\n",
+                  {"'/server/debugEndpoints'", "got string, want boolean"}}),
     [](const ::testing::TestParamInfo<BadValues>& info) { return info.param.name; });
 
 // ---- Rendering ---------------------------------------------------------------------------------
@@ -407,6 +410,25 @@ TEST(ChartDeployment, ProbesAndServiceUseTheServingPortAndScheme) {
   monitor = OnlyOfKind(Render({CiFile("ha-servicemonitor-values.yaml")}), "ServiceMonitor");
   EXPECT_EQ(monitor["spec"]["endpoints"][0]["scheme"], "http");
   EXPECT_EQ(monitor["metadata"]["labels"]["release"], "prometheus");
+}
+
+// The /debug endpoints reveal pod and node names to whoever reaches the port: off unless asked
+// for, and then one flag, whatever else the server is set to.
+TEST(ChartDeployment, DebugEndpointsOnlyWhenAsked) {
+  const std::string flag = "--enable-debug-endpoints";
+  auto args = [](const std::vector<json>& objects) {
+    return PodSpec(objects)["containers"][0]["args"].get<std::vector<std::string>>();
+  };
+  for (const std::string& file : CiValuesFiles()) {
+    SCOPED_TRACE(Basename(file));
+    EXPECT_THAT(args(Render({file})), ::testing::Not(::testing::Contains(flag)));
+    const std::vector<std::string> on = args(Render({file}, {"server.debugEndpoints=true"}));
+    EXPECT_EQ(std::count(on.begin(), on.end(), flag), 1);
+  }
+  EXPECT_THAT(args(Render({}, {"server.debugEndpoints=false"})),
+              ::testing::Not(::testing::Contains(flag)));
+  // A flag, not configuration: the config (and its checksum) is the same either way.
+  EXPECT_EQ(ConfigChecksum(Render({}, {"server.debugEndpoints=true"})), ConfigChecksum(Render({})));
 }
 
 TEST(ChartDeployment, TlsWithoutASecretFailsClearly) {
