@@ -21,7 +21,7 @@ bool GroupBuilder::Matches(const Group& g, const framework::Status& status) cons
   }
   if (g.code != status.code()) return false;
   if (g.fixed != nullptr && status.fixed_reasons() == g.fixed) return true;
-  return status.reasons() == g.reasons;
+  return status.reasons() == g.Reasons();
 }
 
 void GroupBuilder::Add(std::string_view node, const framework::Status& status) {
@@ -49,10 +49,9 @@ void GroupBuilder::Add(std::string_view node, const framework::Status& status) {
   }
   Group& g = groups_.emplace_back();
   g.plugin_id = &status.plugin();
-  g.plugin = status.plugin();
   g.code = status.code();
   g.fixed = status.fixed_reasons();
-  g.reasons = status.reasons();
+  if (g.fixed == nullptr) g.reasons = status.reasons();
   last_ = groups_.size() - 1;
   add_to(g);
 }
@@ -84,10 +83,8 @@ size_t GroupBuilder::AddRun(const std::string& plugin, framework::Code code,
     }
     Group& g = groups_.emplace_back();
     g.plugin_id = &plugin;
-    g.plugin = plugin;
     g.code = code;
     g.fixed = &reasons;
-    g.reasons = reasons.reasons();
     run_group_ = groups_.size() - 1;
   }
   last_ = run_group_;
@@ -123,12 +120,32 @@ void GroupBuilder::AddMany(int count, std::string_view plugin, const framework::
   }
 }
 
-void GroupBuilder::Build(Attempt* out) const {
+Verdicts GroupBuilder::Take() const {
+  Verdicts out;
+  out.groups_.reserve(groups_.size());
+  for (const Group& g : groups_) {
+    Verdicts::Group& v = out.groups_.emplace_back();
+    v.plugin_id = g.plugin_id;
+    v.plugin = g.plugin;
+    v.code = g.code;
+    v.fixed = g.fixed;
+    v.reasons = g.reasons;
+    v.nodes = g.nodes;
+    for (size_t i = 0; i < g.num_examples; i++) v.examples[i] = std::string(g.examples[i]);
+    v.num_examples = g.num_examples;
+  }
+  out.untracked_nodes_ = untracked_nodes_;
+  out.untracked_ = untracked_;
+  return out;
+}
+
+void Verdicts::Build(Attempt* out) const {
   std::vector<const Group*> order;
   order.reserve(groups_.size());
   for (const auto& g : groups_) order.push_back(&g);
   std::sort(order.begin(), order.end(), [](const Group* a, const Group* b) {
-    return std::tie(b->nodes, a->plugin, a->reasons) < std::tie(a->nodes, b->plugin, b->reasons);
+    return std::tie(b->nodes, a->Plugin(), a->Reasons()) <
+           std::tie(a->nodes, b->Plugin(), b->Reasons());
   });
   out->groups.clear();
   out->other_groups = 0;
@@ -140,12 +157,13 @@ void GroupBuilder::Build(Attempt* out) const {
       continue;
     }
     ReasonGroup& r = out->groups.emplace_back();
-    r.plugin = Bounded(g->plugin);
+    r.plugin = Bounded(g->Plugin());
     r.code = framework::CodeName(g->code);
-    r.reasons.reserve(g->reasons.size());
-    for (const auto& reason : g->reasons) r.reasons.push_back(Bounded(reason));
+    r.reasons.reserve(g->Reasons().size());
+    for (const auto& reason : g->Reasons()) r.reasons.push_back(Bounded(reason));
     r.nodes = g->nodes;
-    for (size_t i = 0; i < g->num_examples; i++) r.examples.emplace_back(g->examples[i]);
+    r.examples.assign(g->examples.begin(),
+                      g->examples.begin() + static_cast<std::ptrdiff_t>(g->num_examples));
   }
   // Verdicts beyond kMaxTracked were not told apart: count them as at least one more group.
   if (untracked_) out->other_groups++;

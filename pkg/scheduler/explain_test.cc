@@ -172,6 +172,53 @@ TEST_F(ExplainTest, AnUnschedulableAttemptIsRecordedWithItsVerdictsGrouped) {
   EXPECT_EQ(scheduler_->attempts().pending_count(), 1u);
 }
 
+// Verdicts that interleave (short of cpu, tainted, short of memory, tainted, ...) each make one
+// group with its own count and first nodes, in a failed cycle and in one that found a node.
+TEST_F(ExplainTest, InterleavedVerdictsAreGroupedWithTheirOwnExamples) {
+  std::map<std::string, std::vector<std::string>> expected;
+  for (int i = 0; i < 12; i++) {
+    const std::string name = "n" + std::string(i < 10 ? "0" : "") + std::to_string(i);
+    if (i % 2 == 1) {
+      AddNode(NodeBuilder(name)
+                  .Capacity("8", "16Gi")
+                  .Taint("dedicated", "x", api::TaintEffect::kNoSchedule));
+      expected["TaintToleration"].push_back(name);
+    } else if (i % 4 == 0) {
+      AddNode(NodeBuilder(name).Capacity("1", "16Gi"));
+      expected["Insufficient cpu"].push_back(name);
+    } else {
+      AddNode(NodeBuilder(name).Capacity("8", "1Gi"));
+      expected["Insufficient memory"].push_back(name);
+    }
+  }
+  auto check = [&](const explain::Attempt& record, int fitting) {
+    ASSERT_EQ(record.groups.size(), 3u);
+    int counted = 0;
+    for (const auto& g : record.groups) {
+      const std::string key = g.plugin == "TaintToleration" ? g.plugin : g.reasons.at(0);
+      ASSERT_TRUE(expected.contains(key)) << key;
+      const auto& nodes = expected.at(key);
+      EXPECT_EQ(g.nodes, static_cast<int>(nodes.size())) << key;
+      EXPECT_EQ(g.examples.size(), std::min<size_t>(nodes.size(), explain::kExamplesPerGroup));
+      for (const auto& example : g.examples) {
+        EXPECT_NE(std::find(nodes.begin(), nodes.end(), example), nodes.end()) << key << example;
+      }
+      counted += g.nodes;
+    }
+    EXPECT_EQ(counted + fitting, record.num_nodes);
+  };
+  auto record = Schedule(PodBuilder("p").Container("2", "2Gi"));
+  ASSERT_NE(record, nullptr);
+  EXPECT_EQ(record->outcome, explain::Outcome::kUnschedulable);
+  check(*record, 0);
+
+  AddNode(NodeBuilder("z-fits").Capacity("8", "16Gi"));
+  record = Schedule(PodBuilder("q").Container("2", "2Gi"));
+  ASSERT_NE(record, nullptr);
+  EXPECT_EQ(record->outcome, explain::Outcome::kBound);
+  check(*record, 1);
+}
+
 TEST_F(ExplainTest, ABoundPodsRecordShowsTheWinnersScoresBesideTheRunnersUp) {
   for (int i = 0; i < 5; i++) {
     AddNode(NodeBuilder("n" + std::to_string(i)).Capacity(std::to_string(2 + i), "16Gi"));

@@ -70,7 +70,8 @@ bool Scheduler::ScheduleOne() {
     // As upstream: a failure clears the pod's nomination, unless PostFilter plugins ran and
     // decided otherwise.
     std::optional<std::string> nominated = std::string();
-    auto attempt = NewAttempt(*fwk, *pinfo, diagnosis, nullptr);
+    explain::Verdicts verdicts;
+    auto attempt = NewAttempt(*fwk, *pinfo, diagnosis, nullptr, &verdicts);
     if (status.IsRejected() && diagnosis.num_all_nodes > 0) {
       if (fwk->HasPostFilterPlugins()) {
         framework::PostFilterResult post;
@@ -93,7 +94,7 @@ bool Scheduler::ScheduleOne() {
       status = Status(status.code(), FitErrorMessage(diagnosis.num_all_nodes, diagnosis));
     }
     HandleSchedulingFailure(pinfo, status, status.IsRejected() ? &diagnosis : nullptr, nominated,
-                            cycle_start, std::move(attempt));
+                            cycle_start, std::move(attempt), std::move(verdicts));
     return true;
   }
   auto attempt = NewAttempt(*fwk, *pinfo, diagnosis, &result);
@@ -433,86 +434,130 @@ std::map<std::string, int64_t> Scheduler::CollectRejections(
     const std::vector<framework::NodeInfoPtr>& nodes, int start, int limit, bool keep_statuses,
     Diagnosis* diagnosis) {
   const int num_all = static_cast<int>(nodes.size());
-  auto name_at = [&nodes, start, num_all](int i) -> const std::string& {
-    const int index = start + i;
-    return nodes[index < num_all ? index : index - num_all]->name();
-  };
-  std::map<std::string, int64_t> rejected_by;
+  framework::NodeToStatus& kept = diagnosis->node_to_status;
   explain::GroupBuilder* groups = diagnosis->groups;
-  // Rejected nodes are taken a run at a time: consecutive ones with one plugin, code and set of
-  // shared reasons (every node short of cpu), so that a node costs three comparisons and the
-  // per-plugin tally and the record's groups change once per run, not once per node. A node
-  // whose status has reasons of its own is a run by itself (kOwnReasons is no status's).
-  static const framework::FixedReasons kOwnReasons(std::string_view{});
-  // The plugin and code of the last run tallied, and its tally: runs of one plugin that its
-  // reasons split add to it without a lookup.
-  const std::string* tallied_plugin = nullptr;
-  Code tallied_code = Code::kSuccess;
-  int64_t* tally = nullptr;
-  auto close_run = [&](const std::string* plugin, Code code, const framework::FixedReasons* reasons,
-                       int first, int64_t count) {
-    if (count == 0) return;
-    if (!plugin->empty()) {
-      if (plugin != tallied_plugin) tally = &rejected_by[*plugin];
-      *tally += count;
-      if (plugin != tallied_plugin || code != tallied_code) {
-        if (code == Code::kPending) {
-          diagnosis->pending_plugins.insert(*plugin);
-        } else if (code != Code::kError) {
-          diagnosis->unschedulable_plugins.insert(*plugin);
-        }
-      }
-      tallied_plugin = plugin;
-      tallied_code = code;
-    }
-    // Errors are reported through the cycle's error path; nodes with reasons of their own were
-    // grouped as they came.
-    if (groups == nullptr || code == Code::kError || reasons == &kOwnReasons) return;
-    size_t wanted = groups->AddRun(*plugin, code, *reasons, static_cast<int>(count));
-    for (int i = first; wanted > 0 && i < limit; i++) {
-      if (filter_outcomes_[i] != FilterOutcome::kRejected) continue;
-      groups->AddExample(name_at(i));
-      wanted--;
+  std::map<std::string, int64_t> rejected_by;
+  // Consecutive rejections by one plugin with one code (interned names compare by address) are
+  // tallied once; for the record's groups, each such run is remembered by where it starts, in
+  // `kept` or in the pass, and grouped afterwards.
+  std::vector<RejectionRun>& runs = rejection_runs_;
+  runs.clear();
+  const std::string* last_plugin = nullptr;
+  int64_t last_count = 0;
+  Code last_code = Code::kSuccess;
+  auto tally = [&] {
+    if (last_plugin == nullptr || last_plugin->empty()) return;
+    rejected_by[*last_plugin] += last_count;
+    if (last_code == Code::kPending) {
+      diagnosis->pending_plugins.insert(*last_plugin);
+    } else if (last_code != Code::kError) {
+      diagnosis->unschedulable_plugins.insert(*last_plugin);
     }
   };
-  const std::string* run_plugin = nullptr;
-  Code run_code = Code::kSuccess;
-  const framework::FixedReasons* run_reasons = nullptr;
-  int run_first = 0;
-  int64_t run_count = 0;
   for (int i = 0; i < limit; i++) {
     if (filter_outcomes_[i] != FilterOutcome::kRejected) continue;
     Status& s = filter_statuses_[i];
     const Code code = s.IsRejected() ? s.code() : Code::kError;
-    const std::string* plugin = &s.plugin();
-    const framework::FixedReasons* reasons = s.fixed_reasons();
-    if (reasons != run_reasons || plugin != run_plugin || code != run_code) {
-      close_run(run_plugin, run_code, run_reasons, run_first, run_count);
-      run_plugin = plugin;
-      run_code = code;
-      run_reasons = reasons != nullptr ? reasons : &kOwnReasons;
-      run_first = i;
-      run_count = 0;
-      if (reasons == nullptr && groups != nullptr && code != Code::kError) {
-        groups->Add(name_at(i), s);
+    if (&s.plugin() != last_plugin || code != last_code) {
+      tally();
+      last_plugin = &s.plugin();
+      last_code = code;
+      last_count = 0;
+      if (groups != nullptr) {
+        runs.push_back({last_plugin, code, keep_statuses ? kept.size() : static_cast<size_t>(i)});
       }
     }
-    run_count++;
-    if (!keep_statuses || code == Code::kError) continue;
-    // Looked up in place, not through name_at: the loop then keeps more of its state in
-    // registers across the call.
+    last_count++;
+    // Errors are reported through the cycle's error path.
+    if (!keep_statuses || !s.IsRejected()) continue;
     const int index = start + i;
-    diagnosis->node_to_status.Set(nodes[index < num_all ? index : index - num_all]->name(),
-                                  std::move(s));
+    kept.Set(nodes[index < num_all ? index : index - num_all]->name(), std::move(s));
   }
-  close_run(run_plugin, run_code, run_reasons, run_first, run_count);
+  tally();
+  if (groups != nullptr) {
+    GroupRejections(nodes, start, limit, keep_statuses ? &kept : nullptr, groups);
+  }
   return rejected_by;
+}
+
+namespace {
+
+// GroupRejections over one kind of positions, so that each kind compiles to a loop of its own:
+// `rejected(at)` says whether position `at` holds a rejection, `status(at)` and `name(at)` give
+// its status and node.
+template <typename Rejected, typename StatusAt, typename NameAt>
+void GroupRuns(std::span<const Scheduler::RejectionRun> runs, size_t end, Rejected rejected,
+               StatusAt status, NameAt name, explain::GroupBuilder* groups) {
+  // Within a plugin's run, nodes whose statuses share their reasons (every node short of cpu)
+  // join a group at once: a comparison of one address per node.
+  for (size_t r = 0; r < runs.size(); r++) {
+    const Scheduler::RejectionRun& run = runs[r];
+    if (run.code == Code::kError) continue;
+    const size_t run_end = r + 1 < runs.size() ? runs[r + 1].begin : end;
+    const framework::FixedReasons* shared = nullptr;
+    size_t first = 0;
+    int count = 0;
+    auto flush = [&] {
+      if (count == 0) return;
+      size_t wanted = groups->AddRun(*run.plugin, run.code, *shared, count);
+      for (size_t at = first; wanted > 0 && at < run_end; at++) {
+        if (!rejected(at)) continue;
+        groups->AddExample(name(at));
+        wanted--;
+      }
+      count = 0;
+    };
+    for (size_t at = run.begin; at < run_end; at++) {
+      if (!rejected(at)) continue;
+      const Status& s = status(at);
+      const framework::FixedReasons* reasons = s.fixed_reasons();
+      if (reasons != shared || reasons == nullptr) {
+        flush();
+        shared = reasons;
+        first = at;
+        if (reasons == nullptr) {
+          groups->Add(name(at), s);
+          continue;
+        }
+      }
+      count++;
+    }
+    flush();
+  }
+}
+
+}  // namespace
+
+void Scheduler::GroupRejections(const std::vector<framework::NodeInfoPtr>& nodes, int start,
+                                int limit, const framework::NodeToStatus* kept,
+                                explain::GroupBuilder* groups) const {
+  if (kept != nullptr) {
+    // Positions are entries of `kept`, all rejections.
+    const auto& entries = kept->entries();
+    GroupRuns(
+        rejection_runs_, entries.size(), [](size_t) { return true; },
+        [&](size_t at) -> const Status& { return entries[at].status; },
+        [&](size_t at) { return entries[at].node; }, groups);
+    return;
+  }
+  // Positions are indexes of the pass.
+  const int num_all = static_cast<int>(nodes.size());
+  GroupRuns(
+      rejection_runs_, static_cast<size_t>(limit),
+      [&](size_t at) { return filter_outcomes_[at] == FilterOutcome::kRejected; },
+      [&](size_t at) -> const Status& { return filter_statuses_[at]; },
+      [&](size_t at) -> std::string_view {
+        const int index = start + static_cast<int>(at);
+        return nodes[index < num_all ? index : index - num_all]->name();
+      },
+      groups);
 }
 
 std::shared_ptr<explain::Attempt> Scheduler::NewAttempt(const framework::runtime::Framework& fwk,
                                                         const framework::QueuedPodInfo& pinfo,
                                                         const Diagnosis& diagnosis,
-                                                        const ScheduleResult* result) {
+                                                        const ScheduleResult* result,
+                                                        explain::Verdicts* verdicts) {
   auto attempt = std::make_shared<explain::Attempt>();
   const api::Pod& pod = pinfo.pod();
   attempt->pod = pod.Key();
@@ -523,7 +568,11 @@ std::shared_ptr<explain::Attempt> Scheduler::NewAttempt(const framework::runtime
   attempt->pod_object = pinfo.pod_info->pod;
   attempt->num_nodes = static_cast<int>(snapshot_.NumNodes());
   attempt->pre_filter = explain::Bounded(diagnosis.pre_filter_note);
-  if (diagnosis.groups) diagnosis.groups->Build(attempt.get());
+  if (diagnosis.groups && verdicts != nullptr) {
+    *verdicts = diagnosis.groups->Take();
+  } else if (diagnosis.groups) {
+    diagnosis.groups->Build(attempt.get());
+  }
   if (result == nullptr) {
     attempt->evaluated = diagnosis.filter_rejected;
     return attempt;

@@ -166,6 +166,14 @@ class Scheduler {
   // The last attempt of each pending pod and the recent binding decisions.
   const explain::Store& attempts() const { return attempts_; }
 
+  // A run of rejections by one plugin with one code in a cycle's Filter pass: where it starts,
+  // as an entry of the kept statuses or an index of the pass (see GroupRejections).
+  struct RejectionRun {
+    const std::string* plugin = nullptr;
+    framework::Code code = framework::Code::kSuccess;
+    size_t begin = 0;
+  };
+
   // ---- Explain and simulate (thread-safe; dry runs take turns with the scheduling cycle) ----
 
   // The pod's last attempt ("namespace/name"); for a pod still pending, with the changes that
@@ -227,6 +235,10 @@ class Scheduler {
   std::map<std::string, int64_t> CollectRejections(const std::vector<framework::NodeInfoPtr>& nodes,
                                                    int start, int limit, bool keep_statuses,
                                                    Diagnosis* diagnosis);
+  // Adds the rejections CollectRejections saw to `groups`, run by run: from `kept` when the
+  // statuses were moved there, else from the pass's own statuses.
+  void GroupRejections(const std::vector<framework::NodeInfoPtr>& nodes, int start, int limit,
+                       const framework::NodeToStatus* kept, explain::GroupBuilder* groups) const;
   // Chooses the node among `scores`: result->chosen, and result->others.
   void SelectHost(const std::vector<framework::runtime::NodePluginScores>& scores,
                   ScheduleResult* result);
@@ -277,11 +289,13 @@ class Scheduler {
                                   explain::AttemptPtr recorded);
 
   // The record of this cycle's attempt: what PreFilter did and Filter's verdicts (from
-  // `diagnosis`), and with `result`, the chosen node's scores beside the best alternatives.
+  // `diagnosis`), and with `result`, the chosen node's scores beside the best alternatives. With
+  // `verdicts`, Filter's verdicts go there instead, for the worker that keeps the record to add.
   std::shared_ptr<explain::Attempt> NewAttempt(const framework::runtime::Framework& fwk,
                                                const framework::QueuedPodInfo& pinfo,
                                                const Diagnosis& diagnosis,
-                                               const ScheduleResult* result);
+                                               const ScheduleResult* result,
+                                               explain::Verdicts* verdicts = nullptr);
 
   void BindingCycle(framework::runtime::Framework* fwk,
                     std::shared_ptr<framework::CycleState> state, framework::QueuedPodInfoPtr pinfo,
@@ -290,12 +304,14 @@ class Scheduler {
                     std::shared_ptr<explain::Attempt> attempt);
   // Requeues a pod whose attempt failed and reports why (event + condition), off-thread.
   // `nominated_node` replaces the pod's nomination ("" clears it); std::nullopt leaves it.
-  // `attempt` (made here when null) is completed with the outcome and kept as the pod's record.
+  // `attempt` (made here when null) is completed with the outcome and kept as the pod's record,
+  // with `verdicts` when NewAttempt left them out of it.
   void HandleSchedulingFailure(const framework::QueuedPodInfoPtr& pinfo,
                                const framework::Status& status, const Diagnosis* diagnosis,
                                const std::optional<std::string>& nominated_node,
                                std::chrono::steady_clock::time_point cycle_start,
-                               std::shared_ptr<explain::Attempt> attempt = nullptr);
+                               std::shared_ptr<explain::Attempt> attempt = nullptr,
+                               explain::Verdicts verdicts = {});
   // Registers the scrape hooks that sample queue, cache and informer state.
   void RegisterScrapeHooks();
   // The V(2) line for one decision: pod, node, its score and the best alternatives.
@@ -305,13 +321,13 @@ class Scheduler {
   void ObserveEvent(metrics::HandledEvent event, std::chrono::steady_clock::time_point start);
   void ObserveAttempt(const std::string& profile, metrics::AttemptResult result,
                       std::chrono::steady_clock::time_point cycle_start);
-  // Also keeps `attempt` (when given) as the pod's record, from the same background worker: the
-  // records' lock is shared with binding threads, and a thread holding it could be descheduled
-  // while the scheduling thread waited for it.
+  // Also keeps `attempt` (when given, with `verdicts`) as the pod's record, from the same
+  // background worker: the records' lock is shared with binding threads, and a thread holding it
+  // could be descheduled while the scheduling thread waited for it.
   void ReportUnschedulable(const api::PodPtr& pod, const std::string& reason,
                            const std::string& message,
                            const std::optional<std::string>& nominated_node,
-                           explain::AttemptPtr attempt = nullptr);
+                           explain::AttemptPtr attempt = nullptr, explain::Verdicts verdicts = {});
   // The freshest copy of the pod the informer has (null when deleted), or `pod` without informers.
   api::PodPtr CurrentPod(const api::Pod& pod) const;
 
@@ -345,6 +361,7 @@ class Scheduler {
   static constexpr int kFilterBatch = 16;
   std::vector<FilterOutcome> filter_outcomes_;
   std::vector<framework::Status> filter_statuses_;
+  std::vector<RejectionRun> rejection_runs_;
   // The current cycle's feasible nodes and scores, kept so their buffers are reused.
   std::vector<const framework::NodeInfo*> feasible_nodes_;
   std::vector<framework::runtime::NodePluginScores> node_scores_;
