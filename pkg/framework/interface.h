@@ -771,6 +771,10 @@ class Handle : public PluginsRunner {
   virtual prometheus::Registry* MetricsRegistry() const = 0;
   // The name of the profile this framework instance serves.
   virtual const std::string& ProfileName() const = 0;
+  // True once the scheduler is shutting down. A plugin that waits in a binding cycle (PreBind
+  // waiting for a volume to be bound) stops waiting and fails, so shutdown is not held for as long
+  // as the wait could last.
+  virtual bool Stopping() const = 0;
 };
 
 // Builds a plugin from its args (pluginConfig, as JSON; null when none given). Throws

@@ -145,6 +145,8 @@ void Scheduler::Run() {
 
 void Scheduler::Stop(std::chrono::milliseconds grace) {
   running_ = false;
+  // Plugins waiting in binding cycles (PreBind) give up rather than hold shutdown.
+  for (auto& [name, fwk] : profiles_) fwk->Stop();
   if (queue_) queue_->Close();
   if (scheduling_thread_.joinable()) scheduling_thread_.join();
   // Order matters: a binding cycle that fails reports through reporters_ and requeues through

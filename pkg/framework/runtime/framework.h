@@ -201,6 +201,9 @@ class Framework : public Handle {
   void Activate(const std::vector<std::string>& pod_uids) override;
   PreemptionMetrics& GetPreemptionMetrics() override;
   prometheus::Registry* MetricsRegistry() const override { return deps_.metrics_registry; }
+  bool Stopping() const override { return stopping_.load(); }
+  // Tells the plugins the scheduler is shutting down (Stopping()).
+  void Stop() { stopping_ = true; }
 
  private:
   template <typename P>
@@ -258,6 +261,7 @@ class Framework : public Handle {
   std::vector<PluginObserver*> unreserve_metrics_;
   std::vector<PluginObserver*> normalize_metrics_;
   std::array<ExtensionPointObserver*, static_cast<size_t>(Point::kCount)> point_metrics_{};
+  std::atomic<bool> stopping_{false};
 };
 
 }  // namespace berth::framework::runtime
