@@ -286,6 +286,9 @@ class NodeInfoLister {
   virtual const std::vector<NodeInfoPtr>& HavePodsWithRequiredAntiAffinityList() const = 0;
   // Null when the snapshot has no such node.
   virtual NodeInfoPtr Get(const std::string& node_name) const = 0;
+  // Whether any pod on the snapshot's nodes (assumed pods included) uses the claim `key`
+  // ("namespace/name") by a persistentVolumeClaim volume.
+  virtual bool IsPVCUsedByPods(const std::string& key) const = 0;
 };
 
 class Plugin {

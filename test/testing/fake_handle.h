@@ -40,6 +40,14 @@ class FakeLister : public framework::NodeInfoLister {
     }
     return nullptr;
   }
+  bool IsPVCUsedByPods(const std::string& key) const override {
+    for (const auto& n : nodes_) {
+      for (const auto& [claim, count] : n->pvc_ref_counts()) {
+        if (claim == key && count > 0) return true;
+      }
+    }
+    return false;
+  }
 
  private:
   std::vector<framework::NodeInfoPtr> nodes_;
