@@ -24,7 +24,8 @@ const std::set<std::string> kKnown = {
     "NodePorts",         "NodeResourcesFit", "NodeResourcesBalancedAllocation",
     "ImageLocality",     "DefaultBinder",    "CustomScore",
     "CustomSort",        "InterPodAffinity", "PodTopologySpread",
-    "DefaultPreemption", "Coscheduling",
+    "DefaultPreemption", "Coscheduling",     "VolumeRestrictions",
+    "NodeVolumeLimits",  "VolumeBinding",    "VolumeZone",
 };
 
 constexpr char kHeader[] =
@@ -101,6 +102,10 @@ TEST(DefaultsTest, DefaultPluginsAreUpstreamOrderAndWeights) {
                                                {"NodeAffinity", 2},
                                                {"NodePorts", 0},
                                                {"NodeResourcesFit", 1},
+                                               {"VolumeRestrictions", 0},
+                                               {"NodeVolumeLimits", 0},
+                                               {"VolumeBinding", 0},
+                                               {"VolumeZone", 0},
                                                {"PodTopologySpread", 2},
                                                {"InterPodAffinity", 2},
                                                {"DefaultPreemption", 0},
@@ -141,6 +146,10 @@ TEST(LoadTest, KubeSchedulerStyleFileWithTwoProfiles) {
                                                      {"NodeAffinity", 2},
                                                      {"NodePorts", 0},
                                                      {"NodeResourcesFit", 5},
+                                                     {"VolumeRestrictions", 0},
+                                                     {"NodeVolumeLimits", 0},
+                                                     {"VolumeBinding", 0},
+                                                     {"VolumeZone", 0},
                                                      {"PodTopologySpread", 2},
                                                      {"InterPodAffinity", 2},
                                                      {"DefaultPreemption", 0},
@@ -263,6 +272,10 @@ TEST(LoadTest, MergeSemantics) {
                               {"TaintToleration", 7},
                               {"NodeAffinity", 2},
                               {"NodeResourcesFit", 1},
+                              {"VolumeRestrictions", 0},
+                              {"NodeVolumeLimits", 0},
+                              {"VolumeBinding", 0},
+                              {"VolumeZone", 0},
                               {"PodTopologySpread", 2},
                               {"InterPodAffinity", 2},
                               {"DefaultPreemption", 0},
@@ -488,17 +501,18 @@ TEST(ErrorTest, UnknownPluginListsKnownPlugins) {
       "unknown plugin \"Foo\"; known plugins: Coscheduling, CustomScore, CustomSort, "
       "DefaultBinder, DefaultPreemption, ImageLocality, InterPodAffinity, NodeAffinity, NodeName, "
       "NodePorts, NodeResourcesBalancedAllocation, NodeResourcesFit, NodeUnschedulable, "
-      "PodTopologySpread, PrioritySort, SchedulingGates, TaintToleration");
+      "NodeVolumeLimits, PodTopologySpread, PrioritySort, SchedulingGates, TaintToleration, "
+      "VolumeBinding, VolumeRestrictions, VolumeZone");
 
   ConfigIssue issue =
-      LoadIssue(std::string(kHeader) + "profiles:\n- pluginConfig:\n  - name: VolumeBinding\n");
+      LoadIssue(std::string(kHeader) + "profiles:\n- pluginConfig:\n  - name: DynamicResources\n");
   EXPECT_EQ(issue.field, "profiles[0].pluginConfig[0].name");
-  EXPECT_THAT(issue.problem, HasSubstr("unknown plugin \"VolumeBinding\"; known plugins: "));
+  EXPECT_THAT(issue.problem, HasSubstr("unknown plugin \"DynamicResources\"; known plugins: "));
 
   // Disabling a plugin Berth does not have is fine.
   LoadString(
       std::string(kHeader) +
-          "profiles:\n- plugins:\n    multiPoint:\n      disabled: [{name: VolumeBinding}]\n",
+          "profiles:\n- plugins:\n    multiPoint:\n      disabled: [{name: DynamicResources}]\n",
       "cfg.yaml", kKnown);
 }
 

@@ -99,7 +99,7 @@ std::vector<api::VolumeAttachmentPtr> AttachmentIndex::OnNode(const std::string&
 NodeVolumeLimits::NodeVolumeLimits(Listers listers,
                                    std::shared_ptr<const AttachmentIndex> attachments,
                                    std::string volume_id_prefix)
-    : listers_(std::move(listers)),
+    : listers_(listers),
       attachments_(std::move(attachments)),
       volume_id_prefix_(std::move(volume_id_prefix)) {}
 
@@ -162,7 +162,9 @@ Status NodeVolumeLimits::AttachableVolumes(const api::Pod& pod, const api::CSINo
     }
     auto [handle, driver] = DriverOfClaim(csi_node, *claim);
     if (handle.empty() || driver.empty()) continue;
-    out->push_back({driver + "/" + handle, driver});
+    std::string name = driver;
+    name.append("/").append(handle);
+    out->push_back({std::move(name), std::move(driver)});
   }
   return {};
 }
@@ -204,15 +206,16 @@ Status NodeVolumeLimits::Filter(const framework::CycleState& state, const api::P
     return st;
   }
   Dedupe(&volumes);
-  return FilterWith(pod, node, csi_node.get(), std::move(volumes));
+  return FilterWith(pod, node, csi_node.get(), volumes);
 }
 
 Status NodeVolumeLimits::FilterWith(const api::Pod&, const framework::NodeInfo& node,
                                     const api::CSINode* csi_node,
-                                    std::vector<Attachable> new_volumes) const {
+                                    const std::vector<Attachable>& new_volumes) const {
   if (new_volumes.empty()) return {};
   // A driver that asks for pods to wait until it is installed on the node.
   std::vector<std::string> drivers;
+  drivers.reserve(new_volumes.size());
   for (const auto& [name, driver] : new_volumes) drivers.push_back(driver);
   std::sort(drivers.begin(), drivers.end());
   drivers.erase(std::unique(drivers.begin(), drivers.end()), drivers.end());
@@ -348,8 +351,7 @@ framework::PluginPtr New(const nlohmann::json& args, framework::Handle& handle) 
                   informers.ListerFor<api::StorageClass>(), informers.ListerFor<api::CSINode>(),
                   informers.ListerFor<api::CSIDriver>()};
   return std::make_shared<NodeVolumeLimits>(
-      std::move(listers), AttachmentIndex::New(informers.For<api::VolumeAttachment>()),
-      RandomPrefix());
+      listers, AttachmentIndex::New(informers.For<api::VolumeAttachment>()), RandomPrefix());
 }
 
 }  // namespace berth::plugins::nodevolumelimits

@@ -90,7 +90,7 @@ class NodeVolumeLimits final : public framework::PreFilterPlugin,
                            const api::PersistentVolumeClaim& claim) const;
   framework::Status FilterWith(const api::Pod& pod, const framework::NodeInfo& node,
                                const api::CSINode* csi_node,
-                               std::vector<Attachable> new_volumes) const;
+                               const std::vector<Attachable>& new_volumes) const;
 
   const Listers listers_;
   const std::shared_ptr<const AttachmentIndex> attachments_;

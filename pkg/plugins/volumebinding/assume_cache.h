@@ -27,7 +27,7 @@
 namespace berth::plugins::volumebinding {
 
 template <typename T>
-class AssumeCache : public std::enable_shared_from_this<AssumeCache<T>> {
+class AssumeCache {
  public:
   using Ptr = std::shared_ptr<const T>;
   // The index key of an object (a volume's class); empty: no index is kept.
@@ -36,8 +36,8 @@ class AssumeCache : public std::enable_shared_from_this<AssumeCache<T>> {
   // `resource` names the kind in "not found" errors ("persistentvolumes").
   static std::shared_ptr<AssumeCache> New(informer::Informer<T>& informer, std::string resource,
                                           IndexFn index = nullptr) {
-    std::shared_ptr<AssumeCache> cache(
-        new AssumeCache(&informer.store(), std::move(resource), std::move(index)));
+    auto cache =
+        std::make_shared<AssumeCache>(&informer.store(), std::move(resource), std::move(index));
     informer::EventHandler<T> handler;
     std::weak_ptr<AssumeCache> weak = cache;
     handler.on_add = [weak](const Ptr& object) {
@@ -120,10 +120,11 @@ class AssumeCache : public std::enable_shared_from_this<AssumeCache<T>> {
     listeners_.push_back(std::move(fn));
   }
 
- private:
+  // Use New, which also subscribes the cache to the informer.
   AssumeCache(const informer::Store<T>* store, std::string resource, IndexFn index)
       : store_(store), resource_(std::move(resource)), index_fn_(std::move(index)) {}
 
+ private:
   Ptr GetAPIObjLocked(const std::string& key, std::string* error) const {
     Ptr stored = store_->Get(key);
     if (!stored && error != nullptr) *error = helper::NotFoundMessage(resource_, key);

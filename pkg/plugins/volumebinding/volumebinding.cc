@@ -58,19 +58,19 @@ Status NoState() {
 
 // Filter's rejection for each combination of ConflictReason bits, made once.
 const framework::FixedReasons& ReasonsFor(unsigned bits) {
-  static const auto* kAll = [] {
-    auto* all = new std::vector<std::unique_ptr<framework::FixedReasons>>();  // NOLINT: immortal.
+  static const std::vector<std::unique_ptr<framework::FixedReasons>> kAll = [] {
+    std::vector<std::unique_ptr<framework::FixedReasons>> all;
     for (unsigned b = 0; b < 16; b++) {
       std::vector<std::string> reasons;
       if (b & kNodeConflict) reasons.emplace_back(kErrReasonNodeConflict);
       if (b & kBindConflict) reasons.emplace_back(kErrReasonBindConflict);
       if (b & kNotEnoughSpace) reasons.emplace_back(kErrReasonNotEnoughSpace);
       if (b & kPVNotExist) reasons.emplace_back(kErrReasonPVNotExist);
-      all->push_back(std::make_unique<framework::FixedReasons>(std::move(reasons)));
+      all.push_back(std::make_unique<framework::FixedReasons>(std::move(reasons)));
     }
     return all;
   }();
-  return *(*kAll)[bits & 15];
+  return *kAll[bits & 15];
 }
 
 [[noreturn]] void Fail(const std::string& field, const std::string& problem) {
@@ -154,7 +154,6 @@ VolumeBinding::VolumeBinding(Args args, informer::Lister<api::PersistentVolumeCl
 Status VolumeBinding::PreFilter(framework::CycleState& state, const api::Pod& pod,
                                 const std::vector<framework::NodeInfoPtr>&,
                                 framework::PreFilterResult*) {
-  auto data = std::make_shared<State>();
   bool has_claims = false;
   for (const api::Volume& volume : pod.spec.volumes) {
     const auto ref = helper::ClaimOf(pod, volume);
@@ -184,10 +183,10 @@ Status VolumeBinding::PreFilter(framework::CycleState& state, const api::Pod& po
       }
     }
   }
-  if (!has_claims) {
-    state.Write(StateKeyOf(), data);
-    return Status::Skip();
-  }
+  // No state is written for a pod without claims: the later extension points read its absence
+  // as nothing to do, and most pods are such pods.
+  if (!has_claims) return Status::Skip();
+  auto data = std::make_shared<State>();
   State::Shared& shared = *data->shared;
   if (Status s = binder_->GetPodVolumeClaims(pod, &shared.claims); !s.IsSuccess()) return s;
   if (!shared.claims.unbound_immediate.empty()) {
@@ -219,8 +218,7 @@ Status VolumeBinding::Filter(const framework::CycleState& state, const api::Pod&
 Status VolumeBinding::PreScore(framework::CycleState& state, const api::Pod&,
                                std::span<const framework::NodeInfo* const>) {
   State::Shared* shared = ReadState(state);
-  if (shared == nullptr) return NoState();
-  return shared->has_delay_binding ? Status() : Status::Skip();
+  return shared != nullptr && shared->has_delay_binding ? Status() : Status::Skip();
 }
 
 int64_t VolumeBinding::ScoreClasses(const std::vector<std::pair<int64_t, int64_t>>& classes) const {
@@ -243,7 +241,7 @@ Status VolumeBinding::Score(const framework::CycleState& state, const api::Pod&,
                             const framework::NodeInfo& node, int64_t* score) {
   *score = 0;
   State::Shared* shared = ReadState(state);
-  if (shared == nullptr) return NoState();
+  if (shared == nullptr) return {};
   const PodVolumes* volumes = nullptr;
   {
     std::lock_guard lock(shared->mu);
@@ -278,7 +276,7 @@ Status VolumeBinding::Score(const framework::CycleState& state, const api::Pod&,
 Status VolumeBinding::Reserve(framework::CycleState& state, const api::Pod& pod,
                               const std::string& node) {
   State::Shared* shared = ReadState(state);
-  if (shared == nullptr) return NoState();
+  if (shared == nullptr) return {};
   std::lock_guard lock(shared->mu);
   auto it = shared->by_node.find(node);
   if (it == shared->by_node.end()) {
@@ -300,7 +298,7 @@ void VolumeBinding::Unreserve(framework::CycleState& state, const api::Pod&,
 Status VolumeBinding::PreBind(framework::CycleState& state, const api::Pod& pod,
                               const std::string& node) {
   State::Shared* shared = ReadState(state);
-  if (shared == nullptr) return NoState();
+  if (shared == nullptr) return {};
   PodVolumes* volumes = nullptr;
   {
     std::lock_guard lock(shared->mu);

@@ -33,7 +33,7 @@ using namespace volumetesting;  // NOLINT(google-build-using-namespace): test vo
 // precondition, bumps the version and hands the result to `on_write` (the informer's watch).
 class FakeApi : public testing::UnusedClient {
  public:
-  void Put(const std::string& path, json object) {
+  void Store(const std::string& path, json object) {
     std::lock_guard lock(mu_);
     objects_[path] = std::move(object);
   }
@@ -108,11 +108,11 @@ class VolumeBindingTest : public ::testing::Test {
   }
 
   void AddClaim(const json& claim) {
-    api_.Put(ClaimPath(claim["metadata"]["name"]), claim);
+    api_.Store(ClaimPath(claim["metadata"]["name"]), claim);
     informers().For<api::PersistentVolumeClaim>().Upsert(Claim(claim));
   }
   void AddVolume(const json& pv) {
-    api_.Put(VolumePath(pv["metadata"]["name"]), pv);
+    api_.Store(VolumePath(pv["metadata"]["name"]), pv);
     informers().For<api::PersistentVolume>().Upsert(Volume(pv));
   }
   void AddClass(const json& storage_class) {
@@ -506,7 +506,7 @@ TEST_F(VolumeBindingTest, AStaleVolumeFailsTheWriteAndIsNotLeftAssumed) {
   // Someone else changed the volume on the apiserver since.
   json changed = VolumeJson("pv-a", "local", "10Gi", "node-a");
   changed["metadata"]["resourceVersion"] = "21";
-  api_.Put(VolumePath("pv-a"), changed);
+  api_.Store(VolumePath("pv-a"), changed);
   Status s = plugin->PreBind(state, *pod, "node-a");
   EXPECT_EQ(s.code(), Code::kError);
   EXPECT_NE(s.Message().find("the object has been modified"), std::string::npos) << s.Message();

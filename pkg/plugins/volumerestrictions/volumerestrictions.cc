@@ -90,6 +90,7 @@ VolumeRestrictions::VolumeRestrictions(informer::Lister<api::PersistentVolumeCla
 Status VolumeRestrictions::PreFilter(framework::CycleState& state, const api::Pod& pod,
                                      const std::vector<framework::NodeInfoPtr>&,
                                      framework::PreFilterResult*) {
+  if (pod.spec.volumes.empty()) return Status::Skip();
   const bool needs_check = std::any_of(pod.spec.volumes.begin(), pod.spec.volumes.end(),
                                        [](const api::Volume& v) { return IsInTreeDisk(v); });
   auto s = std::make_shared<State>();
