@@ -225,11 +225,15 @@ const InTreePlugin* InTreePluginByName(std::string_view plugin_name) {
 bool MigratedOnNode(const InTreePlugin& plugin, const api::CSINode* csi_node) {
   if (csi_node == nullptr) return false;
   const std::string* migrated = csi_node->meta.annotations.Find(api::kMigratedPluginsAnnotation);
-  if (migrated == nullptr || migrated->empty()) return false;
-  for (const std::string& name : Split(*migrated, ",")) {
-    if (name == plugin.plugin_name) return true;
+  if (migrated == nullptr) return false;
+  // Read for every node a migrated volume's pod is filtered on: no copies.
+  std::string_view rest = *migrated;
+  while (true) {
+    const size_t comma = rest.find(',');
+    if (rest.substr(0, comma) == plugin.plugin_name) return true;
+    if (comma == std::string_view::npos) return false;
+    rest.remove_prefix(comma + 1);
   }
-  return false;
 }
 
 TranslatedVolume TranslateInTreeVolume(const api::PersistentVolume& pv,

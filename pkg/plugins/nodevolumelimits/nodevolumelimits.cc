@@ -1,6 +1,7 @@
 #include "pkg/plugins/nodevolumelimits/nodevolumelimits.h"
 
 #include <algorithm>
+#include <optional>
 #include <random>
 #include <stdexcept>
 
@@ -18,17 +19,48 @@ const framework::StateKey& StateKeyOf() {
   return kKey;
 }
 
-// The pod's attachable volumes when they do not depend on the node (the common case), worked out
-// once per cycle; otherwise Filter works them out per node.
+// The pod's attachable volumes, worked out once per cycle. They depend on the node only through
+// whether it has a CSINode at all (in-tree volumes count as CSI volumes only there), so both
+// answers are kept.
 class State final : public framework::StateData {
  public:
+  struct Volumes {
+    Status status;  // AttachableVolumes' verdict.
+    std::vector<Attachable> volumes;
+    // Their drivers whose CSIDriver asks for pods to wait until it is installed on the node.
+    std::vector<std::string> must_be_installed;
+  };
   std::shared_ptr<framework::StateData> Clone() const override {
     return std::make_shared<State>(*this);
   }
-  bool node_independent = false;
-  Status status;  // AttachableVolumes' verdict, when node_independent.
-  std::vector<Attachable> volumes;
+  Volumes without_csi_node;
+  Volumes with_csi_node;
+  uint64_t storage_epoch = 0;
 };
+
+// Adds `amount` to `driver`'s entry of a sorted driver -> amount list.
+void AddTo(std::vector<std::pair<std::string, int64_t>>* list, const std::string& driver,
+           int64_t amount) {
+  auto it = std::lower_bound(list->begin(), list->end(), driver,
+                             [](const auto& e, const std::string& d) { return e.first < d; });
+  if (it == list->end() || it->first != driver) it = list->insert(it, {driver, 0});
+  it->second += amount;
+}
+
+// `driver`'s amount in a sorted list, or nullopt.
+std::optional<int64_t> Find(const std::vector<std::pair<std::string, int64_t>>& list,
+                            const std::string& driver) {
+  auto it = std::lower_bound(list.begin(), list.end(), driver,
+                             [](const auto& e, const std::string& d) { return e.first < d; });
+  if (it == list.end() || it->first != driver) return std::nullopt;
+  return it->second;
+}
+
+bool Contains(const std::vector<Attachable>& sorted, const std::string& name) {
+  auto it = std::lower_bound(sorted.begin(), sorted.end(), name,
+                             [](const Attachable& a, const std::string& n) { return a.first < n; });
+  return it != sorted.end() && it->first == name;
+}
 
 // Sorted by name, each name once (a volume the pod mounts twice counts once).
 void Dedupe(std::vector<Attachable>* volumes) {
@@ -46,6 +78,19 @@ std::string RandomPrefix() {
   std::string out;
   for (int i = 0; i < 32; i++) out += kAlphabet[pick(device)];
   return out;
+}
+
+// Bumps `epoch` on every change the informer delivers.
+template <typename T>
+void BumpOnChange(informer::Informer<T>& informer,
+                  const std::shared_ptr<std::atomic<uint64_t>>& epoch) {
+  informer::EventHandler<T> handler;
+  handler.on_add = [epoch](const std::shared_ptr<const T>&) { epoch->fetch_add(1); };
+  handler.on_update = [epoch](const std::shared_ptr<const T>&, const std::shared_ptr<const T>&) {
+    epoch->fetch_add(1);
+  };
+  handler.on_delete = [epoch](const std::shared_ptr<const T>&) { epoch->fetch_add(1); };
+  informer.AddEventHandler(std::move(handler));
 }
 
 // An in-tree volume CSI migration can hand to a driver (whether or not this scheduler counts it).
@@ -98,10 +143,12 @@ std::vector<api::VolumeAttachmentPtr> AttachmentIndex::OnNode(const std::string&
 
 NodeVolumeLimits::NodeVolumeLimits(Listers listers,
                                    std::shared_ptr<const AttachmentIndex> attachments,
-                                   std::string volume_id_prefix)
+                                   std::string volume_id_prefix,
+                                   std::shared_ptr<const std::atomic<uint64_t>> storage_epoch)
     : listers_(listers),
       attachments_(std::move(attachments)),
-      volume_id_prefix_(std::move(volume_id_prefix)) {}
+      volume_id_prefix_(std::move(volume_id_prefix)),
+      storage_epoch_(std::move(storage_epoch)) {}
 
 Attachable NodeVolumeLimits::DriverOfClass(const api::CSINode* csi_node,
                                            const api::PersistentVolumeClaim& claim) const {
@@ -170,102 +217,130 @@ Status NodeVolumeLimits::AttachableVolumes(const api::Pod& pod, const api::CSINo
 }
 
 Status NodeVolumeLimits::PreFilter(framework::CycleState& state, const api::Pod& pod,
-                                   const std::vector<framework::NodeInfoPtr>&,
+                                   const std::vector<framework::NodeInfoPtr>& nodes,
                                    framework::PreFilterResult*) {
   const bool counted =
       std::any_of(pod.spec.volumes.begin(), pod.spec.volumes.end(), [&](const api::Volume& v) {
         return helper::ClaimOf(pod, v).has_value() || InlineMigratable(v);
       });
   if (!counted) return Status::Skip();
-  // Migration depends on the node only through whether it has a CSINode at all: the volumes are
-  // node-independent when both answers agree.
+  tracker_.Sync(nodes);
+  by_position_.resize(tracker_.nodes().size());
+  for (size_t i : tracker_.changed_now()) by_position_[i].reset();
   auto s = std::make_shared<State>();
+  s->storage_epoch = storage_epoch_->load();
   static const api::CSINode kSomeCSINode;
-  std::vector<Attachable> with_csi_node;
-  s->status = AttachableVolumes(pod, nullptr, true, &s->volumes);
-  Status with = AttachableVolumes(pod, &kSomeCSINode, true, &with_csi_node);
-  Dedupe(&s->volumes);
-  Dedupe(&with_csi_node);
-  s->node_independent = s->status.code() == with.code() && s->status.reasons() == with.reasons() &&
-                        s->volumes == with_csi_node;
+  s->without_csi_node.status = AttachableVolumes(pod, nullptr, true, &s->without_csi_node.volumes);
+  s->with_csi_node.status = AttachableVolumes(pod, &kSomeCSINode, true, &s->with_csi_node.volumes);
+  for (State::Volumes* v : {&s->without_csi_node, &s->with_csi_node}) {
+    Dedupe(&v->volumes);
+    v->must_be_installed = MustBeInstalled(v->volumes);
+  }
   state.Write(StateKeyOf(), std::move(s));
   return {};
+}
+
+std::shared_ptr<const NodeAttachments> NodeVolumeLimits::Attachments(
+    const framework::NodeInfo& node, uint64_t epoch) const {
+  auto out = std::make_shared<NodeAttachments>();
+  out->epoch = epoch;
+  out->csi_node = listers_.csi_nodes.Get(node.name());
+  if (out->csi_node) {
+    for (const api::CSINodeDriver& d : out->csi_node->drivers) {
+      if (d.allocatable_count) AddTo(&out->limits, d.name, *d.allocatable_count);
+    }
+  }
+  if (out->limits.empty()) return out;
+  for (const auto& existing : node.pods()) {
+    if (existing->pod->spec.volumes.empty()) continue;
+    Status s = AttachableVolumes(*existing->pod, out->csi_node.get(), false, &out->attached);
+    if (!s.IsSuccess()) {
+      out->status = Status::Error(s.Message());
+      return out;
+    }
+  }
+  Dedupe(&out->attached);
+  for (const auto& [name, driver] : out->attached) AddTo(&out->counts, driver, 1);
+  // Volumes still attached to the node whose pods are gone count too.
+  for (const auto& attachment : attachments_->OnNode(node.name())) {
+    if (attachment->attacher.empty() || attachment->persistent_volume_name.empty()) continue;
+    api::PersistentVolumePtr pv = listers_.volumes.Get(attachment->persistent_volume_name);
+    if (!pv || !pv->spec.csi) continue;
+    std::string name = attachment->attacher;
+    name.append("/").append(pv->spec.csi->volume_handle);
+    if (!Contains(out->attached, name)) AddTo(&out->counts, attachment->attacher, 1);
+  }
+  return out;
 }
 
 Status NodeVolumeLimits::Filter(const framework::CycleState& state, const api::Pod& pod,
                                 const framework::NodeInfo& node) {
   if (pod.spec.volumes.empty()) return {};
-  api::CSINodePtr csi_node = listers_.csi_nodes.Get(node.name());
   const State* s = state.Read<State>(StateKeyOf());
-  if (s != nullptr && s->node_independent) {
-    if (!s->status.IsSuccess()) return s->status;
-    return FilterWith(pod, node, csi_node.get(), s->volumes);
+  const uint64_t epoch = s != nullptr ? s->storage_epoch : storage_epoch_->load();
+  std::shared_ptr<const NodeAttachments> computed;
+  const NodeAttachments* attachments = nullptr;
+  if (s != nullptr && tracker_.Listed(node) && node.list_index() < by_position_.size()) {
+    std::shared_ptr<const NodeAttachments>& kept = by_position_[node.list_index()];
+    if (!kept || kept->epoch != epoch) kept = Attachments(node, epoch);
+    attachments = kept.get();
+  } else {
+    computed = Attachments(node, epoch);
+    attachments = computed.get();
+  }
+  if (s != nullptr) {
+    const State::Volumes& v = attachments->csi_node ? s->with_csi_node : s->without_csi_node;
+    if (!v.status.IsSuccess()) return v.status;
+    return FilterWith(*attachments, v.volumes, v.must_be_installed);
   }
   std::vector<Attachable> volumes;
-  if (Status st = AttachableVolumes(pod, csi_node.get(), true, &volumes); !st.IsSuccess()) {
-    return st;
-  }
+  Status st = AttachableVolumes(pod, attachments->csi_node.get(), true, &volumes);
+  if (!st.IsSuccess()) return st;
   Dedupe(&volumes);
-  return FilterWith(pod, node, csi_node.get(), volumes);
+  return FilterWith(*attachments, volumes, MustBeInstalled(volumes));
 }
 
-Status NodeVolumeLimits::FilterWith(const api::Pod&, const framework::NodeInfo& node,
-                                    const api::CSINode* csi_node,
-                                    const std::vector<Attachable>& new_volumes) const {
-  if (new_volumes.empty()) return {};
-  // A driver that asks for pods to wait until it is installed on the node.
+std::vector<std::string> NodeVolumeLimits::MustBeInstalled(
+    const std::vector<Attachable>& volumes) const {
   std::vector<std::string> drivers;
-  drivers.reserve(new_volumes.size());
-  for (const auto& [name, driver] : new_volumes) drivers.push_back(driver);
-  std::sort(drivers.begin(), drivers.end());
-  drivers.erase(std::unique(drivers.begin(), drivers.end()), drivers.end());
-  for (const std::string& driver : drivers) {
+  for (const auto& [name, driver] : volumes) {
+    if (std::find(drivers.begin(), drivers.end(), driver) != drivers.end()) continue;
     api::CSIDriverPtr spec = listers_.csi_drivers.Get(driver);
-    if (!spec || !spec->prevent_pod_scheduling_if_missing) continue;
-    if (csi_node == nullptr || csi_node->FindDriver(driver) == nullptr) {
+    if (spec && spec->prevent_pod_scheduling_if_missing) drivers.push_back(driver);
+  }
+  std::sort(drivers.begin(), drivers.end());
+  return drivers;
+}
+
+Status NodeVolumeLimits::FilterWith(const NodeAttachments& node,
+                                    const std::vector<Attachable>& new_volumes,
+                                    const std::vector<std::string>& must_be_installed) const {
+  if (new_volumes.empty()) return {};
+  for (const std::string& driver : must_be_installed) {
+    if (!node.csi_node || node.csi_node->FindDriver(driver) == nullptr) {
       return Status::Unschedulable(driver + " CSI driver is not installed on the node");
     }
   }
-  std::map<std::string, int64_t> limits;
-  if (csi_node != nullptr) {
-    for (const api::CSINodeDriver& d : csi_node->drivers) {
-      if (d.allocatable_count) limits[d.name] = *d.allocatable_count;
-    }
-  }
-  if (limits.empty()) return {};
-
-  std::vector<Attachable> attached;
-  for (const auto& existing : node.pods()) {
-    if (existing->pod->spec.volumes.empty()) continue;
-    if (Status s = AttachableVolumes(*existing->pod, csi_node, false, &attached); !s.IsSuccess()) {
-      return Status::Error(s.Message());
-    }
-  }
-  Dedupe(&attached);
-  std::map<std::string, int64_t> attached_count;
-  for (const auto& [name, driver] : attached) attached_count[driver]++;
-  const auto is_attached = [&](const std::string& name) {
-    auto it =
-        std::lower_bound(attached.begin(), attached.end(), name,
-                         [](const Attachable& a, const std::string& n) { return a.first < n; });
-    return it != attached.end() && it->first == name;
-  };
-  for (const auto& attachment : attachments_->OnNode(node.name())) {
-    if (attachment->attacher.empty() || attachment->persistent_volume_name.empty()) continue;
-    api::PersistentVolumePtr pv = listers_.volumes.Get(attachment->persistent_volume_name);
-    if (!pv || !pv->spec.csi) continue;
-    if (!is_attached(attachment->attacher + "/" + pv->spec.csi->volume_handle)) {
-      attached_count[attachment->attacher]++;
-    }
-  }
-  std::map<std::string, int64_t> new_count;
-  for (const auto& [name, driver] : new_volumes) {
-    if (!is_attached(name)) new_count[driver]++;
-  }
+  if (node.limits.empty()) return {};
+  if (!node.status.IsSuccess()) return node.status;
+  // Filter runs for every node: the few new volumes are counted by driver in place.
   static const framework::FixedReasons kExceeded(kErrReasonMaxVolumeCountExceeded);
-  for (const auto& [driver, count] : new_count) {
-    auto limit = limits.find(driver);
-    if (limit != limits.end() && attached_count[driver] + count > limit->second) {
+  const auto is_new = [&](const Attachable& v) { return !Contains(node.attached, v.first); };
+  for (size_t i = 0; i < new_volumes.size(); i++) {
+    const std::string& driver = new_volumes[i].second;
+    if (!is_new(new_volumes[i])) continue;
+    bool counted_before = false;
+    for (size_t j = 0; j < i && !counted_before; j++) {
+      counted_before = new_volumes[j].second == driver && is_new(new_volumes[j]);
+    }
+    if (counted_before) continue;
+    const std::optional<int64_t> limit = Find(node.limits, driver);
+    if (!limit) continue;
+    int64_t count = 0;
+    for (size_t j = i; j < new_volumes.size(); j++) {
+      if (new_volumes[j].second == driver && is_new(new_volumes[j])) count++;
+    }
+    if (Find(node.counts, driver).value_or(0) + count > *limit) {
       return Status::Unschedulable(kExceeded);
     }
   }
@@ -350,8 +425,15 @@ framework::PluginPtr New(const nlohmann::json& args, framework::Handle& handle) 
                   informers.ListerFor<api::PersistentVolume>(),
                   informers.ListerFor<api::StorageClass>(), informers.ListerFor<api::CSINode>(),
                   informers.ListerFor<api::CSIDriver>()};
+  auto epoch = std::make_shared<std::atomic<uint64_t>>(0);
+  BumpOnChange(informers.For<api::PersistentVolumeClaim>(), epoch);
+  BumpOnChange(informers.For<api::PersistentVolume>(), epoch);
+  BumpOnChange(informers.For<api::StorageClass>(), epoch);
+  BumpOnChange(informers.For<api::CSINode>(), epoch);
+  BumpOnChange(informers.For<api::VolumeAttachment>(), epoch);
   return std::make_shared<NodeVolumeLimits>(
-      listers, AttachmentIndex::New(informers.For<api::VolumeAttachment>()), RandomPrefix());
+      listers, AttachmentIndex::New(informers.For<api::VolumeAttachment>()), RandomPrefix(),
+      std::move(epoch));
 }
 
 }  // namespace berth::plugins::nodevolumelimits

@@ -9,6 +9,8 @@
 // migration hands to a CSI driver. A driver whose CSIDriver sets preventPodSchedulingIfMissing
 // must also be installed on the node (VolumeLimitScaling, on by default in the pinned release).
 
+#include <atomic>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -22,6 +24,7 @@
 #include "pkg/framework/interface.h"
 #include "pkg/informer/informer.h"
 #include "pkg/informer/lister.h"
+#include "pkg/plugins/helper/node_list_tracker.h"
 
 namespace berth::plugins::nodevolumelimits {
 
@@ -55,15 +58,41 @@ struct Listers {
 // A volume counted against a driver's limit: "<driver>/<volume handle>" and the driver.
 using Attachable = std::pair<std::string, std::string>;
 
-// Safe to call concurrently.
+// What one node already has attached, as Filter compares a pod's volumes with it.
+struct NodeAttachments {
+  // The storage epoch (see NodeVolumeLimits) it was worked out at.
+  uint64_t epoch = 0;
+  api::CSINodePtr csi_node;
+  // allocatable.count by driver, sorted; empty when the node has no limits (nothing else is then
+  // worked out).
+  std::vector<std::pair<std::string, int64_t>> limits;
+  // The error reading the volumes of a pod there.
+  framework::Status status;
+  // The volumes the node's pods use, sorted by name.
+  std::vector<Attachable> attached;
+  // By driver, sorted: those volumes plus the volumes VolumeAttachments attach there.
+  std::vector<std::pair<std::string, int64_t>> counts;
+};
+
+// Filter compares the pod's volumes with what each node already has attached, which takes reading
+// every claim and volume of the node's pods; that is kept per node across cycles and worked out
+// again only for nodes whose NodeInfo changed, or for all after any change to claims, volumes,
+// classes, CSINodes or VolumeAttachments (the storage epoch).
+//
+// Thread-safety: PreFilter (the scheduling thread) syncs the kept list with the snapshot; Filter
+// runs on many threads, each node's entry touched only by the one filtering it, and nodes not in
+// the snapshot's list (preemption's copies) are worked out without it.
 class NodeVolumeLimits final : public framework::PreFilterPlugin,
                                public framework::FilterPlugin,
                                public framework::EnqueueExtensions {
  public:
   // `volume_id_prefix` stands in for the handle a claim still to be provisioned will get; upstream
   // draws it at random per scheduler.
+  // `storage_epoch` must be bumped on every change to claims, volumes, StorageClasses, CSINodes
+  // and VolumeAttachments (New subscribes it to their informers).
   NodeVolumeLimits(Listers listers, std::shared_ptr<const AttachmentIndex> attachments,
-                   std::string volume_id_prefix);
+                   std::string volume_id_prefix,
+                   std::shared_ptr<const std::atomic<uint64_t>> storage_epoch);
 
   std::string_view Name() const override { return kName; }
   // Skips pods without claims, generic ephemeral volumes or migratable in-tree volumes.
@@ -88,13 +117,21 @@ class NodeVolumeLimits final : public framework::PreFilterPlugin,
                            const api::PersistentVolumeClaim& claim) const;
   Attachable DriverOfClass(const api::CSINode* csi_node,
                            const api::PersistentVolumeClaim& claim) const;
-  framework::Status FilterWith(const api::Pod& pod, const framework::NodeInfo& node,
-                               const api::CSINode* csi_node,
-                               const std::vector<Attachable>& new_volumes) const;
+  std::shared_ptr<const NodeAttachments> Attachments(const framework::NodeInfo& node,
+                                                     uint64_t epoch) const;
+  // The drivers of `volumes` whose CSIDriver sets preventPodSchedulingIfMissing, sorted.
+  std::vector<std::string> MustBeInstalled(const std::vector<Attachable>& volumes) const;
+  framework::Status FilterWith(const NodeAttachments& node,
+                               const std::vector<Attachable>& new_volumes,
+                               const std::vector<std::string>& must_be_installed) const;
 
   const Listers listers_;
   const std::shared_ptr<const AttachmentIndex> attachments_;
   const std::string volume_id_prefix_;
+  const std::shared_ptr<const std::atomic<uint64_t>> storage_epoch_;
+  helper::NodeListTracker tracker_;
+  // By list position, as the tracker's list (see the class comment).
+  mutable std::vector<std::shared_ptr<const NodeAttachments>> by_position_;
 };
 
 framework::QueueingHint IsSchedulableAfterCSINodeUpdated(const api::Pod& pod,

@@ -199,6 +199,39 @@ TEST_F(NodeVolumeLimitsTest, PodsWithoutCountedVolumesAndMissingClaims) {
             "looking up PVC ns/absent: persistentvolumeclaim \"absent\" not found");
 }
 
+// What a listed node has attached is kept across cycles: a change of the node's pods (a new
+// NodeInfo at its position) or of any storage object is seen in the next cycle.
+TEST_F(NodeVolumeLimitsTest, KeptAttachmentsFollowNodeAndStorageChanges) {
+  AddCSIClaim("used", "pv-used");
+  AddCSIClaim("data", "pv-data");
+  SetLimit("node-a", json::array({Driver(kDriver, 1)}));
+  auto existing = PodWith("existing", json::array({ClaimVolume("used")}), "node-a");
+  auto pod = PodWith("p", json::array({ClaimVolume("data")}));
+  // A cycle over a snapshot list, as the scheduler runs one.
+  const auto cycle = [&](const std::vector<framework::NodeInfoPtr>& nodes) {
+    for (size_t i = 0; i < nodes.size(); i++) nodes[i]->set_list_index(static_cast<uint32_t>(i));
+    CycleState state;
+    framework::PreFilterResult result;
+    Status pre = plugin_->PreFilter(state, *pod, nodes, &result);
+    if (!pre.IsSuccess()) return pre;
+    return plugin_->Filter(state, *pod, *nodes[0]);
+  };
+  auto full = NodeWithPods("node-a", {existing});
+  EXPECT_FALSE(cycle({full}).IsSuccess());
+  EXPECT_FALSE(cycle({full}).IsSuccess());
+  // A higher limit (a CSINode update) is seen although the NodeInfo is the same.
+  SetLimit("node-a", json::array({Driver(kDriver, 2)}));
+  EXPECT_TRUE(cycle({full}).IsSuccess());
+  SetLimit("node-a", json::array({Driver(kDriver, 1)}));
+  EXPECT_FALSE(cycle({full}).IsSuccess());
+  // The existing pod gone: a new NodeInfo at the node's position.
+  EXPECT_TRUE(cycle({NodeWithPods("node-a", {})}).IsSuccess());
+  EXPECT_FALSE(cycle({full}).IsSuccess());
+  // The existing pod's claim now bound to the pod's own volume: one volume, which fits.
+  informers().For<api::PersistentVolumeClaim>().Upsert(Claim(BoundClaimJson("used", "pv-data")));
+  EXPECT_TRUE(cycle({full}).IsSuccess());
+}
+
 TEST(NodeVolumeLimitsHints, LimitsPodsClaimsAndAttachments) {
   using framework::QueueingHint;
   const auto csi_node = [](int count) {
