@@ -710,6 +710,29 @@ std::shared_ptr<const api::Namespace> NamespaceObject(const std::string& name, b
   return ns;
 }
 
+// The storage objects' informers belong to the volume plugins: a profile without them never lists
+// claims, volumes or any storage.k8s.io object.
+TEST(SchedulerResourceEvents, WithoutTheVolumePluginsNoStorageInformerStarts) {
+  config::Configuration cfg = config::DefaultConfiguration();
+  std::erase_if(cfg.profiles[0].plugins.multi_point.enabled, [](const config::PluginRef& ref) {
+    return ref.name.rfind("Volume", 0) == 0 || ref.name == "NodeVolumeLimits";
+  });
+  testing::FakeRecorder recorder;
+  informer::SharedInformerFactory informers(nullptr);
+  SchedulerDeps deps;
+  deps.recorder = &recorder;
+  deps.informers = &informers;
+  Scheduler scheduler(cfg, plugins::registry::InTree(), deps);
+  scheduler.AddAllEventHandlers();
+  std::vector<std::string> resources;
+  for (const auto& state : informers.States()) resources.push_back(state.resource);
+  EXPECT_EQ(resources,
+            (std::vector<std::string>{"namespaces", "nodes", "poddisruptionbudgets.policy",
+                                      "podgroups.scheduling.k8s.io",
+                                      "podgroups.scheduling.x-k8s.io", "pods", "replicasets.apps",
+                                      "replicationcontrollers", "services", "statefulsets.apps"}));
+}
+
 TEST(SchedulerResourceEvents, AnEventOfAResourceAPluginListsRequeuesThePodsItRejected) {
   auto registry = plugins::registry::InTree();
   registry["NamespaceOpenGate"] = [](const nlohmann::json&, framework::Handle& handle) {
