@@ -11,15 +11,16 @@ namespace {
 
 constexpr InTreePlugin kInTreePlugins[] = {
     {"awsElasticBlockStore", "kubernetes.io/aws-ebs", "ebs.csi.aws.com",
-     "topology.ebs.csi.aws.com/zone", true},
+     "topology.ebs.csi.aws.com/zone", "", true},
     {"gcePersistentDisk", "kubernetes.io/gce-pd", "pd.csi.storage.gke.io", "topology.gke.io/zone",
-     true},
-    {"azureDisk", "kubernetes.io/azure-disk", "disk.csi.azure.com", "", true},
+     "", true},
+    {"azureDisk", "kubernetes.io/azure-disk", "disk.csi.azure.com", "", "", true},
     {"cinder", "kubernetes.io/cinder", "cinder.csi.openstack.org",
-     "topology.cinder.csi.openstack.org/zone", true},
-    {"portworxVolume", "kubernetes.io/portworx-volume", "pxd.portworx.com", "", true},
-    {"azureFile", "kubernetes.io/azure-file", "file.csi.azure.com", "", false},
-    {"vsphereVolume", "kubernetes.io/vsphere-volume", "csi.vsphere.vmware.com", "", false},
+     "topology.cinder.csi.openstack.org/zone", "", true},
+    {"portworxVolume", "kubernetes.io/portworx-volume", "pxd.portworx.com", "", "", true},
+    {"azureFile", "kubernetes.io/azure-file", "file.csi.azure.com", "", "", false},
+    {"vsphereVolume", "kubernetes.io/vsphere-volume", "csi.vsphere.vmware.com",
+     "topology.csi.vmware.com/zone", "topology.csi.vmware.com/region", false},
 };
 
 constexpr std::string_view kUnspecified = "UNSPECIFIED";
@@ -100,9 +101,33 @@ void RenameKey(std::optional<api::NodeSelector>& affinity, std::string_view from
   }
 }
 
+void AddRequirement(std::optional<api::NodeSelector>& affinity, std::string_view key,
+                    std::set<std::string> values) {
+  if (values.empty()) return;
+  if (!affinity) affinity.emplace();
+  if (affinity->terms.empty()) affinity->terms.emplace_back();
+  api::Requirement requirement;
+  requirement.key = std::string(key);
+  requirement.op = api::SelectorOperator::kIn;
+  requirement.values.assign(values.begin(), values.end());
+  for (auto& term : affinity->terms) term.match_expressions.push_back(requirement);
+}
+
+// A label's value as one topology value, or as the zones it lists when `split`.
+std::set<std::string> LabelValues(const std::string& label, bool split) {
+  std::set<std::string> out;
+  for (const std::string& value :
+       split ? Split(label, kZoneDelimiter) : std::vector<std::string>{label}) {
+    const std::string_view trimmed = TrimSpace(value);
+    if (!trimmed.empty()) out.emplace(trimmed);
+  }
+  return out;
+}
+
 // Replaces the in-tree zone key with the driver's, or derives the zone from the volume's zone
-// label; the beta region key becomes the GA one.
-void TranslateTopology(const api::PersistentVolume& pv, std::string_view csi_key,
+// label. The region key becomes the driver's when it has one (taken from the region label when
+// the affinity has none); otherwise the beta region key becomes the GA one.
+void TranslateTopology(const api::PersistentVolume& pv, const InTreePlugin& plugin,
                        std::optional<api::NodeSelector>& affinity) {
   // The key family in use: the node affinity's first, then the labels', else GA.
   const bool beta =
@@ -111,25 +136,20 @@ void TranslateTopology(const api::PersistentVolume& pv, std::string_view csi_key
        (!pv.meta.labels.Contains(kLabelTopologyZone) && pv.meta.labels.Contains(kLabelBetaZone)));
   const std::string_view zone_key = beta ? kLabelBetaZone : kLabelTopologyZone;
   const std::string_view region_key = beta ? kLabelBetaRegion : kLabelTopologyRegion;
+  // vSphere's translation takes a zone label as one value; the others split multi-zone labels.
+  const bool own_region = !plugin.region_key.empty();
   if (!ValuesOf(affinity, zone_key).empty()) {
-    RenameKey(affinity, zone_key, csi_key);
+    RenameKey(affinity, zone_key, plugin.topology_key);
   } else if (const std::string* label = pv.meta.labels.Find(zone_key)) {
-    std::set<std::string> zones;
-    for (const std::string& zone : Split(*label, kZoneDelimiter)) {
-      const std::string_view trimmed = TrimSpace(zone);
-      if (!trimmed.empty()) zones.emplace(trimmed);
-    }
-    if (!zones.empty()) {
-      if (!affinity) affinity.emplace();
-      if (affinity->terms.empty()) affinity->terms.emplace_back();
-      api::Requirement requirement;
-      requirement.key = std::string(csi_key);
-      requirement.op = api::SelectorOperator::kIn;
-      requirement.values.assign(zones.begin(), zones.end());
-      for (auto& term : affinity->terms) term.match_expressions.push_back(requirement);
-    }
+    AddRequirement(affinity, plugin.topology_key, LabelValues(*label, !own_region));
   }
-  if (region_key == kLabelBetaRegion && !ValuesOf(affinity, region_key).empty()) {
+  if (own_region) {
+    if (!ValuesOf(affinity, region_key).empty()) {
+      RenameKey(affinity, region_key, plugin.region_key);
+    } else if (const std::string* label = pv.meta.labels.Find(region_key)) {
+      AddRequirement(affinity, plugin.region_key, LabelValues(*label, false));
+    }
+  } else if (region_key == kLabelBetaRegion && !ValuesOf(affinity, region_key).empty()) {
     RenameKey(affinity, region_key, kLabelTopologyRegion);
   }
 }
@@ -245,10 +265,21 @@ TranslatedVolume TranslateInTreeVolume(const api::PersistentVolume& pv,
     if (!EBSVolumeID(pv.spec.in_tree_volume_id, &out.volume_handle, &out.error)) return out;
   } else if (plugin.source == "gcePersistentDisk") {
     if (!GCEVolumeHandle(pv, &out.volume_handle, &out.error)) return out;
+  } else if (plugin.source == "azureFile") {
+    std::string_view secret_namespace;
+    if (pv.spec.azure_file_secret_namespace) {
+      secret_namespace = *pv.spec.azure_file_secret_namespace;
+    } else if (pv.spec.claim_ref) {
+      secret_namespace = pv.spec.claim_ref->namespace_;
+    }
+    if (secret_namespace.empty()) {
+      out.error = "could not find a secret namespace in PersistentVolumeSource or ClaimRef";
+      return out;
+    }
   } else {
     out.volume_handle = pv.spec.in_tree_volume_id;
   }
-  if (!plugin.topology_key.empty()) TranslateTopology(pv, plugin.topology_key, out.node_affinity);
+  if (!plugin.topology_key.empty()) TranslateTopology(pv, plugin, out.node_affinity);
   return out;
 }
 

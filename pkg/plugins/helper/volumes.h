@@ -68,9 +68,13 @@ struct InTreePlugin {
   // The CSI driver's zone key that translation puts in the volume's node affinity; empty for a
   // driver whose translation leaves topology alone.
   std::string_view topology_key;
-  // kube-scheduler treats this plugin's volumes as CSI volumes (aws-ebs, gce-pd, azure-disk,
-  // cinder, portworx); azure-file and vsphere volumes are migratable but never translated there.
-  bool scheduler_translates = false;
+  // The CSI driver's region key when translation renames the region key too (vSphere); empty
+  // when it only moves the beta region key to the GA one.
+  std::string_view region_key;
+  // NodeVolumeLimits counts this plugin's volumes against its CSI driver's limit (aws-ebs,
+  // gce-pd, azure-disk, cinder, portworx). VolumeBinding translates every plugin listed here on a
+  // node whose CSINode says it is migrated, azure-file and vsphere included.
+  bool counts_for_limits = false;
 };
 
 // The plugin of a volume source (member name), or of a provisioner name; null when none.
@@ -88,11 +92,14 @@ struct TranslatedVolume {
   std::string error;  // Non-empty when the volume cannot be translated.
 };
 
-// Translates an in-tree persistent volume whose plugin kube-scheduler translates. The handle is
+// Translates an in-tree persistent volume of `plugin`. The handle is
 // the CSI driver's: an EBS volume id without its aws://zone/ prefix, a GCE disk as
 // projects/UNSPECIFIED/zones|regions/<from the volume's zone labels>/disks/<pdName>, the disk URI
 // or volume id otherwise. The node affinity gets the driver's zone key in place of the in-tree
-// zone key (or one made from the zone labels), and the GA region key in place of the beta one.
+// zone key (or one made from the zone labels), and the GA region key in place of the beta one;
+// vSphere's gets its driver's zone and region keys (or ones made from the zone and region labels).
+// An azureFile volume keeps its topology; it fails when neither its secretNamespace nor its
+// claimRef names a namespace.
 TranslatedVolume TranslateInTreeVolume(const api::PersistentVolume& pv, const InTreePlugin& plugin);
 // The same for an in-tree volume inline in a pod (no labels: a GCE disk's zone is UNSPECIFIED).
 TranslatedVolume TranslateInlineVolume(const api::Volume& volume, const InTreePlugin& plugin);

@@ -104,7 +104,7 @@ TEST(InTreeMigration, PluginsAndTheMigratedPluginsAnnotation) {
   ASSERT_NE(ebs, nullptr);
   EXPECT_EQ(ebs->csi_driver, "ebs.csi.aws.com");
   EXPECT_EQ(InTreePluginByName("kubernetes.io/aws-ebs"), ebs);
-  EXPECT_FALSE(InTreePluginForSource("azureFile")->scheduler_translates);
+  EXPECT_FALSE(InTreePluginForSource("azureFile")->counts_for_limits);
   EXPECT_EQ(InTreePluginForSource("local"), nullptr);
   EXPECT_EQ(InTreePluginForSource("csi"), nullptr);
 
@@ -182,6 +182,53 @@ TEST(InTreeMigration, TopologyMovesToTheDriversZoneKey) {
   TranslatedVolume translated = TranslateInTreeVolume(px, *InTreePluginForSource("portworxVolume"));
   EXPECT_FALSE(translated.node_affinity.has_value());
   EXPECT_EQ(translated.volume_handle, "px-1");
+}
+
+TEST(InTreeMigration, VSphereTopologyMovesToItsDriversZoneAndRegionKeys) {
+  const InTreePlugin& vsphere = *InTreePluginForSource("vsphereVolume");
+  EXPECT_FALSE(vsphere.counts_for_limits);
+  const std::string zone = "topology.csi.vmware.com/zone";
+  const std::string region = "topology.csi.vmware.com/region";
+
+  // Zone and region keys of the affinity are both renamed, GA or beta.
+  api::PersistentVolume pv = InTreePV("vsphereVolume", "[ds1] volumes/v1.vmdk");
+  pv.spec.node_affinity = Terms({{In(std::string(kLabelTopologyZone), {"z1"}),
+                                  In(std::string(kLabelTopologyRegion), {"r"})}});
+  TranslatedVolume translated = TranslateInTreeVolume(pv, vsphere);
+  EXPECT_EQ(translated.driver, "csi.vsphere.vmware.com");
+  EXPECT_EQ(translated.volume_handle, "[ds1] volumes/v1.vmdk");
+  EXPECT_EQ(translated.node_affinity, Terms({{In(zone, {"z1"}), In(region, {"r"})}}));
+  pv.spec.node_affinity =
+      Terms({{In(std::string(kLabelBetaZone), {"z1"}), In(std::string(kLabelBetaRegion), {"r"})}});
+  EXPECT_EQ(TranslateInTreeVolume(pv, vsphere).node_affinity,
+            Terms({{In(zone, {"z1"}), In(region, {"r"})}}));
+
+  // Without them in the affinity, the zone and region labels are added whole: a vSphere zone
+  // label is not split at the multi-zone delimiter.
+  pv.spec.node_affinity.reset();
+  pv.meta.labels.Set(std::string(kLabelTopologyZone), "z1__z2");
+  pv.meta.labels.Set(std::string(kLabelTopologyRegion), "r");
+  EXPECT_EQ(TranslateInTreeVolume(pv, vsphere).node_affinity,
+            Terms({{In(zone, {"z1__z2"}), In(region, {"r"})}}));
+}
+
+TEST(InTreeMigration, AzureFileNeedsASecretNamespaceAndKeepsItsTopology) {
+  const InTreePlugin& azure_file = *InTreePluginForSource("azureFile");
+  api::PersistentVolume pv = InTreePV("azureFile", "");
+  pv.meta.labels.Set(std::string(kLabelTopologyZone), "z1");
+  EXPECT_EQ(TranslateInTreeVolume(pv, azure_file).error,
+            "could not find a secret namespace in PersistentVolumeSource or ClaimRef");
+  pv.spec.claim_ref.emplace().namespace_ = "team-a";
+  TranslatedVolume translated = TranslateInTreeVolume(pv, azure_file);
+  EXPECT_EQ(translated.error, "");
+  EXPECT_EQ(translated.driver, "file.csi.azure.com");
+  EXPECT_FALSE(translated.node_affinity.has_value());
+  // An empty secretNamespace is taken as given, not replaced by the claim's namespace.
+  pv.spec.azure_file_secret_namespace = "";
+  EXPECT_NE(TranslateInTreeVolume(pv, azure_file).error, "");
+  pv.spec.azure_file_secret_namespace = "secrets";
+  pv.spec.claim_ref.reset();
+  EXPECT_EQ(TranslateInTreeVolume(pv, azure_file).error, "");
 }
 
 }  // namespace

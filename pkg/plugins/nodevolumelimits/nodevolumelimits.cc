@@ -160,7 +160,7 @@ Attachable NodeVolumeLimits::DriverOfClass(const api::CSINode* csi_node,
   std::string handle = volume_id_prefix_ + "-" + claim.meta.namespace_ + "/" + claim.meta.name;
   const std::string& provisioner = storage_class->provisioner;
   if (const helper::InTreePlugin* plugin = helper::InTreePluginByName(provisioner)) {
-    if (csi_node == nullptr || !plugin->scheduler_translates) return {};
+    if (csi_node == nullptr || !plugin->counts_for_limits) return {};
     return {std::move(handle), std::string(plugin->csi_driver)};
   }
   return {std::move(handle), provisioner};
@@ -173,7 +173,7 @@ Attachable NodeVolumeLimits::DriverOfClaim(const api::CSINode* csi_node,
   if (!pv) return DriverOfClass(csi_node, claim);
   if (pv->spec.csi) return {pv->spec.csi->volume_handle, pv->spec.csi->driver};
   const helper::InTreePlugin* plugin = helper::InTreePluginForSource(pv->spec.source);
-  if (plugin == nullptr || csi_node == nullptr || !plugin->scheduler_translates) return {};
+  if (plugin == nullptr || csi_node == nullptr || !plugin->counts_for_limits) return {};
   helper::TranslatedVolume translated = helper::TranslateInTreeVolume(*pv, *plugin);
   if (!translated.error.empty()) return {};
   return {std::move(translated.volume_handle), std::move(translated.driver)};
@@ -185,7 +185,7 @@ Status NodeVolumeLimits::AttachableVolumes(const api::Pod& pod, const api::CSINo
     const auto claim_ref = helper::ClaimOf(pod, volume);
     if (!claim_ref) {
       const helper::InTreePlugin* plugin = helper::InTreePluginForSource(volume.source);
-      if (plugin == nullptr || csi_node == nullptr || !plugin->scheduler_translates) continue;
+      if (plugin == nullptr || csi_node == nullptr || !plugin->counts_for_limits) continue;
       helper::TranslatedVolume translated = helper::TranslateInlineVolume(volume, *plugin);
       if (!translated.error.empty()) {
         return Status::Error("converting volume(" + volume.name +

@@ -184,7 +184,7 @@ Status VolumeBinder::GetPodVolumeClaims(const api::Pod& pod, PodVolumeClaims* ou
       b.pv = deps_.pv_cache->Get(claim->spec.volume_name, nullptr);
       if (b.pv) {
         const helper::InTreePlugin* plugin = helper::InTreePluginForSource(b.pv->spec.source);
-        if (plugin != nullptr && plugin->scheduler_translates) {
+        if (plugin != nullptr) {
           b.migrated_plugin = plugin;
           b.translated = helper::TranslateInTreeVolume(*b.pv, *plugin);
         }
@@ -216,8 +216,7 @@ Status VolumeBinder::GetPodVolumeClaims(const api::Pod& pod, PodVolumeClaims* ou
 Status VolumeBinder::VolumeForNode(const api::PersistentVolume& pv, const api::CSINode* csi_node,
                                    std::optional<api::NodeSelector>* affinity) const {
   const helper::InTreePlugin* plugin = helper::InTreePluginForSource(pv.spec.source);
-  if (plugin == nullptr || !plugin->scheduler_translates ||
-      !helper::MigratedOnNode(*plugin, csi_node)) {
+  if (plugin == nullptr || !helper::MigratedOnNode(*plugin, csi_node)) {
     *affinity = pv.spec.node_affinity;
     return {};
   }

@@ -305,7 +305,7 @@ Status VolumeBinding::PreBind(framework::CycleState& state, const api::Pod& pod,
     if (shared->all_bound) return {};
     auto it = shared->by_node.find(node);
     if (it == shared->by_node.end()) {
-      return Status::Error("no pod volume found for node \"" + node + "\"");
+      return Status::Error("no pod volumes found for node \"" + node + "\"");
     }
     volumes = &it->second;
   }

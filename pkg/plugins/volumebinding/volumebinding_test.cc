@@ -586,6 +586,63 @@ TEST_F(VolumeBindingTest, MigratedInTreeVolumesAreMatchedWithTheirCSITopology) {
   EXPECT_TRUE(Cycle(*plugin, relabelled, *pod, {labelled}, &pre)["node-a"].IsSuccess());
 }
 
+TEST_F(VolumeBindingTest, MigratedVSphereAndAzureFileVolumesAreTranslatedToo) {
+  auto plugin = Plugin();
+  AddVolume(json::parse(R"({
+    "metadata": {"name": "vmdk", "resourceVersion": "5"},
+    "spec": {
+      "capacity": {"storage": "1Gi"},
+      "vsphereVolume": {"volumePath": "[ds1] volumes/v1.vmdk"},
+      "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+        {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["z1"]}]}]}}
+    },
+    "status": {"phase": "Bound"}
+  })"));
+  AddClaim(BoundClaimJson("data", "vmdk"));
+  const auto migrated = [this](const std::string& node, const std::string& plugins) {
+    json csi_node = {
+        {"metadata",
+         {{"name", node},
+          {"annotations", {{"storage.alpha.kubernetes.io/migrated-plugins", plugins}}}}},
+        {"spec", {{"drivers", json::array()}}}};
+    informers().For<api::CSINode>().Upsert(
+        std::make_shared<const api::CSINode>(api::DecodeCSINode(csi_node)));
+  };
+  migrated("node-a", "kubernetes.io/vsphere-volume");
+  migrated("node-b", "kubernetes.io/vsphere-volume,kubernetes.io/azure-file");
+  NodeInfo kubernetes_zone = AddNode("node-a", {{"topology.kubernetes.io/zone", "z1"}});
+  NodeInfo csi_zone = AddNode("node-b", {{"topology.csi.vmware.com/zone", "z1"}});
+  auto pod = PodWith("p", json::array({ClaimVolume("data")}));
+  CycleState state;
+  Status pre;
+  auto statuses = Cycle(*plugin, state, *pod, {kubernetes_zone, csi_zone}, &pre);
+  EXPECT_EQ(statuses["node-a"].Message(), "node(s) didn't match PersistentVolume's node affinity");
+  EXPECT_TRUE(statuses["node-b"].IsSuccess());
+
+  // An azureFile volume with no namespace for its secret cannot be translated on a node that
+  // migrated azure-file; with one it can, and its topology is left as it is.
+  json share = json::parse(R"({
+    "metadata": {"name": "share", "resourceVersion": "6"},
+    "spec": {"capacity": {"storage": "1Gi"}, "azureFile": {"secretName": "s", "shareName": "x"}},
+    "status": {"phase": "Bound"}
+  })");
+  AddVolume(share);
+  AddClaim(BoundClaimJson("files", "share"));
+  auto files_pod = PodWith("f", json::array({ClaimVolume("files")}));
+  CycleState no_namespace;
+  statuses = Cycle(*plugin, no_namespace, *files_pod, {kubernetes_zone, csi_zone}, &pre);
+  EXPECT_TRUE(statuses["node-a"].IsSuccess());
+  EXPECT_EQ(statuses["node-b"].Message(),
+            "could not translate pv: could not find a secret namespace in PersistentVolumeSource "
+            "or ClaimRef");
+  share["spec"]["azureFile"]["secretNamespace"] = "secrets";
+  share["metadata"]["resourceVersion"] = "7";
+  AddVolume(share);
+  CycleState with_namespace;
+  statuses = Cycle(*plugin, with_namespace, *files_pod, {kubernetes_zone, csi_zone}, &pre);
+  EXPECT_TRUE(statuses["node-b"].IsSuccess());
+}
+
 TEST(VolumeBindingArgs, DefaultsAndValidation) {
   Args defaults = ParseArgs(nullptr);
   EXPECT_EQ(defaults.bind_timeout, std::chrono::seconds(600));
