@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "pkg/config/load.h"
+#include "pkg/config/scalars.h"
 #include "pkg/config/validate.h"
 
 namespace berth::config {

@@ -29,10 +29,6 @@ Configuration LoadFile(const std::string& path, const std::set<std::string>& kno
 Configuration LoadString(const std::string& text, const std::string& source_name,
                          const std::set<std::string>& known_plugins);
 
-// Go's time.ParseDuration: "15s", "1m30s", "-1.5h", "500ms", "0". Nullopt when malformed or
-// outside int64 nanoseconds.
-std::optional<std::chrono::nanoseconds> ParseGoDuration(std::string_view text);
-
 }  // namespace berth::config
 
 #endif  // BERTH_PKG_CONFIG_LOAD_H_

@@ -3,20 +3,15 @@
 #include <algorithm>
 #include <set>
 
+#include "pkg/framework/runtime/run_helpers.h"
+
 namespace berth::framework::runtime {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double Since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-// Per-plugin durations are sampled; reading the clock around every Filter and Score call of an
-// unsampled cycle would cost more than the plugins themselves.
-Clock::time_point PluginStart(const CycleState& state) {
-  return state.record_plugin_metrics ? Clock::now() : Clock::time_point();
-}
+using internal::AsError;
+using internal::Clock;
+using internal::PluginStart;
+using internal::Since;
 
 // Filter and Score plugins run once per node, and most are very cheap. Even in a sampled
 // cycle, timing every call (a clock read and a histogram update per plugin per node) took longer
@@ -83,12 +78,6 @@ class OrderedNames {
  private:
   std::vector<std::string> list_;
 };
-
-Status AsError(const std::string& what, const std::string& plugin, const Status& s) {
-  Status error = Status::Error(what + " " + plugin + ": " + s.Message());
-  error.WithPlugin(plugin);
-  return error;
-}
 
 }  // namespace
 
@@ -667,138 +656,6 @@ Status Framework::RunScorePlugins(const CycleState& state, const api::Pod& pod,
   }
   Observe(Point::kScore, {}, start);
   return {};
-}
-
-Status Framework::RunReservePluginsReserve(CycleState& state, const api::Pod& pod,
-                                           const std::string& node) {
-  auto start = Clock::now();
-  Status out;
-  for (const auto& [name, plugin, metrics] : reserve_) {
-    auto plugin_start = PluginStart(state);
-    Status s = plugin->Reserve(state, pod, node);
-    ObservePlugin(state, metrics, s, plugin_start);
-    if (s.IsSuccess()) continue;
-    out =
-        s.IsRejected() ? std::move(s.WithPlugin(name)) : AsError("running Reserve plugin", name, s);
-    break;
-  }
-  Observe(Point::kReserve, out, start);
-  return out;
-}
-
-void Framework::RunReservePluginsUnreserve(CycleState& state, const api::Pod& pod,
-                                           const std::string& node) {
-  auto start = Clock::now();
-  // Reverse order: undo in the opposite order of Reserve.
-  for (auto it = reserve_.rbegin(); it != reserve_.rend(); ++it) {
-    auto plugin_start = PluginStart(state);
-    it->plugin->Unreserve(state, pod, node);
-    ObservePlugin(state, unreserve_metrics_[static_cast<size_t>(reserve_.rend() - it - 1)], {},
-                  plugin_start);
-  }
-  Observe(Point::kUnreserve, {}, start);
-}
-
-Status Framework::RunPermitPlugins(CycleState& state, const api::Pod& pod,
-                                   const std::string& node) {
-  auto start = Clock::now();
-  std::map<std::string, WaitingPodImpl::Clock::time_point> deadlines;
-  Status out;
-  for (const auto& [name, plugin, metrics] : permit_) {
-    auto plugin_start = PluginStart(state);
-    std::chrono::milliseconds timeout{0};
-    Status s = plugin->Permit(state, pod, node, &timeout);
-    ObservePlugin(state, metrics, s, plugin_start);
-    if (s.IsSuccess()) continue;
-    if (s.IsRejected()) {
-      out = std::move(s.WithPlugin(name));
-      Observe(Point::kPermit, out, start);
-      return out;
-    }
-    if (s.IsWait()) {
-      timeout = std::min<std::chrono::milliseconds>(timeout, kMaxPermitTimeout);
-      deadlines[name] = WaitingPodImpl::Clock::now() + timeout;
-      continue;
-    }
-    out = AsError("running Permit plugin", name, s);
-    Observe(Point::kPermit, out, start);
-    return out;
-  }
-  if (!deadlines.empty()) {
-    auto pod_ptr = std::make_shared<const api::Pod>(pod);
-    deps_.waiting_pods->Add(pod.meta.uid,
-                            std::make_shared<WaitingPodImpl>(pod_ptr, std::move(deadlines)));
-    out = Status(Code::kWait, "one or more plugins asked to wait and no plugin rejected pod \"" +
-                                  pod.meta.name + "\"");
-  }
-  Observe(Point::kPermit, out, start);
-  return out;
-}
-
-void Framework::WhenPermitDecided(const api::Pod& pod, std::function<void()> then) {
-  auto waiting = deps_.waiting_pods->Get(pod.meta.uid);
-  if (!waiting) return then();
-  waiting->OnDecided(std::move(then));
-}
-
-Status Framework::WaitOnPermit(const api::Pod& pod) {
-  auto waiting = deps_.waiting_pods->Get(pod.meta.uid);
-  if (!waiting) return {};
-  Status s = waiting->Wait();
-  deps_.waiting_pods->Remove(pod.meta.uid);
-  if (deps_.observer) {
-    deps_.observer->ObservePermitWait(
-        s, std::chrono::duration<double>(waiting->WaitedFor()).count());
-  }
-  return s;
-}
-
-Status Framework::RunPreBindPlugins(CycleState& state, const api::Pod& pod,
-                                    const std::string& node) {
-  auto start = Clock::now();
-  Status out;
-  for (const auto& [name, plugin, metrics] : pre_bind_) {
-    auto plugin_start = PluginStart(state);
-    Status s = plugin->PreBind(state, pod, node);
-    ObservePlugin(state, metrics, s, plugin_start);
-    if (s.IsSuccess() || s.IsSkip()) continue;
-    out =
-        s.IsRejected() ? std::move(s.WithPlugin(name)) : AsError("running PreBind plugin", name, s);
-    break;
-  }
-  Observe(Point::kPreBind, out, start);
-  return out;
-}
-
-Status Framework::RunBindPlugins(CycleState& state, const api::Pod& pod, const std::string& node) {
-  auto start = Clock::now();
-  Status out = Status::Skip();
-  for (const auto& [name, plugin, metrics] : bind_) {
-    auto plugin_start = PluginStart(state);
-    Status s = plugin->Bind(state, pod, node);
-    ObservePlugin(state, metrics, s, plugin_start);
-    if (s.IsSkip()) continue;
-    if (s.IsSuccess()) {
-      out = std::move(s);
-    } else {
-      out =
-          s.IsRejected() ? std::move(s.WithPlugin(name)) : AsError("running Bind plugin", name, s);
-    }
-    break;
-  }
-  Observe(Point::kBind, out, start);
-  return out;
-}
-
-void Framework::RunPostBindPlugins(CycleState& state, const api::Pod& pod,
-                                   const std::string& node) {
-  auto start = Clock::now();
-  for (const auto& [name, plugin, metrics] : post_bind_) {
-    auto plugin_start = PluginStart(state);
-    plugin->PostBind(state, pod, node);
-    ObservePlugin(state, metrics, {}, plugin_start);
-  }
-  Observe(Point::kPostBind, {}, start);
 }
 
 std::vector<std::pair<std::string, ClusterEventWithHint>> Framework::EnqueueExtensionEvents()

@@ -17,6 +17,7 @@ std::string FormatDuration(std::chrono::steady_clock::duration d) {
 std::vector<WaitingPodImpl::Clock::time_point> DeadlinesOf(
     const std::map<std::string, WaitingPodImpl::Clock::time_point>& pending) {
   std::vector<WaitingPodImpl::Clock::time_point> out;
+  out.reserve(pending.size());
   for (const auto& [plugin, deadline] : pending) out.push_back(deadline);
   return out;
 }

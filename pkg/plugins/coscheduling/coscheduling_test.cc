@@ -278,13 +278,14 @@ TEST_F(CoschedulingTest, APodWhosePriorityOrPolicyDiffersFromItsUpstreamGroupsIs
 
 TEST_F(CoschedulingTest, APodOfAnUpstreamGroupUnderTheBasicPolicyFailsAlone) {
   Build({{"podGroupBackoffSeconds", 600}});
-  informers_.For<api::WorkloadPodGroup>().Upsert(std::make_shared<api::WorkloadPodGroup>(
-      api::DecodeWorkloadPodGroup({{"metadata",
-                                    {{"name", "web"},
-                                     {"namespace", kNs},
-                                     {"uid", "uid-web"},
-                                     {"creationTimestamp", "2025-01-01T00:00:00Z"}}},
-                                   {"spec", {{"schedulingPolicy", {{"basic", json::object()}}}}}})));
+  informers_.For<api::WorkloadPodGroup>().Upsert(
+      std::make_shared<api::WorkloadPodGroup>(api::DecodeWorkloadPodGroup(
+          {{"metadata",
+            {{"name", "web"},
+             {"namespace", kNs},
+             {"uid", "uid-web"},
+             {"creationTimestamp", "2025-01-01T00:00:00Z"}}},
+           {"spec", {{"schedulingPolicy", {{"basic", json::object()}}}}}})));
   auto member = [&](const std::string& name) {
     PodBuilder b(name, kNs);
     b.Container("1", "1Gi");
@@ -328,7 +329,7 @@ TEST_F(CoschedulingTest, PlacedPodsWaitUntilMinMemberThenAllBindTogether) {
   const auto [p0, p1, p2] = Members<3>("train");
   auto extra = Member("p-3", "train");
   // The worker's activation of the completed gang, out of the way of the one tested here.
-  ASSERT_TRUE(Eventually([&] { return Activated().count(p2->meta.uid) == 1; }));
+  ASSERT_TRUE(Eventually([&, uid = p2->meta.uid] { return Activated().count(uid) == 1; }));
   {
     std::lock_guard lock(mu_);
     activated_.clear();
