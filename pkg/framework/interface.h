@@ -467,6 +467,16 @@ class PermitPlugin : public virtual Plugin {
 class PreBindPlugin : public virtual Plugin {
  public:
   virtual Status PreBind(CycleState& state, const api::Pod& pod, const std::string& node) = 0;
+  // Skip when PreBind will do nothing for `pod` on `node`; anything else when it will. Runs after
+  // Reserve, on the scheduling thread. A binding cycle whose PreBind has work may wait on other
+  // controllers (a volume being provisioned), so the scheduler runs it apart from the binding
+  // cycles of pods that are ready to bind.
+  virtual Status PreBindPreFlight(CycleState& state, const api::Pod& pod, const std::string& node) {
+    (void)state;
+    (void)pod;
+    (void)node;
+    return {};
+  }
 };
 
 // The first Bind plugin that does not return Skip binds the pod.

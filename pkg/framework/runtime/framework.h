@@ -161,6 +161,8 @@ class Framework : public Handle {
   void WhenPermitDecided(const api::Pod& pod, std::function<void()> then);
   // The Permit decision on `pod`; blocks while it is still waiting.
   Status WaitOnPermit(const api::Pod& pod);
+  // Whether any PreBind plugin has work for `pod` on `node` (its PreBindPreFlight is not Skip).
+  bool PreBindHasWork(CycleState& state, const api::Pod& pod, const std::string& node);
   Status RunPreBindPlugins(CycleState& state, const api::Pod& pod, const std::string& node);
   Status RunBindPlugins(CycleState& state, const api::Pod& pod, const std::string& node);
   void RunPostBindPlugins(CycleState& state, const api::Pod& pod, const std::string& node);

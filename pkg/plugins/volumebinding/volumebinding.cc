@@ -295,6 +295,14 @@ void VolumeBinding::Unreserve(framework::CycleState& state, const api::Pod&,
   if (it != shared->by_node.end()) binder_->RevertAssumedPodVolumes(it->second);
 }
 
+Status VolumeBinding::PreBindPreFlight(framework::CycleState& state, const api::Pod&,
+                                       const std::string&) {
+  State::Shared* shared = ReadState(state);
+  if (shared == nullptr) return Status::Skip();
+  std::lock_guard lock(shared->mu);
+  return shared->all_bound ? Status::Skip() : Status();
+}
+
 Status VolumeBinding::PreBind(framework::CycleState& state, const api::Pod& pod,
                               const std::string& node) {
   State::Shared* shared = ReadState(state);

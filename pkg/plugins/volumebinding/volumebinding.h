@@ -69,6 +69,8 @@ class VolumeBinding final : public framework::PreFilterPlugin,
                             const std::string& node) override;
   void Unreserve(framework::CycleState& state, const api::Pod& pod,
                  const std::string& node) override;
+  framework::Status PreBindPreFlight(framework::CycleState& state, const api::Pod& pod,
+                                     const std::string& node) override;
   framework::Status PreBind(framework::CycleState& state, const api::Pod& pod,
                             const std::string& node) override;
   std::vector<framework::ClusterEventWithHint> EventsToRegister() const override;
