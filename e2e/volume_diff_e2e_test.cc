@@ -138,14 +138,14 @@ std::vector<VolumePod> Prepare(VolumeObjects& objects, const std::string& ns,
   const std::string prefix = run + "-" + ns + "-";
   // A local volume on each of six nodes.
   for (int i = 0; i < 6; i++) {
-    const std::string node = nodes[(i * 4) % nodes.size()];
+    const std::string& node = nodes[static_cast<size_t>(i) * 4 % nodes.size()];
     const std::string claim = "local-" + std::to_string(i);
     objects.Claim(ns, claim, objects.Volume(prefix + claim, ns, claim, LocalOn(node)));
     pods.push_back({"local-" + std::to_string(i), {claim}, node, "", false, ""});
   }
   // Volumes labelled with a zone (VolumeZone), one pair per zone.
   for (int i = 0; i < 6; i++) {
-    const std::string zone = kZones[i % kZones.size()];
+    const std::string& zone = kZones[i % kZones.size()];
     const std::string claim = "zonal-" + std::to_string(i);
     objects.Claim(ns, claim,
                   objects.Volume(prefix + claim, ns, claim, {{"hostPath", {{"path", "/mnt/z"}}}},
@@ -315,9 +315,10 @@ TEST(VolumeDiffE2E, PodsLandWhereTheirVolumesAllowAndPendingMessagesMatchKubeSch
     const std::string quirk = ". not found";
     if (message.size() > quirk.size() &&
         message.compare(message.size() - quirk.size(), quirk.size(), quirk) == 0) {
-      message.replace(message.size() - quirk.size(), quirk.size(),
-                      ". preemption: 0/" + all_nodes + " nodes are available: " + all_nodes +
-                          " Preemption is not helpful for scheduling.");
+      std::string ending = ". preemption: 0/";
+      ending.append(all_nodes).append(" nodes are available: ").append(all_nodes);
+      ending.append(" Preemption is not helpful for scheduling.");
+      message.replace(message.size() - quirk.size(), quirk.size(), ending);
     }
   }
   EXPECT_EQ(berth.pending, kube_expected)

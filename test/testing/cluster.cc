@@ -139,6 +139,7 @@ void CreateMany(client::Client& client, const std::string& path, int count,
                 const std::function<nlohmann::json(int)>& object, int parallelism) {
   std::atomic<int> next{0};
   std::vector<std::thread> workers;
+  workers.reserve(static_cast<size_t>(parallelism));
   std::exception_ptr failure;
   std::mutex failure_mu;
   for (int w = 0; w < parallelism; w++) {

@@ -102,7 +102,7 @@ void RenameKey(std::optional<api::NodeSelector>& affinity, std::string_view from
 }
 
 void AddRequirement(std::optional<api::NodeSelector>& affinity, std::string_view key,
-                    std::set<std::string> values) {
+                    const std::set<std::string>& values) {
   if (values.empty()) return;
   if (!affinity) affinity.emplace();
   if (affinity->terms.empty()) affinity->terms.emplace_back();
