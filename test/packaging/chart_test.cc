@@ -219,6 +219,31 @@ const std::set<Grant> kClusterGrants = {
     {"policy", "poddisruptionbudgets", "get", ""},
     {"policy", "poddisruptionbudgets", "list", ""},
     {"policy", "poddisruptionbudgets", "watch", ""},
+    // The volume plugins (rbac.volumes, on by default): the storage objects they read, and
+    // VolumeBinding's patches of a volume's claimRef or a claim's selected-node annotation.
+    {"", "persistentvolumeclaims", "get", ""},
+    {"", "persistentvolumeclaims", "list", ""},
+    {"", "persistentvolumeclaims", "watch", ""},
+    {"", "persistentvolumeclaims", "patch", ""},
+    {"", "persistentvolumes", "get", ""},
+    {"", "persistentvolumes", "list", ""},
+    {"", "persistentvolumes", "watch", ""},
+    {"", "persistentvolumes", "patch", ""},
+    {"storage.k8s.io", "storageclasses", "get", ""},
+    {"storage.k8s.io", "storageclasses", "list", ""},
+    {"storage.k8s.io", "storageclasses", "watch", ""},
+    {"storage.k8s.io", "csinodes", "get", ""},
+    {"storage.k8s.io", "csinodes", "list", ""},
+    {"storage.k8s.io", "csinodes", "watch", ""},
+    {"storage.k8s.io", "csidrivers", "get", ""},
+    {"storage.k8s.io", "csidrivers", "list", ""},
+    {"storage.k8s.io", "csidrivers", "watch", ""},
+    {"storage.k8s.io", "csistoragecapacities", "get", ""},
+    {"storage.k8s.io", "csistoragecapacities", "list", ""},
+    {"storage.k8s.io", "csistoragecapacities", "watch", ""},
+    {"storage.k8s.io", "volumeattachments", "get", ""},
+    {"storage.k8s.io", "volumeattachments", "list", ""},
+    {"storage.k8s.io", "volumeattachments", "watch", ""},
 };
 
 TEST(ChartRbac, ClusterRoleGrantsExactlyWhatTheSchedulerCalls) {
@@ -242,6 +267,20 @@ TEST(ChartRbac, WithoutPreemptionNeitherPodDeletionNorDisruptionBudgets) {
   }
   ASSERT_EQ(expected.size() + 4, kClusterGrants.size());
   EXPECT_EQ(Grants(OnlyOfKind(Render({}, {"rbac.preemption=false"}), "ClusterRole")), expected);
+}
+
+TEST(ChartRbac, WithoutVolumesNoStorageObjects) {
+  std::set<Grant> expected = kClusterGrants;
+  for (const Grant& grant : kClusterGrants) {
+    const std::string& group = std::get<0>(grant);
+    const std::string& resource = std::get<1>(grant);
+    if (group == "storage.k8s.io" || resource == "persistentvolumeclaims" ||
+        resource == "persistentvolumes") {
+      expected.erase(grant);
+    }
+  }
+  ASSERT_EQ(expected.size() + 23, kClusterGrants.size());
+  EXPECT_EQ(Grants(OnlyOfKind(Render({}, {"rbac.volumes=false"}), "ClusterRole")), expected);
 }
 
 TEST(ChartRbac, LeaseRoleOnlyWithLeaderElectionAndOnlyForItsLease) {
