@@ -60,12 +60,16 @@ int ParseInt(const std::string& flag, const std::string& value, int min, int max
   return static_cast<int>(n);
 }
 
-// An IPv4 or IPv6 address, as the listeners bind it.
+// An IPv4 address: cpprestsdk's listener reads its host up to the first ':', so it cannot bind an
+// IPv6 literal.
 std::string ParseIp(const std::string& flag, const std::string& value, const std::string& hint) {
   in6_addr buffer{};
-  if (inet_pton(AF_INET, value.c_str(), &buffer) != 1 &&
-      inet_pton(AF_INET6, value.c_str(), &buffer) != 1) {
-    Fail("flag " + flag + ": expected an IP address, got \"" + value + "\"" + hint);
+  if (inet_pton(AF_INET6, value.c_str(), &buffer) == 1) {
+    Fail("flag " + flag + ": IPv6 addresses cannot be served (the HTTP listener, cpprestsdk, " +
+         "binds IPv4 only), got \"" + value + "\"");
+  }
+  if (inet_pton(AF_INET, value.c_str(), &buffer) != 1) {
+    Fail("flag " + flag + ": expected an IPv4 address, got \"" + value + "\"" + hint);
   }
   return value;
 }
@@ -84,10 +88,7 @@ std::vector<std::string> SplitComma(const std::string& value) {
 
 }  // namespace
 
-std::string HostPort(const std::string& ip, int port) {
-  const std::string host = ip.find(':') == std::string::npos ? ip : "[" + ip + "]";
-  return host + ":" + std::to_string(port);
-}
+std::string HostPort(const std::string& ip, int port) { return ip + ":" + std::to_string(port); }
 
 Flags ParseFlags(int argc, char** argv) {
   Flags flags;

@@ -22,14 +22,14 @@ struct Flags {
   // The secure port: HTTPS, requests authenticated with TokenReview and authorized with
   // SubjectAccessReview. 0: off.
   int secure_port = 10259;
-  std::string bind_address = "0.0.0.0";  // An IP address.
+  std::string bind_address = "0.0.0.0";  // An IPv4 address.
   // Both or neither; neither: a self-signed pair generated at start, kept in memory.
   std::string tls_cert_file;
   std::string tls_private_key_file;
   std::vector<std::string> authorization_always_allow_paths = {"/healthz", "/readyz", "/livez"};
   // The insecure port: plain HTTP, no authentication, no authorization. 0 (the default): off.
   int port = 0;
-  std::string address = "127.0.0.1";  // An IP address.
+  std::string address = "127.0.0.1";  // An IPv4 address.
   // How long SIGTERM waits for in-flight binding cycles before giving up on them.
   int shutdown_grace_seconds = 10;
 };
@@ -43,7 +43,7 @@ void Usage(std::FILE* out);
 // line.
 Flags ParseFlags(int argc, char** argv);
 
-// "ip:port", or "[ip]:port" for an IPv6 address.
+// "ip:port".
 std::string HostPort(const std::string& ip, int port);
 
 }  // namespace berth::cmd

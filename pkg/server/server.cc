@@ -89,6 +89,11 @@ class HttpServer::Impl {
   Impl(Options options, Handlers handlers)
       : options_(std::move(options)), handlers_(std::move(handlers)) {
     address_ = ParseBindAddress(options_.bind_address);
+    if (address_.host.front() == '[') {
+      throw ServerError(
+          options_.flag + " " + options_.bind_address +
+          ": IPv6 addresses cannot be served (cpprestsdk's listener binds IPv4 only)");
+    }
     if (options_.tls) {
       const Certificate& c = *options_.tls;
       const bool files = !c.cert_file.empty() || !c.key_file.empty();

@@ -23,7 +23,7 @@
 
 namespace berth::server {
 
-// An address that cannot be served: bad syntax, unreadable certificate, port in use.
+// An address that cannot be served: bad syntax, IPv6, unreadable certificate, port in use.
 class ServerError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
@@ -41,7 +41,8 @@ struct Certificate {
 };
 
 struct Options {
-  std::string bind_address = "0.0.0.0:10259";  // host:port; [v6]:port for IPv6.
+  // host:port. IPv4 only: cpprestsdk's listener takes the host up to the first ':'.
+  std::string bind_address = "0.0.0.0:10259";
   // Set: HTTPS (TLS 1.2 or later) with this certificate. Unset: plain HTTP.
   std::optional<Certificate> tls;
   // Set: every request passes it before a handler sees it. Unset: every request is served.

@@ -161,6 +161,18 @@ TEST(HttpServerDeathTest, SetServerThreadsSizesThePoolRequestsRunOn) {
               "answered=1 added=[0-9] resize_rejected=1");
 }
 
+TEST(HttpServerTest, AnIpv6AddressIsRefusedNotMisread) {
+  Options options = Plain(1);
+  options.bind_address = "[::1]:10259";
+  try {
+    HttpServer server(options, {});
+    FAIL() << "accepted an IPv6 address";
+  } catch (const ServerError& e) {
+    EXPECT_NE(std::string(e.what()).find("IPv6 addresses cannot be served"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(HttpServerTest, PortInUseIsAClearError) {
   const uint16_t port = FreePort();
   HttpServer first(Plain(port), {});
