@@ -96,10 +96,11 @@ Installed ReadInstalled(client::Client& admin, const std::string& ns, const std:
     std::string arg = a;
     if (arg.rfind("--config=", 0) == 0) {
       // The file the Deployment mounts from the ConfigMap, written here under the same name.
-      std::string file = fs::path(arg.substr(9)).filename();
+      const std::string file = fs::path(arg.substr(9)).filename();
+      const std::string here = (fs::path(dir) / file).string();
       out.config_yaml = cm["data"][file];
-      std::ofstream(dir + "/" + file) << out.config_yaml;
-      arg = "--config=" + dir + "/" + file;
+      std::ofstream(here) << out.config_yaml;
+      arg = "--config=" + here;
     } else if (arg.rfind("--secure-port=", 0) == 0) {
       arg = "--secure-port=" + std::to_string(out.port);
     } else if (arg.rfind("--bind-address=", 0) == 0) {

@@ -1,7 +1,8 @@
 #include "e2e/harness.h"
 
-// cpprestsdk's U() macro would break gtest's templates in files that include both.
-#define _TURN_OFF_PLATFORM_STRING
+// cpprestsdk's U() macro would break gtest's templates in files that include both; the name is
+// cpprestsdk's to choose.
+#define _TURN_OFF_PLATFORM_STRING  // NOLINT(bugprone-reserved-identifier)
 #include <cpprest/http_client.h>
 
 #include <filesystem>
