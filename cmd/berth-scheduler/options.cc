@@ -16,7 +16,7 @@ void Usage(std::FILE* out) {
       "  --kubeconfig FILE         kubeconfig; default: clientConnection.kubeconfig, then "
       "in-cluster, $KUBECONFIG, ~/.kube/config\n"
       "secure serving (/metrics /configz need a bearer token allowed by a SubjectAccessReview;\n"
-      "/healthz /livez /readyz are open to all):\n"
+      "/healthz /livez /readyz are open to all by default):\n"
       "  --secure-port N           HTTPS port (default 10259; 0 turns it off)\n"
       "  --bind-address IP         address of the secure port (default 0.0.0.0)\n"
       "  --tls-cert-file FILE      serve this certificate chain (PEM)...\n"
