@@ -347,7 +347,8 @@ def free_local_port():
         return s.getsockname()[1]
 
 
-METRICS_ADDRESS = f"127.0.0.1:{free_local_port()}"
+METRICS_PORT = free_local_port()
+METRICS_ADDRESS = f"127.0.0.1:{METRICS_PORT}"
 
 
 def scrape_metrics():
@@ -406,7 +407,9 @@ def main():
     with open(log_path, "w") as log:
         proc = subprocess.Popen(
             [binary, "--kubeconfig", os.path.join(CLUSTER, "kubeconfig"), "--config", config, "--v", "2",
-             "--bind-address", METRICS_ADDRESS, "--enable-debug-endpoints"],
+             # Plain HTTP on loopback only, so the table below can read /metrics without a
+             # token; a deployment serves the secure port instead (see README, Operate).
+             "--secure-port", "0", "--port", str(METRICS_PORT), "--address", "127.0.0.1"],
             stdout=log,
             stderr=subprocess.STDOUT,
         )
@@ -493,14 +496,14 @@ def main():
     print()
     print(f"default-scheduler pods: {len(foreign)}, untouched by berth-scheduler: {'yes' if untouched else 'NO'}")
     print()
-    print(f"from http://{METRICS_ADDRESS}/metrics (what Prometheus would scrape):")
+    print(f"from http://{METRICS_ADDRESS}/metrics (what Prometheus scrapes from the secure port):")
     for line in metrics:
         print(f"  {line}")
     bound_total = sum(len(v) for v in by_node.values())
     print(f"bound {bound_total}/{len(ours)} berth-scheduler pods in {time.time() - start:.1f}s")
     print()
     print(f"== why each pod is still Pending: berth-scheduler explain "
-          f"(--server http://{METRICS_ADDRESS}, the scheduler ran with --enable-debug-endpoints) ==")
+          f"(--server http://{METRICS_ADDRESS}, the insecure loopback port of this demo) ==")
     for name, output in explanations:
         print()
         print(f"$ berth-scheduler explain {NAMESPACE}/{name}")

@@ -29,12 +29,19 @@ DebugResponse DebugCall(const DebugServer& server, const std::string& method,
   }
   web::http::http_request request(method);
   request.set_request_uri(path_and_query);
+  if (!server.token.empty()) request.headers().add("Authorization", "Bearer " + server.token);
   if (method == web::http::methods::POST) request.set_body(body, content_type);
   try {
     web::http::http_response response = client->request(request).get();
     return {response.status_code(), response.extract_utf8string(true).get()};
   } catch (const std::exception& e) {
-    throw std::runtime_error("cannot reach " + server.url + ": " + e.what());
+    std::string hint;
+    if (std::string(e.what()).find("certificate verify failed") != std::string::npos) {
+      // Without --tls-cert-file the scheduler serves a certificate it made itself at start.
+      hint = " (a self-signed certificate: --certificate-authority FILE, or "
+             "--insecure-skip-tls-verify)";
+    }
+    throw std::runtime_error("cannot reach " + server.url + ": " + e.what() + hint);
   }
 }
 

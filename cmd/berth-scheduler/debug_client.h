@@ -9,9 +9,10 @@
 namespace berth::cmd {
 
 struct DebugServer {
-  std::string url;      // "http://127.0.0.1:10251"
+  std::string url;      // "https://127.0.0.1:10259"
   std::string ca_file;  // Verify an https server with this CA; empty: the system's.
   bool insecure = false;
+  std::string token;  // Sent as "Authorization: Bearer"; empty: none. Never logged.
 };
 
 struct DebugResponse {

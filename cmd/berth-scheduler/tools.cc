@@ -23,7 +23,7 @@
 namespace berth::cmd {
 namespace {
 
-constexpr const char* kDefaultServer = "http://127.0.0.1:10251";
+constexpr const char* kDefaultServer = "https://127.0.0.1:10259";
 
 void ToolUsage(std::FILE* out) {
   std::fprintf(
@@ -37,8 +37,10 @@ void ToolUsage(std::FILE* out) {
       "      offline, no apiserver: PODS scheduled one after another onto the nodes and pods of\n"
       "      DUMP (kubectl get nodes,pods -A -o json), with the profiles of FILE\n"
       "flags:\n"
-      "  --server URL                  the scheduler's serving port (default %s); it must run\n"
-      "                                with --enable-debug-endpoints\n"
+      "  --server URL                  the scheduler's secure port (default %s)\n"
+      "  --token-file FILE             a bearer token whose user may get /debug/pods/* and post\n"
+      "                                /debug/simulate (kubectl create token SERVICEACCOUNT)\n"
+      "  --token TOKEN                 the same, on the command line (visible to ps)\n"
       "  --certificate-authority FILE  verify an https server with this CA (PEM)\n"
       "  --insecure-skip-tls-verify    do not verify an https server's certificate\n"
       "  -o, --output text|json        text (default) or the endpoint's JSON\n",
@@ -54,6 +56,8 @@ struct ToolFlags {
   std::string config;
   std::string ca_file;
   bool insecure = false;
+  std::string token;
+  std::string token_file;
   std::string output = "text";
 };
 
@@ -89,6 +93,10 @@ ToolFlags Parse(int argc, char** argv) {
       flags.config = take();
     } else if (arg == "--certificate-authority") {
       flags.ca_file = take();
+    } else if (arg == "--token") {
+      flags.token = take();
+    } else if (arg == "--token-file") {
+      flags.token_file = take();
     } else if (arg == "--insecure-skip-tls-verify") {
       flags.insecure = true;
     } else if (arg == "-o" || arg == "--output") {
@@ -125,13 +133,25 @@ int Print(const ToolFlags& flags, const DebugResponse& r) {
     return 0;
   }
   std::string message = r.body;
-  if (flags.output == "json") {
-    auto j = nlohmann::json::parse(r.body, nullptr, false);
-    if (j.is_object() && j.contains("error") && j["error"].is_string()) message = j["error"];
+  // The debug endpoints' JSON errors carry "error"; the secure port's 401 and 403 are Status
+  // objects with "message".
+  auto j = nlohmann::json::parse(r.body, nullptr, false);
+  if (j.is_object()) {
+    for (const char* key : {"error", "message"}) {
+      if (j.contains(key) && j[key].is_string()) {
+        message = j[key];
+        break;
+      }
+    }
   }
   if (r.status == 404 && message.rfind("404 page not found", 0) == 0) {
     message = "the scheduler at " + flags.server +
-              " serves no /debug/ endpoints: start it with --enable-debug-endpoints";
+              " serves no /debug/ endpoints: it runs with --enable-debug-endpoints=false";
+  } else if (r.status == 401) {
+    message = "the scheduler at " + flags.server + " did not accept the token" +
+              (flags.token.empty() && flags.token_file.empty()
+                   ? std::string(" (none given: --token-file FILE)")
+                   : std::string(""));
   }
   while (!message.empty() && message.back() == '\n') message.pop_back();
   std::fprintf(stderr, "berth-scheduler %s: %s (HTTP %d)\n", flags.command.c_str(), message.c_str(),
@@ -141,7 +161,16 @@ int Print(const ToolFlags& flags, const DebugResponse& r) {
 
 DebugServer Server(const ToolFlags& flags) {
   if (!flags.ca_file.empty()) ReadFile("--certificate-authority", flags.ca_file);
-  return {flags.server, flags.ca_file, flags.insecure};
+  if (!flags.token.empty() && !flags.token_file.empty()) {
+    throw UsageError("give --token or --token-file, not both");
+  }
+  std::string token = flags.token;
+  if (!flags.token_file.empty()) {
+    token = ReadFile("--token-file", flags.token_file);
+    while (!token.empty() && (token.back() == '\n' || token.back() == '\r')) token.pop_back();
+    if (token.empty()) throw std::runtime_error("--token-file: \"" + flags.token_file + "\" is empty");
+  }
+  return {flags.server, flags.ca_file, flags.insecure, token};
 }
 
 std::string FormatQuery(const ToolFlags& flags) {

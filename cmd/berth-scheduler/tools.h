@@ -11,7 +11,8 @@
 //       offline: the pods scheduled one after the other onto the nodes and pods of a
 //       `kubectl get nodes,pods -A -o json` dump, without an apiserver
 //
-// The first two need the scheduler's --enable-debug-endpoints.
+// The first two ask the scheduler's secure port with a bearer token whose user may get
+// /debug/pods/* (and post /debug/simulate).
 
 namespace berth::cmd {
 

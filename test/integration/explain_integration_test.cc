@@ -1,10 +1,12 @@
 // Explain and simulate against the real apiserver: the berth-scheduler binary schedules the
-// test's pods with --enable-debug-endpoints, and the berth-scheduler explain and simulate
-// commands ask it why, as a person would.
+// test's pods, and the berth-scheduler explain and simulate commands ask its secure port why, as a
+// person would, with the token of a ServiceAccount the apiserver allows to read /debug/.
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -27,11 +29,36 @@ class ExplainIntegration : public testing::SchedulerIntegration {
     std::string output;
   };
 
-  // berth-scheduler with `args` (a command and its flags), against this test's scheduler.
+  // A ServiceAccount bound to what the chart's debug-reader ClusterRole grants; its token is in
+  // a file.
+  struct Reader {
+    Reader(const std::shared_ptr<client::Client>& admin, const std::string& ns)
+        : account(admin, ns, "explainer"),
+          grant(admin, "berth-it-debug-reader-" + testing::UniqueSuffix(),
+                nlohmann::json::parse(R"([
+                  {"nonResourceURLs": ["/debug/pods", "/debug/pods/*"], "verbs": ["get"]},
+                  {"nonResourceURLs": ["/debug/simulate"], "verbs": ["post"]}])"),
+                account.Subject()),
+          token_file(testing::WriteTempFile("explainer.token", account.token())) {}
+    testing::ServiceAccountToken account;
+    testing::ClusterRoleGrant grant;
+    std::string token_file;
+  };
+
+  // berth-scheduler with `args` (a command and its flags), against this test's scheduler's secure
+  // port (its certificate self-signed), with the reader's token unless `args` has a token flag.
   Run Cli(std::vector<std::string> args) {
+    if (!reader_) {
+      reader_ = std::make_unique<Reader>(client_, ns_->name());
+      EXPECT_TRUE(testing::WaitUntilAllowed(*client_, reader_->account.UserName(), "post",
+                                            "/debug/simulate"));
+    }
+    const bool has_token = std::find_if(args.begin(), args.end(), [](const std::string& a) {
+                             return a.rfind("--token", 0) == 0;
+                           }) != args.end();
+    if (!has_token) args.insert(args.end(), {"--token-file", reader_->token_file});
     args.insert(args.begin(), testing::BinaryPath("berth-scheduler"));
-    args.push_back("--server");
-    args.push_back(serving_url_);
+    args.insert(args.end(), {"--server", serving_url_, "--insecure-skip-tls-verify"});
     testing::ChildProcess cli;
     cli.Start(args, testing::WriteTempFile("cli.log", ""));
     Run run;
@@ -58,7 +85,7 @@ class ExplainIntegration : public testing::SchedulerIntegration {
     return last;
   }
 
-  void StartWithDebugEndpoints() { StartScheduler("", {"--enable-debug-endpoints"}); }
+  std::unique_ptr<Reader> reader_;
 };
 
 TEST_F(ExplainIntegration, APodShortOf300mCpuEverywhereGetsTheClosestNodesAndTheReduction) {
@@ -66,7 +93,7 @@ TEST_F(ExplainIntegration, APodShortOf300mCpuEverywhereGetsTheClosestNodesAndThe
   for (const char* n : {"close-a", "close-b", "close-c"})
     close.push_back(nodes_->Add(n, "1", "4Gi"));
   for (const char* n : {"far-a", "far-b"}) nodes_->Add(n, "500m", "4Gi");
-  StartWithDebugEndpoints();
+  StartScheduler();
   client_->Post(PodsPath(), Pod("short", "1300m"));
 
   const std::string hint = "reduce cpu request by 300m (fits 3 nodes)";
@@ -100,7 +127,7 @@ TEST_F(ExplainIntegration, ATaintedOnlyClusterYieldsTheTolerationHint) {
   };
   nodes_->Add("infra-a", "4", "8Gi", taint);
   nodes_->Add("infra-b", "4", "8Gi", taint);
-  StartWithDebugEndpoints();
+  StartScheduler();
   client_->Post(PodsPath(), Pod("tolerate-me"));
   nlohmann::json e =
       ExplainUntil("tolerate-me", "add toleration dedicated=infra:NoSchedule (fits 2 nodes)");
@@ -125,7 +152,7 @@ TEST_F(ExplainIntegration, ABoundPodsRecordShowsTheWinnersScoresBesideTheRunnerU
   nodes_->Add("small", "2", "8Gi");
   nodes_->Add("medium", "4", "8Gi");
   nodes_->Add("large", "8", "8Gi");
-  StartWithDebugEndpoints();
+  StartScheduler();
   client_->Post(PodsPath(), Pod("placed", "500m"));
   ASSERT_TRUE(WaitBound("placed"));
   const std::string node = NodeOf("placed");
@@ -154,9 +181,9 @@ TEST_F(ExplainIntegration, ABoundPodsRecordShowsTheWinnersScoresBesideTheRunnerU
   EXPECT_THAT(text.output, HasSubstr(scores[1]["node"].get<std::string>()));
 }
 
-TEST_F(ExplainIntegration, SimulateIsADryRunAndTheEndpointsAreOffByDefault) {
+TEST_F(ExplainIntegration, SimulateIsADryRunAndTheEndpointsAnswerOnlyAllowedCallers) {
   const std::string node = nodes_->Add("only", "4", "8Gi");
-  StartWithDebugEndpoints();
+  StartScheduler();
   Run unknown;
   ASSERT_TRUE(Eventually(
       [&] {
@@ -174,8 +201,18 @@ TEST_F(ExplainIntegration, SimulateIsADryRunAndTheEndpointsAreOffByDefault) {
   EXPECT_THAT(run.output, HasSubstr("would bind to " + node));
   EXPECT_EQ(client_->Get(PodsPath())["items"].size(), 0u) << "a dry run creates nothing";
 
+  // Without a token, with one whose user may not read /debug/, and with the endpoints turned off.
+  Run anonymous = Cli({"explain", ns_->name() + "/nobody", "--token", ""});
+  EXPECT_EQ(anonymous.exit_code, 1);
+  EXPECT_THAT(anonymous.output, HasSubstr("did not accept the token (none given"));
+  testing::ServiceAccountToken stranger(client_, ns_->name(), "stranger");
+  Run forbidden = Cli({"explain", ns_->name() + "/nobody", "--token", stranger.token()});
+  EXPECT_EQ(forbidden.exit_code, 1);
+  EXPECT_THAT(forbidden.output, HasSubstr("cannot get path \"/debug/pods/" + ns_->name() +
+                                          "/nobody\""));
+
   scheduler_->Stop(SIGTERM, 10s);
-  StartScheduler();
+  StartScheduler("", {"--enable-debug-endpoints=false"});
   Run off;
   Eventually(
       [&] {
@@ -184,8 +221,8 @@ TEST_F(ExplainIntegration, SimulateIsADryRunAndTheEndpointsAreOffByDefault) {
       },
       30s);
   EXPECT_EQ(off.exit_code, 1);
-  EXPECT_THAT(off.output, HasSubstr("serves no /debug/ endpoints: start it with "
-                                    "--enable-debug-endpoints"));
+  EXPECT_THAT(off.output, HasSubstr("serves no /debug/ endpoints: it runs with "
+                                    "--enable-debug-endpoints=false"));
 }
 
 // Offline: no apiserver, a kubectl get nodes,pods -A -o json dump (with the kinds kubectl adds)

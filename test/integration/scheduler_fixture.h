@@ -45,7 +45,7 @@ class SchedulerIntegration : public ::testing::Test {
                                              : config_yaml;
     auto config_path = testing::WriteTempFile("config.yaml", config);
     const std::string port = std::to_string(testing::FreePort());
-    serving_url_ = "http://127.0.0.1:" + port;
+    serving_url_ = "https://127.0.0.1:" + port;
     std::vector<std::string> argv = {testing::BinaryPath("berth-scheduler"),
                                      "--kubeconfig",
                                      testing::ClusterDir() + "/kubeconfig",
@@ -54,7 +54,9 @@ class SchedulerIntegration : public ::testing::Test {
                                      "--v",
                                      "2",
                                      "--bind-address",
-                                     "127.0.0.1:" + port};
+                                     "127.0.0.1",
+                                     "--secure-port",
+                                     port};
     argv.insert(argv.end(), extra_args.begin(), extra_args.end());
     scheduler_ = std::make_unique<testing::ChildProcess>();
     scheduler_->Start(argv, config_path + ".log");

@@ -60,12 +60,47 @@ Several replicas without it would all schedule at once and overcommit nodes, so 
 {{- default (include "berth.fullname" .) .Values.leaderElection.resourceName }}
 {{- end }}
 
-{{- define "berth.scheme" -}}
-{{- ternary "HTTPS" "HTTP" .Values.server.tls.enabled }}
+{{- define "berth.metricsReaderName" -}}
+{{- printf "%s-metrics-reader" (include "berth.fullname" .) | trunc 63 | trimSuffix "-" }}
 {{- end }}
 
-{{- define "berth.tlsSecretName" -}}
-{{- required "server.tls.secretName is required when server.tls.enabled is true: the name of a kubernetes.io/tls Secret (keys tls.crt and tls.key) in the release namespace" .Values.server.tls.secretName }}
+{{- define "berth.debugReaderName" -}}
+{{- printf "%s-debug-reader" (include "berth.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- /*
+A ClusterRole of non-resource rules, and a ClusterRoleBinding to the ServiceAccounts listed in
+.values.serviceAccounts when there are any. Arguments: root (the chart's context), name, values,
+rules.
+*/}}
+{{- define "berth.nonResourceRole" -}}
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: {{ .name }}
+  labels:
+    {{- include "berth.labels" .root | nindent 4 }}
+rules:
+  {{- toYaml .rules | nindent 2 }}
+{{- with .values.serviceAccounts }}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: {{ $.name }}
+  labels:
+    {{- include "berth.labels" $.root | nindent 4 }}
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: ClusterRole
+  name: {{ $.name }}
+subjects:
+  {{- range . }}
+  - kind: ServiceAccount
+    name: {{ .name }}
+    namespace: {{ .namespace }}
+  {{- end }}
+{{- end }}
 {{- end }}
 
 {{- define "berth.image" -}}
