@@ -38,7 +38,8 @@ const std::string& ScraperToken() {
     explicit Scraper(const std::string& name)
         : account(testing::AdminClient(), "default", name),
           grant(testing::AdminClient(), name, MetricsReaderRules(), account.Subject()) {
-      if (!testing::WaitUntilAllowed(*testing::AdminClient(), account.UserName(), "get", "/metrics", true)) {
+      if (!testing::WaitUntilAllowed(*testing::AdminClient(), account.UserName(), "get", "/metrics",
+                                     true)) {
         throw std::runtime_error("RBAC never allowed " + account.UserName() + " to get /metrics");
       }
     }

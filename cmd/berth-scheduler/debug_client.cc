@@ -38,8 +38,9 @@ DebugResponse DebugCall(const DebugServer& server, const std::string& method,
     std::string hint;
     if (std::string(e.what()).find("certificate verify failed") != std::string::npos) {
       // Without --tls-cert-file the scheduler serves a certificate it made itself at start.
-      hint = " (a self-signed certificate: --certificate-authority FILE, or "
-             "--insecure-skip-tls-verify)";
+      hint =
+          " (a self-signed certificate: --certificate-authority FILE, or "
+          "--insecure-skip-tls-verify)";
     }
     throw std::runtime_error("cannot reach " + server.url + ": " + e.what() + hint);
   }

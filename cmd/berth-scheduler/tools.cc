@@ -168,7 +168,8 @@ DebugServer Server(const ToolFlags& flags) {
   if (!flags.token_file.empty()) {
     token = ReadFile("--token-file", flags.token_file);
     while (!token.empty() && (token.back() == '\n' || token.back() == '\r')) token.pop_back();
-    if (token.empty()) throw std::runtime_error("--token-file: \"" + flags.token_file + "\" is empty");
+    if (token.empty())
+      throw std::runtime_error("--token-file: \"" + flags.token_file + "\" is empty");
   }
   return {flags.server, flags.ca_file, flags.insecure, token};
 }

@@ -129,15 +129,15 @@ bool Scheduler::ScheduleOne() {
   util::TaskQueue* binders =
       fwk->PreBindHasWork(*state, *assumed, result.host) ? pre_binders_.get() : binders_.get();
   in_flight_bindings_++;
-  fwk->WhenPermitDecided(*assumed, [this, binders, fwk, state, pinfo, assumed_ptr, result,
-                                    cycle_start, attempt] {
-    const bool posted =
-        binders->Post([this, fwk, state, pinfo, assumed_ptr, result, cycle_start, attempt] {
-          BindingCycle(fwk, state, pinfo, assumed_ptr, result, cycle_start, attempt);
-          in_flight_bindings_--;
-        });
-    if (!posted) in_flight_bindings_--;  // Shutting down: the binders no longer take work.
-  });
+  fwk->WhenPermitDecided(
+      *assumed, [this, binders, fwk, state, pinfo, assumed_ptr, result, cycle_start, attempt] {
+        const bool posted =
+            binders->Post([this, fwk, state, pinfo, assumed_ptr, result, cycle_start, attempt] {
+              BindingCycle(fwk, state, pinfo, assumed_ptr, result, cycle_start, attempt);
+              in_flight_bindings_--;
+            });
+        if (!posted) in_flight_bindings_--;  // Shutting down: the binders no longer take work.
+      });
   return true;
 }
 

@@ -267,7 +267,7 @@ class HttpServer::Impl {
     std::unique_lock busy(debug_mu_, std::try_to_lock);
     if (!busy.owns_lock()) {
       Reply(request, status_codes::TooManyRequests,
-                    "another debug request is running; retry in a moment\n", "text/plain");
+            "another debug request is running; retry in a moment\n", "text/plain");
       return;
     }
     DebugRequest req;
@@ -281,13 +281,12 @@ class HttpServer::Impl {
       req.content_type = headers.content_type();
       if (!headers.has(web::http::header_names::content_length)) {
         Reply(request, status_codes::LengthRequired, "a Content-Length header is required\n",
-                      "text/plain");
+              "text/plain");
         return;
       }
       if (headers.content_length() > kMaxDebugBodyBytes) {
         Reply(request, status_codes::RequestEntityTooLarge,
-                      "request body over " + std::to_string(kMaxDebugBodyBytes) + " bytes\n",
-                      "text/plain");
+              "request body over " + std::to_string(kMaxDebugBodyBytes) + " bytes\n", "text/plain");
         return;
       }
       // http_request is a handle to shared state: a copy reads the same body.

@@ -208,8 +208,8 @@ TEST_F(ExplainIntegration, SimulateIsADryRunAndTheEndpointsAnswerOnlyAllowedCall
   testing::ServiceAccountToken stranger(client_, ns_->name(), "stranger");
   Run forbidden = Cli({"explain", ns_->name() + "/nobody", "--token", stranger.token()});
   EXPECT_EQ(forbidden.exit_code, 1);
-  EXPECT_THAT(forbidden.output, HasSubstr("cannot get path \"/debug/pods/" + ns_->name() +
-                                          "/nobody\""));
+  EXPECT_THAT(forbidden.output,
+              HasSubstr("cannot get path \"/debug/pods/" + ns_->name() + "/nobody\""));
 
   scheduler_->Stop(SIGTERM, 10s);
   StartScheduler("", {"--enable-debug-endpoints=false"});

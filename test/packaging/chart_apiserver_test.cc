@@ -217,8 +217,9 @@ TEST_F(ChartApiserver, NotesTellHowToExplainAPendingPod) {
     return at == std::string::npos ? std::string() : result.out.substr(at);
   };
   const std::string on = notes({});
-  const std::string flags = " --server https://127.0.0.1:10259 --token-file berth.token "
-                            "--insecure-skip-tls-verify\n";
+  const std::string flags =
+      " --server https://127.0.0.1:10259 --token-file berth.token "
+      "--insecure-skip-tls-verify\n";
   EXPECT_NE(on.find("berth-scheduler explain NAMESPACE/POD" + flags), std::string::npos) << on;
   EXPECT_NE(on.find("berth-scheduler simulate -f pod.yaml" + flags), std::string::npos) << on;
   EXPECT_NE(on.find("bind berth-"), std::string::npos) << on;

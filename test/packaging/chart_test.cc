@@ -121,9 +121,9 @@ std::multiset<std::string> Kinds(const std::vector<json>& objects) {
 TEST(ChartTemplate, EveryCiValuesFileRendersTheExpectedObjects) {
   // Three ClusterRoles: the scheduler's, the metrics reader's and the debug reader's.
   const std::multiset<std::string> base = {
-      "ServiceAccount",     "ConfigMap",   "ClusterRole", "ClusterRole",
-      "ClusterRole",        "ClusterRoleBinding",         "Service",
-      "Deployment",         "CustomResourceDefinition"};
+      "ServiceAccount", "ConfigMap",   "ClusterRole",
+      "ClusterRole",    "ClusterRole", "ClusterRoleBinding",
+      "Service",        "Deployment",  "CustomResourceDefinition"};
   auto with = [&](std::initializer_list<std::string> extra) {
     std::multiset<std::string> kinds = base;
     kinds.insert(extra);
