@@ -5,10 +5,41 @@
 // names it, before anything else happens.
 
 #include <cstdio>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace berth::cmd {
+
+// A command line that cannot be used; the message names the flag.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Walks argv[first..argc), one argument at a time, reading "--flag=value" and "--flag value".
+class ArgReader {
+ public:
+  ArgReader(int argc, char** argv, int first) : argc_(argc), argv_(argv), next_(first) {}
+  // Moves to the next argument; false past the last.
+  bool Next();
+  // The argument, without a "=value" of its own.
+  const std::string& arg() const { return arg_; }
+  // Whether it was written "--flag=value".
+  bool has_value() const { return has_value_; }
+  // The value after "=" (empty without one).
+  const std::string& inline_value() const { return value_; }
+  // The flag's value: after "=", else the next argument. Throws UsageError when there is none.
+  std::string Value();
+
+ private:
+  int argc_;
+  char** argv_;
+  int next_;
+  std::string arg_;
+  std::string value_;
+  bool has_value_ = false;
+};
 
 struct Flags {
   std::string config;

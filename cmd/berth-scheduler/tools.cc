@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cmd/berth-scheduler/debug_client.h"
+#include "cmd/berth-scheduler/options.h"
 #include "pkg/api/codec.h"
 #include "pkg/config/load.h"
 #include "pkg/explain/record.h"
@@ -61,28 +62,13 @@ struct ToolFlags {
   std::string output = "text";
 };
 
-class UsageError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
 ToolFlags Parse(int argc, char** argv) {
   ToolFlags flags;
   flags.command = argv[1];
-  for (int i = 2; i < argc; i++) {
-    std::string arg = argv[i];
-    std::string value;
-    bool has_value = false;
-    if (auto eq = arg.find('='); arg.rfind("--", 0) == 0 && eq != std::string::npos) {
-      value = arg.substr(eq + 1);
-      arg = arg.substr(0, eq);
-      has_value = true;
-    }
-    auto take = [&]() -> std::string {
-      if (has_value) return value;
-      if (i + 1 >= argc) throw UsageError("flag " + arg + " needs a value");
-      return argv[++i];
-    };
+  ArgReader reader(argc, argv, 2);
+  while (reader.Next()) {
+    const std::string& arg = reader.arg();
+    auto take = [&reader] { return reader.Value(); };
     if (arg == "--server") {
       flags.server = take();
     } else if (arg == "-f" || arg == "--filename") {

@@ -23,6 +23,28 @@
 
 namespace berth::explain {
 
+// One group of nodes with the same verdict. `Name` holds the example node names: views while the
+// builder runs (into the snapshot), copies once taken.
+template <typename Name>
+struct VerdictGroup {
+  // Interned, or null with `plugin` set (groups made by AddMany).
+  const std::string* plugin_id = nullptr;
+  std::string plugin;
+  framework::Code code = framework::Code::kSuccess;
+  // The shared reasons the group was made from, or null with `reasons` set: later statuses made
+  // from them match without comparing text.
+  const framework::FixedReasons* fixed = nullptr;
+  std::vector<std::string> reasons;
+  int nodes = 0;
+  std::array<Name, kExamplesPerGroup> examples{};
+  size_t num_examples = 0;
+
+  const std::string& Plugin() const { return plugin_id != nullptr ? *plugin_id : plugin; }
+  const std::vector<std::string>& Reasons() const {
+    return fixed != nullptr ? fixed->reasons() : reasons;
+  }
+};
+
 // One attempt's verdicts as GroupBuilder::Take hands them over: plugin names and shared reasons
 // by address (both live for the process), other text and the example node names copied.
 class Verdicts {
@@ -34,23 +56,7 @@ class Verdicts {
 
  private:
   friend class GroupBuilder;
-  struct Group {
-    // Interned, or null with `plugin` set.
-    const std::string* plugin_id = nullptr;
-    std::string plugin;
-    framework::Code code = framework::Code::kSuccess;
-    // Shared reasons, or null with `reasons` set.
-    const framework::FixedReasons* fixed = nullptr;
-    std::vector<std::string> reasons;
-    int nodes = 0;
-    std::array<std::string, kExamplesPerGroup> examples;
-    size_t num_examples = 0;
-
-    const std::string& Plugin() const { return plugin_id != nullptr ? *plugin_id : plugin; }
-    const std::vector<std::string>& Reasons() const {
-      return fixed != nullptr ? fixed->reasons() : reasons;
-    }
-  };
+  using Group = VerdictGroup<std::string>;
   std::vector<Group> groups_;
   int untracked_nodes_ = 0;
   bool untracked_ = false;
@@ -86,23 +92,7 @@ class GroupBuilder {
   void Build(Attempt* out) const { Take().Build(out); }
 
  private:
-  struct Group {
-    // Interned, or null with `plugin` set (groups made by AddMany).
-    const std::string* plugin_id = nullptr;
-    std::string plugin;
-    framework::Code code = framework::Code::kSuccess;
-    // The shared reasons the group was made from, or null with `reasons` set: later statuses
-    // made from them match without comparing text.
-    const framework::FixedReasons* fixed = nullptr;
-    std::vector<std::string> reasons;
-    int nodes = 0;
-    std::array<std::string_view, kExamplesPerGroup> examples{};
-    size_t num_examples = 0;
-
-    const std::vector<std::string>& Reasons() const {
-      return fixed != nullptr ? fixed->reasons() : reasons;
-    }
-  };
+  using Group = VerdictGroup<std::string_view>;
   bool Matches(const Group& g, const framework::Status& status) const;
 
   std::vector<Group> groups_;
