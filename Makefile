@@ -74,7 +74,8 @@ scheduler: configure
 
 # Local control plane + 20 simulated nodes + 234 pods, among them two gangs (one that fits, one
 # that waits); berth-scheduler binds them and the table shows where every pod went and why the
-# rest could not go anywhere. Builds only what it runs: berth-scheduler, etcd and kube-apiserver.
+# rest could not go anywhere, then `berth-scheduler explain` for each pod left Pending. Builds
+# only what it runs: berth-scheduler, etcd and kube-apiserver.
 demo: scheduler cluster-up
 	@source _output/cluster/env && python3 deploy/demo.py
 

@@ -623,7 +623,113 @@ class Fd {
       path, {{"", "cannot read: " + std::error_code(error, std::generic_category()).message()}});
 }
 
+// YamlDocumentsToJson's conversion of one document; the first problem is kept in `error`.
+class JsonConverter {
+ public:
+  explicit JsonConverter(size_t max_values) : values_left_(max_values) {}
+
+  nlohmann::json Convert(const YAML::Node& node, const std::string& path, int depth) {
+    if (!error_.empty()) return nullptr;
+    if (values_left_ == 0) return Fail(path, "more than the allowed number of values");
+    values_left_--;
+    if (depth > kMaxArgsDepth) {
+      return Fail(path, "nested more than " + std::to_string(kMaxArgsDepth) + " levels deep");
+    }
+    switch (node.Type()) {
+      case YAML::NodeType::Undefined:
+      case YAML::NodeType::Null:
+        return nullptr;
+      case YAML::NodeType::Scalar: {
+        Scalar s = Resolve(node);
+        switch (s.kind) {
+          case Scalar::Kind::kNull:
+            return nullptr;
+          case Scalar::Kind::kBool:
+            return s.b;
+          case Scalar::Kind::kInt:
+            return s.i;
+          case Scalar::Kind::kUint:
+            return s.u;
+          case Scalar::Kind::kFloat:
+            if (!std::isfinite(s.f)) {
+              return Fail(path, "number " + node.Scalar() + " cannot be represented in JSON");
+            }
+            return s.f;
+          case Scalar::Kind::kString:
+            return node.Scalar();
+        }
+        return nullptr;
+      }
+      case YAML::NodeType::Sequence: {
+        nlohmann::json out = nlohmann::json::array();
+        size_t i = 0;
+        for (const auto& item : node) out.push_back(Convert(item, Index(path, i++), depth + 1));
+        return out;
+      }
+      case YAML::NodeType::Map: {
+        nlohmann::json out = nlohmann::json::object();
+        for (const auto& entry : node) {
+          if (!entry.first.IsScalar()) {
+            return Fail(path, "mapping keys must be strings, got " + Describe(entry.first));
+          }
+          const std::string& key = entry.first.Scalar();
+          const std::string child = Child(path, key);
+          if (out.contains(key)) return Fail(child, "duplicate key");
+          out[key] = Convert(entry.second, child, depth + 1);
+        }
+        return out;
+      }
+    }
+    return nullptr;
+  }
+  const std::string& error() const { return error_; }
+  const std::string& error_path() const { return error_path_; }
+
+ private:
+  nlohmann::json Fail(const std::string& path, const std::string& message) {
+    if (error_.empty()) {
+      error_ = message;
+      error_path_ = path;
+    }
+    return nullptr;
+  }
+
+  size_t values_left_;
+  std::string error_;
+  std::string error_path_;
+};
+
 }  // namespace
+
+std::vector<nlohmann::json> YamlDocumentsToJson(const std::string& text,
+                                                const std::string& source_name, size_t max_values) {
+  std::vector<YAML::Node> documents;
+  try {
+    documents = YAML::LoadAll(text);
+  } catch (const YAML::Exception& e) {
+    std::string where;
+    if (!e.mark.is_null()) {
+      where = "line " + std::to_string(e.mark.line + 1) + ", column " +
+              std::to_string(e.mark.column + 1) + ": ";
+    }
+    throw ConfigError(source_name, {{"", where + e.msg}});
+  }
+  std::erase_if(documents, [](const YAML::Node& doc) { return doc.IsNull(); });
+  std::vector<nlohmann::json> out;
+  JsonConverter converter(max_values);
+  for (size_t i = 0; i < documents.size(); i++) {
+    nlohmann::json doc = converter.Convert(documents[i], "", 0);
+    if (!converter.error().empty()) {
+      std::string where = documents.size() > 1 ? "document " + std::to_string(i + 1) : "";
+      if (!converter.error_path().empty()) {
+        where += (where.empty() ? "" : ": ") + converter.error_path();
+      }
+      throw ConfigError(source_name, {{where, converter.error()}});
+    }
+    out.push_back(std::move(doc));
+  }
+  return out;
+}
 
 Configuration LoadString(const std::string& text, const std::string& source_name,
                          const std::set<std::string>& known_plugins) {
