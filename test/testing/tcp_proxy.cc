@@ -19,7 +19,7 @@ namespace berth::testing {
 namespace {
 
 // Bytes buffered per direction before the proxy stops reading from the sender.
-constexpr size_t kMaxBuffered = 256 * 1024;
+constexpr size_t kMaxBuffered = size_t{256} * 1024;
 // A target that neither accepts nor refuses within this is treated as refusing.
 constexpr int kConnectTimeoutMs = 2000;
 
