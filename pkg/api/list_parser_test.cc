@@ -260,6 +260,18 @@ TEST(ParseWatchEvent, ReadsTypeAndObjectInEitherOrder) {
   EXPECT_EQ(event.object["spec"]["unschedulable"], true);
 }
 
+// Found by fuzzing (test/fuzz/corpus/objects/storageclass.json): an array directly under the
+// object, as a StorageClass's allowedTopologies, was left open, so the next key went into it.
+TEST(ParseWatchEvent, ArraysDirectlyUnderTheObjectAreClosed) {
+  const json object = json::parse(R"({"metadata": {"name": "sc"},
+      "allowedTopologies": [{"matchLabelExpressions": [{"key": "zone", "values": ["a"]}]}],
+      "provisioner": "csi.example.com", "parameters": {"type": "ssd"}})");
+  const ParsedWatchEvent event =
+      ParseWatchEvent(R"({"type": "ADDED", "object": )" + object.dump() + "}");
+  ASSERT_TRUE(event.has_object);
+  EXPECT_EQ(event.object, object);
+}
+
 TEST(ParseWatchEvent, NonObjectOrMissingPartsAreReportedNotGuessed) {
   ParsedWatchEvent event = ParseWatchEvent(R"({"type": "ADDED", "object": [{"a": {"b": 1}}]})");
   EXPECT_EQ(event.type, "ADDED");
