@@ -681,6 +681,22 @@ TEST(ErrorTest, ArgsLimits) {
   EXPECT_THAT(issues[0].problem, HasSubstr("plugin args have more than 100000 values"));
 }
 
+// Found by fuzzing (test/fuzz/corpus/config/crash-args-key-not-utf8): such a file loaded, and
+// berth-scheduler then died serving its configuration as JSON.
+TEST(ErrorTest, StringsMustBeUtf8) {
+  std::vector<ConfigIssue> issues =
+      LoadIssues(std::string(kHeader) +
+                 "clientConnection: {kubeconfig: \"/etc/k\xff\"}\n"
+                 "profiles:\n- pluginConfig:\n  - name: NodeAffinity\n"
+                 "    args: {\"def\xff\": 1, ok: [\"\xc3\xa9\", \"\xed\xa0\x80\"]}\n");
+  EXPECT_THAT(
+      issues,
+      ElementsAre(
+          ConfigIssue{"clientConnection.kubeconfig", "not valid UTF-8"},
+          ConfigIssue{"profiles[0].pluginConfig[0].args", "a mapping key is not valid UTF-8"},
+          ConfigIssue{"profiles[0].pluginConfig[0].args.ok[1]", "not valid UTF-8"}));
+}
+
 TEST(ErrorTest, MissingFile) {
   EXPECT_EQ(FileError("pkg/config/testdata/does-not-exist.yaml"),
             "pkg/config/testdata/does-not-exist.yaml: cannot read: No such file or directory");

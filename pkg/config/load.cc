@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "pkg/api/utf8.h"
 #include "pkg/config/quote.h"
 #include "pkg/config/scalars.h"
 #include "pkg/config/validate.h"
@@ -31,6 +32,10 @@ using internal::Scalar;
 // anchor, cyclic) tree.
 constexpr int kMaxArgsDepth = 64;
 constexpr size_t kMaxArgsValues = 100'000;
+
+// yaml-cpp passes bytes through, but the configuration is served as JSON (/configz), which must
+// be UTF-8; upstream's YAML parser rejects such a file too.
+constexpr char kNotUtf8[] = "not valid UTF-8";
 
 std::string Child(const std::string& path, std::string_view key) {
   return path.empty() ? std::string(key) : path + "." + std::string(key);
@@ -154,6 +159,10 @@ std::optional<std::string> Decoder::String(const YAML::Node& node, const std::st
   }
   if (!node.IsScalar()) {
     Fail(path, "expected a string, got " + Describe(node));
+    return std::nullopt;
+  }
+  if (!api::IsValidUtf8(node.Scalar())) {
+    Fail(path, kNotUtf8);
     return std::nullopt;
   }
   return node.Scalar();
@@ -298,6 +307,10 @@ nlohmann::json Decoder::Json(const YAML::Node& node, const std::string& path, in
           }
           return s.f;
         case Scalar::Kind::kString:
+          if (!api::IsValidUtf8(node.Scalar())) {
+            Fail(path, kNotUtf8);
+            return nullptr;
+          }
           return node.Scalar();
       }
       return nullptr;
@@ -318,6 +331,10 @@ nlohmann::json Decoder::Json(const YAML::Node& node, const std::string& path, in
           continue;
         }
         const std::string& key = entry.first.Scalar();
+        if (!api::IsValidUtf8(key)) {
+          Fail(path, "a mapping key is not valid UTF-8");
+          continue;
+        }
         std::string child = Child(path, key);
         if (out.contains(key)) {
           Fail(child, "duplicate key");
