@@ -640,6 +640,13 @@ TEST(ErrorTest, YamlSyntaxErrorHasLineAndColumn) {
             "pkg/config/testdata/syntax-error.yaml: line 4, column 27: illegal map value");
 }
 
+// Found by fuzzing (test/fuzz/corpus/config/timeout-stuck-document): yaml-cpp's LoadAll looped
+// forever, allocating, on this stream.
+TEST(ErrorTest, StreamThatStopsTheYamlParserIsASyntaxError) {
+  EXPECT_EQ(LoadIssue("{[{}]},").problem, "line 1, column 7: expected the start of a document");
+  EXPECT_EQ(LoadIssue("---\n,\n").problem, "line 2, column 1: expected the start of a document");
+}
+
 TEST(ErrorTest, DocumentShape) {
   ConfigIssue issue = LoadIssue("");
   EXPECT_EQ(issue.field, "");

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <unistd.h>
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -10,6 +11,8 @@
 #include <cmath>
 #include <initializer_list>
 #include <limits>
+#include <optional>
+#include <sstream>
 #include <utility>
 #include <vector>
 
@@ -640,12 +643,48 @@ class Fd {
       path, {{"", "cannot read: " + std::error_code(error, std::generic_category()).message()}});
 }
 
+// Throws YAML::ParserException where a document of `text` fails to move the parser forward.
+// yaml-cpp's LoadAll loops forever, allocating a null document per turn, on some malformed streams
+// ("{[{}]},"): its parser then reports document after document at the same token. Walking the
+// documents first, without building them, finds that before LoadAll runs.
+void CheckDocumentsAdvance(const std::string& text) {
+  class DocumentStarts final : public YAML::EventHandler {
+   public:
+    void OnDocumentStart(const YAML::Mark& mark) override { last = mark; }
+    void OnDocumentEnd() override {}
+    void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+    void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+    void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  const std::string&) override {}
+    void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                         YAML::EmitterStyle::value) override {}
+    void OnSequenceEnd() override {}
+    void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                    YAML::EmitterStyle::value) override {}
+    void OnMapEnd() override {}
+
+    YAML::Mark last = YAML::Mark::null_mark();
+  };
+
+  std::istringstream stream(text);
+  YAML::Parser parser(stream);
+  DocumentStarts starts;
+  std::optional<int> previous;
+  while (parser.HandleNextDocument(starts)) {
+    if (previous == starts.last.pos) {
+      throw YAML::ParserException(starts.last, "expected the start of a document");
+    }
+    previous = starts.last.pos;
+  }
+}
+
 }  // namespace
 
 Configuration LoadString(const std::string& text, const std::string& source_name,
                          const std::set<std::string>& known_plugins) {
   std::vector<YAML::Node> documents;
   try {
+    CheckDocumentsAdvance(text);
     documents = YAML::LoadAll(text);
   } catch (const YAML::Exception& e) {
     // yaml-cpp's parse messages name the problem and at most an offending character, never the
