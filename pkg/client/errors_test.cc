@@ -148,6 +148,11 @@ TEST(RetryAfterTest, ParsesSecondsAndDates) {
   EXPECT_EQ(ParseRetryAfter("-1", now), std::nullopt);
   EXPECT_EQ(ParseRetryAfter("soon", now), std::nullopt);
   EXPECT_EQ(ParseRetryAfter("1.5", now), std::nullopt);
+  // Found by fuzzing (test/fuzz/corpus/api_error/crash-date-year-997): dates outside the clock's
+  // nanosecond range overflowed.
+  EXPECT_EQ(ParseRetryAfter("Sun, 06 Nov 0997 08:49:37 GMT", now), seconds(0));
+  EXPECT_EQ(ParseRetryAfter("Sun, 06 Nov 9994 08:49:37 GMT", now),
+            seconds(int64_t{8000} * 146097 * 86400 / 400));
 }
 
 TEST(BackoffTest, ExponentialWithJitterAndCap) {
@@ -168,6 +173,11 @@ TEST(BackoffTest, HonoursRetryAfterCappedAt30s) {
             seconds(2));
   EXPECT_EQ(BackoffDelay(1, ApiError(ErrorReason::kTooManyRequests, 429, "", seconds(600)), 0.0),
             seconds(30));
+  // test/fuzz/corpus/api_error/crash-retry-after-seconds-huge: a Status's retryAfterSeconds
+  // beyond what milliseconds can count overflowed.
+  const ApiError huge = ErrorFromResponse(
+      429, R"({"details": {"retryAfterSeconds": 9000000000000000000}})", std::nullopt);
+  EXPECT_EQ(BackoffDelay(1, huge, 0.0), seconds(30));
 }
 
 TEST(ShouldRetryTest, IdempotentVerbsRetryTransientErrors) {
