@@ -347,7 +347,8 @@ def free_local_port():
         return s.getsockname()[1]
 
 
-METRICS_ADDRESS = f"127.0.0.1:{free_local_port()}"
+METRICS_PORT = free_local_port()
+METRICS_ADDRESS = f"127.0.0.1:{METRICS_PORT}"
 
 
 def scrape_metrics():
@@ -389,7 +390,9 @@ def main():
     with open(log_path, "w") as log:
         proc = subprocess.Popen(
             [binary, "--kubeconfig", os.path.join(CLUSTER, "kubeconfig"), "--config", config, "--v", "2",
-             "--bind-address", METRICS_ADDRESS],
+             # Plain HTTP on loopback only, so the table below can read /metrics without a
+             # token; a deployment serves the secure port instead (see README, Operate).
+             "--secure-port", "0", "--port", str(METRICS_PORT), "--address", "127.0.0.1"],
             stdout=log,
             stderr=subprocess.STDOUT,
         )
@@ -475,7 +478,7 @@ def main():
     print()
     print(f"default-scheduler pods: {len(foreign)}, untouched by berth-scheduler: {'yes' if untouched else 'NO'}")
     print()
-    print(f"from http://{METRICS_ADDRESS}/metrics (what Prometheus would scrape):")
+    print(f"from http://{METRICS_ADDRESS}/metrics (what Prometheus scrapes from the secure port):")
     for line in metrics:
         print(f"  {line}")
     bound_total = sum(len(v) for v in by_node.values())

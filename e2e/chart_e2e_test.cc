@@ -3,8 +3,10 @@
 // chart's identity (a TokenRequest token for its ServiceAccount in a directory laid out like the
 // mounted service-account volume, KUBERNETES_SERVICE_HOST/PORT set), the chart's ConfigMap and
 // the Deployment's arguments. It binds pods, records events and holds its Lease; Prometheus
-// scrapes it where the chart's ServiceMonitor says. With one needed rule removed it reports the
-// Forbidden error and stays not-ready instead of stalling silently.
+// scrapes its secure port as the chart's ServiceMonitor says, with the token of a ServiceAccount
+// the chart bound to its metrics-reader ClusterRole (so the scheduler's own identity must be able
+// to review tokens and access). With one needed rule removed it reports the Forbidden error and
+// stays not-ready instead of stalling silently.
 
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -61,10 +63,11 @@ class HelmRelease {
 // The installed Deployment's pod spec, and what berth-scheduler needs from it to run here.
 struct Installed {
   std::string service_account;
-  std::string config_yaml;        // The ConfigMap's config file.
-  std::vector<std::string> args;  // Container args, paths and address rewritten for here.
-  int port = 0;                   // The Service's port.
-  std::string metrics_path;       // From the chart's ServiceMonitor.
+  std::string config_yaml;         // The ConfigMap's config file.
+  std::vector<std::string> args;   // Container args, paths and address rewritten for here.
+  int port = 0;                    // The secure port here (a free one, on loopback).
+  ScrapeOptions scrape;            // From the chart's ServiceMonitor, but the token file.
+  bool scrape_with_token = false;  // The ServiceMonitor sends Prometheus's own token.
   std::string lease_namespace, lease_name;
 };
 
@@ -82,19 +85,26 @@ Installed ReadInstalled(client::Client& admin, const std::string& ns, const std:
   auto cm = admin.Get("/api/v1/namespaces/" + ns + "/configmaps/" + config_map);
   auto services = admin.Get("/api/v1/namespaces/" + ns + "/services")["items"];
   if (services.size() != 1) throw std::runtime_error("expected one Service");
-  out.port = services[0]["spec"]["ports"][0]["port"];
+  if (services[0]["spec"]["ports"][0]["targetPort"] != pod["containers"][0]["ports"][0]["name"]) {
+    throw std::runtime_error("the Service does not point at the container's port");
+  }
+  // The chart's port (10259) may be taken on this machine; the scheduler listens where told.
+  out.port = testing::FreePort();
 
   const auto& container = pod["containers"][0];
   for (const auto& a : container["args"]) {
     std::string arg = a;
     if (arg.rfind("--config=", 0) == 0) {
       // The file the Deployment mounts from the ConfigMap, written here under the same name.
-      std::string file = fs::path(arg.substr(9)).filename();
+      const std::string file = fs::path(arg.substr(9)).filename();
+      const std::string here = (fs::path(dir) / file).string();
       out.config_yaml = cm["data"][file];
-      std::ofstream(dir + "/" + file) << out.config_yaml;
-      arg = "--config=" + dir + "/" + file;
+      std::ofstream(here) << out.config_yaml;
+      arg = "--config=" + here;
+    } else if (arg.rfind("--secure-port=", 0) == 0) {
+      arg = "--secure-port=" + std::to_string(out.port);
     } else if (arg.rfind("--bind-address=", 0) == 0) {
-      arg = "--bind-address=127.0.0.1:" + std::to_string(out.port);
+      arg = "--bind-address=127.0.0.1";
     }
     out.args.push_back(arg);
   }
@@ -104,8 +114,12 @@ Installed ReadInstalled(client::Client& admin, const std::string& ns, const std:
 
   auto rendered = packaging::ParseYamlDocuments(
       packaging::HelmTemplate(release, ns, {}, {"serviceMonitor.enabled=true"}));
-  auto monitor = packaging::OnlyOfKind(rendered, "ServiceMonitor");
-  out.metrics_path = monitor["spec"]["endpoints"][0].value("path", "/metrics");
+  const auto endpoint = packaging::OnlyOfKind(rendered, "ServiceMonitor")["spec"]["endpoints"][0];
+  out.scrape.metrics_path = endpoint.value("path", "/metrics");
+  out.scrape.scheme = endpoint.value("scheme", "http");
+  out.scrape_with_token = endpoint.contains("bearerTokenFile");
+  out.scrape.insecure_skip_verify =
+      endpoint.contains("tlsConfig") && endpoint["tlsConfig"].value("insecureSkipVerify", false);
   return out;
 }
 
@@ -147,22 +161,30 @@ TEST(ChartE2E, ChartIdentitySchedulesAndAMissingRuleIsReportedNotReady) {
   for (int i = 0; i < 2; i++) nodes.Add(std::to_string(i), "8", "16Gi");
   const std::string suffix = testing::UniqueSuffix();
   const std::string scheduler = "berth-chart-" + suffix;
-  HelmRelease release("berth-" + suffix, ns.name(),
-                      {"profiles[0].schedulerName=" + scheduler, "leaderElection.enabled=true",
-                       "logging.verbosity=2"});
+  HelmRelease release(
+      "berth-" + suffix, ns.name(),
+      {"profiles[0].schedulerName=" + scheduler, "leaderElection.enabled=true",
+       "logging.verbosity=2", "rbac.metricsReader.serviceAccounts[0].name=prometheus",
+       "rbac.metricsReader.serviceAccounts[0].namespace=" + ns.name()});
   const std::string dir = fs::temp_directory_path() / ("berth-chart-e2e-" + suffix);
   fs::create_directories(dir);
   Installed installed = ReadInstalled(*admin, ns.name(), dir, release.name());
   ASSERT_EQ(installed.lease_namespace, ns.name()) << installed.config_yaml;
   const std::string sa_dir =
       ServiceAccountVolume(*admin, ns.name(), installed.service_account, dir + "/serviceaccount");
-  const std::string url = "http://127.0.0.1:" + std::to_string(installed.port);
+  const std::string url = "https://127.0.0.1:" + std::to_string(installed.port);
+  // Prometheus's ServiceAccount, which the release bound to its metrics-reader ClusterRole.
+  ServiceAccountToken prometheus_account(admin, ns.name(), "prometheus");
+  ASSERT_TRUE(installed.scrape_with_token);
+  ASSERT_TRUE(WaitUntilAllowed(*admin, prometheus_account.UserName(), "get", "/metrics"));
+  installed.scrape.bearer_token_file = dir + "/prometheus-token";
+  std::ofstream(installed.scrape.bearer_token_file) << prometheus_account.token();
 
   {
     auto berth = RunAsChart(installed, sa_dir, dir + "/berth.log");
     ASSERT_TRUE(testing::Eventually([&] { return HttpGet(url + "/readyz").status == 200; }, 30s))
         << HttpGet(url + "/readyz").body << berth->Log();
-    Prometheus prometheus({"127.0.0.1:" + std::to_string(installed.port)}, installed.metrics_path);
+    Prometheus prometheus({"127.0.0.1:" + std::to_string(installed.port)}, installed.scrape);
 
     constexpr int kPods = 12;
     CreatePods(*admin, ns.name(), "p", kPods, scheduler, nodes);
@@ -212,12 +234,7 @@ TEST(ChartE2E, ChartIdentitySchedulesAndAMissingRuleIsReportedNotReady) {
   }
 
   // Take away one rule the scheduler needs (listing nodes) and start it again.
-  auto roles = admin->Get(
-      "/apis/rbac.authorization.k8s.io/v1/clusterroles?labelSelector="
-      "app.kubernetes.io%2Finstance%3D" +
-      release.name())["items"];
-  ASSERT_EQ(roles.size(), 1u);
-  auto role = roles[0];
+  auto role = admin->Get("/apis/rbac.authorization.k8s.io/v1/clusterroles/" + release.name());
   nlohmann::json kept = nlohmann::json::array();
   for (const auto& rule : role["rules"]) {
     bool nodes_rule = false;
@@ -226,9 +243,7 @@ TEST(ChartE2E, ChartIdentitySchedulesAndAMissingRuleIsReportedNotReady) {
   }
   ASSERT_LT(kept.size(), role["rules"].size()) << role.dump();
   role["rules"] = kept;
-  admin->Put("/apis/rbac.authorization.k8s.io/v1/clusterroles/" +
-                 role["metadata"]["name"].get<std::string>(),
-             role);
+  admin->Put("/apis/rbac.authorization.k8s.io/v1/clusterroles/" + release.name(), role);
 
   auto berth = RunAsChart(installed, sa_dir, dir + "/berth-forbidden.log");
   HttpReply ready;

@@ -1,7 +1,8 @@
 #include "e2e/harness.h"
 
-// cpprestsdk's U() macro would break gtest's templates in files that include both.
-#define _TURN_OFF_PLATFORM_STRING
+// cpprestsdk's U() macro would break gtest's templates in files that include both; the name is
+// cpprestsdk's to choose.
+#define _TURN_OFF_PLATFORM_STRING  // NOLINT(bugprone-reserved-identifier)
 #include <cpprest/http_client.h>
 
 #include <filesystem>
@@ -11,20 +12,84 @@
 #include <stdexcept>
 #include <thread>
 
-#include "test/testing/cluster.h"
-
 namespace berth::e2e {
 
-HttpReply HttpGet(const std::string& url) {
+HttpReply HttpGet(const std::string& url, const std::string& token) {
   try {
     web::http::client::http_client_config config;
     config.set_timeout(std::chrono::seconds(5));
+    config.set_validate_certificates(false);
     web::http::client::http_client client(url, config);
-    auto response = client.request(web::http::methods::GET).get();
+    web::http::http_request request(web::http::methods::GET);
+    if (!token.empty()) request.headers().add("Authorization", "Bearer " + token);
+    auto response = client.request(request).get();
     return {response.status_code(), response.extract_utf8string(true).get()};
   } catch (const std::exception&) {
     return {};
   }
+}
+
+ServiceAccountToken::ServiceAccountToken(std::shared_ptr<client::Client> admin, std::string ns,
+                                         std::string name)
+    : admin_(std::move(admin)), ns_(std::move(ns)), name_(std::move(name)) {
+  const std::string path = "/api/v1/namespaces/" + ns_ + "/serviceaccounts";
+  admin_->Post(path,
+               {{"apiVersion", "v1"}, {"kind", "ServiceAccount"}, {"metadata", {{"name", name_}}}});
+  auto request =
+      admin_->Post(path + "/" + name_ + "/token", {{"apiVersion", "authentication.k8s.io/v1"},
+                                                   {"kind", "TokenRequest"},
+                                                   {"spec", {{"expirationSeconds", 3600}}}});
+  token_ = request["status"]["token"].get<std::string>();
+}
+
+ServiceAccountToken::~ServiceAccountToken() {
+  try {
+    admin_->Delete("/api/v1/namespaces/" + ns_ + "/serviceaccounts/" + name_);
+  } catch (const std::exception&) {
+    // Best effort: the unique name keeps a leftover from meaning anything to another run.
+  }
+}
+
+nlohmann::json ServiceAccountToken::Subject() const {
+  return {{"kind", "ServiceAccount"}, {"name", name_}, {"namespace", ns_}};
+}
+
+nlohmann::json MetricsReaderRules() {
+  return nlohmann::json::parse(R"([{"nonResourceURLs": ["/metrics"], "verbs": ["get"]}])");
+}
+
+std::string ServiceAccountToken::UserName() const {
+  return "system:serviceaccount:" + ns_ + ":" + name_;
+}
+
+bool WaitUntilAllowed(client::Client& admin, const std::string& user, const std::string& verb,
+                      const std::string& path, bool allowed) {
+  const nlohmann::json review = {
+      {"apiVersion", "authorization.k8s.io/v1"},
+      {"kind", "SubjectAccessReview"},
+      {"spec", {{"user", user}, {"nonResourceAttributes", {{"path", path}, {"verb", verb}}}}}};
+  return testing::Eventually(
+      [&] {
+        auto answer = admin.Post("/apis/authorization.k8s.io/v1/subjectaccessreviews", review);
+        return answer["status"].value("allowed", false) == allowed;
+      },
+      std::chrono::seconds(10));
+}
+
+const std::string& ScraperToken() {
+  struct Scraper {
+    explicit Scraper(const std::string& name)
+        : account(testing::AdminClient(), "default", name),
+          grant(testing::AdminClient(), name, MetricsReaderRules(), account.Subject()) {
+      if (!WaitUntilAllowed(*testing::AdminClient(), account.UserName(), "get", "/metrics", true)) {
+        throw std::runtime_error("RBAC never allowed " + account.UserName() + " to get /metrics");
+      }
+    }
+    ServiceAccountToken account;
+    testing::ClusterRoleGrant grant;
+  };
+  static const Scraper scraper("berth-e2e-scraper-" + testing::UniqueSuffix());
+  return scraper.account.token();
 }
 
 std::string SchedulerConfig(const std::string& scheduler_name, bool leader_elect,
@@ -47,8 +112,9 @@ std::string SchedulerConfig(const std::string& scheduler_name, bool leader_elect
 BerthProcess::BerthProcess(const std::string& name, const std::string& config_yaml,
                            const std::string& kubeconfig, const std::vector<std::string>& extra,
                            const std::string& binary) {
-  address_ = "127.0.0.1:" + std::to_string(testing::FreePort());
-  url_ = "http://" + address_;
+  const std::string port = std::to_string(testing::FreePort());
+  address_ = "127.0.0.1:" + port;
+  url_ = "https://" + address_;
   auto config_path = testing::WriteTempFile(name + ".yaml", config_yaml);
   std::vector<std::string> argv = {
       testing::BinaryPath(binary),
@@ -56,8 +122,10 @@ BerthProcess::BerthProcess(const std::string& name, const std::string& config_ya
       config_path,
       "--kubeconfig",
       kubeconfig.empty() ? testing::ClusterDir() + "/kubeconfig" : kubeconfig,
+      "--secure-port",
+      port,
       "--bind-address",
-      address_,
+      "127.0.0.1",
       "--v",
       "2"};
   argv.insert(argv.end(), extra.begin(), extra.end());
@@ -75,7 +143,7 @@ BerthProcess::~BerthProcess() {
 }
 
 std::optional<double> BerthProcess::Metric(const std::string& series) {
-  HttpReply reply = HttpGet(url_ + "/metrics");
+  HttpReply reply = HttpGet(url_ + "/metrics", ScraperToken());
   std::istringstream in(reply.body);
   std::string line;
   while (std::getline(in, line)) {
@@ -87,7 +155,7 @@ std::optional<double> BerthProcess::Metric(const std::string& series) {
   return std::nullopt;
 }
 
-Prometheus::Prometheus(const std::vector<std::string>& targets, const std::string& metrics_path) {
+Prometheus::Prometheus(const std::vector<std::string>& targets, const ScrapeOptions& options) {
   if (!std::filesystem::exists("/usr/bin/prometheus")) {
     throw std::runtime_error("/usr/bin/prometheus is missing: run deploy/install-deps.sh");
   }
@@ -95,17 +163,25 @@ Prometheus::Prometheus(const std::vector<std::string>& targets, const std::strin
   std::filesystem::create_directories(dir_ + "/data");
   std::string target_list;
   for (const auto& t : targets) target_list += (target_list.empty() ? "'" : ", '") + t + "'";
-  std::ofstream(dir_ + "/prometheus.yml") << "global:\n"
-                                             "  scrape_interval: 1s\n"
-                                             "  evaluation_interval: 1s\n"
-                                             "scrape_configs:\n"
-                                             "- job_name: berth-scheduler\n"
-                                             "  metrics_path: "
-                                          << metrics_path
-                                          << "\n"
-                                             "  static_configs:\n"
-                                             "  - targets: ["
-                                          << target_list << "]\n";
+  std::ofstream config(dir_ + "/prometheus.yml");
+  config << "global:\n"
+            "  scrape_interval: 1s\n"
+            "  evaluation_interval: 1s\n"
+            "scrape_configs:\n"
+            "- job_name: berth-scheduler\n"
+            "  metrics_path: "
+         << options.metrics_path << "\n  scheme: " << options.scheme << "\n";
+  if (!options.bearer_token_file.empty()) {
+    config << "  authorization:\n    type: Bearer\n    credentials_file: "
+           << options.bearer_token_file << "\n";
+  }
+  config << "  tls_config:\n    insecure_skip_verify: "
+         << (options.insecure_skip_verify ? "true" : "false")
+         << "\n"
+            "  static_configs:\n"
+            "  - targets: ["
+         << target_list << "]\n";
+  config.close();
   const std::string address = "127.0.0.1:" + std::to_string(testing::FreePort());
   url_ = "http://" + address;
   process_ = std::make_unique<testing::ChildProcess>();

@@ -1,9 +1,10 @@
 #ifndef BERTH_E2E_HARNESS_H_
 #define BERTH_E2E_HARNESS_H_
 
-// Whole-system pieces for e2e tests: berth-scheduler as a real process with its HTTP endpoint, and
-// a real Prometheus server (the Debian package) scraping it. Both run on loopback ports picked at
-// start and are stopped when the objects go away.
+// Whole-system pieces for e2e tests: berth-scheduler as a real process with its secure port, a
+// ServiceAccount whose token may read its metrics, and a real Prometheus server (the Debian
+// package) scraping it over HTTPS with that token. Processes run on loopback ports picked at start
+// and are stopped when the objects go away.
 
 #include <chrono>
 #include <memory>
@@ -11,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "pkg/client/client.h"
+#include "test/testing/cluster.h"
 #include "test/testing/process.h"
 
 namespace berth::e2e {
@@ -20,8 +23,41 @@ struct HttpReply {
   std::string body;
 };
 
-// GET with a short timeout; never throws.
-HttpReply HttpGet(const std::string& url);
+// GET with a short timeout, sending "Authorization: Bearer <token>" when a token is given. The
+// server's certificate is not verified: berth-scheduler's is self-signed, made at its start.
+// Never throws.
+HttpReply HttpGet(const std::string& url, const std::string& token = "");
+
+// A ServiceAccount and a one-hour token for it (TokenRequest); deleted when the object goes away.
+class ServiceAccountToken {
+ public:
+  ServiceAccountToken(std::shared_ptr<client::Client> admin, std::string ns, std::string name);
+  ~ServiceAccountToken();
+  ServiceAccountToken(const ServiceAccountToken&) = delete;
+  ServiceAccountToken& operator=(const ServiceAccountToken&) = delete;
+
+  const std::string& token() const { return token_; }
+  // The RBAC subject naming it, and the user name its token authenticates as.
+  nlohmann::json Subject() const;
+  std::string UserName() const;
+
+ private:
+  std::shared_ptr<client::Client> admin_;
+  std::string ns_, name_, token_;
+};
+
+// Waits (up to 10 s) until the apiserver's authorizer says `allowed` for `user` doing `verb` on
+// the non-resource `path`: RBAC sees a new binding a moment after it is written, and
+// berth-scheduler caches a denial for 10 s. False when it never did.
+bool WaitUntilAllowed(client::Client& admin, const std::string& user, const std::string& verb,
+                      const std::string& path, bool allowed = true);
+
+// What the chart's metrics-reader ClusterRole grants: get on /metrics.
+nlohmann::json MetricsReaderRules();
+
+// The token of a ServiceAccount (in "default") bound to MetricsReaderRules, made on first use and
+// removed when the test process exits: what BerthProcess::Metric and Prometheus scrape with.
+const std::string& ScraperToken();
 
 // A KubeSchedulerConfiguration with one profile named `scheduler_name` (default plugins) and
 // leader election as given (lease kube-system/`lease_name`, upstream default timings).
@@ -38,11 +74,13 @@ class BerthProcess {
                const std::string& binary = "berth-scheduler");
   ~BerthProcess();
 
+  // "https://127.0.0.1:<secure port>".
   const std::string& url() const { return url_; }
   const std::string& address() const { return address_; }  // host:port for scrape configs.
   testing::ChildProcess& process() { return *process_; }
   std::string Log() const { return process_->Log(); }
-  // The value of one sample line in /metrics ("name{labels}" as printed), or nullopt.
+  // The value of one sample line in /metrics ("name{labels}" as printed) read with
+  // ScraperToken(), or nullopt.
   std::optional<double> Metric(const std::string& series);
 
  private:
@@ -51,11 +89,20 @@ class BerthProcess {
   std::unique_ptr<testing::ChildProcess> process_;
 };
 
-// A Prometheus server scraping `metrics_path` on `targets` (host:port) every second.
+// How Prometheus scrapes: what a ServiceMonitor endpoint would say.
+struct ScrapeOptions {
+  std::string metrics_path = "/metrics";
+  std::string scheme = "https";
+  // The token Prometheus sends, read from this file (a ServiceMonitor's bearerTokenFile); empty:
+  // none.
+  std::string bearer_token_file;
+  bool insecure_skip_verify = true;
+};
+
+// A Prometheus server scraping `targets` (host:port) every second.
 class Prometheus {
  public:
-  explicit Prometheus(const std::vector<std::string>& targets,
-                      const std::string& metrics_path = "/metrics");
+  Prometheus(const std::vector<std::string>& targets, const ScrapeOptions& options);
   ~Prometheus();
 
   // The single value of an instant query, or nullopt when it returned no series (or failed).

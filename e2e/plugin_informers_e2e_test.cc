@@ -2,7 +2,7 @@
 // NamespaceLabelGate lists Namespaces through the Handle) gets exactly that informer: it is
 // started because the plugin asked, its events requeue the pods the plugin rejected, and an
 // identity that may not list it is reported in /readyz. An informer no enabled plugin asks for is
-// never started, so an identity with only the default profile's rights becomes ready.
+// never started, so an identity with only the rights of the profile's plugins becomes ready.
 
 #include <gtest/gtest.h>
 
@@ -193,9 +193,13 @@ TEST(PluginInformersE2E, OnlyInformersEnabledPluginsNeedStartAndForbiddenListsSh
   ASSERT_TRUE(Forbidden(*as_identity, client::PersistentVolumeClaimsResource()));
   ASSERT_TRUE(Forbidden(*as_identity, client::NamespacesResource()));
 
-  // Default profile: InterPodAffinity lists Namespaces, which the identity may not yet; no
-  // plugin of the profile needs PVCs, so nothing lists them.
-  BerthProcess berth("min-rbac", SchedulerConfig("berth-min-" + testing::UniqueSuffix(), false),
+  // Default profile without the plugins that read claims: InterPodAffinity lists Namespaces,
+  // which the identity may not yet; no enabled plugin needs PVCs, so nothing lists them.
+  BerthProcess berth("min-rbac",
+                     SchedulerConfig("berth-min-" + testing::UniqueSuffix(), false) +
+                         "  plugins:\n    multiPoint:\n      disabled:\n"
+                         "      - name: VolumeRestrictions\n      - name: NodeVolumeLimits\n"
+                         "      - name: VolumeBinding\n      - name: VolumeZone\n",
                      identity.kubeconfig());
   // Informers list concurrently: the forbidden one may be reported before the others synced.
   // DefaultPreemption lists disruption budgets, which the identity may.

@@ -50,6 +50,14 @@ TEST(ProbesE2E, ReadyzWaitsForInformerSyncWhileLivezStaysUp) {
        // Coscheduling's, for whichever PodGroup APIs are served.
        {{"apiGroups", {"scheduling.x-k8s.io", "scheduling.k8s.io"}},
         {"resources", {"podgroups"}},
+        {"verbs", {"get", "list", "watch"}}},
+       // The volume plugins'.
+       {{"apiGroups", {""}},
+        {"resources", {"persistentvolumeclaims", "persistentvolumes"}},
+        {"verbs", {"get", "list", "watch"}}},
+       {{"apiGroups", {"storage.k8s.io"}},
+        {"resources",
+         {"storageclasses", "csinodes", "csidrivers", "csistoragecapacities", "volumeattachments"}},
         {"verbs", {"get", "list", "watch"}}}},
       {{"apiGroup", "rbac.authorization.k8s.io"},
        {"kind", "User"},

@@ -1,5 +1,6 @@
-// A real Prometheus server scrapes a real berth-scheduler while it binds pods on the local control
-// plane; PromQL must see what an operator's dashboard would.
+// A real Prometheus server scrapes a real berth-scheduler's secure port (HTTPS, with the token of a
+// ServiceAccount allowed to get /metrics) while it binds pods on the local control plane; PromQL
+// must see what an operator's dashboard would.
 
 #include <gtest/gtest.h>
 
@@ -20,7 +21,9 @@ TEST(PrometheusE2E, PromQLSeesEveryBoundPodAndEveryExtensionPoint) {
   // A scheduler name of its own, so the counts cover exactly this test's pods.
   const std::string scheduler = "berth-e2e-" + testing::UniqueSuffix();
   BerthProcess berth("prom", SchedulerConfig(scheduler, false));
-  Prometheus prometheus({berth.address()});
+  ScrapeOptions scrape;
+  scrape.bearer_token_file = testing::WriteTempFile("scraper-token", ScraperToken());
+  Prometheus prometheus({berth.address()}, scrape);
 
   constexpr int kPods = 24;
   CreatePods(*client, ns.name(), "p", kPods, scheduler, nodes);
@@ -62,6 +65,9 @@ TEST(PrometheusE2E, PromQLSeesEveryBoundPodAndEveryExtensionPoint) {
   auto build = prometheus.Query("berth_build_info");
   ASSERT_TRUE(build.has_value());
   EXPECT_EQ(*build, 1);
+  // The target is up because it scraped with the token: the same target without it is refused.
+  EXPECT_EQ(HttpGet(berth.url() + "/metrics").status, 401);
+  EXPECT_EQ(prometheus.Query("up"), 1);
 }
 
 }  // namespace

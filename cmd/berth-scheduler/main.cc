@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -30,7 +31,11 @@
 #include "pkg/metrics/metrics.h"
 #include "pkg/plugins/registry/registry.h"
 #include "pkg/scheduler/scheduler.h"
+#include "pkg/server/auth/delegating.h"
+#include "pkg/server/auth/filter.h"
+#include "pkg/server/certificate.h"
 #include "pkg/server/server.h"
+#include "pkg/util/clock.h"
 
 namespace {
 
@@ -97,17 +102,76 @@ leaderelection::LeaderElectionConfig LeaderElectionFor(const config::Configurati
   return le_config;
 }
 
-server::Options ServingOptions(const cmd::Flags& flags) {
-  try {
-    server::ParseBindAddress(flags.bind_address);
+// What the two listeners serve with, checked before any connection. The secure port's filter is
+// added once there is a client to ask the apiserver with.
+struct Serving {
+  std::optional<server::Options> secure;
+  std::optional<server::Options> insecure;
+  std::optional<server::auth::PathMatcher> always_allow;
+  bool self_signed = false;
+};
+
+Serving ServingOptions(const cmd::Flags& flags) {
+  Serving serving;
+  if (flags.secure_port != 0) {
     if (flags.tls_cert_file.empty() != flags.tls_private_key_file.empty()) {
-      throw server::ServerError(
-          "--tls-cert-file and --tls-private-key-file must be given together");
+      Fail("--tls-cert-file and --tls-private-key-file must be given together");
     }
-  } catch (const std::exception& e) {
-    Fail(e.what());
+    try {
+      serving.always_allow.emplace(flags.authorization_always_allow_paths);
+    } catch (const std::exception& e) {
+      Fail(std::string("flag --authorization-always-allow-paths: ") + e.what());
+    }
+    server::Options secure;
+    secure.bind_address = cmd::HostPort(flags.bind_address, flags.secure_port);
+    secure.flag = "--secure-port";
+    server::Certificate certificate{flags.tls_cert_file, flags.tls_private_key_file, "", ""};
+    if (flags.tls_cert_file.empty()) {
+      // The names a client in the pod (or on the host) reaches it by; kube-scheduler uses the same.
+      std::array<char, 256> host{};
+      gethostname(host.data(), host.size() - 1);
+      try {
+        server::CertificateKeyPair pair =
+            server::GenerateSelfSigned(host.data(), {"localhost"}, {"127.0.0.1"});
+        certificate.cert_pem = std::move(pair.cert_pem);
+        certificate.key_pem = std::move(pair.key_pem);
+      } catch (const std::exception& e) {
+        Fail(e.what());
+      }
+      serving.self_signed = true;
+    }
+    secure.tls = std::move(certificate);
+    serving.secure = std::move(secure);
   }
-  return {flags.bind_address, flags.tls_cert_file, flags.tls_private_key_file};
+  if (flags.port != 0) {
+    server::Options insecure;
+    insecure.bind_address = cmd::HostPort(flags.address, flags.port);
+    insecure.flag = "--port";
+    serving.insecure = std::move(insecure);
+  }
+  return serving;
+}
+
+// The secure port's authenticator and authorizer: kube-apiserver through a client of their own,
+// so scrapes never spend the scheduler's QPS, with the limits and timeout kube-scheduler gives
+// its delegated clients.
+std::shared_ptr<server::auth::Filter> DelegatedFilter(const client::Config& base,
+                                                      const client::RequestObserver& observer,
+                                                      server::auth::PathMatcher always_allow) {
+  static const util::RealClock clock;
+  client::Config config = base;
+  config.qps = 200;
+  config.burst = 400;
+  config.timeout = std::chrono::seconds(10);
+  auto delegated = client::NewClient(config);
+  delegated->SetRequestObserver(observer);
+  using server::auth::kDefaultCacheTtl;
+  auto authenticator = std::make_shared<server::auth::CachedTokenAuthenticator>(
+      std::make_unique<server::auth::TokenReviewAuthenticator>(delegated), kDefaultCacheTtl, clock);
+  auto authorizer = std::make_shared<server::auth::CachedAuthorizer>(
+      std::make_unique<server::auth::SubjectAccessReviewAuthorizer>(delegated), kDefaultCacheTtl,
+      kDefaultCacheTtl, clock);
+  return std::make_shared<server::auth::Filter>(authenticator, authorizer, std::move(always_allow));
 }
 
 // "pods: <error>; nodes: not listed yet" for the informers that have not synced.
@@ -205,7 +269,7 @@ int main(int argc, char** argv) {
   std::string config_source;
   const config::Configuration cfg = LoadConfiguration(flags, registry, &config_source);
   const leaderelection::LeaderElectionConfig le_config = LeaderElectionFor(cfg, config_source);
-  const server::Options server_options = ServingOptions(flags);
+  Serving serving = ServingOptions(flags);
 
   client::Config client_config;
   try {
@@ -220,7 +284,12 @@ int main(int argc, char** argv) {
 
   metrics::SchedulerMetrics scheduler_metrics({client::BerthVersion(), BERTH_GIT_COMMIT});
   auto client = client::NewClient(client_config);
-  client->SetRequestObserver(scheduler_metrics.RequestObserver(HostOf(client_config.server)));
+  const client::RequestObserver observer =
+      scheduler_metrics.RequestObserver(HostOf(client_config.server));
+  client->SetRequestObserver(observer);
+  if (serving.secure) {
+    serving.secure->filter = DelegatedFilter(client_config, observer, *serving.always_allow);
+  }
   informer::SharedInformerFactory informers(
       client, cfg.client_connection.content_type == config::kContentTypeProtobuf);
   events::ApiEventRecorder recorder(client, "berth-scheduler", events::DefaultReportingInstance());
@@ -286,12 +355,26 @@ int main(int argc, char** argv) {
                                if (lifecycle.terminating) return "shutting down";
                                return std::nullopt;
                              }});
-  server::HttpServer http(server_options, handlers);
+  std::vector<std::unique_ptr<server::HttpServer>> servers;
   try {
     server::SetServerThreads(kServerThreads);
-    http.Start();
+    for (auto* options : {&serving.secure, &serving.insecure}) {
+      if (!*options) continue;
+      servers.push_back(std::make_unique<server::HttpServer>(**options, handlers));
+      servers.back()->Start();
+    }
   } catch (const std::exception& e) {
     Fail(e.what());
+  }
+  std::string serving_urls;
+  for (const auto& s : servers) serving_urls += (serving_urls.empty() ? "" : ",") + s->url();
+  if (serving.self_signed) {
+    log::Info("serving a self-signed certificate generated at start (held in memory only)",
+              {{"sha256", server::Sha256Fingerprint(serving.secure->tls->cert_pem)}});
+  }
+  if (serving.insecure) {
+    log::Warn("serving plain HTTP without authentication or authorization (--port)",
+              {{"address", serving.insecure->bind_address}});
   }
 
   std::string profiles;
@@ -300,7 +383,7 @@ int main(int argc, char** argv) {
             {{"version", client::BerthVersion()},
              {"profiles", profiles},
              {"apiserver", client_config.Describe()},
-             {"serving", http.url()},
+             {"serving", serving_urls.empty() ? std::string("nothing") : serving_urls},
              {"leaderElect", cfg.leader_election.leader_elect ? "true" : "false"}});
 
   informers.Start();
@@ -323,7 +406,7 @@ int main(int argc, char** argv) {
   informers.Stop();
   if (!recorder.Flush(std::chrono::seconds(5)))
     log::Warn("some events were not written before exit");
-  http.Stop();
+  for (auto& s : servers) s->Stop();
   log::Info("stopped",
             {{"scheduled", std::to_string(sched->stats().scheduled.load())},
              {"unschedulableAttempts", std::to_string(sched->stats().unschedulable.load())},

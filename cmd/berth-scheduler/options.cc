@@ -1,5 +1,7 @@
 #include "cmd/berth-scheduler/options.h"
 
+#include <arpa/inet.h>
+
 #include <cstdlib>
 #include <string>
 
@@ -13,10 +15,19 @@ void Usage(std::FILE* out) {
       " YAML or JSON)\n"
       "  --kubeconfig FILE         kubeconfig; default: clientConnection.kubeconfig, then "
       "in-cluster, $KUBECONFIG, ~/.kube/config\n"
-      "  --bind-address HOST:PORT  serves /metrics /healthz /livez /readyz /configz "
-      "(default 0.0.0.0:10251)\n"
-      "  --tls-cert-file FILE      serve HTTPS with this certificate chain (PEM)...\n"
-      "  --tls-private-key-file F  ...and this key (PEM)\n"
+      "secure serving (/metrics /configz need a bearer token allowed by a SubjectAccessReview;\n"
+      "/healthz /livez /readyz are open to all by default):\n"
+      "  --secure-port N           HTTPS port (default 10259; 0 turns it off)\n"
+      "  --bind-address IP         address of the secure port (default 0.0.0.0)\n"
+      "  --tls-cert-file FILE      serve this certificate chain (PEM)...\n"
+      "  --tls-private-key-file F  ...and this key (PEM); default: a self-signed pair made at "
+      "start, kept in memory\n"
+      "  --authorization-always-allow-paths P,...  served without authentication (default\n"
+      "                            /healthz,/readyz,/livez; a trailing * matches a prefix)\n"
+      "  --client-ca-file FILE     not supported: exits (use bearer tokens)\n"
+      "insecure serving (INSECURE: plain HTTP, no authentication or authorization):\n"
+      "  --port N                  HTTP port for every endpoint (default 0: off)\n"
+      "  --address IP              address of the insecure port (default 127.0.0.1)\n"
       "  --leader-elect BOOL       overrides leaderElection.leaderElect (default true)\n"
       "  -v, --v N                 log verbosity: 0 lifecycle, 2 every scheduling decision, "
       "4 per-plugin detail\n"
@@ -49,7 +60,35 @@ int ParseInt(const std::string& flag, const std::string& value, int min, int max
   return static_cast<int>(n);
 }
 
+// An IPv4 address: cpprestsdk's listener reads its host up to the first ':', so it cannot bind an
+// IPv6 literal.
+std::string ParseIp(const std::string& flag, const std::string& value, const std::string& hint) {
+  in6_addr buffer{};
+  if (inet_pton(AF_INET6, value.c_str(), &buffer) == 1) {
+    Fail("flag " + flag + ": IPv6 addresses cannot be served (the HTTP listener, cpprestsdk, " +
+         "binds IPv4 only), got \"" + value + "\"");
+  }
+  if (inet_pton(AF_INET, value.c_str(), &buffer) != 1) {
+    Fail("flag " + flag + ": expected an IPv4 address, got \"" + value + "\"" + hint);
+  }
+  return value;
+}
+
+std::vector<std::string> SplitComma(const std::string& value) {
+  std::vector<std::string> out;
+  if (value.empty()) return out;
+  size_t start = 0;
+  while (true) {
+    const size_t comma = value.find(',', start);
+    out.push_back(value.substr(start, comma - start));
+    if (comma == std::string::npos) return out;
+    start = comma + 1;
+  }
+}
+
 }  // namespace
+
+std::string HostPort(const std::string& ip, int port) { return ip + ":" + std::to_string(port); }
 
 Flags ParseFlags(int argc, char** argv) {
   Flags flags;
@@ -81,8 +120,25 @@ Flags ParseFlags(int argc, char** argv) {
     } else if (arg == "--leader-elect") {
       flags.leader_elect_set = true;
       flags.leader_elect = has_value ? ParseBool(arg, value) : true;
+    } else if (arg == "--secure-port") {
+      flags.secure_port = ParseInt(arg, take(), 0, 65535);
     } else if (arg == "--bind-address") {
-      flags.bind_address = take();
+      // The flag once took host:port for a plain-HTTP listener; say where that went.
+      flags.bind_address = ParseIp(arg, take(),
+                                   " (the secure port is --secure-port; plain HTTP, if you must, "
+                                   "is --port with --address)");
+    } else if (arg == "--port") {
+      flags.port = ParseInt(arg, take(), 0, 65535);
+    } else if (arg == "--address") {
+      flags.address = ParseIp(arg, take(), "");
+    } else if (arg == "--authorization-always-allow-paths") {
+      flags.authorization_always_allow_paths = SplitComma(take());
+    } else if (arg == "--client-ca-file") {
+      take();
+      Fail(
+          "flag --client-ca-file: client-certificate authentication is not supported: the HTTPS "
+          "listener (cpprestsdk) gives a request no access to the certificate its connection "
+          "presented; authenticate with a bearer token (TokenReview) instead");
     } else if (arg == "--tls-cert-file") {
       flags.tls_cert_file = take();
     } else if (arg == "--tls-private-key-file") {

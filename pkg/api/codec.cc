@@ -4,6 +4,7 @@
 #include <array>
 #include <charconv>
 #include <cstdint>
+#include <iterator>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -492,11 +493,47 @@ void DecodeVolume(const json& value, const Path& path, Volume* out) {
     out->source = it.key();
     break;
   }
+  // The sources whose members a volume plugin reads; any other is kept by name only.
+  static constexpr std::string_view kReadSources[] = {"persistentVolumeClaim",
+                                                      "gcePersistentDisk",
+                                                      "awsElasticBlockStore",
+                                                      "cinder",
+                                                      "portworxVolume",
+                                                      "iscsi",
+                                                      "rbd",
+                                                      "azureDisk",
+                                                      "csi"};
+  if (std::find(std::begin(kReadSources), std::end(kReadSources), out->source) ==
+      std::end(kReadSources)) {
+    return;
+  }
+  const Path source_path = path.Field(out->source);
+  const json* source = GetObject(value, source_path);
+  const auto disk = [&](std::string_view field) {
+    ReadString(*source, source_path.Field(field), &out->disk);
+  };
+  const auto read_only = [&] { ReadBool(*source, source_path.Field("readOnly"), &out->read_only); };
   if (out->source == "persistentVolumeClaim") {
-    Path pvc_path = path.Field("persistentVolumeClaim");
-    const json* pvc = GetObject(value, pvc_path);
-    ReadString(*pvc, pvc_path.Field("claimName"), &out->claim_name);
-    ReadBool(*pvc, pvc_path.Field("readOnly"), &out->read_only);
+    ReadString(*source, source_path.Field("claimName"), &out->claim_name);
+    read_only();
+  } else if (out->source == "gcePersistentDisk") {
+    disk("pdName");
+    read_only();
+  } else if (out->source == "awsElasticBlockStore" || out->source == "cinder" ||
+             out->source == "portworxVolume") {
+    disk("volumeID");
+  } else if (out->source == "iscsi") {
+    disk("iqn");
+    read_only();
+  } else if (out->source == "rbd") {
+    disk("image");
+    ReadStringList(*source, source_path.Field("monitors"), &out->rbd_monitors);
+    ReadString(*source, source_path.Field("pool"), &out->rbd_pool);
+    read_only();
+  } else if (out->source == "azureDisk") {
+    disk("diskURI");
+  } else if (out->source == "csi") {
+    ReadString(*source, source_path.Field("driver"), &out->csi_driver);
   }
 }
 

@@ -814,5 +814,79 @@ TEST(DecodeResourceListTest, ErrorsNameTheResource) {
   }
 }
 
+// The members of the volume sources that VolumeBinding, VolumeRestrictions and NodeVolumeLimits
+// read, as the apiserver serves them.
+TEST(DecodePodTest, VolumeSourcesThePluginsRead) {
+  const Pod pod = DecodePod(json::parse(R"json({
+    "metadata": {"name": "disks", "namespace": "shop"},
+    "spec": {"volumes": [
+      {"name": "gce", "gcePersistentDisk": {"pdName": "pd-1", "fsType": "ext4", "readOnly": true}},
+      {"name": "ebs", "awsElasticBlockStore": {"volumeID": "aws://us-east-1a/vol-1"}},
+      {"name": "iscsi", "iscsi": {"targetPortal": "10.0.0.1:3260", "iqn": "iqn.2001-04.com.x:t",
+                                  "lun": 0, "readOnly": true}},
+      {"name": "rbd", "rbd": {"monitors": ["10.0.0.2:6789", "10.0.0.3:6789"], "image": "img",
+                              "pool": "kube", "user": "admin"}},
+      {"name": "azure", "azureDisk": {"diskName": "d", "diskURI": "/subscriptions/s/disks/d"}},
+      {"name": "cinder", "cinder": {"volumeID": "c-1"}},
+      {"name": "px", "portworxVolume": {"volumeID": "px-1"}},
+      {"name": "inline", "csi": {"driver": "inline.csi.example.com", "readOnly": true}},
+      {"name": "scratch", "ephemeral": {"volumeClaimTemplate": {"spec": {}}}}
+    ]}
+  })json"));
+  const std::vector<Volume>& v = pod.spec.volumes;
+  ASSERT_EQ(v.size(), 9u);
+  EXPECT_EQ(v[0].source, "gcePersistentDisk");
+  EXPECT_EQ(v[0].disk, "pd-1");
+  EXPECT_TRUE(v[0].read_only);
+  EXPECT_EQ(v[1].disk, "aws://us-east-1a/vol-1");
+  EXPECT_FALSE(v[1].read_only);
+  EXPECT_EQ(v[2].disk, "iqn.2001-04.com.x:t");
+  EXPECT_TRUE(v[2].read_only);
+  EXPECT_EQ(v[3].disk, "img");
+  EXPECT_EQ(v[3].rbd_monitors, (std::vector<std::string>{"10.0.0.2:6789", "10.0.0.3:6789"}));
+  EXPECT_EQ(v[3].rbd_pool, "kube");
+  EXPECT_FALSE(v[3].read_only);
+  EXPECT_EQ(v[4].disk, "/subscriptions/s/disks/d");
+  EXPECT_EQ(v[5].disk, "c-1");
+  EXPECT_EQ(v[6].disk, "px-1");
+  EXPECT_EQ(v[7].source, "csi");
+  EXPECT_EQ(v[7].csi_driver, "inline.csi.example.com");
+  // The readOnly of an inline CSI volume is not one a plugin reads.
+  EXPECT_FALSE(v[7].read_only);
+  EXPECT_EQ(v[8].source, "ephemeral");
+  EXPECT_EQ(v[8].disk, "");
+}
+
+TEST(DecodePodTest, MalformedVolumeSourcesNameTheirPath) {
+  struct Case {
+    const char* volume;
+    const char* field;
+  };
+  const Case cases[] = {
+      {R"({"name": "a", "gcePersistentDisk": {"pdName": 7}})",
+       "spec.volumes[0].gcePersistentDisk.pdName"},
+      {R"({"name": "a", "gcePersistentDisk": {"pdName": "p", "readOnly": "yes"}})",
+       "spec.volumes[0].gcePersistentDisk.readOnly"},
+      {R"({"name": "a", "awsElasticBlockStore": "vol-1"})", "spec.volumes[0].awsElasticBlockStore"},
+      {R"({"name": "a", "rbd": {"monitors": "10.0.0.2", "image": "i"}})",
+       "spec.volumes[0].rbd.monitors"},
+      {R"({"name": "a", "rbd": {"monitors": ["m", 3], "image": "i"}})",
+       "spec.volumes[0].rbd.monitors[1]"},
+      {R"({"name": "a", "iscsi": {"iqn": ["x"]}})", "spec.volumes[0].iscsi.iqn"},
+      {R"({"name": "a", "csi": {"driver": false}})", "spec.volumes[0].csi.driver"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.volume);
+    json pod = {{"metadata", {{"name", "p"}}},
+                {"spec", {{"volumes", json::array({json::parse(c.volume)})}}}};
+    try {
+      DecodePod(pod);
+      ADD_FAILURE() << "decoded";
+    } catch (const DecodeError& e) {
+      EXPECT_EQ(e.field(), c.field);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace berth::api

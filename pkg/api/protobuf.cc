@@ -188,21 +188,41 @@ constexpr ProtobufField kClaimSourceFields[] = {{1, "claimName", K::kString},
                                                 {2, "readOnly", K::kBool}};
 constexpr ProtobufMessage kClaimSource{kClaimSourceFields};
 
+// The in-tree disk sources: only the members the volume plugins read.
+constexpr ProtobufField kGCEPersistentDiskFields[] = {{1, "pdName", K::kString},
+                                                      {4, "readOnly", K::kBool}};
+constexpr ProtobufMessage kGCEPersistentDisk{kGCEPersistentDiskFields};
+// AWSElasticBlockStoreVolumeSource, CinderVolumeSource and PortworxVolumeSource all number their
+// volumeID 1.
+constexpr ProtobufField kVolumeIDFields[] = {{1, "volumeID", K::kString}};
+constexpr ProtobufMessage kVolumeID{kVolumeIDFields};
+constexpr ProtobufField kISCSIFields[] = {{2, "iqn", K::kString}, {6, "readOnly", K::kBool}};
+constexpr ProtobufMessage kISCSI{kISCSIFields};
+constexpr ProtobufField kRBDFields[] = {{1, "monitors", K::kString, true},
+                                        {2, "image", K::kString},
+                                        {4, "pool", K::kString},
+                                        {8, "readOnly", K::kBool}};
+constexpr ProtobufMessage kRBD{kRBDFields};
+constexpr ProtobufField kAzureDiskFields[] = {{2, "diskURI", K::kString}};
+constexpr ProtobufMessage kAzureDisk{kAzureDiskFields};
+constexpr ProtobufField kCSIVolumeFields[] = {{1, "driver", K::kString}};
+constexpr ProtobufMessage kCSIVolume{kCSIVolumeFields};
+
 // Every source is named, since the decoder records which one a volume has.
 constexpr ProtobufField kVolumeSourceFields[] = {
     {1, "hostPath", K::kMessage, false, &kOpaque},
     {2, "emptyDir", K::kMessage, false, &kOpaque},
-    {3, "gcePersistentDisk", K::kMessage, false, &kOpaque},
-    {4, "awsElasticBlockStore", K::kMessage, false, &kOpaque},
+    {3, "gcePersistentDisk", K::kMessage, false, &kGCEPersistentDisk},
+    {4, "awsElasticBlockStore", K::kMessage, false, &kVolumeID},
     {5, "gitRepo", K::kMessage, false, &kOpaque},
     {6, "secret", K::kMessage, false, &kOpaque},
     {7, "nfs", K::kMessage, false, &kOpaque},
-    {8, "iscsi", K::kMessage, false, &kOpaque},
+    {8, "iscsi", K::kMessage, false, &kISCSI},
     {9, "glusterfs", K::kMessage, false, &kOpaque},
     {10, "persistentVolumeClaim", K::kMessage, false, &kClaimSource},
-    {11, "rbd", K::kMessage, false, &kOpaque},
+    {11, "rbd", K::kMessage, false, &kRBD},
     {12, "flexVolume", K::kMessage, false, &kOpaque},
-    {13, "cinder", K::kMessage, false, &kOpaque},
+    {13, "cinder", K::kMessage, false, &kVolumeID},
     {14, "cephfs", K::kMessage, false, &kOpaque},
     {15, "flocker", K::kMessage, false, &kOpaque},
     {16, "downwardAPI", K::kMessage, false, &kOpaque},
@@ -211,13 +231,13 @@ constexpr ProtobufField kVolumeSourceFields[] = {
     {19, "configMap", K::kMessage, false, &kOpaque},
     {20, "vsphereVolume", K::kMessage, false, &kOpaque},
     {21, "quobyte", K::kMessage, false, &kOpaque},
-    {22, "azureDisk", K::kMessage, false, &kOpaque},
+    {22, "azureDisk", K::kMessage, false, &kAzureDisk},
     {23, "photonPersistentDisk", K::kMessage, false, &kOpaque},
-    {24, "portworxVolume", K::kMessage, false, &kOpaque},
+    {24, "portworxVolume", K::kMessage, false, &kVolumeID},
     {25, "scaleIO", K::kMessage, false, &kOpaque},
     {26, "projected", K::kMessage, false, &kOpaque},
     {27, "storageos", K::kMessage, false, &kOpaque},
-    {28, "csi", K::kMessage, false, &kOpaque},
+    {28, "csi", K::kMessage, false, &kCSIVolume},
     {29, "ephemeral", K::kMessage, false, &kOpaque},
     {30, "image", K::kMessage, false, &kOpaque},
 };

@@ -198,6 +198,49 @@ void ReadContainer(std::string_view message, bool init, Container* out) {
   }
 }
 
+// The members of one volume source that the volume plugins read, by the field numbers of
+// protobuf.cc's source schemas (each source's own message in k8s.io/api).
+void ReadSourceMembers(std::string_view source, std::string_view message, Volume* out) {
+  // Field number -> where it goes; 0 for fields not read.
+  struct Members {
+    uint32_t claim_name = 0, read_only = 0, disk = 0, monitors = 0, pool = 0, driver = 0;
+  };
+  Members m;
+  if (source == "persistentVolumeClaim") {
+    m = {.claim_name = 1, .read_only = 2};
+  } else if (source == "gcePersistentDisk") {
+    m = {.read_only = 4, .disk = 1};
+  } else if (source == "awsElasticBlockStore" || source == "cinder" || source == "portworxVolume") {
+    m = {.disk = 1};
+  } else if (source == "iscsi") {
+    m = {.read_only = 6, .disk = 2};
+  } else if (source == "rbd") {
+    m = {.read_only = 8, .disk = 2, .monitors = 1, .pool = 4};
+  } else if (source == "azureDisk") {
+    m = {.disk = 2};
+  } else if (source == "csi") {
+    m = {.driver = 1};
+  }
+  Fields f(message);
+  while (f.Next()) {
+    const uint32_t n = f.number();
+    if (n == 0) continue;
+    if (n == m.claim_name) {
+      out->claim_name = f.String();
+    } else if (n == m.read_only) {
+      out->read_only = f.Bool();
+    } else if (n == m.disk) {
+      out->disk = f.String();
+    } else if (n == m.monitors) {
+      out->rbd_monitors.push_back(f.String());
+    } else if (n == m.pool) {
+      out->rbd_pool = f.String();
+    } else if (n == m.driver) {
+      out->csi_driver = f.String();
+    }
+  }
+}
+
 // Every source is read through, as the general path reads each as a message; a volume naming
 // more than one is left to it.
 void ReadVolumeSource(std::string_view message, Volume* out) {
@@ -207,15 +250,7 @@ void ReadVolumeSource(std::string_view message, Volume* out) {
     if (source.empty()) continue;
     if (!out->source.empty()) throw NeedsGeneralPath{};
     out->source = source;
-    Fields claim(f.Bytes());
-    while (claim.Next()) {
-      if (source != "persistentVolumeClaim") continue;
-      if (claim.number() == 1) {
-        out->claim_name = claim.String();
-      } else if (claim.number() == 2) {
-        out->read_only = claim.Bool();
-      }
-    }
+    ReadSourceMembers(source, f.Bytes(), out);
   }
 }
 

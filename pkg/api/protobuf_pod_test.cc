@@ -76,6 +76,47 @@ TEST(TryDecodeProtobufPod, BarePodGetsTheSameDefaults) {
   EXPECT_EQ(*direct, *DecodeGeneral(message).pod);
 }
 
+// The disk sources' members, read by both paths alike.
+TEST(TryDecodeProtobufPod, VolumeSourcesThePluginsRead) {
+  const auto volume = [](std::string_view name, uint32_t source, const Proto& members) {
+    return Proto().Bytes(1, name).Message(2, Proto().Message(source, members));
+  };
+  Proto spec;
+  spec.Message(1, volume("gce", 3, Proto().Bytes(1, "pd-1").Bytes(2, "ext4").Varint(4, 1)))
+      .Message(1, volume("ebs", 4, Proto().Bytes(1, "vol-1").Varint(3, 2)))
+      .Message(1, volume("iscsi", 8, Proto().Bytes(1, "portal").Bytes(2, "iqn.x").Varint(6, 1)))
+      .Message(1, volume("rbd", 11,
+                         Proto().Bytes(1, "m1").Bytes(1, "m2").Bytes(2, "img").Bytes(4, "kube")))
+      .Message(1, volume("cinder", 13, Proto().Bytes(1, "c-1")))
+      .Message(1, volume("azure", 22, Proto().Bytes(1, "d").Bytes(2, "uri")))
+      .Message(1, volume("px", 24, Proto().Bytes(1, "px-1").Varint(3, 1)))
+      .Message(1, volume("inline", 28, Proto().Bytes(1, "drv").Varint(2, 1)))
+      .Message(1, volume("scratch", 29, Proto().Message(1, Proto())));
+  const std::string message = Proto().Message(1, Proto().Bytes(1, "p")).Message(2, spec).str();
+  const std::optional<Pod> direct = TryDecodeProtobufPod(message);
+  ASSERT_TRUE(direct.has_value());
+  const General general = DecodeGeneral(message);
+  ASSERT_TRUE(general.pod.has_value()) << general.error;
+  EXPECT_EQ(*direct, *general.pod);
+  const std::vector<Volume>& v = direct->spec.volumes;
+  ASSERT_EQ(v.size(), 9u);
+  EXPECT_EQ(v[0].disk, "pd-1");
+  EXPECT_TRUE(v[0].read_only);
+  EXPECT_EQ(v[1].disk, "vol-1");
+  EXPECT_EQ(v[2].disk, "iqn.x");
+  EXPECT_TRUE(v[2].read_only);
+  EXPECT_EQ(v[3].rbd_monitors, (std::vector<std::string>{"m1", "m2"}));
+  EXPECT_EQ(v[3].disk, "img");
+  EXPECT_EQ(v[3].rbd_pool, "kube");
+  EXPECT_EQ(v[4].disk, "c-1");
+  EXPECT_EQ(v[5].disk, "uri");
+  EXPECT_EQ(v[6].disk, "px-1");
+  EXPECT_FALSE(v[6].read_only);
+  EXPECT_EQ(v[7].csi_driver, "drv");
+  EXPECT_FALSE(v[7].read_only);
+  EXPECT_EQ(v[8].source, "ephemeral");
+}
+
 // Messages the direct decoder leaves to the general path, and what the general path makes of them.
 TEST(TryDecodeProtobufPod, LeavesTheUnusualToTheGeneralPath) {
   const Proto meta = Proto().Bytes(1, "p");

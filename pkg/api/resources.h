@@ -161,6 +161,9 @@ struct PersistentVolumeSpec {
   // (awsElasticBlockStore.volumeID, gcePersistentDisk.pdName, azureDisk.diskURI,
   // cinder.volumeID, vsphereVolume.volumePath, portworxVolume.volumeID); empty otherwise.
   std::string in_tree_volume_id;
+  // azureFile.secretNamespace: CSI translation of an azureFile volume needs a namespace for its
+  // secret, from here or else from claimRef.
+  std::optional<std::string> azure_file_secret_namespace;
 
   bool operator==(const PersistentVolumeSpec& other) const = default;
 };

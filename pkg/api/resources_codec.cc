@@ -301,6 +301,12 @@ PersistentVolume DecodePersistentVolume(const json& object) {
       if (!source->volume_id.empty()) {
         ReadString(*it, source_path.Field(source->volume_id), &s.in_tree_volume_id);
       }
+      if (s.source == "azureFile") {
+        const Path namespace_path = source_path.Field("secretNamespace");
+        if (Member(*it, namespace_path) != nullptr) {
+          ReadString(*it, namespace_path, &s.azure_file_secret_namespace.emplace());
+        }
+      }
       if (s.source == "csi") {
         CSIPersistentVolumeSource& csi = s.csi.emplace();
         ReadString(*it, source_path.Field("driver"), &csi.driver);

@@ -311,7 +311,18 @@ struct Volume {
   // The volume source's field name: "persistentVolumeClaim", "emptyDir", "hostPath", ...
   std::string source;
   std::string claim_name;  // For persistentVolumeClaim.
+  // The source's readOnly, for the sources whose readOnly the volume plugins read:
+  // persistentVolumeClaim, gcePersistentDisk, iscsi and rbd.
   bool read_only = false;
+  // The disk an in-tree source names: gcePersistentDisk.pdName, awsElasticBlockStore.volumeID,
+  // iscsi.iqn, rbd.image, azureDisk.diskURI, cinder.volumeID or portworxVolume.volumeID; empty for
+  // any other source.
+  std::string disk;
+  // For rbd: the Ceph monitors and the pool (the apiserver defaults the pool to "rbd").
+  std::vector<std::string> rbd_monitors;
+  std::string rbd_pool;
+  // For csi (an inline CSI volume): the driver's name.
+  std::string csi_driver;
 
   bool operator==(const Volume& other) const = default;
 };

@@ -545,6 +545,46 @@ TEST(CacheTest, AffinityListsFollowPods) {
   EXPECT_TRUE(snapshot.HavePodsWithAffinityList().empty());
 }
 
+// VolumeRestrictions asks the snapshot whether any pod uses a claim: assumed and bound pods on
+// any node count, a pod's ephemeral volumes do not, and the answer follows pods and nodes away.
+TEST(CacheTest, ClaimUseFollowsPodsAndNodes) {
+  const auto with_claim = [](const std::string& name, const std::string& node,
+                             const std::string& source) {
+    PodBuilder b(name);
+    b.Container("100m", "").Node(node);
+    api::Volume volume;
+    volume.name = "data";
+    volume.source = source;
+    volume.claim_name = source == "persistentVolumeClaim" ? "data" : "";
+    b.pod().spec.volumes = {volume, volume};
+    return b.Build();
+  };
+  Cache cache;
+  cache.AddNode(Node("n1"));
+  cache.AddNode(Node("n2"));
+  Snapshot snapshot;
+  ASSERT_TRUE(cache.UpdateSnapshot(snapshot).IsSuccess());
+  const std::string key = "default/data";
+  EXPECT_FALSE(snapshot.IsPVCUsedByPods(key));
+
+  auto assumed = with_claim("p1", "n1", "persistentVolumeClaim");
+  ASSERT_TRUE(cache.AssumePod(Info(assumed)).IsSuccess());
+  cache.AddPod(with_claim("p2", "n2", "persistentVolumeClaim"));
+  cache.AddPod(with_claim("p3", "n2", "ephemeral"));
+  ASSERT_TRUE(cache.UpdateSnapshot(snapshot).IsSuccess());
+  EXPECT_TRUE(snapshot.IsPVCUsedByPods(key));
+  EXPECT_FALSE(snapshot.IsPVCUsedByPods("default/p3-data"));
+  ASSERT_EQ(snapshot.Get("n1")->pvc_ref_counts().size(), 1u);
+  EXPECT_EQ(snapshot.Get("n1")->pvc_ref_counts()[0].second, 2);
+
+  cache.ForgetPod(*assumed);
+  ASSERT_TRUE(cache.UpdateSnapshot(snapshot).IsSuccess());
+  EXPECT_TRUE(snapshot.IsPVCUsedByPods(key));
+  cache.RemoveNode(*Node("n2"));
+  ASSERT_TRUE(cache.UpdateSnapshot(snapshot).IsSuccess());
+  EXPECT_FALSE(snapshot.IsPVCUsedByPods(key));
+}
+
 // Pods with affinity come and go in random order on many nodes: the lists an incrementally updated
 // snapshot keeps are those a snapshot taken from scratch computes, in List() order, holding the
 // snapshot's current NodeInfos.

@@ -58,6 +58,16 @@ framework::NodeInfoPtr Snapshot::Get(const std::string& node_name) const {
   return it->second.info;
 }
 
+bool Snapshot::IsPVCUsedByPods(const std::string& key) const { return used_pvcs_.count(key) > 0; }
+
+void Snapshot::CountClaims(const framework::NodeInfo& info, int sign) {
+  for (const auto& [key, count] : info.pvc_ref_counts()) {
+    auto [it, inserted] = used_pvcs_.try_emplace(key, 0);
+    it->second += sign * count;
+    if (it->second <= 0) used_pvcs_.erase(it);
+  }
+}
+
 void Snapshot::RebuildAffinityLists() {
   have_pods_with_affinity_.clear();
   have_pods_with_required_anti_affinity_.clear();
@@ -122,13 +132,19 @@ void Snapshot::RebuildLists(const std::vector<std::string>& order) {
     node_info_list_.push_back(it->second.info);
   }
   RebuildAffinityLists();
+  used_pvcs_.clear();
+  for (const auto& info : node_info_list_) CountClaims(*info, 1);
 }
 
 void Snapshot::Replace(Entry& entry, framework::NodeInfoPtr info) {
   if (entry.index != kNotListed) {
     info->set_list_index(static_cast<uint32_t>(entry.index));
     node_info_list_[entry.index] = info;
-    if (entry.info) PatchAffinityLists(entry.index, *entry.info, info);
+    if (entry.info) {
+      PatchAffinityLists(entry.index, *entry.info, info);
+      CountClaims(*entry.info, -1);
+    }
+    CountClaims(*info, 1);
   }
   entry.info = std::move(info);
 }

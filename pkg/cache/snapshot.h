@@ -40,6 +40,7 @@ class Snapshot : public framework::NodeInfoLister {
     return have_pods_with_required_anti_affinity_;
   }
   framework::NodeInfoPtr Get(const std::string& node_name) const override;
+  bool IsPVCUsedByPods(const std::string& key) const override;
 
   size_t NumNodes() const { return node_info_list_.size(); }
   // The newest NodeInfo generation this snapshot reflects.
@@ -76,6 +77,8 @@ class Snapshot : public framework::NodeInfoLister {
   void RebuildLists(const std::vector<std::string>& order);
   // Puts `info` in place of the node's current copy, in the map and in the list.
   void Replace(Entry& entry, framework::NodeInfoPtr info);
+  // Adds (sign 1) or takes away (-1) a NodeInfo's claim counts from used_pvcs_.
+  void CountClaims(const framework::NodeInfo& info, int sign);
 
   std::unordered_map<std::string, Entry> node_info_map_;
   std::vector<framework::NodeInfoPtr> node_info_list_;
@@ -84,6 +87,9 @@ class Snapshot : public framework::NodeInfoLister {
   // The positions in node_info_list_ of the two lists' NodeInfos, ascending.
   std::vector<size_t> have_pods_with_affinity_index_;
   std::vector<size_t> have_pods_with_required_anti_affinity_index_;
+  // "namespace/claim" -> how many pods on the listed nodes use it; only positive counts kept.
+  // Rebuilt with the lists, patched by Replace.
+  std::unordered_map<std::string, int> used_pvcs_;
   int64_t generation_ = 0;
   // The Cache's image epoch the image states here were computed at.
   uint64_t image_epoch_ = 0;

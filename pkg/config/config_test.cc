@@ -25,7 +25,8 @@ const std::set<std::string> kKnown = {
     "NodePorts",         "NodeResourcesFit", "NodeResourcesBalancedAllocation",
     "ImageLocality",     "DefaultBinder",    "CustomScore",
     "CustomSort",        "InterPodAffinity", "PodTopologySpread",
-    "DefaultPreemption", "Coscheduling",
+    "DefaultPreemption", "Coscheduling",     "VolumeRestrictions",
+    "NodeVolumeLimits",  "VolumeBinding",    "VolumeZone",
 };
 
 constexpr char kHeader[] =
@@ -102,6 +103,10 @@ TEST(DefaultsTest, DefaultPluginsAreUpstreamOrderAndWeights) {
                                                {"NodeAffinity", 2},
                                                {"NodePorts", 0},
                                                {"NodeResourcesFit", 1},
+                                               {"VolumeRestrictions", 0},
+                                               {"NodeVolumeLimits", 0},
+                                               {"VolumeBinding", 0},
+                                               {"VolumeZone", 0},
                                                {"PodTopologySpread", 2},
                                                {"InterPodAffinity", 2},
                                                {"DefaultPreemption", 0},
@@ -142,6 +147,10 @@ TEST(LoadTest, KubeSchedulerStyleFileWithTwoProfiles) {
                                                      {"NodeAffinity", 2},
                                                      {"NodePorts", 0},
                                                      {"NodeResourcesFit", 5},
+                                                     {"VolumeRestrictions", 0},
+                                                     {"NodeVolumeLimits", 0},
+                                                     {"VolumeBinding", 0},
+                                                     {"VolumeZone", 0},
                                                      {"PodTopologySpread", 2},
                                                      {"InterPodAffinity", 2},
                                                      {"DefaultPreemption", 0},
@@ -264,6 +273,10 @@ TEST(LoadTest, MergeSemantics) {
                               {"TaintToleration", 7},
                               {"NodeAffinity", 2},
                               {"NodeResourcesFit", 1},
+                              {"VolumeRestrictions", 0},
+                              {"NodeVolumeLimits", 0},
+                              {"VolumeBinding", 0},
+                              {"VolumeZone", 0},
                               {"PodTopologySpread", 2},
                               {"InterPodAffinity", 2},
                               {"DefaultPreemption", 0},
@@ -489,17 +502,18 @@ TEST(ErrorTest, UnknownPluginListsKnownPlugins) {
       "unknown plugin \"Foo\"; known plugins: Coscheduling, CustomScore, CustomSort, "
       "DefaultBinder, DefaultPreemption, ImageLocality, InterPodAffinity, NodeAffinity, NodeName, "
       "NodePorts, NodeResourcesBalancedAllocation, NodeResourcesFit, NodeUnschedulable, "
-      "PodTopologySpread, PrioritySort, SchedulingGates, TaintToleration");
+      "NodeVolumeLimits, PodTopologySpread, PrioritySort, SchedulingGates, TaintToleration, "
+      "VolumeBinding, VolumeRestrictions, VolumeZone");
 
   ConfigIssue issue =
-      LoadIssue(std::string(kHeader) + "profiles:\n- pluginConfig:\n  - name: VolumeBinding\n");
+      LoadIssue(std::string(kHeader) + "profiles:\n- pluginConfig:\n  - name: DynamicResources\n");
   EXPECT_EQ(issue.field, "profiles[0].pluginConfig[0].name");
-  EXPECT_THAT(issue.problem, HasSubstr("unknown plugin \"VolumeBinding\"; known plugins: "));
+  EXPECT_THAT(issue.problem, HasSubstr("unknown plugin \"DynamicResources\"; known plugins: "));
 
   // Disabling a plugin Berth does not have is fine.
   LoadString(
       std::string(kHeader) +
-          "profiles:\n- plugins:\n    multiPoint:\n      disabled: [{name: VolumeBinding}]\n",
+          "profiles:\n- plugins:\n    multiPoint:\n      disabled: [{name: DynamicResources}]\n",
       "cfg.yaml", kKnown);
 }
 

@@ -286,6 +286,9 @@ class NodeInfoLister {
   virtual const std::vector<NodeInfoPtr>& HavePodsWithRequiredAntiAffinityList() const = 0;
   // Null when the snapshot has no such node.
   virtual NodeInfoPtr Get(const std::string& node_name) const = 0;
+  // Whether any pod on the snapshot's nodes (assumed pods included) uses the claim `key`
+  // ("namespace/name") by a persistentVolumeClaim volume.
+  virtual bool IsPVCUsedByPods(const std::string& key) const = 0;
 };
 
 class Plugin {
@@ -464,6 +467,16 @@ class PermitPlugin : public virtual Plugin {
 class PreBindPlugin : public virtual Plugin {
  public:
   virtual Status PreBind(CycleState& state, const api::Pod& pod, const std::string& node) = 0;
+  // Skip when PreBind will do nothing for `pod` on `node`; anything else when it will. Runs after
+  // Reserve, on the scheduling thread. A binding cycle whose PreBind has work may wait on other
+  // controllers (a volume being provisioned), so the scheduler runs it apart from the binding
+  // cycles of pods that are ready to bind.
+  virtual Status PreBindPreFlight(CycleState& state, const api::Pod& pod, const std::string& node) {
+    (void)state;
+    (void)pod;
+    (void)node;
+    return {};
+  }
 };
 
 // The first Bind plugin that does not return Skip binds the pod.
@@ -771,6 +784,10 @@ class Handle : public PluginsRunner {
   virtual prometheus::Registry* MetricsRegistry() const = 0;
   // The name of the profile this framework instance serves.
   virtual const std::string& ProfileName() const = 0;
+  // True once the scheduler is shutting down. A plugin that waits in a binding cycle (PreBind
+  // waiting for a volume to be bound) stops waiting and fails, so shutdown is not held for as long
+  // as the wait could last.
+  virtual bool Stopping() const = 0;
 };
 
 // Builds a plugin from its args (pluginConfig, as JSON; null when none given). Throws

@@ -84,6 +84,22 @@ void NodeInfo::SetNode(api::NodePtr node) {
   Touch();
 }
 
+void NodeInfo::CountClaims(const api::Pod& pod, int delta) {
+  for (const api::Volume& volume : pod.spec.volumes) {
+    if (volume.source != "persistentVolumeClaim") continue;
+    std::string key = pod.meta.namespace_ + "/" + volume.claim_name;
+    auto it =
+        std::lower_bound(pvc_ref_counts_.begin(), pvc_ref_counts_.end(), key,
+                         [](const auto& entry, const std::string& k) { return entry.first < k; });
+    if (it == pvc_ref_counts_.end() || it->first != key) {
+      if (delta < 0) continue;
+      it = pvc_ref_counts_.insert(it, {std::move(key), 0});
+    }
+    it->second += delta;
+    if (it->second <= 0) pvc_ref_counts_.erase(it);
+  }
+}
+
 void NodeInfo::AddPod(PodInfoPtr pod_info) {
   const api::Pod& pod = *pod_info->pod;
   requested_.Add(pod.requests);
@@ -92,6 +108,7 @@ void NodeInfo::AddPod(PodInfoPtr pod_info) {
   for (const auto& port : pod.host_ports) {
     used_ports_.Add(port.host_ip, port.protocol, port.host_port);
   }
+  if (!pod.spec.volumes.empty()) CountClaims(pod, 1);
   if (HasAffinity(pod)) pods_with_affinity_.push_back(pod_info);
   if (HasRequiredAntiAffinity(pod)) pods_with_required_anti_affinity_.push_back(pod_info);
   pods_.push_back(std::move(pod_info));
@@ -110,6 +127,7 @@ bool NodeInfo::RemovePod(const api::Pod& pod) {
   for (const auto& port : stored.host_ports) {
     used_ports_.Remove(port.host_ip, port.protocol, port.host_port);
   }
+  if (!stored.spec.volumes.empty()) CountClaims(stored, -1);
   const std::string uid = stored.meta.uid;
   EraseByUid(pods_with_affinity_, uid);
   EraseByUid(pods_with_required_anti_affinity_, uid);

@@ -79,6 +79,10 @@ class NodeInfo {
   int64_t non_zero_milli_cpu() const { return non_zero_milli_cpu_; }
   int64_t non_zero_memory() const { return non_zero_memory_; }
   const HostPortInfo& used_ports() const { return used_ports_; }
+  // How many of this node's pods use each claim by persistentVolumeClaim volume, keyed
+  // "namespace/claimName"; sorted by key. Generic ephemeral volumes are not counted (upstream's
+  // PVCRefCounts).
+  const std::vector<std::pair<std::string, int>>& pvc_ref_counts() const { return pvc_ref_counts_; }
 
   // Image name -> size and spread, filled by the snapshot from all nodes.
   const std::unordered_map<std::string, ImageStateSummary>& image_states() const {
@@ -125,6 +129,7 @@ class NodeInfo {
   static const std::string& EmptyName();
   static const api::ResourceList& NoResources();
   void Touch();
+  void CountClaims(const api::Pod& pod, int delta);
 
   api::NodePtr node_;
   std::vector<PodInfoPtr> pods_;
@@ -134,6 +139,7 @@ class NodeInfo {
   int64_t non_zero_milli_cpu_ = 0;
   int64_t non_zero_memory_ = 0;
   HostPortInfo used_ports_;
+  std::vector<std::pair<std::string, int>> pvc_ref_counts_;
   std::unordered_map<std::string, ImageStateSummary> image_states_;
   bool image_states_known_ = false;
   int64_t generation_ = 0;

@@ -110,9 +110,12 @@ bool Scheduler::ScheduleOne() {
   }
   queue_->nominator().DeleteNominatedPodIfExists(*pod);
 
+  util::TaskQueue* binders =
+      fwk->PreBindHasWork(*state, *assumed, result.host) ? pre_binders_.get() : binders_.get();
   in_flight_bindings_++;
-  fwk->WhenPermitDecided(*assumed, [this, fwk, state, pinfo, assumed_ptr, result, cycle_start] {
-    const bool posted = binders_->Post([this, fwk, state, pinfo, assumed_ptr, result, cycle_start] {
+  fwk->WhenPermitDecided(*assumed, [this, binders, fwk, state, pinfo, assumed_ptr, result,
+                                    cycle_start] {
+    const bool posted = binders->Post([this, fwk, state, pinfo, assumed_ptr, result, cycle_start] {
       BindingCycle(fwk, state, pinfo, assumed_ptr, result, cycle_start);
       in_flight_bindings_--;
     });

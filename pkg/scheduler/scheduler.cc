@@ -80,6 +80,8 @@ Scheduler::Scheduler(const config::Configuration& config,
   reporters_ = std::make_unique<util::TaskQueue>(2, 100000);
   binders_ = std::make_unique<util::TaskQueue>(std::max(1, options_.binding_workers),
                                                std::numeric_limits<size_t>::max());
+  pre_binders_ = std::make_unique<util::TaskQueue>(std::max(1, options_.pre_bind_workers),
+                                                   std::numeric_limits<size_t>::max());
   if (deps_.metrics) RegisterScrapeHooks();
 }
 
@@ -145,6 +147,8 @@ void Scheduler::Run() {
 
 void Scheduler::Stop(std::chrono::milliseconds grace) {
   running_ = false;
+  // Plugins waiting in binding cycles (PreBind) give up rather than hold shutdown.
+  for (auto& [name, fwk] : profiles_) fwk->Stop();
   if (queue_) queue_->Close();
   if (scheduling_thread_.joinable()) scheduling_thread_.join();
   // Order matters: a binding cycle that fails reports through reporters_ and requeues through
@@ -163,6 +167,7 @@ void Scheduler::Stop(std::chrono::milliseconds grace) {
   }
   // Runs what is queued and joins: a cycle blocked on the network ends with its request deadline.
   if (binders_) binders_->Shutdown();
+  if (pre_binders_) pre_binders_->Shutdown();
   if (reporters_) reporters_->Shutdown();
 }
 

@@ -87,6 +87,9 @@ class ApiPodStatusWriter : public PodStatusWriter {
 
 struct SchedulerOptions {
   int binding_workers = 32;
+  // Binding cycles whose PreBind has work (claims to bind or provision) run on their own workers:
+  // they may wait minutes for other controllers and must not hold up pods that are ready to bind.
+  int pre_bind_workers = 64;
   // Seeds the tie-break among equally scored nodes; random when unset.
   std::optional<uint64_t> seed;
   // Percentage of cycles whose per-plugin durations are recorded (upstream samples 10%).
@@ -259,6 +262,7 @@ class Scheduler {
   // reporters_ until binders_ has shut down.
   std::unique_ptr<util::TaskQueue> reporters_;
   std::unique_ptr<util::TaskQueue> binders_;
+  std::unique_ptr<util::TaskQueue> pre_binders_;
 };
 
 }  // namespace berth::scheduler

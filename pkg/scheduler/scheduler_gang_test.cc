@@ -16,6 +16,7 @@
 #include "pkg/plugins/registry/registry.h"
 #include "pkg/scheduler/scheduler.h"
 #include "test/testing/fake_handle.h"
+#include "test/testing/feedback_binder.h"
 #include "test/testing/objects.h"
 
 namespace berth::scheduler {
@@ -25,31 +26,7 @@ using namespace std::chrono_literals;
 using testing::NodeBuilder;
 using testing::PodBuilder;
 
-class FeedbackBinder : public framework::BindPlugin {
- public:
-  explicit FeedbackBinder(informer::SharedInformerFactory& informers) : informers_(informers) {}
-  std::string_view Name() const override { return "FeedbackBinder"; }
-  framework::Status Bind(framework::CycleState&, const api::Pod& pod,
-                         const std::string& node) override {
-    auto bound = std::make_shared<api::Pod>(pod);
-    bound->spec.node_name = node;
-    {
-      std::lock_guard lock(mu_);
-      bound_[pod.meta.name] = node;
-    }
-    informers_.Pods().Upsert(bound);
-    return {};
-  }
-  std::map<std::string, std::string> bound() {
-    std::lock_guard lock(mu_);
-    return bound_;
-  }
-
- private:
-  informer::SharedInformerFactory& informers_;
-  std::mutex mu_;
-  std::map<std::string, std::string> bound_;
-};
+using testing::FeedbackBinder;
 
 bool Eventually(const std::function<bool()>& condition, std::chrono::milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;

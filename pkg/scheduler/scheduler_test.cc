@@ -74,7 +74,8 @@ class RecordingBinder : public framework::BindPlugin, public framework::PermitPl
 class SchedulerTest : public ::testing::Test {
  protected:
   void Start(std::optional<uint64_t> seed = 7, metrics::SchedulerMetrics* metrics = nullptr,
-             int plugin_sample_percent = 10, int binding_workers = 4) {
+             int plugin_sample_percent = 10, int binding_workers = 4,
+             informer::SharedInformerFactory* informers = nullptr) {
     registry_ = plugins::registry::InTree();
     registry_["RecordingBinder"] = [this](const nlohmann::json&, framework::Handle&) {
       return binder_;
@@ -87,11 +88,13 @@ class SchedulerTest : public ::testing::Test {
     SchedulerDeps deps;
     deps.recorder = &recorder_;
     deps.metrics = metrics;
+    deps.informers = informers;
     SchedulerOptions options;
     options.seed = seed;
     options.plugin_metrics_sample_percent = plugin_sample_percent;
     options.binding_workers = binding_workers;
     scheduler_ = std::make_unique<Scheduler>(cfg, registry_, deps, options);
+    if (informers != nullptr) scheduler_->AddAllEventHandlers();
   }
 
   // Runs cycles until the queue has nothing active, then waits for binding cycles.
@@ -314,13 +317,9 @@ TEST_F(SchedulerTest, PodsUsingUnsupportedFieldsAreNotBoundAndSayWhy) {
   PodBuilder claims("claims");
   claims.Container("100m", "64Mi").pod().spec.resource_claims = {"gpu"};
   scheduler_->OnPodAdd(claims.Build());
-  PodBuilder claim("claim");
-  api::Volume volume;
-  volume.name = "data";
-  volume.source = "persistentVolumeClaim";
-  volume.claim_name = "data";
-  claim.Container("100m", "64Mi").pod().spec.volumes.push_back(volume);
-  scheduler_->OnPodAdd(claim.Build());
+  PodBuilder group("group");
+  group.Container("100m", "64Mi").pod().spec.scheduling_group = "";
+  scheduler_->OnPodAdd(group.Build());
   scheduler_->OnPodAdd(PodBuilder("plain").Container("100m", "64Mi").Build());
   Drain();
 
@@ -330,11 +329,10 @@ TEST_F(SchedulerTest, PodsUsingUnsupportedFieldsAreNotBoundAndSayWhy) {
        "0/1 nodes are available: pod uses spec.resourceClaims (dynamic resource allocation), "
        "which berth-scheduler does not support yet; use the default scheduler for this pod. "
        "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."},
-      {"default/claim",
-       "0/1 nodes are available: pod uses spec.volumes[0].persistentVolumeClaim (persistent "
-       "volume binding), which berth-scheduler does not support yet; use the default scheduler "
-       "for this pod. preemption: 0/1 nodes are available: 1 Preemption is not helpful for "
-       "scheduling."},
+      {"default/group",
+       "0/1 nodes are available: pod uses spec.schedulingGroup (a scheduling group that names no "
+       "PodGroup), which berth-scheduler does not support yet; use the default scheduler for this "
+       "pod. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."},
   };
   std::map<std::string, std::string> failed;
   for (int i = 0; i < 200 && failed.size() < want.size(); i++) {
@@ -350,6 +348,65 @@ TEST_F(SchedulerTest, PodsUsingUnsupportedFieldsAreNotBoundAndSayWhy) {
   EXPECT_EQ(scheduler_->queue().PendingPods().unschedulable, 2u);
   scheduler_->OnNodeAdd(NodeBuilder("b").Capacity("4", "8Gi").Build());
   EXPECT_EQ(scheduler_->queue().PendingPods().unschedulable, 2u);
+}
+
+// A pod whose claim does not exist waits with kube-scheduler's reason, and the claim's arrival
+// (with its volume, bound on the only node it reaches) brings it back to be bound there.
+TEST_F(SchedulerTest, APodWaitsForItsClaimAndGoesWhereItsVolumeIs) {
+  informer::SharedInformerFactory informers(nullptr);
+  Start(7, nullptr, 10, 4, &informers);
+  informers.Nodes().Upsert(NodeBuilder("a").Capacity("4", "8Gi").Build());
+  informers.Nodes().Upsert(NodeBuilder("b").Capacity("8", "16Gi").Build());
+  PodBuilder pod("web-0");
+  api::Volume volume;
+  volume.name = "data";
+  volume.source = "persistentVolumeClaim";
+  volume.claim_name = "data-web-0";
+  pod.Container("100m", "64Mi").pod().spec.volumes.push_back(volume);
+  informers.Pods().Upsert(pod.Build());
+  Drain();
+  const auto failure = [&] {
+    std::string note;
+    for (const auto& e : recorder_.events()) {
+      if (e.reason == "FailedScheduling") note = e.note;
+    }
+    return note;
+  };
+  const std::string want =
+      "0/2 nodes are available: persistentvolumeclaim \"data-web-0\" not found. preemption: 0/2 "
+      "nodes are available: 2 Preemption is not helpful for scheduling.";
+  // Events are written off the scheduling thread.
+  for (int i = 0; i < 200 && failure() != want; i++) std::this_thread::sleep_for(10ms);
+  EXPECT_EQ(failure(), want);
+  EXPECT_TRUE(binder_->bound().empty());
+
+  auto pv = std::make_shared<api::PersistentVolume>();
+  pv->meta.name = "local-a";
+  pv->meta.resource_version = "1";
+  pv->spec.capacity = 1LL << 30;
+  pv->spec.claim_ref = api::ClaimReference{"default", "data-web-0", "uid-claim"};
+  api::NodeSelectorTerm term;
+  term.match_expressions.push_back(
+      {"kubernetes.io/hostname", api::SelectorOperator::kIn, {"a"}, 0});
+  pv->spec.node_affinity = api::NodeSelector{{term}};
+  pv->status.phase = api::PersistentVolumePhase::kBound;
+  informers.For<api::PersistentVolume>().Upsert(pv);
+  auto claim = std::make_shared<api::PersistentVolumeClaim>();
+  claim->meta.name = "data-web-0";
+  claim->meta.namespace_ = "default";
+  claim->meta.uid = "uid-claim";
+  claim->meta.resource_version = "2";
+  claim->meta.annotations.Set(std::string(api::kBindCompletedAnnotation), "yes");
+  claim->spec.volume_name = "local-a";
+  claim->status.phase = api::PersistentVolumeClaimPhase::kBound;
+  informers.For<api::PersistentVolumeClaim>().Upsert(claim);
+  // The claim's arrival moved the pod out of the unschedulable pool; let its backoff pass.
+  for (int i = 0; i < 300 && binder_->bound().empty(); i++) {
+    scheduler_->queue().FlushBackoffQCompleted();
+    Drain();
+    std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_EQ(binder_->bound(), (std::map<std::string, std::string>{{"default/web-0", "a"}}));
 }
 
 // The value of the sample printed exactly as `series` (labels in prometheus-cpp's sorted order),
@@ -653,6 +710,29 @@ std::shared_ptr<const api::Namespace> NamespaceObject(const std::string& name, b
   return ns;
 }
 
+// The storage objects' informers belong to the volume plugins: a profile without them never lists
+// claims, volumes or any storage.k8s.io object.
+TEST(SchedulerResourceEvents, WithoutTheVolumePluginsNoStorageInformerStarts) {
+  config::Configuration cfg = config::DefaultConfiguration();
+  std::erase_if(cfg.profiles[0].plugins.multi_point.enabled, [](const config::PluginRef& ref) {
+    return ref.name.rfind("Volume", 0) == 0 || ref.name == "NodeVolumeLimits";
+  });
+  testing::FakeRecorder recorder;
+  informer::SharedInformerFactory informers(nullptr);
+  SchedulerDeps deps;
+  deps.recorder = &recorder;
+  deps.informers = &informers;
+  Scheduler scheduler(cfg, plugins::registry::InTree(), deps);
+  scheduler.AddAllEventHandlers();
+  std::vector<std::string> resources;
+  for (const auto& state : informers.States()) resources.push_back(state.resource);
+  EXPECT_EQ(resources,
+            (std::vector<std::string>{"namespaces", "nodes", "poddisruptionbudgets.policy",
+                                      "podgroups.scheduling.k8s.io",
+                                      "podgroups.scheduling.x-k8s.io", "pods", "replicasets.apps",
+                                      "replicationcontrollers", "services", "statefulsets.apps"}));
+}
+
 TEST(SchedulerResourceEvents, AnEventOfAResourceAPluginListsRequeuesThePodsItRejected) {
   auto registry = plugins::registry::InTree();
   registry["NamespaceOpenGate"] = [](const nlohmann::json&, framework::Handle& handle) {
@@ -670,13 +750,17 @@ TEST(SchedulerResourceEvents, AnEventOfAResourceAPluginListsRequeuesThePodsItRej
   scheduler.AddAllEventHandlers();
   std::vector<std::string> resources;
   for (const auto& state : informers.States()) resources.push_back(state.resource);
-  // The default profile's PodTopologySpread watches the owners its system defaults read, and
-  // DefaultPreemption the disruption budgets, Coscheduling the PodGroups of both APIs.
+  // The default profile's PodTopologySpread watches the owners its system defaults read,
+  // DefaultPreemption the disruption budgets, Coscheduling the PodGroups of both APIs, and the
+  // volume plugins the storage objects.
   EXPECT_EQ(resources,
-            (std::vector<std::string>{"namespaces", "nodes", "poddisruptionbudgets.policy",
-                                      "podgroups.scheduling.k8s.io",
-                                      "podgroups.scheduling.x-k8s.io", "pods", "replicasets.apps",
-                                      "replicationcontrollers", "services", "statefulsets.apps"}));
+            (std::vector<std::string>{
+                "csidrivers.storage.k8s.io", "csinodes.storage.k8s.io",
+                "csistoragecapacities.storage.k8s.io", "namespaces", "nodes",
+                "persistentvolumeclaims", "persistentvolumes", "poddisruptionbudgets.policy",
+                "podgroups.scheduling.k8s.io", "podgroups.scheduling.x-k8s.io", "pods",
+                "replicasets.apps", "replicationcontrollers", "services", "statefulsets.apps",
+                "storageclasses.storage.k8s.io", "volumeattachments.storage.k8s.io"}));
 
   informers.Nodes().Upsert(NodeBuilder("n").Capacity("4", "8Gi").Build());
   informers.For<api::Namespace>().Upsert(NamespaceObject("team", false));

@@ -6,19 +6,10 @@ namespace berth::scheduler {
 namespace {
 
 constexpr std::string_view kDynamicResources[] = {"DynamicResources"};
-constexpr std::string_view kClaimVolume[] = {"VolumeBinding", "VolumeZone", "VolumeRestrictions",
-                                             "NodeVolumeLimits"};
-constexpr std::string_view kEphemeralVolume[] = {"VolumeBinding", "NodeVolumeLimits"};
-constexpr std::string_view kConflictingAttachableVolume[] = {"VolumeRestrictions",
-                                                             "NodeVolumeLimits"};
-constexpr std::string_view kConflictingVolume[] = {"VolumeRestrictions"};
 constexpr std::string_view kGangScheduling[] = {"GangScheduling"};
-// In-tree sources that CSI migration turns into attachable CSI volumes, counted against the
-// node's attach limit.
-constexpr std::string_view kAttachableVolume[] = {"NodeVolumeLimits"};
 
 struct Entry {
-  // A PodSpec field path, or, when `uses` is null, a volume source (spec.volumes[i].<field>).
+  // A PodSpec field path.
   std::string_view field;
   bool (*uses)(const api::PodSpec&);
   // What the field asks for, in the words of the feature it belongs to.
@@ -34,38 +25,14 @@ const Entry kUnsupported[] = {
     {"spec.schedulingGroup",
      [](const api::PodSpec& s) { return s.scheduling_group && s.scheduling_group->empty(); },
      "a scheduling group that names no PodGroup", kGangScheduling},
-    {"persistentVolumeClaim", nullptr, "persistent volume binding", kClaimVolume},
-    {"ephemeral", nullptr, "generic ephemeral volumes", kEphemeralVolume},
-    {"gcePersistentDisk", nullptr, "volume conflicts and attach limits",
-     kConflictingAttachableVolume},
-    {"awsElasticBlockStore", nullptr, "volume conflicts and attach limits",
-     kConflictingAttachableVolume},
-    {"iscsi", nullptr, "volume conflicts", kConflictingVolume},
-    {"rbd", nullptr, "volume conflicts", kConflictingVolume},
-    {"azureDisk", nullptr, "volume attach limits", kAttachableVolume},
-    {"azureFile", nullptr, "volume attach limits", kAttachableVolume},
-    {"cinder", nullptr, "volume attach limits", kAttachableVolume},
-    {"vsphereVolume", nullptr, "volume attach limits", kAttachableVolume},
-    {"portworxVolume", nullptr, "volume attach limits", kAttachableVolume},
 };
-
-// The path at which the pod uses the entry's field, or "" when it does not.
-std::string PathIn(const Entry& entry, const api::PodSpec& spec) {
-  if (entry.uses != nullptr) return entry.uses(spec) ? std::string(entry.field) : std::string();
-  for (size_t i = 0; i < spec.volumes.size(); i++) {
-    if (spec.volumes[i].source == entry.field) {
-      return "spec.volumes[" + std::to_string(i) + "]." + std::string(entry.field);
-    }
-  }
-  return {};
-}
 
 }  // namespace
 
 std::optional<UnsupportedField> FindUnsupportedField(const api::Pod& pod) {
   for (const Entry& entry : kUnsupported) {
-    std::string path = PathIn(entry, pod.spec);
-    if (path.empty()) continue;
+    if (!entry.uses(pod.spec)) continue;
+    std::string path(entry.field);
     std::string message = "pod uses " + path + " (" + std::string(entry.feature) +
                           "), which berth-scheduler does not support yet; use the default "
                           "scheduler for this pod";

@@ -1,11 +1,14 @@
 #include "pkg/server/server.h"
 
 #include <cpprest/http_listener.h>
+#include <openssl/ssl.h>
 #include <pplx/threadpool.h>
 
 #include <boost/asio/ssl.hpp>
 #include <fstream>
 #include <mutex>
+
+#include "pkg/util/task_queue.h"
 
 namespace berth::server {
 namespace {
@@ -52,10 +55,8 @@ void SetServerThreads(size_t threads) {
 
 BindAddress ParseBindAddress(const std::string& address) {
   auto fail = [&]() -> BindAddress {
-    throw ServerError(
-        "--bind-address: expected host:port (e.g. 0.0.0.0:10251 or [::1]:10251), "
-        "got \"" +
-        address + "\"");
+    throw ServerError("address: expected host:port (e.g. 0.0.0.0:10259 or [::1]:10259), got \"" +
+                      address + "\"");
   };
   BindAddress out;
   std::string port;
@@ -88,49 +89,48 @@ class HttpServer::Impl {
   Impl(Options options, Handlers handlers)
       : options_(std::move(options)), handlers_(std::move(handlers)) {
     address_ = ParseBindAddress(options_.bind_address);
-    tls_ = !options_.tls_cert_file.empty() || !options_.tls_private_key_file.empty();
-    if (tls_ && (options_.tls_cert_file.empty() || options_.tls_private_key_file.empty())) {
-      throw ServerError("--tls-cert-file and --tls-private-key-file must be given together");
+    if (address_.host.front() == '[') {
+      throw ServerError(
+          options_.flag + " " + options_.bind_address +
+          ": IPv6 addresses cannot be served (cpprestsdk's listener binds IPv4 only)");
     }
-    url_ = std::string(tls_ ? "https" : "http") + "://" + address_.host + ":" +
+    if (options_.tls) {
+      const Certificate& c = *options_.tls;
+      const bool files = !c.cert_file.empty() || !c.key_file.empty();
+      if (files && (c.cert_file.empty() || c.key_file.empty())) {
+        throw ServerError("--tls-cert-file and --tls-private-key-file must be given together");
+      }
+      if (!files && (c.cert_pem.empty() || c.key_pem.empty())) {
+        throw ServerError(options_.flag + ": HTTPS without a certificate and key");
+      }
+    }
+    url_ = std::string(options_.tls ? "https" : "http") + "://" + address_.host + ":" +
            std::to_string(address_.port);
+    if (options_.filter) {
+      auth_queue_ =
+          std::make_unique<util::TaskQueue>(HttpServer::kAuthWorkers, HttpServer::kAuthQueue);
+    }
   }
 
   void Start() {
     std::lock_guard lock(mu_);
     if (listener_) return;
     web::http::experimental::listener::http_listener_config config;
-    if (tls_) {
-      RequireReadable("--tls-cert-file", options_.tls_cert_file);
-      RequireReadable("--tls-private-key-file", options_.tls_private_key_file);
-      std::string cert = options_.tls_cert_file;
-      std::string key = options_.tls_private_key_file;
-      // Verify the pair now so a bad file fails start-up, not the first scrape.
-      try {
-        boost::asio::ssl::context probe(boost::asio::ssl::context::tls_server);
-        probe.use_certificate_chain_file(cert);
-        probe.use_private_key_file(key, boost::asio::ssl::context::pem);
-      } catch (const std::exception& e) {
-        throw ServerError("--tls-cert-file/--tls-private-key-file: cannot load \"" + cert +
-                          "\" / \"" + key + "\": " + e.what());
-      }
-      config.set_ssl_context_callback([cert, key](boost::asio::ssl::context& ctx) {
-        ctx.set_options(boost::asio::ssl::context::default_workarounds |
-                        boost::asio::ssl::context::no_sslv2 | boost::asio::ssl::context::no_sslv3 |
-                        boost::asio::ssl::context::no_tlsv1 |
-                        boost::asio::ssl::context::no_tlsv1_1);
-        ctx.use_certificate_chain_file(cert);
-        ctx.use_private_key_file(key, boost::asio::ssl::context::pem);
-      });
-    }
+    if (options_.tls) config.set_ssl_context_callback(TlsSetup(*options_.tls));
     auto listener =
         std::make_unique<web::http::experimental::listener::http_listener>(web::uri(url_), config);
-    listener->support(methods::GET, [this](const http_request& request) { Handle(request); });
-    listener->support(methods::HEAD, [this](const http_request& request) { Handle(request); });
+    // Every method, so whatever a future endpoint accepts passes the same filter. OPTIONS and
+    // TRACE too: cpprestsdk would otherwise answer them itself, TRACE echoing the request's
+    // headers, Authorization included.
+    auto handle = [this](const http_request& request) { Handle(request); };
+    listener->support(handle);
+    listener->support(methods::OPTIONS, handle);
+    listener->support(methods::TRCE, handle);
     try {
       listener->open().wait();
     } catch (const std::exception& e) {
-      throw ServerError("--bind-address " + options_.bind_address + ": cannot listen: " + e.what());
+      throw ServerError(options_.flag + " " + options_.bind_address +
+                        ": cannot listen: " + e.what());
     }
     listener_ = std::move(listener);
   }
@@ -149,27 +149,113 @@ class HttpServer::Impl {
   const std::string& url() const { return url_; }
 
  private:
+  // cpprestsdk calls this for every connection with a fresh context. Verifies the pair now, so a
+  // bad file or PEM fails start-up rather than the first scrape.
+  std::function<void(boost::asio::ssl::context&)> TlsSetup(const Certificate& c) const {
+    const bool files = !c.cert_file.empty();
+    if (files) {
+      RequireReadable("--tls-cert-file", c.cert_file);
+      RequireReadable("--tls-private-key-file", c.key_file);
+    }
+    auto load = [c, files](boost::asio::ssl::context& ctx) {
+      ctx.set_options(boost::asio::ssl::context::default_workarounds |
+                      boost::asio::ssl::context::no_sslv2 | boost::asio::ssl::context::no_sslv3 |
+                      boost::asio::ssl::context::no_tlsv1 | boost::asio::ssl::context::no_tlsv1_1);
+      if (files) {
+        ctx.use_certificate_chain_file(c.cert_file);
+        ctx.use_private_key_file(c.key_file, boost::asio::ssl::context::pem);
+      } else {
+        ctx.use_certificate_chain(boost::asio::buffer(c.cert_pem));
+        ctx.use_private_key(boost::asio::buffer(c.key_pem), boost::asio::ssl::context::pem);
+      }
+    };
+    try {
+      boost::asio::ssl::context probe(boost::asio::ssl::context::tls_server);
+      load(probe);
+      if (SSL_CTX_check_private_key(probe.native_handle()) != 1) {
+        throw std::runtime_error("the key does not match the certificate");
+      }
+    } catch (const std::exception& e) {
+      if (files) {
+        throw ServerError("--tls-cert-file/--tls-private-key-file: cannot load \"" + c.cert_file +
+                          "\" / \"" + c.key_file + "\": " + e.what());
+      }
+      throw ServerError(options_.flag + ": cannot load the certificate: " + e.what());
+    }
+    return load;
+  }
+
   void Handle(const http_request& request) {
-    const std::string path = request.relative_uri().path();
+    std::string path;
+    try {
+      path = web::uri::decode(request.relative_uri().path());
+    } catch (const std::exception&) {
+      Reply(request, status_codes::BadRequest, "malformed path\n", "text/plain");
+      return;
+    }
+    if (!options_.filter || options_.filter->AlwaysAllowed(path)) {
+      Serve(request, path);
+      return;
+    }
+    const bool queued = auth_queue_->Post([this, request, path] {
+      std::string authorization;
+      if (auto it = request.headers().find(web::http::header_names::authorization);
+          it != request.headers().end()) {
+        authorization = it->second;
+      }
+      if (auto rejection = options_.filter->Check(request.method(), path, authorization)) {
+        Reply(request, rejection->status, rejection->body, rejection->content_type);
+      } else {
+        Serve(request, path);
+      }
+    });
+    if (!queued) {
+      web::http::http_response response(status_codes::TooManyRequests);
+      response.headers().add(web::http::header_names::retry_after, "1");
+      response.set_body("Too many requests, please try again later.\n", "text/plain");
+      try {
+        request.reply(response);
+      } catch (const std::exception&) {
+        // The connection is gone; nobody is waiting for the answer.
+      }
+    }
+  }
+
+  static void Reply(const http_request& request, web::http::status_code status,
+                    const std::string& body, const std::string& content_type) {
+    try {
+      request.reply(status, body, content_type);
+    } catch (const std::exception&) {
+      // The connection is gone (or closed by Stop()); nobody is waiting for the answer.
+    }
+  }
+
+  void Serve(const http_request& request, const std::string& path) {
+    const bool read = request.method() == methods::GET || request.method() == methods::HEAD;
     // "?verbose" has no "=", which split_query drops; look for the key itself.
     const std::string query = "&" + request.relative_uri().query() + "&";
     const bool verbose = query.find("&verbose&") != std::string::npos ||
                          query.find("&verbose=") != std::string::npos;
     try {
-      if (path == "/metrics" && handlers_.metrics) {
-        request.reply(status_codes::OK, handlers_.metrics(),
-                      "text/plain; version=0.0.4; charset=utf-8");
+      const bool known = (path == "/metrics" && handlers_.metrics) || path == "/healthz" ||
+                         path == "/livez" || path == "/readyz" ||
+                         (path == "/configz" && handlers_.configz);
+      if (!known) {
+        Reply(request, status_codes::NotFound, "404 page not found\n", "text/plain");
+      } else if (!read) {
+        Reply(request, status_codes::MethodNotAllowed, "method not allowed\n", "text/plain");
+      } else if (path == "/metrics") {
+        Reply(request, status_codes::OK, handlers_.metrics(),
+              "text/plain; version=0.0.4; charset=utf-8");
       } else if (path == "/healthz" || path == "/livez") {
         Health(request, handlers_.livez, path.substr(1), verbose);
       } else if (path == "/readyz") {
         Health(request, handlers_.readyz, "readyz", verbose);
-      } else if (path == "/configz" && handlers_.configz) {
-        request.reply(status_codes::OK, handlers_.configz(), "application/json");
       } else {
-        request.reply(status_codes::NotFound, "404 page not found\n", "text/plain");
+        Reply(request, status_codes::OK, handlers_.configz(), "application/json");
       }
     } catch (const std::exception& e) {
-      request.reply(status_codes::InternalError, std::string(e.what()) + "\n", "text/plain");
+      Reply(request, status_codes::InternalError, std::string(e.what()) + "\n", "text/plain");
     }
   }
 
@@ -177,21 +263,22 @@ class HttpServer::Impl {
                      const std::string& name, bool verbose) {
     auto [ok, report] = RunChecks(checks);
     if (ok) {
-      request.reply(status_codes::OK, verbose ? report + name + " check passed\n" : "ok",
-                    "text/plain; charset=utf-8");
+      Reply(request, status_codes::OK, verbose ? report + name + " check passed\n" : "ok",
+            "text/plain; charset=utf-8");
     } else {
-      request.reply(status_codes::InternalError, report + name + " check failed\n",
-                    "text/plain; charset=utf-8");
+      Reply(request, status_codes::InternalError, report + name + " check failed\n",
+            "text/plain; charset=utf-8");
     }
   }
 
   const Options options_;
   const Handlers handlers_;
   BindAddress address_;
-  bool tls_ = false;
   std::string url_;
   std::mutex mu_;  // Guards listener_.
   std::unique_ptr<web::http::experimental::listener::http_listener> listener_;
+  // Last: destroyed first, finishing the checks in flight while everything they use still exists.
+  std::unique_ptr<util::TaskQueue> auth_queue_;
 };
 
 HttpServer::HttpServer(Options options, Handlers handlers)

@@ -1,10 +1,15 @@
 #ifndef BERTH_PKG_SERVER_SERVER_H_
 #define BERTH_PKG_SERVER_SERVER_H_
 
-// The one HTTP(S) endpoint an operator points probes and Prometheus at: /metrics, /healthz,
-// /livez, /readyz and /configz. Health endpoints follow the apiserver's convention: 200 "ok" when
-// every check passes, else 500 listing each check as "[+]name ok" / "[-]name failed: reason"
-// (the list is also returned with ?verbose).
+// The endpoint an operator points probes and Prometheus at: /metrics, /healthz, /livez, /readyz
+// and /configz. Health endpoints follow the apiserver's convention: 200 "ok" when every check
+// passes, else 500 listing each check as "[+]name ok" / "[-]name failed: reason" (the list is
+// also returned with ?verbose).
+//
+// berth-scheduler runs one listener with TLS and an auth::Filter (the secure port), and, only when
+// asked, one in plain HTTP without (the insecure port). Paths are matched exactly, and the same
+// decoded path is what the filter authorizes, so no spelling of a path reaches a handler without
+// passing the filter under that handler's name.
 
 #include <cstdint>
 #include <functional>
@@ -14,19 +19,36 @@
 #include <string>
 #include <vector>
 
+#include "pkg/server/auth/filter.h"
+
 namespace berth::server {
 
-// An address that cannot be served: bad syntax, unreadable certificate, port in use.
+// An address that cannot be served: bad syntax, IPv6, unreadable certificate, port in use.
 class ServerError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
 
+// The certificate chain and key an HTTPS listener presents: either files or PEM text.
+struct Certificate {
+  // PEM files, read again for every connection, so a rotated pair (a renewed Secret) is served
+  // without a restart.
+  std::string cert_file;
+  std::string key_file;
+  // PEM text held in memory (the self-signed pair of certificate.h).
+  std::string cert_pem;
+  std::string key_pem;
+};
+
 struct Options {
-  std::string bind_address = "0.0.0.0:10251";  // host:port; [v6]:port for IPv6.
-  // Both set: HTTPS with this certificate chain and key (PEM files). Neither: plain HTTP.
-  std::string tls_cert_file;
-  std::string tls_private_key_file;
+  // host:port. IPv4 only: cpprestsdk's listener takes the host up to the first ':'.
+  std::string bind_address = "0.0.0.0:10259";
+  // Set: HTTPS (TLS 1.2 or later) with this certificate. Unset: plain HTTP.
+  std::optional<Certificate> tls;
+  // Set: every request passes it before a handler sees it. Unset: every request is served.
+  std::shared_ptr<const auth::Filter> filter;
+  // How errors name this listener: the flag that configured it.
+  std::string flag = "--secure-port";
 };
 
 // A named check; returns an error description, or nullopt when healthy. Called on the serving
@@ -47,7 +69,7 @@ struct BindAddress {
   std::string host;
   uint16_t port = 0;
 };
-// Parses "host:port" / "[v6]:port". Throws ServerError naming the flag and the expected form.
+// Parses "host:port" / "[v6]:port". Throws ServerError naming the expected form.
 BindAddress ParseBindAddress(const std::string& address);
 
 // Sizes the one thread pool every server in the process answers on (cpprestsdk's shared pool,
@@ -56,6 +78,10 @@ BindAddress ParseBindAddress(const std::string& address);
 void SetServerThreads(size_t threads);
 
 // Serves Handlers on Options' address until Stop() or destruction. Thread-safe.
+//
+// Requests the filter must check are checked on threads of their own (kAuthWorkers, at most
+// kAuthQueue waiting, 429 beyond), since a check may wait seconds on the apiserver: probes, on the
+// always-allowed paths, never queue behind them.
 class HttpServer {
  public:
   HttpServer(Options options, Handlers handlers);
@@ -63,10 +89,13 @@ class HttpServer {
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
 
+  static constexpr int kAuthWorkers = 2;
+  static constexpr size_t kAuthQueue = 64;
+
   // Binds and starts serving. Throws ServerError (bad address, TLS files, port in use).
   void Start();
   void Stop();
-  // "http://127.0.0.1:10251" / "https://..." as bound.
+  // "https://127.0.0.1:10259" / "http://..." as bound.
   std::string url() const;
 
  private:

@@ -18,6 +18,8 @@
 #include <filesystem>
 #include <iterator>
 
+#include "pkg/server/certificate.h"
+
 namespace berth::server {
 namespace {
 
@@ -41,15 +43,35 @@ struct Reply {
   std::string body;
 };
 
-Reply Get(const std::string& url, const std::string& ca_file = "") {
+// `ca` is a file name, or PEM text when it starts with "-----".
+Reply Request(const std::string& url, const std::string& method, const std::string& ca = "",
+              const std::string& token = "") {
   web::http::client::http_client_config config;
-  if (!ca_file.empty()) {
-    config.set_ssl_context_callback(
-        [ca_file](boost::asio::ssl::context& ctx) { ctx.load_verify_file(ca_file); });
+  if (!ca.empty()) {
+    config.set_ssl_context_callback([ca](boost::asio::ssl::context& ctx) {
+      if (ca.rfind("-----", 0) == 0) {
+        ctx.add_certificate_authority(boost::asio::buffer(ca));
+      } else {
+        ctx.load_verify_file(ca);
+      }
+    });
   }
   web::http::client::http_client client(url, config);
-  auto response = client.request(web::http::methods::GET).get();
+  web::http::http_request request(method);
+  if (!token.empty()) request.headers().add("Authorization", "Bearer " + token);
+  auto response = client.request(request).get();
   return {response.status_code(), response.extract_utf8string(true).get()};
+}
+
+Reply Get(const std::string& url, const std::string& ca = "", const std::string& token = "") {
+  return Request(url, web::http::methods::GET, ca, token);
+}
+
+Options Plain(uint16_t port) {
+  Options options;
+  options.bind_address = "127.0.0.1:" + std::to_string(port);
+  options.flag = "--port";
+  return options;
 }
 
 TEST(BindAddressTest, ParsesHostPortAndRejectsTheRest) {
@@ -65,7 +87,7 @@ TEST(BindAddressTest, ParsesHostPortAndRejectsTheRest) {
       ParseBindAddress(bad);
       ADD_FAILURE() << "accepted " << bad;
     } catch (const ServerError& e) {
-      EXPECT_NE(std::string(e.what()).find("--bind-address"), std::string::npos);
+      EXPECT_NE(std::string(e.what()).find("expected host:port"), std::string::npos);
     }
   }
 }
@@ -82,7 +104,7 @@ TEST(HttpServerTest, ServesMetricsConfigzAndHealth) {
                         return "pods and nodes not listed yet";
                       }}};
   const uint16_t port = FreePort();
-  HttpServer server({"127.0.0.1:" + std::to_string(port), "", ""}, handlers);
+  HttpServer server(Plain(port), handlers);
   server.Start();
   const std::string base = server.url();
   EXPECT_EQ(base, "http://127.0.0.1:" + std::to_string(port));
@@ -115,7 +137,7 @@ size_t ThreadCount() {
   SetServerThreads(2);
   Handlers handlers;
   handlers.livez = {{"ping", [] { return std::optional<std::string>(); }}};
-  HttpServer server({"127.0.0.1:" + std::to_string(FreePort()), "", ""}, handlers);
+  HttpServer server(Plain(FreePort()), handlers);
   server.Start();
   const bool answered = Get(server.url() + "/livez").status == 200;
   const size_t added = ThreadCount() - before;
@@ -139,16 +161,31 @@ TEST(HttpServerDeathTest, SetServerThreadsSizesThePoolRequestsRunOn) {
               "answered=1 added=[0-9] resize_rejected=1");
 }
 
+TEST(HttpServerTest, AnIpv6AddressIsRefusedNotMisread) {
+  Options options = Plain(1);
+  options.bind_address = "[::1]:10259";
+  try {
+    HttpServer server(options, {});
+    FAIL() << "accepted an IPv6 address";
+  } catch (const ServerError& e) {
+    EXPECT_NE(std::string(e.what()).find("IPv6 addresses cannot be served"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(HttpServerTest, PortInUseIsAClearError) {
   const uint16_t port = FreePort();
-  HttpServer first({"127.0.0.1:" + std::to_string(port), "", ""}, {});
+  HttpServer first(Plain(port), {});
   first.Start();
-  HttpServer second({"127.0.0.1:" + std::to_string(port), "", ""}, {});
+  HttpServer second(Plain(port), {});
   try {
     second.Start();
     FAIL() << "second listener on the same port started";
   } catch (const ServerError& e) {
-    EXPECT_NE(std::string(e.what()).find("cannot listen"), std::string::npos) << e.what();
+    EXPECT_NE(
+        std::string(e.what()).find("--port 127.0.0.1:" + std::to_string(port) + ": cannot listen"),
+        std::string::npos)
+        << e.what();
   }
 }
 
@@ -166,7 +203,9 @@ TEST(HttpServerTest, ServesHttpsWithTheGivenCertificate) {
   Handlers handlers;
   handlers.metrics = [] { return std::string("up 1\n"); };
   const uint16_t port = FreePort();
-  HttpServer server({"127.0.0.1:" + std::to_string(port), cert, key}, handlers);
+  Options options = Plain(port);
+  options.tls = Certificate{cert, key, "", ""};
+  HttpServer server(options, handlers);
   server.Start();
   EXPECT_EQ(server.url(), "https://127.0.0.1:" + std::to_string(port));
   Reply r = Get(server.url() + "/metrics", cert);
@@ -179,16 +218,127 @@ TEST(HttpServerTest, ServesHttpsWithTheGivenCertificate) {
 }
 
 TEST(HttpServerTest, HalfATlsPairOrAnUnreadableFileIsRejected) {
-  EXPECT_THROW(HttpServer({"127.0.0.1:1", "/tmp/only-cert.pem", ""}, {}), ServerError);
-  HttpServer server(
-      {"127.0.0.1:" + std::to_string(FreePort()), "/nonexistent/tls.crt", "/nonexistent/tls.key"},
-      {});
+  Options half = Plain(1);
+  half.tls = Certificate{"/tmp/only-cert.pem", "", "", ""};
+  EXPECT_THROW(HttpServer(half, {}), ServerError);
+  Options missing = Plain(FreePort());
+  missing.tls = Certificate{"/nonexistent/tls.crt", "/nonexistent/tls.key", "", ""};
+  HttpServer server(missing, {});
   try {
     server.Start();
     FAIL() << "started without a certificate";
   } catch (const ServerError& e) {
     EXPECT_NE(std::string(e.what()).find("--tls-cert-file: cannot read"), std::string::npos);
   }
+}
+
+TEST(HttpServerTest, ServesTheInMemorySelfSignedCertificateForLoopbackAndLocalhost) {
+  const CertificateKeyPair pair = GenerateSelfSigned("berth-test", {"localhost"}, {"127.0.0.1"});
+  Handlers handlers;
+  handlers.livez = {{"ping", [] { return std::optional<std::string>(); }}};
+  const uint16_t port = FreePort();
+  Options options = Plain(port);
+  options.tls = Certificate{"", "", pair.cert_pem, pair.key_pem};
+  HttpServer server(options, handlers);
+  server.Start();
+  EXPECT_EQ(server.url(), "https://127.0.0.1:" + std::to_string(port));
+  // A client that trusts exactly this certificate accepts it for both names it connects by.
+  EXPECT_EQ(Get(server.url() + "/livez", pair.cert_pem).status, 200);
+  EXPECT_EQ(Get("https://localhost:" + std::to_string(port) + "/livez", pair.cert_pem).status, 200);
+  // Another self-signed certificate is not what is served, and one without 127.0.0.1 does not
+  // verify for it: the names in the served certificate are checked.
+  const CertificateKeyPair other = GenerateSelfSigned("berth-test", {"localhost"}, {"127.0.0.1"});
+  EXPECT_THROW(Get(server.url() + "/livez", other.cert_pem), std::exception);
+  server.Stop();
+
+  const CertificateKeyPair elsewhere = GenerateSelfSigned("berth-test", {}, {"10.1.2.3"});
+  Options wrong_ip = Plain(FreePort());
+  wrong_ip.tls = Certificate{"", "", elsewhere.cert_pem, elsewhere.key_pem};
+  HttpServer server2(wrong_ip, handlers);
+  server2.Start();
+  EXPECT_THROW(Get(server2.url() + "/livez", elsewhere.cert_pem), std::exception);
+}
+
+TEST(HttpServerTest, AKeyThatIsNotTheCertificatesFailsStart) {
+  const CertificateKeyPair a = GenerateSelfSigned("h", {}, {"127.0.0.1"});
+  const CertificateKeyPair b = GenerateSelfSigned("h", {}, {"127.0.0.1"});
+  Options options = Plain(FreePort());
+  options.tls = Certificate{"", "", a.cert_pem, b.key_pem};
+  HttpServer server(options, {});
+  try {
+    server.Start();
+    FAIL() << "started with a key of another certificate";
+  } catch (const ServerError& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot load the certificate"), std::string::npos)
+        << e.what();
+  }
+}
+
+// "reader" may get /metrics; "admin" may do anything; every other token is invalid.
+class TokensAuthenticator : public auth::TokenAuthenticator {
+ public:
+  std::optional<auth::UserInfo> AuthenticateToken(const std::string& token) override {
+    if (token == "reader" || token == "admin") return auth::UserInfo{token, "", {}, {}};
+    return std::nullopt;
+  }
+};
+class RulesAuthorizer : public auth::Authorizer {
+ public:
+  auth::Decision Authorize(const auth::Attributes& a) override {
+    return {a.user.name == "admin" || (a.verb == "get" && a.path == "/metrics"), ""};
+  }
+};
+
+TEST(HttpServerTest, TheFilterGuardsEveryPathButTheAlwaysAllowedOnes) {
+  const CertificateKeyPair pair = GenerateSelfSigned("berth-test", {"localhost"}, {"127.0.0.1"});
+  Handlers handlers;
+  handlers.metrics = [] { return std::string("up 1\n"); };
+  handlers.configz = [] { return std::string("{}"); };
+  handlers.livez = {{"ping", [] { return std::optional<std::string>(); }}};
+  handlers.readyz = handlers.livez;
+  Options options = Plain(FreePort());
+  options.tls = Certificate{"", "", pair.cert_pem, pair.key_pem};
+  options.filter = std::make_shared<auth::Filter>(
+      std::make_shared<TokensAuthenticator>(), std::make_shared<RulesAuthorizer>(),
+      auth::PathMatcher(auth::DefaultAlwaysAllowPaths()));
+  HttpServer server(options, handlers);
+  server.Start();
+  const std::string base = server.url();
+  const std::string& ca = pair.cert_pem;
+
+  for (const char* probe : {"/healthz", "/livez", "/readyz", "/readyz?verbose", "/%68ealthz"}) {
+    EXPECT_EQ(Get(base + probe, ca).status, 200) << probe;
+  }
+  Reply anonymous = Get(base + "/metrics", ca);
+  EXPECT_EQ(anonymous.status, 401);
+  EXPECT_NE(anonymous.body.find("\"reason\":\"Unauthorized\""), std::string::npos);
+  EXPECT_EQ(Get(base + "/metrics", ca, "forged").status, 401);
+  EXPECT_EQ(Get(base + "/configz", ca).status, 401);
+  EXPECT_EQ(Get(base + "/nope", ca).status, 401);
+
+  Reply scraped = Get(base + "/metrics", ca, "reader");
+  EXPECT_EQ(scraped.status, 200);
+  EXPECT_EQ(scraped.body, "up 1\n");
+  Reply forbidden = Get(base + "/configz", ca, "reader");
+  EXPECT_EQ(forbidden.status, 403);
+  EXPECT_NE(forbidden.body.find("cannot get path \\\"/configz\\\""), std::string::npos)
+      << forbidden.body;
+  EXPECT_EQ(Get(base + "/configz", ca, "admin").body, "{}");
+  EXPECT_EQ(Get(base + "/nope", ca, "admin").status, 404);
+
+  // Another spelling of a path is authorized as the path it is served as.
+  EXPECT_EQ(Get(base + "/%6detrics", ca).status, 401);
+  EXPECT_EQ(Get(base + "/%6detrics", ca, "reader").body, "up 1\n");
+  EXPECT_EQ(Get(base + "/healthz/../metrics", ca).status, 401);
+  EXPECT_EQ(Get(base + "/healthz/../metrics", ca, "reader").status, 403);
+
+  // Other methods pass the filter too; TRACE is not echoed back to a stranger.
+  EXPECT_EQ(Request(base + "/metrics", web::http::methods::TRCE, ca).status, 401);
+  EXPECT_EQ(Request(base + "/metrics", web::http::methods::OPTIONS, ca).status, 401);
+  EXPECT_EQ(Request(base + "/metrics", web::http::methods::PUT, ca, "reader").status, 403);
+  EXPECT_EQ(Request(base + "/metrics", web::http::methods::PUT, ca, "admin").status, 405);
+  EXPECT_EQ(Request(base + "/metrics", web::http::methods::HEAD, ca, "admin").status, 200);
+  server.Stop();
 }
 
 }  // namespace

@@ -86,10 +86,10 @@ class GangTest : public ::testing::Test {
         std::to_string(permit_wait_seconds) + "}\n";
     auto path = WriteTempFile("gang-config.yaml", config);
     scheduler_ = std::make_unique<ChildProcess>();
-    scheduler_->Start(
-        {BinaryPath("berth-scheduler"), "--kubeconfig", ClusterDir() + "/kubeconfig", "--config",
-         path, "--v", "2", "--bind-address", "127.0.0.1:" + std::to_string(FreePort())},
-        path + ".log");
+    scheduler_->Start({BinaryPath("berth-scheduler"), "--kubeconfig", ClusterDir() + "/kubeconfig",
+                       "--config", path, "--v", "2", "--bind-address", "127.0.0.1", "--secure-port",
+                       std::to_string(FreePort())},
+                      path + ".log");
   }
 
   std::string PodsPath() const { return client::PodsResource().Path(ns_->name()); }

@@ -43,10 +43,11 @@ class SchedulerIntegration : public ::testing::Test {
                                              : config_yaml;
     auto config_path = testing::WriteTempFile("config.yaml", config);
     scheduler_ = std::make_unique<testing::ChildProcess>();
-    scheduler_->Start({testing::BinaryPath("berth-scheduler"), "--kubeconfig",
-                       testing::ClusterDir() + "/kubeconfig", "--config", config_path, "--v", "2",
-                       "--bind-address", "127.0.0.1:" + std::to_string(testing::FreePort())},
-                      config_path + ".log");
+    scheduler_->Start(
+        {testing::BinaryPath("berth-scheduler"), "--kubeconfig",
+         testing::ClusterDir() + "/kubeconfig", "--config", config_path, "--v", "2",
+         "--bind-address", "127.0.0.1", "--secure-port", std::to_string(testing::FreePort())},
+        config_path + ".log");
   }
 
   nlohmann::json Pod(const std::string& name, const std::string& cpu = "100m",

@@ -203,32 +203,19 @@ TEST_F(SchedulerIntegration, HonoursTaintsNodeAffinityAndHostPorts) {
 }
 
 // Fields Berth has no plugin for: the pods stay Pending with an event and a condition naming the
-// field, while a plain pod beside them is bound. The apiserver accepts a claim or a PVC that does
-// not exist, so none is created.
+// field, while a plain pod beside them is bound. The apiserver accepts a claim that does not
+// exist, so none is created.
 TEST_F(SchedulerIntegration, PodsUsingUnsupportedFieldsStayPendingNamingTheField) {
   nodes_->Add("n0", "4", "8Gi");
   StartScheduler();
   auto claims = Pod("claims");
   claims["spec"]["resourceClaims"] = {{{"name", "gpu"}, {"resourceClaimName", "absent-claim"}}};
   client_->Post(PodsPath(), claims);
-  auto iscsi = Pod("iscsi");
-  iscsi["spec"]["volumes"] = {{{"name", "disk"},
-                               {"iscsi",
-                                {{"targetPortal", "192.0.2.1:3260"},
-                                 {"iqn", "iqn.2001-04.com.example:disk"},
-                                 {"lun", 0}}}}};
-  client_->Post(PodsPath(), iscsi);
-  auto pvc = Pod("pvc");
-  pvc["spec"]["volumes"] = {
-      {{"name", "data"}, {"persistentVolumeClaim", {{"claimName", "absent-claim"}}}}};
-  client_->Post(PodsPath(), pvc);
   client_->Post(PodsPath(), Pod("plain"));
   ASSERT_TRUE(WaitBound("plain"));
 
   const std::map<std::string, std::string> fields = {
       {"claims", "spec.resourceClaims (dynamic resource allocation)"},
-      {"iscsi", "spec.volumes[0].iscsi (volume conflicts)"},
-      {"pvc", "spec.volumes[0].persistentVolumeClaim (persistent volume binding)"},
   };
   for (const auto& [name, field] : fields) {
     SCOPED_TRACE(name);

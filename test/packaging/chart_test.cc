@@ -96,7 +96,15 @@ INSTANTIATE_TEST_SUITE_P(
                   {"'/profiles/0/schedulerName'"}},
         BadValues{"BadDuration",
                   "leaderElection:\n  leaseDuration: 15\n",
-                  {"'/leaderElection/leaseDuration'"}}),
+                  {"'/leaderElection/leaseDuration'"}},
+        // The secure port is always HTTPS now; an old values file says so rather than being
+        // silently ignored.
+        BadValues{"RemovedTlsEnabled",
+                  "server:\n  tls:\n    enabled: true\n",
+                  {"'/server/tls'", "additional properties 'enabled'"}},
+        BadValues{"MetricsReaderWithoutNamespace",
+                  "rbac:\n  metricsReader:\n    serviceAccounts: [{name: prometheus}]\n",
+                  {"'/rbac/metricsReader/serviceAccounts/0'", "namespace"}}),
     [](const ::testing::TestParamInfo<BadValues>& info) { return info.param.name; });
 
 // ---- Rendering ---------------------------------------------------------------------------------
@@ -108,9 +116,10 @@ std::multiset<std::string> Kinds(const std::vector<json>& objects) {
 }
 
 TEST(ChartTemplate, EveryCiValuesFileRendersTheExpectedObjects) {
-  const std::multiset<std::string> base = {"ServiceAccount",          "ConfigMap", "ClusterRole",
-                                           "ClusterRoleBinding",      "Service",   "Deployment",
-                                           "CustomResourceDefinition"};
+  // Two ClusterRoles: the scheduler's and the metrics reader's.
+  const std::multiset<std::string> base = {
+      "ServiceAccount",     "ConfigMap", "ClusterRole", "ClusterRole",
+      "ClusterRoleBinding", "Service",   "Deployment",  "CustomResourceDefinition"};
   auto with = [&](std::initializer_list<std::string> extra) {
     std::multiset<std::string> kinds = base;
     kinds.insert(extra);
@@ -119,8 +128,8 @@ TEST(ChartTemplate, EveryCiValuesFileRendersTheExpectedObjects) {
   const std::map<std::string, std::multiset<std::string>> expected = {
       {"defaults-values.yaml", base},
       {"two-profiles-values.yaml", base},
-      {"ha-servicemonitor-values.yaml",
-       with({"Role", "RoleBinding", "ServiceMonitor", "PodDisruptionBudget"})},
+      {"ha-servicemonitor-values.yaml", with({"Role", "RoleBinding", "ServiceMonitor",
+                                              "PodDisruptionBudget", "ClusterRoleBinding"})},
       {"tls-values.yaml", with({"ServiceMonitor"})},
   };
   std::set<std::string> seen;
@@ -160,6 +169,15 @@ TEST(ChartTemplate, ImageDefaultsToTheProjectVersion) {
 }
 
 // ---- RBAC --------------------------------------------------------------------------------------
+
+// The scheduler's own ClusterRole and binding (named like the release), beside the metrics
+// reader's.
+json SchedulerRole(const std::vector<json>& objects) {
+  return OfKind(objects, "ClusterRole", "berth").at(0);
+}
+json SchedulerRoleBinding(const std::vector<json>& objects) {
+  return OfKind(objects, "ClusterRoleBinding", "berth").at(0);
+}
 
 // One (apiGroup, resource, verb, resourceName) per permission, whatever the rules' grouping.
 using Grant = std::tuple<std::string, std::string, std::string, std::string>;
@@ -205,6 +223,9 @@ const std::set<Grant> kClusterGrants = {
     {"apps", "statefulsets", "watch", ""},
     {"events.k8s.io", "events", "create", ""},
     {"events.k8s.io", "events", "patch", ""},
+    // The secure port's delegated authentication and authorization.
+    {"authentication.k8s.io", "tokenreviews", "create", ""},
+    {"authorization.k8s.io", "subjectaccessreviews", "create", ""},
     {"scheduling.x-k8s.io", "podgroups", "get", ""},
     {"scheduling.x-k8s.io", "podgroups", "list", ""},
     {"scheduling.x-k8s.io", "podgroups", "watch", ""},
@@ -219,14 +240,39 @@ const std::set<Grant> kClusterGrants = {
     {"policy", "poddisruptionbudgets", "get", ""},
     {"policy", "poddisruptionbudgets", "list", ""},
     {"policy", "poddisruptionbudgets", "watch", ""},
+    // The volume plugins (rbac.volumes, on by default): the storage objects they read, and
+    // VolumeBinding's patches of a volume's claimRef or a claim's selected-node annotation.
+    {"", "persistentvolumeclaims", "get", ""},
+    {"", "persistentvolumeclaims", "list", ""},
+    {"", "persistentvolumeclaims", "watch", ""},
+    {"", "persistentvolumeclaims", "patch", ""},
+    {"", "persistentvolumes", "get", ""},
+    {"", "persistentvolumes", "list", ""},
+    {"", "persistentvolumes", "watch", ""},
+    {"", "persistentvolumes", "patch", ""},
+    {"storage.k8s.io", "storageclasses", "get", ""},
+    {"storage.k8s.io", "storageclasses", "list", ""},
+    {"storage.k8s.io", "storageclasses", "watch", ""},
+    {"storage.k8s.io", "csinodes", "get", ""},
+    {"storage.k8s.io", "csinodes", "list", ""},
+    {"storage.k8s.io", "csinodes", "watch", ""},
+    {"storage.k8s.io", "csidrivers", "get", ""},
+    {"storage.k8s.io", "csidrivers", "list", ""},
+    {"storage.k8s.io", "csidrivers", "watch", ""},
+    {"storage.k8s.io", "csistoragecapacities", "get", ""},
+    {"storage.k8s.io", "csistoragecapacities", "list", ""},
+    {"storage.k8s.io", "csistoragecapacities", "watch", ""},
+    {"storage.k8s.io", "volumeattachments", "get", ""},
+    {"storage.k8s.io", "volumeattachments", "list", ""},
+    {"storage.k8s.io", "volumeattachments", "watch", ""},
 };
 
 TEST(ChartRbac, ClusterRoleGrantsExactlyWhatTheSchedulerCalls) {
   for (const std::string& file : CiValuesFiles()) {
     std::vector<json> objects = Render({file});
-    EXPECT_EQ(Grants(OnlyOfKind(objects, "ClusterRole")), kClusterGrants) << Basename(file);
-    json binding = OnlyOfKind(objects, "ClusterRoleBinding");
-    EXPECT_EQ(binding["roleRef"]["name"], OnlyOfKind(objects, "ClusterRole")["metadata"]["name"]);
+    EXPECT_EQ(Grants(SchedulerRole(objects)), kClusterGrants) << Basename(file);
+    json binding = SchedulerRoleBinding(objects);
+    EXPECT_EQ(binding["roleRef"]["name"], SchedulerRole(objects)["metadata"]["name"]);
     EXPECT_EQ(
         binding["subjects"],
         json::parse(R"([{"kind":"ServiceAccount","name":"berth","namespace":"berth-system"}])"));
@@ -241,7 +287,43 @@ TEST(ChartRbac, WithoutPreemptionNeitherPodDeletionNorDisruptionBudgets) {
     }
   }
   ASSERT_EQ(expected.size() + 4, kClusterGrants.size());
-  EXPECT_EQ(Grants(OnlyOfKind(Render({}, {"rbac.preemption=false"}), "ClusterRole")), expected);
+  EXPECT_EQ(Grants(SchedulerRole(Render({}, {"rbac.preemption=false"}))), expected);
+}
+
+TEST(ChartRbac, WithoutVolumesNoStorageObjects) {
+  std::set<Grant> expected = kClusterGrants;
+  for (const Grant& grant : kClusterGrants) {
+    const std::string& group = std::get<0>(grant);
+    const std::string& resource = std::get<1>(grant);
+    if (group == "storage.k8s.io" || resource == "persistentvolumeclaims" ||
+        resource == "persistentvolumes") {
+      expected.erase(grant);
+    }
+  }
+  ASSERT_EQ(expected.size() + 23, kClusterGrants.size());
+  EXPECT_EQ(Grants(SchedulerRole(Render({}, {"rbac.volumes=false"}))), expected);
+}
+
+TEST(ChartRbac, MetricsReaderMayGetMetricsAndNothingElse) {
+  const json expected_rules = json::parse(R"([{"nonResourceURLs":["/metrics"],"verbs":["get"]}])");
+  std::vector<json> objects = Render({});
+  json reader = OfKind(objects, "ClusterRole", "berth-metrics-reader").at(0);
+  EXPECT_EQ(reader["rules"], expected_rules);
+  EXPECT_TRUE(OfKind(objects, "ClusterRoleBinding", "berth-metrics-reader").empty())
+      << "bound only to the ServiceAccounts named";
+
+  objects = Render({CiFile("ha-servicemonitor-values.yaml")});
+  json binding = OfKind(objects, "ClusterRoleBinding", "berth-metrics-reader").at(0);
+  EXPECT_EQ(binding["roleRef"], json({{"apiGroup", "rbac.authorization.k8s.io"},
+                                      {"kind", "ClusterRole"},
+                                      {"name", "berth-metrics-reader"}}));
+  EXPECT_EQ(binding["subjects"], json::parse(R"([{"kind":"ServiceAccount","name":"prometheus-k8s",
+                                                  "namespace":"monitoring"}])"));
+
+  objects = Render({CiFile("ha-servicemonitor-values.yaml")}, {"rbac.metricsReader.create=false"});
+  EXPECT_TRUE(OfKind(objects, "ClusterRole", "berth-metrics-reader").empty());
+  EXPECT_TRUE(OfKind(objects, "ClusterRoleBinding", "berth-metrics-reader").empty());
+  EXPECT_EQ(Grants(SchedulerRole(objects)), kClusterGrants);
 }
 
 TEST(ChartRbac, LeaseRoleOnlyWithLeaderElectionAndOnlyForItsLease) {
@@ -305,8 +387,7 @@ TEST(ChartPodGroupCrd, InstalledAsTheChartsFileKeptOnUninstallAndOptional) {
   EXPECT_TRUE(
       OfKind(Render({}, {"podGroup.installCRD=false"}), "CustomResourceDefinition").empty());
   // The rights to read PodGroups stay: the CRD may come from another owner.
-  EXPECT_EQ(Grants(OnlyOfKind(Render({}, {"podGroup.installCRD=false"}), "ClusterRole")),
-            kClusterGrants);
+  EXPECT_EQ(Grants(SchedulerRole(Render({}, {"podGroup.installCRD=false"}))), kClusterGrants);
 }
 
 // ---- Deployment --------------------------------------------------------------------------------
@@ -364,55 +445,66 @@ TEST(ChartDeployment, ConfigChangeRollsThePods) {
   EXPECT_EQ(ConfigChecksum(Render({}, {"resources.requests.cpu=1", "podLabels.team=a"})), base);
 }
 
-TEST(ChartDeployment, ProbesAndServiceUseTheServingPortAndScheme) {
-  struct Case {
-    std::string file;
-    std::string scheme;
-    int64_t port;
-  };
-  for (const Case& c :
-       {Case{"defaults-values.yaml", "HTTP", 10251}, Case{"tls-values.yaml", "HTTPS", 10259}}) {
-    SCOPED_TRACE(c.file);
-    std::vector<json> objects = Render({CiFile(c.file)});
+TEST(ChartDeployment, ProbesServiceAndScrapesUseTheSecurePortOverHttps) {
+  for (const std::string& file : CiValuesFiles()) {
+    SCOPED_TRACE(Basename(file));
+    const bool own_certificate = Basename(file) == "tls-values.yaml";
+    std::vector<json> objects = Render({file});
     json spec = PodSpec(objects);
     const json& container = spec["containers"][0];
     EXPECT_EQ(container["ports"],
-              json::array({{{"name", "metrics"}, {"containerPort", c.port}, {"protocol", "TCP"}}}));
+              json::array({{{"name", "https"}, {"containerPort", 10259}, {"protocol", "TCP"}}}));
     EXPECT_EQ(container["livenessProbe"]["httpGet"],
-              json({{"path", "/livez"}, {"port", "metrics"}, {"scheme", c.scheme}}));
+              json({{"path", "/livez"}, {"port", "https"}, {"scheme", "HTTPS"}}));
     EXPECT_EQ(container["readinessProbe"]["httpGet"],
-              json({{"path", "/readyz"}, {"port", "metrics"}, {"scheme", c.scheme}}));
+              json({{"path", "/readyz"}, {"port", "https"}, {"scheme", "HTTPS"}}));
     std::vector<std::string> args = container["args"];
-    EXPECT_THAT(args, ::testing::Contains("--bind-address=0.0.0.0:" + std::to_string(c.port)));
+    EXPECT_THAT(args, ::testing::Contains("--secure-port=10259"));
+    EXPECT_THAT(args, ::testing::Contains("--bind-address=0.0.0.0"));
     EXPECT_THAT(args, ::testing::Contains("--config=/etc/berth/config/config.yaml"));
-    bool tls = c.scheme == "HTTPS";
+    for (const std::string& arg : args) {
+      EXPECT_EQ(arg.rfind("--port", 0), std::string::npos) << "no plain-HTTP port: " << arg;
+    }
     EXPECT_EQ(std::count(args.begin(), args.end(), "--tls-cert-file=/etc/berth/tls/tls.crt"),
-              tls ? 1 : 0);
+              own_certificate ? 1 : 0);
     EXPECT_EQ(std::count(args.begin(), args.end(), "--tls-private-key-file=/etc/berth/tls/tls.key"),
-              tls ? 1 : 0);
-    EXPECT_EQ(spec["volumes"].size(), tls ? 2u : 1u);
-    if (tls) {
+              own_certificate ? 1 : 0);
+    EXPECT_EQ(spec["volumes"].size(), own_certificate ? 2u : 1u);
+    if (own_certificate) {
       EXPECT_EQ(spec["volumes"][1]["secret"]["secretName"], "berth-tls");
     }
 
     json service = OnlyOfKind(objects, "Service");
-    EXPECT_EQ(service["spec"]["ports"][0]["targetPort"], "metrics");
+    EXPECT_EQ(service["spec"]["ports"],
+              json::parse(R"([{"name":"https","port":10259,"targetPort":"https",
+                               "protocol":"TCP"}])"));
     EXPECT_EQ(service["spec"]["selector"],
               OnlyOfKind(objects, "Deployment")["spec"]["selector"]["matchLabels"]);
   }
-  json monitor = OnlyOfKind(Render({CiFile("tls-values.yaml")}), "ServiceMonitor");
-  EXPECT_EQ(monitor["spec"]["endpoints"][0]["scheme"], "https");
-  EXPECT_EQ(monitor["spec"]["endpoints"][0]["port"], "metrics");
-  EXPECT_EQ(monitor["spec"]["endpoints"][0]["tlsConfig"]["serverName"], "berth.berth-system.svc");
-  monitor = OnlyOfKind(Render({CiFile("ha-servicemonitor-values.yaml")}), "ServiceMonitor");
-  EXPECT_EQ(monitor["spec"]["endpoints"][0]["scheme"], "http");
-  EXPECT_EQ(monitor["metadata"]["labels"]["release"], "prometheus");
 }
 
-TEST(ChartDeployment, TlsWithoutASecretFailsClearly) {
-  EXPECT_THAT(
-      [] { HelmTemplate("berth", kNamespace, {}, {"server.tls.enabled=true"}); },
-      ::testing::ThrowsMessage<std::runtime_error>(HasSubstr("server.tls.secretName is required")));
+TEST(ChartServiceMonitor, ScrapesHttpsWithPrometheusTokenSkippingVerifyOnlyForSelfSigned) {
+  json endpoint = OnlyOfKind(Render({CiFile("ha-servicemonitor-values.yaml")}),
+                             "ServiceMonitor")["spec"]["endpoints"][0];
+  EXPECT_EQ(endpoint, json::parse(R"({"port":"https","path":"/metrics","scheme":"https",
+    "interval":"15s","scrapeTimeout":"5s",
+    "bearerTokenFile":"/var/run/secrets/kubernetes.io/serviceaccount/token",
+    "tlsConfig":{"insecureSkipVerify":true}})"));
+
+  // The operator's certificate: verified as tlsConfig says, never skipped.
+  endpoint =
+      OnlyOfKind(Render({CiFile("tls-values.yaml")}), "ServiceMonitor")["spec"]["endpoints"][0];
+  EXPECT_EQ(endpoint["tlsConfig"], json::parse(R"({"serverName":"berth.berth-system.svc",
+    "ca":{"secret":{"name":"berth-tls","key":"ca.crt"}}})"));
+
+  // A token from a Secret instead of Prometheus's own.
+  endpoint = OnlyOfKind(Render({}, {"serviceMonitor.enabled=true",
+                                    "serviceMonitor.authorization.credentials.name=scraper",
+                                    "serviceMonitor.authorization.credentials.key=token"}),
+                        "ServiceMonitor")["spec"]["endpoints"][0];
+  EXPECT_EQ(endpoint["authorization"],
+            json::parse(R"({"credentials":{"name":"scraper","key":"token"}})"));
+  EXPECT_FALSE(endpoint.contains("bearerTokenFile"));
 }
 
 // ---- Leader election ---------------------------------------------------------------------------

@@ -7,7 +7,9 @@
 // scheduler_perf suite (test/integration/scheduler_perf), with its node (4 cpu, 32Gi, 110 pods)
 // and pod (100m, 500Mi) templates. The gang workloads (GangScheduling8/64/256) have no
 // scheduler_perf counterpart: groups of that many pods, each a PodGroup whose minMember is all of
-// them, created one group at a time once the previous one is bound.
+// them, created one group at a time once the previous one is bound. The volume workloads
+// (SchedulingCSIPVs, SchedulingInTreePVs, SchedulingMigratedInTreePVs) give every pod a claim
+// bound to a volume of its own, put in the volume plugins' informers before the run.
 //
 //   _output/bin/scheduler_bench [--workload NAME|all] [--nodes N] [--existing-pods N] [--pods N]
 //                               [--seed S] [--parallelism P] [--churn-interval-us U] [--json]
@@ -75,6 +77,10 @@ enum class Kind {
   kUnschedulable,
   kPreemption,
   kGang,
+  // Each pod with a claim bound to a volume of its own (scheduler_perf's pre-bound PV/PVC pairs).
+  kCSIPVs,
+  kInTreePVs,
+  kMigratedInTreePVs,
 };
 
 struct Workload {
@@ -113,6 +119,14 @@ const std::vector<Workload>& Workloads() {
       {"GangScheduling8", Kind::kGang, 5000, 0, 10240, "Coscheduling", 8},
       {"GangScheduling64", Kind::kGang, 5000, 0, 10240, "Coscheduling", 64},
       {"GangScheduling256", Kind::kGang, 5000, 0, 10240, "Coscheduling", 256},
+      // scheduler_perf's volumes workloads: CSI volumes on nodes whose CSINode allows 39 of the
+      // driver's, in-tree EBS volumes (no CSINode), and in-tree EBS volumes on nodes where CSI
+      // migration hands them to the EBS driver (5000Nodes_5000Pods, 5000Nodes_2000Pods and
+      // 5000Nodes_5000Pods).
+      {"SchedulingCSIPVs", Kind::kCSIPVs, 5000, 5000, 5000, "NodeVolumeLimits"},
+      {"SchedulingInTreePVs", Kind::kInTreePVs, 5000, 1000, 2000, "VolumeBinding"},
+      {"SchedulingMigratedInTreePVs", Kind::kMigratedInTreePVs, 5000, 5000, 5000,
+       "NodeVolumeLimits"},
   };
   return workloads;
 }
@@ -287,6 +301,16 @@ api::PodPtr MakePod(Kind kind, const std::string& name, const std::string& ns,
       spec.topology_spread_constraints.push_back(std::move(c));
       break;
     }
+    case Kind::kCSIPVs:
+    case Kind::kInTreePVs:
+    case Kind::kMigratedInTreePVs: {
+      api::Volume volume;
+      volume.name = "vol";
+      volume.source = "persistentVolumeClaim";
+      volume.claim_name = name + "-pvc";
+      spec.volumes.push_back(std::move(volume));
+      break;
+    }
     default:
       break;
   }
@@ -313,6 +337,62 @@ api::PodPtr MakeGangPod(const std::string& name, const std::string& group) {
       .Container("100m", "500Mi")
       .Label(std::string(api::kPodGroupLabel), group)
       .Build();
+}
+
+constexpr std::string_view kEBSDriver = "ebs.csi.aws.com";
+
+bool VolumeKind(Kind kind) {
+  return kind == Kind::kCSIPVs || kind == Kind::kInTreePVs || kind == Kind::kMigratedInTreePVs;
+}
+
+// scheduler_perf's csiNodeAllocatable (39 EBS volumes), with the migrated-plugins annotation in
+// the migrated workload.
+std::shared_ptr<const api::CSINode> MakeCSINode(const std::string& node, bool migrated) {
+  auto csi_node = std::make_shared<api::CSINode>();
+  csi_node->meta.name = node;
+  if (migrated) {
+    csi_node->meta.annotations.Set(std::string(api::kMigratedPluginsAnnotation),
+                                   "kubernetes.io/aws-ebs");
+  }
+  api::CSINodeDriver driver;
+  driver.name = std::string(kEBSDriver);
+  driver.node_id = node;
+  driver.allocatable_count = 39;
+  csi_node->drivers.push_back(std::move(driver));
+  return csi_node;
+}
+
+// The pod's claim, bound (bind-completed) to a volume of its own as scheduler_perf creates them
+// from its pv-csi.yaml / pv-aws.yaml and pvc.yaml templates (1Gi, ReadOnlyMany).
+void AddBoundClaim(Kind kind, const api::Pod& pod, informer::SharedInformerFactory& informers) {
+  const std::string claim_name = pod.meta.name + "-pvc";
+  const std::string volume_name = "pv-" + pod.meta.namespace_ + "-" + pod.meta.name;
+  auto pv = std::make_shared<api::PersistentVolume>();
+  pv->meta.name = volume_name;
+  pv->meta.resource_version = "1";
+  pv->spec.capacity = int64_t{1} << 30;
+  pv->spec.access_modes = {api::PersistentVolumeAccessMode::kReadOnlyMany};
+  pv->spec.claim_ref = api::ClaimReference{pod.meta.namespace_, claim_name, "uid-" + claim_name};
+  pv->status.phase = api::PersistentVolumePhase::kBound;
+  if (kind == Kind::kCSIPVs) {
+    pv->spec.source = "csi";
+    pv->spec.csi = api::CSIPersistentVolumeSource{std::string(kEBSDriver), "vol-" + volume_name};
+  } else {
+    pv->spec.source = "awsElasticBlockStore";
+    pv->spec.in_tree_volume_id = "vol-" + volume_name;
+  }
+  auto pvc = std::make_shared<api::PersistentVolumeClaim>();
+  pvc->meta.name = claim_name;
+  pvc->meta.namespace_ = pod.meta.namespace_;
+  pvc->meta.uid = "uid-" + claim_name;
+  pvc->meta.resource_version = "1";
+  pvc->meta.annotations.Set(std::string(api::kBindCompletedAnnotation), "true");
+  pvc->spec.access_modes = {api::PersistentVolumeAccessMode::kReadOnlyMany};
+  pvc->spec.storage_request = int64_t{1} << 30;
+  pvc->spec.volume_name = volume_name;
+  pvc->status.phase = api::PersistentVolumeClaimPhase::kBound;
+  informers.For<api::PersistentVolume>().Upsert(pv);
+  informers.For<api::PersistentVolumeClaim>().Upsert(pvc);
 }
 
 api::PodGroup MakePodGroup(const std::string& name, int min_member) {
@@ -473,6 +553,16 @@ bool Run(const Workload& w, const Flags& flags, Result* out) {
   // SchedulingPodAffinity labels every node zone1 (its labelNodePrepareStrategy).
   const bool one_zone = w.kind == Kind::kPodAffinity;
   for (int i = 0; i < num_nodes; i++) sched.OnNodeAdd(MakeNode(NodeName(i), i, one_zone));
+  // The storage objects the volume plugins read, held in their informers as an apiserver would
+  // have listed them.
+  auto& informers = sched.FrameworkFor(cfg.profiles[0].scheduler_name)->SharedInformerFactory();
+  const bool volumes = VolumeKind(w.kind);
+  if (w.kind == Kind::kCSIPVs || w.kind == Kind::kMigratedInTreePVs) {
+    for (int i = 0; i < num_nodes; i++) {
+      informers.For<api::CSINode>().Upsert(
+          MakeCSINode(NodeName(i), w.kind == Kind::kMigratedInTreePVs));
+    }
+  }
   out->bytes_per_node = num_nodes ? (HeapInUse() - heap) / num_nodes : 0;
 
   // Existing pods arrive already assigned, as an informer's initial list delivers them. Those
@@ -483,7 +573,7 @@ bool Run(const Workload& w, const Flags& flags, Result* out) {
                                  w.kind == Kind::kPreferredPodAffinity ||
                                  w.kind == Kind::kPreferredPodAntiAffinity;
   const Kind existing_kind =
-      w.kind == Kind::kNodeAffinity || pod_affinity_kind ? w.kind : Kind::kBasic;
+      w.kind == Kind::kNodeAffinity || pod_affinity_kind || volumes ? w.kind : Kind::kBasic;
   std::vector<int> allowed;
   for (int n = 0; n < num_nodes; n++) {
     if (existing_kind != Kind::kNodeAffinity || n % kZones < 2) allowed.push_back(n);
@@ -492,7 +582,9 @@ bool Run(const Workload& w, const Flags& flags, Result* out) {
     const std::string name = "x-" + std::to_string(i);
     const std::string node = NodeName(allowed[i % allowed.size()]);
     if (!preemption) {
-      sched.OnPodAdd(MakePod(existing_kind, name, "sched-0", node));
+      api::PodPtr pod = MakePod(existing_kind, name, "sched-0", node);
+      if (volumes) AddBoundClaim(w.kind, *pod, informers);
+      sched.OnPodAdd(pod);
       continue;
     }
     api::PodPtr pod = MakeLowPriorityPod(name, node);
@@ -514,6 +606,7 @@ bool Run(const Workload& w, const Flags& flags, Result* out) {
     }
     measured.push_back(preemption ? MakeHighPriorityPod(name)
                                   : MakePod(measured_kind, name, "sched-1"));
+    if (volumes) AddBoundClaim(w.kind, *measured.back(), informers);
     sched.OnPodAdd(measured.back());
     if (unschedulable) sched.OnPodAdd(MakeHugePod("u-" + std::to_string(i)));
   }

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <random>
@@ -99,7 +100,7 @@ TestNamespace::~TestNamespace() {
 nlohmann::json PodManifest(const std::string& ns, const std::string& name,
                            const std::string& scheduler_name, const std::string& cpu,
                            const std::string& memory) {
-  nlohmann::json container = {{"name", "app"}, {"image", "registry.k8s.io/pause:3.10"}};
+  nlohmann::json container = {{"name", "app"}, {"image", "pause"}};
   nlohmann::json requests = nlohmann::json::object();
   if (!cpu.empty()) requests["cpu"] = cpu;
   if (!memory.empty()) requests["memory"] = memory;
@@ -138,6 +139,7 @@ void CreateMany(client::Client& client, const std::string& path, int count,
                 const std::function<nlohmann::json(int)>& object, int parallelism) {
   std::atomic<int> next{0};
   std::vector<std::thread> workers;
+  workers.reserve(static_cast<size_t>(parallelism));
   std::exception_ptr failure;
   std::mutex failure_mu;
   for (int w = 0; w < parallelism; w++) {
@@ -259,7 +261,24 @@ std::string PriorityClasses::Add(const std::string& name, int value, bool never_
   if (never_preempts) object["preemptionPolicy"] = "Never";
   client_->Post(kPriorityClassesPath, object);
   names_.push_back(full);
-  return full;
+  // The apiserver's Priority admission reads classes from its own informer, so a pod created
+  // right after its class can be refused. A dry-run pod passes admission once the class is seen.
+  const nlohmann::json probe = {
+      {"apiVersion", "v1"},
+      {"kind", "Pod"},
+      {"metadata", {{"name", "priority-class-probe"}}},
+      {"spec",
+       {{"priorityClassName", full}, {"containers", {{{"name", "c"}, {"image", "pause"}}}}}}};
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (true) {
+    try {
+      client_->Post("/api/v1/namespaces/default/pods?dryRun=All", probe);
+      return full;
+    } catch (const client::ApiError& e) {
+      if (e.http_status() != 403 || std::chrono::steady_clock::now() > deadline) throw;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
 }
 
 }  // namespace berth::testing

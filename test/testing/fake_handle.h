@@ -40,6 +40,14 @@ class FakeLister : public framework::NodeInfoLister {
     }
     return nullptr;
   }
+  bool IsPVCUsedByPods(const std::string& key) const override {
+    for (const auto& n : nodes_) {
+      for (const auto& [claim, count] : n->pvc_ref_counts()) {
+        if (claim == key && count > 0) return true;
+      }
+    }
+    return false;
+  }
 
  private:
   std::vector<framework::NodeInfoPtr> nodes_;
@@ -135,8 +143,7 @@ class FakeHandle : public framework::Handle {
   }
   void IterateOverWaitingPods(const std::function<void(framework::WaitingPod&)>&) override {}
   void RejectWaitingPod(const std::string&) override {}
-  std::string AllowWaitingPods(const std::vector<std::string>& uids,
-                               const std::string&) override {
+  std::string AllowWaitingPods(const std::vector<std::string>& uids, const std::string&) override {
     return uids.empty() ? "" : uids.front();  // No pod waits here.
   }
   framework::EventRecorder& GetEventRecorder() override { return recorder_; }
@@ -145,6 +152,8 @@ class FakeHandle : public framework::Handle {
   framework::PreemptionMetrics& GetPreemptionMetrics() override { return preemption_metrics_; }
   CountingPreemptionMetrics& preemption_metrics() { return preemption_metrics_; }
   const std::string& ProfileName() const override { return profile_; }
+  bool Stopping() const override { return stopping_.load(); }
+  void set_stopping(bool stopping) { stopping_ = stopping; }
   // Records what a plugin asked to activate.
   void Activate(const std::vector<std::string>& pod_uids) override {
     std::lock_guard lock(activated_mu_);
@@ -201,6 +210,7 @@ class FakeHandle : public framework::Handle {
   std::vector<std::string> activated_;
   CountingPreemptionMetrics preemption_metrics_;
   std::string profile_ = "berth-scheduler";
+  std::atomic<bool> stopping_{false};
 };
 
 }  // namespace berth::testing

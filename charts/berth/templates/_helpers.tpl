@@ -60,12 +60,8 @@ Several replicas without it would all schedule at once and overcommit nodes, so 
 {{- default (include "berth.fullname" .) .Values.leaderElection.resourceName }}
 {{- end }}
 
-{{- define "berth.scheme" -}}
-{{- ternary "HTTPS" "HTTP" .Values.server.tls.enabled }}
-{{- end }}
-
-{{- define "berth.tlsSecretName" -}}
-{{- required "server.tls.secretName is required when server.tls.enabled is true: the name of a kubernetes.io/tls Secret (keys tls.crt and tls.key) in the release namespace" .Values.server.tls.secretName }}
+{{- define "berth.metricsReaderName" -}}
+{{- printf "%s-metrics-reader" (include "berth.fullname" .) | trunc 63 | trimSuffix "-" }}
 {{- end }}
 
 {{- define "berth.image" -}}

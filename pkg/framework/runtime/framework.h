@@ -161,6 +161,8 @@ class Framework : public Handle {
   void WhenPermitDecided(const api::Pod& pod, std::function<void()> then);
   // The Permit decision on `pod`; blocks while it is still waiting.
   Status WaitOnPermit(const api::Pod& pod);
+  // Whether any PreBind plugin has work for `pod` on `node` (its PreBindPreFlight is not Skip).
+  bool PreBindHasWork(CycleState& state, const api::Pod& pod, const std::string& node);
   Status RunPreBindPlugins(CycleState& state, const api::Pod& pod, const std::string& node);
   Status RunBindPlugins(CycleState& state, const api::Pod& pod, const std::string& node);
   void RunPostBindPlugins(CycleState& state, const api::Pod& pod, const std::string& node);
@@ -201,6 +203,9 @@ class Framework : public Handle {
   void Activate(const std::vector<std::string>& pod_uids) override;
   PreemptionMetrics& GetPreemptionMetrics() override;
   prometheus::Registry* MetricsRegistry() const override { return deps_.metrics_registry; }
+  bool Stopping() const override { return stopping_.load(); }
+  // Tells the plugins the scheduler is shutting down (Stopping()).
+  void Stop() { stopping_ = true; }
 
  private:
   template <typename P>
@@ -258,6 +263,7 @@ class Framework : public Handle {
   std::vector<PluginObserver*> unreserve_metrics_;
   std::vector<PluginObserver*> normalize_metrics_;
   std::array<ExtensionPointObserver*, static_cast<size_t>(Point::kCount)> point_metrics_{};
+  std::atomic<bool> stopping_{false};
 };
 
 }  // namespace berth::framework::runtime

@@ -98,6 +98,13 @@ Status Framework::WaitOnPermit(const api::Pod& pod) {
   return s;
 }
 
+bool Framework::PreBindHasWork(CycleState& state, const api::Pod& pod, const std::string& node) {
+  for (const auto& entry : pre_bind_) {
+    if (!entry.plugin->PreBindPreFlight(state, pod, node).IsSkip()) return true;
+  }
+  return false;
+}
+
 Status Framework::RunPreBindPlugins(CycleState& state, const api::Pod& pod,
                                     const std::string& node) {
   auto start = Clock::now();

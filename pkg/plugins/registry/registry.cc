@@ -14,10 +14,14 @@
 #include "pkg/plugins/noderesources/balanced_allocation.h"
 #include "pkg/plugins/noderesources/fit.h"
 #include "pkg/plugins/nodeunschedulable/nodeunschedulable.h"
+#include "pkg/plugins/nodevolumelimits/nodevolumelimits.h"
 #include "pkg/plugins/podtopologyspread/podtopologyspread.h"
 #include "pkg/plugins/prioritysort/prioritysort.h"
 #include "pkg/plugins/schedulinggates/schedulinggates.h"
 #include "pkg/plugins/tainttoleration/tainttoleration.h"
+#include "pkg/plugins/volumebinding/volumebinding.h"
+#include "pkg/plugins/volumerestrictions/volumerestrictions.h"
+#include "pkg/plugins/volumezone/volumezone.h"
 
 namespace berth::plugins::registry {
 namespace {
@@ -46,6 +50,10 @@ framework::runtime::Registry InTree() {
       {std::string(nodeaffinity::kName), nodeaffinity::New},
       {std::string(nodeports::kName), nodeports::New},
       {std::string(noderesources::kName), noderesources::New},
+      {std::string(volumerestrictions::kName), volumerestrictions::New},
+      {std::string(nodevolumelimits::kName), nodevolumelimits::New},
+      {std::string(volumebinding::kName), volumebinding::New},
+      {std::string(volumezone::kName), volumezone::New},
       {std::string(podtopologyspread::kName), podtopologyspread::New},
       {std::string(interpodaffinity::kName), interpodaffinity::New},
       {std::string(defaultpreemption::kName), defaultpreemption::New},

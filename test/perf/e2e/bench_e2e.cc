@@ -312,8 +312,10 @@ Binder StartBinder(const std::string& kind, const std::string& scheduler_name,
             "--kubeconfig",
             kubeconfig,
             "--bind-address",
-            "127.0.0.1:" + port};
-    b.ready_url = "http://127.0.0.1:" + port + "/readyz";
+            "127.0.0.1",
+            "--secure-port",
+            port};
+    b.ready_url = "https://127.0.0.1:" + port + "/readyz";
   } else {
     argv = {testing::BinaryPath("bind_only"),
             "--kubeconfig",

@@ -1,0 +1,265 @@
+#include "pkg/server/auth/delegating.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <mutex>
+#include <vector>
+
+#include "test/testing/unused_client.h"
+
+namespace berth::server::auth {
+namespace {
+
+using json = nlohmann::json;
+using std::chrono::seconds;
+
+// Answers POSTs with `answer(path, body)` and records what was sent.
+class ReviewClient : public testing::UnusedClient {
+ public:
+  explicit ReviewClient(std::function<json(const std::string&, const json&)> answer)
+      : answer_(std::move(answer)) {}
+  json Post(const std::string& path, const json& body) override {
+    std::lock_guard lock(mu_);
+    posts_.push_back({path, body});
+    return answer_(path, body);
+  }
+  std::vector<std::pair<std::string, json>> posts() {
+    std::lock_guard lock(mu_);
+    return posts_;
+  }
+
+ private:
+  std::function<json(const std::string&, const json&)> answer_;
+  std::mutex mu_;
+  std::vector<std::pair<std::string, json>> posts_;
+};
+
+// ---- TtlCache ----------------------------------------------------------------------------------
+
+TEST(TtlCacheTest, ValuesExpireAfterTheirTtl) {
+  util::FakeClock clock;
+  TtlCache<int> cache(clock, 10);
+  cache.Put("a", 1, seconds(10));
+  cache.Put("b", 2, seconds(2));
+  clock.Step(seconds(1));
+  EXPECT_EQ(cache.Get("a"), 1);
+  EXPECT_EQ(cache.Get("b"), 2);
+  clock.Step(seconds(1));
+  EXPECT_EQ(cache.Get("b"), std::nullopt);
+  clock.Step(seconds(7));
+  EXPECT_EQ(cache.Get("a"), 1);
+  clock.Step(seconds(1));
+  EXPECT_EQ(cache.Get("a"), std::nullopt);
+  EXPECT_EQ(cache.Size(), 0u);
+}
+
+TEST(TtlCacheTest, ReplacingAKeyRestartsItsTtlAndZeroTtlStoresNothing) {
+  util::FakeClock clock;
+  TtlCache<int> cache(clock, 10);
+  cache.Put("a", 1, seconds(2));
+  clock.Step(seconds(1));
+  cache.Put("a", 5, seconds(2));
+  clock.Step(seconds(1));
+  EXPECT_EQ(cache.Get("a"), 5);
+  cache.Put("z", 1, seconds(0));
+  EXPECT_EQ(cache.Get("z"), std::nullopt);
+  EXPECT_EQ(cache.Size(), 1u);
+}
+
+TEST(TtlCacheTest, WhenFullExpiredEntriesGoFirstThenTheNextToExpire) {
+  util::FakeClock clock;
+  TtlCache<int> cache(clock, 3);
+  cache.Put("short", 1, seconds(1));
+  cache.Put("long", 2, seconds(100));
+  cache.Put("mid", 3, seconds(50));
+  clock.Step(seconds(2));  // "short" expired.
+  cache.Put("new", 4, seconds(100));
+  EXPECT_EQ(cache.Size(), 3u);
+  EXPECT_EQ(cache.Get("long"), 2);
+  EXPECT_EQ(cache.Get("mid"), 3);
+  // Full of live entries: the one closest to expiry makes room.
+  cache.Put("newer", 5, seconds(100));
+  EXPECT_EQ(cache.Size(), 3u);
+  EXPECT_EQ(cache.Get("mid"), std::nullopt);
+  EXPECT_EQ(cache.Get("long"), 2);
+  EXPECT_EQ(cache.Get("new"), 4);
+  EXPECT_EQ(cache.Get("newer"), 5);
+}
+
+// ---- TokenReview -------------------------------------------------------------------------------
+
+json Authenticated(const json& user) {
+  return {{"kind", "TokenReview"}, {"status", {{"authenticated", true}, {"user", user}}}};
+}
+
+TEST(TokenReviewAuthenticatorTest, PostsTheTokenAndReadsTheUser) {
+  auto client = std::make_shared<ReviewClient>([](const std::string&, const json&) {
+    return Authenticated({{"username", "system:serviceaccount:monitoring:prometheus"},
+                          {"uid", "u-1"},
+                          {"groups", {"system:serviceaccounts", "system:authenticated"}},
+                          {"extra", {{"authentication.kubernetes.io/pod-name", {"prom-0"}}}}});
+  });
+  TokenReviewAuthenticator authenticator(client);
+  auto user = authenticator.AuthenticateToken("tok3n");
+  ASSERT_TRUE(user.has_value());
+  EXPECT_EQ(user->name, "system:serviceaccount:monitoring:prometheus");
+  EXPECT_EQ(user->uid, "u-1");
+  EXPECT_EQ(user->groups,
+            (std::vector<std::string>{"system:serviceaccounts", "system:authenticated"}));
+  EXPECT_EQ(user->extra.at("authentication.kubernetes.io/pod-name"),
+            std::vector<std::string>{"prom-0"});
+  ASSERT_EQ(client->posts().size(), 1u);
+  EXPECT_EQ(client->posts()[0].first, "/apis/authentication.k8s.io/v1/tokenreviews");
+  EXPECT_EQ(client->posts()[0].second, json({{"apiVersion", "authentication.k8s.io/v1"},
+                                             {"kind", "TokenReview"},
+                                             {"spec", {{"token", "tok3n"}}}}));
+}
+
+TEST(TokenReviewAuthenticatorTest, UnauthenticatedOrNamelessIsNotAUser) {
+  for (const json& answer :
+       {json({{"status", {{"authenticated", false}, {"error", "token expired"}}}}),
+        json({{"status", {{"authenticated", true}, {"user", json::object()}}}}), json::object()}) {
+    auto client =
+        std::make_shared<ReviewClient>([&](const std::string&, const json&) { return answer; });
+    EXPECT_EQ(TokenReviewAuthenticator(client).AuthenticateToken("t"), std::nullopt)
+        << answer.dump();
+  }
+}
+
+TEST(TokenReviewAuthenticatorTest, ApiErrorsPropagate) {
+  auto client = std::make_shared<ReviewClient>([](const std::string&, const json&) -> json {
+    throw client::ApiError(client::ErrorReason::kForbidden, 403, "cannot create tokenreviews");
+  });
+  EXPECT_THROW(TokenReviewAuthenticator(client).AuthenticateToken("t"), client::ApiError);
+}
+
+// Counts calls and answers from a table of tokens; "boom" throws.
+class TableAuthenticator : public TokenAuthenticator {
+ public:
+  std::optional<UserInfo> AuthenticateToken(const std::string& token) override {
+    calls++;
+    if (token == "boom") throw std::runtime_error("apiserver unreachable");
+    if (token == "good") return UserInfo{"alice", "", {"g"}, {}};
+    return std::nullopt;
+  }
+  int calls = 0;
+};
+
+TEST(CachedTokenAuthenticatorTest, RemembersAnswersForTheTtlButNotErrors) {
+  util::FakeClock clock;
+  auto table = std::make_unique<TableAuthenticator>();
+  TableAuthenticator* calls = table.get();
+  CachedTokenAuthenticator cached(std::move(table), seconds(10), clock);
+
+  EXPECT_EQ(cached.AuthenticateToken("good")->name, "alice");
+  EXPECT_EQ(cached.AuthenticateToken("good")->name, "alice");
+  EXPECT_EQ(cached.AuthenticateToken("bad"), std::nullopt);
+  EXPECT_EQ(cached.AuthenticateToken("bad"), std::nullopt);
+  EXPECT_EQ(calls->calls, 2) << "one review per distinct token within the TTL";
+
+  EXPECT_THROW(cached.AuthenticateToken("boom"), std::runtime_error);
+  EXPECT_THROW(cached.AuthenticateToken("boom"), std::runtime_error);
+  EXPECT_EQ(calls->calls, 4) << "a failed review is asked again";
+
+  clock.Step(seconds(10));
+  EXPECT_EQ(cached.AuthenticateToken("good")->name, "alice");
+  EXPECT_EQ(calls->calls, 5) << "asked again once the TTL passed";
+}
+
+// ---- SubjectAccessReview -----------------------------------------------------------------------
+
+Attributes Prometheus() {
+  return {{"system:serviceaccount:monitoring:prometheus",
+           "u-1",
+           {"system:serviceaccounts", "system:authenticated"},
+           {{"authentication.kubernetes.io/pod-name", {"prom-0"}}}},
+          "get",
+          "/metrics"};
+}
+
+TEST(SubjectAccessReviewAuthorizerTest, PostsTheUserAndNonResourceAttributes) {
+  auto client = std::make_shared<ReviewClient>([](const std::string&, const json&) {
+    return json(
+        {{"status", {{"allowed", true}, {"reason", "RBAC: allowed by ClusterRoleBinding"}}}});
+  });
+  Decision decision = SubjectAccessReviewAuthorizer(client).Authorize(Prometheus());
+  EXPECT_TRUE(decision.allowed);
+  EXPECT_EQ(decision.reason, "RBAC: allowed by ClusterRoleBinding");
+  ASSERT_EQ(client->posts().size(), 1u);
+  EXPECT_EQ(client->posts()[0].first, "/apis/authorization.k8s.io/v1/subjectaccessreviews");
+  EXPECT_EQ(client->posts()[0].second, json::parse(R"({
+    "apiVersion": "authorization.k8s.io/v1",
+    "kind": "SubjectAccessReview",
+    "spec": {
+      "user": "system:serviceaccount:monitoring:prometheus",
+      "uid": "u-1",
+      "groups": ["system:serviceaccounts", "system:authenticated"],
+      "extra": {"authentication.kubernetes.io/pod-name": ["prom-0"]},
+      "nonResourceAttributes": {"path": "/metrics", "verb": "get"}
+    }})"));
+}
+
+TEST(SubjectAccessReviewAuthorizerTest, DeniedUnlessAllowedAndNotDenied) {
+  struct Case {
+    json status;
+    bool allowed;
+  };
+  for (const Case& c : {Case{json::object(), false}, Case{{{"allowed", false}}, false},
+                        Case{{{"allowed", true}, {"denied", true}}, false},
+                        Case{{{"allowed", false}, {"denied", true}, {"reason", "no"}}, false},
+                        Case{{{"allowed", true}}, true}}) {
+    auto client = std::make_shared<ReviewClient>([&](const std::string&, const json&) {
+      return json({{"status", c.status}});
+    });
+    EXPECT_EQ(SubjectAccessReviewAuthorizer(client).Authorize(Prometheus()).allowed, c.allowed)
+        << c.status.dump();
+  }
+}
+
+// Allows alice to get "/metrics", nothing else; "/boom" throws. Counts calls.
+class TableAuthorizer : public Authorizer {
+ public:
+  Decision Authorize(const Attributes& a) override {
+    calls++;
+    if (a.path == "/boom") throw std::runtime_error("apiserver unreachable");
+    return {a.user.name == "alice" && a.verb == "get" && a.path == "/metrics", "table"};
+  }
+  int calls = 0;
+};
+
+TEST(CachedAuthorizerTest, AllowedAndDeniedHaveTheirOwnTtlsErrorsNone) {
+  util::FakeClock clock;
+  auto table = std::make_unique<TableAuthorizer>();
+  TableAuthorizer* calls = table.get();
+  CachedAuthorizer cached(std::move(table), seconds(10), seconds(3), clock);
+  const Attributes alice{{"alice", "", {}, {}}, "get", "/metrics"};
+  const Attributes bob{{"bob", "", {}, {}}, "get", "/metrics"};
+  EXPECT_TRUE(cached.Authorize(alice).allowed);
+  EXPECT_FALSE(cached.Authorize(bob).allowed);
+  EXPECT_TRUE(cached.Authorize(alice).allowed);
+  EXPECT_FALSE(cached.Authorize(bob).allowed);
+  EXPECT_EQ(calls->calls, 2);
+
+  // Every attribute is part of the key: another verb, path or group is a new question.
+  Attributes alice_put = alice;
+  alice_put.verb = "put";
+  EXPECT_FALSE(cached.Authorize(alice_put).allowed);
+  Attributes alice_grouped = alice;
+  alice_grouped.user.groups = {"admins"};
+  EXPECT_TRUE(cached.Authorize(alice_grouped).allowed);
+  EXPECT_EQ(calls->calls, 4);
+
+  clock.Step(seconds(3));
+  EXPECT_FALSE(cached.Authorize(bob).allowed);
+  EXPECT_TRUE(cached.Authorize(alice).allowed);
+  EXPECT_EQ(calls->calls, 5) << "the denial expired, the allowance did not";
+
+  const Attributes boom{{"alice", "", {}, {}}, "get", "/boom"};
+  EXPECT_THROW(cached.Authorize(boom), std::runtime_error);
+  EXPECT_THROW(cached.Authorize(boom), std::runtime_error);
+  EXPECT_EQ(calls->calls, 7);
+}
+
+}  // namespace
+}  // namespace berth::server::auth
