@@ -1,7 +1,8 @@
 // The --config file (pkg/config/load.h): a KubeSchedulerConfiguration in YAML or JSON, with
-// free-form plugin args. A configuration that loads must load again, equal, from what ToJson
-// makes of it (what /configz serves). Go durations, which the file's leaderElection fields are
-// written in, are parsed from the raw input as well and must survive FormatGoDuration.
+// free-form plugin args. A configuration that loads, and that the framework would run, must load
+// again, equal, from what ToJson makes of it (what /configz serves). Go durations, which the
+// file's leaderElection fields are written in, are parsed from the raw input as well and must
+// survive FormatGoDuration.
 
 #include <algorithm>
 #include <chrono>
@@ -49,6 +50,22 @@ bool KeysFitYaml(const nlohmann::json& value) {
   return true;
 }
 
+// Upstream's merge replaces a default with the last entry of the same name and appends the others,
+// so a list naming a plugin twice comes back from /configz reordered. The framework refuses such a
+// profile (or, when every extension point lists or disables the plugin, ignores its multiPoint
+// entries), so no running scheduler serves one.
+bool NamesAPluginTwice(const config::Configuration& loaded) {
+  for (const config::Profile& profile : loaded.profiles) {
+    for (const config::ExtensionPoint& point : config::ExtensionPoints()) {
+      std::set<std::string_view> seen;
+      for (const config::PluginRef& ref : (profile.plugins.*point.set).enabled) {
+        if (!seen.insert(ref.name).second) return true;
+      }
+    }
+  }
+  return false;
+}
+
 void CheckLoad(const std::string& text) {
   config::Configuration loaded;
   try {
@@ -57,6 +74,7 @@ void CheckLoad(const std::string& text) {
     Require(!e.issues().empty(), "a configuration error lists its issues");
     return;
   }
+  if (NamesAPluginTwice(loaded)) return;
   const nlohmann::json json = config::ToJson(loaded);
   if (!KeysFitYaml(json)) return;
   const std::string served = json.dump();
