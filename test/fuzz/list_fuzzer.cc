@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string_view>
@@ -14,44 +15,22 @@
 #include "pkg/api/errors.h"
 #include "pkg/api/list_parser.h"
 #include "test/fuzz/fuzz.h"
+#include "test/fuzz/list_decoding.h"
 
 namespace berth::fuzz {
 namespace {
 
 using json = nlohmann::json;
 
-struct Parsed {
-  std::vector<json> items;
-  api::ListMeta meta;
-};
-
-bool operator==(const Parsed& a, const Parsed& b) {
-  return a.items == b.items && a.meta.resource_version == b.meta.resource_version &&
-         a.meta.continue_token == b.meta.continue_token;
-}
-
-std::optional<Parsed> Whole(std::string_view body) {
-  Parsed parsed;
+std::optional<DecodedList> Whole(std::string_view body) {
+  DecodedList decoded;
   try {
-    parsed.meta =
-        api::ParseList(body, [&](json& item) { parsed.items.push_back(std::move(item)); });
+    decoded.meta =
+        api::ParseList(body, [&](json& item) { decoded.items.push_back(std::move(item)); });
   } catch (const api::DecodeError&) {
     return std::nullopt;
   }
-  return parsed;
-}
-
-std::optional<Parsed> Streamed(const std::vector<std::string_view>& pieces, size_t batch_bytes) {
-  Parsed parsed;
-  api::ListStreamParser parser([&](json& item) { parsed.items.push_back(std::move(item)); },
-                               batch_bytes);
-  try {
-    for (const std::string_view piece : pieces) parser.Feed(piece);
-    parsed.meta = parser.Finish();
-  } catch (const api::DecodeError&) {
-    return std::nullopt;
-  }
-  return parsed;
+  return decoded;
 }
 
 void Check(std::string_view input) {
@@ -59,8 +38,11 @@ void Check(std::string_view input) {
   const size_t batch_bytes = 1 + (static_cast<unsigned char>(input[0]) >> 3) * 8;
   const SplitInput split = Split(input);
 
-  const std::optional<Parsed> whole = Whole(split.payload);
-  const std::optional<Parsed> streamed = Streamed(split.pieces, batch_bytes);
+  const std::optional<DecodedList> whole = Whole(split.payload);
+  const std::optional<DecodedList> streamed =
+      DecodeInPieces(split.pieces, [&](ItemHandler on_item) {
+        return std::make_unique<api::ListStreamParser>(std::move(on_item), batch_bytes);
+      });
   Require(whole.has_value() == streamed.has_value(),
           "a list parses in pieces exactly when it parses whole");
   Require(!whole || *whole == *streamed, "a list parsed in pieces has the same items and metadata");

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string_view>
@@ -16,42 +17,28 @@
 #include "pkg/api/list_parser.h"
 #include "pkg/api/protobuf.h"
 #include "test/fuzz/fuzz.h"
+#include "test/fuzz/list_decoding.h"
 
 namespace berth::fuzz {
 namespace {
 
 using json = nlohmann::json;
 
-struct Parsed {
-  std::vector<json> items;
-  api::ListMeta meta;
-};
-
-std::optional<Parsed> Parse(const std::vector<std::string_view>& pieces,
-                            const api::ProtobufItemHandler& on_message) {
-  Parsed parsed;
-  api::ProtobufListParser parser([&](json& item) { parsed.items.push_back(std::move(item)); },
-                                 on_message);
-  try {
-    for (const std::string_view piece : pieces) parser.Feed(piece);
-    parsed.meta = parser.Finish();
-  } catch (const api::DecodeError&) {
-    return std::nullopt;
-  }
-  return parsed;
+std::optional<DecodedList> Decode(const std::vector<std::string_view>& pieces,
+                                  const api::ProtobufItemHandler& on_message) {
+  return DecodeInPieces(pieces, [&](ItemHandler on_item) {
+    return std::make_unique<api::ProtobufListParser>(std::move(on_item), on_message);
+  });
 }
 
 void Check(std::string_view input) {
   const SplitInput split = Split(input);
-  const std::optional<Parsed> whole = Parse({split.payload}, nullptr);
-  const std::optional<Parsed> pieces = Parse(split.pieces, nullptr);
+  const std::optional<DecodedList> whole = Decode({split.payload}, nullptr);
+  const std::optional<DecodedList> pieces = Decode(split.pieces, nullptr);
   Require(whole.has_value() == pieces.has_value(),
           "a list decodes in pieces exactly when it decodes whole");
   if (!whole) return;
-  Require(whole->items == pieces->items &&
-              whole->meta.resource_version == pieces->meta.resource_version &&
-              whole->meta.continue_token == pieces->meta.continue_token,
-          "a list decoded in pieces has the same items and metadata");
+  Require(*whole == *pieces, "a list decoded in pieces has the same items and metadata");
 
   json object;
   try {
@@ -63,7 +50,7 @@ void Check(std::string_view input) {
   Require(items == json(whole->items), "the list parser and DecodeProtobufObject agree on items");
 
   size_t taken = 0;
-  const std::optional<Parsed> raw = Parse(split.pieces, [&](std::string_view) {
+  const std::optional<DecodedList> raw = Decode(split.pieces, [&](std::string_view) {
     ++taken;
     return true;
   });
