@@ -102,7 +102,9 @@ tsan: deps
 # FUZZ_TARGETS="list protobuf" for some of them. The ordinary unit tests replay the seed corpora.
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS ?= $(notdir $(wildcard test/fuzz/corpus/*))
-FUZZ_ARGS ?= -rss_limit_mb=2048 -timeout=10
+# -timeout is wall-clock time: on a shared machine a process may wait tens of seconds for a CPU, so
+# a hang is an input still running after a minute.
+FUZZ_ARGS ?= -rss_limit_mb=2048 -timeout=60
 fuzz:
 	@deploy/install-deps.sh --fuzz
 	@CC=clang-14 CXX=clang++-14 $(CMAKE) -S . -B _output/build-fuzz -G "$(GENERATOR)" \
