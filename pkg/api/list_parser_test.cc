@@ -167,6 +167,10 @@ TEST(ListStreamParser, RejectsWhatParseListRejects) {
       R"({"metadata":{"resourceVersion":"1"},"items":[{"a":1}]}})",
       R"({"metadata":{"resourceVersion":"1"},"items":[{"a":"unterminated]})",
       R"({"metadata":{"resourceVersion":"1"},"items":[{"a":1}])",
+      // A quote right after a scalar under a skipped key: ParseList once read `7"` as one scalar
+      // (found by fuzzing, test/fuzz/corpus/list/crash-skipped-scalar).
+      R"({"items":[{"metadata":{"managedFields":7"}}]})",
+      R"({"items":[{"metadata":{"managedFields":7[1]}}]})",
       "",
   };
   for (const std::string& body : bodies) {
