@@ -654,6 +654,13 @@ TEST(ErrorTest, YamlSyntaxErrorHasLineAndColumn) {
             "pkg/config/testdata/syntax-error.yaml: line 4, column 27: illegal map value");
 }
 
+// Found by fuzzing (test/fuzz/corpus/config/timeout-stuck-document): yaml-cpp's LoadAll looped
+// forever, allocating, on this stream.
+TEST(ErrorTest, StreamThatStopsTheYamlParserIsASyntaxError) {
+  EXPECT_EQ(LoadIssue("{[{}]},").problem, "line 1, column 7: expected the start of a document");
+  EXPECT_EQ(LoadIssue("---\n,\n").problem, "line 2, column 1: expected the start of a document");
+}
+
 TEST(ErrorTest, DocumentShape) {
   ConfigIssue issue = LoadIssue("");
   EXPECT_EQ(issue.field, "");
@@ -693,6 +700,22 @@ TEST(ErrorTest, ArgsLimits) {
                  "profiles:\n- pluginConfig:\n  - name: NodeAffinity\n    args:\n      " + bomb);
   ASSERT_EQ(issues.size(), 1u);
   EXPECT_THAT(issues[0].problem, HasSubstr("plugin args have more than 100000 values"));
+}
+
+// Found by fuzzing (test/fuzz/corpus/config/crash-args-key-not-utf8): such a file loaded, and
+// berth-scheduler then died serving its configuration as JSON.
+TEST(ErrorTest, StringsMustBeUtf8) {
+  std::vector<ConfigIssue> issues =
+      LoadIssues(std::string(kHeader) +
+                 "clientConnection: {kubeconfig: \"/etc/k\xff\"}\n"
+                 "profiles:\n- pluginConfig:\n  - name: NodeAffinity\n"
+                 "    args: {\"def\xff\": 1, ok: [\"\xc3\xa9\", \"\xed\xa0\x80\"]}\n");
+  EXPECT_THAT(
+      issues,
+      ElementsAre(
+          ConfigIssue{"clientConnection.kubeconfig", "not valid UTF-8"},
+          ConfigIssue{"profiles[0].pluginConfig[0].args", "a mapping key is not valid UTF-8"},
+          ConfigIssue{"profiles[0].pluginConfig[0].args.ok[1]", "not valid UTF-8"}));
 }
 
 TEST(ErrorTest, MissingFile) {

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <unistd.h>
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -10,9 +11,12 @@
 #include <cmath>
 #include <initializer_list>
 #include <limits>
+#include <optional>
+#include <sstream>
 #include <utility>
 #include <vector>
 
+#include "pkg/api/utf8.h"
 #include "pkg/config/quote.h"
 #include "pkg/config/scalars.h"
 #include "pkg/config/validate.h"
@@ -31,6 +35,10 @@ using internal::Scalar;
 // anchor, cyclic) tree.
 constexpr int kMaxArgsDepth = 64;
 constexpr size_t kMaxArgsValues = 100'000;
+
+// yaml-cpp passes bytes through, but the configuration is served as JSON (/configz), which must
+// be UTF-8; upstream's YAML parser rejects such a file too.
+constexpr char kNotUtf8[] = "not valid UTF-8";
 
 std::string Child(const std::string& path, std::string_view key) {
   return path.empty() ? std::string(key) : path + "." + std::string(key);
@@ -154,6 +162,10 @@ std::optional<std::string> Decoder::String(const YAML::Node& node, const std::st
   }
   if (!node.IsScalar()) {
     Fail(path, "expected a string, got " + Describe(node));
+    return std::nullopt;
+  }
+  if (!api::IsValidUtf8(node.Scalar())) {
+    Fail(path, kNotUtf8);
     return std::nullopt;
   }
   return node.Scalar();
@@ -298,6 +310,10 @@ nlohmann::json Decoder::Json(const YAML::Node& node, const std::string& path, in
           }
           return s.f;
         case Scalar::Kind::kString:
+          if (!api::IsValidUtf8(node.Scalar())) {
+            Fail(path, kNotUtf8);
+            return nullptr;
+          }
           return node.Scalar();
       }
       return nullptr;
@@ -318,6 +334,10 @@ nlohmann::json Decoder::Json(const YAML::Node& node, const std::string& path, in
           continue;
         }
         const std::string& key = entry.first.Scalar();
+        if (!api::IsValidUtf8(key)) {
+          Fail(path, "a mapping key is not valid UTF-8");
+          continue;
+        }
         std::string child = Child(path, key);
         if (out.contains(key)) {
           Fail(child, "duplicate key");
@@ -623,6 +643,41 @@ class Fd {
       path, {{"", "cannot read: " + std::error_code(error, std::generic_category()).message()}});
 }
 
+// Throws YAML::ParserException where a document of `text` fails to move the parser forward.
+// yaml-cpp's LoadAll loops forever, allocating a null document per turn, on some malformed streams
+// ("{[{}]},"): its parser then reports document after document at the same token. Walking the
+// documents first, without building them, finds that before LoadAll runs.
+void CheckDocumentsAdvance(const std::string& text) {
+  class DocumentStarts final : public YAML::EventHandler {
+   public:
+    void OnDocumentStart(const YAML::Mark& mark) override { last = mark; }
+    void OnDocumentEnd() override {}
+    void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+    void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+    void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  const std::string&) override {}
+    void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                         YAML::EmitterStyle::value) override {}
+    void OnSequenceEnd() override {}
+    void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                    YAML::EmitterStyle::value) override {}
+    void OnMapEnd() override {}
+
+    YAML::Mark last = YAML::Mark::null_mark();
+  };
+
+  std::istringstream stream(text);
+  YAML::Parser parser(stream);
+  DocumentStarts starts;
+  std::optional<int> previous;
+  while (parser.HandleNextDocument(starts)) {
+    if (previous == starts.last.pos) {
+      throw YAML::ParserException(starts.last, "expected the start of a document");
+    }
+    previous = starts.last.pos;
+  }
+}
+
 // YamlDocumentsToJson's conversion of one document; the first problem is kept in `error`.
 class JsonConverter {
  public:
@@ -699,12 +754,14 @@ class JsonConverter {
   std::string error_path_;
 };
 
-}  // namespace
-
-std::vector<nlohmann::json> YamlDocumentsToJson(const std::string& text,
-                                                const std::string& source_name, size_t max_values) {
+// The non-empty documents of `text`. Throws ConfigError naming `source_name` and the line and
+// column of a syntax error: yaml-cpp's parse messages name the problem and at most an offending
+// character, never the surrounding input. A stray "---" leaves empty documents around the real
+// ones; those are harmless and dropped.
+std::vector<YAML::Node> LoadDocuments(const std::string& text, const std::string& source_name) {
   std::vector<YAML::Node> documents;
   try {
+    CheckDocumentsAdvance(text);
     documents = YAML::LoadAll(text);
   } catch (const YAML::Exception& e) {
     std::string where;
@@ -715,6 +772,14 @@ std::vector<nlohmann::json> YamlDocumentsToJson(const std::string& text,
     throw ConfigError(source_name, {{"", where + e.msg}});
   }
   std::erase_if(documents, [](const YAML::Node& doc) { return doc.IsNull(); });
+  return documents;
+}
+
+}  // namespace
+
+std::vector<nlohmann::json> YamlDocumentsToJson(const std::string& text,
+                                                const std::string& source_name, size_t max_values) {
+  const std::vector<YAML::Node> documents = LoadDocuments(text, source_name);
   std::vector<nlohmann::json> out;
   JsonConverter converter(max_values);
   for (size_t i = 0; i < documents.size(); i++) {
@@ -733,21 +798,7 @@ std::vector<nlohmann::json> YamlDocumentsToJson(const std::string& text,
 
 Configuration LoadString(const std::string& text, const std::string& source_name,
                          const std::set<std::string>& known_plugins) {
-  std::vector<YAML::Node> documents;
-  try {
-    documents = YAML::LoadAll(text);
-  } catch (const YAML::Exception& e) {
-    // yaml-cpp's parse messages name the problem and at most an offending character, never the
-    // surrounding input.
-    std::string where;
-    if (!e.mark.is_null()) {
-      where = "line " + std::to_string(e.mark.line + 1) + ", column " +
-              std::to_string(e.mark.column + 1) + ": ";
-    }
-    throw ConfigError(source_name, {{"", where + e.msg}});
-  }
-  // A stray "---" leaves empty documents around the real one; those are harmless.
-  std::erase_if(documents, [](const YAML::Node& doc) { return doc.IsNull(); });
+  const std::vector<YAML::Node> documents = LoadDocuments(text, source_name);
   if (documents.size() > 1) {
     throw ConfigError(source_name,
                       {{"", "found " + std::to_string(documents.size()) +
