@@ -740,5 +740,35 @@ TEST(ValidateTest, DefaultConfigurationIsValid) {
   EXPECT_EQ(issues[0].field, "profiles[0].plugins.multiPoint.enabled[7].name");
 }
 
+// ---- Other YAML documents (pods to simulate) ------------------------------------------------
+
+// The first problem of YamlDocumentsToJson(text), as "path: problem".
+std::string DocumentsError(const std::string& text, size_t max_values = 100'000) {
+  try {
+    YamlDocumentsToJson(text, "pod.yaml", max_values);
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.source(), "pod.yaml");
+    EXPECT_EQ(e.issues().size(), 1u);
+    return e.issues().empty() ? "" : e.issues()[0].field + ": " + e.issues()[0].problem;
+  }
+  ADD_FAILURE() << "converted without error:\n" << text;
+  return "";
+}
+
+TEST(YamlDocumentsToJsonTest, ConvertsEachDocumentAndDropsEmptyOnes) {
+  auto docs = YamlDocumentsToJson("---\nkind: Pod\nspec: {n: 1, ok: true, f: 1.5}\n---\n---\n[a]\n",
+                                  "pod.yaml");
+  ASSERT_EQ(docs.size(), 2u);
+  EXPECT_EQ(docs[0], nlohmann::json::parse(R"({"kind":"Pod","spec":{"n":1,"ok":true,"f":1.5}})"));
+  EXPECT_EQ(docs[1], nlohmann::json::parse(R"(["a"])"));
+}
+
+TEST(YamlDocumentsToJsonTest, NamesTheFirstProblemByDocumentAndPath) {
+  EXPECT_EQ(DocumentsError("a: 1\n---\nb: {c: 1, c: 2}\n"), "document 2: b.c: duplicate key");
+  EXPECT_EQ(DocumentsError(std::string("a: b\xff\n")), "a: not valid UTF-8");
+  EXPECT_EQ(DocumentsError("a: [1, 2, 3]\n", 3), "a[1]: more than the allowed number of values");
+  EXPECT_EQ(DocumentsError("? [k]\n: v\n"), ": mapping keys must be strings, got a list");
+}
+
 }  // namespace
 }  // namespace berth::config
