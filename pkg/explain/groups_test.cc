@@ -23,6 +23,7 @@ Status Rejected(const std::string& plugin, Code code, std::vector<std::string> r
 TEST(GroupBuilder, FoldsIdenticalVerdictsWithCountsAndTheFirstExampleNodes) {
   static const FixedReasons kTaint("node(s) had untolerated taint(s)");
   std::vector<std::string> names;
+  names.reserve(10);
   for (int i = 0; i < 10; i++) names.push_back("n" + std::to_string(i));
   GroupBuilder b;
   // Interleaved: the cpu verdicts are separate statuses with equal text, the taint ones share
@@ -69,6 +70,7 @@ TEST(GroupBuilder, TellsApartPluginCodeAndReasonSet) {
 
 TEST(GroupBuilder, KeepsTheLargestGroupsAndCountsTheRest) {
   std::vector<std::string> names;
+  names.reserve(200);
   for (int i = 0; i < 200; i++) names.push_back("node-" + std::to_string(i));
   GroupBuilder b;
   // Group g gets g + 1 nodes: 12 groups, 78 nodes.
@@ -91,6 +93,7 @@ TEST(GroupBuilder, KeepsTheLargestGroupsAndCountsTheRest) {
 TEST(GroupBuilder, VerdictsBeyondTheTrackedOnesAreCountedNotLost) {
   std::vector<std::string> names;
   const int distinct = static_cast<int>(GroupBuilder::kMaxTracked) + 10;
+  names.reserve(static_cast<size_t>(distinct));
   for (int i = 0; i < distinct; i++) names.push_back("n" + std::to_string(i));
   GroupBuilder b;
   for (int i = 0; i < distinct; i++) {

@@ -252,9 +252,10 @@ TEST(HttpServerTest, DebugPathsGoToTheDebugHandlerOnlyWhenOneIsGiven) {
       inside++;
       while (!release) std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
-    std::string query;
-    for (const auto& [k, v] : r.query) query += k + "=" + v + ";";
-    return DebugResponse{201, r.method + " " + r.path + " " + query + " " + r.body, "text/plain"};
+    std::string body = r.method + " " + r.path + " ";
+    for (const auto& [k, v] : r.query) body.append(k).append("=").append(v).append(";");
+    body.append(" ").append(r.body);
+    return DebugResponse{201, body, "text/plain"};
   };
   HttpServer server(Plain(FreePort()), handlers);
   server.Start();

@@ -455,7 +455,7 @@ class Churner {
       : scheduler_(s), nodes_(nodes), rng_(seed), interval_(interval) {}
 
   void Start() {
-    thread_ = std::jthread([this](std::stop_token stop) { Loop(stop); });
+    thread_ = std::jthread([this](const std::stop_token& stop) { Loop(stop); });
   }
   uint64_t Stop() {
     thread_.request_stop();
@@ -464,7 +464,7 @@ class Churner {
   }
 
  private:
-  void Loop(std::stop_token stop) {
+  void Loop(const std::stop_token& stop) {
     auto next = Clock::now();
     api::NodePtr node;
     api::PodPtr pod;
@@ -636,7 +636,7 @@ bool Run(const Workload& w, const Flags& flags, Result* out) {
   // the watchdog closes the queue so the blocked Pop returns.
   std::atomic<Clock::rep> heartbeat{start.time_since_epoch().count()};
   std::atomic<bool> timed_out{false};
-  std::jthread watchdog([&](std::stop_token stop) {
+  std::jthread watchdog([&](const std::stop_token& stop) {
     while (!stop.stop_requested()) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
       if (Clock::now() - Clock::time_point(Clock::duration(heartbeat.load())) >
@@ -799,7 +799,7 @@ void PrintRow(const Result& r) {
               r.nodes, r.existing_pods, r.pods, r.pods_per_s, Triple(r.ok_cycles).c_str(),
               Triple(r.failed_cycles).c_str(), static_cast<long long>(r.bytes_per_node),
               static_cast<long long>(r.bytes_per_pod),
-              static_cast<long long>(r.bytes_per_pending_pod), r.peak_rss / 1048576.0);
+              static_cast<long long>(r.bytes_per_pending_pod), static_cast<double>(r.peak_rss) / 1048576.0);
   if (r.churn_ops) {
     std::printf("%-28s churn: %llu ops during the run\n", "",
                 static_cast<unsigned long long>(r.churn_ops));
