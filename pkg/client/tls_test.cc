@@ -20,6 +20,7 @@
 #include "pkg/client/client.h"
 #include "pkg/client/http_client.h"
 #include "test/testing/client_test_util.h"
+#include "test/testing/loopback.h"
 
 namespace berth::client {
 namespace {
@@ -234,17 +235,10 @@ TEST_F(TlsFakeServerTest, UnusableKeyMaterialIsAConfigError) {
 class DroppingServer {
  public:
   explicit DroppingServer(bool reset) {
-    listen_fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t length = sizeof(addr);
-    if (bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-        listen(listen_fd_, 16) != 0 ||
-        getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &length) != 0) {
-      throw std::runtime_error("DroppingServer: cannot listen");
-    }
-    url_ = "https://127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
+    const berth::testing::LoopbackListener listener =
+        berth::testing::ListenOnLoopback("DroppingServer");
+    listen_fd_ = listener.fd;
+    url_ = "https://127.0.0.1:" + std::to_string(listener.port);
     acceptor_ = std::thread([this, reset] {
       for (;;) {
         const int fd = accept(listen_fd_, nullptr, nullptr);

@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "test/testing/loopback.h"
+
 namespace berth::testing {
 namespace {
 
@@ -285,18 +287,9 @@ class TcpProxy::Loop {
 };
 
 TcpProxy::TcpProxy(uint16_t target_port) {
-  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (fd < 0) throw std::runtime_error(std::string("socket: ") + std::strerror(errno));
-  sockaddr_in addr = Loopback(0);
-  socklen_t length = sizeof(addr);
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 || listen(fd, 512) != 0 ||
-      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &length) != 0) {
-    const std::string error = std::strerror(errno);
-    close(fd);
-    throw std::runtime_error("proxy listener: " + error);
-  }
-  port_ = ntohs(addr.sin_port);
-  loop_ = std::make_unique<Loop>(this, fd, target_port);
+  const LoopbackListener listener = ListenOnLoopback("TcpProxy", SOCK_NONBLOCK, 512);
+  port_ = listener.port;
+  loop_ = std::make_unique<Loop>(this, listener.fd, target_port);
 }
 
 TcpProxy::~TcpProxy() { StopCutting(); }

@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "test/testing/loopback.h"
 #include "test/testing/process.h"
 
 namespace berth::testing {
@@ -72,17 +73,9 @@ int ReceiveEnd(int fd) {
 class EchoServer {
  public:
   EchoServer() {
-    listen_fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t length = sizeof(addr);
-    if (bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-        listen(listen_fd_, 16) != 0 ||
-        getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &length) != 0) {
-      throw std::runtime_error("echo server listener");
-    }
-    port_ = ntohs(addr.sin_port);
+    const LoopbackListener listener = ListenOnLoopback("EchoServer");
+    listen_fd_ = listener.fd;
+    port_ = listener.port;
     acceptor_ = std::thread([this] {
       for (;;) {
         const int fd = accept(listen_fd_, nullptr, nullptr);
