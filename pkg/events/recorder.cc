@@ -460,9 +460,10 @@ class ApiEventRecorder::Impl {
   // How long until the global bucket holds another token, give or take: when a first occurrence
   // waits, maintenance runs again after this rather than after a whole interval.
   std::chrono::milliseconds TokenWait() const {
-    if (options_.qps <= 0) return options_.maintenance_interval;
+    const auto interval = options_.maintenance_interval;
+    if (options_.qps <= 0) return interval;
     const auto wait = std::chrono::milliseconds(static_cast<int64_t>(1000 / options_.qps));
-    return std::clamp(wait, std::chrono::milliseconds(10), options_.maintenance_interval);
+    return std::min(std::max(wait, std::chrono::milliseconds(10)), interval);
   }
 
   void Run() {
