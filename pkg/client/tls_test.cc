@@ -1,17 +1,26 @@
 // TLS against an HTTPS fake server whose CA and certificates are generated with the openssl CLI
 // at test time.
 
+#include <arpa/inet.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <openssl/ssl.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <memory>
+#include <stdexcept>
 #include <string>
+#include <thread>
 
 #include "pkg/client/client.h"
+#include "pkg/client/http_client.h"
 #include "test/testing/client_test_util.h"
+#include "test/testing/loopback.h"
 
 namespace berth::client {
 namespace {
@@ -219,6 +228,71 @@ TEST_F(TlsFakeServerTest, UnusableKeyMaterialIsAConfigError) {
   config.server = "ftp://127.0.0.1:1";
   config.client_key_pem = pki_->client_key;
   EXPECT_THROW(NewClient(config), ConfigError);
+}
+
+// Accepts every connection and closes it at once, before any TLS byte, with an orderly close or
+// a reset: what a load balancer does while none of its backends is up.
+class DroppingServer {
+ public:
+  explicit DroppingServer(bool reset) {
+    const berth::testing::LoopbackListener listener =
+        berth::testing::ListenOnLoopback("DroppingServer");
+    listen_fd_ = listener.fd;
+    url_ = "https://127.0.0.1:" + std::to_string(listener.port);
+    acceptor_ = std::thread([this, reset] {
+      for (;;) {
+        const int fd = accept(listen_fd_, nullptr, nullptr);
+        if (fd < 0) return;
+        accepted_++;
+        if (reset) {
+          const linger abort{1, 0};
+          setsockopt(fd, SOL_SOCKET, SO_LINGER, &abort, sizeof(abort));
+        }
+        close(fd);
+      }
+    });
+  }
+  ~DroppingServer() {
+    shutdown(listen_fd_, SHUT_RDWR);
+    acceptor_.join();
+    close(listen_fd_);
+  }
+
+  const std::string& url() const { return url_; }
+  int accepted() const { return accepted_.load(); }
+
+ private:
+  int listen_fd_ = -1;
+  std::string url_;
+  std::atomic<int> accepted_{0};
+  std::thread acceptor_;
+};
+
+// The connection failed, not TLS: retried like any dropped connection, for a POST too (nothing
+// was sent), where a certificate problem is reported at once.
+TEST(TlsHandshakeTest, AConnectionClosedDuringTheHandshakeIsATransportErrorAndRetried) {
+  for (const bool reset : {false, true}) {
+    SCOPED_TRACE(reset ? "reset" : "closed");
+    DroppingServer server(reset);
+    Config config;
+    config.server = server.url();
+    config.qps = 0;
+    config.timeout = std::chrono::seconds(10);
+    auto client = NewClient(config);
+    try {
+      client->Post("/api/v1/namespaces/ns/pods/p/binding", {{"kind", "Binding"}});
+      FAIL() << "expected ApiError";
+    } catch (const ApiError& e) {
+      EXPECT_EQ(e.reason(), ErrorReason::kTransport) << e.what();
+      EXPECT_TRUE(e.Transient());
+      // A reset may already fail the connect, before the handshake starts.
+      if (!reset) {
+        EXPECT_THAT(e.what(), HasSubstr("closed during the TLS handshake"));
+      }
+      EXPECT_THAT(e.what(), HasSubstr(server.url()));
+    }
+    EXPECT_EQ(server.accepted(), internal::kMaxAttempts);
+  }
 }
 
 }  // namespace

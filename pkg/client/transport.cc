@@ -6,6 +6,7 @@
 #include <netinet/tcp.h>
 #include <openssl/err.h>
 #include <openssl/pem.h>
+#include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 #include <poll.h>
 #include <signal.h>
@@ -295,6 +296,21 @@ std::unique_ptr<Connection> Connection::Open(const Endpoint& endpoint, const Tls
                              true);
       }
       const int saved_errno = errno;
+      // Closed or reset without a TLS alert: the connection failed, TLS did not. A load balancer
+      // in front of apiservers that are all down (or restarting) accepts the connection and then
+      // closes it just like this; the next attempt may well succeed.
+      const unsigned long first = ERR_peek_error();
+      if (error == SSL_ERROR_SYSCALL || error == SSL_ERROR_ZERO_RETURN ||
+          (error == SSL_ERROR_SSL && ERR_GET_LIB(first) == ERR_LIB_SSL &&
+           ERR_GET_REASON(first) == SSL_R_UNEXPECTED_EOF_WHILE_READING)) {
+        DrainOpensslErrors();
+        throw TransportError(ErrorReason::kTransport,
+                             "cannot connect to " + endpoint.url +
+                                 ": the connection was closed during the TLS handshake (" +
+                                 (saved_errno != 0 ? std::strerror(saved_errno) : "end of stream") +
+                                 ")",
+                             true);
+      }
       std::string detail = DrainOpensslErrors();
       if (detail.empty()) detail = saved_errno != 0 ? std::strerror(saved_errno) : "closed";
       throw TransportError(ErrorReason::kTLS,
