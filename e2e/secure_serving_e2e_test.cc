@@ -98,6 +98,49 @@ TEST(SecureServingE2E, PlainHttpOnlyWhenAskedAndThenWithoutAuth) {
             std::string::npos);
 }
 
+// --authentication-kubeconfig and --authorization-kubeconfig: each review goes through the
+// identity its flag names, not the scheduler's. The RBAC-less user of kubeconfig-noperms may
+// create neither review, so a scraper RBAC allows is refused all the same, and the log says why.
+TEST(SecureServingE2E, ReviewsGoThroughTheKubeconfigsTheirFlagsName) {
+  const std::string& token = ScraperToken();
+  const std::string admin = testing::ClusterDir() + "/kubeconfig";
+  const std::string noperms = testing::ClusterDir() + "/kubeconfig-noperms";
+  const std::string config = SchedulerConfig("berth-e2e-" + testing::UniqueSuffix(), false);
+
+  BerthProcess authz("authz-kubeconfig", config, admin, {"--authorization-kubeconfig", noperms});
+  HttpReply undecided = HttpGet(authz.url() + "/metrics", token);
+  EXPECT_EQ(undecided.status, 500) << undecided.body << authz.Log();
+  EXPECT_NE(undecided.body.find("subjectaccessreviews"), std::string::npos) << undecided.body;
+  EXPECT_TRUE(testing::Eventually(
+      [&] {
+        const std::string log = authz.Log();
+        return log.find("subject access review failed") != std::string::npos &&
+               log.find("berth-test-noperms") != std::string::npos;
+      },
+      5s))
+      << authz.Log();
+  EXPECT_EQ(HttpGet(authz.url() + "/healthz").status, 200);
+
+  BerthProcess authn("authn-kubeconfig", config, admin, {"--authentication-kubeconfig", noperms});
+  EXPECT_EQ(HttpGet(authn.url() + "/metrics", token).status, 401) << authn.Log();
+  EXPECT_TRUE(testing::Eventually(
+      [&] {
+        const std::string log = authn.Log();
+        return log.find("token review failed") != std::string::npos &&
+               log.find("berth-test-noperms") != std::string::npos;
+      },
+      5s))
+      << authn.Log();
+
+  // The other way round: the scheduler's own identity may review nothing, the flags' may.
+  BerthProcess delegated(
+      "delegated-kubeconfigs", config, noperms,
+      {"--authentication-kubeconfig", admin, "--authorization-kubeconfig", admin});
+  HttpReply scraped = HttpGet(delegated.url() + "/metrics", token);
+  EXPECT_EQ(scraped.status, 200) << scraped.body << delegated.Log();
+  EXPECT_NE(scraped.body.find("\nberth_build_info{"), std::string::npos);
+}
+
 TEST(SecureServingE2E, ClientCaFileIsRefusedAtStartUp) {
   testing::ChildProcess proc;
   const std::string log = testing::WriteTempFile("client-ca.log", "");

@@ -154,26 +154,45 @@ Serving ServingOptions(const cmd::Flags& flags) {
   return serving;
 }
 
-// The secure port's authenticator and authorizer: kube-apiserver through a client of their own,
+// The secure port's authenticator and authorizer: kube-apiserver through clients of their own,
 // so scrapes never spend the scheduler's QPS, with the limits and timeout kube-scheduler gives
-// its delegated clients.
-std::shared_ptr<server::auth::Filter> DelegatedFilter(const client::Config& base,
-                                                      const client::RequestObserver& observer,
+// its delegated clients. `authentication` and `authorization` are the connections the reviews go
+// through (--authentication-kubeconfig, --authorization-kubeconfig, else the scheduler's own).
+std::shared_ptr<server::auth::Filter> DelegatedFilter(const cmd::Flags& flags,
+                                                      const client::Config& authentication,
+                                                      const client::Config& authorization,
+                                                      metrics::SchedulerMetrics& scheduler_metrics,
                                                       server::auth::PathMatcher always_allow) {
   static const util::RealClock clock;
-  client::Config config = base;
-  config.qps = 200;
-  config.burst = 400;
-  config.timeout = std::chrono::seconds(10);
-  auto delegated = client::NewClient(config);
-  delegated->SetRequestObserver(observer);
-  using server::auth::kDefaultCacheTtl;
-  auto authenticator = std::make_shared<server::auth::CachedTokenAuthenticator>(
-      std::make_unique<server::auth::TokenReviewAuthenticator>(delegated), kDefaultCacheTtl, clock);
-  auto authorizer = std::make_shared<server::auth::CachedAuthorizer>(
-      std::make_unique<server::auth::SubjectAccessReviewAuthorizer>(delegated), kDefaultCacheTtl,
-      kDefaultCacheTtl, clock);
-  return std::make_shared<server::auth::Filter>(authenticator, authorizer, std::move(always_allow));
+  auto delegated_client = [&](const std::string& flag, const std::string& kubeconfig,
+                              client::Config config) {
+    config.qps = 200;
+    config.burst = 400;
+    config.timeout = std::chrono::seconds(10);
+    std::shared_ptr<client::Client> client;
+    try {
+      client = client::NewClient(config);
+    } catch (const std::exception& e) {
+      // A kubeconfig that loads can still hold what no client can use (a CA that is not PEM).
+      if (kubeconfig.empty()) throw;
+      Fail("flag " + flag + ": kubeconfig " + kubeconfig + ": " + e.what());
+    }
+    client->SetRequestObserver(scheduler_metrics.RequestObserver(HostOf(config.server)));
+    return client;
+  };
+  server::auth::DelegatingOptions options;
+  options.token_review_client = delegated_client("--authentication-kubeconfig",
+                                                 flags.authentication_kubeconfig, authentication);
+  // One client for both while they share a connection, as before the flags existed.
+  options.subject_access_review_client =
+      flags.authentication_kubeconfig == flags.authorization_kubeconfig
+          ? options.token_review_client
+          : delegated_client("--authorization-kubeconfig", flags.authorization_kubeconfig,
+                             authorization);
+  options.token_ttl = flags.authentication_token_webhook_cache_ttl;
+  options.authorized_ttl = flags.authorization_webhook_cache_authorized_ttl;
+  options.unauthorized_ttl = flags.authorization_webhook_cache_unauthorized_ttl;
+  return server::auth::NewDelegatingFilter(options, std::move(always_allow), clock);
 }
 
 // "pods: <error>; nodes: not listed yet" for the informers that have not synced.
@@ -284,6 +303,15 @@ int main(int argc, char** argv) {
   }
   client_config.qps = cfg.client_connection.qps;
   client_config.burst = cfg.client_connection.burst;
+  // As kube-scheduler, the delegated kubeconfigs are read only when there is a secure port.
+  client::Config authentication_config;
+  client::Config authorization_config;
+  if (serving.secure) {
+    authentication_config = cmd::DelegatedConfig("--authentication-kubeconfig",
+                                                 flags.authentication_kubeconfig, client_config);
+    authorization_config = cmd::DelegatedConfig("--authorization-kubeconfig",
+                                                flags.authorization_kubeconfig, client_config);
+  }
 
   metrics::SchedulerMetrics scheduler_metrics({client::BerthVersion(), BERTH_GIT_COMMIT});
   auto client = client::NewClient(client_config);
@@ -291,7 +319,8 @@ int main(int argc, char** argv) {
       scheduler_metrics.RequestObserver(HostOf(client_config.server));
   client->SetRequestObserver(observer);
   if (serving.secure) {
-    serving.secure->filter = DelegatedFilter(client_config, observer, *serving.always_allow);
+    serving.secure->filter = DelegatedFilter(flags, authentication_config, authorization_config,
+                                             scheduler_metrics, *serving.always_allow);
   }
   informer::SharedInformerFactory informers(
       client, cfg.client_connection.content_type == config::kContentTypeProtobuf);

@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <string>
 
+#include "pkg/config/scalars.h"
+
 namespace berth::cmd {
 
 void Usage(std::FILE* out) {
@@ -25,6 +27,17 @@ void Usage(std::FILE* out) {
       "  --authorization-always-allow-paths P,...  served without authentication (default\n"
       "                            /healthz,/readyz,/livez; a trailing * matches a prefix)\n"
       "  --client-ca-file FILE     not supported: exits (use bearer tokens)\n"
+      "  --authentication-kubeconfig FILE  kubeconfig for the TokenReviews (needs create on\n"
+      "                            tokenreviews); default: the scheduler's own connection\n"
+      "  --authorization-kubeconfig FILE   kubeconfig for the SubjectAccessReviews (needs create\n"
+      "                            on subjectaccessreviews); default: the scheduler's own "
+      "connection\n"
+      "  --authentication-token-webhook-cache-ttl D         how long a token's review is\n"
+      "                            remembered (default 10s; 0 turns the cache off)\n"
+      "  --authorization-webhook-cache-authorized-ttl D     ...an allowed request's review\n"
+      "                            (default 10s; 0: off)\n"
+      "  --authorization-webhook-cache-unauthorized-ttl D   ...a denied request's review\n"
+      "                            (default 10s; 0: off); D is a Go duration: 10s, 1m30s, 500ms\n"
       "insecure serving (INSECURE: plain HTTP, no authentication or authorization):\n"
       "  --port N                  HTTP port for every endpoint (default 0: off)\n"
       "  --address IP              address of the insecure port (default 127.0.0.1)\n"
@@ -80,6 +93,16 @@ std::string ParseIp(const std::string& flag, const std::string& value, const std
   return value;
 }
 
+// Go's time.Duration flag syntax, as kube-scheduler's pflag reads it.
+std::chrono::nanoseconds ParseDuration(const std::string& flag, const std::string& value) {
+  const std::optional<std::chrono::nanoseconds> duration = config::ParseGoDuration(value);
+  if (!duration) {
+    Fail("flag " + flag + ": expected a duration such as 10s, 1m30s, 500ms or 0, got \"" + value +
+         "\"");
+  }
+  return *duration;
+}
+
 std::vector<std::string> SplitComma(const std::string& value) {
   std::vector<std::string> out;
   if (value.empty()) return out;
@@ -95,6 +118,16 @@ std::vector<std::string> SplitComma(const std::string& value) {
 }  // namespace
 
 std::string HostPort(const std::string& ip, int port) { return ip + ":" + std::to_string(port); }
+
+client::Config DelegatedConfig(const std::string& flag, const std::string& path,
+                               const client::Config& fallback) {
+  if (path.empty()) return fallback;
+  try {
+    return client::LoadKubeconfig(path);
+  } catch (const std::exception& e) {
+    Fail("flag " + flag + ": " + e.what());
+  }
+}
 
 bool ArgReader::Next() {
   if (next_ >= argc_) return false;
@@ -156,6 +189,16 @@ Flags ParseFlags(int argc, char** argv) {
       flags.address = ParseIp(arg, take(), "");
     } else if (arg == "--authorization-always-allow-paths") {
       flags.authorization_always_allow_paths = SplitComma(take());
+    } else if (arg == "--authentication-kubeconfig") {
+      flags.authentication_kubeconfig = take();
+    } else if (arg == "--authorization-kubeconfig") {
+      flags.authorization_kubeconfig = take();
+    } else if (arg == "--authentication-token-webhook-cache-ttl") {
+      flags.authentication_token_webhook_cache_ttl = ParseDuration(arg, take());
+    } else if (arg == "--authorization-webhook-cache-authorized-ttl") {
+      flags.authorization_webhook_cache_authorized_ttl = ParseDuration(arg, take());
+    } else if (arg == "--authorization-webhook-cache-unauthorized-ttl") {
+      flags.authorization_webhook_cache_unauthorized_ttl = ParseDuration(arg, take());
     } else if (arg == "--client-ca-file") {
       take();
       Fail(

@@ -4,10 +4,13 @@
 // berth-scheduler's command-line flags. Every malformed flag exits non-zero with a message that
 // names it, before anything else happens.
 
+#include <chrono>
 #include <cstdio>
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "pkg/client/client.h"
 
 namespace berth::cmd {
 
@@ -58,6 +61,15 @@ struct Flags {
   std::string tls_cert_file;
   std::string tls_private_key_file;
   std::vector<std::string> authorization_always_allow_paths = {"/healthz", "/readyz", "/livez"};
+  // The secure port's TokenReviews and SubjectAccessReviews go through these kubeconfigs; empty:
+  // through the scheduler's own connection.
+  std::string authentication_kubeconfig;
+  std::string authorization_kubeconfig;
+  // How long a token's review, an allowed and a denied SubjectAccessReview are remembered, as
+  // kube-scheduler's flags of the same names (kube-apiserver's defaults). Zero or less: not at all.
+  std::chrono::nanoseconds authentication_token_webhook_cache_ttl = std::chrono::seconds(10);
+  std::chrono::nanoseconds authorization_webhook_cache_authorized_ttl = std::chrono::seconds(10);
+  std::chrono::nanoseconds authorization_webhook_cache_unauthorized_ttl = std::chrono::seconds(10);
   // The insecure port: plain HTTP, no authentication, no authorization. 0 (the default): off.
   int port = 0;
   std::string address = "127.0.0.1";  // An IPv4 address.
@@ -79,6 +91,11 @@ Flags ParseFlags(int argc, char** argv);
 
 // "ip:port".
 std::string HostPort(const std::string& ip, int port);
+
+// The connection one delegated review goes through: the kubeconfig `path` that `flag` gave, or
+// `fallback` when it gave none. Exits, naming the flag and the file, when the file cannot be used.
+client::Config DelegatedConfig(const std::string& flag, const std::string& path,
+                               const client::Config& fallback);
 
 }  // namespace berth::cmd
 

@@ -124,4 +124,16 @@ Decision CachedAuthorizer::Authorize(const Attributes& attributes) {
   return decision;
 }
 
+std::shared_ptr<Filter> NewDelegatingFilter(const DelegatingOptions& options,
+                                            PathMatcher always_allow, const util::Clock& clock) {
+  auto authenticator = std::make_shared<CachedTokenAuthenticator>(
+      std::make_unique<TokenReviewAuthenticator>(options.token_review_client), options.token_ttl,
+      clock);
+  auto authorizer = std::make_shared<CachedAuthorizer>(
+      std::make_unique<SubjectAccessReviewAuthorizer>(options.subject_access_review_client),
+      options.authorized_ttl, options.unauthorized_ttl, clock);
+  return std::make_shared<Filter>(std::move(authenticator), std::move(authorizer),
+                                  std::move(always_allow));
+}
+
 }  // namespace berth::server::auth

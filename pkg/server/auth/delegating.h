@@ -13,6 +13,7 @@
 #include <string>
 
 #include "pkg/client/client.h"
+#include "pkg/server/auth/filter.h"
 #include "pkg/server/auth/interface.h"
 #include "pkg/server/auth/ttl_cache.h"
 #include "pkg/util/clock.h"
@@ -21,6 +22,9 @@ namespace berth::server::auth {
 
 // kube-apiserver's defaults for delegated authentication and authorization: short enough that a
 // revoked token or a removed binding stops working within seconds, long enough to absorb a storm.
+// kube-scheduler's --authentication-token-webhook-cache-ttl,
+// --authorization-webhook-cache-authorized-ttl and --authorization-webhook-cache-unauthorized-ttl
+// change them.
 inline constexpr std::chrono::seconds kDefaultCacheTtl{10};
 // How many distinct tokens, and distinct (user, verb, path) decisions, are remembered.
 inline constexpr size_t kCacheCapacity = 4096;
@@ -85,6 +89,23 @@ class CachedAuthorizer : public Authorizer {
   const std::chrono::nanoseconds denied_ttl_;
   TtlCache<Decision> cache_;
 };
+
+// Where the reviews go and how long their answers are kept. A TTL of zero or less keeps none, so
+// every request is reviewed (kube-apiserver caches only positive TTLs).
+struct DelegatingOptions {
+  // TokenReviews: kube-scheduler's --authentication-kubeconfig, else its own connection.
+  std::shared_ptr<client::Client> token_review_client;
+  // SubjectAccessReviews: --authorization-kubeconfig, else its own connection.
+  std::shared_ptr<client::Client> subject_access_review_client;
+  std::chrono::nanoseconds token_ttl = kDefaultCacheTtl;
+  std::chrono::nanoseconds authorized_ttl = kDefaultCacheTtl;
+  std::chrono::nanoseconds unauthorized_ttl = kDefaultCacheTtl;
+};
+
+// The secure port's filter: bearer tokens reviewed, and requests authorized, by the apiserver
+// through those clients, each answer cached as the options say. `clock` must outlive the filter.
+std::shared_ptr<Filter> NewDelegatingFilter(const DelegatingOptions& options,
+                                            PathMatcher always_allow, const util::Clock& clock);
 
 }  // namespace berth::server::auth
 

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
 #include <mutex>
 #include <vector>
@@ -281,6 +282,93 @@ TEST(CachedAuthorizerTest, AllowedAndDeniedHaveTheirOwnTtlsErrorsNone) {
   EXPECT_THROW(cached.Authorize(boom), std::runtime_error);
   EXPECT_THROW(cached.Authorize(boom), std::runtime_error);
   EXPECT_EQ(calls->calls, 7);
+}
+
+// ---- NewDelegatingFilter -----------------------------------------------------------------------
+
+// An apiserver that knows one token, alice's, and allows her to get /metrics only.
+json Review(const std::string& path, const json& body) {
+  if (path == "/apis/authentication.k8s.io/v1/tokenreviews") {
+    if (body["spec"]["token"] != "alice-token") return json({{"status", json::object()}});
+    return Authenticated({{"username", "alice"}});
+  }
+  return json(
+      {{"status", {{"allowed", body["spec"]["nonResourceAttributes"]["path"] == "/metrics"}}}});
+}
+
+size_t PostsTo(ReviewClient& client, const std::string& path) {
+  const auto posts = client.posts();
+  return std::count_if(posts.begin(), posts.end(),
+                       [&](const auto& post) { return post.first == path; });
+}
+
+constexpr char kTokenReviews[] = "/apis/authentication.k8s.io/v1/tokenreviews";
+constexpr char kSubjectAccessReviews[] = "/apis/authorization.k8s.io/v1/subjectaccessreviews";
+
+TEST(NewDelegatingFilterTest, EachReviewGoesThroughItsOwnClient) {
+  auto authn = std::make_shared<ReviewClient>(Review);
+  auto authz = std::make_shared<ReviewClient>(Review);
+  util::FakeClock clock;
+  auto filter = NewDelegatingFilter({authn, authz}, PathMatcher(DefaultAlwaysAllowPaths()), clock);
+  EXPECT_EQ(filter->Check("GET", "/metrics", "Bearer alice-token"), std::nullopt);
+  EXPECT_EQ(filter->Check("GET", "/configz", "Bearer alice-token")->status, 403);
+  EXPECT_EQ(filter->Check("GET", "/metrics", "Bearer mallory")->status, 401);
+  EXPECT_EQ(filter->Check("GET", "/healthz", ""), std::nullopt);
+  EXPECT_EQ(PostsTo(*authn, kTokenReviews), 2u);
+  EXPECT_EQ(authn->posts().size(), 2u);
+  EXPECT_EQ(PostsTo(*authz, kSubjectAccessReviews), 2u);
+  EXPECT_EQ(authz->posts().size(), 2u);
+}
+
+TEST(NewDelegatingFilterTest, DefaultTtlsAreTenSeconds) {
+  auto client = std::make_shared<ReviewClient>(Review);
+  util::FakeClock clock;
+  auto filter = NewDelegatingFilter({client, client}, PathMatcher({}), clock);
+  for (int round = 0; round < 2; round++) {
+    for (int i = 0; i < 3; i++) {
+      EXPECT_EQ(filter->Check("GET", "/metrics", "Bearer alice-token"), std::nullopt);
+      EXPECT_EQ(filter->Check("GET", "/configz", "Bearer alice-token")->status, 403);
+      EXPECT_EQ(filter->Check("GET", "/metrics", "Bearer mallory")->status, 401);
+    }
+    EXPECT_EQ(PostsTo(*client, kTokenReviews), 2u * (round + 1));
+    EXPECT_EQ(PostsTo(*client, kSubjectAccessReviews), 2u * (round + 1));
+    clock.Step(kDefaultCacheTtl);
+  }
+}
+
+// --authentication-token-webhook-cache-ttl, --authorization-webhook-cache-authorized-ttl and
+// --authorization-webhook-cache-unauthorized-ttl: zero (or less, as upstream) remembers nothing.
+TEST(NewDelegatingFilterTest, AZeroTtlSendsEveryRequestForReview) {
+  struct Case {
+    std::chrono::nanoseconds token, authorized, unauthorized;
+    size_t token_reviews, allowed_reviews, denied_reviews;
+  };
+  const std::chrono::nanoseconds zero{0}, ten = seconds(10), negative = -seconds(1);
+  for (const Case& c :
+       {Case{zero, ten, ten, 6, 1, 1}, Case{ten, zero, ten, 3, 2, 1}, Case{ten, ten, zero, 3, 1, 2},
+        Case{negative, negative, negative, 6, 2, 2}, Case{ten, ten, ten, 3, 1, 1}}) {
+    auto authn = std::make_shared<ReviewClient>(Review);
+    auto allowed = std::make_shared<ReviewClient>(Review);
+    auto denied = std::make_shared<ReviewClient>(Review);
+    util::FakeClock clock;
+    DelegatingOptions options{authn, allowed, c.token, c.authorized, c.unauthorized};
+    auto filter = NewDelegatingFilter(options, PathMatcher({}), clock);
+    for (int i = 0; i < 2; i++) {
+      EXPECT_EQ(filter->Check("GET", "/metrics", "Bearer alice-token"), std::nullopt);
+      EXPECT_EQ(filter->Check("GET", "/metrics", "Bearer mallory")->status, 401);
+    }
+    options.subject_access_review_client = denied;
+    auto denying = NewDelegatingFilter(options, PathMatcher({}), clock);
+    for (int i = 0; i < 2; i++) {
+      EXPECT_EQ(denying->Check("GET", "/configz", "Bearer alice-token")->status, 403);
+    }
+    const std::string ttls = std::to_string(c.token.count()) + "/" +
+                             std::to_string(c.authorized.count()) + "/" +
+                             std::to_string(c.unauthorized.count());
+    EXPECT_EQ(PostsTo(*authn, kTokenReviews), c.token_reviews) << ttls;
+    EXPECT_EQ(PostsTo(*allowed, kSubjectAccessReviews), c.allowed_reviews) << ttls;
+    EXPECT_EQ(PostsTo(*denied, kSubjectAccessReviews), c.denied_reviews) << ttls;
+  }
 }
 
 }  // namespace

@@ -1,10 +1,15 @@
 #include "pkg/server/auth/filter.h"
 
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
 
 #include <algorithm>
+#include <functional>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <stdexcept>
+
+#include "pkg/log/log.h"
 
 namespace berth::server::auth {
 namespace {
@@ -181,6 +186,45 @@ TEST(FilterTest, WildcardAlwaysAllowPathsCoverDebugEndpoints) {
   EXPECT_EQ(filter.Check("GET", "/debug/pprof/profile", ""), std::nullopt);
   EXPECT_EQ(filter.Check("GET", "/readyz", "")->status, 401) << "no longer on the list";
   EXPECT_EQ(authn->calls, 0);
+}
+
+// The log lines `check` writes, with Berth's logger installed at V(4) in `format`.
+std::vector<std::string> LoggedLines(log::Format format, const std::function<void()>& check) {
+  std::ostringstream out;
+  log::Setup(format, 4, std::make_shared<spdlog::sinks::ostream_sink_mt>(out));
+  check();
+  spdlog::default_logger()->flush();
+  log::Setup(log::Format::kText, 0);
+  std::vector<std::string> lines;
+  std::istringstream in(out.str());
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+// GET /x%1Euser%1Fadmin, decoded: the bytes Berth's logger once took for its field separators.
+TEST(FilterTest, ALoggedPathCannotForgeAField) {
+  const std::string path =
+      "/x\x1euser\x1f"
+      "admin";
+  FilterFixture f;
+  auto invalid = [&] { EXPECT_EQ(f.filter.Check("GET", path, "Bearer nobody")->status, 401); };
+  auto unreviewed = [&] { EXPECT_EQ(f.filter.Check("GET", path, "Bearer error")->status, 401); };
+
+  std::vector<std::string> text = LoggedLines(log::Format::kText, invalid);
+  ASSERT_EQ(text.size(), 1u);
+  EXPECT_NE(text[0].find(" T invalid bearer token path=\"/x\\u001euser\\u001fadmin\""),
+            std::string::npos)
+      << text[0];
+  EXPECT_EQ(text[0].find(" user="), std::string::npos) << text[0];
+
+  for (const std::function<void()>& check :
+       std::vector<std::function<void()>>{invalid, unreviewed}) {
+    std::vector<std::string> lines = LoggedLines(log::Format::kJson, check);
+    ASSERT_EQ(lines.size(), 1u);
+    json record = json::parse(lines[0]);
+    EXPECT_EQ(record["path"], path);
+    EXPECT_FALSE(record.contains("user")) << lines[0];
+  }
 }
 
 }  // namespace
