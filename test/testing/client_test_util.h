@@ -2,7 +2,7 @@
 #define BERTH_TEST_TESTING_CLIENT_TEST_UTIL_H_
 
 // Helpers for the pkg/client unit tests: temporary directories, environment overrides and a
-// scriptable HTTP(S) server built on cpprestsdk's http_listener.
+// scriptable HTTP(S) server built on cpprestsdk's http_listener, and a test PKI.
 
 #include <cpprest/http_listener.h>
 #include <cpprest/producerconsumerstream.h>
@@ -59,6 +59,15 @@ class TempDir {
  private:
   std::string path_;
 };
+
+// Writes a /bin/sh script named `name` in `dir`, executable, and returns its path.
+inline std::string WriteShellScript(const TempDir& dir, const std::string& name,
+                                    const std::string& body) {
+  std::string path = dir.Write(name, "#!/bin/sh\n" + body);
+  std::filesystem::permissions(path, std::filesystem::perms::owner_all,
+                               std::filesystem::perm_options::add);
+  return path;
+}
 
 inline std::string ReadAll(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -193,6 +202,83 @@ inline void Reply(web::http::http_request& request, int status, const std::strin
   for (const auto& [name, value] : headers) response.headers().add(name, value);
   response.set_body(body, "application/json");
   request.reply(response).wait();
+}
+
+// A test PKI generated with the openssl CLI: a CA, server and client certificates.
+// Certificates shared by every test in the suite.
+struct Pki {
+  TempDir dir;
+  std::string ca;        // Signs server, name-only and client.
+  std::string other_ca;  // Unrelated self-signed CA.
+  std::string other_ca_key;
+  std::string server_cert;  // SANs 127.0.0.1 and localhost.
+  std::string server_key;
+  std::string name_only_cert;  // SAN DNS:berth.test only.
+  std::string name_only_key;
+  std::string client_cert;
+  std::string client_key;
+};
+
+inline bool RunQuietly(const std::string& command) {
+  return std::system((command + " >/dev/null 2>&1").c_str()) == 0;
+}
+
+// Null when the openssl CLI cannot generate them.
+inline std::unique_ptr<Pki> MakePki() {
+  auto pki = std::make_unique<Pki>();
+  const std::string d = pki->dir.path();
+  const std::string key = "-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
+  pki->dir.Write("server.ext",
+                 "subjectAltName=IP:127.0.0.1,DNS:localhost\n"
+                 "extendedKeyUsage=serverAuth\n");
+  pki->dir.Write("name.ext", "subjectAltName=DNS:berth.test\nextendedKeyUsage=serverAuth\n");
+  pki->dir.Write("client.ext", "extendedKeyUsage=clientAuth\n");
+  const bool ok = RunQuietly("openssl req -x509 " + key + " -keyout " + d + "/ca.key -out " + d +
+                             "/ca.crt -days 2 -subj /CN=berth-test-ca") &&
+                  RunQuietly("openssl req -x509 " + key + " -keyout " + d + "/other.key -out " + d +
+                             "/other.crt -days 2 -subj /CN=berth-other-ca") &&
+                  RunQuietly("openssl req " + key + " -keyout " + d + "/server.key -out " + d +
+                             "/server.csr -subj /CN=127.0.0.1") &&
+                  RunQuietly("openssl x509 -req -in " + d + "/server.csr -CA " + d +
+                             "/ca.crt -CAkey " + d + "/ca.key -CAcreateserial -days 2 -extfile " +
+                             d + "/server.ext -out " + d + "/server.crt") &&
+                  RunQuietly("openssl req " + key + " -keyout " + d + "/name.key -out " + d +
+                             "/name.csr -subj /CN=berth.test") &&
+                  RunQuietly("openssl x509 -req -in " + d + "/name.csr -CA " + d +
+                             "/ca.crt -CAkey " + d + "/ca.key -CAcreateserial -days 2 -extfile " +
+                             d + "/name.ext -out " + d + "/name.crt") &&
+                  RunQuietly("openssl req " + key + " -keyout " + d + "/client.key -out " + d +
+                             "/client.csr -subj /CN=berth-client") &&
+                  RunQuietly("openssl x509 -req -in " + d + "/client.csr -CA " + d +
+                             "/ca.crt -CAkey " + d + "/ca.key -CAcreateserial -days 2 -extfile " +
+                             d + "/client.ext -out " + d + "/client.crt");
+  if (!ok) return nullptr;
+  pki->ca = ReadAll(d + "/ca.crt");
+  pki->other_ca = ReadAll(d + "/other.crt");
+  pki->other_ca_key = ReadAll(d + "/other.key");
+  pki->server_cert = ReadAll(d + "/server.crt");
+  pki->server_key = ReadAll(d + "/server.key");
+  pki->name_only_cert = ReadAll(d + "/name.crt");
+  pki->name_only_key = ReadAll(d + "/name.key");
+  pki->client_cert = ReadAll(d + "/client.crt");
+  pki->client_key = ReadAll(d + "/client.key");
+  return pki;
+}
+
+// An HTTPS FakeServer's TLS setup: `cert` and `key`, and client certificates signed by
+// `client_ca` required when it is given.
+inline FakeServer::SslSetup ServeWith(const std::string& cert, const std::string& key,
+                                      const std::string& client_ca = "") {
+  return [cert, key, client_ca](boost::asio::ssl::context& ctx) {
+    ctx.set_options(boost::asio::ssl::context::default_workarounds);
+    ctx.use_certificate_chain(boost::asio::buffer(cert));
+    ctx.use_private_key(boost::asio::buffer(key), boost::asio::ssl::context::pem);
+    if (!client_ca.empty()) {
+      ctx.add_certificate_authority(boost::asio::buffer(client_ca));
+      ctx.set_verify_mode(boost::asio::ssl::verify_peer |
+                          boost::asio::ssl::verify_fail_if_no_peer_cert);
+    }
+  };
 }
 
 }  // namespace berth::client::testing

@@ -1,7 +1,7 @@
-// The HTTP/1.1 transport against a hand-written raw TCP server that sends byte-exact replies: the
-// framing edge cases and connection faults (bodies split at awkward places, idle keep-alive
-// connections closed by the server, truncated bodies, garbage) that a real apiserver will not
-// produce on demand.
+// The client against a hand-written raw TCP fake server that sends byte-exact HTTP/1.1 replies:
+// the framing edge cases and connection faults (bodies split at awkward places, keep-alive
+// connections closed by the server, truncated bodies, conflicting or oversized headers, garbage)
+// that a real apiserver will not produce on demand.
 
 #include <arpa/inet.h>
 #include <gmock/gmock.h>
@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "pkg/client/client.h"
+#include "pkg/client/curl_transport.h"
 #include "pkg/client/http_client.h"
 #include "test/testing/proto_writer.h"
 
@@ -104,10 +105,22 @@ class RawServer {
         std::lock_guard<std::mutex> lock(mu_);
         requests_.push_back(text);
       }
-      const std::string reply = respond_(connection, request, text);
+      std::string reply = respond_(connection, request, text);
       if (reply.empty()) return Close(fd);
-      if (send(fd, reply.data(), reply.size(), MSG_NOSIGNAL) < 0) return Close(fd);
+      // "CLOSE:" before a reply: send it, then close the connection.
+      const bool close_after = reply.rfind("CLOSE:", 0) == 0;
+      if (close_after) reply.erase(0, 6);
+      if (!SendAll(fd, reply) || close_after) return Close(fd);
     }
+  }
+
+  static bool SendAll(int fd, const std::string& data) {
+    for (size_t sent = 0; sent < data.size();) {
+      const ssize_t n = send(fd, data.data() + sent, data.size() - sent, MSG_NOSIGNAL);
+      if (n <= 0) return false;
+      sent += static_cast<size_t>(n);
+    }
+    return true;
   }
 
   static bool Read(int fd, std::string* in) {
@@ -163,7 +176,7 @@ Config ConfigFor(const RawServer& server) {
   return config;
 }
 
-TEST(TransportFaultInjectionTest, ChunkedBodyWithExtensionsAndTrailersIsReassembled) {
+TEST(RawFakeServerTest, ChunkedBodyWithExtensionsAndTrailersIsReassembled) {
   RawServer server([](int, int, const std::string&) {
     return std::string(
         "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
@@ -181,7 +194,7 @@ TEST(TransportFaultInjectionTest, ChunkedBodyWithExtensionsAndTrailersIsReassemb
   EXPECT_EQ(server.connections(), 1);
 }
 
-TEST(TransportFaultInjectionTest, KeepAliveReusesOneConnectionAndHonoursConnectionClose) {
+TEST(RawFakeServerTest, KeepAliveReusesOneConnectionAndHonoursConnectionClose) {
   RawServer server([](int, int request, const std::string&) {
     if (request == 1) {
       return std::string("HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\n{}");
@@ -198,21 +211,53 @@ TEST(TransportFaultInjectionTest, KeepAliveReusesOneConnectionAndHonoursConnecti
   EXPECT_THAT(requests[0], HasSubstr("GET /a HTTP/1.1\r\nHost: 127.0.0.1:"));
 }
 
-TEST(TransportFaultInjectionTest, PostOnIdleConnectionTheServerDroppedIsSentAgainOnANewOne) {
-  // Connection 0 answers once, then closes silently when the next request arrives: the classic
-  // keep-alive race. The POST never reached a handler, so it is repeated on a new connection.
+TEST(RawFakeServerTest, PostOnAReusedConnectionClosedWithoutAResponseIsNotSentAgain) {
+  // Connection 0 answers once, then reads the next request and closes without a word. The server
+  // may have bound the pod before it went away, so the POST must not be replayed.
   RawServer server([](int connection, int request, const std::string&) {
     if (connection == 0 && request == 1) return std::string();
     return Ok(R"({"kind":"Status","status":"Success"})");
   });
   auto client = NewClient(ConfigFor(server));
   client->Get("/version");
-  EXPECT_EQ(client->PostRaw("/api/v1/namespaces/d/pods/p/binding", R"({"kind":"Binding"})"),
-            R"({"kind":"Status","status":"Success"})");
+  try {
+    client->PostRaw("/api/v1/namespaces/d/pods/p/binding", R"({"kind":"Binding"})");
+    FAIL() << "expected ApiError";
+  } catch (const ApiError& e) {
+    EXPECT_EQ(e.reason(), ErrorReason::kTransport);
+    EXPECT_THAT(e.what(), HasSubstr("not sent again"));
+  }
+  EXPECT_EQ(server.requests().size(), 2u) << "the POST was replayed";
+}
+
+TEST(RawFakeServerTest, GetOnAReusedConnectionClosedWithoutAResponseIsSentAgain) {
+  RawServer server([](int connection, int request, const std::string&) {
+    if (connection == 0 && request == 1) return std::string();
+    return Ok(R"({"kind":"Pod"})");
+  });
+  auto client = NewClient(ConfigFor(server));
+  client->Get("/version");
+  EXPECT_EQ(client->Get("/api/v1/namespaces/d/pods/p")["kind"], "Pod");
   EXPECT_EQ(server.connections(), 2);
 }
 
-TEST(TransportFaultInjectionTest, PostWhoseResponseIsCutMidBodyIsNotRepeated) {
+TEST(RawFakeServerTest, PostWhoseConnectionClosesMidResponseIsNotRepeated) {
+  RawServer server([](int, int, const std::string&) {
+    // Promises 100 bytes, sends a few, then closes.
+    return std::string("CLOSE:HTTP/1.1 201 Created\r\nContent-Length: 100\r\n\r\n{\"kind\"");
+  });
+  auto client = NewClient(ConfigFor(server));
+  try {
+    client->PostRaw("/api/v1/namespaces/d/pods/p/binding", R"({"kind":"Binding"})");
+    FAIL() << "expected ApiError";
+  } catch (const ApiError& e) {
+    EXPECT_EQ(e.reason(), ErrorReason::kTransport) << e.what();
+    EXPECT_THAT(e.what(), HasSubstr("ended early"));
+  }
+  EXPECT_EQ(server.requests().size(), 1u) << "a POST the server received must not be repeated";
+}
+
+TEST(RawFakeServerTest, PostWhoseResponseIsCutMidBodyIsNotRepeated) {
   RawServer server([](int, int, const std::string&) {
     // Promises 100 bytes, sends 10, then goes silent until the client gives up.
     return std::string("HTTP/1.1 500 Internal\r\nContent-Length: 100\r\n\r\n0123456789");
@@ -231,7 +276,7 @@ TEST(TransportFaultInjectionTest, PostWhoseResponseIsCutMidBodyIsNotRepeated) {
   EXPECT_EQ(server.requests().size(), 1u) << "a POST the server received must not be repeated";
 }
 
-TEST(TransportFaultInjectionTest, StreamedListHandsOverTheChunkedBodyAndReusesTheConnection) {
+TEST(RawFakeServerTest, StreamedListHandsOverTheChunkedBodyAndReusesTheConnection) {
   const std::string body = R"({"kind":"PodList","metadata":{},"items":[{"a":1},{"b":2}]})";
   RawServer server([&](int, int, const std::string&) { return ChunkedOk(body, 9); });
   auto client = NewClient(ConfigFor(server));
@@ -243,7 +288,7 @@ TEST(TransportFaultInjectionTest, StreamedListHandsOverTheChunkedBodyAndReusesTh
   EXPECT_EQ(server.connections(), 1);
 }
 
-TEST(TransportFaultInjectionTest, StreamedListCutAfterItsFirstBytesIsNotRepeated) {
+TEST(RawFakeServerTest, StreamedListCutAfterItsFirstBytesIsNotRepeated) {
   RawServer server([](int, int, const std::string&) {
     // Promises 100 bytes, sends 10, then goes silent until the client gives up.
     return std::string("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{\"items\":[");
@@ -265,7 +310,7 @@ TEST(TransportFaultInjectionTest, StreamedListCutAfterItsFirstBytesIsNotRepeated
   EXPECT_EQ(server.requests().size(), 1u);
 }
 
-TEST(TransportFaultInjectionTest, StreamedListErrorStatusIsThrownWithoutHandingOverTheBody) {
+TEST(RawFakeServerTest, StreamedListErrorStatusIsThrownWithoutHandingOverTheBody) {
   RawServer server([](int, int, const std::string&) {
     const std::string status =
         R"({"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Forbidden",)"
@@ -286,7 +331,7 @@ TEST(TransportFaultInjectionTest, StreamedListErrorStatusIsThrownWithoutHandingO
   EXPECT_FALSE(called);
 }
 
-TEST(TransportFaultInjectionTest, GarbageStatusLineIsATransportErrorNamingTheServer) {
+TEST(RawFakeServerTest, GarbageStatusLineIsATransportErrorNamingTheServer) {
   RawServer server(
       [](int, int, const std::string&) { return std::string("SSH-2.0-OpenSSH\r\n\r\n"); });
   Config config = ConfigFor(server);
@@ -302,14 +347,14 @@ TEST(TransportFaultInjectionTest, GarbageStatusLineIsATransportErrorNamingTheSer
   EXPECT_EQ(server.requests().size(), static_cast<size_t>(internal::kMaxAttempts));
 }
 
-TEST(TransportFaultInjectionTest, InterimContinueResponseIsSkipped) {
+TEST(RawFakeServerTest, InterimContinueResponseIsSkipped) {
   RawServer server([](int, int, const std::string&) {
     return "HTTP/1.1 100 Continue\r\n\r\n" + Ok(R"({"kind":"Pod"})");
   });
   EXPECT_EQ(NewClient(ConfigFor(server))->Get("/x")["kind"], "Pod");
 }
 
-TEST(TransportFaultInjectionTest, WatchOverChunksSplitInsideEventsAndSizes) {
+TEST(RawFakeServerTest, WatchOverChunksSplitInsideEventsAndSizes) {
   // Each event is cut across chunk boundaries; the stream then ends with the zero chunk.
   RawServer server([](int, int, const std::string&) {
     const std::string a = R"({"type":"ADDED","object":{"kind":"Pod","metadata":{"name":"a"}}})";
@@ -330,7 +375,7 @@ TEST(TransportFaultInjectionTest, WatchOverChunksSplitInsideEventsAndSizes) {
   EXPECT_THAT(requests[0], HasSubstr("GET /api/v1/pods?watch=1&allowWatchBookmarks=true"));
 }
 
-TEST(TransportFaultInjectionTest, ProtobufWatchFramesSplitAcrossChunksThenACutFrameIsAnError) {
+TEST(RawFakeServerTest, ProtobufWatchFramesSplitAcrossChunksThenACutFrameIsAnError) {
   const auto event = [](std::string_view type, std::string_view name) {
     const testing::Proto pod = testing::Proto().Message(1, testing::Proto().Bytes(1, name));
     return testing::Proto()
@@ -360,7 +405,7 @@ TEST(TransportFaultInjectionTest, ProtobufWatchFramesSplitAcrossChunksThenACutFr
               HasSubstr("\r\nAccept: application/vnd.kubernetes.protobuf, application/json\r\n"));
 }
 
-TEST(TransportFaultInjectionTest, StreamedListReportsTheContentTypeBeforeTheBody) {
+TEST(RawFakeServerTest, StreamedListReportsTheContentTypeBeforeTheBody) {
   RawServer server([](int, int, const std::string&) {
     return ChunkedOk("k8s-body", 3, "application/vnd.kubernetes.protobuf");
   });
@@ -382,7 +427,7 @@ TEST(TransportFaultInjectionTest, StreamedListReportsTheContentTypeBeforeTheBody
   EXPECT_THAT(requests[1], HasSubstr("\r\nAccept: application/json\r\n"));
 }
 
-TEST(TransportFaultInjectionTest, ProtobufStatusOfAFailedListOrWatchIsDecoded) {
+TEST(RawFakeServerTest, ProtobufStatusOfAFailedListOrWatchIsDecoded) {
   const std::string forbidden = testing::Proto()
                                     .Bytes(2, "Failure")
                                     .Bytes(3, "nodes is forbidden: cannot list resource \"nodes\"")
@@ -422,7 +467,7 @@ TEST(TransportFaultInjectionTest, ProtobufStatusOfAFailedListOrWatchIsDecoded) {
   EXPECT_EQ(unreadable.server_message(), "the server responded with HTTP status 403");
 }
 
-TEST(TransportFaultInjectionTest, ServerUrlWithPathOrBadPortIsAConfigError) {
+TEST(RawFakeServerTest, ServerUrlWithPathOrBadPortIsAConfigError) {
   Config config;
   config.server = "https://127.0.0.1:6443/prefix";
   EXPECT_THROW(NewClient(config), ConfigError);
@@ -432,6 +477,168 @@ TEST(TransportFaultInjectionTest, ServerUrlWithPathOrBadPortIsAConfigError) {
   EXPECT_THROW(NewClient(config), ConfigError);
   config.server = "https://[::1]:6443/";
   EXPECT_NO_THROW(NewClient(config));
+}
+
+// The error of a GET answered with `reply` (a request of each kind is retried, so the server
+// sees several).
+ApiError ErrorOfGet(const std::string& reply) {
+  RawServer server([&](int, int, const std::string&) { return reply; });
+  try {
+    NewClient(ConfigFor(server))->Get("/api/v1/pods");
+  } catch (const ApiError& e) {
+    return e;
+  }
+  return ApiError(ErrorReason::kUnknown, 0, "(no error)");
+}
+
+TEST(RawFakeServerTest, ConflictingContentLengthsAreRejected) {
+  const ApiError error =
+      ErrorOfGet("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}x");
+  EXPECT_EQ(error.reason(), ErrorReason::kTransport);
+  EXPECT_THAT(error.what(), HasSubstr("malformed response"));
+}
+
+TEST(RawFakeServerTest, ContentLengthBesideTransferEncodingIsRejected) {
+  const ApiError error = ErrorOfGet(
+      "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: "
+      "2\r\n\r\n2\r\n{}\r\n0\r\n\r\n");
+  EXPECT_EQ(error.reason(), ErrorReason::kTransport);
+  EXPECT_THAT(error.what(), HasSubstr("both Transfer-Encoding and Content-Length"));
+}
+
+TEST(RawFakeServerTest, TransferEncodingIsATokenNotASubstring) {
+  const ApiError error =
+      ErrorOfGet("HTTP/1.1 200 OK\r\nTransfer-Encoding: xchunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n");
+  EXPECT_EQ(error.reason(), ErrorReason::kTransport);
+  EXPECT_THAT(error.what(), HasSubstr("malformed response"));
+}
+
+TEST(RawFakeServerTest, FourDigitStatusIsRejectedNotReadAsItsFirstThree) {
+  const ApiError error = ErrorOfGet("HTTP/1.1 2000 OK\r\nContent-Length: 2\r\n\r\n{}");
+  EXPECT_EQ(error.reason(), ErrorReason::kTransport);
+  EXPECT_EQ(error.http_status(), 0);
+  EXPECT_THAT(error.what(), HasSubstr("malformed response"));
+}
+
+TEST(RawFakeServerTest, EndlessHeadersAreAnErrorNotUnboundedMemory) {
+  std::string reply = "HTTP/1.1 200 OK\r\n";
+  for (int i = 0; reply.size() <= internal::kMaxResponseHeaderBytes; ++i) {
+    reply += "X-Filler-" + std::to_string(i) + ": " + std::string(100, 'x') + "\r\n";
+  }
+  reply += "Content-Length: 2\r\n\r\n{}";
+  const ApiError error = ErrorOfGet(reply);
+  EXPECT_EQ(error.reason(), ErrorReason::kTransport);
+  EXPECT_THAT(error.what(), HasSubstr("malformed response"));
+  EXPECT_THAT(error.what(), HasSubstr("response headers over 256 KiB"));
+}
+
+TEST(RawFakeServerTest, AnnouncedBodyOverTheCapIsRefusedBeforeAnyOfItArrives) {
+  const ApiError error = ErrorOfGet(
+      "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(internal::kMaxResponseBodyBytes + 1) +
+      "\r\n\r\n{}");
+  EXPECT_EQ(error.reason(), ErrorReason::kTransport);
+  EXPECT_THAT(error.what(), HasSubstr("over the"));
+}
+
+TEST(RawFakeServerTest, WatchLineOverTheCapIsAnErrorNotUnboundedMemory) {
+  // 1 MiB pieces of one line that never ends, past the cap.
+  const std::string piece(size_t{1} << 20, 'x');
+  RawServer server([&](int, int, const std::string&) {
+    std::string reply = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
+    char size[16];
+    std::snprintf(size, sizeof(size), "%zx", piece.size());
+    for (size_t sent = 0; sent <= internal::kMaxWatchLineBytes; sent += piece.size()) {
+      reply += std::string(size) + "\r\n" + piece + "\r\n";
+    }
+    return reply + "0\r\n\r\n";
+  });
+  auto stream = NewClient(ConfigFor(server))->Watch("/api/v1/pods", WatchOptions{});
+  WatchEvent event;
+  try {
+    stream->Next(&event);
+    FAIL() << "an endless line was accepted";
+  } catch (const ApiError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("a line of more than 64 MiB"));
+  }
+}
+
+TEST(RawFakeServerTest, SlowReaderOfALargeStreamedListGetsEveryByteInOrder) {
+  // Four times the stream buffer: the transfer pauses while the reader dawdles, then resumes.
+  std::string body;
+  body.reserve(internal::kStreamBufferBytes * 4);
+  for (int i = 0; body.size() < internal::kStreamBufferBytes * 4; ++i) {
+    body += std::to_string(i) + ",";
+  }
+  RawServer server([&](int, int, const std::string&) { return ChunkedOk(body, 1 << 16); });
+  auto client = NewClient(ConfigFor(server));
+  std::string got;
+  int calls = 0;
+  client->ListPageStream("/api/v1/pods", ListOptions{}, "", [&](std::string_view bytes) {
+    if (++calls < 4) std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    got.append(bytes);
+  });
+  EXPECT_EQ(got.size(), body.size());
+  EXPECT_TRUE(got == body) << "the streamed body was reordered or corrupted";
+}
+
+TEST(RawFakeServerTest, ConnectDeadlineIsHonouredWhenTheServerNeverAccepts) {
+  // A listener whose accept queue is full drops further SYNs: connecting hangs.
+  const int listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof(addr);
+  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(listen(listener, 0), 0);
+  getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &length);
+  std::vector<int> fillers;
+  for (int i = 0; i < 4; ++i) {
+    const int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    // Non-blocking: completes (or is dropped) in the background.
+    static_cast<void>(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)));
+    fillers.push_back(fd);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+
+  Config config;
+  config.server = "http://127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
+  config.qps = 0;
+  config.timeout = std::chrono::milliseconds(300);
+  auto client = NewClient(config);
+  std::vector<std::chrono::nanoseconds> attempts;
+  client->SetRequestObserver(
+      [&](const std::string&, int, std::chrono::nanoseconds took) { attempts.push_back(took); });
+  try {
+    client->PostRaw("/api/v1/namespaces/d/pods/p/binding", "{}");
+    FAIL() << "expected ApiError";
+  } catch (const ApiError& e) {
+    EXPECT_EQ(e.reason(), ErrorReason::kTimeout) << e.what();
+  }
+  // The connection was never made, so even a POST is tried again, each time within its deadline.
+  EXPECT_EQ(attempts.size(), static_cast<size_t>(internal::kMaxAttempts));
+  for (const auto took : attempts) EXPECT_LT(took, std::chrono::milliseconds(1000));
+  for (const int fd : fillers) close(fd);
+  close(listener);
+}
+
+TEST(RawFakeServerTest, NameResolutionFailureIsATransportErrorWithinTheDeadline) {
+  Config config;
+  config.server = "http://berth-client-test.invalid:8080";
+  config.qps = 0;
+  config.timeout = std::chrono::milliseconds(500);
+  auto client = NewClient(config);
+  std::vector<std::chrono::nanoseconds> attempts;
+  client->SetRequestObserver(
+      [&](const std::string&, int, std::chrono::nanoseconds took) { attempts.push_back(took); });
+  try {
+    client->Get("/version");
+    FAIL() << "expected ApiError";
+  } catch (const ApiError& e) {
+    EXPECT_TRUE(e.reason() == ErrorReason::kTransport || e.reason() == ErrorReason::kTimeout)
+        << e.what();
+    EXPECT_THAT(e.what(), HasSubstr("berth-client-test.invalid"));
+  }
+  for (const auto took : attempts) EXPECT_LT(took, std::chrono::milliseconds(1500));
 }
 
 }  // namespace
