@@ -249,11 +249,11 @@ const Workload& FindWorkload(const std::string& name) {
   std::exit(2);
 }
 
-// The kube-scheduler profile equivalent to Berth's defaults: the same plugins and weights (upstream's
-// PrioritySort in place of Coscheduling, which kube-scheduler lacks), every other default plugin
-// (DRA, ...) disabled. A workload whose plugin Berth's
-// defaults lack still gets it, at upstream's default weight, so that kube-scheduler honours the
-// constraints the workload is about.
+// The kube-scheduler profile equivalent to Berth's defaults: the same plugins and weights
+// (upstream's PrioritySort in place of Coscheduling, which kube-scheduler lacks), every other
+// default plugin (DRA, ...) disabled. A workload whose plugin Berth's defaults lack still gets it,
+// at upstream's default weight, so that kube-scheduler honours the constraints the workload is
+// about.
 std::string KubeSchedulerConfig(const std::string& kubeconfig, const std::string& name,
                                 const Flags& flags) {
   std::ostringstream out;
