@@ -60,8 +60,9 @@ nlohmann::json YamlToJson(const YAML::Node& node) {
   switch (node.Type()) {
     case YAML::NodeType::Map: {
       nlohmann::json object = nlohmann::json::object();
-      for (const auto& entry : node)
+      for (const auto& entry : node) {
         object[entry.first.as<std::string>()] = YamlToJson(entry.second);
+      }
       return object;
     }
     case YAML::NodeType::Sequence: {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "pkg/client/http_client.h"
+#include "pkg/util/unique_fd.h"
 
 extern char** environ;
 
@@ -23,23 +24,6 @@ namespace berth::client::internal {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// A file descriptor closed on destruction.
-class Fd {
- public:
-  explicit Fd(int fd = -1) : fd_(fd) {}
-  ~Fd() { Reset(); }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-  void Reset() {
-    if (fd_ >= 0) close(fd_);
-    fd_ = -1;
-  }
-
- private:
-  int fd_;
-};
 
 // posix_spawn_file_actions_t, destroyed on destruction.
 class FileActions {
@@ -238,8 +222,8 @@ ExecCredential RunExecPlugin(const Config& config) {
   if (pipe2(fds, O_CLOEXEC) != 0) {
     throw fail(std::string("cannot create a pipe for the plugin: ") + std::strerror(errno));
   }
-  Fd read_end(fds[0]);
-  Fd write_end(fds[1]);
+  util::UniqueFd read_end(fds[0]);
+  util::UniqueFd write_end(fds[1]);
   pid_t pid = 0;
   int rc = 0;
   {

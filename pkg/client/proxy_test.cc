@@ -3,15 +3,11 @@
 
 #include "pkg/client/proxy.h"
 
-#include <arpa/inet.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
-#include <atomic>
 #include <map>
 #include <mutex>
 #include <string>
@@ -117,31 +113,10 @@ TEST(ProxyForTest, RedactsUserInfo) {
 // still be reached through it, as through a corporate proxy).
 class FakeConnectProxy {
  public:
-  explicit FakeConnectProxy(int forward_port) : forward_port_(forward_port) {
-    listen_fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr = Loopback(0);
-    socklen_t length = sizeof(addr);
-    if (bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-        listen(listen_fd_, 16) != 0 ||
-        getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &length) != 0) {
-      throw std::runtime_error("FakeConnectProxy: cannot listen");
-    }
-    url_ = "http://127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
-    acceptor_ = std::thread([this] { AcceptLoop(); });
-  }
-
-  ~FakeConnectProxy() {
-    shutdown(listen_fd_, SHUT_RDWR);
-    close(listen_fd_);
-    acceptor_.join();
-    std::vector<std::thread> tunnels;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      for (const int fd : open_) shutdown(fd, SHUT_RDWR);
-      tunnels.swap(tunnels_);
-    }
-    for (std::thread& t : tunnels) t.join();
-  }
+  explicit FakeConnectProxy(int forward_port)
+      : forward_port_(forward_port),
+        listener_([this](int fd, int) { Tunnel(fd); }),
+        url_("http://127.0.0.1:" + std::to_string(listener_.port())) {}
 
   const std::string& url() const { return url_; }
   std::vector<std::string> targets() {
@@ -150,25 +125,8 @@ class FakeConnectProxy {
   }
 
  private:
-  static sockaddr_in Loopback(int port) {
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    addr.sin_port = htons(static_cast<uint16_t>(port));
-    return addr;
-  }
-
-  void AcceptLoop() {
-    for (;;) {
-      const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-      if (fd < 0) return;
-      std::lock_guard<std::mutex> lock(mu_);
-      open_.push_back(fd);
-      tunnels_.emplace_back([this, fd] { Tunnel(fd); });
-    }
-  }
-
   void Tunnel(int client) {
+    using Tcp = client::testing::LoopbackTcpServer;
     std::string head;
     char buf[16384];
     while (head.find("\r\n\r\n") == std::string::npos) {
@@ -178,7 +136,7 @@ class FakeConnectProxy {
     }
     const std::string line = head.substr(0, head.find("\r\n"));
     if (line.rfind("CONNECT ", 0) != 0) {
-      Send(client, "HTTP/1.1 405 Method Not Allowed\r\nContent-Length: 0\r\n\r\n");
+      Tcp::SendAll(client, "HTTP/1.1 405 Method Not Allowed\r\nContent-Length: 0\r\n\r\n");
       return;
     }
     {
@@ -186,49 +144,31 @@ class FakeConnectProxy {
       targets_.push_back(line.substr(8, line.find(' ', 8) - 8));
     }
     const int upstream = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr = Loopback(forward_port_);
+    listener_.Track(upstream);
+    sockaddr_in addr = Tcp::Loopback(forward_port_);
     if (connect(upstream, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-      Send(client, "HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n");
-      close(upstream);
+      Tcp::SendAll(client, "HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n");
+      listener_.Close(upstream);
       return;
     }
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      open_.push_back(upstream);
-    }
-    Send(client, "HTTP/1.1 200 Connection established\r\n\r\n");
+    Tcp::SendAll(client, "HTTP/1.1 200 Connection established\r\n\r\n");
     pollfd fds[2] = {{client, POLLIN, 0}, {upstream, POLLIN, 0}};
-    for (;;) {
-      if (poll(fds, 2, -1) <= 0) break;
-      bool done = false;
-      for (int i = 0; i < 2; ++i) {
+    for (bool open = true; open && poll(fds, 2, -1) > 0;) {
+      for (int i = 0; i < 2 && open; ++i) {
         if ((fds[i].revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
         const ssize_t n = recv(fds[i].fd, buf, sizeof(buf), 0);
-        if (n <= 0 || !Send(fds[1 - i].fd, std::string(buf, static_cast<size_t>(n)))) done = true;
+        open = n > 0 && Tcp::SendAll(fds[1 - i].fd, std::string(buf, static_cast<size_t>(n)));
       }
-      if (done) break;
     }
-    shutdown(client, SHUT_RDWR);
-    shutdown(upstream, SHUT_RDWR);
-  }
-
-  static bool Send(int fd, const std::string& data) {
-    for (size_t sent = 0; sent < data.size();) {
-      const ssize_t n = send(fd, data.data() + sent, data.size() - sent, MSG_NOSIGNAL);
-      if (n <= 0) return false;
-      sent += static_cast<size_t>(n);
-    }
-    return true;
+    listener_.Close(upstream);
   }
 
   const int forward_port_;
-  int listen_fd_;
-  std::string url_;
-  std::thread acceptor_;
   std::mutex mu_;
-  std::vector<int> open_;             // Guarded by mu_; closed at destruction.
-  std::vector<std::thread> tunnels_;  // Guarded by mu_.
   std::vector<std::string> targets_;  // Guarded by mu_.
+  // Last but the URL: its handlers use everything above, and stop when it goes.
+  client::testing::LoopbackTcpServer listener_;
+  const std::string url_;
 };
 
 int PortOf(const std::string& url) { return std::stoi(url.substr(url.rfind(':') + 1)); }

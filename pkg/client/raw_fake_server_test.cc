@@ -21,6 +21,7 @@
 #include "pkg/client/client.h"
 #include "pkg/client/curl_transport.h"
 #include "pkg/client/http_client.h"
+#include "test/testing/client_test_util.h"
 #include "test/testing/proto_writer.h"
 
 namespace berth::client {
@@ -28,76 +29,39 @@ namespace {
 
 using ::testing::HasSubstr;
 
-// One scripted connection: reads requests and answers each with the bytes `respond` returns
+// Scripted connections: each reads requests and answers each with the bytes `respond` returns
 // for (connection index, request index on it, request text); an empty answer closes the
-// connection without replying.
+// connection without replying, and "CLOSE:" before an answer closes it after sending it.
 class RawServer {
  public:
   using Responder = std::function<std::string(int connection, int request, const std::string&)>;
 
-  explicit RawServer(Responder respond) : respond_(std::move(respond)) {
-    listen_fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    addr.sin_port = 0;
-    if (bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-        listen(listen_fd_, 16) != 0) {
-      throw std::runtime_error("RawServer: cannot listen");
-    }
-    socklen_t length = sizeof(addr);
-    getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &length);
-    url_ = "http://127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
-    acceptor_ = std::thread([this] { AcceptLoop(); });
-  }
-
-  ~RawServer() {
-    stopping_.store(true);
-    shutdown(listen_fd_, SHUT_RDWR);
-    close(listen_fd_);
-    acceptor_.join();
-    std::vector<std::thread> handlers;
-    {
-      // Handlers take mu_ to close their socket, so they are joined without it.
-      std::lock_guard<std::mutex> lock(mu_);
-      for (const int fd : open_) shutdown(fd, SHUT_RDWR);
-      handlers.swap(handlers_);
-    }
-    for (std::thread& t : handlers) t.join();
-  }
+  explicit RawServer(Responder respond)
+      : respond_(std::move(respond)),
+        listener_([this](int fd, int connection) { Serve(fd, connection); }),
+        url_("http://127.0.0.1:" + std::to_string(listener_.port())) {}
 
   const std::string& url() const { return url_; }
-  int connections() const { return connections_.load(); }
+  int connections() const { return listener_.connections(); }
   std::vector<std::string> requests() {
     std::lock_guard<std::mutex> lock(mu_);
     return requests_;
   }
 
  private:
-  void AcceptLoop() {
-    for (int index = 0; !stopping_.load(); ++index) {
-      const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-      if (fd < 0) return;
-      connections_.fetch_add(1);
-      std::lock_guard<std::mutex> lock(mu_);
-      open_.push_back(fd);
-      handlers_.emplace_back([this, fd, index] { Serve(fd, index); });
-    }
-  }
-
   void Serve(int fd, int connection) {
     std::string in;
     for (int request = 0;; ++request) {
       size_t end;
       while ((end = in.find("\r\n\r\n")) == std::string::npos) {
-        if (!Read(fd, &in)) return Close(fd);
+        if (!Read(fd, &in)) return;
       }
       size_t length = 0;
       if (const size_t at = in.find("Content-Length: "); at != std::string::npos && at < end) {
         length = std::stoul(in.substr(at + 16));
       }
       while (in.size() < end + 4 + length) {
-        if (!Read(fd, &in)) return Close(fd);
+        if (!Read(fd, &in)) return;
       }
       const std::string text = in.substr(0, end + 4 + length);
       in.erase(0, end + 4 + length);
@@ -106,21 +70,11 @@ class RawServer {
         requests_.push_back(text);
       }
       std::string reply = respond_(connection, request, text);
-      if (reply.empty()) return Close(fd);
-      // "CLOSE:" before a reply: send it, then close the connection.
+      if (reply.empty()) return;
       const bool close_after = reply.rfind("CLOSE:", 0) == 0;
       if (close_after) reply.erase(0, 6);
-      if (!SendAll(fd, reply) || close_after) return Close(fd);
+      if (!client::testing::LoopbackTcpServer::SendAll(fd, reply) || close_after) return;
     }
-  }
-
-  static bool SendAll(int fd, const std::string& data) {
-    for (size_t sent = 0; sent < data.size();) {
-      const ssize_t n = send(fd, data.data() + sent, data.size() - sent, MSG_NOSIGNAL);
-      if (n <= 0) return false;
-      sent += static_cast<size_t>(n);
-    }
-    return true;
   }
 
   static bool Read(int fd, std::string* in) {
@@ -131,22 +85,12 @@ class RawServer {
     return true;
   }
 
-  void Close(int fd) {
-    std::lock_guard<std::mutex> lock(mu_);
-    std::erase(open_, fd);
-    close(fd);
-  }
-
   Responder respond_;
-  int listen_fd_;
-  std::string url_;
-  std::atomic<bool> stopping_{false};
-  std::atomic<int> connections_{0};
-  std::thread acceptor_;
   std::mutex mu_;
-  std::vector<int> open_;              // Guarded by mu_.
-  std::vector<std::thread> handlers_;  // Guarded by mu_.
   std::vector<std::string> requests_;  // Guarded by mu_.
+  // Last but the URL: its handlers use everything above, and stop when it goes.
+  client::testing::LoopbackTcpServer listener_;
+  const std::string url_;
 };
 
 std::string Ok(const std::string& body) {
@@ -377,10 +321,11 @@ TEST(RawFakeServerTest, WatchOverChunksSplitInsideEventsAndSizes) {
 
 TEST(RawFakeServerTest, ProtobufWatchFramesSplitAcrossChunksThenACutFrameIsAnError) {
   const auto event = [](std::string_view type, std::string_view name) {
-    const testing::Proto pod = testing::Proto().Message(1, testing::Proto().Bytes(1, name));
-    return testing::Proto()
+    const berth::testing::Proto pod =
+        berth::testing::Proto().Message(1, berth::testing::Proto().Bytes(1, name));
+    return berth::testing::Proto()
         .Bytes(1, type)
-        .Message(2, testing::Proto().Bytes(1, pod.Envelope("Pod")))
+        .Message(2, berth::testing::Proto().Bytes(1, pod.Envelope("Pod")))
         .Frame();
   };
   RawServer server([&](int, int, const std::string&) {
@@ -428,7 +373,7 @@ TEST(RawFakeServerTest, StreamedListReportsTheContentTypeBeforeTheBody) {
 }
 
 TEST(RawFakeServerTest, ProtobufStatusOfAFailedListOrWatchIsDecoded) {
-  const std::string forbidden = testing::Proto()
+  const std::string forbidden = berth::testing::Proto()
                                     .Bytes(2, "Failure")
                                     .Bytes(3, "nodes is forbidden: cannot list resource \"nodes\"")
                                     .Bytes(4, "Forbidden")

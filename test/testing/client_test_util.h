@@ -4,10 +4,14 @@
 // Helpers for the pkg/client unit tests: temporary directories, environment overrides and a
 // scriptable HTTP(S) server built on cpprestsdk's http_listener, and a test PKI.
 
+#include <arpa/inet.h>
 #include <cpprest/http_listener.h>
 #include <cpprest/producerconsumerstream.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <boost/asio/ssl.hpp>
 #include <chrono>
 #include <cstdlib>
@@ -22,6 +26,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace berth::client::testing {
@@ -100,6 +105,101 @@ class ScopedEnv {
  private:
   std::string name_;
   std::optional<std::string> old_;
+};
+
+// A TCP listener on 127.0.0.1 that runs `serve(fd, index)` on a thread of its own for each
+// connection it accepts (`index` counts them from 0) and closes the connection once that returns.
+// Destruction shuts every connection (and every socket handed to Track) down and joins the
+// threads, so a handler blocked in recv returns.
+class LoopbackTcpServer {
+ public:
+  using Serve = std::function<void(int fd, int index)>;
+
+  explicit LoopbackTcpServer(Serve serve) : serve_(std::move(serve)) {
+    listen_fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr = Loopback(0);
+    socklen_t length = sizeof(addr);
+    if (bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+        listen(listen_fd_, 16) != 0 ||
+        getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &length) != 0) {
+      throw std::runtime_error("LoopbackTcpServer: cannot listen");
+    }
+    port_ = ntohs(addr.sin_port);
+    acceptor_ = std::thread([this] { AcceptLoop(); });
+  }
+
+  ~LoopbackTcpServer() {
+    shutdown(listen_fd_, SHUT_RDWR);
+    close(listen_fd_);
+    acceptor_.join();
+    std::vector<std::thread> handlers;
+    {
+      // Handlers take mu_ to close their sockets, so they are joined without it.
+      std::lock_guard<std::mutex> lock(mu_);
+      for (const int fd : open_) shutdown(fd, SHUT_RDWR);
+      handlers.swap(handlers_);
+    }
+    for (std::thread& t : handlers) t.join();
+  }
+
+  LoopbackTcpServer(const LoopbackTcpServer&) = delete;
+  LoopbackTcpServer& operator=(const LoopbackTcpServer&) = delete;
+
+  int port() const { return port_; }
+  int connections() const { return connections_.load(); }
+
+  // Another socket of a handler's (an upstream connection), shut down at destruction too.
+  void Track(int fd) {
+    std::lock_guard<std::mutex> lock(mu_);
+    open_.push_back(fd);
+  }
+  // Closes a socket accepted here or given to Track.
+  void Close(int fd) {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::erase(open_, fd);
+    close(fd);
+  }
+
+  static sockaddr_in Loopback(int port) {
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    return addr;
+  }
+
+  static bool SendAll(int fd, const std::string& data) {
+    for (size_t sent = 0; sent < data.size();) {
+      const ssize_t n = send(fd, data.data() + sent, data.size() - sent, MSG_NOSIGNAL);
+      if (n <= 0) return false;
+      sent += static_cast<size_t>(n);
+    }
+    return true;
+  }
+
+ private:
+  void AcceptLoop() {
+    for (int index = 0;; ++index) {
+      const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+      if (fd < 0) return;
+      connections_.fetch_add(1);
+      std::lock_guard<std::mutex> lock(mu_);
+      open_.push_back(fd);
+      handlers_.emplace_back([this, fd, index] {
+        serve_(fd, index);
+        Close(fd);
+      });
+    }
+  }
+
+  Serve serve_;
+  int listen_fd_ = -1;
+  int port_ = 0;
+  std::atomic<int> connections_{0};
+  std::thread acceptor_;
+  std::mutex mu_;
+  std::vector<int> open_;              // Guarded by mu_.
+  std::vector<std::thread> handlers_;  // Guarded by mu_.
 };
 
 // What the fake server saw of one request.
