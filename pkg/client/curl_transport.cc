@@ -5,11 +5,16 @@
 #include <netinet/tcp.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cctype>
+#include <cerrno>
 #include <charconv>
 #include <condition_variable>
 #include <cstring>
@@ -20,6 +25,8 @@
 #include <utility>
 #include <vector>
 
+#include "pkg/util/unique_fd.h"
+
 namespace berth::client::internal {
 namespace {
 
@@ -29,7 +36,7 @@ namespace {
 constexpr int kKeepaliveIdleSeconds = 30;
 constexpr int kKeepaliveIntervalSeconds = 5;
 constexpr unsigned kTcpUserTimeoutMs = 45000;
-// How long the I/O thread sleeps when neither libcurl nor a caller has anything for it.
+// How long the I/O thread sleeps at most when neither libcurl nor a caller has anything for it.
 constexpr int kIdlePollMs = 1000;
 // Idle connections kept for reuse: more than the binding and event workers hold at once over
 // HTTP/1.1 (client-go keeps 25).
@@ -194,15 +201,35 @@ class CurlTransfer final : public Transfer, public std::enable_shared_from_this<
   std::optional<TransportError> error_;
 };
 
-// The I/O thread and its multi handle. Commands from callers are queued under mu_ and applied by
-// the thread between two rounds of curl_multi_perform.
+// The I/O thread and its multi handle, driven through libcurl's socket interface: epoll says
+// which of its sockets are ready, so that libcurl neither polls every socket of every transfer
+// each round nor checks each transfer's socket again before reading it. Commands from callers
+// are queued under mu_ and applied by the thread between two rounds; an eventfd wakes it when it
+// sleeps in epoll_wait.
 class Loop {
  public:
-  explicit Loop(const std::string& url) : url_(url) {
+  explicit Loop(const std::string& url)
+      : url_(url),
+        epoll_(epoll_create1(EPOLL_CLOEXEC)),
+        wake_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
+    if (!epoll_.valid() || !wake_.valid()) {
+      throw ConfigError(std::string("client: cannot create the I/O thread's descriptors: ") +
+                        std::strerror(errno));
+    }
+    epoll_event wake{};
+    wake.events = EPOLLIN;
+    wake.data.fd = wake_.get();
+    if (epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, wake_.get(), &wake) != 0) {
+      throw ConfigError(std::string("client: epoll_ctl: ") + std::strerror(errno));
+    }
     multi_.reset(curl_multi_init());
     if (multi_ == nullptr) throw ConfigError("client: libcurl cannot create a multi handle");
     SetMultiOpt(multi_.get(), CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX);
     SetMultiOpt(multi_.get(), CURLMOPT_MAXCONNECTS, kMaxIdleConnections);
+    SetMultiOpt(multi_.get(), CURLMOPT_SOCKETFUNCTION, &Loop::OnSocket);
+    SetMultiOpt(multi_.get(), CURLMOPT_SOCKETDATA, this);
+    SetMultiOpt(multi_.get(), CURLMOPT_TIMERFUNCTION, &Loop::OnTimer);
+    SetMultiOpt(multi_.get(), CURLMOPT_TIMERDATA, this);
     thread_ = std::thread([this] { Run(); });
   }
 
@@ -211,8 +238,10 @@ class Loop {
       std::lock_guard<std::mutex> lock(mu_);
       stopping_ = true;
     }
-    curl_multi_wakeup(multi_.get());
+    Wake();
     thread_.join();
+    // Now, while every member its callbacks touch is still alive.
+    multi_.reset();
   }
 
   Loop(const Loop&) = delete;
@@ -227,6 +256,7 @@ class Loop {
   }
 
  private:
+  using Clock = std::chrono::steady_clock;
   enum class Op { kAdd, kRemove, kResume };
   struct Command {
     Op op;
@@ -242,11 +272,44 @@ class Loop {
       }
       commands_.push_back(Command{op, std::move(transfer)});
     }
-    curl_multi_wakeup(multi_.get());
+    // A thread that is not asleep sees the command before it next sleeps (see Run).
+    if (sleeping_.exchange(false)) Wake();
+  }
+
+  void Wake() {
+    const uint64_t one = 1;
+    static_cast<void>(write(wake_.get(), &one, sizeof(one)));
+  }
+
+  // libcurl's socket callback: which events of socket `s` it waits for.
+  static int OnSocket(CURL*, curl_socket_t s, int what, void* self, void*) {
+    auto* loop = static_cast<Loop*>(self);
+    if (what == CURL_POLL_REMOVE) {
+      epoll_ctl(loop->epoll_.get(), EPOLL_CTL_DEL, s, nullptr);
+      return 0;
+    }
+    epoll_event event{};
+    event.events =
+        ((what & CURL_POLL_IN) != 0 ? EPOLLIN : 0u) | ((what & CURL_POLL_OUT) != 0 ? EPOLLOUT : 0u);
+    event.data.fd = s;
+    if (epoll_ctl(loop->epoll_.get(), EPOLL_CTL_MOD, s, &event) != 0 && errno == ENOENT) {
+      epoll_ctl(loop->epoll_.get(), EPOLL_CTL_ADD, s, &event);
+    }
+    return 0;
+  }
+
+  // libcurl's timer callback: when it next wants curl_multi_socket_action(CURL_SOCKET_TIMEOUT).
+  static int OnTimer(CURLM*, long timeout_ms, void* self) {
+    auto* loop = static_cast<Loop*>(self);
+    loop->timer_ = timeout_ms < 0 ? std::optional<Clock::time_point>()
+                                  : Clock::now() + std::chrono::milliseconds(timeout_ms);
+    return 0;
   }
 
   void Run() {
     std::vector<Command> commands;
+    std::array<epoll_event, 64> events;
+    int running = 0;
     for (;;) {
       {
         std::lock_guard<std::mutex> lock(mu_);
@@ -255,10 +318,40 @@ class Loop {
       }
       for (Command& command : commands) Apply(command);
       commands.clear();
-      int running = 0;
-      curl_multi_perform(multi_.get(), &running);
+      if (timer_ && Clock::now() >= *timer_) {
+        timer_.reset();
+        curl_multi_socket_action(multi_.get(), CURL_SOCKET_TIMEOUT, 0, &running);
+        Reap();
+      }
+      int wait_ms = kIdlePollMs;
+      if (timer_) {
+        const auto left = std::chrono::ceil<std::chrono::milliseconds>(*timer_ - Clock::now());
+        wait_ms = static_cast<int>(std::clamp<int64_t>(left.count(), 0, kIdlePollMs));
+      }
+      // Announce the sleep, then look for commands once more: a Post after this look sees
+      // sleeping_ and writes the eventfd.
+      sleeping_.store(true);
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (!commands_.empty() || stopping_) wait_ms = 0;
+      }
+      const int ready =
+          epoll_wait(epoll_.get(), events.data(), static_cast<int>(events.size()), wait_ms);
+      sleeping_.store(false);
+      for (int i = 0; i < ready; ++i) {
+        const int fd = events[i].data.fd;
+        if (fd == wake_.get()) {
+          uint64_t count = 0;
+          static_cast<void>(read(wake_.get(), &count, sizeof(count)));
+          continue;
+        }
+        int flags = 0;
+        if ((events[i].events & EPOLLIN) != 0) flags |= CURL_CSELECT_IN;
+        if ((events[i].events & EPOLLOUT) != 0) flags |= CURL_CSELECT_OUT;
+        if ((events[i].events & (EPOLLERR | EPOLLHUP)) != 0) flags |= CURL_CSELECT_ERR;
+        curl_multi_socket_action(multi_.get(), fd, flags, &running);
+      }
       Reap();
-      curl_multi_poll(multi_.get(), nullptr, 0, kIdlePollMs, nullptr);
     }
     for (Command& command : commands) command.transfer->Abort("the client was shut down");
     for (auto& [easy, transfer] : active_) {
@@ -327,10 +420,15 @@ class Loop {
   }
 
   const std::string url_;
+  const util::UniqueFd epoll_;
+  const util::UniqueFd wake_;
   MultiPtr multi_;
   std::mutex mu_;
-  std::vector<Command> commands_;  // Guarded by mu_.
-  bool stopping_ = false;          // Guarded by mu_.
+  std::vector<Command> commands_;      // Guarded by mu_.
+  bool stopping_ = false;              // Guarded by mu_.
+  std::atomic<bool> sleeping_{false};  // The thread is in (or about to enter) epoll_wait.
+  // I/O thread: when libcurl wants CURL_SOCKET_TIMEOUT; none: only on socket events.
+  std::optional<Clock::time_point> timer_;
   // I/O thread: the transfers libcurl is working on, owned here until they end.
   std::unordered_map<CURL*, std::shared_ptr<CurlTransfer>> active_;
   std::atomic<uint64_t> connections_{0};
