@@ -12,7 +12,7 @@ GENERATOR := $(shell command -v ninja >/dev/null 2>&1 && echo Ninja || echo "Uni
 
 .PHONY: build scheduler deps tools configure unit integration integration-compat test cluster-up \
         cluster-up-compat cluster-down demo sanitize tsan bench bench-e2e format format-check lint \
-        clean chart-tools chart-lint manifests
+        clean chart-tools chart-lint manifests fuzz chaos
 
 deps:
 	@deploy/install-deps.sh
@@ -68,13 +68,27 @@ test: build tools cluster-up
 	  ctest -j$(JOBS) --output-on-failure $(CTEST_ARGS)
 	@$(MAKE) --no-print-directory integration-compat
 
+# The fault suite in full (e2e/chaos_e2e_test.cc): two berth-scheduler replicas behind a TCP proxy
+# that cuts every connection every 3 s bind CHAOS_PODS pods that fill simulated nodes exactly,
+# while the apiserver is SIGKILLed, the leader is SIGKILLed mid-binding and etcd is compacted,
+# CHAOS_ROUNDS times over; it asserts every pod bound once, no node over-committed, every Pending
+# pod explained by an event, and prints the time to converge after each fault. `make test` runs
+# its short form (300 pods, one round). It restarts this checkout's apiserver: run it alone.
+CHAOS_PODS ?= 3000
+CHAOS_ROUNDS ?= 2
+chaos: configure cluster-up
+	@$(CMAKE) --build $(BUILD_DIR) -j$(JOBS) --target berth-scheduler chaos_e2e_test
+	@source _output/cluster/env && BERTH_CHAOS_PODS=$(CHAOS_PODS) BERTH_CHAOS_ROUNDS=$(CHAOS_ROUNDS) \
+	  _output/bin/chaos_e2e_test
+
 # berth-scheduler alone, without the libraries' tests, benchmarks and e2e binaries.
 scheduler: configure
 	@$(CMAKE) --build $(BUILD_DIR) -j$(JOBS) --target berth-scheduler
 
 # Local control plane + 20 simulated nodes + 234 pods, among them two gangs (one that fits, one
 # that waits); berth-scheduler binds them and the table shows where every pod went and why the
-# rest could not go anywhere. Builds only what it runs: berth-scheduler, etcd and kube-apiserver.
+# rest could not go anywhere, then `berth-scheduler explain` for each pod left Pending. Builds
+# only what it runs: berth-scheduler, etcd and kube-apiserver.
 demo: scheduler cluster-up
 	@source _output/cluster/env && python3 deploy/demo.py
 
@@ -95,6 +109,36 @@ tsan: deps
 	@cd _output/build-tsan && \
 	  TSAN_OPTIONS="halt_on_error=1 suppressions=$(CURDIR)/test/sanitizers/tsan.supp" \
 	  ctest -L unit -j$(JOBS) --output-on-failure $(CTEST_ARGS)
+
+# libFuzzer over every parser of bytes from outside the process (test/fuzz), built with clang,
+# ASan and UBSan in their own tree: each target in turn runs FUZZ_SECONDS on a scratch copy of its
+# seed corpus (_output/fuzz/<target>, where a crashing input is left); fails if any target crashed.
+# FUZZ_TARGETS="list protobuf" for some of them. The ordinary unit tests replay the seed corpora.
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?= $(notdir $(wildcard test/fuzz/corpus/*))
+# -timeout is wall-clock time: on a shared machine a process may wait tens of seconds for a CPU, so
+# a hang is an input still running after a minute.
+FUZZ_ARGS ?= -rss_limit_mb=2048 -timeout=60
+fuzz:
+	@deploy/install-deps.sh --fuzz
+	@CC=clang-14 CXX=clang++-14 $(CMAKE) -S . -B _output/build-fuzz -G "$(GENERATOR)" \
+	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBERTH_FUZZ=ON >/dev/null
+	@$(CMAKE) --build _output/build-fuzz -j$(JOBS) --target fuzz_targets
+	@failed=""; for t in $(FUZZ_TARGETS); do \
+	  work=_output/fuzz/$$t; rm -rf $$work; mkdir -p $$work/corpus $$work/crashes; \
+	  cp test/fuzz/corpus/$$t/* $$work/corpus/; \
+	  if _output/bin-fuzz/fuzz_$$t $$work/corpus -max_total_time=$(FUZZ_SECONDS) $(FUZZ_ARGS) \
+	      -artifact_prefix=$$work/crashes/ -print_final_stats=1 >$$work/log 2>&1; then \
+	    runs=$$(sed -n 's/^stat::number_of_executed_units: *//p' $$work/log); \
+	    speed=$$(sed -n 's/^stat::average_exec_per_sec: *//p' $$work/log); \
+	    cov=$$(grep -o 'cov: [0-9]* ft: [0-9]*' $$work/log | tail -1); \
+	    echo "fuzz: $$t: $$runs runs in $(FUZZ_SECONDS)s, $$speed exec/s, $$cov," \
+	      "corpus $$(ls $$work/corpus | wc -l) inputs"; \
+	  else \
+	    tail -n 40 $$work/log; echo "fuzz: $$t: CRASH, input in $$work/crashes"; failed="$$failed $$t"; \
+	  fi; \
+	done; \
+	[[ -z "$$failed" ]] || { echo "fuzz: crashes in:$$failed"; exit 1; }
 
 # The pinned helm and the ServiceMonitor CRD the packaging tests (test/packaging) use.
 chart-tools: deps
@@ -146,4 +190,5 @@ lint: configure
 	@clang-tidy -p $(BUILD_DIR) --quiet $(filter %.cc,$(SOURCES))
 
 clean:
-	@rm -rf $(BUILD_DIR) _output/build-asan _output/build-tsan _output/bin
+	@rm -rf $(BUILD_DIR) _output/build-asan _output/build-tsan _output/build-fuzz _output/bin \
+	  _output/bin-fuzz _output/fuzz

@@ -5,8 +5,8 @@ Registers 20 Node objects (three zones, one tainted, one cordoned), submits 229 
 berth-scheduler (among them a group with required anti-affinity, a group spread over zones and two
 gangs: one that fits and binds whole, one that can never have all its pods placed and so binds
 none) and 5 for default-scheduler, runs berth-scheduler, shows progress, and ends with pods per
-node, how the constrained groups and the gangs were placed, and every unschedulable pod with its
-reason. Talks to the local control plane with the admin credentials deploy/local-cluster.sh wrote;
+node, how the constrained groups and the gangs were placed, every unschedulable pod with its
+reason, and `berth-scheduler explain` for each pod left Pending. Talks to the local control plane with the admin credentials deploy/local-cluster.sh wrote;
 uses only the standard library.
 """
 
@@ -364,6 +364,23 @@ def scrape_metrics():
     return [l for l in text.splitlines() if l.startswith(wanted)]
 
 
+def explain_pending(binary, items):
+    """(name, output) of berth-scheduler explain for every pod of ours left Pending and not gated
+    (a gated pod has had no attempt to explain)."""
+    out = []
+    for p in items:
+        if p["spec"].get("nodeName") or p["spec"]["schedulerName"] != "berth-scheduler":
+            continue
+        if p["spec"].get("schedulingGates"):
+            continue
+        name = p["metadata"]["name"]
+        run = subprocess.run(
+            [binary, "explain", f"{NAMESPACE}/{name}", "--server", f"http://{METRICS_ADDRESS}"],
+            capture_output=True, text=True, timeout=60)
+        out.append((name, run.stdout if run.returncode == 0 else run.stderr))
+    return out
+
+
 def main():
     binary = os.path.join(REPO, "_output", "bin", "berth-scheduler")
     print("== Berth demo: 20 simulated nodes, 234 pods ==")
@@ -415,6 +432,7 @@ def main():
         time.sleep(1)  # Let the last conditions land.
         items = list_pods()
         metrics = scrape_metrics()
+        explanations = explain_pending(binary, items)
     finally:
         proc.send_signal(signal.SIGTERM)
         try:
@@ -483,6 +501,13 @@ def main():
         print(f"  {line}")
     bound_total = sum(len(v) for v in by_node.values())
     print(f"bound {bound_total}/{len(ours)} berth-scheduler pods in {time.time() - start:.1f}s")
+    print()
+    print(f"== why each pod is still Pending: berth-scheduler explain "
+          f"(--server http://{METRICS_ADDRESS}, the insecure loopback port of this demo) ==")
+    for name, output in explanations:
+        print()
+        print(f"$ berth-scheduler explain {NAMESPACE}/{name}")
+        print(output.rstrip())
     if not untouched:
         sys.exit(1)
 

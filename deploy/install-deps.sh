@@ -3,6 +3,7 @@
 # installed it asks apt nothing and returns at once.
 #
 #   deploy/install-deps.sh            build + test + runtime packages (developer machine, CI)
+#   deploy/install-deps.sh --fuzz     those plus clang and its libFuzzer runtime (make fuzz)
 #   deploy/install-deps.sh --runtime  only the shared libraries berth-scheduler links against
 #   deploy/install-deps.sh --print-runtime   print that runtime list (the Dockerfile test reads it)
 #
@@ -86,16 +87,26 @@ TEST_PACKAGES=(
   prometheus
 )
 
+# The fuzz targets (test/fuzz) are built with clang, whose libFuzzer runtime ships apart from it;
+# only `make fuzz` needs them, so the image's builder stage does without.
+FUZZ_PACKAGES=(
+  clang-14
+  libclang-rt-14-dev
+)
+
 mode=all
 case "${1:-}" in
   --runtime) mode=runtime ;;
+  --fuzz) mode=fuzz ;;
   --print-runtime) printf '%s\n' "${RUNTIME_PACKAGES[@]}"; exit 0 ;;
   "") ;;
-  *) echo "usage: $0 [--runtime|--print-runtime]" >&2; exit 2 ;;
+  *) echo "usage: $0 [--fuzz|--runtime|--print-runtime]" >&2; exit 2 ;;
 esac
 
 if [[ $mode == runtime ]]; then
   wanted=("${RUNTIME_PACKAGES[@]}")
+elif [[ $mode == fuzz ]]; then
+  wanted=("${RUNTIME_PACKAGES[@]}" "${BUILD_PACKAGES[@]}" "${TEST_PACKAGES[@]}" "${FUZZ_PACKAGES[@]}")
 else
   wanted=("${RUNTIME_PACKAGES[@]}" "${BUILD_PACKAGES[@]}" "${TEST_PACKAGES[@]}")
 fi

@@ -10,7 +10,7 @@
 #   deploy/local-cluster.sh restart-apiserver  SIGKILL the apiserver and start it again (an outage)
 #   deploy/local-cluster.sh stop-apiserver [--kill]   SIGTERM (or SIGKILL) only the apiserver
 #   deploy/local-cluster.sh start-apiserver    start the apiserver again (etcd must be running)
-#   deploy/local-cluster.sh compact            compact etcd to its current revision; stdout: it
+#   deploy/local-cluster.sh compact            advance etcd's revision, compact to it; stdout: it
 #
 # Everything lives in _output/cluster/ of this checkout:
 #   pki/                      ca.crt (trusted), wrong-ca.crt (an unrelated CA), apiserver.*,
@@ -600,15 +600,20 @@ cmd_restart_apiserver() {
 
 # Compacting to the current revision makes every older resourceVersion unreadable in etcd, so a
 # watch or list from one gets 410 Gone once the apiserver's watch cache cannot serve it either.
+# The revision is advanced first by writing a scratch key outside the apiserver's /registry: a
+# client whose last event was the store's last write would otherwise hold the very revision
+# compacted to, which stays readable. Done while the apiserver is down, that forces every client.
 cmd_compact() {
   [[ -d $cluster ]] || die "not running; use '$0 up'"
   load_ports
   our_pid etcd >/dev/null || die "etcd is not running; use '$0 up'"
   local revision response
-  # A range over the key "\0" returns nothing but a header carrying the store's revision.
-  revision=$(curl -sS --fail --max-time 10 -X POST "$etcd_url/v3/kv/range" -d '{"key":"AA=="}' |
+  # key "/berth-local-cluster/compact-marker", value "1"; the answer's header carries the
+  # store's revision after the write.
+  revision=$(curl -sS --fail --max-time 10 -X POST "$etcd_url/v3/kv/put" \
+    -d '{"key":"L2JlcnRoLWxvY2FsLWNsdXN0ZXIvY29tcGFjdC1tYXJrZXI=","value":"MQ=="}' |
     grep -o '"revision":"[0-9]*"' | head -n 1 | grep -o '[0-9]\+') ||
-    die "could not read the current revision from $etcd_url"
+    die "could not advance and read the revision of $etcd_url"
   response=$(curl -sS --max-time 60 -X POST "$etcd_url/v3/kv/compaction" \
     -d "{\"revision\":\"$revision\",\"physical\":true}") || die "compaction request to $etcd_url failed"
   if [[ $response == *'"error"'* || $response == *'"code"'* ]]; then

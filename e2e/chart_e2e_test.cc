@@ -174,9 +174,9 @@ TEST(ChartE2E, ChartIdentitySchedulesAndAMissingRuleIsReportedNotReady) {
       ServiceAccountVolume(*admin, ns.name(), installed.service_account, dir + "/serviceaccount");
   const std::string url = "https://127.0.0.1:" + std::to_string(installed.port);
   // Prometheus's ServiceAccount, which the release bound to its metrics-reader ClusterRole.
-  ServiceAccountToken prometheus_account(admin, ns.name(), "prometheus");
+  testing::ServiceAccountToken prometheus_account(admin, ns.name(), "prometheus");
   ASSERT_TRUE(installed.scrape_with_token);
-  ASSERT_TRUE(WaitUntilAllowed(*admin, prometheus_account.UserName(), "get", "/metrics"));
+  ASSERT_TRUE(testing::WaitUntilAllowed(*admin, prometheus_account.UserName(), "get", "/metrics"));
   installed.scrape.bearer_token_file = dir + "/prometheus-token";
   std::ofstream(installed.scrape.bearer_token_file) << prometheus_account.token();
 

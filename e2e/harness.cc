@@ -29,51 +29,8 @@ HttpReply HttpGet(const std::string& url, const std::string& token) {
   }
 }
 
-ServiceAccountToken::ServiceAccountToken(std::shared_ptr<client::Client> admin, std::string ns,
-                                         std::string name)
-    : admin_(std::move(admin)), ns_(std::move(ns)), name_(std::move(name)) {
-  const std::string path = "/api/v1/namespaces/" + ns_ + "/serviceaccounts";
-  admin_->Post(path,
-               {{"apiVersion", "v1"}, {"kind", "ServiceAccount"}, {"metadata", {{"name", name_}}}});
-  auto request =
-      admin_->Post(path + "/" + name_ + "/token", {{"apiVersion", "authentication.k8s.io/v1"},
-                                                   {"kind", "TokenRequest"},
-                                                   {"spec", {{"expirationSeconds", 3600}}}});
-  token_ = request["status"]["token"].get<std::string>();
-}
-
-ServiceAccountToken::~ServiceAccountToken() {
-  try {
-    admin_->Delete("/api/v1/namespaces/" + ns_ + "/serviceaccounts/" + name_);
-  } catch (const std::exception&) {
-    // Best effort: the unique name keeps a leftover from meaning anything to another run.
-  }
-}
-
-nlohmann::json ServiceAccountToken::Subject() const {
-  return {{"kind", "ServiceAccount"}, {"name", name_}, {"namespace", ns_}};
-}
-
 nlohmann::json MetricsReaderRules() {
   return nlohmann::json::parse(R"([{"nonResourceURLs": ["/metrics"], "verbs": ["get"]}])");
-}
-
-std::string ServiceAccountToken::UserName() const {
-  return "system:serviceaccount:" + ns_ + ":" + name_;
-}
-
-bool WaitUntilAllowed(client::Client& admin, const std::string& user, const std::string& verb,
-                      const std::string& path, bool allowed) {
-  const nlohmann::json review = {
-      {"apiVersion", "authorization.k8s.io/v1"},
-      {"kind", "SubjectAccessReview"},
-      {"spec", {{"user", user}, {"nonResourceAttributes", {{"path", path}, {"verb", verb}}}}}};
-  return testing::Eventually(
-      [&] {
-        auto answer = admin.Post("/apis/authorization.k8s.io/v1/subjectaccessreviews", review);
-        return answer["status"].value("allowed", false) == allowed;
-      },
-      std::chrono::seconds(10));
 }
 
 const std::string& ScraperToken() {
@@ -81,11 +38,12 @@ const std::string& ScraperToken() {
     explicit Scraper(const std::string& name)
         : account(testing::AdminClient(), "default", name),
           grant(testing::AdminClient(), name, MetricsReaderRules(), account.Subject()) {
-      if (!WaitUntilAllowed(*testing::AdminClient(), account.UserName(), "get", "/metrics", true)) {
+      if (!testing::WaitUntilAllowed(*testing::AdminClient(), account.UserName(), "get", "/metrics",
+                                     true)) {
         throw std::runtime_error("RBAC never allowed " + account.UserName() + " to get /metrics");
       }
     }
-    ServiceAccountToken account;
+    testing::ServiceAccountToken account;
     testing::ClusterRoleGrant grant;
   };
   static const Scraper scraper("berth-e2e-scraper-" + testing::UniqueSuffix());

@@ -29,11 +29,11 @@ json ChartMetricsReaderRules() {
 TEST(SecureServingE2E, RbacDecidesWhoReadsMetricsWhileProbesStayOpen) {
   auto admin = testing::AdminClient();
   testing::TestNamespace ns(admin, "e2e-secure");
-  ServiceAccountToken scraper(admin, ns.name(), "scraper");
-  ServiceAccountToken stranger(admin, ns.name(), "stranger");
+  testing::ServiceAccountToken scraper(admin, ns.name(), "scraper");
+  testing::ServiceAccountToken stranger(admin, ns.name(), "stranger");
   testing::ClusterRoleGrant grant(admin, "berth-e2e-metrics-reader-" + testing::UniqueSuffix(),
                                   ChartMetricsReaderRules(), scraper.Subject());
-  ASSERT_TRUE(WaitUntilAllowed(*admin, scraper.UserName(), "get", "/metrics"));
+  ASSERT_TRUE(testing::WaitUntilAllowed(*admin, scraper.UserName(), "get", "/metrics"));
 
   BerthProcess berth("secure", SchedulerConfig("berth-e2e-" + testing::UniqueSuffix(), false));
   ASSERT_EQ(berth.url().rfind("https://", 0), 0u);
@@ -73,7 +73,7 @@ TEST(SecureServingE2E, RbacDecidesWhoReadsMetricsWhileProbesStayOpen) {
 
   // Revoked in RBAC: refused once the cached allowance (10 s) expires.
   grant.SetRules(json::array());
-  ASSERT_TRUE(WaitUntilAllowed(*admin, scraper.UserName(), "get", "/metrics", false));
+  ASSERT_TRUE(testing::WaitUntilAllowed(*admin, scraper.UserName(), "get", "/metrics", false));
   EXPECT_TRUE(testing::Eventually(
       [&] { return HttpGet(berth.url() + "/metrics", scraper.token()).status == 403; }, 20s));
   EXPECT_TRUE(berth.process().Running());

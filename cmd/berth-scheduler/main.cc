@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "cmd/berth-scheduler/options.h"
+#include "cmd/berth-scheduler/tools.h"
 #include "pkg/client/client.h"
 #include "pkg/config/config.h"
 #include "pkg/config/load.h"
@@ -30,6 +31,7 @@
 #include "pkg/log/log.h"
 #include "pkg/metrics/metrics.h"
 #include "pkg/plugins/registry/registry.h"
+#include "pkg/scheduler/debug_endpoints.h"
 #include "pkg/scheduler/scheduler.h"
 #include "pkg/server/auth/delegating.h"
 #include "pkg/server/auth/filter.h"
@@ -248,6 +250,7 @@ int RunUntilSignal(const sigset_t& signals, const cmd::Flags& flags,
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (cmd::IsTool(argc, argv)) return cmd::RunTool(argc, argv);
   const cmd::Flags flags = cmd::ParseFlags(argc, argv);
   if (flags.version) {
     std::printf("berth-scheduler %s (%s)\n", client::BerthVersion(), BERTH_GIT_COMMIT);
@@ -355,6 +358,11 @@ int main(int argc, char** argv) {
                                if (lifecycle.terminating) return "shutting down";
                                return std::nullopt;
                              }});
+  if (flags.enable_debug_endpoints) {
+    handlers.debug = [&sched](const server::DebugRequest& request) {
+      return scheduler::ServeDebug(*sched, request);
+    };
+  }
   std::vector<std::unique_ptr<server::HttpServer>> servers;
   try {
     server::SetServerThreads(kServerThreads);
@@ -384,6 +392,7 @@ int main(int argc, char** argv) {
              {"profiles", profiles},
              {"apiserver", client_config.Describe()},
              {"serving", serving_urls.empty() ? std::string("nothing") : serving_urls},
+             {"debugEndpoints", flags.enable_debug_endpoints ? "on" : "off"},
              {"leaderElect", cfg.leader_election.leader_elect ? "true" : "false"}});
 
   informers.Start();

@@ -34,7 +34,13 @@ void Usage(std::FILE* out) {
       "  --logging-format F        text (default) or json\n"
       "  --shutdown-grace-seconds N  on SIGTERM, wait up to N s for in-flight bindings "
       "(default 10)\n"
-      "  --version                 print the version and exit\n");
+      "  --enable-debug-endpoints BOOL  serve /debug/pods (explain) and /debug/simulate\n"
+      "                            (default true); they reveal pod and node names to whoever\n"
+      "                            may get /debug/* on the secure port, and to anyone on --port\n"
+      "  --version                 print the version and exit\n"
+      "commands (berth-scheduler COMMAND --help):\n"
+      "  explain NAMESPACE/NAME    why a pod is Pending and what would make it fit\n"
+      "  simulate -f POD.yaml      a dry run of a pod, on the live scheduler or offline\n");
 }
 
 [[noreturn]] void Fail(const std::string& message) {
@@ -90,21 +96,38 @@ std::vector<std::string> SplitComma(const std::string& value) {
 
 std::string HostPort(const std::string& ip, int port) { return ip + ":" + std::to_string(port); }
 
+bool ArgReader::Next() {
+  if (next_ >= argc_) return false;
+  arg_ = argv_[next_++];
+  value_.clear();
+  has_value_ = false;
+  if (auto eq = arg_.find('='); arg_.rfind("--", 0) == 0 && eq != std::string::npos) {
+    value_ = arg_.substr(eq + 1);
+    arg_.resize(eq);
+    has_value_ = true;
+  }
+  return true;
+}
+
+std::string ArgReader::Value() {
+  if (has_value_) return value_;
+  if (next_ >= argc_) throw UsageError("flag " + arg_ + " needs a value");
+  return argv_[next_++];
+}
+
 Flags ParseFlags(int argc, char** argv) {
   Flags flags;
-  for (int i = 1; i < argc; i++) {
-    std::string arg = argv[i];
-    std::string value;
-    bool has_value = false;
-    if (auto eq = arg.find('='); arg.rfind("--", 0) == 0 && eq != std::string::npos) {
-      value = arg.substr(eq + 1);
-      arg = arg.substr(0, eq);
-      has_value = true;
-    }
-    auto take = [&]() -> std::string {
-      if (has_value) return value;
-      if (i + 1 >= argc) Fail("flag " + arg + " needs a value");
-      return argv[++i];
+  ArgReader args(argc, argv, 1);
+  while (args.Next()) {
+    const std::string& arg = args.arg();
+    const bool has_value = args.has_value();
+    const std::string& value = args.inline_value();
+    auto take = [&args]() -> std::string {
+      try {
+        return args.Value();
+      } catch (const UsageError& e) {
+        Fail(e.what());
+      }
     };
     if (arg == "--config") {
       flags.config = take();
@@ -145,6 +168,8 @@ Flags ParseFlags(int argc, char** argv) {
       flags.tls_private_key_file = take();
     } else if (arg == "--shutdown-grace-seconds") {
       flags.shutdown_grace_seconds = ParseInt(arg, take(), 0, 3600);
+    } else if (arg == "--enable-debug-endpoints") {
+      flags.enable_debug_endpoints = has_value ? ParseBool(arg, value) : true;
     } else if (arg == "--version") {
       flags.version = true;
     } else if (arg == "-h" || arg == "--help") {

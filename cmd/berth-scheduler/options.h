@@ -5,10 +5,41 @@
 // names it, before anything else happens.
 
 #include <cstdio>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace berth::cmd {
+
+// A command line that cannot be used; the message names the flag.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Walks argv[first..argc), one argument at a time, reading "--flag=value" and "--flag value".
+class ArgReader {
+ public:
+  ArgReader(int argc, char** argv, int first) : argc_(argc), argv_(argv), next_(first) {}
+  // Moves to the next argument; false past the last.
+  bool Next();
+  // The argument, without a "=value" of its own.
+  const std::string& arg() const { return arg_; }
+  // Whether it was written "--flag=value".
+  bool has_value() const { return has_value_; }
+  // The value after "=" (empty without one).
+  const std::string& inline_value() const { return value_; }
+  // The flag's value: after "=", else the next argument. Throws UsageError when there is none.
+  std::string Value();
+
+ private:
+  int argc_;
+  char** argv_;
+  int next_;
+  std::string arg_;
+  std::string value_;
+  bool has_value_ = false;
+};
 
 struct Flags {
   std::string config;
@@ -32,6 +63,9 @@ struct Flags {
   std::string address = "127.0.0.1";  // An IPv4 address.
   // How long SIGTERM waits for in-flight binding cycles before giving up on them.
   int shutdown_grace_seconds = 10;
+  // Serve /debug/pods and /debug/simulate. They reveal pod and node names: on the secure port
+  // only to callers the apiserver authorizes for the path, on the insecure port to anyone.
+  bool enable_debug_endpoints = true;
 };
 
 void Usage(std::FILE* out);

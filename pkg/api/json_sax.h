@@ -299,7 +299,9 @@ class JsonSaxParser {
   }
 
   // Moves past one value without decoding it: strings are scanned for their closing quote and
-  // brackets matched; scalars end at the next delimiter.
+  // brackets matched; scalars end at the next structural character or space, so a quote or a
+  // bracket right after one is read as structure (and rejected by the caller), as a parser that
+  // only tracks structure, such as ListStreamParser, reads it.
   void SkipValue() {
     const char first = Peek();
     if (first != '{' && first != '[') {
@@ -310,7 +312,8 @@ class JsonSaxParser {
       const size_t start = pos_;
       while (pos_ < text_.size()) {
         const char c = text_[pos_];
-        if (c == ',' || c == '}' || c == ']' || c == ' ' || c == '\n' || c == '\r' || c == '\t') {
+        if (c == ',' || c == ':' || c == '{' || c == '}' || c == '[' || c == ']' || c == '"' ||
+            c == ' ' || c == '\n' || c == '\r' || c == '\t') {
           break;
         }
         pos_++;

@@ -133,7 +133,7 @@ class ListSax {
       EndSkipped();
       return true;
     }
-    if (level_ > 3 && in_items_) Pop();
+    if (level_ > item_level_ && in_items_) Pop();
     level_--;
     return true;
   }

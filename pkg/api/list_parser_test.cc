@@ -167,6 +167,10 @@ TEST(ListStreamParser, RejectsWhatParseListRejects) {
       R"({"metadata":{"resourceVersion":"1"},"items":[{"a":1}]}})",
       R"({"metadata":{"resourceVersion":"1"},"items":[{"a":"unterminated]})",
       R"({"metadata":{"resourceVersion":"1"},"items":[{"a":1}])",
+      // A quote right after a scalar under a skipped key: ParseList once read `7"` as one scalar
+      // (found by fuzzing, test/fuzz/corpus/list/crash-skipped-scalar).
+      R"({"items":[{"metadata":{"managedFields":7"}}]})",
+      R"({"items":[{"metadata":{"managedFields":7[1]}}]})",
       "",
   };
   for (const std::string& body : bodies) {
@@ -258,6 +262,18 @@ TEST(ParseWatchEvent, ReadsTypeAndObjectInEitherOrder) {
   event = ParseWatchEvent(R"({"type": "DELETED", "object": {"spec": {"unschedulable": true}}})");
   EXPECT_EQ(event.type, "DELETED");
   EXPECT_EQ(event.object["spec"]["unschedulable"], true);
+}
+
+// Found by fuzzing (test/fuzz/corpus/objects/storageclass.json): an array directly under the
+// object, as a StorageClass's allowedTopologies, was left open, so the next key went into it.
+TEST(ParseWatchEvent, ArraysDirectlyUnderTheObjectAreClosed) {
+  const json object = json::parse(R"({"metadata": {"name": "sc"},
+      "allowedTopologies": [{"matchLabelExpressions": [{"key": "zone", "values": ["a"]}]}],
+      "provisioner": "csi.example.com", "parameters": {"type": "ssd"}})");
+  const ParsedWatchEvent event =
+      ParseWatchEvent(R"({"type": "ADDED", "object": )" + object.dump() + "}");
+  ASSERT_TRUE(event.has_object);
+  EXPECT_EQ(event.object, object);
 }
 
 TEST(ParseWatchEvent, NonObjectOrMissingPartsAreReportedNotGuessed) {

@@ -467,12 +467,14 @@ std::string KindOf(std::string_view type_meta, const FieldPath& path) {
 }
 
 // Reads one field of a runtime.Unknown (typeMeta = 1, raw = 2, contentEncoding = 3); returns the
-// kind it names when it is the typeMeta.
+// kind it names when it is the typeMeta. The raw object's bytes are the caller's to take.
 void CheckEnvelopeField(const FieldHeader& header, const FieldValue& value, std::string* kind,
                         const FieldPath& path) {
   if (header.number == 1) {
     ExpectWire(header, kLengthDelimited, path);
     *kind = KindOf(value.bytes, path);
+  } else if (header.number == 2) {
+    ExpectWire(header, kLengthDelimited, path);
   } else if (header.number == 3 && header.wire == kLengthDelimited && !value.bytes.empty()) {
     FailAt(path, "unsupported protobuf content encoding \"" + std::string(value.bytes) + "\"");
   }
@@ -497,6 +499,7 @@ Unwrapped Unwrap(std::string_view envelope, const FieldPath& root) {
   MessageFields fields(envelope.substr(kEnvelopeMagic.size()), root);
   while (fields.Next()) {
     if (fields.number() == 2) {
+      if (has_raw) FailAt(root, "protobuf envelope with two objects");
       out.raw = fields.Bytes();
       has_raw = true;
     } else {

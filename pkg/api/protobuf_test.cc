@@ -329,6 +329,16 @@ TEST(ProtobufList, RejectsTruncatedAndMisshapenBodies) {
                                                             .Bytes(3, "")
                                                             .str();
   EXPECT_THROW(finish(overrun), DecodeError);
+  // The object's field as a varint after an empty one, or twice: DecodeProtobufObject rejects
+  // both, and so does the list parser (found by fuzzing, corpus protobuf_list/crash-raw-as-varint).
+  const std::string header =
+      std::string("k8s\0", 4) + Proto().Message(1, Proto().Bytes(2, "PodList")).str();
+  const std::string list = PodList(1).str();
+  for (const std::string& envelope : {header + Proto().Bytes(2, "").Varint(2, 0).str(),
+                                      header + Proto().Bytes(2, list).Bytes(2, list).str()}) {
+    EXPECT_THROW(finish(envelope), DecodeError);
+    EXPECT_THROW(DecodeProtobufObject(envelope), DecodeError);
+  }
 }
 
 TEST(ProtobufMediaType, RecognizesTheKubernetesProtobufTypeOnly) {

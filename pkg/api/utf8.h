@@ -2,6 +2,7 @@
 #define BERTH_PKG_API_UTF8_H_
 
 #include <cstddef>
+#include <string>
 #include <string_view>
 
 namespace berth::api {
@@ -43,6 +44,29 @@ inline bool IsValidUtf8(std::string_view text) {
     pos += n;
   }
   return true;
+}
+
+// `text` with each byte that does not start a well-formed sequence replaced by U+FFFD, as Go's
+// encoding/json writes a string: what the apiserver receives for any bytes Berth sends it.
+inline std::string ValidUtf8(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  size_t pos = 0;
+  while (pos < text.size()) {
+    if (static_cast<unsigned char>(text[pos]) < 0x80) {
+      out += text[pos++];
+      continue;
+    }
+    const size_t n = Utf8SequenceLength(text, pos);
+    if (n == 0) {
+      out += "\xEF\xBF\xBD";
+      pos++;
+    } else {
+      out.append(text.substr(pos, n));
+      pos += n;
+    }
+  }
+  return out;
 }
 
 }  // namespace berth::api

@@ -113,7 +113,8 @@ enum class ErrorReason {
   kServiceUnavailable,
   kTimeout,    // Server- or client-side timeout.
   kTransport,  // Connection refused/reset, DNS, ...
-  kTLS,        // Handshake or certificate verification failure.
+  kTLS,        // The TLS peer refused us (an alert) or certificate verification failed; a
+               // connection closed mid-handshake without an alert is kTransport.
 };
 
 const char* ErrorReasonName(ErrorReason reason);

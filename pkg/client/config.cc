@@ -96,14 +96,15 @@ nlohmann::json YamlToJson(const YAML::Node& node) {
 // Parses one kubeconfig and reports every problem as "kubeconfig <file>: <field>: <what>".
 class KubeconfigLoader {
  public:
-  explicit KubeconfigLoader(std::string path) : path_(std::move(path)) {
+  KubeconfigLoader(std::string path, const internal::FileReader& read_file)
+      : path_(std::move(path)), read_file_(read_file) {
     dir_ = fs::absolute(fs::path(path_)).parent_path();
   }
 
   Config Load(const std::string& context_override) {
     std::string text;
     std::string reason;
-    if (!ReadFile(path_, &text, &reason)) Fail("", "cannot read file: " + reason);
+    if (!read_file_(path_, &text, &reason)) Fail("", "cannot read file: " + reason);
     YAML::Node root;
     try {
       root = YAML::Load(text);
@@ -207,7 +208,7 @@ class KubeconfigLoader {
     const std::string resolved = Resolve(file);
     std::string content;
     std::string reason;
-    if (!ReadFile(resolved, &content, &reason)) {
+    if (!read_file_(resolved, &content, &reason)) {
       Fail(field, "cannot read " + resolved + ": " + reason);
     }
     return content;
@@ -393,6 +394,7 @@ class KubeconfigLoader {
   }
 
   std::string path_;
+  const internal::FileReader& read_file_;
   fs::path dir_;
 };
 
@@ -506,9 +508,18 @@ std::string Config::Describe() const {
   return out.str();
 }
 
-Config LoadKubeconfig(const std::string& path, const std::string& context) {
+namespace internal {
+
+Config LoadKubeconfigWith(const std::string& path, const std::string& context,
+                          const FileReader& read_file) {
   if (path.empty()) throw ConfigError("kubeconfig: no file given");
-  return KubeconfigLoader(path).Load(context);
+  return KubeconfigLoader(path, read_file).Load(context);
+}
+
+}  // namespace internal
+
+Config LoadKubeconfig(const std::string& path, const std::string& context) {
+  return internal::LoadKubeconfigWith(path, context, ReadFile);
 }
 
 Config InClusterConfig(const std::string& service_account_dir) {

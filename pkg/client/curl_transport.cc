@@ -736,7 +736,8 @@ int CurlTransfer::OnSeek(void* self, curl_off_t offset, int origin) {
 }
 
 TransportError CurlTransfer::ErrorFor(CURLcode code) const {
-  const std::string detail = error_text_[0] != '\0' ? error_text_ : curl_easy_strerror(code);
+  std::string detail = error_text_[0] != '\0' ? error_text_ : curl_easy_strerror(code);
+  while (!detail.empty() && detail.back() == ' ') detail.pop_back();
   // The body of a POST or PATCH is handed to libcurl only on an established connection (and
   // TLS session), so a request whose body it never asked for cannot have reached the server
   // complete.
@@ -759,6 +760,20 @@ TransportError CurlTransfer::ErrorFor(CURLcode code) const {
                                 verify_name_,
                             true);
     case CURLE_SSL_CONNECT_ERROR:
+      // Closed or reset without a TLS alert: the connection failed, TLS did not. A load balancer
+      // in front of apiservers that are all down (or restarting) accepts the connection and then
+      // closes it just like this; the next attempt may well succeed. libcurl reports no more than
+      // its text for these.
+      if (detail.find("SSL_ERROR_SYSCALL") != std::string::npos ||
+          detail.find("unexpected eof") != std::string::npos ||
+          detail.find("Connection reset by peer") != std::string::npos) {
+        return TransportError(ErrorReason::kTransport,
+                              "cannot connect to " + url_ +
+                                  ": the connection was closed during the TLS handshake (" +
+                                  detail + ")",
+                              true);
+      }
+      [[fallthrough]];
     case CURLE_SSL_CERTPROBLEM:
     case CURLE_SSL_CIPHER:
     case CURLE_SSL_CACERT_BADFILE:

@@ -188,14 +188,18 @@ std::optional<std::chrono::seconds> ParseRetryAfter(std::string_view value,
   if (end == nullptr || *end != '\0') return std::nullopt;
   const time_t when = timegm(&tm);
   if (when == static_cast<time_t>(-1)) return std::nullopt;
-  const auto delta = std::chrono::system_clock::from_time_t(when) - now;
+  // In whole seconds: the clock's nanoseconds overflow for dates past 2262 or before 1678, which
+  // the header may name. `when` is whole, so rounding the difference up is flooring `now`.
+  const std::chrono::seconds delta =
+      std::chrono::seconds(when) - std::chrono::floor<std::chrono::seconds>(now.time_since_epoch());
   if (delta <= std::chrono::seconds(0)) return std::chrono::seconds(0);
-  return std::chrono::ceil<std::chrono::seconds>(delta);
+  return delta;
 }
 
 std::chrono::milliseconds BackoffDelay(int failed_attempts, const ApiError& error, double jitter) {
   if (error.retry_after()) {
-    return std::min<std::chrono::milliseconds>(*error.retry_after(), kRetryAfterCap);
+    // Capped in seconds: a Status may ask for more seconds than milliseconds can count.
+    return std::min(*error.retry_after(), std::chrono::seconds(kRetryAfterCap));
   }
   jitter = std::clamp(jitter, 0.0, 1.0);
   const int doublings = std::clamp(failed_attempts - 1, 0, 16);

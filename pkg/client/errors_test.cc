@@ -3,6 +3,8 @@
 
 #include <chrono>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "pkg/client/client.h"
 #include "pkg/client/http_client.h"
@@ -146,6 +148,11 @@ TEST(RetryAfterTest, ParsesSecondsAndDates) {
   EXPECT_EQ(ParseRetryAfter("-1", now), std::nullopt);
   EXPECT_EQ(ParseRetryAfter("soon", now), std::nullopt);
   EXPECT_EQ(ParseRetryAfter("1.5", now), std::nullopt);
+  // Found by fuzzing (test/fuzz/corpus/api_error/crash-date-year-997): dates outside the clock's
+  // nanosecond range overflowed.
+  EXPECT_EQ(ParseRetryAfter("Sun, 06 Nov 0997 08:49:37 GMT", now), seconds(0));
+  EXPECT_EQ(ParseRetryAfter("Sun, 06 Nov 9994 08:49:37 GMT", now),
+            seconds(int64_t{8000} * 146097 * 86400 / 400));
 }
 
 TEST(BackoffTest, ExponentialWithJitterAndCap) {
@@ -166,6 +173,11 @@ TEST(BackoffTest, HonoursRetryAfterCappedAt30s) {
             seconds(2));
   EXPECT_EQ(BackoffDelay(1, ApiError(ErrorReason::kTooManyRequests, 429, "", seconds(600)), 0.0),
             seconds(30));
+  // test/fuzz/corpus/api_error/crash-retry-after-seconds-huge: a Status's retryAfterSeconds
+  // beyond what milliseconds can count overflowed.
+  const ApiError huge = ErrorFromResponse(
+      429, R"({"details": {"retryAfterSeconds": 9000000000000000000}})", std::nullopt);
+  EXPECT_EQ(BackoffDelay(1, huge, 0.0), seconds(30));
 }
 
 TEST(ShouldRetryTest, IdempotentVerbsRetryTransientErrors) {
@@ -234,6 +246,54 @@ TEST(FrameSplitterTest, ReassemblesLengthPrefixedFramesSplitAnywhere) {
   internal::FrameSplitter corrupt;
   corrupt.Append(std::string("ÿÿÿ", 4));
   EXPECT_THROW(corrupt.NextFrame(&frame), ApiError);
+}
+
+// The events of `body` fed `piece` bytes at a time, as the watch stream reads them.
+std::vector<WatchEvent> DecodeWatchBody(const std::string& body, size_t piece, bool protobuf) {
+  internal::WatchEventDecoder decoder(protobuf, /*undecoded_pods=*/false);
+  std::vector<WatchEvent> events;
+  WatchEvent event;
+  for (size_t at = 0; at < body.size(); at += piece) {
+    decoder.Append(std::string_view(body).substr(at, piece));
+    while (decoder.Next(&event)) events.push_back(event);
+  }
+  while (decoder.Next(&event) || decoder.Finish(&event)) events.push_back(event);
+  return events;
+}
+
+TEST(WatchEventDecoderTest, JsonLinesInAnyPiecesIncludingAnUnterminatedLastOne) {
+  const std::string body =
+      "{\"type\":\"ADDED\",\"object\":{\"a\":1}}\r\n\n  \n"
+      "{\"type\":\"BOOKMARK\",\"object\":{\"b\":2}}\n"
+      "{\"type\":\"DELETED\",\"object\":{\"c\":3}}  ";
+  for (size_t piece : {size_t{1}, size_t{2}, size_t{5}, body.size()}) {
+    const std::vector<WatchEvent> events = DecodeWatchBody(body, piece, false);
+    ASSERT_EQ(events.size(), 3u) << "piece " << piece;
+    EXPECT_EQ(events[0].type, WatchEventType::kAdded);
+    EXPECT_EQ(events[1].type, WatchEventType::kBookmark);
+    EXPECT_EQ(events[2].type, WatchEventType::kDeleted);
+    EXPECT_EQ(events[2].object, (nlohmann::json{{"c", 3}}));
+  }
+  EXPECT_THROW(DecodeWatchBody("{\"type\":\"ADDED\",\"object\":{}}\n{\"type\"", 4, false),
+               ApiError);
+}
+
+TEST(WatchEventDecoderTest, ProtobufFramesInAnyPiecesAndABodyEndingInsideOne) {
+  const auto frame = [](std::string_view type, std::string_view name) {
+    const testing::Proto pod = testing::Proto().Message(1, testing::Proto().Bytes(1, name));
+    return testing::Proto()
+        .Bytes(1, type)
+        .Message(2, testing::Proto().Bytes(1, pod.Envelope("Pod")))
+        .Frame();
+  };
+  const std::string body = frame("ADDED", "a") + frame("MODIFIED", "b");
+  for (size_t piece : {size_t{1}, size_t{3}, body.size()}) {
+    const std::vector<WatchEvent> events = DecodeWatchBody(body, piece, true);
+    ASSERT_EQ(events.size(), 2u) << "piece " << piece;
+    EXPECT_EQ(events[0].object["metadata"]["name"], "a");
+    EXPECT_EQ(events[1].type, WatchEventType::kModified);
+  }
+  EXPECT_THROW(DecodeWatchBody(body.substr(0, body.size() - 1), 7, true), ApiError);
 }
 
 TEST(WatchEventTest, DecodesProtobufFramesLikeJsonLines) {

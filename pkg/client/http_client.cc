@@ -138,12 +138,18 @@ class HttpWatchStream final : public WatchStream {
                   std::shared_ptr<internal::Transfer> transfer, bool protobuf, bool undecoded_pods)
       : transport_(std::move(transport)),
         transfer_(std::move(transfer)),
-        protobuf_(protobuf),
-        undecoded_pods_(undecoded_pods) {}
+        decoder_(protobuf, undecoded_pods) {}
 
   ~HttpWatchStream() override { Stop(); }
 
-  bool Next(WatchEvent* event) override { return protobuf_ ? NextFrame(event) : NextLine(event); }
+  bool Next(WatchEvent* event) override {
+    while (!stopped_.load()) {
+      if (decoder_.Next(event)) return true;
+      if (eof_) return decoder_.Finish(event);
+      if (!Fill()) return false;
+    }
+    return false;
+  }
 
   // Cancelling the transfer wakes a Next() blocked on it at once.
   void Stop() override {
@@ -152,45 +158,7 @@ class HttpWatchStream final : public WatchStream {
   }
 
  private:
-  bool NextFrame(WatchEvent* event) {
-    while (!stopped_.load()) {
-      if (frames_.NextFrame(&line_)) {
-        *event = internal::DecodeProtobufWatchEvent(line_, undecoded_pods_);
-        return true;
-      }
-      if (eof_) {
-        if (frames_.HasPending()) {
-          throw ApiError(ErrorReason::kUnknown, 0, "watch: the stream ends inside a frame");
-        }
-        return false;
-      }
-      if (!Fill()) return false;
-    }
-    return false;
-  }
-
-  bool NextLine(WatchEvent* event) {
-    std::string& line = line_;
-    while (!stopped_.load()) {
-      while (lines_.NextLine(&line)) {
-        if (TrimView(line).empty()) continue;
-        *event = internal::DecodeWatchEvent(line);
-        return true;
-      }
-      if (eof_) {
-        // A last record the server did not terminate with a newline still counts.
-        line = std::string(TrimView(lines_.Pending()));
-        lines_ = internal::LineSplitter();
-        if (line.empty()) return false;
-        *event = internal::DecodeWatchEvent(line);
-        return true;
-      }
-      if (!Fill()) return false;
-    }
-    return false;
-  }
-
-  // Appends the next bytes of the body to frames_ or lines_, blocking until at least one arrives.
+  // Appends the next bytes of the body to decoder_, blocking until at least one arrives.
   // Sets eof_ at the end of the stream; false when the stream was stopped meanwhile.
   bool Fill() {
     chunk_.clear();
@@ -203,12 +171,10 @@ class HttpWatchStream final : public WatchStream {
       throw ApiError(e.reason(), 0, std::string("watch stream: ") + e.what());
     }
     if (stopped_.load()) return false;
-    if (!more) {
-      eof_ = true;
-    } else if (protobuf_) {
-      frames_.Append(chunk_);
+    if (more) {
+      decoder_.Append(chunk_);
     } else {
-      lines_.Append(chunk_);
+      eof_ = true;
     }
     return true;
   }
@@ -216,14 +182,10 @@ class HttpWatchStream final : public WatchStream {
   // Declared before transfer_: a Transfer's holder must hold its Transport, so it goes last.
   const std::shared_ptr<internal::Transport> transport_;
   const std::shared_ptr<internal::Transfer> transfer_;
-  const bool protobuf_;        // Length-prefixed protobuf frames instead of JSON lines.
-  const bool undecoded_pods_;  // WatchOptions::undecoded_protobuf_pods.
   std::atomic<bool> stopped_{false};
   // Touched only by the thread calling Next().
   std::string chunk_;
-  std::string line_;  // Reused, so an event's line or frame does not cost an allocation.
-  internal::LineSplitter lines_;
-  internal::FrameSplitter frames_;
+  internal::WatchEventDecoder decoder_;
   bool eof_ = false;
 };
 
@@ -593,6 +555,43 @@ WatchEvent DecodeProtobufWatchEvent(std::string_view frame, bool undecoded_pods)
   } catch (const api::DecodeError& e) {
     throw ApiError(ErrorReason::kUnknown, 0, std::string("watch: ") + e.what());
   }
+}
+
+void WatchEventDecoder::Append(std::string_view bytes) {
+  if (protobuf_) {
+    frames_.Append(bytes);
+  } else {
+    lines_.Append(bytes);
+  }
+}
+
+bool WatchEventDecoder::Next(WatchEvent* event) {
+  if (protobuf_) {
+    if (!frames_.NextFrame(&record_)) return false;
+    *event = DecodeProtobufWatchEvent(record_, undecoded_pods_);
+    return true;
+  }
+  while (lines_.NextLine(&record_)) {
+    if (TrimView(record_).empty()) continue;
+    *event = DecodeWatchEvent(record_);
+    return true;
+  }
+  return false;
+}
+
+bool WatchEventDecoder::Finish(WatchEvent* event) {
+  if (protobuf_) {
+    if (frames_.HasPending()) {
+      throw ApiError(ErrorReason::kUnknown, 0, "watch: the stream ends inside a frame");
+    }
+    return false;
+  }
+  // A last record the server did not terminate with a newline still counts.
+  record_ = std::string(TrimView(lines_.Pending()));
+  lines_ = LineSplitter();
+  if (record_.empty()) return false;
+  *event = DecodeWatchEvent(record_);
+  return true;
 }
 
 TransportStats StatsOf(const Client& client) {

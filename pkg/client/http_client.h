@@ -5,6 +5,7 @@
 // outside pkg/client (and its tests beside it) includes this header.
 
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -53,6 +54,31 @@ class FrameSplitter : public StreamBuffer {
   bool HasPending() const { return start_ < buffer_.size(); }
 };
 
+// The events of a watch response body fed in whatever pieces the connection delivers: JSON lines,
+// or with `protobuf` length-prefixed frames (see WatchOptions::undecoded_protobuf_pods for
+// `undecoded_pods`). Not thread-safe.
+class WatchEventDecoder {
+ public:
+  WatchEventDecoder(bool protobuf, bool undecoded_pods)
+      : protobuf_(protobuf), undecoded_pods_(undecoded_pods) {}
+
+  void Append(std::string_view bytes);
+  // Pops the next complete event; false when none is complete yet. Blank lines are skipped.
+  // Throws ApiError on a malformed record.
+  bool Next(WatchEvent* event);
+  // Once the body has ended: pops the last JSON record when the server did not end it with a
+  // newline; false when nothing is left. Throws ApiError when the body ends inside a frame or the
+  // last record is malformed.
+  bool Finish(WatchEvent* event);
+
+ private:
+  const bool protobuf_;
+  const bool undecoded_pods_;
+  LineSplitter lines_;
+  FrameSplitter frames_;
+  std::string record_;  // Reused, so a record does not cost an allocation.
+};
+
 // Far above any object the apiserver stores (etcd's default request limit is 1.5 MiB, and a JSON
 // event is a few times its protobuf size at most): a longer frame or line means the stream is
 // corrupt or hostile, and is not worth buffering.
@@ -91,6 +117,14 @@ WatchEvent DecodeWatchEvent(std::string_view line);
 // Decodes one frame of a protobuf watch stream (see WatchOptions::undecoded_protobuf_pods);
 // throws ApiError on bad input.
 WatchEvent DecodeProtobufWatchEvent(std::string_view frame, bool undecoded_pods = false);
+
+// Reads a whole file: false, with a reason fit for an error message, when it cannot.
+using FileReader =
+    std::function<bool(const std::string& path, std::string* content, std::string* reason)>;
+
+// LoadKubeconfig with the kubeconfig and every file it names read through `read_file`.
+Config LoadKubeconfigWith(const std::string& path, const std::string& context,
+                          const FileReader& read_file);
 
 // Decodes standard base64 (RFC 4648 section 4), ignoring ASCII whitespace; nullopt on any other
 // invalid input.

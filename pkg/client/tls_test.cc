@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <openssl/ssl.h>
+#include <sys/socket.h>
 
 #include <chrono>
 #include <memory>
@@ -11,12 +12,14 @@
 
 #include "pkg/client/client.h"
 #include "pkg/client/credentials.h"
+#include "pkg/client/http_client.h"
 #include "test/testing/client_test_util.h"
 
 namespace berth::client {
 namespace {
 
 using ::berth::client::testing::FakeServer;
+using ::berth::client::testing::LoopbackTcpServer;
 using ::berth::client::testing::MakePki;
 using ::berth::client::testing::Pki;
 using ::berth::client::testing::Reply;
@@ -175,6 +178,41 @@ TEST_F(TlsFakeServerTest, UnusableKeyMaterialIsAConfigError) {
   config.server = "ftp://127.0.0.1:1";
   config.client_key_pem = pki_->client_key;
   EXPECT_THROW(NewClient(config), ConfigError);
+}
+
+// Accepts every connection and closes it at once, before any TLS byte, with an orderly close or a
+// reset: what a load balancer does while none of its backends is up. The connection failed, not
+// TLS, so it is retried like any dropped connection, for a POST too (nothing was sent), where a
+// certificate problem is reported at once.
+TEST(TlsHandshakeTest, AConnectionClosedDuringTheHandshakeIsATransportErrorAndRetried) {
+  for (const bool reset : {false, true}) {
+    SCOPED_TRACE(reset ? "reset" : "closed");
+    LoopbackTcpServer server([reset](int fd, int) {
+      if (reset) {
+        const linger abort{1, 0};
+        setsockopt(fd, SOL_SOCKET, SO_LINGER, &abort, sizeof(abort));
+      }
+    });
+    const std::string url = "https://127.0.0.1:" + std::to_string(server.port());
+    Config config;
+    config.server = url;
+    config.qps = 0;
+    config.timeout = std::chrono::seconds(10);
+    auto client = NewClient(config);
+    try {
+      client->Post("/api/v1/namespaces/ns/pods/p/binding", {{"kind", "Binding"}});
+      FAIL() << "expected ApiError";
+    } catch (const ApiError& e) {
+      EXPECT_EQ(e.reason(), ErrorReason::kTransport) << e.what();
+      EXPECT_TRUE(e.Transient());
+      // A reset may already fail the connect, before the handshake starts.
+      if (!reset) {
+        EXPECT_THAT(e.what(), HasSubstr("closed during the TLS handshake"));
+      }
+      EXPECT_THAT(e.what(), HasSubstr(url));
+    }
+    EXPECT_EQ(server.connections(), internal::kMaxAttempts);
+  }
 }
 
 }  // namespace

@@ -654,6 +654,13 @@ TEST(ErrorTest, YamlSyntaxErrorHasLineAndColumn) {
             "pkg/config/testdata/syntax-error.yaml: line 4, column 27: illegal map value");
 }
 
+// Found by fuzzing (test/fuzz/corpus/config/timeout-stuck-document): yaml-cpp's LoadAll looped
+// forever, allocating, on this stream.
+TEST(ErrorTest, StreamThatStopsTheYamlParserIsASyntaxError) {
+  EXPECT_EQ(LoadIssue("{[{}]},").problem, "line 1, column 7: expected the start of a document");
+  EXPECT_EQ(LoadIssue("---\n,\n").problem, "line 2, column 1: expected the start of a document");
+}
+
 TEST(ErrorTest, DocumentShape) {
   ConfigIssue issue = LoadIssue("");
   EXPECT_EQ(issue.field, "");
@@ -695,6 +702,22 @@ TEST(ErrorTest, ArgsLimits) {
   EXPECT_THAT(issues[0].problem, HasSubstr("plugin args have more than 100000 values"));
 }
 
+// Found by fuzzing (test/fuzz/corpus/config/crash-args-key-not-utf8): such a file loaded, and
+// berth-scheduler then died serving its configuration as JSON.
+TEST(ErrorTest, StringsMustBeUtf8) {
+  std::vector<ConfigIssue> issues =
+      LoadIssues(std::string(kHeader) +
+                 "clientConnection: {kubeconfig: \"/etc/k\xff\"}\n"
+                 "profiles:\n- pluginConfig:\n  - name: NodeAffinity\n"
+                 "    args: {\"def\xff\": 1, ok: [\"\xc3\xa9\", \"\xed\xa0\x80\"]}\n");
+  EXPECT_THAT(
+      issues,
+      ElementsAre(
+          ConfigIssue{"clientConnection.kubeconfig", "not valid UTF-8"},
+          ConfigIssue{"profiles[0].pluginConfig[0].args", "a mapping key is not valid UTF-8"},
+          ConfigIssue{"profiles[0].pluginConfig[0].args.ok[1]", "not valid UTF-8"}));
+}
+
 TEST(ErrorTest, MissingFile) {
   EXPECT_EQ(FileError("pkg/config/testdata/does-not-exist.yaml"),
             "pkg/config/testdata/does-not-exist.yaml: cannot read: No such file or directory");
@@ -715,6 +738,36 @@ TEST(ValidateTest, DefaultConfigurationIsValid) {
   std::vector<ConfigIssue> issues = Validate(DefaultConfiguration(), without_fit);
   ASSERT_EQ(issues.size(), 1u);
   EXPECT_EQ(issues[0].field, "profiles[0].plugins.multiPoint.enabled[7].name");
+}
+
+// ---- Other YAML documents (pods to simulate) ------------------------------------------------
+
+// The first problem of YamlDocumentsToJson(text), as "path: problem".
+std::string DocumentsError(const std::string& text, size_t max_values = 100'000) {
+  try {
+    YamlDocumentsToJson(text, "pod.yaml", max_values);
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.source(), "pod.yaml");
+    EXPECT_EQ(e.issues().size(), 1u);
+    return e.issues().empty() ? "" : e.issues()[0].field + ": " + e.issues()[0].problem;
+  }
+  ADD_FAILURE() << "converted without error:\n" << text;
+  return "";
+}
+
+TEST(YamlDocumentsToJsonTest, ConvertsEachDocumentAndDropsEmptyOnes) {
+  auto docs = YamlDocumentsToJson("---\nkind: Pod\nspec: {n: 1, ok: true, f: 1.5}\n---\n---\n[a]\n",
+                                  "pod.yaml");
+  ASSERT_EQ(docs.size(), 2u);
+  EXPECT_EQ(docs[0], nlohmann::json::parse(R"({"kind":"Pod","spec":{"n":1,"ok":true,"f":1.5}})"));
+  EXPECT_EQ(docs[1], nlohmann::json::parse(R"(["a"])"));
+}
+
+TEST(YamlDocumentsToJsonTest, NamesTheFirstProblemByDocumentAndPath) {
+  EXPECT_EQ(DocumentsError("a: 1\n---\nb: {c: 1, c: 2}\n"), "document 2: b.c: duplicate key");
+  EXPECT_EQ(DocumentsError(std::string("a: b\xff\n")), "a: not valid UTF-8");
+  EXPECT_EQ(DocumentsError("a: [1, 2, 3]\n", 3), "a[1]: more than the allowed number of values");
+  EXPECT_EQ(DocumentsError("? [k]\n: v\n"), ": mapping keys must be strings, got a list");
 }
 
 }  // namespace

@@ -2,17 +2,22 @@
 
 #include <fcntl.h>
 #include <unistd.h>
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cmath>
+#include <functional>
 #include <initializer_list>
 #include <limits>
+#include <optional>
+#include <sstream>
 #include <utility>
 #include <vector>
 
+#include "pkg/api/utf8.h"
 #include "pkg/config/quote.h"
 #include "pkg/config/scalars.h"
 #include "pkg/config/validate.h"
@@ -32,6 +37,10 @@ using internal::Scalar;
 constexpr int kMaxArgsDepth = 64;
 constexpr size_t kMaxArgsValues = 100'000;
 
+// yaml-cpp passes bytes through, but the configuration is served as JSON (/configz), which must
+// be UTF-8; upstream's YAML parser rejects such a file too.
+constexpr char kNotUtf8[] = "not valid UTF-8";
+
 std::string Child(const std::string& path, std::string_view key) {
   return path.empty() ? std::string(key) : path + "." + std::string(key);
 }
@@ -46,6 +55,98 @@ using Keys = std::initializer_list<std::string_view>;
 
 // Decodes a document into a defaulted Configuration, recording every problem instead of stopping
 // at the first. A field with a problem keeps its default so decoding can go on.
+// YAML to JSON, for plugin args and YamlDocumentsToJson: scalars resolved as the config's own
+// fields are, strings and keys valid UTF-8, keys strings and unique, nesting bounded. Each problem
+// goes to `fail(path, message)` and its value becomes null. `values_left` counts down over every
+// value converted through it; the value that takes it to 0 is reported as `too_many`, and the rest
+// are null.
+class YamlToJson {
+ public:
+  using Fail = std::function<void(const std::string& path, const std::string& message)>;
+  YamlToJson(size_t* values_left, std::string too_many, Fail fail)
+      : values_left_(values_left), too_many_(std::move(too_many)), fail_(std::move(fail)) {}
+
+  nlohmann::json Convert(const YAML::Node& node, const std::string& path, int depth = 0) {
+    if (*values_left_ == 0) {
+      return nullptr;
+    }
+    if (--*values_left_ == 0) {
+      fail_(path, too_many_);
+      return nullptr;
+    }
+    if (depth > kMaxArgsDepth) {
+      fail_(path, "nested more than " + std::to_string(kMaxArgsDepth) + " levels deep");
+      return nullptr;
+    }
+    switch (node.Type()) {
+      case YAML::NodeType::Undefined:
+      case YAML::NodeType::Null:
+        return nullptr;
+      case YAML::NodeType::Scalar: {
+        Scalar s = Resolve(node);
+        switch (s.kind) {
+          case Scalar::Kind::kNull:
+            return nullptr;
+          case Scalar::Kind::kBool:
+            return s.b;
+          case Scalar::Kind::kInt:
+            return s.i;
+          case Scalar::Kind::kUint:
+            return s.u;
+          case Scalar::Kind::kFloat:
+            if (!std::isfinite(s.f)) {
+              fail_(path, "number " + node.Scalar() + " cannot be represented in JSON");
+              return nullptr;
+            }
+            return s.f;
+          case Scalar::Kind::kString:
+            if (!api::IsValidUtf8(node.Scalar())) {
+              fail_(path, kNotUtf8);
+              return nullptr;
+            }
+            return node.Scalar();
+        }
+        return nullptr;
+      }
+      case YAML::NodeType::Sequence: {
+        nlohmann::json out = nlohmann::json::array();
+        size_t i = 0;
+        for (const auto& item : node) {
+          out.push_back(Convert(item, Index(path, i++), depth + 1));
+        }
+        return out;
+      }
+      case YAML::NodeType::Map: {
+        nlohmann::json out = nlohmann::json::object();
+        for (const auto& entry : node) {
+          if (!entry.first.IsScalar()) {
+            fail_(path, "mapping keys must be strings, got " + Describe(entry.first));
+            continue;
+          }
+          const std::string& key = entry.first.Scalar();
+          if (!api::IsValidUtf8(key)) {
+            fail_(path, "a mapping key is not valid UTF-8");
+            continue;
+          }
+          std::string child = Child(path, key);
+          if (out.contains(key)) {
+            fail_(child, "duplicate key");
+            continue;
+          }
+          out[key] = Convert(entry.second, child, depth + 1);
+        }
+        return out;
+      }
+    }
+    return nullptr;
+  }
+
+ private:
+  size_t* values_left_;
+  std::string too_many_;
+  Fail fail_;
+};
+
 class Decoder {
  public:
   explicit Decoder(const std::set<std::string>& known_plugins) : known_plugins_(known_plugins) {}
@@ -86,7 +187,14 @@ class Decoder {
   PluginSet DecodePluginSet(const YAML::Node& node, const std::string& path);
   PluginRef DecodePluginRef(const YAML::Node& node, const std::string& path);
   PluginConfig DecodePluginConfig(const YAML::Node& node, const std::string& path);
-  nlohmann::json Json(const YAML::Node& node, const std::string& path, int depth);
+  // Plugin args as JSON; every plugin's args share kMaxArgsValues.
+  nlohmann::json Json(const YAML::Node& node, const std::string& path) {
+    return YamlToJson(
+               &json_values_left_,
+               "plugin args have more than " + std::to_string(kMaxArgsValues) + " values",
+               [this](const std::string& at, const std::string& problem) { Fail(at, problem); })
+        .Convert(node, path);
+  }
 
   const std::set<std::string>& known_plugins_;
   std::vector<ConfigIssue> issues_;
@@ -154,6 +262,10 @@ std::optional<std::string> Decoder::String(const YAML::Node& node, const std::st
   }
   if (!node.IsScalar()) {
     Fail(path, "expected a string, got " + Describe(node));
+    return std::nullopt;
+  }
+  if (!api::IsValidUtf8(node.Scalar())) {
+    Fail(path, kNotUtf8);
     return std::nullopt;
   }
   return node.Scalar();
@@ -262,73 +374,6 @@ std::optional<std::chrono::milliseconds> Decoder::Duration(const YAML::Node& nod
     return std::nullopt;
   }
   return ms;
-}
-
-nlohmann::json Decoder::Json(const YAML::Node& node, const std::string& path, int depth) {
-  if (json_values_left_ == 0) {
-    return nullptr;
-  }
-  if (--json_values_left_ == 0) {
-    Fail(path, "plugin args have more than " + std::to_string(kMaxArgsValues) + " values");
-    return nullptr;
-  }
-  if (depth > kMaxArgsDepth) {
-    Fail(path, "nested more than " + std::to_string(kMaxArgsDepth) + " levels deep");
-    return nullptr;
-  }
-  switch (node.Type()) {
-    case YAML::NodeType::Undefined:
-    case YAML::NodeType::Null:
-      return nullptr;
-    case YAML::NodeType::Scalar: {
-      Scalar s = Resolve(node);
-      switch (s.kind) {
-        case Scalar::Kind::kNull:
-          return nullptr;
-        case Scalar::Kind::kBool:
-          return s.b;
-        case Scalar::Kind::kInt:
-          return s.i;
-        case Scalar::Kind::kUint:
-          return s.u;
-        case Scalar::Kind::kFloat:
-          if (!std::isfinite(s.f)) {
-            Fail(path, "number " + node.Scalar() + " cannot be represented in JSON");
-            return nullptr;
-          }
-          return s.f;
-        case Scalar::Kind::kString:
-          return node.Scalar();
-      }
-      return nullptr;
-    }
-    case YAML::NodeType::Sequence: {
-      nlohmann::json out = nlohmann::json::array();
-      size_t i = 0;
-      for (const auto& item : node) {
-        out.push_back(Json(item, Index(path, i++), depth + 1));
-      }
-      return out;
-    }
-    case YAML::NodeType::Map: {
-      nlohmann::json out = nlohmann::json::object();
-      for (const auto& entry : node) {
-        if (!entry.first.IsScalar()) {
-          Fail(path, "mapping keys must be strings, got " + Describe(entry.first));
-          continue;
-        }
-        const std::string& key = entry.first.Scalar();
-        std::string child = Child(path, key);
-        if (out.contains(key)) {
-          Fail(child, "duplicate key");
-          continue;
-        }
-        out[key] = Json(entry.second, child, depth + 1);
-      }
-      return out;
-    }
-  }
-  return nullptr;
 }
 
 void Decoder::CheckTypeField(const YAML::Node& root, std::string_view key,
@@ -494,7 +539,7 @@ PluginConfig Decoder::DecodePluginConfig(const YAML::Node& node, const std::stri
                pc.name = *v;
              }
            } else if (key == "args") {
-             pc.args = Json(value, p, 0);
+             pc.args = Json(value, p);
            }
          });
   return pc;
@@ -623,16 +668,51 @@ class Fd {
       path, {{"", "cannot read: " + std::error_code(error, std::generic_category()).message()}});
 }
 
-}  // namespace
+// Throws YAML::ParserException where a document of `text` fails to move the parser forward.
+// yaml-cpp's LoadAll loops forever, allocating a null document per turn, on some malformed streams
+// ("{[{}]},"): its parser then reports document after document at the same token. Walking the
+// documents first, without building them, finds that before LoadAll runs.
+void CheckDocumentsAdvance(const std::string& text) {
+  class DocumentStarts final : public YAML::EventHandler {
+   public:
+    void OnDocumentStart(const YAML::Mark& mark) override { last = mark; }
+    void OnDocumentEnd() override {}
+    void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+    void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+    void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  const std::string&) override {}
+    void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                         YAML::EmitterStyle::value) override {}
+    void OnSequenceEnd() override {}
+    void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                    YAML::EmitterStyle::value) override {}
+    void OnMapEnd() override {}
 
-Configuration LoadString(const std::string& text, const std::string& source_name,
-                         const std::set<std::string>& known_plugins) {
+    YAML::Mark last = YAML::Mark::null_mark();
+  };
+
+  std::istringstream stream(text);
+  YAML::Parser parser(stream);
+  DocumentStarts starts;
+  std::optional<int> previous;
+  while (parser.HandleNextDocument(starts)) {
+    if (previous == starts.last.pos) {
+      throw YAML::ParserException(starts.last, "expected the start of a document");
+    }
+    previous = starts.last.pos;
+  }
+}
+
+// The non-empty documents of `text`. Throws ConfigError naming `source_name` and the line and
+// column of a syntax error: yaml-cpp's parse messages name the problem and at most an offending
+// character, never the surrounding input. A stray "---" leaves empty documents around the real
+// ones; those are harmless and dropped.
+std::vector<YAML::Node> LoadDocuments(const std::string& text, const std::string& source_name) {
   std::vector<YAML::Node> documents;
   try {
+    CheckDocumentsAdvance(text);
     documents = YAML::LoadAll(text);
   } catch (const YAML::Exception& e) {
-    // yaml-cpp's parse messages name the problem and at most an offending character, never the
-    // surrounding input.
     std::string where;
     if (!e.mark.is_null()) {
       where = "line " + std::to_string(e.mark.line + 1) + ", column " +
@@ -640,8 +720,41 @@ Configuration LoadString(const std::string& text, const std::string& source_name
     }
     throw ConfigError(source_name, {{"", where + e.msg}});
   }
-  // A stray "---" leaves empty documents around the real one; those are harmless.
   std::erase_if(documents, [](const YAML::Node& doc) { return doc.IsNull(); });
+  return documents;
+}
+
+}  // namespace
+
+std::vector<nlohmann::json> YamlDocumentsToJson(const std::string& text,
+                                                const std::string& source_name, size_t max_values) {
+  const std::vector<YAML::Node> documents = LoadDocuments(text, source_name);
+  std::vector<nlohmann::json> out;
+  // The first problem is reported.
+  std::string error;
+  std::string error_path;
+  size_t values_left = max_values + 1;
+  YamlToJson converter(&values_left, "more than the allowed number of values",
+                       [&](const std::string& at, const std::string& problem) {
+                         if (!error.empty()) return;
+                         error = problem;
+                         error_path = at;
+                       });
+  for (size_t i = 0; i < documents.size(); i++) {
+    nlohmann::json doc = converter.Convert(documents[i], "");
+    if (!error.empty()) {
+      std::string where = documents.size() > 1 ? "document " + std::to_string(i + 1) : "";
+      if (!error_path.empty()) where += (where.empty() ? "" : ": ") + error_path;
+      throw ConfigError(source_name, {{where, error}});
+    }
+    out.push_back(std::move(doc));
+  }
+  return out;
+}
+
+Configuration LoadString(const std::string& text, const std::string& source_name,
+                         const std::set<std::string>& known_plugins) {
+  const std::vector<YAML::Node> documents = LoadDocuments(text, source_name);
   if (documents.size() > 1) {
     throw ConfigError(source_name,
                       {{"", "found " + std::to_string(documents.size()) +

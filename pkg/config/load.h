@@ -12,10 +12,12 @@
 // nothing. Plugin weights in `disabled` lists are accepted and dropped, as upstream does.
 
 #include <chrono>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "pkg/config/config.h"
 
@@ -28,6 +30,15 @@ Configuration LoadFile(const std::string& path, const std::set<std::string>& kno
 // As LoadFile, for text already in memory; `source_name` prefixes every error.
 Configuration LoadString(const std::string& text, const std::string& source_name,
                          const std::set<std::string>& known_plugins);
+
+// YAML (or JSON, a subset) as JSON documents, for objects users hand Berth besides its
+// configuration (pods to simulate). Plain scalars resolve as kubectl's and the configuration's
+// do (YAML 1.1); mapping keys must be unique strings; at most `max_values` values and 64 levels
+// of nesting in all. Empty documents are dropped. Throws ConfigError naming `source_name` and the
+// line and column, or the path, of the first problem.
+std::vector<nlohmann::json> YamlDocumentsToJson(const std::string& text,
+                                                const std::string& source_name,
+                                                size_t max_values = 100'000);
 
 }  // namespace berth::config
 

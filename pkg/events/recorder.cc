@@ -164,17 +164,24 @@ struct EventData {
 struct CachedEvent {
   std::string key;
   std::shared_ptr<const EventData> event;
-  // Occurrences so far. Invariant: acked <= queued; count >= 1.
+  // Occurrences so far. Invariant: acked <= queued <= count; count >= 1.
   int32_t count = 1;
   // The count of the last write handed to the sender, and of the last one the apiserver took.
+  // Both zero: the Event was never created (its create is waiting for a token, or failed).
   int32_t queued = 1;
   int32_t acked = 0;
   MonoTime last_observed;
   WallTime last_observed_wall;
   MonoTime last_write;
+  // A first occurrence the global bucket refused: cached unsent, and written by maintenance
+  // before any new event takes a token.
+  bool waiting_for_token = false;
+  // When an Event whose create failed is tried again.
+  MonoTime retry_at;
 
-  // A series whose latest count has not been handed to the sender.
-  bool Dirty() const { return count >= 2 && count > queued; }
+  // An occurrence not yet handed to the sender: a series' latest count, or a create that has to
+  // be sent (again).
+  bool Dirty() const { return count > queued; }
 };
 
 struct ObjectBucket {
@@ -233,8 +240,8 @@ class ApiEventRecorder::Impl {
       cached->last_observed_wall = wall;
       // Upstream writes the second occurrence at once so the Event shows it is repeating. When
       // the limits refuse, nothing is lost: the series stays dirty and maintenance writes it.
-      if (cached->count == 2 && cached->queued < 2 && queue_.size() < options_.backlog &&
-          AdmitLocked(object, now)) {
+      if (cached->count == 2 && cached->queued < 2 && !cached->waiting_for_token && waiting_ == 0 &&
+          queue_.size() < options_.backlog && AdmitLocked(object, now)) {
         EnqueueLocked(*cached, now);
       }
       return;
@@ -243,10 +250,12 @@ class ApiEventRecorder::Impl {
       dropped_backlog_++;
       return;
     }
-    if (!AdmitLocked(object, now)) {
+    if (!AdmitObjectLocked(object, now)) {
       dropped_rate_limited_++;
       return;
     }
+    // Events already waiting for a token go first, so a storm of new ones cannot starve them.
+    const bool deferred = waiting_ > 0 || !AdmitGlobalLocked(now);
     auto data = std::make_shared<EventData>();
     data->name = EventName(object.name, wall);
     data->regarding = object;
@@ -262,7 +271,15 @@ class ApiEventRecorder::Impl {
     entry.last_observed = now;
     entry.last_observed_wall = wall;
     CachedEvent& inserted = events_.Insert(std::move(entry));
-    EnqueueLocked(inserted, now);
+    if (deferred) {
+      inserted.queued = 0;
+      inserted.waiting_for_token = true;
+      waiting_++;
+      starved_ = true;
+      work_cv_.notify_one();
+    } else {
+      EnqueueLocked(inserted, now);
+    }
     EvictLocked(now);
   }
 
@@ -295,7 +312,9 @@ class ApiEventRecorder::Impl {
   std::atomic<uint64_t> series_patched_{0};
 
  private:
-  enum class Outcome { kCreated, kPatched, kFailed };
+  // kFailed: the apiserver may take the write later (no answer, 5xx, 429); kRejected: it said
+  // no (RBAC, validation).
+  enum class Outcome { kCreated, kPatched, kFailed, kRejected };
 
   // As client::RateLimiter: a burst below one would refuse everything.
   double GlobalBurst() const { return std::max(1, options_.burst); }
@@ -326,6 +345,13 @@ class ApiEventRecorder::Impl {
       global_.Refill(options_.qps, GlobalBurst(), now);
       if (!global_.Ready()) return false;
     }
+    if (!AdmitObjectLocked(object, now)) return false;
+    if (global_limited) global_.Take();
+    return true;
+  }
+
+  // Charges a write about `object` to its per-object bucket alone.
+  bool AdmitObjectLocked(const api::ObjectReference& object, MonoTime now) {
     if (options_.per_object_burst > 0) {
       std::string object_key;
       object_key.reserve(object.kind.size() + object.namespace_.size() + object.name.size() +
@@ -347,7 +373,6 @@ class ApiEventRecorder::Impl {
       if (!bucket->bucket.Ready()) return false;
       bucket->bucket.Take();
     }
-    if (global_limited) global_.Take();
     return true;
   }
 
@@ -362,6 +387,10 @@ class ApiEventRecorder::Impl {
   }
 
   void EnqueueLocked(CachedEvent& cached, MonoTime now) {
+    if (cached.waiting_for_token) {
+      cached.waiting_for_token = false;
+      waiting_--;
+    }
     queue_.push_back(
         Write{++enqueued_seq_, cached.key, cached.event, cached.count, cached.last_observed_wall});
     cached.queued = cached.count;
@@ -377,20 +406,41 @@ class ApiEventRecorder::Impl {
       if (oldest->Dirty() && queue_.size() < options_.backlog && AdmitGlobalLocked(now)) {
         EnqueueLocked(*oldest, now);
       }
+      if (oldest->waiting_for_token) {
+        waiting_--;
+        dropped_rate_limited_++;
+      }
       events_.Erase(oldest);
     }
   }
 
-  // Oldest observations first, so that when the global bucket runs dry the longest-waiting
-  // series are written and the rest follow on the next pass.
-  void MaintainLocked(bool flush_all) {
+  // First the first occurrences waiting for a token, warnings before the rest: a pod left
+  // Pending must get its FailedScheduling event even while a burst of Scheduled events waits.
+  // Then series counts and creates to try again. Oldest observations first, so that when the
+  // global bucket runs dry the longest-waiting are written and the rest follow on the next pass.
+  // Returns whether a first occurrence is still waiting for a token.
+  bool MaintainLocked(bool flush_all) {
     const MonoTime now = clock_->Monotonic();
+    for (const bool warnings : {true, false}) {
+      for (auto it = events_.end(); waiting_ > 0 && it != events_.begin();) {
+        --it;
+        if (!it->waiting_for_token || (warnings && it->event->type != "Warning")) continue;
+        if (queue_.size() >= options_.backlog || !AdmitGlobalLocked(now)) break;
+        EnqueueLocked(*it, now);
+      }
+    }
     for (auto it = events_.end(); it != events_.begin();) {
       --it;
+      if (it->waiting_for_token) continue;
       const bool finished = now - it->last_observed >= options_.series_finish_after;
       bool dirty = it->Dirty();
-      if (dirty &&
-          (flush_all || finished || now - it->last_write >= options_.series_refresh_period)) {
+      // An Event never created is paced by retry_at alone, flushes included, so one the
+      // apiserver keeps refusing is not sent again on every pass once its series is finished.
+      const bool never_created = it->acked == 0 && it->queued == 0;
+      const bool due = never_created ? now >= it->retry_at
+                                     : flush_all || finished ||
+                                           now - it->last_write >= options_.series_refresh_period;
+      if (dirty && due) {
         if (queue_.size() < options_.backlog && AdmitGlobalLocked(now)) {
           EnqueueLocked(*it, now);
           dirty = false;
@@ -404,6 +454,16 @@ class ApiEventRecorder::Impl {
       it->bucket.Refill(options_.per_object_qps, options_.per_object_burst, now);
       it = it->bucket.Full(options_.per_object_burst) ? objects_.Erase(it) : std::next(it);
     }
+    return waiting_ > 0;
+  }
+
+  // How long until the global bucket holds another token, give or take: when a first occurrence
+  // waits, maintenance runs again after this rather than after a whole interval.
+  std::chrono::milliseconds TokenWait() const {
+    const auto interval = options_.maintenance_interval;
+    if (options_.qps <= 0) return interval;
+    const auto wait = std::chrono::milliseconds(static_cast<int64_t>(1000 / options_.qps));
+    return std::min(std::max(wait, std::chrono::milliseconds(10)), interval);
   }
 
   void Run() {
@@ -412,12 +472,16 @@ class ApiEventRecorder::Impl {
     auto next_pass = std::chrono::steady_clock::now() + interval;
     std::unique_lock lock(mu_);
     while (!stopping_) {
+      if (periodic && starved_) {
+        next_pass = std::min(next_pass, std::chrono::steady_clock::now() + TokenWait());
+      }
+      starved_ = false;
       if (periodic && std::chrono::steady_clock::now() >= next_pass) {
-        MaintainLocked(/*flush_all=*/false);
-        next_pass = std::chrono::steady_clock::now() + interval;
+        const bool waiting = MaintainLocked(/*flush_all=*/false);
+        next_pass = std::chrono::steady_clock::now() + (waiting ? TokenWait() : interval);
       }
       if (queue_.empty()) {
-        auto wake = [this] { return stopping_ || !queue_.empty(); };
+        auto wake = [this] { return stopping_ || !queue_.empty() || starved_; };
         if (periodic) {
           work_cv_.wait_until(lock, next_pass, wake);
         } else {
@@ -435,6 +499,7 @@ class ApiEventRecorder::Impl {
       idle_cv_.notify_all();
     }
     dropped_backlog_ += queue_.size();
+    dropped_rate_limited_ += waiting_;
     queue_.clear();
     done_seq_ = enqueued_seq_;
     idle_cv_.notify_all();
@@ -470,7 +535,8 @@ class ApiEventRecorder::Impl {
                   "event {} {} for {} {}/{} not recorded{}: {}", event.reason, event.name,
                   event.regarding.kind, event.regarding.namespace_, event.regarding.name,
                   first ? " (further failures are only counted)" : "", e.what());
-      return Outcome::kFailed;
+      const auto* api_error = dynamic_cast<const client::ApiError*>(&e);
+      return api_error != nullptr && api_error->Transient() ? Outcome::kFailed : Outcome::kRejected;
     }
   }
 
@@ -505,11 +571,18 @@ class ApiEventRecorder::Impl {
     CachedEvent* cached = events_.Peek(write.key);
     // Evicted or finished meanwhile, and maybe replaced by a newer Event with the same key.
     if (cached == nullptr || cached->event != write.event) return;
-    if (outcome != Outcome::kFailed) {
+    if (outcome == Outcome::kCreated || outcome == Outcome::kPatched) {
       cached->acked = std::max(cached->acked, write.count);
     } else if (cached->queued == write.count) {
-      // Dirty again, so the next refresh retries it (re-creating the Event if it is missing).
+      // Dirty again, so the next refresh retries it (re-creating the Event if it is missing). An
+      // Event never created is tried again sooner when the apiserver may yet take it: a pod
+      // left Pending would otherwise show no event until its next failure.
       cached->queued = cached->acked;
+      if (cached->acked == 0) {
+        cached->retry_at =
+            clock_->Monotonic() + (outcome == Outcome::kFailed ? options_.maintenance_interval
+                                                               : options_.series_refresh_period);
+      }
     }
   }
 
@@ -526,6 +599,10 @@ class ApiEventRecorder::Impl {
   TokenBucket global_;
   std::deque<Write> queue_;
   uint64_t enqueued_seq_ = 0;
+  // Cached events with waiting_for_token set.
+  size_t waiting_ = 0;
+  // A first occurrence was deferred since the sender last looked: maintenance is due sooner.
+  bool starved_ = false;
   uint64_t done_seq_ = 0;
   uint64_t last_name_nanos_ = 0;
   bool stopping_ = false;

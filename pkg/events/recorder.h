@@ -35,8 +35,9 @@ struct RecorderOptions {
   // Every write to the apiserver (create or series update) takes a token from one bucket.
   // Events share the client's own limiter (default 50 qps) with bindings and status patches;
   // capping them at a fifth of it keeps a storm of unschedulable pods from slowing binding,
-  // while the burst absorbs a typical batch of failures (a scale-up) without loss. Upstream has
-  // no such cap because kube-scheduler gives events a client of their own. qps <= 0: no limit.
+  // while the burst absorbs a typical batch of failures (a scale-up) at once. Beyond it new
+  // events wait for tokens (see ApiEventRecorder). Upstream has no such cap because
+  // kube-scheduler gives events a client of their own. qps <= 0: no limit.
   double qps = 10;
   int burst = 100;
 
@@ -66,8 +67,9 @@ struct RecorderOptions {
 
   // Writes waiting for the sender; beyond it new events are dropped (upstream maxQueuedEvents).
   size_t backlog = 1000;
-  // How often the sender thread refreshes and finishes series. Zero: never (tests call
-  // Maintain()).
+  // How often the sender thread refreshes and finishes series and sends again creates that found
+  // no apiserver; while events wait for tokens it runs as often as tokens come. Zero: never
+  // (tests call Maintain()).
   std::chrono::milliseconds maintenance_interval = std::chrono::seconds(10);
 
   // Null: RealClock().
@@ -78,8 +80,13 @@ struct RecorderOptions {
 // broadcaster does: the first occurrence is created; an identical repeat (same pod, type, reason,
 // action and note) turns it into a series whose count is patched onto the same Event (the second
 // occurrence at once, later ones in batches, see RecorderOptions); a series update that finds the
-// Event gone creates it again. Writes go through a per-pod spam filter and a global token bucket;
-// what they refuse is dropped and counted, never waited for.
+// Event gone creates it again. Writes go through a per-pod spam filter and a global token bucket.
+// What the per-pod filter refuses is dropped and counted. A new event the global bucket refuses
+// waits in the cache and is written as tokens come, warnings (FailedScheduling) before the rest
+// and before any newer event, so a pod left Pending gets its explanation even right after a burst
+// of Scheduled events; only eviction from the bounded cache drops it. A create the apiserver
+// did not answer (unreachable, 5xx, 429) is sent again at the next maintenance pass, one it
+// refused after series_refresh_period.
 //
 // Thread-safe. Eventf never blocks on the network: it updates an in-memory cache under a short
 // lock and hands writes to one sender thread. One thread keeps each Event's writes in order
@@ -108,12 +115,14 @@ class ApiEventRecorder : public framework::EventRecorder {
   // As Flush(), waiting at most `timeout`; false when writes were still outstanding.
   bool Flush(std::chrono::milliseconds timeout);
 
-  // One refresh/expiry pass now: writes series counts older than series_refresh_period, finishes
-  // series idle for series_finish_after, forgets idle singletons and full per-pod buckets. The
-  // sender thread runs it every maintenance_interval.
+  // One refresh/expiry pass now: writes events waiting for a token (warnings first) and creates
+  // due to be sent again, series counts older than series_refresh_period, finishes series idle
+  // for series_finish_after, forgets idle singletons and full per-pod buckets. The sender thread
+  // runs it every maintenance_interval.
   void Maintain();
 
-  // New events refused by the per-pod filter or the global bucket.
+  // New events refused by the per-pod filter, or evicted from the cache (or abandoned at
+  // destruction) while waiting for a token of the global bucket.
   uint64_t dropped_rate_limited() const;
   // New events refused because the backlog was full, plus writes abandoned at destruction.
   uint64_t dropped_backlog() const;

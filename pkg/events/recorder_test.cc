@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <functional>
@@ -85,6 +86,21 @@ class ForbiddenEventClient : public RecordingEventClient {
     Record({"POST", path, body});
     throw client::ApiError(client::ErrorReason::kForbidden, 403, "events is forbidden");
   }
+};
+
+// The first POST finds no apiserver (the connection broke); later ones are accepted.
+class UnreachableOnceEventClient : public RecordingEventClient {
+ public:
+  nlohmann::json Post(const std::string& path, const nlohmann::json& body) override {
+    Record({"POST", path, body});
+    if (!failed_.exchange(true)) {
+      throw client::ApiError(client::ErrorReason::kTransport, 0, "connection reset by peer");
+    }
+    return body;
+  }
+
+ private:
+  std::atomic<bool> failed_{false};
 };
 
 // An apiserver that does not answer: every POST hangs until Release().
@@ -374,7 +390,9 @@ TEST_F(ApiEventRecorderTest, RepeatsBeyondTheSpamBurstStillCount) {
   EXPECT_EQ(client->Of("PATCH").back().body["series"]["count"], 100);
 }
 
-TEST_F(ApiEventRecorderTest, GlobalLimitDropsNewEventsAcrossPods) {
+// What the global bucket refuses waits, cached, and is written oldest first as tokens come:
+// an event dropped here could be the only word on why a pod is Pending.
+TEST_F(ApiEventRecorderTest, GlobalLimitDefersNewEventsAcrossPodsUntilTokensCome) {
   auto client = std::make_shared<RecordingEventClient>();
   RecorderOptions options = Options();
   options.qps = 1;
@@ -384,14 +402,95 @@ TEST_F(ApiEventRecorderTest, GlobalLimitDropsNewEventsAcrossPods) {
   for (int i = 0; i < 10; i++) Failed(*recorder, Pod("p" + std::to_string(i)));
   recorder->Flush();
   EXPECT_EQ(client->Of("POST").size(), 5u);
-  EXPECT_EQ(recorder->dropped_rate_limited(), 5u);
 
+  // Two tokens: they go to the two oldest waiting events, not to the newer ones.
   clock_->Step(2s);
   for (int i = 10; i < 15; i++) Failed(*recorder, Pod("p" + std::to_string(i)));
   recorder->Flush();
-  EXPECT_EQ(client->Of("POST").size(), 7u);
-  EXPECT_EQ(recorder->dropped_rate_limited(), 8u);
-  EXPECT_EQ(recorder->dropped_backlog(), 0u);
+  auto posts = client->Of("POST");
+  ASSERT_EQ(posts.size(), 7u);
+  EXPECT_EQ(posts[5].body["regarding"]["name"], "p5");
+  EXPECT_EQ(posts[6].body["regarding"]["name"], "p6");
+
+  // The bucket holds five tokens at most: five more now, the last three later.
+  clock_->Step(10s);
+  recorder->Flush();
+  EXPECT_EQ(client->Of("POST").size(), 12u);
+  clock_->Step(10s);
+  recorder->Flush();
+  posts = client->Of("POST");
+  ASSERT_EQ(posts.size(), 15u);
+  EXPECT_EQ(posts.back().body["regarding"]["name"], "p14");
+  EXPECT_EQ(recorder->dropped(), 0u);
+}
+
+// A burst of bound pods must not keep a Pending pod's FailedScheduling event waiting behind
+// their Scheduled events.
+TEST_F(ApiEventRecorderTest, WarningsWaitingForATokenGoFirst) {
+  auto client = std::make_shared<RecordingEventClient>();
+  RecorderOptions options = Options();
+  options.qps = 1;
+  options.burst = 1;
+  auto recorder = NewRecorder(client, options);
+
+  for (int i = 0; i < 4; i++) {
+    recorder->Eventf(Pod("bound-" + std::to_string(i)), "Normal", "Scheduled", "Binding",
+                     "Successfully assigned");
+  }
+  Failed(*recorder, Pod("pending"));
+  recorder->Flush();
+  ASSERT_EQ(client->Of("POST").size(), 1u);
+
+  clock_->Step(1s);
+  recorder->Maintain();
+  recorder->Flush();
+  auto posts = client->Of("POST");
+  ASSERT_EQ(posts.size(), 2u);
+  EXPECT_EQ(posts[1].body["reason"], "FailedScheduling");
+  EXPECT_EQ(posts[1].body["regarding"]["name"], "pending");
+
+  clock_->Step(1s);
+  recorder->Flush();
+  EXPECT_EQ(client->Of("POST").back().body["regarding"]["name"], "bound-1");
+}
+
+TEST_F(ApiEventRecorderTest, EventsWaitingForATokenAreDroppedOnlyWhenEvicted) {
+  auto client = std::make_shared<RecordingEventClient>();
+  RecorderOptions options = Options();
+  options.qps = 1;
+  options.burst = 1;
+  options.max_cached_events = 3;
+  auto recorder = NewRecorder(client, options);
+
+  for (int i = 0; i < 5; i++) Failed(*recorder, Pod("p" + std::to_string(i)));
+  recorder->Flush();
+  EXPECT_EQ(recorder->cached_events(), 3u);
+  EXPECT_EQ(client->Of("POST").size(), 1u);
+  // p0 was written and p1 waited; p3 and p4 evicted both.
+  EXPECT_EQ(recorder->dropped_rate_limited(), 1u);
+
+  for (const char* next : {"p2", "p3", "p4"}) {
+    clock_->Step(1s);
+    recorder->Flush();
+    EXPECT_EQ(client->Of("POST").back().body["regarding"]["name"], next);
+  }
+  EXPECT_EQ(client->Of("POST").size(), 4u);
+}
+
+// With the real clock and the sender's own maintenance: deferred events go out as tokens come,
+// well before the next regular maintenance pass (an hour away here).
+TEST_F(ApiEventRecorderTest, TheSenderWritesDeferredEventsOnItsOwn) {
+  auto client = std::make_shared<RecordingEventClient>();
+  RecorderOptions options;
+  options.qps = 100;
+  options.burst = 1;
+  options.per_object_burst = 0;
+  options.maintenance_interval = 1h;
+  auto recorder = NewRecorder(client, options);
+  for (int i = 0; i < 5; i++) Failed(*recorder, Pod("p" + std::to_string(i)));
+  EXPECT_TRUE(WaitFor([&] { return client->Of("POST").size() == 5; }))
+      << client->Of("POST").size() << " of 5 written";
+  EXPECT_EQ(recorder->dropped(), 0u);
 }
 
 TEST_F(ApiEventRecorderTest, RateLimitedSeriesCountIsWrittenLaterNotLost) {
@@ -449,6 +548,41 @@ TEST_F(ApiEventRecorderTest, RejectedWritesAreCountedAndRetriedAsSeries) {
   auto patches = client->Of("PATCH");
   ASSERT_EQ(patches.size(), 1u);
   EXPECT_EQ(patches[0].body["series"]["count"], 2);
+}
+
+// The apiserver was unreachable when the create was sent (a cut connection, a restart): the
+// Event is created at the next maintenance pass, not left missing until the pod fails again.
+TEST_F(ApiEventRecorderTest, ACreateThatFoundNoApiserverIsSentAgain) {
+  auto client = std::make_shared<UnreachableOnceEventClient>();
+  auto recorder = NewRecorder(client, Options());
+  Failed(*recorder, Pod("web-0"));
+  recorder->Flush();
+  EXPECT_EQ(recorder->failed(), 1u);
+  EXPECT_EQ(recorder->created(), 0u);
+
+  recorder->Maintain();
+  recorder->Flush();
+  EXPECT_EQ(recorder->created(), 1u);
+  auto posts = client->Of("POST");
+  ASSERT_EQ(posts.size(), 2u);
+  EXPECT_EQ(posts[1].body["metadata"]["name"], posts[0].body["metadata"]["name"]);
+  EXPECT_FALSE(posts[1].body.contains("series"));
+}
+
+// A refusal (RBAC here) is not hammered: the create is tried again after the refresh period.
+TEST_F(ApiEventRecorderTest, ARefusedCreateWaitsForTheRefreshPeriod) {
+  auto client = std::make_shared<ForbiddenEventClient>();
+  auto recorder = NewRecorder(client, Options());
+  Failed(*recorder, Pod("web-0"));
+  recorder->Flush();
+  recorder->Maintain();
+  recorder->Flush();
+  EXPECT_EQ(client->Of("POST").size(), 1u);
+
+  clock_->Step(RecorderOptions().series_refresh_period);
+  recorder->Maintain();
+  recorder->Flush();
+  EXPECT_EQ(client->Of("POST").size(), 2u);
 }
 
 TEST_F(ApiEventRecorderTest, NoteIsCutTo1024Bytes) {

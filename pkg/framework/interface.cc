@@ -199,6 +199,8 @@ std::unique_ptr<CycleState> CycleState::Clone() const {
   copy->skip_score_plugins = skip_score_plugins;
   copy->filter_skipped = filter_skipped;
   copy->record_plugin_metrics = record_plugin_metrics;
+  copy->dry_run = dry_run;
+  copy->ignored_plugins = ignored_plugins;
   return copy;
 }
 

@@ -157,6 +157,9 @@ class Status {
   }
   // Reasons joined with ", ".
   std::string Message() const;
+  // The shared reasons this status was made from; null when it holds its own. Statuses with the
+  // same FixedReasons have the same reasons.
+  const FixedReasons* fixed_reasons() const { return fixed_reasons_; }
 
   // The plugin that produced this status (set by the runtime).
   const std::string& plugin() const { return plugin_.str(); }
@@ -237,6 +240,14 @@ class CycleState {
   std::vector<char> filter_skipped;
   // Whether per-plugin durations are recorded in this cycle (sampled).
   bool record_plugin_metrics = false;
+  // A what-if cycle (explain and simulate): PreFilter, Filter, PreScore and Score run as in a
+  // scheduling cycle, between scheduling cycles, but a plugin must change nothing a real cycle
+  // could tell: no events, no writes to the cluster, no state of its own beyond caches of what
+  // the snapshot holds. The framework records no metrics. Nothing is assumed, reserved or bound.
+  bool dry_run = false;
+  // Dry runs only: plugins left out, PreFilter and Filter alike, to see what the pod would face
+  // without their verdict.
+  PluginSet ignored_plugins;
 
  private:
   // Trivially copyable, so that publishing a version copies no string and touches no reference
@@ -391,6 +402,57 @@ class NodeToStatus {
 // over the `num_all_nodes` nodes (those without a status of their own with the absent-nodes
 // status), written "count reason", sorted as strings and joined with ", ". Empty without reasons.
 std::string CountNodeReasons(int num_all_nodes, const NodeToStatus& statuses);
+
+// A change to a pod that a plugin proposes so that more nodes pass it: what explain and simulate
+// show under "what would make it fit".
+struct PodChange {
+  // The change, said to a person: "reduce cpu request by 300m".
+  std::string description;
+  // Makes the change on a copy of the pod. Null when the change is not the pod's to make (a gang
+  // still short of members): the plugin is then left out of the check (ignored_plugins).
+  std::function<void(api::Pod&)> apply;
+  // What blocks the pod where it comes closest, best first: (node or domain, what it lacks).
+  std::vector<std::pair<std::string, std::string>> details;
+  // Set when nothing about the pod gets it past the plugin (other pods' anti-affinity that selects
+  // every pod like it): `description` says what blocks it and what would have to change instead.
+  // Shown as a note; nothing is applied or checked.
+  bool note_only = false;
+};
+
+// Pods that bind together or not at all (a gang), as the plugin that holds them back sees them.
+struct PodGroupHint {
+  // How messages name the group: `pod group "ns/name"`.
+  std::string name;
+  // Pods that must be placed at once before any binds.
+  int32_t min_member = 0;
+  // Members assumed or bound: they count toward min_member and already hold their room.
+  int32_t placed = 0;
+  // Members neither assumed nor bound; the pod asked about first when it is one of them.
+  std::vector<api::PodPtr> pending;
+};
+
+// A plugin that can say what would let a pod past it. After a dry run of the pod over every
+// node, the scheduler asks each plugin that rejected nodes for changes, then checks each change by
+// running PreFilter and Filter again with it applied, and reports how many nodes pass. Suggestions
+// come from what the plugin saw, not guesses: the check is what gives the node count.
+class HintPlugin : public virtual Plugin {
+ public:
+  // `rejected` and `statuses` (parallel): the nodes this plugin's Filter rejected in the dry run
+  // and why; `pre_filter`: this plugin's PreFilter rejection when that stopped the pod (then
+  // `rejected` is empty), else null. `state` is the dry run's. Runs on the snapshot between
+  // scheduling cycles; must not change anything.
+  virtual std::vector<PodChange> SuggestChanges(const CycleState& state, const api::Pod& pod,
+                                                std::span<const NodeInfo* const> rejected,
+                                                std::span<const Status* const> statuses,
+                                                const Status* pre_filter) const = 0;
+  // The group `pod` binds with or not at all, when this plugin holds pods back until enough of
+  // their group fit; nullopt for a pod that binds on its own. The scheduler then checks every
+  // change by placing the group's pending pods together, each changed, with this plugin left out,
+  // and what it finds is said of the group.
+  virtual std::optional<PodGroupHint> GroupOf(const api::Pod& /*pod*/) const {
+    return std::nullopt;
+  }
+};
 
 struct PostFilterResult {
   // When set, the pod is nominated to this node (preemption made room there).

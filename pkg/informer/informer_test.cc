@@ -87,6 +87,8 @@ class FakeClient : public testing::UnusedClient {
  public:
   struct ScriptedWatch {
     std::vector<client::WatchEvent> events;
+    // Thrown by Next() once the events are served, as a broken connection does.
+    std::optional<client::ApiError> then = std::nullopt;
   };
 
   void AddList(const nlohmann::json& body) { AddRawList(body.dump()); }
@@ -140,19 +142,21 @@ class FakeClient : public testing::UnusedClient {
     } else {
       return std::make_unique<Stream>(this, std::vector<client::WatchEvent>{}, true);
     }
-    return std::make_unique<Stream>(this, std::move(script.events), false);
+    return std::make_unique<Stream>(this, std::move(script.events), false, std::move(script.then));
   }
 
  private:
   class Stream : public client::WatchStream {
    public:
-    Stream(FakeClient* owner, std::vector<client::WatchEvent> events, bool block)
-        : owner_(owner), events_(std::move(events)), block_(block) {}
+    Stream(FakeClient* owner, std::vector<client::WatchEvent> events, bool block,
+           std::optional<client::ApiError> then = std::nullopt)
+        : owner_(owner), events_(std::move(events)), block_(block), then_(std::move(then)) {}
     bool Next(client::WatchEvent* event) override {
       if (next_ < events_.size()) {
         *event = events_[next_++];
         return true;
       }
+      if (then_) throw *then_;
       if (!block_) return false;
       std::unique_lock lock(owner_->mu_);
       owner_->cv_.wait(lock, [this] { return stopped_; });
@@ -169,6 +173,7 @@ class FakeClient : public testing::UnusedClient {
     std::vector<client::WatchEvent> events_;
     size_t next_ = 0;
     bool block_;
+    std::optional<client::ApiError> then_;
     bool stopped_ = false;
   };
 
@@ -243,6 +248,32 @@ TEST(Informer, BookmarksAdvanceResourceVersionAndClosedWatchResumesFromIt) {
   EXPECT_EQ(fake->watch_versions()[1], "15") << "re-watch must resume from the bookmark";
   EXPECT_EQ(fake->list_calls(), 1) << "a closed stream is re-watched, not relisted";
   EXPECT_EQ(log.Get(), (std::vector<std::string>{"add a", "add b"}));
+}
+
+// A connection cut mid-watch: the stream had served, so it is watched again at once from where
+// it got to. A backoff (an hour here) would grow with every cut and leave the informer blind.
+TEST(Informer, AWatchThatBrokeAfterServingIsWatchedAgainAtOnce) {
+  auto fake = std::make_shared<FakeClient>();
+  fake->AddList(ListBody({PodJson("a", "10")}, "10"));
+  const client::ApiError reset(client::ErrorReason::kTransport, 0,
+                               "watch stream: request failed: Connection reset by peer");
+  fake->AddWatch({{Event(client::WatchEventType::kAdded, PodJson("b", "11"))}, reset});
+  fake->AddWatch({{Event(client::WatchEventType::kAdded, PodJson("c", "12"))}, reset});
+  ReflectorOptions options = Options();
+  options.initial_backoff = 1h;
+  options.max_backoff = 1h;
+  Informer<api::Pod> informer(fake, options, api::DecodePod);
+  Log log;
+  informer.AddEventHandler(log.Handler());
+  informer.Start();
+  ASSERT_TRUE(informer.WaitForSync(5s));
+  ASSERT_TRUE(WaitFor([&] { return fake->watch_versions().size() >= 3; }))
+      << "the informer backed off after a watch that had served";
+  const auto versions = fake->watch_versions();
+  EXPECT_EQ(std::vector<std::string>(versions.begin(), versions.begin() + 3),
+            (std::vector<std::string>{"10", "11", "12"}));
+  EXPECT_EQ(fake->list_calls(), 1);
+  EXPECT_EQ(log.Get(), (std::vector<std::string>{"add a", "add b", "add c"}));
 }
 
 TEST(Informer, GoneErrorEventRelistsAndDiffsAgainstStore) {

@@ -160,35 +160,50 @@ Reflector::WatchEnd Reflector::WatchFrom(std::string& resource_version) {
   const auto opened = std::chrono::steady_clock::now();
   bool delivered = false;
   client::WatchEvent event;
-  while (watch->Next(&event)) {
-    switch (event.type) {
-      case client::WatchEventType::kBookmark:
-        if (auto rv = ResourceVersionOf(event.object); !rv.empty()) resource_version = rv;
-        delivered = true;
-        break;
-      case client::WatchEventType::kError: {
-        int code = event.object.value("code", 0);
-        std::string message = event.object.value("message", "");
-        if (code == 410) {
-          spdlog::info("watch {}: resourceVersion {} expired ({}); relisting",
-                       options_.resource.plural, resource_version, message);
-          return WatchEnd::kGone;
+  try {
+    while (watch->Next(&event)) {
+      switch (event.type) {
+        case client::WatchEventType::kBookmark:
+          if (auto rv = ResourceVersionOf(event.object); !rv.empty()) resource_version = rv;
+          delivered = true;
+          break;
+        case client::WatchEventType::kError: {
+          int code = event.object.value("code", 0);
+          std::string message = event.object.value("message", "");
+          if (code == 410) {
+            spdlog::info("watch {}: resourceVersion {} expired ({}); relisting",
+                         options_.resource.plural, resource_version, message);
+            return WatchEnd::kGone;
+          }
+          throw client::ErrorFromResponse(code, event.object.dump(), std::nullopt);
         }
-        throw client::ErrorFromResponse(code, event.object.dump(), std::nullopt);
-      }
-      default: {
-        std::string rv;
-        if (event.protobuf_pod.empty() ||
-            !sink_->WatchProtobufPod(event.type, event.protobuf_pod, &rv)) {
-          if (!event.protobuf_pod.empty()) event.object = DecodePod(event.protobuf_pod);
-          sink_->WatchEvent(event.type, event.object);
-          rv = ResourceVersionOf(event.object);
+        default: {
+          std::string rv;
+          if (event.protobuf_pod.empty() ||
+              !sink_->WatchProtobufPod(event.type, event.protobuf_pod, &rv)) {
+            if (!event.protobuf_pod.empty()) event.object = DecodePod(event.protobuf_pod);
+            sink_->WatchEvent(event.type, event.object);
+            rv = ResourceVersionOf(event.object);
+          }
+          if (!rv.empty()) resource_version = rv;
+          delivered = true;
+          break;
         }
-        if (!rv.empty()) resource_version = rv;
-        delivered = true;
-        break;
       }
     }
+  } catch (const client::ApiError& e) {
+    // A stream that broke after serving (events, or a healthy while) is what a cut connection or
+    // an apiserver restart does to every watch: watch again at once from where it got to, as
+    // after a stream the server closed. Backing off instead would double the pause with every
+    // cut, up to max_backoff, and leave the informer that long blind to changes.
+    const bool broke = e.reason() == client::ErrorReason::kTransport ||
+                       e.reason() == client::ErrorReason::kTimeout;
+    const bool served = delivered || std::chrono::steady_clock::now() - opened >= kMinHealthyWatch;
+    if (stopping_ || !broke || !served) throw;
+    spdlog::info("watch {}: stream broke ({}); watching again from resourceVersion {}",
+                 options_.resource.plural, e.what(), resource_version);
+    backoff_ = options_.initial_backoff;
+    return WatchEnd::kClosed;
   }
   if (stopping_) return WatchEnd::kStopped;
   if (!delivered && std::chrono::steady_clock::now() - opened < kMinHealthyWatch) {

@@ -73,9 +73,10 @@ struct ReflectorOptions {
 
 // Lists a resource, then watches it from the list's resourceVersion, forever, on its own thread:
 // bookmarks advance the resourceVersion; a 410 Gone/Expired (on watch open or as an ERROR event,
-// or an expired continue token while paging) relists; a stream the server closed is re-watched
-// from the last resourceVersion; other failures back off exponentially with jitter. Stop() is
-// thread-safe and returns once the thread has ended.
+// or an expired continue token while paging) relists; a stream the server closed, or one that
+// broke (connection cut, apiserver gone) after serving events or for a healthy while, is
+// re-watched at once from the last resourceVersion; other failures back off exponentially with
+// jitter. Stop() is thread-safe and returns once the thread has ended.
 class Reflector {
  public:
   Reflector(std::shared_ptr<client::Client> client, ReflectorOptions options, ListWatchSink* sink);

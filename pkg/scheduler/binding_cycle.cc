@@ -19,7 +19,8 @@ using framework::Status;
 void Scheduler::BindingCycle(framework::runtime::Framework* fwk,
                              std::shared_ptr<framework::CycleState> state,
                              framework::QueuedPodInfoPtr pinfo, api::PodPtr assumed,
-                             const ScheduleResult& result, Clock::time_point cycle_start) {
+                             const ScheduleResult& result, Clock::time_point cycle_start,
+                             std::shared_ptr<explain::Attempt> attempt) {
   const std::string& host = result.host;
   auto fail = [&](const Status& status) {
     fwk->RunReservePluginsUnreserve(*state, *assumed, host);
@@ -30,7 +31,7 @@ void Scheduler::BindingCycle(framework::runtime::Framework* fwk,
       pinfo->unschedulable_plugins = {status.plugin()};
     }
     stats_.bind_failures++;
-    HandleSchedulingFailure(pinfo, status, nullptr, "", cycle_start);
+    HandleSchedulingFailure(pinfo, status, nullptr, "", cycle_start, attempt);
   };
 
   Status s = fwk->WaitOnPermit(*assumed);
@@ -41,6 +42,7 @@ void Scheduler::BindingCycle(framework::runtime::Framework* fwk,
   if (s.IsSkip()) s = Status::Error("no bind plugin bound the pod");
   if (!s.IsSuccess()) return fail(s);
   cache_.FinishBinding(*assumed);
+  attempts_.Bound(std::move(attempt));
   stats_.scheduled++;
   ObserveAttempt(fwk->ProfileName(), metrics::AttemptResult::kScheduled, cycle_start);
   if (deps_.metrics) {

@@ -107,6 +107,7 @@ void Scheduler::OnPodUpdate(const api::PodPtr& old_pod, const api::PodPtr& new_p
     if (!was_assigned) {
       // Bound (by us or anyone else): it leaves the queue and its resources count on the node.
       queue_->Delete(*old_pod);
+      attempts_.Forget(old_pod->meta.uid);
       cache_.AddPod(new_pod);
       queue_->MoveAllToActiveOrBackoffQueue(kAssignedPodAdd, PodObjects(nullptr, new_pod));
       ObserveEvent(metrics::HandledEvent::kAssignedPodAdd, start);
@@ -123,10 +124,12 @@ void Scheduler::OnPodUpdate(const api::PodPtr& old_pod, const api::PodPtr& new_p
   }
   if (!Responsible(*new_pod)) {
     if (Responsible(*old_pod)) queue_->Delete(*old_pod);
+    attempts_.Forget(old_pod->meta.uid);
     return;
   }
   if (new_pod->IsTerminating()) {
     queue_->Delete(*new_pod);
+    attempts_.Forget(new_pod->meta.uid);
     // As for a delete: a finalizer (a Job's, for one) makes a pod's deletion arrive first as this
     // update, and the apiserver refuses to bind a pod that is being deleted.
     if (auto waiting = waiting_pods_->Get(new_pod->meta.uid)) {
@@ -149,6 +152,7 @@ void Scheduler::OnPodDelete(const api::PodPtr& pod) {
   }
   if (!Responsible(*pod)) return;
   queue_->Delete(*pod);
+  attempts_.Forget(pod->meta.uid);
   // A pod parked in Permit has been assumed; rejecting it makes its binding cycle undo that.
   if (auto waiting = waiting_pods_->Get(pod->meta.uid)) waiting->Reject("", "pod was deleted");
   ObserveEvent(metrics::HandledEvent::kUnscheduledPodDelete, start);

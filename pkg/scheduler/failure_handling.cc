@@ -72,7 +72,9 @@ api::PodPtr Scheduler::CurrentPod(const api::Pod& pod) const {
 void Scheduler::HandleSchedulingFailure(const framework::QueuedPodInfoPtr& pinfo,
                                         const Status& status, const Diagnosis* diagnosis,
                                         const std::optional<std::string>& nominated_node,
-                                        Clock::time_point cycle_start) {
+                                        Clock::time_point cycle_start,
+                                        std::shared_ptr<explain::Attempt> attempt,
+                                        explain::Verdicts verdicts) {
   const api::PodPtr pod = pinfo->pod_info->pod;
   std::string reason = "Unschedulable";
   bool had_error = false;
@@ -114,19 +116,47 @@ void Scheduler::HandleSchedulingFailure(const framework::QueuedPodInfoPtr& pinfo
   if (current != pod && current->meta.uid == pod->meta.uid) {
     pinfo->pod_info = std::make_shared<framework::PodInfo>(current);
   }
+  if (attempt == nullptr) {
+    attempt = std::make_shared<explain::Attempt>();
+    attempt->pod = pod->Key();
+    attempt->uid = pod->meta.uid;
+    attempt->profile = pod->spec.scheduler_name;
+    attempt->time = std::chrono::system_clock::now();
+    attempt->attempt = pinfo->attempts;
+    attempt->pod_object = pod;
+  }
+  if (!attempt->node.empty()) {
+    attempt->outcome = explain::Outcome::kFailedAfterSelection;
+  } else {
+    attempt->outcome = had_error ? explain::Outcome::kError : explain::Outcome::kUnschedulable;
+  }
+  attempt->message = explain::Bounded(message);
   // As upstream: a nomination left as it is (nullopt) is the one the pod object carries.
   queue_->nominator().AddNominatedPod(pinfo->pod_info, nominated_node);
   // Also ends the pod's in-flight tracking (the queue calls Done itself).
   queue_->AddUnschedulableIfNotPresent(pinfo, had_error);
   log::Verbose(2, "pod is unschedulable",
                {{"pod", pod->Key()}, {"profile", pod->spec.scheduler_name}, {"reason", message}});
-  ReportUnschedulable(current, reason, message, nominated_node);
+  ReportUnschedulable(current, reason, message, nominated_node, std::move(attempt),
+                      std::move(verdicts));
 }
 
 void Scheduler::ReportUnschedulable(const api::PodPtr& pod, const std::string& reason,
                                     const std::string& message,
-                                    const std::optional<std::string>& nominated_node) {
-  reporters_->Post([this, pod, reason, message, nominated_node] {
+                                    const std::optional<std::string>& nominated_node,
+                                    explain::AttemptPtr attempt, explain::Verdicts verdicts) {
+  reporters_->Post([this, pod, reason, message, nominated_node, attempt = std::move(attempt),
+                    verdicts = std::move(verdicts)] {
+    if (attempt) {
+      // What is kept is made here, from this worker's memory: the scheduling thread's draft is
+      // freed, and its memory taken up again by the cycles that follow. Records the scheduling
+      // thread made and kept, one per pending pod, lay between the queue's allocations for those
+      // pods and spread them out, and the passes over the unschedulable pods that each bound pod
+      // makes got measurably slower.
+      auto kept = std::make_shared<explain::Attempt>(*attempt);
+      if (!verdicts.empty()) verdicts.Build(kept.get());
+      attempts_.Record(kept);
+    }
     if (deps_.recorder) {
       deps_.recorder->Eventf(*pod, "Warning", "FailedScheduling", "Scheduling", message);
     }

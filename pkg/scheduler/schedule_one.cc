@@ -2,6 +2,7 @@
 #include <array>
 #include <atomic>
 #include <functional>
+#include <limits>
 #include <map>
 #include <optional>
 #include <span>
@@ -50,6 +51,8 @@ bool Scheduler::ScheduleOne() {
     queue_->Done(pod->meta.uid);
     return true;
   }
+  // Dry runs (explain, simulate) use the snapshot and the profiles between cycles, never during.
+  CycleGate::CycleTurn turn(gate_);
   const auto cycle_start = Clock::now();
   stats_.attempts++;
   cycles_++;
@@ -60,11 +63,15 @@ bool Scheduler::ScheduleOne() {
 
   ScheduleResult result;
   Diagnosis diagnosis;
+  groups_.Reset();
+  diagnosis.groups = &groups_;
   Status status = SchedulePod(*fwk, *state, *pod, &result, &diagnosis);
   if (!status.IsSuccess()) {
     // As upstream: a failure clears the pod's nomination, unless PostFilter plugins ran and
     // decided otherwise.
     std::optional<std::string> nominated = std::string();
+    explain::Verdicts verdicts;
+    auto attempt = NewAttempt(*fwk, *pinfo, diagnosis, nullptr, &verdicts);
     if (status.IsRejected() && diagnosis.num_all_nodes > 0) {
       if (fwk->HasPostFilterPlugins()) {
         framework::PostFilterResult post;
@@ -75,13 +82,22 @@ bool Scheduler::ScheduleOne() {
         if (!post.nominated_node_name.empty() || post.clear_nomination) {
           nominated = post.nominated_node_name;
         }
+        std::string post_text = diagnosis.post_filter_msg;
+        if (post_status.IsSuccess()) {
+          post_text = "nominated node " + post.nominated_node_name;
+        } else if (!post_status.plugin().empty()) {
+          post_text = post_status.plugin() + ": " + post_text;
+        }
+        attempt->post_filter = explain::Bounded(post_text);
+        if (nominated) attempt->nominated_node = *nominated;
       }
       status = Status(status.code(), FitErrorMessage(diagnosis.num_all_nodes, diagnosis));
     }
     HandleSchedulingFailure(pinfo, status, status.IsRejected() ? &diagnosis : nullptr, nominated,
-                            cycle_start);
+                            cycle_start, std::move(attempt), std::move(verdicts));
     return true;
   }
+  auto attempt = NewAttempt(*fwk, *pinfo, diagnosis, &result);
 
   // Assume: the cache counts the pod on its node from now on, so the next cycle sees it.
   auto assumed = std::make_shared<api::Pod>(*pod);
@@ -90,14 +106,14 @@ bool Scheduler::ScheduleOne() {
   api::PodPtr assumed_ptr = assumed;
   Status assume = cache_.AssumePod(std::make_shared<framework::PodInfo>(assumed_ptr));
   if (!assume.IsSuccess()) {
-    HandleSchedulingFailure(pinfo, assume, nullptr, "", cycle_start);
+    HandleSchedulingFailure(pinfo, assume, nullptr, "", cycle_start, std::move(attempt));
     return true;
   }
   Status reserve = fwk->RunReservePluginsReserve(*state, *assumed, result.host);
   if (!reserve.IsSuccess()) {
     fwk->RunReservePluginsUnreserve(*state, *assumed, result.host);
     cache_.ForgetPod(*assumed);
-    HandleSchedulingFailure(pinfo, reserve, nullptr, "", cycle_start);
+    HandleSchedulingFailure(pinfo, reserve, nullptr, "", cycle_start, std::move(attempt));
     return true;
   }
   Status permit = fwk->RunPermitPlugins(*state, *assumed, result.host);
@@ -105,7 +121,7 @@ bool Scheduler::ScheduleOne() {
     fwk->RunReservePluginsUnreserve(*state, *assumed, result.host);
     cache_.ForgetPod(*assumed);
     if (permit.IsRejected()) pinfo->unschedulable_plugins = {permit.plugin()};
-    HandleSchedulingFailure(pinfo, permit, nullptr, "", cycle_start);
+    HandleSchedulingFailure(pinfo, permit, nullptr, "", cycle_start, std::move(attempt));
     return true;
   }
   queue_->nominator().DeleteNominatedPodIfExists(*pod);
@@ -113,14 +129,15 @@ bool Scheduler::ScheduleOne() {
   util::TaskQueue* binders =
       fwk->PreBindHasWork(*state, *assumed, result.host) ? pre_binders_.get() : binders_.get();
   in_flight_bindings_++;
-  fwk->WhenPermitDecided(*assumed, [this, binders, fwk, state, pinfo, assumed_ptr, result,
-                                    cycle_start] {
-    const bool posted = binders->Post([this, fwk, state, pinfo, assumed_ptr, result, cycle_start] {
-      BindingCycle(fwk, state, pinfo, assumed_ptr, result, cycle_start);
-      in_flight_bindings_--;
-    });
-    if (!posted) in_flight_bindings_--;  // Shutting down: the binders no longer take work.
-  });
+  fwk->WhenPermitDecided(
+      *assumed, [this, binders, fwk, state, pinfo, assumed_ptr, result, cycle_start, attempt] {
+        const bool posted =
+            binders->Post([this, fwk, state, pinfo, assumed_ptr, result, cycle_start, attempt] {
+              BindingCycle(fwk, state, pinfo, assumed_ptr, result, cycle_start, attempt);
+              in_flight_bindings_--;
+            });
+        if (!posted) in_flight_bindings_--;  // Shutting down: the binders no longer take work.
+      });
   return true;
 }
 
@@ -137,10 +154,21 @@ Status Scheduler::SchedulePod(framework::runtime::Framework& fwk, framework::Cyc
     diagnosis->unschedulable_plugins.insert(unsupported->plugins.begin(),
                                             unsupported->plugins.end());
     diagnosis->num_all_nodes = static_cast<int>(snapshot_.NumNodes());
+    diagnosis->pre_filter_note = unsupported->message;
+    if (diagnosis->groups) {
+      std::string plugins;
+      for (const auto& p : unsupported->plugins) {
+        if (!plugins.empty()) plugins += " ";
+        plugins += p;
+      }
+      diagnosis->groups->AddMany(diagnosis->num_all_nodes, plugins,
+                                 Status(Code::kUnschedulableAndUnresolvable, unsupported->message));
+    }
     return Status(Code::kUnschedulableAndUnresolvable, std::vector<std::string>{});
   }
   if (snapshot_.NumNodes() == 0) {
     diagnosis->pre_filter_msg = "";
+    diagnosis->pre_filter_note = "no nodes in the cluster";
     return Status(Code::kUnschedulable, "no nodes available to schedule pods");
   }
   std::vector<const framework::NodeInfo*>& feasible = feasible_nodes_;
@@ -153,6 +181,7 @@ Status Scheduler::SchedulePod(framework::runtime::Framework& fwk, framework::Cyc
   }
   result->evaluated_nodes = evaluated;
   result->feasible_nodes = static_cast<int>(feasible.size());
+  result->scored = false;
   if (feasible.size() == 1) {
     result->host = feasible.front()->name();
     if (deps_.metrics) {
@@ -172,7 +201,9 @@ Status Scheduler::SchedulePod(framework::runtime::Framework& fwk, framework::Cyc
     scores.clear();
     for (const auto& n : feasible) scores.push_back({n->name(), {}, 1});
   }
-  result->host = SelectHost(scores);
+  SelectHost(scores, result);
+  result->host = std::string(scores[result->chosen].name);
+  result->scored = true;
   if (deps_.metrics) {
     deps_.metrics->ObserveSchedulingAlgorithm(
         std::chrono::duration<double>(Clock::now() - algorithm_start).count());
@@ -194,6 +225,10 @@ Status Scheduler::FindNodesThatFitPod(framework::runtime::Framework& fwk,
     if (!s.IsRejected()) return s;
     // Every node gets the PreFilter status; the message says it once.
     diagnosis->pre_filter_msg = s.Message();
+    diagnosis->pre_filter_note = "rejected by " + s.plugin() + ": " + s.Message();
+    if (diagnosis->groups) {
+      diagnosis->groups->AddMany(static_cast<int>(all_nodes.size()), s.plugin(), s);
+    }
     diagnosis->node_to_status.set_absent_nodes_status(s);
     if (!s.plugin().empty()) {
       (s.code() == Code::kPending ? diagnosis->pending_plugins : diagnosis->unschedulable_plugins)
@@ -226,6 +261,23 @@ Status Scheduler::FindNodesThatFitPod(framework::runtime::Framework& fwk,
     for (const auto& name : plugins_with_nodes) plugins += (plugins.empty() ? "" : " ") + name;
     diagnosis->node_to_status.set_absent_nodes_status(
         Status::Unresolvable("node(s) didn't satisfy plugin(s) [" + plugins + "]"));
+    const int excluded = static_cast<int>(all_nodes.size() - kept.size());
+    diagnosis->pre_filter_note = "kept " + std::to_string(kept.size()) + " of " +
+                                 std::to_string(all_nodes.size()) + " nodes (" + plugins + ")";
+    if (diagnosis->groups && excluded > 0) {
+      // A few of the excluded nodes as examples, looked for among the first nodes only: the
+      // record must not cost a pass over a large cluster.
+      constexpr size_t kScanned = 64;
+      std::vector<std::string_view> examples;
+      for (size_t i = 0;
+           i < all_nodes.size() && i < kScanned && examples.size() < explain::kExamplesPerGroup;
+           i++) {
+        const std::string& name = all_nodes[i]->name();
+        if (!pre_result.node_names->count(name)) examples.push_back(name);
+      }
+      diagnosis->groups->AddMany(excluded, plugins, diagnosis->node_to_status.absent_nodes_status(),
+                                 examples);
+    }
   }
   FindNodesThatPassFilters(fwk, state, pod, diagnosis, *nodes, feasible);
   return {};
@@ -384,8 +436,14 @@ std::map<std::string, int64_t> Scheduler::CollectRejections(
     const std::vector<framework::NodeInfoPtr>& nodes, int start, int limit, bool keep_statuses,
     Diagnosis* diagnosis) {
   const int num_all = static_cast<int>(nodes.size());
+  framework::NodeToStatus& kept = diagnosis->node_to_status;
+  explain::GroupBuilder* groups = diagnosis->groups;
   std::map<std::string, int64_t> rejected_by;
-  // Consecutive rejections by one plugin (interned names compare by address) are tallied once.
+  // Consecutive rejections by one plugin with one code (interned names compare by address) are
+  // tallied once; for the record's groups, each such run is remembered by where it starts, in
+  // `kept` or in the pass, and grouped afterwards.
+  std::vector<RejectionRun>& runs = rejection_runs_;
+  runs.clear();
   const std::string* last_plugin = nullptr;
   int64_t last_count = 0;
   Code last_code = Code::kSuccess;
@@ -407,39 +465,208 @@ std::map<std::string, int64_t> Scheduler::CollectRejections(
       last_plugin = &s.plugin();
       last_code = code;
       last_count = 0;
+      if (groups != nullptr) {
+        runs.push_back({last_plugin, code, keep_statuses ? kept.size() : static_cast<size_t>(i)});
+      }
     }
     last_count++;
     // Errors are reported through the cycle's error path.
     if (!keep_statuses || !s.IsRejected()) continue;
     const int index = start + i;
-    diagnosis->node_to_status.Set(nodes[index < num_all ? index : index - num_all]->name(),
-                                  std::move(s));
+    kept.Set(nodes[index < num_all ? index : index - num_all]->name(), std::move(s));
   }
   tally();
+  if (groups != nullptr) {
+    GroupRejections(nodes, start, limit, keep_statuses ? &kept : nullptr, groups);
+  }
   return rejected_by;
 }
 
-std::string Scheduler::SelectHost(const std::vector<framework::runtime::NodePluginScores>& scores) {
+namespace {
+
+// GroupRejections over one kind of positions, so that each kind compiles to a loop of its own:
+// `rejected(at)` says whether position `at` holds a rejection, `status(at)` and `name(at)` give
+// its status and node.
+template <typename Rejected, typename StatusAt, typename NameAt>
+void GroupRuns(std::span<const Scheduler::RejectionRun> runs, size_t end, Rejected rejected,
+               StatusAt status, NameAt name, explain::GroupBuilder* groups) {
+  // Within a plugin's run, nodes whose statuses share their reasons (every node short of cpu)
+  // join a group at once: a comparison of one address per node.
+  for (size_t r = 0; r < runs.size(); r++) {
+    const Scheduler::RejectionRun& run = runs[r];
+    if (run.code == Code::kError) continue;
+    const size_t run_end = r + 1 < runs.size() ? runs[r + 1].begin : end;
+    const framework::FixedReasons* shared = nullptr;
+    size_t first = 0;
+    int count = 0;
+    auto flush = [&] {
+      if (count == 0) return;
+      size_t wanted = groups->AddRun(*run.plugin, run.code, *shared, count);
+      for (size_t at = first; wanted > 0 && at < run_end; at++) {
+        if (!rejected(at)) continue;
+        groups->AddExample(name(at));
+        wanted--;
+      }
+      count = 0;
+    };
+    for (size_t at = run.begin; at < run_end; at++) {
+      if (!rejected(at)) continue;
+      const Status& s = status(at);
+      const framework::FixedReasons* reasons = s.fixed_reasons();
+      if (reasons != shared || reasons == nullptr) {
+        flush();
+        shared = reasons;
+        first = at;
+        if (reasons == nullptr) {
+          groups->Add(name(at), s);
+          continue;
+        }
+      }
+      count++;
+    }
+    flush();
+  }
+}
+
+}  // namespace
+
+void Scheduler::GroupRejections(const std::vector<framework::NodeInfoPtr>& nodes, int start,
+                                int limit, const framework::NodeToStatus* kept,
+                                explain::GroupBuilder* groups) const {
+  if (kept != nullptr) {
+    // Positions are entries of `kept`, all rejections.
+    const auto& entries = kept->entries();
+    GroupRuns(
+        rejection_runs_, entries.size(), [](size_t) { return true; },
+        [&](size_t at) -> const Status& { return entries[at].status; },
+        [&](size_t at) { return entries[at].node; }, groups);
+    return;
+  }
+  // Positions are indexes of the pass.
+  const int num_all = static_cast<int>(nodes.size());
+  GroupRuns(
+      rejection_runs_, static_cast<size_t>(limit),
+      [&](size_t at) { return filter_outcomes_[at] == FilterOutcome::kRejected; },
+      [&](size_t at) -> const Status& { return filter_statuses_[at]; },
+      [&](size_t at) -> std::string_view {
+        const int index = start + static_cast<int>(at);
+        return nodes[index < num_all ? index : index - num_all]->name();
+      },
+      groups);
+}
+
+std::shared_ptr<explain::Attempt> Scheduler::NewAttempt(const framework::runtime::Framework& fwk,
+                                                        const framework::QueuedPodInfo& pinfo,
+                                                        const Diagnosis& diagnosis,
+                                                        const ScheduleResult* result,
+                                                        explain::Verdicts* verdicts) {
+  auto attempt = std::make_shared<explain::Attempt>();
+  const api::Pod& pod = pinfo.pod();
+  attempt->pod = pod.Key();
+  attempt->uid = pod.meta.uid;
+  attempt->profile = fwk.ProfileName();
+  attempt->time = std::chrono::system_clock::now();
+  attempt->attempt = pinfo.attempts;
+  attempt->pod_object = pinfo.pod_info->pod;
+  attempt->num_nodes = static_cast<int>(snapshot_.NumNodes());
+  attempt->pre_filter = explain::Bounded(diagnosis.pre_filter_note);
+  if (diagnosis.groups && verdicts != nullptr) {
+    *verdicts = diagnosis.groups->Take();
+  } else if (diagnosis.groups) {
+    diagnosis.groups->Build(attempt.get());
+  }
+  if (result == nullptr) {
+    attempt->evaluated = diagnosis.filter_rejected;
+    return attempt;
+  }
+  attempt->outcome = explain::Outcome::kBound;
+  attempt->node = result->host;
+  attempt->evaluated = result->evaluated_nodes;
+  attempt->feasible = result->feasible_nodes;
+  if (result->scored) {
+    RecordScores(fwk, node_scores_, result->chosen,
+                 std::span<const size_t>(result->others.data(), result->num_others), attempt.get());
+  }
+  return attempt;
+}
+
+void Scheduler::RecordScores(const framework::runtime::Framework& fwk,
+                             const std::vector<framework::runtime::NodePluginScores>& scores,
+                             size_t chosen, std::span<const size_t> others,
+                             explain::Attempt* attempt) {
+  if (chosen >= scores.size()) return;
+  // Every scored node lists the same plugins in the same order: weights are looked up once.
+  const auto& plugins = scores[chosen].scores;
+  std::array<int64_t, 32> weights{};
+  const bool cached = plugins.size() <= weights.size();
+  if (cached) {
+    for (size_t i = 0; i < plugins.size(); i++) weights[i] = fwk.ScoreWeight(plugins[i].plugin);
+  }
+  auto add = [&](const framework::runtime::NodePluginScores& s) {
+    explain::NodeScores& out = attempt->scores.emplace_back();
+    out.node = std::string(s.name);
+    out.total = s.total;
+    out.plugins.reserve(s.scores.size());
+    for (size_t i = 0; i < s.scores.size(); i++) {
+      const int64_t weight =
+          cached && i < plugins.size() ? weights[i] : fwk.ScoreWeight(s.scores[i].plugin);
+      out.plugins.push_back({s.scores[i].plugin, weight, s.scores[i].score});
+    }
+  };
+  attempt->scores.reserve(1 + others.size());
+  add(scores[chosen]);
+  for (size_t i : others) {
+    if (i < scores.size()) add(scores[i]);
+  }
+}
+
+void Scheduler::SelectHost(const std::vector<framework::runtime::NodePluginScores>& scores,
+                           ScheduleResult* result) {
   // Each node with the top score is chosen with equal probability, as upstream's reservoir
   // sampling does, but with one random number per cycle instead of one per tied node: with
-  // hundreds of equal scores, a number per tie made the generator costly.
+  // hundreds of equal scores, a number per tie made the generator costly. The same pass keeps the
+  // best few nodes for the attempt's record, a comparison per node.
+  constexpr size_t kKept = explain::kAlternatives + 1;
+  std::array<size_t, kKept> best{};
+  std::array<int64_t, kKept> best_total{};
+  size_t num_best = 0;
+  // The lowest kept total once kKept are kept: most nodes fall at or below it.
+  int64_t floor = std::numeric_limits<int64_t>::min();
   int64_t max_score = scores.front().total;
   uint64_t ties = 0;
-  for (const auto& s : scores) {
-    if (s.total > max_score) {
-      max_score = s.total;
+  for (size_t i = 0; i < scores.size(); i++) {
+    const int64_t total = scores[i].total;
+    if (total > max_score) {
+      max_score = total;
       ties = 1;
-    } else if (s.total == max_score) {
+    } else if (total == max_score) {
       ties++;
     }
+    if (total <= floor) continue;
+    size_t at = num_best < kKept ? num_best++ : kKept - 1;
+    while (at > 0 && best_total[at - 1] < total) {
+      best[at] = best[at - 1];
+      best_total[at] = best_total[at - 1];
+      at--;
+    }
+    best[at] = i;
+    best_total[at] = total;
+    if (num_best == kKept) floor = best_total[kKept - 1];
   }
   uint64_t pick = ties > 1 ? rng_() % ties : 0;
-  for (const auto& s : scores) {
-    if (s.total != max_score) continue;
-    if (pick == 0) return std::string(s.name);
+  result->chosen = 0;
+  for (size_t i = 0; i < scores.size(); i++) {
+    if (scores[i].total != max_score) continue;
+    if (pick == 0) {
+      result->chosen = i;
+      break;
+    }
     pick--;
   }
-  return std::string(scores.front().name);  // Unreachable: some node has the top score.
+  result->num_others = 0;
+  for (size_t k = 0; k < num_best && result->num_others < result->others.size(); k++) {
+    if (best[k] != result->chosen) result->others[result->num_others++] = best[k];
+  }
 }
 
 void Scheduler::LogDecision(const framework::runtime::Framework& fwk, const api::Pod& pod,

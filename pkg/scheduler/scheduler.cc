@@ -27,7 +27,8 @@ Scheduler::Scheduler(const config::Configuration& config,
       informers_(deps_.informers ? deps_.informers : owned_informers_.get()),
       parallelizer_(config.parallelism),
       waiting_pods_(std::make_shared<framework::runtime::WaitingPods>()),
-      rng_(options.seed ? *options.seed : std::random_device{}()) {
+      rng_(options.seed ? *options.seed : std::random_device{}()),
+      attempts_(options.attempts) {
   queue::QueueingHintMap hints;
   for (const auto& profile : config_.profiles) {
     framework::runtime::FrameworkDeps fdeps;

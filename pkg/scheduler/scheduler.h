@@ -6,6 +6,7 @@
 // events and status patches go out from background workers. The scheduling thread never waits on
 // the network.
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <map>
@@ -14,6 +15,7 @@
 #include <optional>
 #include <random>
 #include <set>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -21,11 +23,14 @@
 #include "pkg/cache/cache.h"
 #include "pkg/cache/snapshot.h"
 #include "pkg/config/config.h"
+#include "pkg/explain/groups.h"
+#include "pkg/explain/store.h"
 #include "pkg/framework/interface.h"
 #include "pkg/framework/runtime/framework.h"
 #include "pkg/framework/runtime/parallelizer.h"
 #include "pkg/metrics/metrics.h"
 #include "pkg/queue/scheduling_queue.h"
+#include "pkg/scheduler/cycle_gate.h"
 #include "pkg/util/task_queue.h"
 
 namespace berth::informer {
@@ -51,6 +56,11 @@ struct Diagnosis {
   std::set<std::string> pending_plugins;
   std::string pre_filter_msg;
   std::string post_filter_msg;
+  // What PreFilter did, for the attempt's record: empty when it kept every node.
+  std::string pre_filter_note;
+  // Where Filter's verdicts are grouped for the attempt's record; null for passes that are not
+  // the attempt's own (the nominated node tried alone).
+  explain::GroupBuilder* groups = nullptr;
 };
 
 // "0/N nodes are available: 2 Insufficient cpu, 1 node(s) had untolerated taint(s)." in
@@ -94,6 +104,8 @@ struct SchedulerOptions {
   std::optional<uint64_t> seed;
   // Percentage of cycles whose per-plugin durations are recorded (upstream samples 10%).
   int plugin_metrics_sample_percent = 10;
+  // The records of pending pods' last attempts (explain).
+  explain::StoreOptions attempts;
 };
 
 struct SchedulerDeps {
@@ -146,12 +158,38 @@ class Scheduler {
   bool ScheduleOne();
 
   bool Responsible(const api::Pod& pod) const;
+  // The first profile's schedulerName.
+  const std::string& FirstProfile() const { return config_.profiles.front().scheduler_name; }
   framework::runtime::Framework* FrameworkFor(const std::string& scheduler_name) const;
   queue::SchedulingQueue& queue() { return *queue_; }
   cache::Cache& cache() { return cache_; }
   const SchedulerStats& stats() const { return stats_; }
   // Binding cycles started but not finished.
   int InFlightBindings() const { return in_flight_bindings_.load(); }
+  // The last attempt of each pending pod and the recent binding decisions.
+  const explain::Store& attempts() const { return attempts_; }
+
+  // A run of rejections by one plugin with one code in a cycle's Filter pass: where it starts,
+  // as an entry of the kept statuses or an index of the pass (see GroupRejections).
+  struct RejectionRun {
+    const std::string* plugin = nullptr;
+    framework::Code code = framework::Code::kSuccess;
+    size_t begin = 0;
+  };
+
+  // ---- Explain and simulate (thread-safe; dry runs take turns with the scheduling cycle) ----
+
+  // The pod's last attempt ("namespace/name"); for a pod still pending, with the changes that
+  // would make it fit, each checked by a dry run on the current snapshot. Nullopt when no attempt
+  // of the pod is recorded.
+  std::optional<explain::Explanation> Explain(const std::string& pod_key);
+  // A dry run of `pod` on the current snapshot under its profile (spec.schedulerName): PreFilter,
+  // Filter over every node, PreScore and Score, nothing assumed, reserved or bound, and the
+  // changes that would make it fit. Throws std::invalid_argument when it names no profile.
+  explain::Explanation Simulate(const api::Pod& pod);
+  // The records of pending pods, newest first, leaving out (and forgetting) those whose pod the
+  // informer no longer has unbound.
+  std::vector<explain::AttemptPtr> PendingAttempts();
 
  private:
   // Pods and nodes have handlers of their own; the wildcard names no resource.
@@ -170,6 +208,12 @@ class Scheduler {
     std::string host;
     int evaluated_nodes = 0;
     int feasible_nodes = 0;
+    // Whether node_scores_ holds this cycle's scores; the chosen node's index in them and the
+    // indexes of the best others, best first.
+    bool scored = false;
+    size_t chosen = 0;
+    std::array<size_t, explain::kAlternatives> others{};
+    size_t num_others = 0;
   };
 
   // Returns Success with `result` filled, a rejection with `diagnosis` filled, or an error. A
@@ -194,18 +238,83 @@ class Scheduler {
   std::map<std::string, int64_t> CollectRejections(const std::vector<framework::NodeInfoPtr>& nodes,
                                                    int start, int limit, bool keep_statuses,
                                                    Diagnosis* diagnosis);
-  std::string SelectHost(const std::vector<framework::runtime::NodePluginScores>& scores);
+  // Adds the rejections CollectRejections saw to `groups`, run by run: from `kept` when the
+  // statuses were moved there, else from the pass's own statuses.
+  void GroupRejections(const std::vector<framework::NodeInfoPtr>& nodes, int start, int limit,
+                       const framework::NodeToStatus* kept, explain::GroupBuilder* groups) const;
+  // Chooses the node among `scores`: result->chosen, and result->others.
+  void SelectHost(const std::vector<framework::runtime::NodePluginScores>& scores,
+                  ScheduleResult* result);
+
+  // Writes the scores of scores[chosen], then of scores[i] for each i of `others`, into
+  // `attempt`.
+  static void RecordScores(const framework::runtime::Framework& fwk,
+                           const std::vector<framework::runtime::NodePluginScores>& scores,
+                           size_t chosen, std::span<const size_t> others,
+                           explain::Attempt* attempt);
+
+  // ---- Dry runs (explain.cc) ----
+  struct DryRun;
+  // A pod a dry run counts as placed on `node`, as if assumed there.
+  struct DryPlacement {
+    api::PodPtr pod;
+    std::string node;
+  };
+  // PreFilter and Filter (and with `score`, PreScore and Score) of `pod` over every node of a
+  // fresh snapshot, with `ignored` plugins left out and the `placed` pods on their nodes. Call
+  // holding a CycleGate::SideTurn.
+  std::unique_ptr<DryRun> RunDry(framework::runtime::Framework& fwk, const api::Pod& pod,
+                                 const framework::PluginSet& ignored, bool score,
+                                 const std::vector<DryPlacement>& placed = {});
+  struct GroupRun;
+  // Dry runs of `pods` one after the other, each placed on the node a cycle would choose with
+  // the ones before it placed, `ignored` plugins left out, until `enough` are placed; a turn at
+  // the gate each. With `suggest`, also the changes the plugins propose for the first pod that
+  // fits no node.
+  GroupRun PlaceGroup(framework::runtime::Framework& fwk, const std::vector<api::PodPtr>& pods,
+                      const framework::PluginSet& ignored, int enough, bool suggest);
+  // Explains `pod` as one of `group` (held back by `plugin`): how many of the group's pods fit
+  // together, and the changes that, made to each of them, fit enough of them. `own_pre_filter`
+  // is the pod's own dry run's PreFilter verdict.
+  void ExplainGroup(framework::runtime::Framework& fwk, const api::Pod& pod,
+                    const framework::PodGroupHint& group, const std::string& plugin,
+                    const framework::Status& own_pre_filter, explain::Explanation* e);
+  // The attempt record of a dry run. Call holding the turn `run` was made in.
+  std::shared_ptr<explain::Attempt> AttemptOf(const framework::runtime::Framework& fwk,
+                                              const api::Pod& pod, const DryRun& run);
+  // The changes the HintPlugins among the plugins that rejected nodes in `run` propose, with
+  // the plugin of each, most rejecting plugin first. Call holding the turn `run` was made in.
+  std::vector<std::pair<std::string, framework::PodChange>> SuggestChanges(
+      framework::runtime::Framework& fwk, const api::Pod& pod, const DryRun& run);
+  // A dry run of `pod`, then one per suggested change (each its own turn at the gate). Shows
+  // `recorded` as the attempt, or the dry run's own when null.
+  explain::Explanation ExplainPod(framework::runtime::Framework& fwk, const api::Pod& pod,
+                                  explain::AttemptPtr recorded);
+
+  // The record of this cycle's attempt: what PreFilter did and Filter's verdicts (from
+  // `diagnosis`), and with `result`, the chosen node's scores beside the best alternatives. With
+  // `verdicts`, Filter's verdicts go there instead, for the worker that keeps the record to add.
+  std::shared_ptr<explain::Attempt> NewAttempt(const framework::runtime::Framework& fwk,
+                                               const framework::QueuedPodInfo& pinfo,
+                                               const Diagnosis& diagnosis,
+                                               const ScheduleResult* result,
+                                               explain::Verdicts* verdicts = nullptr);
 
   void BindingCycle(framework::runtime::Framework* fwk,
                     std::shared_ptr<framework::CycleState> state, framework::QueuedPodInfoPtr pinfo,
                     api::PodPtr assumed, const ScheduleResult& result,
-                    std::chrono::steady_clock::time_point cycle_start);
+                    std::chrono::steady_clock::time_point cycle_start,
+                    std::shared_ptr<explain::Attempt> attempt);
   // Requeues a pod whose attempt failed and reports why (event + condition), off-thread.
   // `nominated_node` replaces the pod's nomination ("" clears it); std::nullopt leaves it.
+  // `attempt` (made here when null) is completed with the outcome and kept as the pod's record,
+  // with `verdicts` when NewAttempt left them out of it.
   void HandleSchedulingFailure(const framework::QueuedPodInfoPtr& pinfo,
                                const framework::Status& status, const Diagnosis* diagnosis,
                                const std::optional<std::string>& nominated_node,
-                               std::chrono::steady_clock::time_point cycle_start);
+                               std::chrono::steady_clock::time_point cycle_start,
+                               std::shared_ptr<explain::Attempt> attempt = nullptr,
+                               explain::Verdicts verdicts = {});
   // Registers the scrape hooks that sample queue, cache and informer state.
   void RegisterScrapeHooks();
   // The V(2) line for one decision: pod, node, its score and the best alternatives.
@@ -215,9 +324,13 @@ class Scheduler {
   void ObserveEvent(metrics::HandledEvent event, std::chrono::steady_clock::time_point start);
   void ObserveAttempt(const std::string& profile, metrics::AttemptResult result,
                       std::chrono::steady_clock::time_point cycle_start);
+  // Also keeps `attempt` (when given, with `verdicts`) as the pod's record, from the same
+  // background worker: the records' lock is shared with binding threads, and a thread holding it
+  // could be descheduled while the scheduling thread waited for it.
   void ReportUnschedulable(const api::PodPtr& pod, const std::string& reason,
                            const std::string& message,
-                           const std::optional<std::string>& nominated_node);
+                           const std::optional<std::string>& nominated_node,
+                           explain::AttemptPtr attempt = nullptr, explain::Verdicts verdicts = {});
   // The freshest copy of the pod the informer has (null when deleted), or `pod` without informers.
   api::PodPtr CurrentPod(const api::Pod& pod) const;
 
@@ -251,9 +364,15 @@ class Scheduler {
   static constexpr int kFilterBatch = 16;
   std::vector<FilterOutcome> filter_outcomes_;
   std::vector<framework::Status> filter_statuses_;
+  std::vector<RejectionRun> rejection_runs_;
   // The current cycle's feasible nodes and scores, kept so their buffers are reused.
   std::vector<const framework::NodeInfo*> feasible_nodes_;
   std::vector<framework::runtime::NodePluginScores> node_scores_;
+  // Groups this cycle's Filter verdicts for its record; reused across cycles.
+  explain::GroupBuilder groups_;
+  explain::Store attempts_;
+  // Taken by ScheduleOne for each cycle and by dry runs between cycles.
+  CycleGate gate_;
 
   std::atomic<bool> running_{false};
   std::thread scheduling_thread_;

@@ -6,6 +6,7 @@
 
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -285,6 +286,124 @@ TEST(GangSchedulerConfig, PrioritySortTakesTheQueueOnlyWithCoschedulingDisabledT
   cfg = config::LoadString(head + "    queueSort: {enabled: [{name: PrioritySort}]}\n",
                            "config.yaml", known);
   EXPECT_THROW(Scheduler(cfg, registry, deps), framework::runtime::FrameworkError);
+}
+
+// Explain's gang hint: how many pods the group still lacks, checked by placing its pods together
+// with copies of this one for the missing; adding that many pods lets the real cycles bind it.
+TEST_F(GangSchedulerTest, ExplainSaysHowManyPodsTheGangLacks) {
+  Start(30);
+  Node("n1", "4");
+  Node("n2", "4");
+  Group("g", 3);
+  Pod("g-0", "g", "1");
+  Pod("g-1", "g", "1");
+  std::optional<explain::Explanation> e;
+  const std::string hint =
+      "pod group \"default/g\" lacks 1 pod: it has 2 of minMember 3 (3 pods fit together, on 2 "
+      "nodes)";
+  ASSERT_TRUE(Eventually(
+      [&] {
+        e = scheduler_->Explain("default/g-0");
+        if (!e) return false;
+        for (const auto& h : e->hints) {
+          if (h.Text() == hint) return true;
+        }
+        return false;
+      },
+      10s))
+      << (e ? explain::ToText(*e) : "no record");
+  EXPECT_EQ(e->attempt->outcome, explain::Outcome::kUnschedulable);
+  EXPECT_EQ(e->hints.front().plugin, "Coscheduling");
+
+  Pod("g-2", "g", "1");
+  ASSERT_TRUE(Eventually([&] { return binder_->bound().size() == 3; }, 10s));
+  // A binding cycle keeps its decision after Bind returns.
+  for (const char* pod : {"default/g-0", "default/g-1", "default/g-2"}) {
+    explain::AttemptPtr record;
+    ASSERT_TRUE(Eventually(
+        [&] {
+          record = scheduler_->attempts().Find(pod);
+          return record != nullptr && record->outcome == explain::Outcome::kBound;
+        },
+        10s))
+        << pod << ": " << (record ? record->message : "no record");
+  }
+  // The last member's cycle saw both nodes feasible, as the hint promised.
+  EXPECT_GE(scheduler_->attempts().Find("default/g-2")->feasible, 2);
+}
+
+// Each pod of this gang fits a node, two fit at once, the third nowhere: the gang fails, backs
+// off and tries again. Explain must not offer what lets one pod in while the others stay out (a
+// pod rejected at Permit fits a node alone); it says how many of the gang's pods fit together and
+// gives the change that, made to every pod, fits them all. Made by hand, it binds the gang.
+TEST_F(GangSchedulerTest, ExplainHintsFitTheWholeGangNotOnePod) {
+  Start(30);
+  Node("n1", "2");
+  Node("n2", "2");
+  Group("g", 3);
+  for (const char* name : {"g-0", "g-1", "g-2"}) Pod(name, "g", "1500m");
+  const std::string change = "reduce cpu request by 1 in each pod of pod group \"default/g\"";
+  std::optional<explain::Explanation> e;
+  explain::Hint hint;
+  ASSERT_TRUE(Eventually(
+      [&] {
+        e = scheduler_->Explain("default/g-0");
+        if (!e) return false;
+        for (const auto& h : e->hints) {
+          if (h.change == change) hint = h;
+        }
+        return !hint.change.empty();
+      },
+      10s))
+      << (e ? explain::ToText(*e) : "no record");
+  EXPECT_EQ(e->group, "pod group \"default/g\"");
+  EXPECT_EQ(e->group_needs, 3);
+  EXPECT_LT(e->group_fit_now, 3);
+  EXPECT_EQ(hint.plugin, "NodeResourcesFit");
+  EXPECT_EQ(hint.group_pods, 3);
+  for (const auto& h : e->hints) {
+    EXPECT_NE(h.change.find(" in each pod of pod group"), std::string::npos) << h.Text();
+  }
+  const std::string text = explain::ToText(*e);
+  EXPECT_EQ(text.find("its next attempt should place it."), std::string::npos) << text;
+  EXPECT_NE(text.find("of the 3 pods pod group \"default/g\" needs fit together."),
+            std::string::npos)
+      << text;
+
+  // The change, made by hand to each pod.
+  for (const char* name : {"g-0", "g-1", "g-2"}) {
+    informers_.Pods().Remove(std::string("default/") + name);
+  }
+  for (const char* name : {"h-0", "h-1", "h-2"}) Pod(name, "g", "500m");
+  ASSERT_TRUE(Eventually([&] { return Bound("h-") == 3; }, 10s));
+  EXPECT_EQ(Bound("g-"), 0);
+}
+
+// A gang short of a pod whose pods would not fit together even with it, nor with less cpu each
+// (one fits the only node, then it is full): that it lacks a pod would not schedule it, so it is
+// a note, with how far the gang is from fitting, and there is no hint.
+TEST_F(GangSchedulerTest, ExplainSaysWhenEvenAWholeGangWouldNotFit) {
+  Start(30);
+  Node("n1", "1");
+  Group("g", 3);
+  Pod("g-0", "g", "1500m");
+  Pod("g-1", "g", "1500m");
+  std::optional<explain::Explanation> e;
+  ASSERT_TRUE(Eventually(
+      [&] {
+        e = scheduler_->Explain("default/g-0");
+        return e && !e->notes.empty();
+      },
+      10s))
+      << (e ? explain::ToText(*e) : "no record");
+  EXPECT_TRUE(e->hints.empty()) << explain::ToText(*e);
+  EXPECT_EQ(e->group_fit_now, 0);
+  ASSERT_EQ(e->notes.size(), 2u) << explain::ToText(*e);
+  EXPECT_EQ(e->notes[0], "pod group \"default/g\" lacks 1 pod: it has 2 of minMember 3");
+  EXPECT_EQ(e->notes[1],
+            "pod group \"default/g\": 0 of the 3 pods it needs fit together, counting copies of "
+            "this pod for those it lacks; then pod \"g-0\" fits no node: 0/1 nodes are "
+            "available: 1 Insufficient cpu.");
 }
 
 }  // namespace

@@ -237,6 +237,10 @@ class HttpServer::Impl {
     const bool verbose = query.find("&verbose&") != std::string::npos ||
                          query.find("&verbose=") != std::string::npos;
     try {
+      if (path.rfind("/debug/", 0) == 0 && handlers_.debug) {
+        Debug(request, path);
+        return;
+      }
       const bool known = (path == "/metrics" && handlers_.metrics) || path == "/healthz" ||
                          path == "/livez" || path == "/readyz" ||
                          (path == "/configz" && handlers_.configz);
@@ -259,6 +263,41 @@ class HttpServer::Impl {
     }
   }
 
+  void Debug(const http_request& request, const std::string& path) {
+    std::unique_lock busy(debug_mu_, std::try_to_lock);
+    if (!busy.owns_lock()) {
+      Reply(request, status_codes::TooManyRequests,
+            "another debug request is running; retry in a moment\n", "text/plain");
+      return;
+    }
+    DebugRequest req;
+    req.method = request.method();
+    req.path = path;
+    for (const auto& [key, value] : web::uri::split_query(request.relative_uri().query())) {
+      req.query[web::uri::decode(key)] = web::uri::decode(value);
+    }
+    if (req.method == methods::POST) {
+      const auto& headers = request.headers();
+      req.content_type = headers.content_type();
+      if (!headers.has(web::http::header_names::content_length)) {
+        Reply(request, status_codes::LengthRequired, "a Content-Length header is required\n",
+              "text/plain");
+        return;
+      }
+      if (headers.content_length() > kMaxDebugBodyBytes) {
+        Reply(request, status_codes::RequestEntityTooLarge,
+              "request body over " + std::to_string(kMaxDebugBodyBytes) + " bytes\n", "text/plain");
+        return;
+      }
+      // http_request is a handle to shared state: a copy reads the same body.
+      http_request readable = request;
+      req.body = readable.extract_utf8string(true).get();
+    }
+    DebugResponse response = handlers_.debug(req);
+    Reply(request, static_cast<web::http::status_code>(response.status), response.body,
+          response.content_type);
+  }
+
   static void Health(const http_request& request, const std::vector<HealthCheck>& checks,
                      const std::string& name, bool verbose) {
     auto [ok, report] = RunChecks(checks);
@@ -276,6 +315,8 @@ class HttpServer::Impl {
   BindAddress address_;
   std::string url_;
   std::mutex mu_;  // Guards listener_.
+  // Held for the length of a debug request.
+  std::mutex debug_mu_;
   std::unique_ptr<web::http::experimental::listener::http_listener> listener_;
   // Last: destroyed first, finishing the checks in flight while everything they use still exists.
   std::unique_ptr<util::TaskQueue> auth_queue_;

@@ -2,17 +2,18 @@
 #define BERTH_PKG_SERVER_SERVER_H_
 
 // The endpoint an operator points probes and Prometheus at: /metrics, /healthz, /livez, /readyz
-// and /configz. Health endpoints follow the apiserver's convention: 200 "ok" when every check
-// passes, else 500 listing each check as "[+]name ok" / "[-]name failed: reason" (the list is
-// also returned with ?verbose).
+// and /configz, and the /debug/ endpoints (explain, simulate). Health endpoints follow the
+// apiserver's convention: 200 "ok" when every check passes, else 500 listing each check as
+// "[+]name ok" / "[-]name failed: reason" (the list is also returned with ?verbose).
 //
 // berth-scheduler runs one listener with TLS and an auth::Filter (the secure port), and, only when
-// asked, one in plain HTTP without (the insecure port). Paths are matched exactly, and the same
-// decoded path is what the filter authorizes, so no spelling of a path reaches a handler without
-// passing the filter under that handler's name.
+// asked, one in plain HTTP without (the insecure port). Paths are matched exactly (those under
+// /debug/ by prefix), and the same decoded path is what the filter authorizes, so no spelling of a
+// path reaches a handler without passing the filter under that handler's name.
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -58,11 +59,33 @@ struct HealthCheck {
   std::function<std::optional<std::string>()> check;
 };
 
+// A request under /debug/. The path is decoded; the body is at most kMaxDebugBodyBytes.
+struct DebugRequest {
+  std::string method;  // "GET" or "POST".
+  std::string path;    // "/debug/pods/default/web-1".
+  std::map<std::string, std::string> query;
+  std::string content_type;
+  std::string body;
+};
+
+struct DebugResponse {
+  int status = 200;
+  std::string body;
+  std::string content_type = "application/json";
+};
+
+// Larger request bodies get 413 before they are read.
+inline constexpr size_t kMaxDebugBodyBytes = 1 << 20;
+
 struct Handlers {
   std::function<std::string()> metrics;  // Prometheus text exposition.
   std::function<std::string()> configz;  // The effective configuration as JSON.
   std::vector<HealthCheck> livez;        // /livez and /healthz.
   std::vector<HealthCheck> readyz;       // /readyz.
+  // Everything under /debug/; null: those paths are 404 like any unknown one. One debug request
+  // runs at a time (a second gets 429), so slow ones never hold every serving thread and the
+  // probes behind them.
+  std::function<DebugResponse(const DebugRequest&)> debug;
 };
 
 struct BindAddress {

@@ -17,6 +17,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iterator>
+#include <thread>
 
 #include "pkg/server/certificate.h"
 
@@ -232,6 +233,60 @@ TEST(HttpServerTest, HalfATlsPairOrAnUnreadableFileIsRejected) {
   }
 }
 
+Reply Call(const std::string& url, const web::http::method& method, const std::string& path,
+           const std::string& body = "") {
+  web::http::client::http_client client(url);
+  web::http::http_request request(method);
+  request.set_request_uri(path);
+  if (method == web::http::methods::POST) request.set_body(body, "application/yaml");
+  auto response = client.request(request).get();
+  return {response.status_code(), response.extract_utf8string(true).get()};
+}
+
+TEST(HttpServerTest, DebugPathsGoToTheDebugHandlerOnlyWhenOneIsGiven) {
+  std::atomic<bool> release{false};
+  std::atomic<int> inside{0};
+  Handlers handlers;
+  handlers.debug = [&](const DebugRequest& r) {
+    if (r.path == "/debug/slow") {
+      inside++;
+      while (!release) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    std::string body = r.method + " " + r.path + " ";
+    for (const auto& [k, v] : r.query) body.append(k).append("=").append(v).append(";");
+    body.append(" ").append(r.body);
+    return DebugResponse{201, body, "text/plain"};
+  };
+  HttpServer server(Plain(FreePort()), handlers);
+  server.Start();
+  const std::string url = server.url();
+  Reply get = Call(url, web::http::methods::GET, "/debug/pods/ns/a%20b?format=text");
+  EXPECT_EQ(get.status, 201);
+  EXPECT_EQ(get.body, "GET /debug/pods/ns/a b format=text; ");
+  Reply post = Call(url, web::http::methods::POST, "/debug/simulate", "kind: Pod\n");
+  EXPECT_EQ(post.status, 201);
+  EXPECT_EQ(post.body, "POST /debug/simulate  kind: Pod\n");
+  EXPECT_EQ(Call(url, web::http::methods::POST, "/debug/simulate",
+                 std::string(kMaxDebugBodyBytes + 1, 'x'))
+                .status,
+            413);
+  EXPECT_EQ(Call(url, web::http::methods::POST, "/metrics").status, 404);
+
+  // One debug request at a time: a second one while the first runs is told to retry.
+  std::thread slow([&] { Call(url, web::http::methods::GET, "/debug/slow"); });
+  while (inside.load() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  Reply busy = Call(url, web::http::methods::GET, "/debug/pods");
+  EXPECT_EQ(busy.status, 429);
+  release = true;
+  slow.join();
+  server.Stop();
+
+  HttpServer off(Plain(FreePort()), Handlers{});
+  off.Start();
+  EXPECT_EQ(Call(off.url(), web::http::methods::GET, "/debug/pods").status, 404);
+  off.Stop();
+}
+
 TEST(HttpServerTest, ServesTheInMemorySelfSignedCertificateForLoopbackAndLocalhost) {
   const CertificateKeyPair pair = GenerateSelfSigned("berth-test", {"localhost"}, {"127.0.0.1"});
   Handlers handlers;
@@ -296,6 +351,7 @@ TEST(HttpServerTest, TheFilterGuardsEveryPathButTheAlwaysAllowedOnes) {
   handlers.configz = [] { return std::string("{}"); };
   handlers.livez = {{"ping", [] { return std::optional<std::string>(); }}};
   handlers.readyz = handlers.livez;
+  handlers.debug = [](const DebugRequest& r) { return DebugResponse{200, r.path, "text/plain"}; };
   Options options = Plain(FreePort());
   options.tls = Certificate{"", "", pair.cert_pem, pair.key_pem};
   options.filter = std::make_shared<auth::Filter>(
@@ -325,6 +381,11 @@ TEST(HttpServerTest, TheFilterGuardsEveryPathButTheAlwaysAllowedOnes) {
       << forbidden.body;
   EXPECT_EQ(Get(base + "/configz", ca, "admin").body, "{}");
   EXPECT_EQ(Get(base + "/nope", ca, "admin").status, 404);
+
+  // The debug endpoints reveal pod and node names: only those allowed see them.
+  EXPECT_EQ(Get(base + "/debug/pods/ns/p", ca).status, 401);
+  EXPECT_EQ(Get(base + "/debug/pods/ns/p", ca, "reader").status, 403);
+  EXPECT_EQ(Get(base + "/debug/pods/ns/p", ca, "admin").body, "/debug/pods/ns/p");
 
   // Another spelling of a path is authorized as the path it is served as.
   EXPECT_EQ(Get(base + "/%6detrics", ca).status, 401);

@@ -36,18 +36,30 @@ class SchedulerIntegration : public ::testing::Test {
     }
   }
 
-  void StartScheduler(const std::string& config_yaml = "") {
+  // `extra_args` are added to the command line; the serving port is serving_url_.
+  void StartScheduler(const std::string& config_yaml = "",
+                      const std::vector<std::string>& extra_args = {}) {
     std::string config = config_yaml.empty() ? "apiVersion: kubescheduler.config.k8s.io/v1\n"
                                                "kind: KubeSchedulerConfiguration\n"
                                                "leaderElection:\n  leaderElect: false\n"
                                              : config_yaml;
     auto config_path = testing::WriteTempFile("config.yaml", config);
+    const std::string port = std::to_string(testing::FreePort());
+    serving_url_ = "https://127.0.0.1:" + port;
+    std::vector<std::string> argv = {testing::BinaryPath("berth-scheduler"),
+                                     "--kubeconfig",
+                                     testing::ClusterDir() + "/kubeconfig",
+                                     "--config",
+                                     config_path,
+                                     "--v",
+                                     "2",
+                                     "--bind-address",
+                                     "127.0.0.1",
+                                     "--secure-port",
+                                     port};
+    argv.insert(argv.end(), extra_args.begin(), extra_args.end());
     scheduler_ = std::make_unique<testing::ChildProcess>();
-    scheduler_->Start(
-        {testing::BinaryPath("berth-scheduler"), "--kubeconfig",
-         testing::ClusterDir() + "/kubeconfig", "--config", config_path, "--v", "2",
-         "--bind-address", "127.0.0.1", "--secure-port", std::to_string(testing::FreePort())},
-        config_path + ".log");
+    scheduler_->Start(argv, config_path + ".log");
   }
 
   nlohmann::json Pod(const std::string& name, const std::string& cpu = "100m",
@@ -125,6 +137,7 @@ class SchedulerIntegration : public ::testing::Test {
   std::unique_ptr<TestNamespace> ns_;
   std::unique_ptr<TestNodes> nodes_;
   std::unique_ptr<testing::ChildProcess> scheduler_;
+  std::string serving_url_;
 };
 
 }  // namespace berth::testing

@@ -190,6 +190,49 @@ TEST_F(ChartApiserver, ManifestsNamespaceIsAccepted) {
   EXPECT_EQ(DryRunCreate(ns), "");
 }
 
+// NOTES.txt as helm install prints it (a server-side dry run: nothing is installed): how to ask
+// explain and simulate through the port-forward when the debug endpoints are on (the secure port,
+// a token of an account bound to the debug reader); how to turn them on when they are off.
+TEST_F(ChartApiserver, NotesTellHowToExplainAPendingPod) {
+  auto notes = [&](const std::vector<std::string>& sets) {
+    // The PodGroup CRD, shared by every test run, already exists: install would refuse it.
+    std::vector<std::string> argv = {ToolPath("helm"),
+                                     "install",
+                                     "berth-" + testing::UniqueSuffix(),
+                                     ChartDir(),
+                                     "--namespace",
+                                     ns_->name(),
+                                     "--dry-run=server",
+                                     "--kubeconfig",
+                                     testing::ClusterDir() + "/kubeconfig",
+                                     "--set",
+                                     "podGroup.installCRD=false"};
+    for (const std::string& set : sets) {
+      argv.push_back("--set");
+      argv.push_back(set);
+    }
+    CommandResult result = RunCommand(argv);
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    const size_t at = result.out.find("NOTES:");
+    return at == std::string::npos ? std::string() : result.out.substr(at);
+  };
+  const std::string on = notes({});
+  const std::string flags =
+      " --server https://127.0.0.1:10259 --token-file berth.token "
+      "--insecure-skip-tls-verify\n";
+  EXPECT_NE(on.find("berth-scheduler explain NAMESPACE/POD" + flags), std::string::npos) << on;
+  EXPECT_NE(on.find("berth-scheduler simulate -f pod.yaml" + flags), std::string::npos) << on;
+  EXPECT_NE(on.find("bind berth-"), std::string::npos) << on;
+
+  const std::string off = notes({"server.debugEndpoints=false"});
+  EXPECT_NE(off.find("install\nwith --set server.debugEndpoints=true"), std::string::npos) << off;
+  EXPECT_EQ(off.find("berth-scheduler explain NAMESPACE/POD --server"), std::string::npos) << off;
+
+  // A certificate of the operator's can be verified.
+  const std::string tls = notes({"server.tls.secretName=berth-tls"});
+  EXPECT_NE(tls.find("--certificate-authority CA.crt"), std::string::npos) << tls;
+}
+
 // The checks above would be worthless if the dry run accepted anything.
 TEST_F(ChartApiserver, DryRunRejectsWhatIsWrong) {
   std::vector<json> objects =

@@ -97,6 +97,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadValues{"BadDuration",
                   "leaderElection:\n  leaseDuration: 15\n",
                   {"'/leaderElection/leaseDuration'"}},
+        BadValues{"DebugEndpointsNotABool",
+                  "server:\n  debugEndpoints: \"yes\"\n",
+                  {"'/server/debugEndpoints'", "got string, want boolean"}},
         // The secure port is always HTTPS now; an old values file says so rather than being
         // silently ignored.
         BadValues{"RemovedTlsEnabled",
@@ -116,10 +119,11 @@ std::multiset<std::string> Kinds(const std::vector<json>& objects) {
 }
 
 TEST(ChartTemplate, EveryCiValuesFileRendersTheExpectedObjects) {
-  // Two ClusterRoles: the scheduler's and the metrics reader's.
+  // Three ClusterRoles: the scheduler's, the metrics reader's and the debug reader's.
   const std::multiset<std::string> base = {
-      "ServiceAccount",     "ConfigMap", "ClusterRole", "ClusterRole",
-      "ClusterRoleBinding", "Service",   "Deployment",  "CustomResourceDefinition"};
+      "ServiceAccount", "ConfigMap",   "ClusterRole",
+      "ClusterRole",    "ClusterRole", "ClusterRoleBinding",
+      "Service",        "Deployment",  "CustomResourceDefinition"};
   auto with = [&](std::initializer_list<std::string> extra) {
     std::multiset<std::string> kinds = base;
     kinds.insert(extra);
@@ -483,6 +487,44 @@ TEST(ChartDeployment, ProbesServiceAndScrapesUseTheSecurePortOverHttps) {
   }
 }
 
+// The /debug endpoints are on (behind the secure port's authorization) unless turned off, and
+// then one flag, whatever else the server is set to.
+TEST(ChartDeployment, DebugEndpointsOnUnlessTurnedOff) {
+  const std::string flag = "--enable-debug-endpoints=false";
+  auto args = [](const std::vector<json>& objects) {
+    return PodSpec(objects)["containers"][0]["args"].get<std::vector<std::string>>();
+  };
+  for (const std::string& file : CiValuesFiles()) {
+    SCOPED_TRACE(Basename(file));
+    EXPECT_THAT(args(Render({file})), ::testing::Not(::testing::Contains(flag)));
+    const std::vector<std::string> off = args(Render({file}, {"server.debugEndpoints=false"}));
+    EXPECT_EQ(std::count(off.begin(), off.end(), flag), 1);
+  }
+  // A flag, not configuration: the config (and its checksum) is the same either way.
+  EXPECT_EQ(ConfigChecksum(Render({}, {"server.debugEndpoints=false"})),
+            ConfigChecksum(Render({})));
+}
+
+// Reading /debug/ takes a role of its own, apart from scraping /metrics, and only while the
+// endpoints are served.
+TEST(ChartRbac, DebugReaderRoleGrantsTheDebugPathsAndBindsTheListedServiceAccounts) {
+  auto objects = Render({}, {"rbac.debugReader.serviceAccounts[0].name=sre",
+                             "rbac.debugReader.serviceAccounts[0].namespace=ops"});
+  json role, binding;
+  for (const auto& o : objects) {
+    if (o["metadata"]["name"] != "berth-debug-reader") continue;
+    (o["kind"] == "ClusterRole" ? role : binding) = o;
+  }
+  EXPECT_EQ(role["rules"], json::parse(R"([
+    {"nonResourceURLs": ["/debug/pods", "/debug/pods/*"], "verbs": ["get"]},
+    {"nonResourceURLs": ["/debug/simulate"], "verbs": ["post"]}])"));
+  EXPECT_EQ(binding["roleRef"]["name"], "berth-debug-reader");
+  EXPECT_EQ(binding["subjects"], json::parse(R"([
+    {"kind": "ServiceAccount", "name": "sre", "namespace": "ops"}])"));
+  for (const auto& o : Render({}, {"server.debugEndpoints=false"})) {
+    EXPECT_NE(o["metadata"]["name"], "berth-debug-reader") << o["kind"];
+  }
+}
 TEST(ChartServiceMonitor, ScrapesHttpsWithPrometheusTokenSkippingVerifyOnlyForSelfSigned) {
   json endpoint = OnlyOfKind(Render({CiFile("ha-servicemonitor-values.yaml")}),
                              "ServiceMonitor")["spec"]["endpoints"][0];

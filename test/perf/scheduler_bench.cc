@@ -435,6 +435,9 @@ struct Result {
   int64_t bytes_per_pending_pod = 0;  // A pending pod in the queue.
   int64_t heap_after_run = 0;
   int64_t peak_rss = 0;
+  // The records of pending pods' last attempts (explain) at the end of the run.
+  size_t attempt_records = 0;
+  size_t attempt_record_bytes = 0;
   uint64_t churn_ops = 0;
   int victims = 0;  // Pods preemption evicted.
   int gang_size = 0;
@@ -452,7 +455,7 @@ class Churner {
       : scheduler_(s), nodes_(nodes), rng_(seed), interval_(interval) {}
 
   void Start() {
-    thread_ = std::jthread([this](std::stop_token stop) { Loop(stop); });
+    thread_ = std::jthread([this](const std::stop_token& stop) { Loop(stop); });
   }
   uint64_t Stop() {
     thread_.request_stop();
@@ -461,7 +464,7 @@ class Churner {
   }
 
  private:
-  void Loop(std::stop_token stop) {
+  void Loop(const std::stop_token& stop) {
     auto next = Clock::now();
     api::NodePtr node;
     api::PodPtr pod;
@@ -633,7 +636,7 @@ bool Run(const Workload& w, const Flags& flags, Result* out) {
   // the watchdog closes the queue so the blocked Pop returns.
   std::atomic<Clock::rep> heartbeat{start.time_since_epoch().count()};
   std::atomic<bool> timed_out{false};
-  std::jthread watchdog([&](std::stop_token stop) {
+  std::jthread watchdog([&](const std::stop_token& stop) {
     while (!stop.stop_requested()) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
       if (Clock::now() - Clock::time_point(Clock::duration(heartbeat.load())) >
@@ -704,6 +707,8 @@ bool Run(const Workload& w, const Flags& flags, Result* out) {
   out->failed_cycles = Summarize(std::move(failed_us));
   out->heap_after_run = HeapInUse();
   out->peak_rss = PeakRssBytes();
+  out->attempt_records = sched.attempts().pending_count();
+  out->attempt_record_bytes = sched.attempts().bytes();
   // The numbers only count if the scheduler did the job: every measured pod confirmed in the
   // cache on a node its constraints allow.
   while (sched.InFlightBindings() > 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -767,6 +772,8 @@ void PrintJson(const Result& r) {
                       {"peak_rss_bytes", r.peak_rss}};
   if (r.churn_ops) j["churn_ops"] = r.churn_ops;
   if (r.victims) j["victims"] = r.victims;
+  j["attempt_records"] = r.attempt_records;
+  j["attempt_record_bytes"] = r.attempt_record_bytes;
   if (r.gang_size) {
     j["gang_size"] = r.gang_size;
     j["group_created_to_bound_ms"] = PercentilesJson(r.gang_ms);
@@ -792,12 +799,16 @@ void PrintRow(const Result& r) {
               r.nodes, r.existing_pods, r.pods, r.pods_per_s, Triple(r.ok_cycles).c_str(),
               Triple(r.failed_cycles).c_str(), static_cast<long long>(r.bytes_per_node),
               static_cast<long long>(r.bytes_per_pod),
-              static_cast<long long>(r.bytes_per_pending_pod), r.peak_rss / 1048576.0);
+              static_cast<long long>(r.bytes_per_pending_pod), static_cast<double>(r.peak_rss) / 1048576.0);
   if (r.churn_ops) {
     std::printf("%-28s churn: %llu ops during the run\n", "",
                 static_cast<unsigned long long>(r.churn_ops));
   }
   if (r.victims) std::printf("%-28s preemption: %d pods evicted\n", "", r.victims);
+  if (r.attempt_records) {
+    std::printf("%-28s explain: last attempts of %zu pending pods held in %.1f MiB\n", "",
+                r.attempt_records, static_cast<double>(r.attempt_record_bytes) / 1048576.0);
+  }
   if (r.gang_size) {
     std::printf(
         "%-28s gangs: %zu groups of %d, last pod created to last bound p50/p90/p99 "

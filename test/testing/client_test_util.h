@@ -29,6 +29,8 @@
 #include <thread>
 #include <vector>
 
+#include "test/testing/loopback.h"
+
 namespace berth::client::testing {
 
 // A fresh directory under $TMPDIR, removed with everything in it on destruction.
@@ -116,15 +118,10 @@ class LoopbackTcpServer {
   using Serve = std::function<void(int fd, int index)>;
 
   explicit LoopbackTcpServer(Serve serve) : serve_(std::move(serve)) {
-    listen_fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr = Loopback(0);
-    socklen_t length = sizeof(addr);
-    if (bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-        listen(listen_fd_, 16) != 0 ||
-        getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &length) != 0) {
-      throw std::runtime_error("LoopbackTcpServer: cannot listen");
-    }
-    port_ = ntohs(addr.sin_port);
+    const berth::testing::LoopbackListener listener =
+        berth::testing::ListenOnLoopback("LoopbackTcpServer");
+    listen_fd_ = listener.fd;
+    port_ = listener.port;
     acceptor_ = std::thread([this] { AcceptLoop(); });
   }
 

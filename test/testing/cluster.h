@@ -98,6 +98,30 @@ class ClusterRoleGrant {
   nlohmann::json rules_;
 };
 
+// A ServiceAccount and a one-hour token for it (TokenRequest); deleted when the object goes away.
+class ServiceAccountToken {
+ public:
+  ServiceAccountToken(std::shared_ptr<client::Client> admin, std::string ns, std::string name);
+  ~ServiceAccountToken();
+  ServiceAccountToken(const ServiceAccountToken&) = delete;
+  ServiceAccountToken& operator=(const ServiceAccountToken&) = delete;
+
+  const std::string& token() const { return token_; }
+  // The RBAC subject naming it, and the user name its token authenticates as.
+  nlohmann::json Subject() const;
+  std::string UserName() const;
+
+ private:
+  std::shared_ptr<client::Client> admin_;
+  std::string ns_, name_, token_;
+};
+
+// Waits (up to 10 s) until the apiserver's authorizer says `allowed` for `user` doing `verb` on
+// the non-resource `path`: RBAC sees a new binding a moment after it is written, and
+// berth-scheduler caches a denial for 10 s. False when it never did.
+bool WaitUntilAllowed(client::Client& admin, const std::string& user, const std::string& verb,
+                      const std::string& path, bool allowed = true);
+
 // PriorityClasses (scheduling.k8s.io/v1) named "<name>-<unique suffix>", deleted (best effort)
 // when the object goes away.
 class PriorityClasses {

@@ -64,6 +64,45 @@ Several replicas without it would all schedule at once and overcommit nodes, so 
 {{- printf "%s-metrics-reader" (include "berth.fullname" .) | trunc 63 | trimSuffix "-" }}
 {{- end }}
 
+{{- define "berth.debugReaderName" -}}
+{{- printf "%s-debug-reader" (include "berth.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- /*
+A ClusterRole of non-resource rules, and a ClusterRoleBinding to the ServiceAccounts listed in
+.values.serviceAccounts when there are any. Arguments: root (the chart's context), name, values,
+rules.
+*/}}
+{{- define "berth.nonResourceRole" -}}
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: {{ .name }}
+  labels:
+    {{- include "berth.labels" .root | nindent 4 }}
+rules:
+  {{- toYaml .rules | nindent 2 }}
+{{- with .values.serviceAccounts }}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: {{ $.name }}
+  labels:
+    {{- include "berth.labels" $.root | nindent 4 }}
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: ClusterRole
+  name: {{ $.name }}
+subjects:
+  {{- range . }}
+  - kind: ServiceAccount
+    name: {{ .name }}
+    namespace: {{ .namespace }}
+  {{- end }}
+{{- end }}
+{{- end }}
+
 {{- define "berth.image" -}}
 {{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
 {{- end }}

@@ -277,12 +277,16 @@ Status Framework::RunPreFilterPlugins(CycleState& state, const api::Pod& pod,
     // Filter runs per node and plugin; a flag per plugin spares a set lookup on each call.
     state.filter_skipped.assign(filter_.size(), 0);
     for (size_t i = 0; i < filter_.size(); i++) {
-      state.filter_skipped[i] = state.skip_filter_plugins.contains(filter_[i].name) ? 1 : 0;
+      state.filter_skipped[i] = state.skip_filter_plugins.contains(filter_[i].name) ||
+                                        state.ignored_plugins.contains(filter_[i].name)
+                                    ? 1
+                                    : 0;
     }
-    Observe(Point::kPreFilter, s, start);
+    if (!state.dry_run) Observe(Point::kPreFilter, s, start);
     return s;
   };
   for (const auto& [name, plugin, metrics] : pre_filter_) {
+    if (!state.ignored_plugins.empty() && state.ignored_plugins.contains(name)) continue;
     auto plugin_start = PluginStart(state);
     PreFilterResult r;
     Status s = plugin->PreFilter(state, pod, nodes, &r);
@@ -291,7 +295,7 @@ Status Framework::RunPreFilterPlugins(CycleState& state, const api::Pod& pod,
       state.skip_filter_plugins.insert(name);
       continue;
     }
-    metrics->AddEvaluations(1);
+    if (!state.dry_run) metrics->AddEvaluations(1);
     if (!s.IsSuccess()) {
       s.WithPlugin(name);
       if (s.code() == Code::kUnschedulableAndUnresolvable) return finish(std::move(s));
@@ -519,7 +523,7 @@ Status Framework::RunPreScorePlugins(CycleState& state, const api::Pod& pod,
     auto plugin_start = PluginStart(state);
     Status s = plugin->PreScore(state, pod, nodes);
     ObservePlugin(state, metrics, s, plugin_start);
-    metrics->AddEvaluations(1);
+    if (!state.dry_run) metrics->AddEvaluations(1);
     if (s.IsSkip()) {
       state.skip_score_plugins.insert(name);
       continue;
@@ -529,7 +533,7 @@ Status Framework::RunPreScorePlugins(CycleState& state, const api::Pod& pod,
       break;
     }
   }
-  Observe(Point::kPreScore, out, start);
+  if (!state.dry_run) Observe(Point::kPreScore, out, start);
   return out;
 }
 
@@ -537,6 +541,9 @@ Status Framework::RunScorePlugins(const CycleState& state, const api::Pod& pod,
                                   std::span<const NodeInfo* const> nodes,
                                   std::vector<NodePluginScores>* out) {
   auto start = Clock::now();
+  auto observe = [&](const Status& s) {
+    if (!state.dry_run) Observe(Point::kScore, s, start);
+  };
   // Per-thread scratch: a cycle allocates nothing per node once these have grown. `out` is
   // reused the same way when the caller keeps it across cycles.
   // They are bound to references because the worker lambdas below must see the calling
@@ -561,11 +568,13 @@ Status Framework::RunScorePlugins(const CycleState& state, const api::Pod& pod,
     entry.total = 0;
   }
   if (active.empty()) {
-    Observe(Point::kScore, {}, start);
+    observe({});
     return {};
   }
 
-  for (size_t k : active) score_[k].metrics->AddEvaluations(nodes.size());
+  if (!state.dry_run) {
+    for (size_t k : active) score_[k].metrics->AddEvaluations(nodes.size());
+  }
 
   // plugin -> per-node raw scores. Only NormalizeScore reads the node names.
   scores.resize(active.size());
@@ -610,7 +619,7 @@ Status Framework::RunScorePlugins(const CycleState& state, const api::Pod& pod,
       },
       &failed);
   if (failed) {
-    Observe(Point::kScore, error, start);
+    observe(error);
     return error;
   }
 
@@ -627,7 +636,7 @@ Status Framework::RunScorePlugins(const CycleState& state, const api::Pod& pod,
       },
       &failed);
   if (failed) {
-    Observe(Point::kScore, error, start);
+    observe(error);
     return error;
   }
 
@@ -645,7 +654,7 @@ Status Framework::RunScorePlugins(const CycleState& state, const api::Pod& pod,
                                  std::to_string(kMinNodeScore) + ", " +
                                  std::to_string(kMaxNodeScore) + "] after normalizing");
         s.WithPlugin(name);
-        Observe(Point::kScore, s, start);
+        observe(s);
         return s;
       }
       NodePluginScores& node_scores = results[n];
@@ -654,7 +663,7 @@ Status Framework::RunScorePlugins(const CycleState& state, const api::Pod& pod,
       node_scores.total += weighted;
     }
   }
-  Observe(Point::kScore, {}, start);
+  observe({});
   return {};
 }
 
@@ -706,6 +715,17 @@ std::map<std::string, std::vector<std::string>> Framework::ListPlugins() const {
   out["Bind"] = names(bind_);
   out["PostBind"] = names(post_bind_);
   return out;
+}
+
+int64_t Framework::ScoreWeight(std::string_view plugin) const {
+  // Scores name their plugin by a view of its interned name: the same address, most often.
+  for (size_t i = 0; i < score_.size(); i++) {
+    if (score_[i].name.str().data() == plugin.data()) return score_weights_[i];
+  }
+  for (size_t i = 0; i < score_.size(); i++) {
+    if (score_[i].name.str() == plugin) return score_weights_[i];
+  }
+  return 0;
 }
 
 PluginPtr Framework::GetPlugin(std::string_view name) const {

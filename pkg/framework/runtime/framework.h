@@ -178,6 +178,8 @@ class Framework : public Handle {
   bool HasFilterPlugins() const { return !filter_.empty(); }
   bool HasPostFilterPlugins() const { return !post_filter_.empty(); }
   bool HasScorePlugins() const { return !score_.empty(); }
+  // The weight of this profile's Score plugin `plugin`; 0 when it is not one.
+  int64_t ScoreWeight(std::string_view plugin) const;
 
   // The cluster events each plugin registered (plugin name, registration).
   std::vector<std::pair<std::string, ClusterEventWithHint>> EnqueueExtensionEvents() const;

@@ -624,6 +624,40 @@ TEST_F(RuntimeTest, MultiPointExpandsWithSpecificOverridesFirst) {
   EXPECT_EQ(lists["QueueSort"], (std::vector<std::string>{"B"}));
 }
 
+// Config merging keeps a plugin the file lists twice (upstream's MergePluginSet); the framework is
+// where such a profile is refused, unless every extension point lists or disables the plugin
+// itself.
+TEST_F(RuntimeTest, APluginListedTwiceIsRefusedUnlessEveryPointListsOrDisablesIt) {
+  Add("A");
+  Add("B");
+  config::Profile twice = ProfileOf({"A"});
+  twice.plugins.multi_point.enabled = {{"B", 3}, {"B", 0}};
+  try {
+    Build(twice);
+    FAIL() << "a plugin twice in multiPoint accepted";
+  } catch (const FrameworkError& e) {
+    EXPECT_NE(std::string(e.what()).find("plugin \"B\" already registered as"), std::string::npos)
+        << e.what();
+  }
+
+  config::Profile twice_in_filter = ProfileOf({"A"});
+  twice_in_filter.plugins.filter.enabled.push_back({"A", 0});
+  try {
+    Build(twice_in_filter);
+    FAIL() << "a plugin twice in filter accepted";
+  } catch (const FrameworkError& e) {
+    EXPECT_NE(std::string(e.what()).find("plugins.filter: plugin \"A\" is enabled twice"),
+              std::string::npos)
+        << e.what();
+  }
+
+  config::Profile overridden = ProfileOf({"A", "B"}, {{"B", 2}});
+  overridden.plugins.multi_point.enabled = {{"B", 3}, {"B", 0}};
+  overridden.plugins.queue_sort.disabled = {{"B", 0}};
+  EXPECT_EQ(Build(overridden)->ListPlugins()["Score"],
+            (std::vector<std::string>{"B (weight 2)", "A (weight 1)"}));
+}
+
 TEST_F(RuntimeTest, MissingQueueSortOrBindIsAnError) {
   Add("A");
   config::Profile profile;

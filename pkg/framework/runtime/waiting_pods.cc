@@ -122,10 +122,9 @@ Status WaitingPodImpl::Wait() {
       then = DecideLocked(std::move(*timed_out));
       break;
     }
-    const auto earliest =
-        std::min_element(pending_.begin(), pending_.end(),
-                         [](auto& a, auto& b) { return a.second < b.second; })
-            ->second;
+    const auto earliest = std::min_element(pending_.begin(), pending_.end(), [](auto& a, auto& b) {
+                            return a.second < b.second;
+                          })->second;
     cv_.wait_until(lock, earliest);
   }
   Status out = *result_;
@@ -188,8 +187,7 @@ std::shared_ptr<WaitingPodImpl> WaitingPods::Get(const std::string& uid) const {
   return it == pods_.end() ? nullptr : it->second;
 }
 
-std::string WaitingPods::AllowAll(const std::vector<std::string>& uids,
-                                  const std::string& plugin) {
+std::string WaitingPods::AllowAll(const std::vector<std::string>& uids, const std::string& plugin) {
   std::vector<std::shared_ptr<WaitingPodImpl>> pods;
   {
     std::lock_guard lock(mu_);

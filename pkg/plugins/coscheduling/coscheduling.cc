@@ -53,6 +53,13 @@ struct Refused : framework::StateData {
 // How messages name a gang: `pod group "ns/name"`.
 std::string GangText(const GangKey& key) { return "pod group \"" + key.Display() + "\""; }
 
+// The gang's members counting `pod`, which may not have reached the gang through the informer
+// yet. Requires the state's lock.
+int32_t MembersWith(const Gang* gang, const api::Pod& pod) {
+  if (gang == nullptr) return 1;
+  return static_cast<int32_t>(gang->members.size() + (gang->members.count(pod.meta.uid) ? 0 : 1));
+}
+
 std::string Amount(std::string_view resource, int64_t amount) {
   if (resource == api::kResourceCPU) {
     return amount % 1000 == 0 ? std::to_string(amount / 1000) : std::to_string(amount) + "m";
@@ -212,8 +219,8 @@ Status Coscheduling::Refuse(framework::CycleState& state, const GangKey& key,
                             const std::string& message, bool on_object) {
   state.Write(RefusedKey(), std::make_shared<Refused>());
   // Every refused attempt of every pod of the gang notes the same words: the recorder folds the
-  // repeats into one Event's series.
-  if (on_object) RecordEvent(key, "Warning", "FailedScheduling", message);
+  // repeats into one Event's series. A dry run notes nothing.
+  if (on_object && !state.dry_run) RecordEvent(key, "Warning", "FailedScheduling", message);
   return Status::Unresolvable(message);
 }
 
@@ -244,25 +251,35 @@ Status Coscheduling::PreFilter(framework::CycleState& state, const api::Pod& pod
   std::string too_few;
   {
     std::lock_guard lock(state_->mu);
-    Gang& gang = state_->gangs[*key];
-    gang.min_member = spec.min_member;
-    // The pod itself may not have reached the gang through the informer yet.
-    const int32_t members =
-        static_cast<int32_t>(gang.members.size() + (gang.members.count(pod.meta.uid) ? 0 : 1));
+    // A dry run reads the gang and leaves it as it is.
+    Gang* gang = nullptr;
+    if (state.dry_run) {
+      if (auto it = state_->gangs.find(*key); it != state_->gangs.end()) gang = &it->second;
+    } else {
+      gang = &state_->gangs[*key];
+      gang->min_member = spec.min_member;
+    }
+    const int32_t members = MembersWith(gang, pod);
     if (members < spec.min_member) {
       too_few = gang_text + " has " + std::to_string(members) + " of " +
                 std::to_string(spec.min_member) + " required pods";
-    } else if (SteadyClock::now() < gang.backoff_until) {
-      gang.held.insert(pod.meta.uid);
+    } else if (gang != nullptr && SteadyClock::now() < gang->backoff_until) {
+      if (!state.dry_run) gang->held.insert(pod.meta.uid);
       state.Write(RefusedKey(), std::make_shared<Refused>());
       return Status::Unresolvable(gang_text + " is backing off after a failed attempt");
     } else {
-      check_resources = spec.min_resources.has_value() && gang.assumed.empty();
+      check_resources =
+          spec.min_resources.has_value() && (gang == nullptr || gang->assumed.empty());
     }
   }
   if (!too_few.empty()) return Refuse(state, *key, too_few, true);
   if (!check_resources) return {};
   const std::string missing = MissingResources(*key, spec, nodes);
+  if (state.dry_run) {
+    if (missing.empty()) return {};
+    return Refuse(state, *key, gang_text + " needs more than the cluster has free: " + missing,
+                  true);
+  }
   bool first_refusal = false;
   {
     std::lock_guard lock(state_->mu);
@@ -530,6 +547,79 @@ void Coscheduling::Unreserve(framework::CycleState&, const api::Pod& pod, const 
     uids = RejectLocked(*key, gang, message, reason, now);
   }
   Release(*key, uids, message);
+}
+
+std::vector<framework::PodChange> Coscheduling::SuggestChanges(
+    const framework::CycleState&, const api::Pod& pod, std::span<const framework::NodeInfo* const>,
+    std::span<const framework::Status* const>, const framework::Status* pre_filter) const {
+  if (pre_filter == nullptr) return {};
+  const std::optional<GangKey> key = state_->KeyOf(pod);
+  if (!key) return {};
+  GangSpec spec;
+  std::string why;
+  framework::PodChange change;
+  switch (key->source->Get(key->namespace_, key->name, &spec, &why)) {
+    case Lookup::kUnavailable:
+      return {};
+    case Lookup::kNotFound:
+      change.description = "create " + GangText(*key);
+      return {std::move(change)};
+    case Lookup::kFound:
+      break;
+  }
+  int32_t members = 0;
+  {
+    std::lock_guard lock(state_->mu);
+    auto it = state_->gangs.find(*key);
+    members = MembersWith(it == state_->gangs.end() ? nullptr : &it->second, pod);
+  }
+  if (members >= spec.min_member) return {};
+  const int32_t lacking = spec.min_member - members;
+  change.description = GangText(*key) + " lacks " + std::to_string(lacking) +
+                       (lacking == 1 ? " pod" : " pods") + ": it has " + std::to_string(members) +
+                       " of minMember " + std::to_string(spec.min_member);
+  return {std::move(change)};
+}
+
+std::optional<framework::PodGroupHint> Coscheduling::GroupOf(const api::Pod& pod) const {
+  const std::optional<GangKey> key = state_->KeyOf(pod);
+  if (!key) return std::nullopt;
+  GangSpec spec;
+  std::string why;
+  if (key->source->Get(key->namespace_, key->name, &spec, &why) != Lookup::kFound ||
+      !spec.problem.empty() || !spec.all_or_nothing) {
+    return std::nullopt;
+  }
+  framework::PodGroupHint group;
+  group.name = GangText(*key);
+  group.min_member = spec.min_member;
+  std::vector<std::string> names;
+  bool pod_placed = false;
+  {
+    std::lock_guard lock(state_->mu);
+    if (auto it = state_->gangs.find(*key); it != state_->gangs.end()) {
+      const Gang& gang = it->second;
+      group.placed = gang.Placed();
+      for (const auto& [uid, member] : gang.members) {
+        const auto& [name, bound] = member;
+        const bool placed = bound || gang.assumed.contains(uid);
+        if (uid == pod.meta.uid) {
+          pod_placed = placed;
+        } else if (!placed) {
+          names.push_back(name);
+        }
+      }
+    }
+  }
+  if (!pod_placed) group.pending.push_back(std::make_shared<const api::Pod>(pod));
+  // The handle is not called under the lock.
+  std::sort(names.begin(), names.end());
+  const auto& pods = handle_.SharedInformerFactory().Pods().store();
+  for (const auto& name : names) {
+    api::PodPtr member = pods.Get(key->namespace_ + "/" + name);
+    if (member && member->spec.node_name.empty()) group.pending.push_back(std::move(member));
+  }
+  return group;
 }
 
 std::vector<framework::ClusterEventWithHint> Coscheduling::EventsToRegister() const {

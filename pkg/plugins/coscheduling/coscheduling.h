@@ -19,6 +19,7 @@
 #include <chrono>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -62,7 +63,8 @@ class Coscheduling final : public framework::QueueSortPlugin,
                            public framework::PostFilterPlugin,
                            public framework::ReservePlugin,
                            public framework::PermitPlugin,
-                           public framework::EnqueueExtensions {
+                           public framework::EnqueueExtensions,
+                           public framework::HintPlugin {
  public:
   // `sources` are asked in order which gang a pod joins. Registers handlers on the pod informer
   // and the sources' informers, and starts the background worker.
@@ -86,6 +88,16 @@ class Coscheduling final : public framework::QueueSortPlugin,
   framework::Status Permit(framework::CycleState& state, const api::Pod& pod,
                            const std::string& node, std::chrono::milliseconds* timeout) override;
   std::vector<framework::ClusterEventWithHint> EventsToRegister() const override;
+  // After a PreFilter refusal: how many pods the gang still lacks, or that its group does not
+  // exist. Not changes to the pod: the scheduler counts the nodes it would fit without the gate.
+  std::vector<framework::PodChange> SuggestChanges(
+      const framework::CycleState& state, const api::Pod& pod,
+      std::span<const framework::NodeInfo* const> rejected,
+      std::span<const framework::Status* const> statuses,
+      const framework::Status* pre_filter) const override;
+  // A gang whose pods bind together (not upstream's basic policy), with its pods that are neither
+  // assumed nor bound.
+  std::optional<framework::PodGroupHint> GroupOf(const api::Pod& pod) const override;
 
   const Args& args() const { return args_; }
   // For tests.

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -25,18 +26,51 @@ struct PostedRequest {
   std::string body;
 };
 
-// Records every PostRaw and optionally fails it; every other verb is unexpected in these tests.
+// Records every PostRaw and fails it with the next of `failures` (or with `fail_with` once they
+// are used up); GET of the pod answers `current` when set. Every other verb is unexpected.
 class RecordingClient : public testing::UnusedClient {
  public:
   std::vector<PostedRequest> posted;
+  std::vector<client::ApiError> failures;
   std::optional<client::ApiError> fail_with;
+  std::optional<json> current;
+  int gets = 0;
 
   std::string PostRaw(const std::string& path, const std::string& body) override {
     posted.push_back({path, body});
+    if (posted.size() <= failures.size()) throw failures[posted.size() - 1];
     if (fail_with) throw *fail_with;
     return "{}";
   }
+
+  json Get(const std::string& path) override {
+    if (!current) return UnusedClient::Get(path);
+    EXPECT_EQ(path, "/api/v1/namespaces/ns/pods/p");
+    gets++;
+    return *current;
+  }
 };
+
+// What the apiserver answers a binding whose pod is already bound, and the pod it then holds.
+client::ApiError AlreadyAssigned(const std::string& node) {
+  return client::ApiError(client::ErrorReason::kConflict, 409,
+                          "Operation cannot be fulfilled on pods/binding \"p\": pod p is "
+                          "already assigned to node \"" +
+                              node + "\"");
+}
+json PodOn(const std::string& node, const std::string& uid = "pod-uid") {
+  return {{"metadata", {{"name", "p"}, {"namespace", "ns"}, {"uid", uid}}},
+          {"spec", {{"nodeName", node}}}};
+}
+client::ApiError ResponseLost() {
+  return client::ApiError(client::ErrorReason::kTransport, 0,
+                          "server https://127.0.0.1:6443 closed the connection before responding");
+}
+
+// Short pauses: the tests count requests, never time.
+RetryPolicy QuickRetry() {
+  return {std::chrono::seconds(30), std::chrono::milliseconds(1), std::chrono::milliseconds(1)};
+}
 
 api::PodPtr TestPod() { return testing::PodBuilder("p", "ns").Uid("pod-uid").Build(); }
 
@@ -62,11 +96,10 @@ TEST(DefaultBinderTest, PostsBinding) {
   EXPECT_EQ(body["target"]["name"], "node-1");
 }
 
-TEST(DefaultBinderTest, ApiErrorBecomesErrorStatus) {
+TEST(DefaultBinderTest, AlreadyAssignedElsewhereIsAnError) {
   RecordingClient client;
-  client.fail_with.emplace(client::ErrorReason::kConflict, 409,
-                           "Operation cannot be fulfilled on pods/binding \"p\": pod p is "
-                           "already assigned to node \"node-0\"");
+  client.fail_with = AlreadyAssigned("node-0");
+  client.current = PodOn("node-0");
   testing::FakeHandle handle({}, &client);
   auto plugin = std::dynamic_pointer_cast<framework::BindPlugin>(New(nullptr, handle));
   ASSERT_NE(plugin, nullptr);
@@ -76,6 +109,79 @@ TEST(DefaultBinderTest, ApiErrorBecomesErrorStatus) {
   EXPECT_EQ(status.code(), Code::kError);
   EXPECT_EQ(status.Message(), client.fail_with->what());
   EXPECT_THAT(status.Message(), ::testing::HasSubstr("already assigned to node"));
+  EXPECT_EQ(client.posted.size(), 1u);
+  EXPECT_EQ(client.gets, 1);
+}
+
+TEST(DefaultBinderTest, AnErrorThatSettlesTheOutcomeIsNotRetried) {
+  RecordingClient client;
+  client.fail_with.emplace(client::ErrorReason::kForbidden, 403, "pods/binding is forbidden");
+  testing::FakeHandle handle({}, &client);
+  DefaultBinder plugin(handle, QuickRetry());
+  framework::CycleState state;
+  framework::Status status = plugin.Bind(state, *TestPod(), "node-1");
+  EXPECT_EQ(status.code(), Code::kError);
+  EXPECT_THAT(status.Message(), ::testing::HasSubstr("forbidden"));
+  EXPECT_EQ(client.posted.size(), 1u);
+}
+
+// The connection broke before the answer came: the binding is sent again, and applied.
+TEST(DefaultBinderTest, ALostResponseIsSentAgain) {
+  RecordingClient client;
+  client.failures = {ResponseLost(),
+                     client::ApiError(client::ErrorReason::kServiceUnavailable, 503, "restarting")};
+  testing::FakeHandle handle({}, &client);
+  DefaultBinder plugin(handle, QuickRetry());
+  framework::CycleState state;
+  framework::Status status = plugin.Bind(state, *TestPod(), "node-1");
+  EXPECT_TRUE(status.IsSuccess()) << status.Message();
+  ASSERT_EQ(client.posted.size(), 3u);
+  EXPECT_EQ(client.posted[2].body, client.posted[0].body);
+}
+
+// The first binding was applied but its answer lost: the second finds the pod on this node,
+// which is the success the first one was.
+TEST(DefaultBinderTest, ALostResponseOfAnAppliedBindingIsASuccess) {
+  RecordingClient client;
+  client.failures = {ResponseLost(), AlreadyAssigned("node-1")};
+  client.current = PodOn("node-1");
+  testing::FakeHandle handle({}, &client);
+  DefaultBinder plugin(handle, QuickRetry());
+  framework::CycleState state;
+  framework::Status status = plugin.Bind(state, *TestPod(), "node-1");
+  EXPECT_TRUE(status.IsSuccess()) << status.Message();
+  EXPECT_EQ(client.posted.size(), 2u);
+  EXPECT_EQ(client.gets, 1);
+}
+
+// A pod of the same name but another uid is not the pod this cycle placed.
+TEST(DefaultBinderTest, ARecreatedPodOnTheNodeIsNotThisBinding) {
+  RecordingClient client;
+  client.fail_with = AlreadyAssigned("node-1");
+  client.current = PodOn("node-1", "other-uid");
+  testing::FakeHandle handle({}, &client);
+  DefaultBinder plugin(handle, QuickRetry());
+  framework::CycleState state;
+  EXPECT_EQ(plugin.Bind(state, *TestPod(), "node-1").code(), Code::kError);
+}
+
+TEST(DefaultBinderTest, AnUnknownOutcomeEndsAtTheBudgetOrAtShutdown) {
+  RecordingClient client;
+  client.fail_with = ResponseLost();
+  testing::FakeHandle handle({}, &client);
+  framework::CycleState state;
+
+  DefaultBinder no_budget(handle, {std::chrono::milliseconds(0), std::chrono::milliseconds(1),
+                                   std::chrono::milliseconds(1)});
+  framework::Status status = no_budget.Bind(state, *TestPod(), "node-1");
+  EXPECT_EQ(status.code(), Code::kError);
+  EXPECT_THAT(status.Message(), ::testing::HasSubstr("closed the connection"));
+  EXPECT_EQ(client.posted.size(), 1u);
+
+  client.posted.clear();
+  handle.set_stopping(true);
+  DefaultBinder stopping(handle, QuickRetry());
+  EXPECT_EQ(stopping.Bind(state, *TestPod(), "node-1").code(), Code::kError);
   EXPECT_EQ(client.posted.size(), 1u);
 }
 

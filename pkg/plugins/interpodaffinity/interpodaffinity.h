@@ -59,7 +59,8 @@ class InterPodAffinity final : public framework::PreFilterPlugin,
                                public framework::PreScorePlugin,
                                public framework::ScorePlugin,
                                public framework::ScoreExtensions,
-                               public framework::EnqueueExtensions {
+                               public framework::EnqueueExtensions,
+                               public framework::HintPlugin {
  public:
   InterPodAffinity(Args args, const framework::NodeInfoLister& lister,
                    informer::Lister<api::Namespace> namespaces);
@@ -100,6 +101,17 @@ class InterPodAffinity final : public framework::PreFilterPlugin,
                                    framework::NodeScoreList& scores) override;
 
   std::vector<framework::ClusterEventWithHint> EventsToRegister() const override;
+
+  // For each of the pod's required affinity or anti-affinity terms that rejected nodes, removing
+  // it, with the domains of the nodes rejected. For assigned pods' required anti-affinity that
+  // keeps it out, removing the label the term selects it by, naming those pods and their domains;
+  // when no label of the pod is what the term selects (NotIn, DoesNotExist, an empty selector), a
+  // note that only those pods can change it.
+  std::vector<framework::PodChange> SuggestChanges(
+      const framework::CycleState& state, const api::Pod& pod,
+      std::span<const framework::NodeInfo* const> rejected,
+      std::span<const framework::Status* const> statuses,
+      const framework::Status* pre_filter) const override;
 
  private:
   // Upstream's updateWithPod: counts `changed` (multiplier 1) or takes it back (-1) as if it

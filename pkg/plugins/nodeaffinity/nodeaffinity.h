@@ -92,7 +92,8 @@ class NodeAffinity final : public framework::PreFilterPlugin,
                            public framework::PreScorePlugin,
                            public framework::ScorePlugin,
                            public framework::ScoreExtensions,
-                           public framework::EnqueueExtensions {
+                           public framework::EnqueueExtensions,
+                           public framework::HintPlugin {
  public:
   explicit NodeAffinity(AddedAffinity added) : added_(std::move(added)), columns_(added_) {}
 
@@ -121,6 +122,15 @@ class NodeAffinity final : public framework::PreFilterPlugin,
                                    framework::NodeScoreList& scores) override;
 
   std::vector<framework::ClusterEventWithHint> EventsToRegister() const override;
+
+  // Of the pod's nodeSelector entries and required node affinity requirements, those that
+  // exclude the most of the nodes it rejected, each as a change that removes it. Nothing for
+  // nodes addedAffinity rejects: that is not the pod's to change.
+  std::vector<framework::PodChange> SuggestChanges(
+      const framework::CycleState& state, const api::Pod& pod,
+      std::span<const framework::NodeInfo* const> rejected,
+      std::span<const framework::Status* const> statuses,
+      const framework::Status* pre_filter) const override;
 
   // Queues when the added or updated node now satisfies addedAffinity and the pod's required
   // affinity/selector, and (for an update) did not before.

@@ -94,7 +94,8 @@ class Fit final : public framework::PreFilterPlugin,
                   public framework::FilterPlugin,
                   public framework::EnqueueExtensions,
                   public framework::PreScorePlugin,
-                  public framework::ScorePlugin {
+                  public framework::ScorePlugin,
+                  public framework::HintPlugin {
  public:
   explicit Fit(FitArgs args);
 
@@ -122,6 +123,14 @@ class Fit final : public framework::PreFilterPlugin,
                                std::span<const framework::NodeInfo* const> nodes,
                                std::span<framework::NodeScore> scores) override;
 
+  // The smallest request reduction that fits the node closest to fitting (nodes short of the
+  // pod count cannot be helped by one), with the closest nodes and what each lacks.
+  std::vector<framework::PodChange> SuggestChanges(
+      const framework::CycleState& state, const api::Pod& pod,
+      std::span<const framework::NodeInfo* const> rejected,
+      std::span<const framework::Status* const> statuses,
+      const framework::Status* pre_filter) const override;
+
   const FitArgs& args() const { return args_; }
 
  private:
@@ -135,6 +144,11 @@ class Fit final : public framework::PreFilterPlugin,
   std::shared_ptr<const IgnoredResources> ignored_;
   ResourceAllocationScorer scorer_;
 };
+
+// A resource amount as a person would write it in a pod spec, rounded up to a whole unit of that
+// form: cpu "300m" or "2", memory and storage "128Mi", "1Gi" or bytes, other resources a count.
+// `*rounded` receives the amount the text stands for (at least `amount`).
+std::string HumanAmount(std::string_view resource, int64_t amount, int64_t* rounded);
 
 framework::PluginPtr New(const nlohmann::json& args, framework::Handle& handle);
 

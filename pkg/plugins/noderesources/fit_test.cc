@@ -833,5 +833,23 @@ TEST(FitBatch, ScoreNodesGivesEveryNodeScoresResult) {
   }
 }
 
+TEST(HumanAmount, WritesAmountsAsPodSpecsDoRoundedUp) {
+  int64_t rounded = 0;
+  EXPECT_EQ(HumanAmount("cpu", 300, &rounded), "300m");
+  EXPECT_EQ(rounded, 300);
+  EXPECT_EQ(HumanAmount("cpu", 2000, &rounded), "2");
+  EXPECT_EQ(HumanAmount("cpu", 1500, &rounded), "1.5");
+  EXPECT_EQ(HumanAmount("cpu", 52300, &rounded), "52.3");
+  EXPECT_EQ(HumanAmount("cpu", 1025, &rounded), "1.025");
+  EXPECT_EQ(rounded, 1025);
+  EXPECT_EQ(HumanAmount("memory", int64_t{512} << 20, &rounded), "512Mi");
+  EXPECT_EQ(HumanAmount("memory", int64_t{3} << 30, &rounded), "3Gi");
+  EXPECT_EQ(HumanAmount("memory", 123456789, &rounded), "118Mi");
+  EXPECT_EQ(rounded, int64_t{118} << 20);
+  EXPECT_EQ(HumanAmount("ephemeral-storage", 5000, &rounded), "5Ki");
+  EXPECT_EQ(rounded, 5120);
+  EXPECT_EQ(HumanAmount("example.com/gpu", 2, &rounded), "2");
+}
+
 }  // namespace
 }  // namespace berth::plugins::noderesources

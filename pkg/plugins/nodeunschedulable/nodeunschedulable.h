@@ -20,7 +20,8 @@ inline constexpr std::string_view kTaintNodeUnschedulable = "node.kubernetes.io/
 
 // Stateless; every method is safe to call from any thread.
 class NodeUnschedulable final : public framework::FilterPlugin,
-                                public framework::EnqueueExtensions {
+                                public framework::EnqueueExtensions,
+                                public framework::HintPlugin {
  public:
   std::string_view Name() const override { return kName; }
   framework::Status Filter(const framework::CycleState& state, const api::Pod& pod,
@@ -29,6 +30,12 @@ class NodeUnschedulable final : public framework::FilterPlugin,
                    std::span<const framework::NodeInfo* const> nodes,
                    std::span<framework::Status> statuses) override;
   std::vector<framework::ClusterEventWithHint> EventsToRegister() const override;
+  // Tolerating the cordon's taint, with the cordoned nodes.
+  std::vector<framework::PodChange> SuggestChanges(
+      const framework::CycleState& state, const api::Pod& pod,
+      std::span<const framework::NodeInfo* const> rejected,
+      std::span<const framework::Status* const> statuses,
+      const framework::Status* pre_filter) const override;
 };
 
 // Whether the pod tolerates node.kubernetes.io/unschedulable:NoSchedule.

@@ -96,7 +96,8 @@ class PodTopologySpread final : public framework::PreFilterPlugin,
                                 public framework::PreScorePlugin,
                                 public framework::ScorePlugin,
                                 public framework::ScoreExtensions,
-                                public framework::EnqueueExtensions {
+                                public framework::EnqueueExtensions,
+                                public framework::HintPlugin {
  public:
   PodTopologySpread(Args args, framework::Handle& handle);
 
@@ -146,6 +147,14 @@ class PodTopologySpread final : public framework::PreFilterPlugin,
   // its taints, or gained or lost a key.
   framework::QueueingHint IsSchedulableAfterNodeChange(const api::Pod& pod,
                                                        const framework::EventObjects& event) const;
+
+  // For each of the pod's own DoNotSchedule constraints, relaxing it to ScheduleAnyway, with the
+  // domains of the nodes it rejected. Nothing for the defaults: they are not the pod's.
+  std::vector<framework::PodChange> SuggestChanges(
+      const framework::CycleState& state, const api::Pod& pod,
+      std::span<const framework::NodeInfo* const> rejected,
+      std::span<const framework::Status* const> statuses,
+      const framework::Status* pre_filter) const override;
 
   // The pod's constraints with the given action: its own, or the defaults when it has none.
   std::vector<Constraint> GetConstraints(const api::Pod& pod, api::WhenUnsatisfiable action) const;

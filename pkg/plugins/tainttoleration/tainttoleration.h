@@ -30,7 +30,8 @@ class TaintToleration final : public framework::FilterPlugin,
                               public framework::PreScorePlugin,
                               public framework::ScorePlugin,
                               public framework::ScoreExtensions,
-                              public framework::EnqueueExtensions {
+                              public framework::EnqueueExtensions,
+                              public framework::HintPlugin {
  public:
   std::string_view Name() const override { return kName; }
 
@@ -54,7 +55,22 @@ class TaintToleration final : public framework::FilterPlugin,
                                    framework::NodeScoreList& scores) override;
 
   std::vector<framework::ClusterEventWithHint> EventsToRegister() const override;
+
+  // Tolerations that admit the pod to the nodes it rejected: for each set of untolerated taints
+  // the rejected nodes share (most often a single taint), tolerating all of them; the sets that
+  // cover the most nodes first.
+  std::vector<framework::PodChange> SuggestChanges(
+      const framework::CycleState& state, const api::Pod& pod,
+      std::span<const framework::NodeInfo* const> rejected,
+      std::span<const framework::Status* const> statuses,
+      const framework::Status* pre_filter) const override;
 };
+
+// The toleration that tolerates exactly `taint`: Equal on its key and value, or Exists when it has
+// no value; with the taint's effect.
+api::Toleration TolerationFor(const api::Taint& taint);
+// As a person writes it in a pod spec: "key=value:NoSchedule", "key:NoExecute" (Exists).
+std::string DescribeToleration(const api::Toleration& toleration);
 
 // The first NoSchedule or NoExecute taint, in node order, that no toleration tolerates.
 std::optional<api::Taint> FindUntoleratedTaint(const std::vector<api::Taint>& taints,

@@ -7,6 +7,8 @@
 #include <array>
 #include <stdexcept>
 
+#include "pkg/api/utf8.h"
+
 namespace berth::server::auth {
 namespace {
 
@@ -32,8 +34,11 @@ std::string String(const json& object, const char* key) {
 }  // namespace
 
 nlohmann::json SubjectAccessReviewSpec(const Attributes& attributes) {
-  json spec = {{"user", attributes.user.name},
-               {"nonResourceAttributes", {{"path", attributes.path}, {"verb", attributes.verb}}}};
+  // The path and the verb are the client's bytes, any of them; the user comes from a TokenReview.
+  json spec = {
+      {"user", attributes.user.name},
+      {"nonResourceAttributes",
+       {{"path", api::ValidUtf8(attributes.path)}, {"verb", api::ValidUtf8(attributes.verb)}}}};
   if (!attributes.user.uid.empty()) spec["uid"] = attributes.user.uid;
   if (!attributes.user.groups.empty()) spec["groups"] = attributes.user.groups;
   if (!attributes.user.extra.empty()) spec["extra"] = attributes.user.extra;
@@ -43,7 +48,7 @@ nlohmann::json SubjectAccessReviewSpec(const Attributes& attributes) {
 std::optional<UserInfo> TokenReviewAuthenticator::AuthenticateToken(const std::string& token) {
   const json review = {{"apiVersion", "authentication.k8s.io/v1"},
                        {"kind", "TokenReview"},
-                       {"spec", {{"token", token}}}};
+                       {"spec", {{"token", api::ValidUtf8(token)}}}};
   const json answer = client_->Post(kTokenReviews, review);
   const json& status = answer.contains("status") ? answer["status"] : json::object();
   if (!status.is_object() || !status.value("authenticated", false)) return std::nullopt;

@@ -25,7 +25,8 @@ inline constexpr std::chrono::seconds kDefaultCacheTtl{10};
 // How many distinct tokens, and distinct (user, verb, path) decisions, are remembered.
 inline constexpr size_t kCacheCapacity = 4096;
 
-// The SubjectAccessReview's spec for these attributes (also the authorization cache's key).
+// The SubjectAccessReview's spec for these attributes (also the authorization cache's key). Bytes
+// of the path or verb that are not UTF-8 become U+FFFD, as kube-scheduler's Go client sends them.
 nlohmann::json SubjectAccessReviewSpec(const Attributes& attributes);
 
 // Asks the apiserver with a TokenReview. Any authenticated answer is a user; the review's own

@@ -217,6 +217,28 @@ TEST(SubjectAccessReviewAuthorizerTest, DeniedUnlessAllowedAndNotDenied) {
   }
 }
 
+// The client encodes a review with nlohmann's dump, which throws on bytes that are not UTF-8; a
+// request's path, method and token may hold any (fuzz corpus auth/crash-path-not-utf8).
+TEST(SubjectAccessReviewAuthorizerTest, BytesThatAreNotUtf8AreSentAsU_FFFD) {
+  auto client = std::make_shared<ReviewClient>([](const std::string&, const json& body) {
+    body.dump();
+    return json({{"status",
+                  {{"authenticated", true}, {"user", {{"username", "jane"}}}, {"allowed", true}}}});
+  });
+  util::FakeClock clock;
+  CachedAuthorizer authorizer(std::make_unique<SubjectAccessReviewAuthorizer>(client), seconds(10),
+                              seconds(10), clock);
+  const Attributes attributes{{"jane", "", {}, {}}, "g\xC0t", "/metrics\xFF\xD8x"};
+  EXPECT_TRUE(authorizer.Authorize(attributes).allowed);
+  EXPECT_EQ(client->posts().at(0).second["spec"]["nonResourceAttributes"],
+            json::parse(R"({"path": "/metrics\ufffd\ufffdx", "verb": "g\ufffdt"})"));
+
+  CachedTokenAuthenticator authenticator(std::make_unique<TokenReviewAuthenticator>(client),
+                                         seconds(10), clock);
+  EXPECT_EQ(authenticator.AuthenticateToken(std::string("a\xFF") + "b")->name, "jane");
+  EXPECT_EQ(client->posts().at(1).second["spec"]["token"], std::string("a\xEF\xBF\xBD") + "b");
+}
+
 // Allows alice to get "/metrics", nothing else; "/boom" throws. Counts calls.
 class TableAuthorizer : public Authorizer {
  public:

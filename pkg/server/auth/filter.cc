@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "pkg/api/utf8.h"
 #include "pkg/log/log.h"
 
 namespace berth::server::auth {
@@ -39,22 +40,25 @@ std::string Sanitize(const std::string& text) {
   return out;
 }
 
-// Go's %q for the printable names and paths this quotes; control bytes become \xHH.
+// Go's %q for the printable names and paths this quotes: control bytes, and bytes that are not
+// UTF-8 (a request path may hold any), become \xHH.
 std::string Quote(const std::string& text) {
   std::string out = "\"";
-  for (char c : text) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\') {
+  for (size_t pos = 0; pos < text.size();) {
+    const auto byte = static_cast<unsigned char>(text[pos]);
+    const size_t length = byte < 0x80 ? 1 : api::Utf8SequenceLength(text, pos);
+    if (byte == '"' || byte == '\\') {
       out += '\\';
-      out += c;
-    } else if (byte < 0x20 || byte == 0x7f) {
+      out += text[pos];
+    } else if (length == 0 || byte < 0x20 || byte == 0x7f) {
       constexpr char kHex[] = "0123456789abcdef";
       out += "\\x";
       out += kHex[byte >> 4];
       out += kHex[byte & 0xf];
     } else {
-      out += c;
+      out.append(text, pos, length);
     }
+    pos += std::max<size_t>(length, 1);
   }
   return out + "\"";
 }
@@ -67,7 +71,10 @@ Rejection StatusRejection(int code, const std::string& reason, const std::string
       {"status", "Failure"}, {"message", message}, {"reason", reason},
       {"code", code}};
   if (with_details) status["details"] = nlohmann::json::object();
-  return {code, "application/json", status.dump()};
+  // The verb is the client's bytes; like Go's encoding/json, bytes that are not UTF-8 become
+  // U+FFFD rather than fail the answer.
+  return {code, "application/json",
+          status.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)};
 }
 
 Rejection Unauthorized() { return StatusRejection(401, "Unauthorized", "Unauthorized", false); }

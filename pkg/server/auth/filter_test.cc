@@ -152,6 +152,19 @@ TEST(FilterTest, DeniedIs403WithKubeApiserversMessage) {
             "matched");
 }
 
+// A decoded path may hold any byte, and the method is the client's too: the message escapes the
+// path as Go's %q does and the Status stays JSON (fuzz corpus auth/crash-path-not-utf8).
+TEST(FilterTest, DeniedPathOrMethodNotUtf8IsStill403) {
+  FilterFixture f;
+  auto rejection = f.filter.Check("G\xFFT", "/metrics\xD8", "Bearer bob-token");
+  ASSERT_TRUE(rejection.has_value());
+  EXPECT_EQ(rejection->status, 403);
+  EXPECT_EQ(f.authz->last.path, "/metrics\xD8");
+  EXPECT_EQ(json::parse(rejection->body)["message"],
+            "forbidden: User \"bob\" cannot g\xEF\xBF\xBDt path \"/metrics\\xd8\": no RBAC "
+            "policy matched");
+}
+
 TEST(FilterTest, NoDecisionIs500) {
   FilterFixture f;
   auto rejection = f.filter.Check("GET", "/sar-error", "Bearer alice-token");
