@@ -26,6 +26,32 @@ RUNTIME_PACKAGES=(
   libc6
   zlib1g
   libbrotli1
+  # The Kubernetes client's HTTP/2 and HTTP/1.1 (pkg/client/curl_transport.cc), with nghttp2.
+  libcurl4
+  libnghttp2-14
+  # What libcurl4 itself loads (apt installs them with it; listed for the packaging test,
+  # which checks every library ldd reports).
+  libcom-err2
+  libffi8
+  libgmp10
+  libgnutls30
+  libgssapi-krb5-2
+  libhogweed6
+  libidn2-0
+  libk5crypto3
+  libkeyutils1
+  libkrb5-3
+  libkrb5support0
+  libldap-2.5-0
+  libnettle8
+  libp11-kit0
+  libpsl5
+  librtmp1
+  libsasl2-2
+  libssh2-1
+  libtasn1-6
+  libunistring2
+  libzstd1
 )
 
 BUILD_PACKAGES=(
@@ -35,6 +61,7 @@ BUILD_PACKAGES=(
   pkg-config
   git
   libcpprest-dev
+  libcurl4-openssl-dev
   libssl-dev
   nlohmann-json3-dev
   prometheus-cpp-dev

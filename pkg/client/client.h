@@ -3,7 +3,7 @@
 
 // The contract of the Kubernetes client layer: connection config, typed API errors, REST verbs
 // and watch streams over HTTPS. Implementations live beside this header; nothing above
-// pkg/client sees the transport (transport.h: HTTP/1.1 over OpenSSL).
+// pkg/client sees the transport (curl_transport.h: HTTP/2 or HTTP/1.1 over libcurl).
 
 #include <chrono>
 #include <cstdint>
@@ -14,11 +14,32 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace berth::client {
 
 class RateLimiter;
+
+// A kubeconfig user's exec credential plugin (client.authentication.k8s.io/v1 or v1beta1): a
+// command that prints an ExecCredential carrying a bearer token, a client certificate, or both.
+// It runs without a terminal (spec.interactive is false), its credentials are kept until their
+// expirationTimestamp, and it runs again when the apiserver answers 401.
+struct ExecConfig {
+  std::string api_version;  // "client.authentication.k8s.io/v1" or ".../v1beta1".
+  std::string command;      // Looked up on PATH unless it contains a '/'.
+  std::vector<std::string> args;
+  // Added to Berth's own environment, replacing variables of the same name.
+  std::vector<std::pair<std::string, std::string>> env;
+  std::string install_hint;  // Shown when the command cannot be found.
+  // Whether KUBERNETES_EXEC_INFO carries spec.cluster (server, CA, tls-server-name, proxy-url).
+  bool provide_cluster_info = false;
+  // spec.cluster.config: the JSON of the cluster's client.authentication.k8s.io/exec extension;
+  // empty when it has none.
+  std::string cluster_config_json;
+  // Where it was configured, for messages: "kubeconfig <file>: users[name=u].user.exec".
+  std::string origin;
+};
 
 // How to reach and authenticate to one apiserver. Holds secrets: never log it (Describe()
 // prints only what is safe).
@@ -27,12 +48,23 @@ struct Config {
   std::string ca_pem;  // Trusted roots; empty: the system store.
   bool insecure_skip_tls_verify = false;
   std::string tls_server_name;  // Overrides the host name checked against the certificate.
+  // An http://, https:// or socks5:// proxy (the kubeconfig cluster's proxy-url). Empty: the
+  // environment decides as Go's http.ProxyFromEnvironment does (HTTPS_PROXY or HTTP_PROXY by the
+  // server's scheme, minus NO_PROXY; never for localhost or a loopback address).
+  std::string proxy_url;
   std::string bearer_token;
   // When set, the token is re-read from this file (at most once a minute) so rotated bound
   // service-account tokens keep working; it wins over bearer_token.
   std::string bearer_token_file;
   std::string client_cert_pem;
   std::string client_key_pem;
+  // When both are set, the pair is re-read from these files (checked at most once a minute) once
+  // either file's modification time changes, so a rotated client certificate is used for new
+  // connections; client_cert_pem and client_key_pem hold their contents at load time.
+  std::string client_cert_file;
+  std::string client_key_file;
+  // Credentials from a plugin instead of the fields above (which must then be empty).
+  std::optional<ExecConfig> exec;
   double qps = 50;  // <= 0: no client-side limit.
   int burst = 100;
   std::chrono::milliseconds timeout{30000};  // Per request, except watches.
@@ -50,9 +82,10 @@ class ConfigError : public std::runtime_error {
 };
 
 // Loads the current context (or `context` when non-empty) of a kubeconfig file. Supports
-// certificate-authority(-data), insecure-skip-tls-verify, tls-server-name, token, tokenFile,
-// client-certificate(-data), client-key(-data); anything else that carries credentials (exec,
-// auth-provider, username/password) is a ConfigError. Relative paths resolve against the
+// certificate-authority(-data), insecure-skip-tls-verify, tls-server-name, proxy-url, token,
+// tokenFile, client-certificate(-data), client-key(-data) and exec credential plugins; anything
+// else that carries credentials (auth-provider, username/password, impersonation) is a
+// ConfigError. Relative paths (and an exec command containing a '/') resolve against the
 // kubeconfig's directory.
 Config LoadKubeconfig(const std::string& path, const std::string& context = "");
 
@@ -242,10 +275,13 @@ class Client {
   virtual void SetRequestObserver(RequestObserver observer) = 0;
 };
 
-// The HTTPS client: keep-alive HTTP/1.1 over OpenSSL, a pool of connections for requests and one
-// connection per watch. TLS verification is on unless the config explicitly sets
-// insecure_skip_tls_verify. Throws ConfigError for an unusable server URL, CA bundle or client
-// certificate/key. Ignores SIGPIPE unless the program handles it.
+// The HTTPS client over libcurl: HTTP/2 when the apiserver offers it, every request and watch of
+// the client multiplexed over one connection (as client-go does), else keep-alive HTTP/1.1. TLS
+// verification is on unless the config explicitly sets insecure_skip_tls_verify. A POST or PATCH
+// whose response did not arrive is never sent again unless it provably never left (no connection,
+// no TLS session, its body never handed to the connection). Throws ConfigError for an unusable
+// server URL, proxy URL, CA bundle or client certificate/key. Ignores SIGPIPE unless the program
+// handles it.
 std::shared_ptr<Client> NewClient(Config config);
 
 // The version string in the User-Agent and berth_build_info.

@@ -2,15 +2,18 @@
 
 #include <array>
 #include <cerrno>
+#include <charconv>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 
 #include "pkg/client/client.h"
 #include "pkg/client/http_client.h"
+#include "pkg/client/proxy.h"
 
 namespace berth::client {
 namespace {
@@ -18,6 +21,10 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr char kDefaultServiceAccountDir[] = "/var/run/secrets/kubernetes.io/serviceaccount";
+constexpr char kExecApiV1[] = "client.authentication.k8s.io/v1";
+constexpr char kExecApiV1beta1[] = "client.authentication.k8s.io/v1beta1";
+// The name of a cluster extension whose content exec plugins get as spec.cluster.config.
+constexpr char kExecExtension[] = "client.authentication.k8s.io/exec";
 
 // Reads a whole file; on failure returns false and a reason fit for an error message.
 bool ReadFile(const std::string& path, std::string* out, std::string* reason) {
@@ -45,6 +52,45 @@ std::string TrimWhitespace(const std::string& s) {
 
 bool StartsWith(const std::string& s, std::string_view prefix) {
   return s.compare(0, prefix.size(), prefix) == 0;
+}
+
+// A YAML value as JSON: plain scalars become null, booleans or numbers when they read as such
+// (as in YAML 1.2's core schema), quoted ones stay strings.
+nlohmann::json YamlToJson(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Map: {
+      nlohmann::json object = nlohmann::json::object();
+      for (const auto& entry : node) {
+        object[entry.first.as<std::string>()] = YamlToJson(entry.second);
+      }
+      return object;
+    }
+    case YAML::NodeType::Sequence: {
+      nlohmann::json array = nlohmann::json::array();
+      for (const YAML::Node& item : node) array.push_back(YamlToJson(item));
+      return array;
+    }
+    case YAML::NodeType::Scalar: {
+      const std::string& text = node.Scalar();
+      if (node.Tag() == "!") return text;
+      if (text == "~" || text == "null" || text == "Null" || text == "NULL") return nullptr;
+      if (text == "true" || text == "True" || text == "TRUE") return true;
+      if (text == "false" || text == "False" || text == "FALSE") return false;
+      int64_t integer = 0;
+      if (auto r = std::from_chars(text.data(), text.data() + text.size(), integer);
+          r.ec == std::errc() && r.ptr == text.data() + text.size()) {
+        return integer;
+      }
+      double real = 0;
+      if (auto r = std::from_chars(text.data(), text.data() + text.size(), real);
+          r.ec == std::errc() && r.ptr == text.data() + text.size()) {
+        return real;
+      }
+      return text;
+    }
+    default:
+      return nullptr;
+  }
 }
 
 // Parses one kubeconfig and reports every problem as "kubeconfig <file>: <field>: <what>".
@@ -87,7 +133,8 @@ class KubeconfigLoader {
     }
 
     Config config;
-    LoadCluster(cluster, "clusters[name=" + cluster_name + "].cluster", &config);
+    std::string exec_extension;
+    LoadCluster(cluster, "clusters[name=" + cluster_name + "].cluster", &config, &exec_extension);
 
     const std::string user_name = Scalar(context["user"], context_field + ".user");
     if (!user_name.empty()) {
@@ -96,11 +143,12 @@ class KubeconfigLoader {
         Fail("users[name=" + user_name + "]", "no such user (named by " + context_field + ".user)");
       }
       LoadUser(user, "users[name=" + user_name + "].user", &config);
+      if (config.exec) config.exec->cluster_config_json = exec_extension;
     }
 
     const bool has_credentials = !config.bearer_token.empty() ||
                                  !config.bearer_token_file.empty() ||
-                                 !config.client_cert_pem.empty();
+                                 !config.client_cert_pem.empty() || config.exec.has_value();
     if (has_credentials && !StartsWith(config.server, "https://")) {
       Fail("clusters[name=" + cluster_name + "].cluster.server",
            "credentials would be sent in clear text to " + config.server + "; use https://");
@@ -141,7 +189,11 @@ class KubeconfigLoader {
       if (Scalar(entry["name"], list + "[].name") != name) continue;
       const YAML::Node value = entry[inner];
       if (!value || value.IsNull()) return YAML::Node(YAML::NodeType::Map);
-      if (!value.IsMap()) Fail(list + "[name=" + name + "]." + inner, "expected a mapping");
+      if (!value.IsMap()) {
+        std::string field = list;
+        field.append("[name=").append(name).append("].").append(inner);
+        Fail(field, "expected a mapping");
+      }
       return value;
     }
     return YAML::Node(YAML::NodeType::Undefined);
@@ -168,14 +220,17 @@ class KubeconfigLoader {
     return *decoded;
   }
 
-  // Exactly one of `file_key` / `data_key` (or neither); returns the PEM text.
+  // Exactly one of `file_key` / `data_key` (or neither); returns the PEM text, and the resolved
+  // path in `path` (when given) if it came from a file.
   std::string FileOrData(const YAML::Node& node, const std::string& prefix,
-                         const std::string& file_key, const std::string& data_key) const {
+                         const std::string& file_key, const std::string& data_key,
+                         std::string* path = nullptr) const {
     const std::string file = Scalar(node[file_key], prefix + "." + file_key);
     const std::string data = Scalar(node[data_key], prefix + "." + data_key);
     if (!file.empty() && !data.empty()) {
       Fail(prefix, file_key + " and " + data_key + " are both set; use one");
     }
+    if (!file.empty() && path != nullptr) *path = Resolve(file);
     if (!file.empty()) return ReadReferencedFile(file, prefix + "." + file_key);
     if (!data.empty()) return DecodeData(data, prefix + "." + data_key);
     return "";
@@ -188,7 +243,8 @@ class KubeconfigLoader {
     }
   }
 
-  void LoadCluster(const YAML::Node& cluster, const std::string& prefix, Config* config) const {
+  void LoadCluster(const YAML::Node& cluster, const std::string& prefix, Config* config,
+                   std::string* exec_extension) const {
     config->server = Scalar(cluster["server"], prefix + ".server");
     if (config->server.empty()) Fail(prefix + ".server", "not set");
     if (!StartsWith(config->server, "https://") && !StartsWith(config->server, "http://")) {
@@ -209,27 +265,88 @@ class KubeconfigLoader {
       Fail(prefix, "insecure-skip-tls-verify together with a certificate authority is ambiguous");
     }
     config->tls_server_name = Scalar(cluster["tls-server-name"], prefix + ".tls-server-name");
-    if (cluster["proxy-url"] && !cluster["proxy-url"].IsNull()) {
-      Fail(prefix + ".proxy-url", "proxies are not supported");
+    config->proxy_url = Scalar(cluster["proxy-url"], prefix + ".proxy-url");
+    if (!config->proxy_url.empty()) {
+      try {
+        internal::NormalizeProxyUrl(config->proxy_url);
+      } catch (const ConfigError& e) {
+        Fail(prefix + ".proxy-url", e.what());
+      }
+    }
+    const YAML::Node extensions = cluster["extensions"];
+    if (extensions && extensions.IsSequence()) {
+      for (const YAML::Node& entry : extensions) {
+        if (!entry.IsMap() ||
+            Scalar(entry["name"], prefix + ".extensions[].name") != kExecExtension) {
+          continue;
+        }
+        if (entry["extension"] && !entry["extension"].IsNull()) {
+          *exec_extension = YamlToJson(entry["extension"]).dump();
+        }
+      }
     }
   }
 
-  void LoadUser(const YAML::Node& user, const std::string& prefix, Config* config) const {
-    if (user["exec"] && !user["exec"].IsNull()) {
-      Fail(prefix + ".exec",
-           "exec credential plugins are not supported; use a token, tokenFile or client "
-           "certificate");
+  std::vector<std::string> StringList(const YAML::Node& node, const std::string& field) const {
+    std::vector<std::string> out;
+    if (!node || node.IsNull()) return out;
+    if (!node.IsSequence()) Fail(field, "expected a list of strings");
+    for (const YAML::Node& item : node) out.push_back(Scalar(item, field + "[]"));
+    return out;
+  }
+
+  // users[].user.exec: client-go's validation, and a terminal Berth never has.
+  ExecConfig LoadExec(const YAML::Node& node, const std::string& field) const {
+    if (!node.IsMap()) Fail(field, "expected a mapping");
+    ExecConfig exec;
+    exec.origin = "kubeconfig " + path_ + ": " + field;
+    exec.api_version = Scalar(node["apiVersion"], field + ".apiVersion");
+    if (exec.api_version.empty()) Fail(field + ".apiVersion", "not set");
+    if (exec.api_version != kExecApiV1 && exec.api_version != kExecApiV1beta1) {
+      Fail(field + ".apiVersion", "\"" + exec.api_version + "\" is not supported; use " +
+                                      kExecApiV1 + " or " + kExecApiV1beta1);
     }
+    exec.command = Scalar(node["command"], field + ".command");
+    if (exec.command.empty()) Fail(field + ".command", "not set");
+    // Like client-go: a command with a '/' is a path, relative to the kubeconfig; else PATH's.
+    if (exec.command.find('/') != std::string::npos) exec.command = Resolve(exec.command);
+    exec.args = StringList(node["args"], field + ".args");
+    const YAML::Node env = node["env"];
+    if (env && !env.IsNull()) {
+      if (!env.IsSequence()) Fail(field + ".env", "expected a list of {name, value}");
+      for (const YAML::Node& entry : env) {
+        if (!entry.IsMap()) Fail(field + ".env", "expected a list of {name, value}");
+        std::string name = Scalar(entry["name"], field + ".env[].name");
+        if (name.empty()) Fail(field + ".env[].name", "not set");
+        exec.env.emplace_back(std::move(name), Scalar(entry["value"], field + ".env[].value"));
+      }
+    }
+    exec.install_hint = Scalar(node["installHint"], field + ".installHint");
+    exec.provide_cluster_info = Bool(node["provideClusterInfo"], field + ".provideClusterInfo");
+    const std::string mode = Scalar(node["interactiveMode"], field + ".interactiveMode");
+    if (mode.empty() && exec.api_version == kExecApiV1) {
+      Fail(field + ".interactiveMode", "must be set for " + std::string(kExecApiV1));
+    } else if (mode == "Always") {
+      Fail(field + ".interactiveMode",
+           "Always needs a terminal, and berth-scheduler runs its plugin without one; use "
+           "IfAvailable or Never");
+    } else if (!mode.empty() && mode != "Never" && mode != "IfAvailable") {
+      Fail(field + ".interactiveMode", "\"" + mode + "\" is not Never, IfAvailable or Always");
+    }
+    return exec;
+  }
+
+  void LoadUser(const YAML::Node& user, const std::string& prefix, Config* config) const {
     if (user["auth-provider"] && !user["auth-provider"].IsNull()) {
       Fail(prefix + ".auth-provider",
-           "auth-provider plugins are not supported; use a token, tokenFile or client "
-           "certificate");
+           "auth-provider plugins are not supported; use an exec plugin, a token, tokenFile or "
+           "client certificate");
     }
     for (const char* key : {"username", "password"}) {
       if (user[key] && !user[key].IsNull()) {
         Fail(prefix + "." + key,
-             "basic authentication is not supported; use a token, tokenFile or client "
-             "certificate");
+             "basic authentication is not supported; use an exec plugin, a token, tokenFile or "
+             "client certificate");
       }
     }
     for (const char* key : {"as", "as-uid", "as-groups", "as-user-extra"}) {
@@ -247,15 +364,32 @@ class KubeconfigLoader {
       }
     }
 
+    std::string cert_file;
+    std::string key_file;
     config->client_cert_pem =
-        FileOrData(user, prefix, "client-certificate", "client-certificate-data");
-    config->client_key_pem = FileOrData(user, prefix, "client-key", "client-key-data");
+        FileOrData(user, prefix, "client-certificate", "client-certificate-data", &cert_file);
+    config->client_key_pem = FileOrData(user, prefix, "client-key", "client-key-data", &key_file);
     if (config->client_cert_pem.empty() != config->client_key_pem.empty()) {
       Fail(prefix, "client-certificate and client-key must be given together");
     }
     if (!config->client_cert_pem.empty()) {
       RequirePem(config->client_cert_pem, "CERTIFICATE", prefix + ".client-certificate");
       RequirePem(config->client_key_pem, "PRIVATE KEY", prefix + ".client-key");
+    }
+    if (!cert_file.empty() && !key_file.empty()) {
+      // Both on disk: the client re-reads them when they rotate.
+      config->client_cert_file = cert_file;
+      config->client_key_file = key_file;
+    }
+
+    if (user["exec"] && !user["exec"].IsNull()) {
+      if (!config->bearer_token.empty() || !config->bearer_token_file.empty() ||
+          !config->client_cert_pem.empty()) {
+        Fail(prefix + ".exec",
+             "an exec plugin together with a token, tokenFile or client certificate is "
+             "ambiguous; keep one");
+      }
+      config->exec = LoadExec(user["exec"], prefix + ".exec");
     }
   }
 
@@ -278,7 +412,9 @@ std::optional<std::string> Base64Decode(std::string_view input) {
     std::array<int8_t, 256> table;
     table.fill(-1);
     const char* alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    for (int i = 0; i < 64; ++i) table[static_cast<unsigned char>(alphabet[i])] = i;
+    for (int i = 0; i < 64; ++i) {
+      table[static_cast<unsigned char>(alphabet[i])] = static_cast<int8_t>(i);
+    }
     return table;
   }();
   std::string out;
@@ -311,6 +447,30 @@ std::optional<std::string> Base64Decode(std::string_view input) {
   return out;
 }
 
+std::string Base64Encode(std::string_view input) {
+  static constexpr char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((input.size() + 2) / 3 * 4);
+  size_t i = 0;
+  for (; i + 3 <= input.size(); i += 3) {
+    const uint32_t v = (static_cast<unsigned char>(input[i]) << 16) |
+                       (static_cast<unsigned char>(input[i + 1]) << 8) |
+                       static_cast<unsigned char>(input[i + 2]);
+    out += {kAlphabet[v >> 18], kAlphabet[(v >> 12) & 63], kAlphabet[(v >> 6) & 63],
+            kAlphabet[v & 63]};
+  }
+  if (const size_t rest = input.size() - i; rest > 0) {
+    uint32_t v = static_cast<unsigned char>(input[i]) << 16;
+    if (rest == 2) v |= static_cast<unsigned char>(input[i + 1]) << 8;
+    out += kAlphabet[v >> 18];
+    out += kAlphabet[(v >> 12) & 63];
+    out += rest == 2 ? kAlphabet[(v >> 6) & 63] : '=';
+    out += '=';
+  }
+  return out;
+}
+
 }  // namespace internal
 
 std::string Config::Describe() const {
@@ -325,7 +485,9 @@ std::string Config::Describe() const {
       shown.erase(authority_begin, at + 1 - authority_begin);
   }
   std::string auth = "none";
-  if (!client_cert_pem.empty()) {
+  if (exec) {
+    auth = "exec(" + exec->command + ")";
+  } else if (!client_cert_pem.empty()) {
     auth = "client-certificate";
   } else if (!bearer_token_file.empty()) {
     auth = "token-file(" + bearer_token_file + ")";
@@ -341,6 +503,7 @@ std::string Config::Describe() const {
   std::ostringstream out;
   out << "server=" << shown << " auth=" << auth << " ca=" << ca;
   if (!tls_server_name.empty()) out << " tls-server-name=" << tls_server_name;
+  if (!proxy_url.empty()) out << " proxy=" << internal::RedactProxyUrl(proxy_url);
   out << " qps=" << qps << " burst=" << burst;
   return out.str();
 }

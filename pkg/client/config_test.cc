@@ -2,7 +2,9 @@
 #include <gtest/gtest.h>
 #include <openssl/evp.h>
 
+#include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "pkg/client/client.h"
@@ -135,6 +137,9 @@ TEST(KubeconfigTest, ClientCertificateAndKeyFiles) {
   const Config config = LoadKubeconfig(path);
   EXPECT_EQ(config.client_cert_pem, kCertPem);
   EXPECT_EQ(config.client_key_pem, kKeyPem);
+  // Kept so that the client re-reads them once they rotate.
+  EXPECT_EQ(config.client_cert_file, dir.Join("client.crt"));
+  EXPECT_EQ(config.client_key_file, dir.Join("client.key"));
 }
 
 TEST(KubeconfigTest, ClientCertificateAndKeyData) {
@@ -145,6 +150,7 @@ TEST(KubeconfigTest, ClientCertificateAndKeyData) {
   const Config config = LoadKubeconfig(path);
   EXPECT_EQ(config.client_cert_pem, kCertPem);
   EXPECT_EQ(config.client_key_pem, kKeyPem);
+  EXPECT_TRUE(config.client_cert_file.empty());
 }
 
 TEST(KubeconfigTest, ClientCertificateWithoutKeyIsAnError) {
@@ -223,16 +229,98 @@ TEST(KubeconfigTest, MissingServer) {
   EXPECT_THAT(ErrorOf(path), HasSubstr("clusters[name=c].cluster.server: not set"));
 }
 
-TEST(KubeconfigTest, ExecPluginIsRejectedNamingTheField) {
+TEST(KubeconfigTest, ExecPluginWithEverySetting) {
+  TempDir dir;
+  const std::string path =
+      dir.Write("conf/kubeconfig",
+                Kubeconfig(std::string(kServer) + "    extensions:\n"
+                                                  "    - name: client.authentication.k8s.io/exec\n"
+                                                  "      extension:\n"
+                                                  "        audience: berth\n"
+                                                  "        retries: 3\n"
+                                                  "        quoted: '3'\n",
+                           "    exec:\n"
+                           "      apiVersion: client.authentication.k8s.io/v1\n"
+                           "      command: bin/get-token\n"
+                           "      args: [--cluster, prod]\n"
+                           "      env:\n"
+                           "      - {name: REGION, value: eu-west-1}\n"
+                           "      installHint: install get-token\n"
+                           "      interactiveMode: IfAvailable\n"
+                           "      provideClusterInfo: true\n"));
+  const Config config = LoadKubeconfig(path);
+  ASSERT_TRUE(config.exec.has_value());
+  const ExecConfig& exec = *config.exec;
+  EXPECT_EQ(exec.api_version, "client.authentication.k8s.io/v1");
+  // A command with a '/' is relative to the kubeconfig's directory, as in client-go.
+  EXPECT_EQ(exec.command, dir.Join("conf/bin/get-token"));
+  EXPECT_EQ(exec.args, (std::vector<std::string>{"--cluster", "prod"}));
+  ASSERT_EQ(exec.env.size(), 1u);
+  EXPECT_EQ(exec.env[0], std::make_pair(std::string("REGION"), std::string("eu-west-1")));
+  EXPECT_EQ(exec.install_hint, "install get-token");
+  EXPECT_TRUE(exec.provide_cluster_info);
+  EXPECT_EQ(nlohmann::json::parse(exec.cluster_config_json),
+            nlohmann::json({{"audience", "berth"}, {"retries", 3}, {"quoted", "3"}}));
+  EXPECT_EQ(exec.origin, "kubeconfig " + path + ": users[name=u].user.exec");
+  EXPECT_THAT(config.Describe(), HasSubstr("auth=exec(" + dir.Join("conf/bin/get-token") + ")"));
+}
+
+TEST(KubeconfigTest, ExecCommandWithoutASlashIsLeftForPath) {
   TempDir dir;
   const std::string path =
       dir.Write("kubeconfig", Kubeconfig(kServer,
                                          "    exec:\n"
-                                         "      apiVersion: client.authentication.k8s.io/v1\n"
+                                         "      apiVersion: client.authentication.k8s.io/v1beta1\n"
                                          "      command: aws\n"));
-  EXPECT_EQ(ErrorOf(path), "kubeconfig " + path +
-                               ": users[name=u].user.exec: exec credential plugins are not "
-                               "supported; use a token, tokenFile or client certificate");
+  const Config config = LoadKubeconfig(path);
+  ASSERT_TRUE(config.exec.has_value());
+  // v1beta1 needs no interactiveMode (client-go defaults it to IfAvailable).
+  EXPECT_EQ(config.exec->command, "aws");
+}
+
+TEST(KubeconfigTest, ExecPluginMistakesNameTheField) {
+  TempDir dir;
+  const auto error_for = [&](const std::string& exec, const std::string& extra_user = "") {
+    return ErrorOf(dir.Write("kubeconfig", Kubeconfig(kServer, extra_user + "    exec:\n" + exec)));
+  };
+  const std::string v1 = "      apiVersion: client.authentication.k8s.io/v1\n";
+  EXPECT_THAT(error_for(v1 + "      command: aws\n"),
+              HasSubstr("users[name=u].user.exec.interactiveMode: must be set for "
+                        "client.authentication.k8s.io/v1"));
+  EXPECT_THAT(error_for(v1 + "      command: aws\n      interactiveMode: Always\n"),
+              HasSubstr("users[name=u].user.exec.interactiveMode: Always needs a terminal"));
+  EXPECT_THAT(error_for(v1 + "      command: aws\n      interactiveMode: Sometimes\n"),
+              HasSubstr("\"Sometimes\" is not Never, IfAvailable or Always"));
+  EXPECT_THAT(error_for(v1 + "      interactiveMode: Never\n"),
+              HasSubstr("users[name=u].user.exec.command: not set"));
+  EXPECT_THAT(error_for("      apiVersion: client.authentication.k8s.io/v1alpha1\n"
+                        "      command: aws\n"),
+              HasSubstr("users[name=u].user.exec.apiVersion: \"client.authentication.k8s.io/"
+                        "v1alpha1\" is not supported"));
+  EXPECT_THAT(error_for(v1 + "      command: aws\n      interactiveMode: Never\n"
+                             "      env:\n      - {value: x}\n"),
+              HasSubstr("users[name=u].user.exec.env[].name: not set"));
+  EXPECT_THAT(
+      error_for(v1 + "      command: aws\n      interactiveMode: Never\n", "    token: t\n"),
+      HasSubstr("users[name=u].user.exec: an exec plugin together with a token"));
+}
+
+TEST(KubeconfigTest, ProxyUrl) {
+  TempDir dir;
+  const std::string path = dir.Write(
+      "kubeconfig",
+      Kubeconfig(std::string(kServer) + "    proxy-url: http://user:secret@proxy.corp:3128\n",
+                 "    token: t\n"));
+  const Config config = LoadKubeconfig(path);
+  EXPECT_EQ(config.proxy_url, "http://user:secret@proxy.corp:3128");
+  EXPECT_THAT(config.Describe(),
+              AllOf(HasSubstr("proxy=http://proxy.corp:3128"), Not(HasSubstr("secret"))));
+
+  const std::string bad = dir.Write(
+      "bad",
+      Kubeconfig(std::string(kServer) + "    proxy-url: ftp://proxy.corp\n", "    token: t\n"));
+  EXPECT_THAT(ErrorOf(bad), AllOf(HasSubstr("clusters[name=c].cluster.proxy-url"),
+                                  HasSubstr("unsupported scheme")));
 }
 
 TEST(KubeconfigTest, AuthProviderIsRejected) {
@@ -402,6 +490,15 @@ TEST(Base64Test, DecodesStandardAlphabetAndRejectsGarbage) {
   EXPECT_EQ(Base64Decode("aGV$bG8="), std::nullopt);      // Bad symbol.
   EXPECT_EQ(Base64Decode("aGVsbG8=aGVs"), std::nullopt);  // Data after padding.
   EXPECT_EQ(Base64Decode(Base64(kCaPem)), kCaPem);
+}
+
+TEST(Base64Test, EncodesWithPadding) {
+  using internal::Base64Encode;
+  EXPECT_EQ(Base64Encode(""), "");
+  EXPECT_EQ(Base64Encode("h"), "aA==");
+  EXPECT_EQ(Base64Encode("he"), "aGU=");
+  EXPECT_EQ(Base64Encode("hello!"), "aGVsbG8h");
+  EXPECT_EQ(Base64Encode(kCaPem), Base64(kCaPem));
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "pkg/client/client.h"
+#include "pkg/client/credentials.h"
 #include "pkg/client/http_client.h"
 #include "test/testing/client_test_util.h"
 
@@ -79,10 +80,10 @@ void StreamParts(web::http::http_request& request, const std::vector<std::string
 // Restores the default token refresh interval when a test is done with it.
 struct TokenIntervalOverride {
   explicit TokenIntervalOverride(std::chrono::nanoseconds interval) {
-    internal::SetTokenRefreshIntervalForTesting(interval);
+    internal::SetCredentialFileRefreshIntervalForTesting(interval);
   }
   ~TokenIntervalOverride() {
-    internal::SetTokenRefreshIntervalForTesting(internal::kTokenRefreshInterval);
+    internal::SetCredentialFileRefreshIntervalForTesting(internal::kCredentialFileRefreshInterval);
   }
 };
 
@@ -402,7 +403,7 @@ TEST(ClientFakeServerTest, WatchOpenFailureIsDecoded) {
 TEST(ClientFakeServerTest, StopUnblocksNextOnSilentStream) {
   std::mutex mu;
   std::optional<Producer> silent;  // Guarded by mu; closed at the end to release the listener.
-  FakeServer server([&](int, web::http::http_request request) {
+  FakeServer server([&](int, const web::http::http_request& request) {
     Producer body;
     {
       std::lock_guard<std::mutex> lock(mu);

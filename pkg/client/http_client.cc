@@ -1,5 +1,5 @@
-// The Client: REST verbs and watches over pkg/client/transport.h. Every request runs on the
-// caller's thread.
+// The Client: REST verbs and watches over pkg/client/curl_transport.h. Each call blocks its
+// caller's thread on its own transfer while the transport's I/O thread moves the bytes.
 
 #include "pkg/client/http_client.h"
 
@@ -8,10 +8,9 @@
 #include <algorithm>
 #include <atomic>
 #include <cctype>
-#include <fstream>
+#include <cstdlib>
 #include <mutex>
 #include <random>
-#include <sstream>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -20,22 +19,26 @@
 #include "pkg/api/list_parser.h"
 #include "pkg/api/protobuf.h"
 #include "pkg/client/client.h"
+#include "pkg/client/credentials.h"
+#include "pkg/client/curl_transport.h"
+#include "pkg/client/proxy.h"
 #include "pkg/client/rate_limiter.h"
-#include "pkg/client/transport.h"
 
 namespace berth::client {
 namespace {
 
+using internal::Deadline;
+
 constexpr std::chrono::seconds kWatchTimeoutSlack{30};
 constexpr std::chrono::seconds kUnboundedWatchInactivity{600};
+// libcurl enforces a request's timeout itself; a caller waits this much longer before giving up
+// on a transfer libcurl has not ended.
+constexpr std::chrono::seconds kWaitSlack{2};
 constexpr std::string_view kAcceptJson = "application/json";
 
 std::string_view AcceptFor(bool prefer_protobuf) {
   return prefer_protobuf ? api::kAcceptProtobufOrJson : kAcceptJson;
 }
-
-std::atomic<int64_t> g_token_refresh_interval_ns{
-    std::chrono::duration_cast<std::chrono::nanoseconds>(internal::kTokenRefreshInterval).count()};
 
 std::string_view TrimView(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
@@ -59,44 +62,6 @@ double Jitter() {
   thread_local std::mt19937_64 rng{std::random_device{}()};
   return std::uniform_real_distribution<double>(0.0, 1.0)(rng);
 }
-
-// The bearer token, re-read from the token file at most once per refresh interval so that
-// rotated projected service-account tokens are picked up. Thread-safe.
-class TokenSource {
- public:
-  TokenSource(std::string token, std::string file)
-      : static_token_(std::move(token)), file_(std::move(file)) {}
-
-  std::string Token() {
-    if (file_.empty()) return static_token_;
-    std::lock_guard<std::mutex> lock(mu_);
-    const auto now = std::chrono::steady_clock::now();
-    const std::chrono::nanoseconds interval(g_token_refresh_interval_ns.load());
-    if (!read_once_ || now - read_at_ >= interval) {
-      read_once_ = true;
-      read_at_ = now;
-      std::ifstream in(file_, std::ios::binary);
-      std::ostringstream text;
-      text << in.rdbuf();
-      const std::string raw = text.str();
-      const std::string token(TrimView(raw));
-      if (in && !token.empty()) {
-        file_token_ = token;
-      } else {
-        spdlog::debug("client: cannot read token file {}; keeping the previous token", file_);
-      }
-    }
-    return file_token_.empty() ? static_token_ : file_token_;
-  }
-
- private:
-  const std::string static_token_;
-  const std::string file_;
-  std::mutex mu_;
-  std::string file_token_;
-  bool read_once_ = false;
-  std::chrono::steady_clock::time_point read_at_;
-};
 
 std::optional<std::chrono::seconds> RetryAfterOf(const internal::ResponseHead& head) {
   if (head.retry_after.empty()) return std::nullopt;
@@ -145,12 +110,34 @@ void CheckTarget(const std::string& target) {
   if (bad) throw ApiError(ErrorReason::kBadRequest, 0, "invalid request URI " + target);
 }
 
+bool IsSuccess(int status) { return status >= 200 && status < 300; }
+
+// Cancels a transfer when the scope that waits for it is left early (an exception, a consumer
+// that gave up); a no-op once the transfer completed. A transfer nobody reads would otherwise
+// stay paused in the I/O thread.
+class CancelOnExit {
+ public:
+  explicit CancelOnExit(std::shared_ptr<internal::Transfer> transfer)
+      : transfer_(std::move(transfer)) {}
+  ~CancelOnExit() {
+    if (transfer_) transfer_->Cancel();
+  }
+  CancelOnExit(const CancelOnExit&) = delete;
+  CancelOnExit& operator=(const CancelOnExit&) = delete;
+  internal::Transfer& operator*() const { return *transfer_; }
+  internal::Transfer* operator->() const { return transfer_.get(); }
+  std::shared_ptr<internal::Transfer> Release() { return std::move(transfer_); }
+
+ private:
+  std::shared_ptr<internal::Transfer> transfer_;
+};
+
 class HttpWatchStream final : public WatchStream {
  public:
-  HttpWatchStream(std::unique_ptr<internal::Connection> connection, std::chrono::seconds inactivity,
-                  bool protobuf, bool undecoded_pods)
-      : connection_(std::move(connection)),
-        inactivity_(inactivity),
+  HttpWatchStream(std::shared_ptr<internal::Transport> transport,
+                  std::shared_ptr<internal::Transfer> transfer, bool protobuf, bool undecoded_pods)
+      : transport_(std::move(transport)),
+        transfer_(std::move(transfer)),
         decoder_(protobuf, undecoded_pods) {}
 
   ~HttpWatchStream() override { Stop(); }
@@ -164,10 +151,10 @@ class HttpWatchStream final : public WatchStream {
     return false;
   }
 
-  // Shutting the socket down wakes a Next() blocked reading it.
+  // Cancelling the transfer wakes a Next() blocked on it at once.
   void Stop() override {
     stopped_.store(true);
-    connection_->Shutdown();
+    transfer_->Cancel();
   }
 
  private:
@@ -177,7 +164,8 @@ class HttpWatchStream final : public WatchStream {
     chunk_.clear();
     bool more = false;
     try {
-      more = connection_->ReadBodySome(&chunk_, std::chrono::steady_clock::now() + inactivity_);
+      // No deadline: libcurl ends a stream silent for longer than its inactivity limit.
+      more = transfer_->ReadSome(&chunk_, Deadline::max());
     } catch (const internal::TransportError& e) {
       if (stopped_.load()) return false;
       throw ApiError(e.reason(), 0, std::string("watch stream: ") + e.what());
@@ -191,8 +179,9 @@ class HttpWatchStream final : public WatchStream {
     return true;
   }
 
-  const std::unique_ptr<internal::Connection> connection_;
-  const std::chrono::seconds inactivity_;
+  // Declared before transfer_: a Transfer's holder must hold its Transport, so it goes last.
+  const std::shared_ptr<internal::Transport> transport_;
+  const std::shared_ptr<internal::Transfer> transfer_;
   std::atomic<bool> stopped_{false};
   // Touched only by the thread calling Next().
   std::string chunk_;
@@ -200,20 +189,15 @@ class HttpWatchStream final : public WatchStream {
   bool eof_ = false;
 };
 
-// The Client over pkg/client's own HTTP/1.1 transport: one keep-alive pool for unary requests,
-// a dedicated connection per watch.
+// The Client over the libcurl transport: one multiplexed connection (HTTP/2) or a keep-alive
+// pool (HTTP/1.1) for every request and watch.
 class HttpClient final : public Client {
  public:
-  HttpClient(Config config, internal::Endpoint endpoint,
-             std::shared_ptr<const internal::TlsContext> tls)
+  HttpClient(Config config, std::shared_ptr<internal::Transport> transport)
       : config_(std::move(config)),
         limiter_(config_.qps, config_.burst),
-        tokens_(config_.bearer_token, config_.bearer_token_file),
-        pool_(std::move(endpoint), std::move(tls), kMaxIdleConnections) {
-    if (config_.user_agent.empty()) {
-      config_.user_agent = std::string("berth-scheduler/") + BerthVersion();
-    }
-  }
+        credentials_(config_),
+        transport_(std::move(transport)) {}
 
   nlohmann::json Get(const std::string& path) override {
     return ParseJsonBody(Execute("GET", "GET", path, nullptr, nullptr, true), "GET " + path);
@@ -252,7 +236,7 @@ class HttpClient final : public Client {
     if (type == PatchType::kStrategicMerge) content_type = "application/strategic-merge-patch+json";
     if (type == PatchType::kJson) content_type = "application/json-patch+json";
     const std::string encoded = body.dump();
-    return ParseJsonBody(Execute("PATCH", "PATCH", path, &encoded, content_type, true),
+    return ParseJsonBody(Execute("PATCH", "PATCH", path, &encoded, content_type, false),
                          "PATCH " + path);
   }
 
@@ -276,29 +260,39 @@ class HttpClient final : public Client {
         options.timeout_seconds > 0
             ? std::chrono::seconds(options.timeout_seconds) + kWatchTimeoutSlack
             : kUnboundedWatchInactivity;
-    const std::string request =
-        BuildRequest("GET", uri, nullptr, nullptr, AcceptFor(options.prefer_protobuf));
+    bool reauthenticated = false;
     for (int attempt = 1;; ++attempt) {
       limiter_.Accept();
       const auto start = std::chrono::steady_clock::now();
-      const auto deadline = start + config_.timeout;
+      const Deadline deadline = start + config_.timeout + kWaitSlack;
       int status = 0;
       bool not_sent = false;
       std::optional<ApiError> error;
+      const std::shared_ptr<const internal::Credentials> credentials = credentials_.Get();
       try {
-        std::unique_ptr<internal::Connection> connection = pool_.Dial(deadline);
-        connection->Send(request, deadline);
-        const internal::ResponseHead head = connection->ReadHead(deadline);
+        internal::Request request = NewRequest("GET", uri, nullptr, nullptr, true,
+                                               AcceptFor(options.prefer_protobuf), credentials);
+        request.stream = true;
+        // The stream lasts as long as the server keeps it open; only silence ends it early.
+        request.timeout = std::chrono::milliseconds(0);
+        request.inactivity = inactivity;
+        CancelOnExit transfer(transport_->Start(std::move(request)));
+        const internal::ResponseHead head = transfer->WaitHead(deadline);
         status = head.status;
         if (status == 200) {
           Observe("WATCH", status, start);
-          return std::make_unique<HttpWatchStream>(std::move(connection), inactivity,
+          return std::make_unique<HttpWatchStream>(transport_, transfer.Release(),
                                                    api::IsProtobufMediaType(head.content_type),
                                                    options.undecoded_protobuf_pods);
         }
         std::string body;
-        connection->ReadBody(&body, deadline);
+        transfer->ReadRest(&body, deadline);
         Observe("WATCH", status, start);
+        if (status == 401 && !reauthenticated &&
+            credentials_.RefreshAfterUnauthorized(credentials)) {
+          reauthenticated = true;
+          continue;
+        }
         error = ErrorFromReply(status, head, body);
       } catch (const internal::TransportError& e) {
         Observe("WATCH", status, start);
@@ -317,65 +311,74 @@ class HttpClient final : public Client {
     observer_ = std::move(shared);
   }
 
- private:
-  // More than the binding and event workers ever hold at once; client-go keeps 25.
-  static constexpr size_t kMaxIdleConnections = 32;
+  internal::TransportStats Stats() const { return transport_->Stats(); }
 
-  std::string BuildRequest(const char* method, const std::string& target, const std::string* body,
-                           const char* content_type, std::string_view accept = kAcceptJson) {
-    const std::string token = tokens_.Token();
-    std::string request;
-    request.reserve(256 + target.size() + token.size() + (body != nullptr ? body->size() : 0));
-    request.append(method).append(" ").append(target).append(" HTTP/1.1\r\nHost: ");
-    request.append(pool_.endpoint().host_header).append("\r\nUser-Agent: ");
-    request.append(config_.user_agent).append("\r\nAccept: ").append(accept).append("\r\n");
-    if (!token.empty()) request.append("Authorization: Bearer ").append(token).append("\r\n");
+ private:
+  internal::Request NewRequest(const char* method, const std::string& uri, const std::string* body,
+                               const char* content_type, bool idempotent, std::string_view accept,
+                               std::shared_ptr<const internal::Credentials> credentials) const {
+    internal::Request request;
+    request.method = method;
+    request.target = uri;
+    request.accept = std::string(accept);
     if (body != nullptr) {
-      request.append("Content-Type: ").append(content_type).append("\r\nContent-Length: ");
-      request.append(std::to_string(body->size())).append("\r\n\r\n").append(*body);
-    } else {
-      request.append("\r\n");
+      request.has_body = true;
+      request.body = *body;
+      request.content_type = content_type;
     }
+    request.replayable = idempotent;
+    request.credentials = std::move(credentials);
+    request.timeout = config_.timeout;
+    request.connect_timeout = config_.timeout;
     return request;
   }
 
   // Runs one request with retries; returns the 2xx response or throws ApiError. With `on_body`,
   // a 2xx body is handed to it as it arrives instead of returned, after its Content-Type was
-  // stored in `response_type` (when given); once any of it was, a failure is not retried.
+  // stored in `response_type` (when given); once any of it was, a failure is not retried. A 401
+  // answered to an exec plugin's credential runs the plugin again and repeats the request once.
   Reply Execute(const char* verb, const char* method, const std::string& uri,
                 const std::string* body, const char* content_type, bool idempotent,
                 const std::function<void(std::string_view)>* on_body = nullptr,
                 std::string_view accept = kAcceptJson, std::string* response_type = nullptr) {
     CheckTarget(uri);
     bool delivered = false;
+    bool reauthenticated = false;
     for (int attempt = 1;; ++attempt) {
       limiter_.Accept();
-      // Built per attempt: the token file may have rotated meanwhile.
-      const std::string request = BuildRequest(method, uri, body, content_type, accept);
       const auto start = std::chrono::steady_clock::now();
-      const auto deadline = start + config_.timeout;
+      const Deadline deadline = start + config_.timeout + kWaitSlack;
       int status = 0;
       bool not_sent = false;
       std::optional<ApiError> error;
+      // Fetched per attempt: a token file may have rotated, or an exec credential expired.
+      const std::shared_ptr<const internal::Credentials> credentials = credentials_.Get();
       try {
-        std::unique_ptr<internal::Connection> connection = pool_.Acquire(deadline);
-        connection->Send(request, deadline);
-        const internal::ResponseHead head = connection->ReadHead(deadline);
+        internal::Request request =
+            NewRequest(method, uri, body, content_type, idempotent, accept, credentials);
+        request.stream = on_body != nullptr;
+        CancelOnExit transfer(transport_->Start(std::move(request)));
+        const internal::ResponseHead head = transfer->WaitHead(deadline);
         status = head.status;
         std::string text;
-        if (on_body != nullptr && status >= 200 && status < 300) {
+        if (on_body != nullptr && IsSuccess(status)) {
           if (response_type != nullptr) *response_type = head.content_type;
-          while (connection->ReadBodySome(&text, deadline)) {
+          while (transfer->ReadSome(&text, deadline)) {
             delivered = true;
             (*on_body)(text);
             text.clear();
           }
         } else {
-          connection->ReadBody(&text, deadline);
+          transfer->ReadRest(&text, deadline);
         }
-        pool_.Release(std::move(connection));
         Observe(verb, status, start);
-        if (status >= 200 && status < 300) return Reply{status, std::move(text), head.content_type};
+        if (IsSuccess(status)) return Reply{status, std::move(text), head.content_type};
+        if (status == 401 && !reauthenticated &&
+            credentials_.RefreshAfterUnauthorized(credentials)) {
+          // The server rejected the credential before acting on the request: safe to repeat.
+          reauthenticated = true;
+          continue;
+        }
         error = ErrorFromReply(status, head, text);
       } catch (const internal::TransportError& e) {
         Observe(verb, status, start);
@@ -410,8 +413,8 @@ class HttpClient final : public Client {
 
   Config config_;
   RateLimiter limiter_;
-  TokenSource tokens_;
-  internal::ConnectionPool pool_;
+  internal::CredentialSource credentials_;
+  const std::shared_ptr<internal::Transport> transport_;
   std::mutex observer_mu_;
   std::shared_ptr<const RequestObserver> observer_;  // Guarded by observer_mu_.
 };
@@ -431,7 +434,14 @@ void StreamBuffer::Append(std::string_view data) {
 
 bool LineSplitter::NextLine(std::string* line) {
   const size_t newline = buffer_.find('\n', start_);
-  if (newline == std::string::npos) return false;
+  if (newline == std::string::npos) {
+    if (buffer_.size() - start_ > kMaxWatchLineBytes) {
+      throw ApiError(ErrorReason::kUnknown, 0,
+                     "watch: a line of more than " + std::to_string(kMaxWatchLineBytes >> 20) +
+                         " MiB; the stream is corrupt");
+    }
+    return false;
+  }
   size_t end = newline;
   if (end > start_ && buffer_[end - 1] == '\r') --end;
   line->assign(buffer_, start_, end - start_);
@@ -584,22 +594,59 @@ bool WatchEventDecoder::Finish(WatchEvent* event) {
   return true;
 }
 
-void SetTokenRefreshIntervalForTesting(std::chrono::nanoseconds interval) {
-  g_token_refresh_interval_ns.store(interval.count());
+TransportStats StatsOf(const Client& client) {
+  const auto* http = dynamic_cast<const HttpClient*>(&client);
+  return http != nullptr ? http->Stats() : TransportStats{};
 }
 
 }  // namespace internal
 
 std::shared_ptr<Client> NewClient(Config config) {
-  // Both throw ConfigError now, with a clear message, rather than on every connection attempt.
+  // Each of these throws ConfigError now, with a clear message, rather than on every request.
   internal::Endpoint endpoint = internal::ParseEndpoint(config);
   if (config.client_cert_pem.empty() != config.client_key_pem.empty()) {
     throw ConfigError("client: a client certificate needs its key and vice versa");
   }
-  auto tls = endpoint.tls ? std::make_shared<const internal::TlsContext>(config) : nullptr;
+  if (config.client_cert_file.empty() != config.client_key_file.empty()) {
+    throw ConfigError("client: a client certificate file needs its key file and vice versa");
+  }
+  if (config.exec && (!config.bearer_token.empty() || !config.bearer_token_file.empty() ||
+                      !config.client_cert_pem.empty())) {
+    throw ConfigError("client: " + config.exec->origin +
+                      ": an exec credential plugin cannot be combined with a token, a token "
+                      "file or a client certificate");
+  }
+  if (!config.ca_pem.empty()) {
+    if (const std::string problem = internal::CertificatesProblem(config.ca_pem);
+        !problem.empty()) {
+      throw ConfigError("client: unusable CA bundle: " + problem);
+    }
+  }
+  if (!config.client_cert_pem.empty()) {
+    if (const std::string problem =
+            internal::KeyPairProblem(config.client_cert_pem, config.client_key_pem);
+        !problem.empty()) {
+      throw ConfigError("client: unusable client certificate or key: " + problem);
+    }
+  }
+  if (config.user_agent.empty()) {
+    config.user_agent = std::string("berth-scheduler/") + BerthVersion();
+  }
+  internal::TransportOptions options;
+  options.ca_pem = config.ca_pem;
+  options.verify = !config.insecure_skip_tls_verify;
+  options.proxy = internal::ProxyFor(endpoint, config.proxy_url, [](const char* name) {
+    const char* value = std::getenv(name);
+    return std::string(value != nullptr ? value : "");
+  });
+  options.user_agent = config.user_agent;
   internal::IgnoreSigpipeOnce();
-  auto client =
-      std::make_shared<HttpClient>(std::move(config), std::move(endpoint), std::move(tls));
+  if (!options.proxy.empty()) {
+    spdlog::info("client: reaching {} through the proxy {}", endpoint.url,
+                 internal::RedactProxyUrl(options.proxy));
+  }
+  auto transport = internal::Transport::Create(std::move(endpoint), std::move(options));
+  auto client = std::make_shared<HttpClient>(std::move(config), std::move(transport));
   spdlog::debug("client: {}", client->config().Describe());
   return client;
 }

@@ -12,6 +12,7 @@
 #include <system_error>
 
 #include "pkg/client/client.h"
+#include "pkg/client/curl_transport.h"
 
 namespace berth::client::internal {
 
@@ -20,8 +21,6 @@ inline constexpr int kMaxAttempts = 5;
 inline constexpr std::chrono::milliseconds kBackoffBase{100};
 inline constexpr std::chrono::milliseconds kBackoffCap{5000};
 inline constexpr std::chrono::seconds kRetryAfterCap{30};
-// How long a token read from bearer_token_file is used before the file is read again.
-inline constexpr std::chrono::seconds kTokenRefreshInterval{60};
 
 // The bytes of a stream that arrives in arbitrarily split chunks and is consumed from the front,
 // record by record. Not thread-safe.
@@ -38,7 +37,7 @@ class StreamBuffer {
 class LineSplitter : public StreamBuffer {
  public:
   // Pops the next complete line without its "\n" (and a trailing "\r"); false when none is
-  // complete yet.
+  // complete yet. Throws ApiError when more than kMaxWatchLineBytes arrived without a newline.
   bool NextLine(std::string* line);
   // Bytes received after the last newline.
   std::string_view Pending() const;
@@ -80,9 +79,11 @@ class WatchEventDecoder {
   std::string record_;  // Reused, so a record does not cost an allocation.
 };
 
-// Far above any object the apiserver stores (etcd's default request limit is 1.5 MiB): a longer
-// frame means the stream is corrupt, and is not worth buffering.
+// Far above any object the apiserver stores (etcd's default request limit is 1.5 MiB, and a JSON
+// event is a few times its protobuf size at most): a longer frame or line means the stream is
+// corrupt or hostile, and is not worth buffering.
 inline constexpr size_t kMaxWatchFrameBytes = 64 << 20;
+inline constexpr size_t kMaxWatchLineBytes = 64 << 20;
 
 // Percent-encodes everything except RFC 3986 unreserved characters.
 std::string UrlEncode(std::string_view value);
@@ -103,11 +104,12 @@ std::optional<std::chrono::seconds> ParseRetryAfter(std::string_view value,
 // capped at kBackoffCap, scaled into [50%, 100%] by `jitter` in [0, 1].
 std::chrono::milliseconds BackoffDelay(int failed_attempts, const ApiError& error, double jitter);
 
-// Whether a failed attempt is worth repeating. Idempotent verbs (GET, LIST, WATCH, PATCH,
-// DELETE) retry every Transient() error. POST (create, binding) is not idempotent: it retries
-// only when the request provably never reached the server (`request_not_sent`: name resolution
-// or TCP connect failed) or when the server refused it before processing (429, 503); a timeout
-// or a reset after the request was written may have created the object already.
+// Whether a failed attempt is worth repeating. Idempotent verbs (GET, LIST, WATCH, PUT, DELETE)
+// retry every Transient() error. POST (create, binding) and PATCH (a JSON patch may append) are
+// not idempotent: they retry only when the request provably never reached the server
+// (`request_not_sent`: no connection or TLS session, or its body never handed to one) or when
+// the server refused it before processing (429, 503); a timeout or a reset after the request was
+// written may have applied it already.
 bool ShouldRetry(const ApiError& error, bool idempotent, bool request_not_sent);
 
 // Decodes one line of a watch stream ({"type":...,"object":...}); throws ApiError on bad input.
@@ -115,9 +117,6 @@ WatchEvent DecodeWatchEvent(std::string_view line);
 // Decodes one frame of a protobuf watch stream (see WatchOptions::undecoded_protobuf_pods);
 // throws ApiError on bad input.
 WatchEvent DecodeProtobufWatchEvent(std::string_view frame, bool undecoded_pods = false);
-
-// Overrides kTokenRefreshInterval for every client in the process (tests only).
-void SetTokenRefreshIntervalForTesting(std::chrono::nanoseconds interval);
 
 // Reads a whole file: false, with a reason fit for an error message, when it cannot.
 using FileReader =
@@ -130,6 +129,12 @@ Config LoadKubeconfigWith(const std::string& path, const std::string& context,
 // Decodes standard base64 (RFC 4648 section 4), ignoring ASCII whitespace; nullopt on any other
 // invalid input.
 std::optional<std::string> Base64Decode(std::string_view input);
+// Standard base64 with padding.
+std::string Base64Encode(std::string_view input);
+
+// What the client's transport counted (tests and diagnostics); zeros for a Client that is not
+// NewClient's.
+TransportStats StatsOf(const Client& client);
 
 }  // namespace berth::client::internal
 

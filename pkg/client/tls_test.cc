@@ -1,106 +1,31 @@
 // TLS against an HTTPS fake server whose CA and certificates are generated with the openssl CLI
 // at test time.
 
-#include <arpa/inet.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <openssl/ssl.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
-#include <atomic>
 #include <chrono>
-#include <cstdlib>
 #include <memory>
-#include <stdexcept>
 #include <string>
-#include <thread>
 
 #include "pkg/client/client.h"
+#include "pkg/client/credentials.h"
 #include "pkg/client/http_client.h"
 #include "test/testing/client_test_util.h"
-#include "test/testing/loopback.h"
 
 namespace berth::client {
 namespace {
 
 using ::berth::client::testing::FakeServer;
-using ::berth::client::testing::ReadAll;
+using ::berth::client::testing::LoopbackTcpServer;
+using ::berth::client::testing::MakePki;
+using ::berth::client::testing::Pki;
 using ::berth::client::testing::Reply;
+using ::berth::client::testing::ServeWith;
 using ::berth::client::testing::TempDir;
 using ::testing::HasSubstr;
-
-// Certificates shared by every test in the suite.
-struct Pki {
-  TempDir dir;
-  std::string ca;           // Signs server, name-only and client.
-  std::string other_ca;     // Unrelated self-signed CA.
-  std::string server_cert;  // SANs 127.0.0.1 and localhost.
-  std::string server_key;
-  std::string name_only_cert;  // SAN DNS:berth.test only.
-  std::string name_only_key;
-  std::string client_cert;
-  std::string client_key;
-};
-
-bool Run(const std::string& command) {
-  return std::system((command + " >/dev/null 2>&1").c_str()) == 0;
-}
-
-std::unique_ptr<Pki> MakePki() {
-  auto pki = std::make_unique<Pki>();
-  const std::string d = pki->dir.path();
-  const std::string key = "-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
-  pki->dir.Write("server.ext",
-                 "subjectAltName=IP:127.0.0.1,DNS:localhost\n"
-                 "extendedKeyUsage=serverAuth\n");
-  pki->dir.Write("name.ext", "subjectAltName=DNS:berth.test\nextendedKeyUsage=serverAuth\n");
-  pki->dir.Write("client.ext", "extendedKeyUsage=clientAuth\n");
-  const bool ok =
-      Run("openssl req -x509 " + key + " -keyout " + d + "/ca.key -out " + d +
-          "/ca.crt -days 2 -subj /CN=berth-test-ca") &&
-      Run("openssl req -x509 " + key + " -keyout " + d + "/other.key -out " + d +
-          "/other.crt -days 2 -subj /CN=berth-other-ca") &&
-      Run("openssl req " + key + " -keyout " + d + "/server.key -out " + d +
-          "/server.csr -subj /CN=127.0.0.1") &&
-      Run("openssl x509 -req -in " + d + "/server.csr -CA " + d + "/ca.crt -CAkey " + d +
-          "/ca.key -CAcreateserial -days 2 -extfile " + d + "/server.ext -out " + d +
-          "/server.crt") &&
-      Run("openssl req " + key + " -keyout " + d + "/name.key -out " + d +
-          "/name.csr -subj /CN=berth.test") &&
-      Run("openssl x509 -req -in " + d + "/name.csr -CA " + d + "/ca.crt -CAkey " + d +
-          "/ca.key -CAcreateserial -days 2 -extfile " + d + "/name.ext -out " + d + "/name.crt") &&
-      Run("openssl req " + key + " -keyout " + d + "/client.key -out " + d +
-          "/client.csr -subj /CN=berth-client") &&
-      Run("openssl x509 -req -in " + d + "/client.csr -CA " + d + "/ca.crt -CAkey " + d +
-          "/ca.key -CAcreateserial -days 2 -extfile " + d + "/client.ext -out " + d +
-          "/client.crt");
-  if (!ok) return nullptr;
-  pki->ca = ReadAll(d + "/ca.crt");
-  pki->other_ca = ReadAll(d + "/other.crt");
-  pki->server_cert = ReadAll(d + "/server.crt");
-  pki->server_key = ReadAll(d + "/server.key");
-  pki->name_only_cert = ReadAll(d + "/name.crt");
-  pki->name_only_key = ReadAll(d + "/name.key");
-  pki->client_cert = ReadAll(d + "/client.crt");
-  pki->client_key = ReadAll(d + "/client.key");
-  return pki;
-}
-
-FakeServer::SslSetup ServeWith(const std::string& cert, const std::string& key,
-                               const std::string& client_ca = "") {
-  return [cert, key, client_ca](boost::asio::ssl::context& ctx) {
-    ctx.set_options(boost::asio::ssl::context::default_workarounds);
-    ctx.use_certificate_chain(boost::asio::buffer(cert));
-    ctx.use_private_key(boost::asio::buffer(key), boost::asio::ssl::context::pem);
-    if (!client_ca.empty()) {
-      ctx.add_certificate_authority(boost::asio::buffer(client_ca));
-      ctx.set_verify_mode(boost::asio::ssl::verify_peer |
-                          boost::asio::ssl::verify_fail_if_no_peer_cert);
-    }
-  };
-}
 
 void ReplyOk(int, web::http::http_request request) { Reply(request, 200, R"({"kind":"Ok"})"); }
 
@@ -214,6 +139,31 @@ TEST_F(TlsFakeServerTest, ClientCertificateIsPresented) {
   }
 }
 
+TEST_F(TlsFakeServerTest, RotatedClientCertificateFilesAreReadAgain) {
+  FakeServer server(ReplyOk, ServeWith(pki_->server_cert, pki_->server_key, pki_->ca));
+  TempDir dir;
+  // The files start with a certificate the server does not trust...
+  Config config = ConfigFor(server);
+  config.ca_pem = pki_->ca;
+  config.client_cert_pem = pki_->other_ca;
+  config.client_key_pem = pki_->other_ca_key;
+  config.client_cert_file = dir.Write("client.crt", pki_->other_ca);
+  config.client_key_file = dir.Write("client.key", pki_->other_ca_key);
+  internal::SetCredentialFileRefreshIntervalForTesting(std::chrono::nanoseconds(0));
+  auto client = NewClient(config);
+  try {
+    client->Get("/version");
+    ADD_FAILURE() << "the server accepted a certificate of another CA";
+  } catch (const ApiError& e) {
+    EXPECT_EQ(e.reason(), ErrorReason::kTLS) << e.what();
+  }
+  // ...then rotate to one it trusts: the next connection presents it.
+  dir.Write("client.key", pki_->client_key);
+  dir.Write("client.crt", pki_->client_cert);
+  EXPECT_EQ(client->Get("/version")["kind"], "Ok");
+  internal::SetCredentialFileRefreshIntervalForTesting(internal::kCredentialFileRefreshInterval);
+}
+
 TEST_F(TlsFakeServerTest, UnusableKeyMaterialIsAConfigError) {
   Config config;
   config.server = "https://127.0.0.1:1";
@@ -230,52 +180,22 @@ TEST_F(TlsFakeServerTest, UnusableKeyMaterialIsAConfigError) {
   EXPECT_THROW(NewClient(config), ConfigError);
 }
 
-// Accepts every connection and closes it at once, before any TLS byte, with an orderly close or
-// a reset: what a load balancer does while none of its backends is up.
-class DroppingServer {
- public:
-  explicit DroppingServer(bool reset) {
-    const berth::testing::LoopbackListener listener =
-        berth::testing::ListenOnLoopback("DroppingServer");
-    listen_fd_ = listener.fd;
-    url_ = "https://127.0.0.1:" + std::to_string(listener.port);
-    acceptor_ = std::thread([this, reset] {
-      for (;;) {
-        const int fd = accept(listen_fd_, nullptr, nullptr);
-        if (fd < 0) return;
-        accepted_++;
-        if (reset) {
-          const linger abort{1, 0};
-          setsockopt(fd, SOL_SOCKET, SO_LINGER, &abort, sizeof(abort));
-        }
-        close(fd);
-      }
-    });
-  }
-  ~DroppingServer() {
-    shutdown(listen_fd_, SHUT_RDWR);
-    acceptor_.join();
-    close(listen_fd_);
-  }
-
-  const std::string& url() const { return url_; }
-  int accepted() const { return accepted_.load(); }
-
- private:
-  int listen_fd_ = -1;
-  std::string url_;
-  std::atomic<int> accepted_{0};
-  std::thread acceptor_;
-};
-
-// The connection failed, not TLS: retried like any dropped connection, for a POST too (nothing
-// was sent), where a certificate problem is reported at once.
+// Accepts every connection and closes it at once, before any TLS byte, with an orderly close or a
+// reset: what a load balancer does while none of its backends is up. The connection failed, not
+// TLS, so it is retried like any dropped connection, for a POST too (nothing was sent), where a
+// certificate problem is reported at once.
 TEST(TlsHandshakeTest, AConnectionClosedDuringTheHandshakeIsATransportErrorAndRetried) {
   for (const bool reset : {false, true}) {
     SCOPED_TRACE(reset ? "reset" : "closed");
-    DroppingServer server(reset);
+    LoopbackTcpServer server([reset](int fd, int) {
+      if (reset) {
+        const linger abort{1, 0};
+        setsockopt(fd, SOL_SOCKET, SO_LINGER, &abort, sizeof(abort));
+      }
+    });
+    const std::string url = "https://127.0.0.1:" + std::to_string(server.port());
     Config config;
-    config.server = server.url();
+    config.server = url;
     config.qps = 0;
     config.timeout = std::chrono::seconds(10);
     auto client = NewClient(config);
@@ -289,9 +209,9 @@ TEST(TlsHandshakeTest, AConnectionClosedDuringTheHandshakeIsATransportErrorAndRe
       if (!reset) {
         EXPECT_THAT(e.what(), HasSubstr("closed during the TLS handshake"));
       }
-      EXPECT_THAT(e.what(), HasSubstr(server.url()));
+      EXPECT_THAT(e.what(), HasSubstr(url));
     }
-    EXPECT_EQ(server.accepted(), internal::kMaxAttempts);
+    EXPECT_EQ(server.connections(), internal::kMaxAttempts);
   }
 }
 

@@ -11,8 +11,8 @@
 #include <string_view>
 
 #include "pkg/client/client.h"
+#include "pkg/client/curl_transport.h"
 #include "pkg/client/http_client.h"
-#include "pkg/client/transport.h"
 #include "test/fuzz/fuzz.h"
 
 namespace berth::fuzz {
@@ -34,6 +34,9 @@ void CheckLoaded(const client::Config& config) {
   for (std::string* secret :
        {&masked.bearer_token, &masked.client_key_pem, &masked.client_cert_pem, &masked.ca_pem}) {
     if (!secret->empty()) *secret = "masked";
+  }
+  if (masked.exec) {
+    for (auto& [name, value] : masked.exec->env) value = "masked";
   }
   Require(masked.Describe() == config.Describe(), "Describe() shows no secret");
 }

@@ -2,12 +2,16 @@
 #define BERTH_TEST_TESTING_CLIENT_TEST_UTIL_H_
 
 // Helpers for the pkg/client unit tests: temporary directories, environment overrides and a
-// scriptable HTTP(S) server built on cpprestsdk's http_listener.
+// scriptable HTTP(S) server built on cpprestsdk's http_listener, and a test PKI.
 
+#include <arpa/inet.h>
 #include <cpprest/http_listener.h>
 #include <cpprest/producerconsumerstream.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <boost/asio/ssl.hpp>
 #include <chrono>
 #include <cstdlib>
@@ -22,7 +26,10 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
+
+#include "test/testing/loopback.h"
 
 namespace berth::client::testing {
 
@@ -60,6 +67,15 @@ class TempDir {
   std::string path_;
 };
 
+// Writes a /bin/sh script named `name` in `dir`, executable, and returns its path.
+inline std::string WriteShellScript(const TempDir& dir, const std::string& name,
+                                    const std::string& body) {
+  std::string path = dir.Write(name, "#!/bin/sh\n" + body);
+  std::filesystem::permissions(path, std::filesystem::perms::owner_all,
+                               std::filesystem::perm_options::add);
+  return path;
+}
+
 inline std::string ReadAll(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::ostringstream buf;
@@ -91,6 +107,96 @@ class ScopedEnv {
  private:
   std::string name_;
   std::optional<std::string> old_;
+};
+
+// A TCP listener on 127.0.0.1 that runs `serve(fd, index)` on a thread of its own for each
+// connection it accepts (`index` counts them from 0) and closes the connection once that returns.
+// Destruction shuts every connection (and every socket handed to Track) down and joins the
+// threads, so a handler blocked in recv returns.
+class LoopbackTcpServer {
+ public:
+  using Serve = std::function<void(int fd, int index)>;
+
+  explicit LoopbackTcpServer(Serve serve) : serve_(std::move(serve)) {
+    const berth::testing::LoopbackListener listener =
+        berth::testing::ListenOnLoopback("LoopbackTcpServer");
+    listen_fd_ = listener.fd;
+    port_ = listener.port;
+    acceptor_ = std::thread([this] { AcceptLoop(); });
+  }
+
+  ~LoopbackTcpServer() {
+    shutdown(listen_fd_, SHUT_RDWR);
+    close(listen_fd_);
+    acceptor_.join();
+    std::vector<std::thread> handlers;
+    {
+      // Handlers take mu_ to close their sockets, so they are joined without it.
+      std::lock_guard<std::mutex> lock(mu_);
+      for (const int fd : open_) shutdown(fd, SHUT_RDWR);
+      handlers.swap(handlers_);
+    }
+    for (std::thread& t : handlers) t.join();
+  }
+
+  LoopbackTcpServer(const LoopbackTcpServer&) = delete;
+  LoopbackTcpServer& operator=(const LoopbackTcpServer&) = delete;
+
+  int port() const { return port_; }
+  int connections() const { return connections_.load(); }
+
+  // Another socket of a handler's (an upstream connection), shut down at destruction too.
+  void Track(int fd) {
+    std::lock_guard<std::mutex> lock(mu_);
+    open_.push_back(fd);
+  }
+  // Closes a socket accepted here or given to Track.
+  void Close(int fd) {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::erase(open_, fd);
+    close(fd);
+  }
+
+  static sockaddr_in Loopback(int port) {
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    return addr;
+  }
+
+  static bool SendAll(int fd, const std::string& data) {
+    for (size_t sent = 0; sent < data.size();) {
+      const ssize_t n = send(fd, data.data() + sent, data.size() - sent, MSG_NOSIGNAL);
+      if (n <= 0) return false;
+      sent += static_cast<size_t>(n);
+    }
+    return true;
+  }
+
+ private:
+  void AcceptLoop() {
+    for (int index = 0;; ++index) {
+      const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+      if (fd < 0) return;
+      connections_.fetch_add(1);
+      std::lock_guard<std::mutex> lock(mu_);
+      open_.push_back(fd);
+      handlers_.emplace_back([this, fd, index] {
+        serve_(fd, index);
+        Close(fd);
+      });
+    }
+  }
+
+  Serve serve_;
+  int listen_fd_ = -1;
+  int port_ = 0;
+  std::atomic<int> connections_{0};
+  std::thread acceptor_;
+  std::mutex mu_;
+  std::vector<int> open_;              // Guarded by mu_.
+  std::vector<std::thread> handlers_;  // Guarded by mu_.
 };
 
 // What the fake server saw of one request.
@@ -193,6 +299,83 @@ inline void Reply(web::http::http_request& request, int status, const std::strin
   for (const auto& [name, value] : headers) response.headers().add(name, value);
   response.set_body(body, "application/json");
   request.reply(response).wait();
+}
+
+// A test PKI generated with the openssl CLI: a CA, server and client certificates.
+// Certificates shared by every test in the suite.
+struct Pki {
+  TempDir dir;
+  std::string ca;        // Signs server, name-only and client.
+  std::string other_ca;  // Unrelated self-signed CA.
+  std::string other_ca_key;
+  std::string server_cert;  // SANs 127.0.0.1 and localhost.
+  std::string server_key;
+  std::string name_only_cert;  // SAN DNS:berth.test only.
+  std::string name_only_key;
+  std::string client_cert;
+  std::string client_key;
+};
+
+inline bool RunQuietly(const std::string& command) {
+  return std::system((command + " >/dev/null 2>&1").c_str()) == 0;
+}
+
+// Null when the openssl CLI cannot generate them.
+inline std::unique_ptr<Pki> MakePki() {
+  auto pki = std::make_unique<Pki>();
+  const std::string d = pki->dir.path();
+  const std::string key = "-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
+  pki->dir.Write("server.ext",
+                 "subjectAltName=IP:127.0.0.1,DNS:localhost\n"
+                 "extendedKeyUsage=serverAuth\n");
+  pki->dir.Write("name.ext", "subjectAltName=DNS:berth.test\nextendedKeyUsage=serverAuth\n");
+  pki->dir.Write("client.ext", "extendedKeyUsage=clientAuth\n");
+  const bool ok = RunQuietly("openssl req -x509 " + key + " -keyout " + d + "/ca.key -out " + d +
+                             "/ca.crt -days 2 -subj /CN=berth-test-ca") &&
+                  RunQuietly("openssl req -x509 " + key + " -keyout " + d + "/other.key -out " + d +
+                             "/other.crt -days 2 -subj /CN=berth-other-ca") &&
+                  RunQuietly("openssl req " + key + " -keyout " + d + "/server.key -out " + d +
+                             "/server.csr -subj /CN=127.0.0.1") &&
+                  RunQuietly("openssl x509 -req -in " + d + "/server.csr -CA " + d +
+                             "/ca.crt -CAkey " + d + "/ca.key -CAcreateserial -days 2 -extfile " +
+                             d + "/server.ext -out " + d + "/server.crt") &&
+                  RunQuietly("openssl req " + key + " -keyout " + d + "/name.key -out " + d +
+                             "/name.csr -subj /CN=berth.test") &&
+                  RunQuietly("openssl x509 -req -in " + d + "/name.csr -CA " + d +
+                             "/ca.crt -CAkey " + d + "/ca.key -CAcreateserial -days 2 -extfile " +
+                             d + "/name.ext -out " + d + "/name.crt") &&
+                  RunQuietly("openssl req " + key + " -keyout " + d + "/client.key -out " + d +
+                             "/client.csr -subj /CN=berth-client") &&
+                  RunQuietly("openssl x509 -req -in " + d + "/client.csr -CA " + d +
+                             "/ca.crt -CAkey " + d + "/ca.key -CAcreateserial -days 2 -extfile " +
+                             d + "/client.ext -out " + d + "/client.crt");
+  if (!ok) return nullptr;
+  pki->ca = ReadAll(d + "/ca.crt");
+  pki->other_ca = ReadAll(d + "/other.crt");
+  pki->other_ca_key = ReadAll(d + "/other.key");
+  pki->server_cert = ReadAll(d + "/server.crt");
+  pki->server_key = ReadAll(d + "/server.key");
+  pki->name_only_cert = ReadAll(d + "/name.crt");
+  pki->name_only_key = ReadAll(d + "/name.key");
+  pki->client_cert = ReadAll(d + "/client.crt");
+  pki->client_key = ReadAll(d + "/client.key");
+  return pki;
+}
+
+// An HTTPS FakeServer's TLS setup: `cert` and `key`, and client certificates signed by
+// `client_ca` required when it is given.
+inline FakeServer::SslSetup ServeWith(const std::string& cert, const std::string& key,
+                                      const std::string& client_ca = "") {
+  return [cert, key, client_ca](boost::asio::ssl::context& ctx) {
+    ctx.set_options(boost::asio::ssl::context::default_workarounds);
+    ctx.use_certificate_chain(boost::asio::buffer(cert));
+    ctx.use_private_key(boost::asio::buffer(key), boost::asio::ssl::context::pem);
+    if (!client_ca.empty()) {
+      ctx.add_certificate_authority(boost::asio::buffer(client_ca));
+      ctx.set_verify_mode(boost::asio::ssl::verify_peer |
+                          boost::asio::ssl::verify_fail_if_no_peer_cert);
+    }
+  };
 }
 
 }  // namespace berth::client::testing

@@ -249,10 +249,11 @@ const Workload& FindWorkload(const std::string& name) {
   std::exit(2);
 }
 
-// The kube-scheduler profile equivalent to Berth's defaults: the same plugins and weights, every
-// other default plugin (volume, preemption, DRA, ...) disabled. A workload whose plugin Berth's
-// defaults lack still gets it, at upstream's default weight, so that kube-scheduler honours the
-// constraints the workload is about.
+// The kube-scheduler profile equivalent to Berth's defaults: the same plugins and weights
+// (upstream's PrioritySort in place of Coscheduling, which kube-scheduler lacks), every other
+// default plugin (DRA, ...) disabled. A workload whose plugin Berth's defaults lack still gets it,
+// at upstream's default weight, so that kube-scheduler honours the constraints the workload is
+// about.
 std::string KubeSchedulerConfig(const std::string& kubeconfig, const std::string& name,
                                 const Flags& flags) {
   std::ostringstream out;
@@ -263,6 +264,11 @@ std::string KubeSchedulerConfig(const std::string& kubeconfig, const std::string
   const std::string& plugin = FindWorkload(flags.workload).plugin;
   bool has_plugin = plugin.empty();
   for (const auto& ref : config::DefaultPlugins().multi_point.enabled) {
+    if (ref.name == "Coscheduling") {
+      // Not in kube-scheduler; outside gangs (none here) its order is PrioritySort's.
+      out << "      - name: PrioritySort\n";
+      continue;
+    }
     out << "      - name: " << ref.name << "\n";
     if (ref.weight) out << "        weight: " << ref.weight << "\n";
     has_plugin = has_plugin || ref.name == plugin;

@@ -1,7 +1,7 @@
-// The HTTP/1.1 transport against a hand-written raw TCP server that sends byte-exact replies: the
-// framing edge cases and connection faults (bodies split at awkward places, idle keep-alive
-// connections closed by the server, truncated bodies, garbage) that a real apiserver will not
-// produce on demand.
+// The client against a hand-written raw TCP fake server that sends byte-exact HTTP/1.1 replies:
+// the framing edge cases and connection faults (bodies split at awkward places, keep-alive
+// connections closed by the server, truncated bodies, conflicting or oversized headers, garbage)
+// that a real apiserver will not produce on demand.
 
 #include <arpa/inet.h>
 #include <gmock/gmock.h>
@@ -19,7 +19,9 @@
 #include <vector>
 
 #include "pkg/client/client.h"
+#include "pkg/client/curl_transport.h"
 #include "pkg/client/http_client.h"
+#include "test/testing/client_test_util.h"
 #include "test/testing/proto_writer.h"
 
 namespace berth::client {
@@ -27,76 +29,39 @@ namespace {
 
 using ::testing::HasSubstr;
 
-// One scripted connection: reads requests and answers each with the bytes `respond` returns
+// Scripted connections: each reads requests and answers each with the bytes `respond` returns
 // for (connection index, request index on it, request text); an empty answer closes the
-// connection without replying.
+// connection without replying, and "CLOSE:" before an answer closes it after sending it.
 class RawServer {
  public:
   using Responder = std::function<std::string(int connection, int request, const std::string&)>;
 
-  explicit RawServer(Responder respond) : respond_(std::move(respond)) {
-    listen_fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    addr.sin_port = 0;
-    if (bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-        listen(listen_fd_, 16) != 0) {
-      throw std::runtime_error("RawServer: cannot listen");
-    }
-    socklen_t length = sizeof(addr);
-    getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &length);
-    url_ = "http://127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
-    acceptor_ = std::thread([this] { AcceptLoop(); });
-  }
-
-  ~RawServer() {
-    stopping_.store(true);
-    shutdown(listen_fd_, SHUT_RDWR);
-    close(listen_fd_);
-    acceptor_.join();
-    std::vector<std::thread> handlers;
-    {
-      // Handlers take mu_ to close their socket, so they are joined without it.
-      std::lock_guard<std::mutex> lock(mu_);
-      for (const int fd : open_) shutdown(fd, SHUT_RDWR);
-      handlers.swap(handlers_);
-    }
-    for (std::thread& t : handlers) t.join();
-  }
+  explicit RawServer(Responder respond)
+      : respond_(std::move(respond)),
+        listener_([this](int fd, int connection) { Serve(fd, connection); }),
+        url_("http://127.0.0.1:" + std::to_string(listener_.port())) {}
 
   const std::string& url() const { return url_; }
-  int connections() const { return connections_.load(); }
+  int connections() const { return listener_.connections(); }
   std::vector<std::string> requests() {
     std::lock_guard<std::mutex> lock(mu_);
     return requests_;
   }
 
  private:
-  void AcceptLoop() {
-    for (int index = 0; !stopping_.load(); ++index) {
-      const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-      if (fd < 0) return;
-      connections_.fetch_add(1);
-      std::lock_guard<std::mutex> lock(mu_);
-      open_.push_back(fd);
-      handlers_.emplace_back([this, fd, index] { Serve(fd, index); });
-    }
-  }
-
   void Serve(int fd, int connection) {
     std::string in;
     for (int request = 0;; ++request) {
       size_t end;
       while ((end = in.find("\r\n\r\n")) == std::string::npos) {
-        if (!Read(fd, &in)) return Close(fd);
+        if (!Read(fd, &in)) return;
       }
       size_t length = 0;
       if (const size_t at = in.find("Content-Length: "); at != std::string::npos && at < end) {
         length = std::stoul(in.substr(at + 16));
       }
       while (in.size() < end + 4 + length) {
-        if (!Read(fd, &in)) return Close(fd);
+        if (!Read(fd, &in)) return;
       }
       const std::string text = in.substr(0, end + 4 + length);
       in.erase(0, end + 4 + length);
@@ -104,9 +69,11 @@ class RawServer {
         std::lock_guard<std::mutex> lock(mu_);
         requests_.push_back(text);
       }
-      const std::string reply = respond_(connection, request, text);
-      if (reply.empty()) return Close(fd);
-      if (send(fd, reply.data(), reply.size(), MSG_NOSIGNAL) < 0) return Close(fd);
+      std::string reply = respond_(connection, request, text);
+      if (reply.empty()) return;
+      const bool close_after = reply.rfind("CLOSE:", 0) == 0;
+      if (close_after) reply.erase(0, 6);
+      if (!client::testing::LoopbackTcpServer::SendAll(fd, reply) || close_after) return;
     }
   }
 
@@ -118,22 +85,12 @@ class RawServer {
     return true;
   }
 
-  void Close(int fd) {
-    std::lock_guard<std::mutex> lock(mu_);
-    std::erase(open_, fd);
-    close(fd);
-  }
-
   Responder respond_;
-  int listen_fd_;
-  std::string url_;
-  std::atomic<bool> stopping_{false};
-  std::atomic<int> connections_{0};
-  std::thread acceptor_;
   std::mutex mu_;
-  std::vector<int> open_;              // Guarded by mu_.
-  std::vector<std::thread> handlers_;  // Guarded by mu_.
   std::vector<std::string> requests_;  // Guarded by mu_.
+  // Last but the URL: its handlers use everything above, and stop when it goes.
+  client::testing::LoopbackTcpServer listener_;
+  const std::string url_;
 };
 
 std::string Ok(const std::string& body) {
@@ -163,7 +120,7 @@ Config ConfigFor(const RawServer& server) {
   return config;
 }
 
-TEST(TransportFaultInjectionTest, ChunkedBodyWithExtensionsAndTrailersIsReassembled) {
+TEST(RawFakeServerTest, ChunkedBodyWithExtensionsAndTrailersIsReassembled) {
   RawServer server([](int, int, const std::string&) {
     return std::string(
         "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
@@ -181,7 +138,7 @@ TEST(TransportFaultInjectionTest, ChunkedBodyWithExtensionsAndTrailersIsReassemb
   EXPECT_EQ(server.connections(), 1);
 }
 
-TEST(TransportFaultInjectionTest, KeepAliveReusesOneConnectionAndHonoursConnectionClose) {
+TEST(RawFakeServerTest, KeepAliveReusesOneConnectionAndHonoursConnectionClose) {
   RawServer server([](int, int request, const std::string&) {
     if (request == 1) {
       return std::string("HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\n{}");
@@ -198,21 +155,53 @@ TEST(TransportFaultInjectionTest, KeepAliveReusesOneConnectionAndHonoursConnecti
   EXPECT_THAT(requests[0], HasSubstr("GET /a HTTP/1.1\r\nHost: 127.0.0.1:"));
 }
 
-TEST(TransportFaultInjectionTest, PostOnIdleConnectionTheServerDroppedIsSentAgainOnANewOne) {
-  // Connection 0 answers once, then closes silently when the next request arrives: the classic
-  // keep-alive race. The POST never reached a handler, so it is repeated on a new connection.
+TEST(RawFakeServerTest, PostOnAReusedConnectionClosedWithoutAResponseIsNotSentAgain) {
+  // Connection 0 answers once, then reads the next request and closes without a word. The server
+  // may have bound the pod before it went away, so the POST must not be replayed.
   RawServer server([](int connection, int request, const std::string&) {
     if (connection == 0 && request == 1) return std::string();
     return Ok(R"({"kind":"Status","status":"Success"})");
   });
   auto client = NewClient(ConfigFor(server));
   client->Get("/version");
-  EXPECT_EQ(client->PostRaw("/api/v1/namespaces/d/pods/p/binding", R"({"kind":"Binding"})"),
-            R"({"kind":"Status","status":"Success"})");
+  try {
+    client->PostRaw("/api/v1/namespaces/d/pods/p/binding", R"({"kind":"Binding"})");
+    FAIL() << "expected ApiError";
+  } catch (const ApiError& e) {
+    EXPECT_EQ(e.reason(), ErrorReason::kTransport);
+    EXPECT_THAT(e.what(), HasSubstr("not sent again"));
+  }
+  EXPECT_EQ(server.requests().size(), 2u) << "the POST was replayed";
+}
+
+TEST(RawFakeServerTest, GetOnAReusedConnectionClosedWithoutAResponseIsSentAgain) {
+  RawServer server([](int connection, int request, const std::string&) {
+    if (connection == 0 && request == 1) return std::string();
+    return Ok(R"({"kind":"Pod"})");
+  });
+  auto client = NewClient(ConfigFor(server));
+  client->Get("/version");
+  EXPECT_EQ(client->Get("/api/v1/namespaces/d/pods/p")["kind"], "Pod");
   EXPECT_EQ(server.connections(), 2);
 }
 
-TEST(TransportFaultInjectionTest, PostWhoseResponseIsCutMidBodyIsNotRepeated) {
+TEST(RawFakeServerTest, PostWhoseConnectionClosesMidResponseIsNotRepeated) {
+  RawServer server([](int, int, const std::string&) {
+    // Promises 100 bytes, sends a few, then closes.
+    return std::string("CLOSE:HTTP/1.1 201 Created\r\nContent-Length: 100\r\n\r\n{\"kind\"");
+  });
+  auto client = NewClient(ConfigFor(server));
+  try {
+    client->PostRaw("/api/v1/namespaces/d/pods/p/binding", R"({"kind":"Binding"})");
+    FAIL() << "expected ApiError";
+  } catch (const ApiError& e) {
+    EXPECT_EQ(e.reason(), ErrorReason::kTransport) << e.what();
+    EXPECT_THAT(e.what(), HasSubstr("ended early"));
+  }
+  EXPECT_EQ(server.requests().size(), 1u) << "a POST the server received must not be repeated";
+}
+
+TEST(RawFakeServerTest, PostWhoseResponseIsCutMidBodyIsNotRepeated) {
   RawServer server([](int, int, const std::string&) {
     // Promises 100 bytes, sends 10, then goes silent until the client gives up.
     return std::string("HTTP/1.1 500 Internal\r\nContent-Length: 100\r\n\r\n0123456789");
@@ -231,7 +220,7 @@ TEST(TransportFaultInjectionTest, PostWhoseResponseIsCutMidBodyIsNotRepeated) {
   EXPECT_EQ(server.requests().size(), 1u) << "a POST the server received must not be repeated";
 }
 
-TEST(TransportFaultInjectionTest, StreamedListHandsOverTheChunkedBodyAndReusesTheConnection) {
+TEST(RawFakeServerTest, StreamedListHandsOverTheChunkedBodyAndReusesTheConnection) {
   const std::string body = R"({"kind":"PodList","metadata":{},"items":[{"a":1},{"b":2}]})";
   RawServer server([&](int, int, const std::string&) { return ChunkedOk(body, 9); });
   auto client = NewClient(ConfigFor(server));
@@ -243,7 +232,7 @@ TEST(TransportFaultInjectionTest, StreamedListHandsOverTheChunkedBodyAndReusesTh
   EXPECT_EQ(server.connections(), 1);
 }
 
-TEST(TransportFaultInjectionTest, StreamedListCutAfterItsFirstBytesIsNotRepeated) {
+TEST(RawFakeServerTest, StreamedListCutAfterItsFirstBytesIsNotRepeated) {
   RawServer server([](int, int, const std::string&) {
     // Promises 100 bytes, sends 10, then goes silent until the client gives up.
     return std::string("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{\"items\":[");
@@ -265,7 +254,7 @@ TEST(TransportFaultInjectionTest, StreamedListCutAfterItsFirstBytesIsNotRepeated
   EXPECT_EQ(server.requests().size(), 1u);
 }
 
-TEST(TransportFaultInjectionTest, StreamedListErrorStatusIsThrownWithoutHandingOverTheBody) {
+TEST(RawFakeServerTest, StreamedListErrorStatusIsThrownWithoutHandingOverTheBody) {
   RawServer server([](int, int, const std::string&) {
     const std::string status =
         R"({"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Forbidden",)"
@@ -286,7 +275,7 @@ TEST(TransportFaultInjectionTest, StreamedListErrorStatusIsThrownWithoutHandingO
   EXPECT_FALSE(called);
 }
 
-TEST(TransportFaultInjectionTest, GarbageStatusLineIsATransportErrorNamingTheServer) {
+TEST(RawFakeServerTest, GarbageStatusLineIsATransportErrorNamingTheServer) {
   RawServer server(
       [](int, int, const std::string&) { return std::string("SSH-2.0-OpenSSH\r\n\r\n"); });
   Config config = ConfigFor(server);
@@ -302,14 +291,14 @@ TEST(TransportFaultInjectionTest, GarbageStatusLineIsATransportErrorNamingTheSer
   EXPECT_EQ(server.requests().size(), static_cast<size_t>(internal::kMaxAttempts));
 }
 
-TEST(TransportFaultInjectionTest, InterimContinueResponseIsSkipped) {
+TEST(RawFakeServerTest, InterimContinueResponseIsSkipped) {
   RawServer server([](int, int, const std::string&) {
     return "HTTP/1.1 100 Continue\r\n\r\n" + Ok(R"({"kind":"Pod"})");
   });
   EXPECT_EQ(NewClient(ConfigFor(server))->Get("/x")["kind"], "Pod");
 }
 
-TEST(TransportFaultInjectionTest, WatchOverChunksSplitInsideEventsAndSizes) {
+TEST(RawFakeServerTest, WatchOverChunksSplitInsideEventsAndSizes) {
   // Each event is cut across chunk boundaries; the stream then ends with the zero chunk.
   RawServer server([](int, int, const std::string&) {
     const std::string a = R"({"type":"ADDED","object":{"kind":"Pod","metadata":{"name":"a"}}})";
@@ -330,12 +319,13 @@ TEST(TransportFaultInjectionTest, WatchOverChunksSplitInsideEventsAndSizes) {
   EXPECT_THAT(requests[0], HasSubstr("GET /api/v1/pods?watch=1&allowWatchBookmarks=true"));
 }
 
-TEST(TransportFaultInjectionTest, ProtobufWatchFramesSplitAcrossChunksThenACutFrameIsAnError) {
+TEST(RawFakeServerTest, ProtobufWatchFramesSplitAcrossChunksThenACutFrameIsAnError) {
   const auto event = [](std::string_view type, std::string_view name) {
-    const testing::Proto pod = testing::Proto().Message(1, testing::Proto().Bytes(1, name));
-    return testing::Proto()
+    const berth::testing::Proto pod =
+        berth::testing::Proto().Message(1, berth::testing::Proto().Bytes(1, name));
+    return berth::testing::Proto()
         .Bytes(1, type)
-        .Message(2, testing::Proto().Bytes(1, pod.Envelope("Pod")))
+        .Message(2, berth::testing::Proto().Bytes(1, pod.Envelope("Pod")))
         .Frame();
   };
   RawServer server([&](int, int, const std::string&) {
@@ -360,7 +350,7 @@ TEST(TransportFaultInjectionTest, ProtobufWatchFramesSplitAcrossChunksThenACutFr
               HasSubstr("\r\nAccept: application/vnd.kubernetes.protobuf, application/json\r\n"));
 }
 
-TEST(TransportFaultInjectionTest, StreamedListReportsTheContentTypeBeforeTheBody) {
+TEST(RawFakeServerTest, StreamedListReportsTheContentTypeBeforeTheBody) {
   RawServer server([](int, int, const std::string&) {
     return ChunkedOk("k8s-body", 3, "application/vnd.kubernetes.protobuf");
   });
@@ -382,8 +372,8 @@ TEST(TransportFaultInjectionTest, StreamedListReportsTheContentTypeBeforeTheBody
   EXPECT_THAT(requests[1], HasSubstr("\r\nAccept: application/json\r\n"));
 }
 
-TEST(TransportFaultInjectionTest, ProtobufStatusOfAFailedListOrWatchIsDecoded) {
-  const std::string forbidden = testing::Proto()
+TEST(RawFakeServerTest, ProtobufStatusOfAFailedListOrWatchIsDecoded) {
+  const std::string forbidden = berth::testing::Proto()
                                     .Bytes(2, "Failure")
                                     .Bytes(3, "nodes is forbidden: cannot list resource \"nodes\"")
                                     .Bytes(4, "Forbidden")
@@ -422,7 +412,7 @@ TEST(TransportFaultInjectionTest, ProtobufStatusOfAFailedListOrWatchIsDecoded) {
   EXPECT_EQ(unreadable.server_message(), "the server responded with HTTP status 403");
 }
 
-TEST(TransportFaultInjectionTest, ServerUrlWithPathOrBadPortIsAConfigError) {
+TEST(RawFakeServerTest, ServerUrlWithPathOrBadPortIsAConfigError) {
   Config config;
   config.server = "https://127.0.0.1:6443/prefix";
   EXPECT_THROW(NewClient(config), ConfigError);
@@ -432,6 +422,168 @@ TEST(TransportFaultInjectionTest, ServerUrlWithPathOrBadPortIsAConfigError) {
   EXPECT_THROW(NewClient(config), ConfigError);
   config.server = "https://[::1]:6443/";
   EXPECT_NO_THROW(NewClient(config));
+}
+
+// The error of a GET answered with `reply` (a request of each kind is retried, so the server
+// sees several).
+ApiError ErrorOfGet(const std::string& reply) {
+  RawServer server([&](int, int, const std::string&) { return reply; });
+  try {
+    NewClient(ConfigFor(server))->Get("/api/v1/pods");
+  } catch (const ApiError& e) {
+    return e;
+  }
+  return ApiError(ErrorReason::kUnknown, 0, "(no error)");
+}
+
+TEST(RawFakeServerTest, ConflictingContentLengthsAreRejected) {
+  const ApiError error =
+      ErrorOfGet("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}x");
+  EXPECT_EQ(error.reason(), ErrorReason::kTransport);
+  EXPECT_THAT(error.what(), HasSubstr("malformed response"));
+}
+
+TEST(RawFakeServerTest, ContentLengthBesideTransferEncodingIsRejected) {
+  const ApiError error = ErrorOfGet(
+      "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: "
+      "2\r\n\r\n2\r\n{}\r\n0\r\n\r\n");
+  EXPECT_EQ(error.reason(), ErrorReason::kTransport);
+  EXPECT_THAT(error.what(), HasSubstr("both Transfer-Encoding and Content-Length"));
+}
+
+TEST(RawFakeServerTest, TransferEncodingIsATokenNotASubstring) {
+  const ApiError error =
+      ErrorOfGet("HTTP/1.1 200 OK\r\nTransfer-Encoding: xchunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n");
+  EXPECT_EQ(error.reason(), ErrorReason::kTransport);
+  EXPECT_THAT(error.what(), HasSubstr("malformed response"));
+}
+
+TEST(RawFakeServerTest, FourDigitStatusIsRejectedNotReadAsItsFirstThree) {
+  const ApiError error = ErrorOfGet("HTTP/1.1 2000 OK\r\nContent-Length: 2\r\n\r\n{}");
+  EXPECT_EQ(error.reason(), ErrorReason::kTransport);
+  EXPECT_EQ(error.http_status(), 0);
+  EXPECT_THAT(error.what(), HasSubstr("malformed response"));
+}
+
+TEST(RawFakeServerTest, EndlessHeadersAreAnErrorNotUnboundedMemory) {
+  std::string reply = "HTTP/1.1 200 OK\r\n";
+  for (int i = 0; reply.size() <= internal::kMaxResponseHeaderBytes; ++i) {
+    reply += "X-Filler-" + std::to_string(i) + ": " + std::string(100, 'x') + "\r\n";
+  }
+  reply += "Content-Length: 2\r\n\r\n{}";
+  const ApiError error = ErrorOfGet(reply);
+  EXPECT_EQ(error.reason(), ErrorReason::kTransport);
+  EXPECT_THAT(error.what(), HasSubstr("malformed response"));
+  EXPECT_THAT(error.what(), HasSubstr("response headers over 256 KiB"));
+}
+
+TEST(RawFakeServerTest, AnnouncedBodyOverTheCapIsRefusedBeforeAnyOfItArrives) {
+  const ApiError error = ErrorOfGet(
+      "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(internal::kMaxResponseBodyBytes + 1) +
+      "\r\n\r\n{}");
+  EXPECT_EQ(error.reason(), ErrorReason::kTransport);
+  EXPECT_THAT(error.what(), HasSubstr("over the"));
+}
+
+TEST(RawFakeServerTest, WatchLineOverTheCapIsAnErrorNotUnboundedMemory) {
+  // 1 MiB pieces of one line that never ends, past the cap.
+  const std::string piece(size_t{1} << 20, 'x');
+  RawServer server([&](int, int, const std::string&) {
+    std::string reply = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
+    char size[16];
+    std::snprintf(size, sizeof(size), "%zx", piece.size());
+    for (size_t sent = 0; sent <= internal::kMaxWatchLineBytes; sent += piece.size()) {
+      reply += std::string(size) + "\r\n" + piece + "\r\n";
+    }
+    return reply + "0\r\n\r\n";
+  });
+  auto stream = NewClient(ConfigFor(server))->Watch("/api/v1/pods", WatchOptions{});
+  WatchEvent event;
+  try {
+    stream->Next(&event);
+    FAIL() << "an endless line was accepted";
+  } catch (const ApiError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("a line of more than 64 MiB"));
+  }
+}
+
+TEST(RawFakeServerTest, SlowReaderOfALargeStreamedListGetsEveryByteInOrder) {
+  // Four times the stream buffer: the transfer pauses while the reader dawdles, then resumes.
+  std::string body;
+  body.reserve(internal::kStreamBufferBytes * 4);
+  for (int i = 0; body.size() < internal::kStreamBufferBytes * 4; ++i) {
+    body += std::to_string(i) + ",";
+  }
+  RawServer server([&](int, int, const std::string&) { return ChunkedOk(body, 1 << 16); });
+  auto client = NewClient(ConfigFor(server));
+  std::string got;
+  int calls = 0;
+  client->ListPageStream("/api/v1/pods", ListOptions{}, "", [&](std::string_view bytes) {
+    if (++calls < 4) std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    got.append(bytes);
+  });
+  EXPECT_EQ(got.size(), body.size());
+  EXPECT_TRUE(got == body) << "the streamed body was reordered or corrupted";
+}
+
+TEST(RawFakeServerTest, ConnectDeadlineIsHonouredWhenTheServerNeverAccepts) {
+  // A listener whose accept queue is full drops further SYNs: connecting hangs.
+  const int listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof(addr);
+  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(listen(listener, 0), 0);
+  getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &length);
+  std::vector<int> fillers;
+  for (int i = 0; i < 4; ++i) {
+    const int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    // Non-blocking: completes (or is dropped) in the background.
+    static_cast<void>(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)));
+    fillers.push_back(fd);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+
+  Config config;
+  config.server = "http://127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
+  config.qps = 0;
+  config.timeout = std::chrono::milliseconds(300);
+  auto client = NewClient(config);
+  std::vector<std::chrono::nanoseconds> attempts;
+  client->SetRequestObserver(
+      [&](const std::string&, int, std::chrono::nanoseconds took) { attempts.push_back(took); });
+  try {
+    client->PostRaw("/api/v1/namespaces/d/pods/p/binding", "{}");
+    FAIL() << "expected ApiError";
+  } catch (const ApiError& e) {
+    EXPECT_EQ(e.reason(), ErrorReason::kTimeout) << e.what();
+  }
+  // The connection was never made, so even a POST is tried again, each time within its deadline.
+  EXPECT_EQ(attempts.size(), static_cast<size_t>(internal::kMaxAttempts));
+  for (const auto took : attempts) EXPECT_LT(took, std::chrono::milliseconds(1000));
+  for (const int fd : fillers) close(fd);
+  close(listener);
+}
+
+TEST(RawFakeServerTest, NameResolutionFailureIsATransportErrorWithinTheDeadline) {
+  Config config;
+  config.server = "http://berth-client-test.invalid:8080";
+  config.qps = 0;
+  config.timeout = std::chrono::milliseconds(500);
+  auto client = NewClient(config);
+  std::vector<std::chrono::nanoseconds> attempts;
+  client->SetRequestObserver(
+      [&](const std::string&, int, std::chrono::nanoseconds took) { attempts.push_back(took); });
+  try {
+    client->Get("/version");
+    FAIL() << "expected ApiError";
+  } catch (const ApiError& e) {
+    EXPECT_TRUE(e.reason() == ErrorReason::kTransport || e.reason() == ErrorReason::kTimeout)
+        << e.what();
+    EXPECT_THAT(e.what(), HasSubstr("berth-client-test.invalid"));
+  }
+  for (const auto took : attempts) EXPECT_LT(took, std::chrono::milliseconds(1500));
 }
 
 }  // namespace

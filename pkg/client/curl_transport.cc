@@ -1,0 +1,945 @@
+#include "pkg/client/curl_transport.h"
+
+#include <curl/curl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
+#include <spdlog/spdlog.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cctype>
+#include <cerrno>
+#include <charconv>
+#include <condition_variable>
+#include <cstring>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "pkg/util/unique_fd.h"
+
+namespace berth::client::internal {
+namespace {
+
+// Dead connections are found by TCP keepalive within about this long: with HTTP/2 one connection
+// carries every watch and request, so a peer that vanished without a FIN must not stall them
+// until each one's own timeout (client-go pings its HTTP/2 connections for the same reason).
+constexpr int kKeepaliveIdleSeconds = 30;
+constexpr int kKeepaliveIntervalSeconds = 5;
+constexpr unsigned kTcpUserTimeoutMs = 45000;
+// How long the I/O thread sleeps at most when neither libcurl nor a caller has anything for it.
+constexpr int kIdlePollMs = 1000;
+// Idle connections kept for reuse: more than the binding and event workers hold at once over
+// HTTP/1.1 (client-go keeps 25).
+constexpr long kMaxIdleConnections = 32;
+
+struct EasyCleanup {
+  void operator()(CURL* easy) const { curl_easy_cleanup(easy); }
+};
+using EasyPtr = std::unique_ptr<CURL, EasyCleanup>;
+struct MultiCleanup {
+  void operator()(CURLM* multi) const { curl_multi_cleanup(multi); }
+};
+using MultiPtr = std::unique_ptr<CURLM, MultiCleanup>;
+struct SlistFree {
+  void operator()(curl_slist* list) const { curl_slist_free_all(list); }
+};
+using SlistPtr = std::unique_ptr<curl_slist, SlistFree>;
+
+void GlobalInitOnce() {
+  static const CURLcode result = curl_global_init(CURL_GLOBAL_DEFAULT);
+  if (result != CURLE_OK) {
+    throw ConfigError(std::string("client: libcurl cannot be initialised: ") +
+                      curl_easy_strerror(result));
+  }
+}
+
+bool Http2Available() {
+  static const bool available =
+      (curl_version_info(CURLVERSION_NOW)->features & CURL_VERSION_HTTP2) != 0;
+  return available;
+}
+
+std::string OptionName(CURLoption option) {
+  const curl_easyoption* found = curl_easy_option_by_id(option);
+  return found != nullptr ? std::string("CURLOPT_") + found->name
+                          : "option " + std::to_string(static_cast<int>(option));
+}
+
+template <typename T>
+void SetOpt(CURL* easy, CURLoption option, T value) {
+  if (const CURLcode rc = curl_easy_setopt(easy, option, value); rc != CURLE_OK) {
+    throw TransportError(
+        ErrorReason::kUnknown,
+        "client: libcurl rejected " + OptionName(option) + ": " + curl_easy_strerror(rc),
+        /*request_not_sent=*/true);
+  }
+}
+
+template <typename T>
+void SetMultiOpt(CURLM* multi, CURLMoption option, T value) {
+  if (const CURLMcode rc = curl_multi_setopt(multi, option, value); rc != CURLM_OK) {
+    throw ConfigError(std::string("client: libcurl rejected a connection-sharing setting: ") +
+                      curl_multi_strerror(rc));
+  }
+}
+
+std::string Bracketed(const std::string& host) {
+  return host.find(':') != std::string::npos ? "[" + host + "]" : host;
+}
+
+bool AllDigits(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+SlistPtr Append(SlistPtr list, const std::string& line) {
+  curl_slist* grown = curl_slist_append(list.get(), line.c_str());
+  if (grown == nullptr) {
+    throw TransportError(ErrorReason::kUnknown, "client: out of memory building a request", true);
+  }
+  // curl_slist_append extended the list in place (or made `grown` its first node): one owner.
+  static_cast<void>(list.release());
+  return SlistPtr(grown);
+}
+
+// A response header's value as libcurl parsed it, or empty.
+std::string HeaderValue(CURL* easy, const char* name, size_t index = 0) {
+  curl_header* header = nullptr;
+  if (curl_easy_header(easy, name, index, CURLH_HEADER, -1, &header) != CURLHE_OK) return "";
+  return header->value;
+}
+
+size_t HeaderCount(CURL* easy, const char* name) {
+  curl_header* header = nullptr;
+  if (curl_easy_header(easy, name, 0, CURLH_HEADER, -1, &header) != CURLHE_OK) return 0;
+  return header->amount;
+}
+
+// Keepalive and a bound on unacknowledged data for every socket libcurl opens.
+int TuneSocket(void*, curl_socket_t fd, curlsocktype purpose) {
+  if (purpose != CURLSOCKTYPE_IPCXN) return CURL_SOCKOPT_OK;
+  const int on = 1;
+  setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof(on));
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &kKeepaliveIdleSeconds, sizeof(int));
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &kKeepaliveIntervalSeconds, sizeof(int));
+  setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &kTcpUserTimeoutMs, sizeof(unsigned));
+  return CURL_SOCKOPT_OK;
+}
+
+class Loop;
+
+// One request: its easy handle, what it sent and what came back. The libcurl callbacks run on
+// the I/O thread; the reader blocks in WaitHead/ReadSome. Fields under "I/O thread" are touched
+// only there; those under mu_ by both.
+class CurlTransfer final : public Transfer, public std::enable_shared_from_this<CurlTransfer> {
+ public:
+  CurlTransfer(Loop* loop, std::shared_ptr<const TransportOptions> options,
+               const Endpoint& endpoint, const std::string& base_url, curl_slist* connect_to,
+               Request request);
+
+  ResponseHead WaitHead(Deadline deadline) override;
+  bool ReadSome(std::string* out, Deadline deadline) override;
+  void Cancel() override;
+
+  // I/O thread.
+  CURL* easy() const { return easy_.get(); }
+  // The transfer ended with `code` and was removed from the multi handle.
+  void Finish(CURLcode code);
+  // The transfer was removed (or never added) before libcurl finished it.
+  void Abort(const std::string& why);
+  bool cancelled() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return cancelled_;
+  }
+
+ private:
+  static size_t OnHeader(char* data, size_t size, size_t count, void* self);
+  static size_t OnWrite(char* data, size_t size, size_t count, void* self);
+  static size_t OnRead(char* buffer, size_t size, size_t count, void* self);
+  static int OnSeek(void* self, curl_off_t offset, int origin);
+
+  // Empty when the final response's framing headers are acceptable, else what is wrong.
+  std::string FramingProblem() const;
+  TransportError ErrorFor(CURLcode code) const;
+  // Waits for `ready` until `deadline`; false on timeout.
+  template <typename Predicate>
+  bool WaitFor(std::unique_lock<std::mutex>& lock, Deadline deadline, Predicate ready);
+  [[noreturn]] void TimedOut(const char* waiting_for);
+
+  Loop* const loop_;
+  const std::shared_ptr<const TransportOptions> options_;  // Owns the CA the handle points at.
+  const std::string url_;                                  // Endpoint URL, for messages.
+  const std::string verify_name_;
+  const Request request_;
+  SlistPtr headers_;  // Declared before easy_, which points at it, so that it goes after.
+  EasyPtr easy_;
+  char error_text_[CURL_ERROR_SIZE] = {};
+
+  // I/O thread.
+  size_t body_offset_ = 0;
+  bool body_read_ = false;  // libcurl asked for the body: it may have reached the server.
+  size_t header_bytes_ = 0;
+  std::string malformed_;  // Why a callback rejected the response.
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool head_ready_ = false;  // Guarded by mu_, as is everything below.
+  ResponseHead head_;
+  std::string received_;  // Body bytes not yet taken by the reader.
+  bool paused_ = false;   // The write callback paused the transfer for want of a reader.
+  bool done_ = false;
+  bool cancelled_ = false;
+  std::optional<TransportError> error_;
+};
+
+// The I/O thread and its multi handle, driven through libcurl's socket interface: epoll says
+// which of its sockets are ready, so that libcurl neither polls every socket of every transfer
+// each round nor checks each transfer's socket again before reading it. Commands from callers
+// are queued under mu_ and applied by the thread between two rounds; an eventfd wakes it when it
+// sleeps in epoll_wait.
+class Loop {
+ public:
+  explicit Loop(const std::string& url)
+      : url_(url),
+        epoll_(epoll_create1(EPOLL_CLOEXEC)),
+        wake_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
+    if (!epoll_.valid() || !wake_.valid()) {
+      throw ConfigError(std::string("client: cannot create the I/O thread's descriptors: ") +
+                        std::strerror(errno));
+    }
+    epoll_event wake{};
+    wake.events = EPOLLIN;
+    wake.data.fd = wake_.get();
+    if (epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, wake_.get(), &wake) != 0) {
+      throw ConfigError(std::string("client: epoll_ctl: ") + std::strerror(errno));
+    }
+    multi_.reset(curl_multi_init());
+    if (multi_ == nullptr) throw ConfigError("client: libcurl cannot create a multi handle");
+    SetMultiOpt(multi_.get(), CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX);
+    SetMultiOpt(multi_.get(), CURLMOPT_MAXCONNECTS, kMaxIdleConnections);
+    SetMultiOpt(multi_.get(), CURLMOPT_SOCKETFUNCTION, &Loop::OnSocket);
+    SetMultiOpt(multi_.get(), CURLMOPT_SOCKETDATA, this);
+    SetMultiOpt(multi_.get(), CURLMOPT_TIMERFUNCTION, &Loop::OnTimer);
+    SetMultiOpt(multi_.get(), CURLMOPT_TIMERDATA, this);
+    thread_ = std::thread([this] { Run(); });
+  }
+
+  ~Loop() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stopping_ = true;
+    }
+    Wake();
+    thread_.join();
+    // Now, while every member its callbacks touch is still alive.
+    multi_.reset();
+  }
+
+  Loop(const Loop&) = delete;
+  Loop& operator=(const Loop&) = delete;
+
+  void Add(std::shared_ptr<CurlTransfer> transfer) { Post(Op::kAdd, std::move(transfer)); }
+  void Remove(std::shared_ptr<CurlTransfer> transfer) { Post(Op::kRemove, std::move(transfer)); }
+  void Resume(std::shared_ptr<CurlTransfer> transfer) { Post(Op::kResume, std::move(transfer)); }
+
+  TransportStats Stats() const {
+    return TransportStats{connections_.load(), http2_.load(), http1_.load()};
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  enum class Op { kAdd, kRemove, kResume };
+  struct Command {
+    Op op;
+    std::shared_ptr<CurlTransfer> transfer;
+  };
+
+  void Post(Op op, std::shared_ptr<CurlTransfer> transfer) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stopping_) {
+        transfer->Abort("the client was shut down");
+        return;
+      }
+      commands_.push_back(Command{op, std::move(transfer)});
+    }
+    // A thread that is not asleep sees the command before it next sleeps (see Run).
+    if (sleeping_.exchange(false)) Wake();
+  }
+
+  void Wake() {
+    const uint64_t one = 1;
+    static_cast<void>(write(wake_.get(), &one, sizeof(one)));
+  }
+
+  // libcurl's socket callback: which events of socket `s` it waits for.
+  static int OnSocket(CURL*, curl_socket_t s, int what, void* self, void*) {
+    auto* loop = static_cast<Loop*>(self);
+    if (what == CURL_POLL_REMOVE) {
+      epoll_ctl(loop->epoll_.get(), EPOLL_CTL_DEL, s, nullptr);
+      return 0;
+    }
+    epoll_event event{};
+    event.events =
+        ((what & CURL_POLL_IN) != 0 ? EPOLLIN : 0u) | ((what & CURL_POLL_OUT) != 0 ? EPOLLOUT : 0u);
+    event.data.fd = s;
+    if (epoll_ctl(loop->epoll_.get(), EPOLL_CTL_MOD, s, &event) != 0 && errno == ENOENT) {
+      epoll_ctl(loop->epoll_.get(), EPOLL_CTL_ADD, s, &event);
+    }
+    return 0;
+  }
+
+  // libcurl's timer callback: when it next wants curl_multi_socket_action(CURL_SOCKET_TIMEOUT).
+  static int OnTimer(CURLM*, long timeout_ms, void* self) {
+    auto* loop = static_cast<Loop*>(self);
+    loop->timer_ = timeout_ms < 0 ? std::optional<Clock::time_point>()
+                                  : Clock::now() + std::chrono::milliseconds(timeout_ms);
+    return 0;
+  }
+
+  void Run() {
+    std::vector<Command> commands;
+    std::array<epoll_event, 64> events;
+    int running = 0;
+    for (;;) {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        commands.swap(commands_);
+        if (stopping_) break;
+      }
+      for (Command& command : commands) Apply(command);
+      commands.clear();
+      if (timer_ && Clock::now() >= *timer_) {
+        timer_.reset();
+        curl_multi_socket_action(multi_.get(), CURL_SOCKET_TIMEOUT, 0, &running);
+        Reap();
+      }
+      int wait_ms = kIdlePollMs;
+      if (timer_) {
+        const auto left = std::chrono::ceil<std::chrono::milliseconds>(*timer_ - Clock::now());
+        wait_ms = static_cast<int>(std::clamp<int64_t>(left.count(), 0, kIdlePollMs));
+      }
+      // Announce the sleep, then look for commands once more: a Post after this look sees
+      // sleeping_ and writes the eventfd.
+      sleeping_.store(true);
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (!commands_.empty() || stopping_) wait_ms = 0;
+      }
+      const int ready =
+          epoll_wait(epoll_.get(), events.data(), static_cast<int>(events.size()), wait_ms);
+      sleeping_.store(false);
+      for (int i = 0; i < ready; ++i) {
+        const int fd = events[i].data.fd;
+        if (fd == wake_.get()) {
+          uint64_t count = 0;
+          static_cast<void>(read(wake_.get(), &count, sizeof(count)));
+          continue;
+        }
+        int flags = 0;
+        if ((events[i].events & EPOLLIN) != 0) flags |= CURL_CSELECT_IN;
+        if ((events[i].events & EPOLLOUT) != 0) flags |= CURL_CSELECT_OUT;
+        if ((events[i].events & (EPOLLERR | EPOLLHUP)) != 0) flags |= CURL_CSELECT_ERR;
+        curl_multi_socket_action(multi_.get(), fd, flags, &running);
+      }
+      Reap();
+    }
+    for (Command& command : commands) command.transfer->Abort("the client was shut down");
+    for (auto& [easy, transfer] : active_) {
+      curl_multi_remove_handle(multi_.get(), easy);
+      transfer->Abort("the client was shut down");
+    }
+    active_.clear();
+  }
+
+  void Apply(Command& command) {
+    CurlTransfer& transfer = *command.transfer;
+    switch (command.op) {
+      case Op::kAdd:
+        if (transfer.cancelled()) {
+          transfer.Abort("the request was cancelled");
+        } else if (const CURLMcode rc = curl_multi_add_handle(multi_.get(), transfer.easy());
+                   rc != CURLM_OK) {
+          transfer.Abort(std::string("libcurl cannot start the request: ") +
+                         curl_multi_strerror(rc));
+        } else {
+          active_.emplace(transfer.easy(), std::move(command.transfer));
+        }
+        return;
+      case Op::kRemove:
+        if (auto it = active_.find(transfer.easy()); it != active_.end()) {
+          curl_multi_remove_handle(multi_.get(), it->first);
+          std::shared_ptr<CurlTransfer> removed = std::move(it->second);
+          active_.erase(it);
+          removed->Abort("the request was cancelled");
+        }
+        return;
+      case Op::kResume:
+        // May run the write callback at once with the bytes held back while paused.
+        if (active_.contains(transfer.easy())) curl_easy_pause(transfer.easy(), CURLPAUSE_CONT);
+        return;
+    }
+  }
+
+  void Reap() {
+    int left = 0;
+    while (CURLMsg* message = curl_multi_info_read(multi_.get(), &left)) {
+      if (message->msg != CURLMSG_DONE) continue;
+      CURL* easy = message->easy_handle;
+      const CURLcode code = message->data.result;
+      auto it = active_.find(easy);
+      if (it == active_.end()) continue;
+      std::shared_ptr<CurlTransfer> transfer = std::move(it->second);
+      active_.erase(it);
+      long connects = 0;
+      long version = 0;
+      curl_easy_getinfo(easy, CURLINFO_NUM_CONNECTS, &connects);
+      curl_easy_getinfo(easy, CURLINFO_HTTP_VERSION, &version);
+      curl_multi_remove_handle(multi_.get(), easy);
+      if (connects > 0) {
+        connections_.fetch_add(static_cast<uint64_t>(connects));
+        spdlog::debug("client: new connection to {} ({})", url_,
+                      version == CURL_HTTP_VERSION_2_0 ? "HTTP/2" : "HTTP/1.1");
+      }
+      if (version == CURL_HTTP_VERSION_2_0) {
+        http2_.fetch_add(1);
+      } else if (version != 0) {
+        http1_.fetch_add(1);
+      }
+      transfer->Finish(code);
+    }
+  }
+
+  const std::string url_;
+  const util::UniqueFd epoll_;
+  const util::UniqueFd wake_;
+  MultiPtr multi_;
+  std::mutex mu_;
+  std::vector<Command> commands_;      // Guarded by mu_.
+  bool stopping_ = false;              // Guarded by mu_.
+  std::atomic<bool> sleeping_{false};  // The thread is in (or about to enter) epoll_wait.
+  // I/O thread: when libcurl wants CURL_SOCKET_TIMEOUT; none: only on socket events.
+  std::optional<Clock::time_point> timer_;
+  // I/O thread: the transfers libcurl is working on, owned here until they end.
+  std::unordered_map<CURL*, std::shared_ptr<CurlTransfer>> active_;
+  std::atomic<uint64_t> connections_{0};
+  std::atomic<uint64_t> http2_{0};
+  std::atomic<uint64_t> http1_{0};
+  std::thread thread_;  // Last: starts once everything above is ready.
+};
+
+CurlTransfer::CurlTransfer(Loop* loop, std::shared_ptr<const TransportOptions> options,
+                           const Endpoint& endpoint, const std::string& base_url,
+                           curl_slist* connect_to, Request request)
+    : loop_(loop),
+      options_(std::move(options)),
+      url_(endpoint.url),
+      verify_name_(endpoint.verify_name),
+      request_(std::move(request)),
+      easy_(curl_easy_init()) {
+  if (easy_ == nullptr) {
+    throw TransportError(ErrorReason::kUnknown, "client: libcurl cannot create a request", true);
+  }
+  CURL* easy = easy_.get();
+  const std::string url = base_url + request_.target;
+  SetOpt(easy, CURLOPT_URL, url.c_str());
+  SetOpt(easy, CURLOPT_PROTOCOLS_STR, "http,https");
+  SetOpt(easy, CURLOPT_PATH_AS_IS, 1L);
+  SetOpt(easy, CURLOPT_NOSIGNAL, 1L);
+  SetOpt(easy, CURLOPT_ERRORBUFFER, error_text_);
+  SetOpt(easy, CURLOPT_HTTP_VERSION,
+         Http2Available() ? CURL_HTTP_VERSION_2TLS : CURL_HTTP_VERSION_1_1);
+  // Wait for a connection being set up to tell whether it multiplexes rather than open another.
+  SetOpt(easy, CURLOPT_PIPEWAIT, 1L);
+  SetOpt(easy, CURLOPT_SOCKOPTFUNCTION, &TuneSocket);
+  SetOpt(easy, CURLOPT_HEADERFUNCTION, &CurlTransfer::OnHeader);
+  SetOpt(easy, CURLOPT_HEADERDATA, this);
+  SetOpt(easy, CURLOPT_WRITEFUNCTION, &CurlTransfer::OnWrite);
+  SetOpt(easy, CURLOPT_WRITEDATA, this);
+  SetOpt(easy, CURLOPT_SUPPRESS_CONNECT_HEADERS, 1L);
+  SetOpt(easy, CURLOPT_USERAGENT, options_->user_agent.c_str());
+  // An empty string keeps libcurl from reading *_proxy variables itself.
+  SetOpt(easy, CURLOPT_PROXY, options_->proxy.c_str());
+  if (connect_to != nullptr) SetOpt(easy, CURLOPT_CONNECT_TO, connect_to);
+
+  SetOpt(easy, CURLOPT_SSLVERSION, static_cast<long>(CURL_SSLVERSION_TLSv1_2));
+  SetOpt(easy, CURLOPT_SSL_VERIFYPEER, options_->verify ? 1L : 0L);
+  SetOpt(easy, CURLOPT_SSL_VERIFYHOST, options_->verify ? 2L : 0L);
+  if (!options_->ca_pem.empty()) {
+    // Like client-go, a configured CA replaces the system roots: the apiserver must chain to it.
+    curl_blob ca{const_cast<char*>(options_->ca_pem.data()), options_->ca_pem.size(),
+                 CURL_BLOB_NOCOPY};
+    SetOpt(easy, CURLOPT_CAINFO_BLOB, &ca);
+    SetOpt(easy, CURLOPT_CAPATH, static_cast<const char*>(nullptr));
+  }
+  if (request_.credentials != nullptr && !request_.credentials->cert_pem.empty()) {
+    const Credentials& credentials = *request_.credentials;
+    curl_blob cert{const_cast<char*>(credentials.cert_pem.data()), credentials.cert_pem.size(),
+                   CURL_BLOB_NOCOPY};
+    curl_blob key{const_cast<char*>(credentials.key_pem.data()), credentials.key_pem.size(),
+                  CURL_BLOB_NOCOPY};
+    SetOpt(easy, CURLOPT_SSLCERT_BLOB, &cert);
+    SetOpt(easy, CURLOPT_SSLCERTTYPE, "PEM");
+    SetOpt(easy, CURLOPT_SSLKEY_BLOB, &key);
+    SetOpt(easy, CURLOPT_SSLKEYTYPE, "PEM");
+  }
+
+  if (request_.timeout.count() > 0) SetOpt(easy, CURLOPT_TIMEOUT_MS, request_.timeout.count());
+  if (request_.connect_timeout.count() > 0) {
+    SetOpt(easy, CURLOPT_CONNECTTIMEOUT_MS, request_.connect_timeout.count());
+  }
+  if (request_.inactivity.count() > 0) {
+    SetOpt(easy, CURLOPT_LOW_SPEED_LIMIT, 1L);
+    SetOpt(easy, CURLOPT_LOW_SPEED_TIME, static_cast<long>(request_.inactivity.count()));
+  }
+
+  SlistPtr headers;
+  headers = Append(std::move(headers), "Accept: " + request_.accept);
+  if (request_.credentials != nullptr && !request_.credentials->token.empty()) {
+    headers = Append(std::move(headers), "Authorization: Bearer " + request_.credentials->token);
+  }
+  if (connect_to != nullptr) {
+    // The URL names tls-server-name so that libcurl checks it; the apiserver still gets the
+    // server's own authority, as from client-go.
+    headers = Append(std::move(headers), "Host: " + endpoint.authority);
+  }
+  if (request_.has_body) {
+    headers = Append(std::move(headers), "Content-Type: " + request_.content_type);
+    // Never wait for a 100 Continue: the apiserver does not send one for a small body.
+    headers = Append(std::move(headers), "Expect:");
+    SetOpt(easy, CURLOPT_POST, 1L);
+    SetOpt(easy, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(request_.body.size()));
+    // The body is read through a callback so that libcurl cannot send it again on its own after
+    // a reused connection dropped: without a seek callback it cannot rewind it, and fails with
+    // CURLE_SEND_FAIL_REWIND instead of replaying a POST the server may have processed.
+    SetOpt(easy, CURLOPT_READFUNCTION, &CurlTransfer::OnRead);
+    SetOpt(easy, CURLOPT_READDATA, this);
+    if (request_.replayable) {
+      SetOpt(easy, CURLOPT_SEEKFUNCTION, &CurlTransfer::OnSeek);
+      SetOpt(easy, CURLOPT_SEEKDATA, this);
+    }
+  }
+  if (std::strcmp(request_.method, request_.has_body ? "POST" : "GET") != 0) {
+    SetOpt(easy, CURLOPT_CUSTOMREQUEST, request_.method);
+  }
+  SetOpt(easy, CURLOPT_HTTPHEADER, headers.get());
+  headers_ = std::move(headers);
+}
+
+template <typename Predicate>
+bool CurlTransfer::WaitFor(std::unique_lock<std::mutex>& lock, Deadline deadline, Predicate ready) {
+  if (deadline == Deadline::max()) {
+    cv_.wait(lock, ready);
+    return true;
+  }
+  return cv_.wait_until(lock, deadline, ready);
+}
+
+void CurlTransfer::TimedOut(const char* waiting_for) {
+  Cancel();
+  // Whether the request reached the server is unknown here: report it as sent.
+  throw TransportError(ErrorReason::kTimeout,
+                       "request to " + url_ + " timed out waiting for " + waiting_for, false);
+}
+
+ResponseHead CurlTransfer::WaitHead(Deadline deadline) {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (!WaitFor(lock, deadline, [this] { return head_ready_ || done_ || cancelled_; })) {
+    lock.unlock();
+    TimedOut("the response");
+  }
+  if (head_ready_) return head_;
+  if (error_) throw *error_;
+  throw TransportError(ErrorReason::kTransport, "request to " + url_ + " was cancelled", false);
+}
+
+bool CurlTransfer::ReadSome(std::string* out, Deadline deadline) {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (!WaitFor(lock, deadline, [this] { return !received_.empty() || done_ || cancelled_; })) {
+    lock.unlock();
+    TimedOut("the response body");
+  }
+  if (!received_.empty()) {
+    if (out->empty()) {
+      out->swap(received_);
+    } else {
+      out->append(received_);
+    }
+    received_.clear();
+    const bool resume = std::exchange(paused_, false);
+    lock.unlock();
+    if (resume) loop_->Resume(shared_from_this());
+    return true;
+  }
+  if (error_) throw *error_;
+  if (done_) return false;
+  throw TransportError(ErrorReason::kTransport, "request to " + url_ + " was cancelled", false);
+}
+
+void CurlTransfer::Cancel() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (done_ || cancelled_) return;
+    cancelled_ = true;
+  }
+  cv_.notify_all();
+  loop_->Remove(shared_from_this());
+}
+
+void CurlTransfer::Finish(CURLcode code) {
+  std::optional<TransportError> error;
+  if (code != CURLE_OK) error = ErrorFor(code);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    done_ = true;
+    if (error && cancelled_) {
+      // The write callback refused the bytes of a transfer its reader had given up.
+      error = TransportError(ErrorReason::kTransport, "request to " + url_ + " was cancelled",
+                             error->request_not_sent());
+    }
+    if (error && !error_) error_ = std::move(error);
+  }
+  cv_.notify_all();
+}
+
+void CurlTransfer::Abort(const std::string& why) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (done_) return;
+    done_ = true;
+    if (!error_) {
+      // Not sent unless libcurl had asked for the body; a cancelled GET needs no answer either.
+      error_ = TransportError(ErrorReason::kTransport, "request to " + url_ + ": " + why,
+                              request_.has_body && !body_read_);
+    }
+  }
+  cv_.notify_all();
+}
+
+size_t CurlTransfer::OnHeader(char* data, size_t size, size_t count, void* self) {
+  auto* transfer = static_cast<CurlTransfer*>(self);
+  const size_t length = size * count;
+  transfer->header_bytes_ += length;
+  if (transfer->header_bytes_ > kMaxResponseHeaderBytes) {
+    transfer->malformed_ =
+        "response headers over " + std::to_string(kMaxResponseHeaderBytes >> 10) + " KiB";
+    return 0;
+  }
+  const std::string_view line(data, length);
+  if (line != "\r\n" && line != "\n") return length;
+  // The blank line after one response's headers.
+  long status = 0;
+  curl_easy_getinfo(transfer->easy(), CURLINFO_RESPONSE_CODE, &status);
+  transfer->header_bytes_ = 0;
+  if (status < 200) return length;  // Interim (100 Continue): the final response follows.
+  try {
+    if (std::string problem = transfer->FramingProblem(); !problem.empty()) {
+      transfer->malformed_ = std::move(problem);
+      return 0;
+    }
+    ResponseHead head;
+    head.status = static_cast<int>(status);
+    head.content_type = HeaderValue(transfer->easy(), "Content-Type");
+    head.retry_after = HeaderValue(transfer->easy(), "Retry-After");
+    {
+      std::lock_guard<std::mutex> lock(transfer->mu_);
+      transfer->head_ = std::move(head);
+      transfer->head_ready_ = true;
+    }
+  } catch (const std::bad_alloc&) {
+    transfer->malformed_ = "out of memory";
+    return 0;
+  }
+  // A unary reader waits for the whole response: waking it for the head alone would cost a
+  // context switch per request.
+  if (transfer->request_.stream) transfer->cv_.notify_all();
+  return length;
+}
+
+std::string CurlTransfer::FramingProblem() const {
+  CURL* easy = easy_.get();
+  const size_t lengths = HeaderCount(easy, "Content-Length");
+  if (lengths == 0) return "";
+  if (HeaderCount(easy, "Transfer-Encoding") > 0) {
+    // RFC 9112 section 6.3: a sign of request smuggling or response splitting.
+    return "both Transfer-Encoding and Content-Length";
+  }
+  const std::string first = HeaderValue(easy, "Content-Length");
+  if (!AllDigits(first)) return "Content-Length \"" + first.substr(0, 32) + "\"";
+  for (size_t i = 1; i < lengths; ++i) {
+    if (HeaderValue(easy, "Content-Length", i) != first) return "conflicting Content-Length values";
+  }
+  uint64_t announced = 0;
+  const auto parsed = std::from_chars(first.data(), first.data() + first.size(), announced);
+  if (!request_.stream &&
+      (parsed.ec != std::errc() || announced > static_cast<uint64_t>(kMaxResponseBodyBytes))) {
+    return "a body of " + first + " bytes is over the " +
+           std::to_string(kMaxResponseBodyBytes >> 20) + " MiB cap";
+  }
+  return "";
+}
+
+size_t CurlTransfer::OnWrite(char* data, size_t size, size_t count, void* self) {
+  auto* transfer = static_cast<CurlTransfer*>(self);
+  const size_t length = size * count;
+  {
+    std::lock_guard<std::mutex> lock(transfer->mu_);
+    if (transfer->cancelled_) return 0;
+    if (transfer->request_.stream) {
+      if (transfer->received_.size() >= kStreamBufferBytes) {
+        transfer->paused_ = true;
+        return CURL_WRITEFUNC_PAUSE;
+      }
+    } else if (transfer->received_.size() + length > kMaxResponseBodyBytes) {
+      transfer->malformed_ =
+          "response body over " + std::to_string(kMaxResponseBodyBytes >> 20) + " MiB";
+      return 0;
+    }
+    try {
+      transfer->received_.append(data, length);
+    } catch (const std::bad_alloc&) {
+      transfer->malformed_ = "out of memory for the response body";
+      return 0;
+    }
+  }
+  if (transfer->request_.stream) transfer->cv_.notify_all();
+  return length;
+}
+
+size_t CurlTransfer::OnRead(char* buffer, size_t size, size_t count, void* self) {
+  auto* transfer = static_cast<CurlTransfer*>(self);
+  transfer->body_read_ = true;
+  const std::string& body = transfer->request_.body;
+  const size_t n = std::min(size * count, body.size() - transfer->body_offset_);
+  std::copy_n(body.data() + transfer->body_offset_, n, buffer);
+  transfer->body_offset_ += n;
+  return n;
+}
+
+int CurlTransfer::OnSeek(void* self, curl_off_t offset, int origin) {
+  auto* transfer = static_cast<CurlTransfer*>(self);
+  if (origin != SEEK_SET || offset < 0 ||
+      static_cast<size_t>(offset) > transfer->request_.body.size()) {
+    return CURL_SEEKFUNC_CANTSEEK;
+  }
+  transfer->body_offset_ = static_cast<size_t>(offset);
+  return CURL_SEEKFUNC_OK;
+}
+
+TransportError CurlTransfer::ErrorFor(CURLcode code) const {
+  std::string detail = error_text_[0] != '\0' ? error_text_ : curl_easy_strerror(code);
+  while (!detail.empty() && detail.back() == ' ') detail.pop_back();
+  // The body of a POST or PATCH is handed to libcurl only on an established connection (and
+  // TLS session), so a request whose body it never asked for cannot have reached the server
+  // complete.
+  const bool unsent = request_.has_body && !body_read_;
+  switch (code) {
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_RESOLVE_PROXY:
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_PROXY:
+      return TransportError(ErrorReason::kTransport, "cannot connect to " + url_ + ": " + detail,
+                            true);
+    case CURLE_OPERATION_TIMEDOUT:
+      return TransportError(ErrorReason::kTimeout,
+                            "request to " + url_ + " timed out (" + detail + ")", unsent);
+    case CURLE_PEER_FAILED_VERIFICATION:
+      return TransportError(ErrorReason::kTLS,
+                            "TLS certificate verification failed for " + url_ + " (" + detail +
+                                "): the server certificate is not signed by the configured "
+                                "certificate authority or does not name " +
+                                verify_name_,
+                            true);
+    case CURLE_SSL_CONNECT_ERROR:
+      // Closed or reset without a TLS alert: the connection failed, TLS did not. A load balancer
+      // in front of apiservers that are all down (or restarting) accepts the connection and then
+      // closes it just like this; the next attempt may well succeed. libcurl reports no more than
+      // its text for these.
+      if (detail.find("SSL_ERROR_SYSCALL") != std::string::npos ||
+          detail.find("unexpected eof") != std::string::npos ||
+          detail.find("Connection reset by peer") != std::string::npos) {
+        return TransportError(ErrorReason::kTransport,
+                              "cannot connect to " + url_ +
+                                  ": the connection was closed during the TLS handshake (" +
+                                  detail + ")",
+                              true);
+      }
+      [[fallthrough]];
+    case CURLE_SSL_CERTPROBLEM:
+    case CURLE_SSL_CIPHER:
+    case CURLE_SSL_CACERT_BADFILE:
+    case CURLE_SSL_ISSUER_ERROR:
+    case CURLE_SSL_ENGINE_NOTFOUND:
+    case CURLE_SSL_ENGINE_SETFAILED:
+    case CURLE_SSL_ENGINE_INITFAILED:
+      return TransportError(ErrorReason::kTLS,
+                            "TLS handshake with " + url_ + " failed (" + detail + ")", true);
+    case CURLE_SEND_FAIL_REWIND:
+      return TransportError(ErrorReason::kTransport,
+                            "the connection to " + url_ +
+                                " closed after the request was sent and before its response "
+                                "arrived; it is not sent again, since the server may have acted "
+                                "on it",
+                            false);
+    case CURLE_GOT_NOTHING:
+      return TransportError(ErrorReason::kTransport,
+                            "server " + url_ + " closed the connection before responding", unsent);
+    case CURLE_PARTIAL_FILE:
+      return TransportError(ErrorReason::kTransport,
+                            "response body from " + url_ + " ended early (" + detail + ")", false);
+    case CURLE_WRITE_ERROR:
+    case CURLE_UNSUPPORTED_PROTOCOL:
+    case CURLE_WEIRD_SERVER_REPLY:
+    case CURLE_BAD_CONTENT_ENCODING:
+    case CURLE_HTTP2:
+    case CURLE_HTTP2_STREAM:
+    case CURLE_RECURSIVE_API_CALL:
+      return TransportError(
+          ErrorReason::kTransport,
+          "malformed response from " + url_ + ": " + (malformed_.empty() ? detail : malformed_),
+          unsent);
+    case CURLE_RECV_ERROR:
+    case CURLE_SEND_ERROR:
+      // A TLS alert after the handshake, such as TLS 1.3's "certificate required".
+      if (detail.find("SSL") != std::string::npos) {
+        return TransportError(ErrorReason::kTLS, "TLS error from " + url_ + " (" + detail + ")",
+                              unsent);
+      }
+      break;
+    default:
+      break;
+  }
+  return TransportError(ErrorReason::kTransport, "request to " + url_ + " failed: " + detail,
+                        unsent);
+}
+
+class CurlTransport final : public Transport {
+ public:
+  CurlTransport(Endpoint endpoint, TransportOptions options)
+      : endpoint_(std::move(endpoint)),
+        options_(std::make_shared<const TransportOptions>(std::move(options))) {
+    const bool remap = endpoint_.tls && endpoint_.verify_name != endpoint_.host;
+    const std::string& url_host = remap ? endpoint_.verify_name : endpoint_.host;
+    base_url_ = std::string(endpoint_.tls ? "https://" : "http://") + Bracketed(url_host) + ":" +
+                endpoint_.port;
+    if (remap) {
+      // Connect to the server's address while libcurl checks (and sends as SNI) tls-server-name.
+      connect_to_ = Append(nullptr, Bracketed(endpoint_.verify_name) + ":" + endpoint_.port + ":" +
+                                        Bracketed(endpoint_.host) + ":" + endpoint_.port);
+    }
+    loop_ = std::make_unique<Loop>(endpoint_.url);
+  }
+
+  std::shared_ptr<Transfer> Start(Request request) override {
+    auto transfer = std::make_shared<CurlTransfer>(loop_.get(), options_, endpoint_, base_url_,
+                                                   connect_to_.get(), std::move(request));
+    loop_->Add(transfer);
+    return transfer;
+  }
+
+  TransportStats Stats() const override { return loop_->Stats(); }
+  const Endpoint& endpoint() const override { return endpoint_; }
+
+ private:
+  const Endpoint endpoint_;
+  const std::shared_ptr<const TransportOptions> options_;
+  std::string base_url_;
+  SlistPtr connect_to_;
+  std::unique_ptr<Loop> loop_;  // Last: its thread stops before the rest goes.
+};
+
+}  // namespace
+
+void Transfer::ReadRest(std::string* out, Deadline deadline) {
+  while (ReadSome(out, deadline)) {
+    if (out->size() > kMaxResponseBodyBytes) {
+      Cancel();
+      throw TransportError(
+          ErrorReason::kTransport,
+          "response body over " + std::to_string(kMaxResponseBodyBytes >> 20) + " MiB", false);
+    }
+  }
+}
+
+Endpoint ParseEndpoint(const Config& config) {
+  const std::string& url = config.server;
+  Endpoint endpoint;
+  std::string_view rest;
+  if (url.rfind("https://", 0) == 0) {
+    endpoint.tls = true;
+    rest = std::string_view(url).substr(8);
+  } else if (url.rfind("http://", 0) == 0) {
+    endpoint.tls = false;
+    rest = std::string_view(url).substr(7);
+  } else {
+    throw ConfigError("client: server \"" + url + "\" is not an https:// URL");
+  }
+  while (!rest.empty() && rest.back() == '/') rest.remove_suffix(1);
+  if (rest.empty() || rest.find_first_of("/?#@ ") != std::string_view::npos) {
+    throw ConfigError("client: server \"" + url +
+                      "\" must be scheme://host[:port] without a path, query or user info");
+  }
+  endpoint.authority = std::string(rest);
+  std::string_view port;
+  if (rest.front() == '[') {
+    const size_t close = rest.find(']');
+    if (close == std::string_view::npos) {
+      throw ConfigError("client: server \"" + url + "\" has an unterminated IPv6 address");
+    }
+    endpoint.host = std::string(rest.substr(1, close - 1));
+    if (close + 1 < rest.size()) {
+      if (rest[close + 1] != ':') {
+        throw ConfigError("client: server \"" + url + "\" has junk after the IPv6 address");
+      }
+      port = rest.substr(close + 2);
+    }
+  } else {
+    const size_t colon = rest.rfind(':');
+    endpoint.host = std::string(rest.substr(0, colon));
+    if (colon != std::string_view::npos) port = rest.substr(colon + 1);
+  }
+  if (port.empty()) port = endpoint.tls ? "443" : "80";
+  int port_number = 0;
+  const auto parsed = std::from_chars(port.data(), port.data() + port.size(), port_number);
+  if (parsed.ec != std::errc() || parsed.ptr != port.data() + port.size() || port_number <= 0 ||
+      port_number > 65535 || endpoint.host.empty()) {
+    throw ConfigError("client: server \"" + url + "\" needs a host and a port in 1-65535");
+  }
+  endpoint.port = std::string(port);
+  endpoint.verify_name = config.tls_server_name.empty() ? endpoint.host : config.tls_server_name;
+  endpoint.url = url;
+  return endpoint;
+}
+
+std::shared_ptr<Transport> Transport::Create(Endpoint endpoint, TransportOptions options) {
+  GlobalInitOnce();
+  if (!Http2Available()) {
+    static std::once_flag warned;
+    std::call_once(warned, [] {
+      spdlog::warn("client: this libcurl lacks HTTP/2; every watch needs its own connection");
+    });
+  }
+  return std::make_shared<CurlTransport>(std::move(endpoint), std::move(options));
+}
+
+void IgnoreSigpipeOnce() {
+  static const bool done = [] {
+    struct sigaction current {};
+    if (sigaction(SIGPIPE, nullptr, &current) == 0 && current.sa_handler == SIG_DFL) {
+      signal(SIGPIPE, SIG_IGN);
+    }
+    return true;
+  }();
+  (void)done;
+}
+
+}  // namespace berth::client::internal

@@ -1,0 +1,297 @@
+#include "pkg/client/exec_plugin.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <ctime>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <vector>
+
+#include "pkg/client/http_client.h"
+#include "pkg/util/unique_fd.h"
+
+extern char** environ;
+
+namespace berth::client::internal {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// posix_spawn_file_actions_t, destroyed on destruction.
+class FileActions {
+ public:
+  FileActions() {
+    if (posix_spawn_file_actions_init(&actions_) != 0) throw std::bad_alloc();
+  }
+  ~FileActions() { posix_spawn_file_actions_destroy(&actions_); }
+  FileActions(const FileActions&) = delete;
+  FileActions& operator=(const FileActions&) = delete;
+  posix_spawn_file_actions_t* get() { return &actions_; }
+
+ private:
+  posix_spawn_file_actions_t actions_;
+};
+
+// A spawned child, killed and reaped on destruction unless Wait() reaped it.
+class Child {
+ public:
+  explicit Child(pid_t pid) : pid_(pid) {}
+  ~Child() {
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      Wait();
+    }
+  }
+  Child(const Child&) = delete;
+  Child& operator=(const Child&) = delete;
+  void Kill() { kill(pid_, SIGKILL); }
+  // The wait status.
+  int Wait() {
+    int status = 0;
+    while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+    pid_ = -1;
+    return status;
+  }
+
+ private:
+  pid_t pid_;
+};
+
+// Berth's environment with `overrides` replacing (or adding) variables, "NAME=value" each.
+std::vector<std::string> Environment(
+    const std::vector<std::pair<std::string, std::string>>& overrides) {
+  std::vector<std::string> env;
+  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry)
+    env.emplace_back(*entry);
+  for (const auto& [name, value] : overrides) {
+    const std::string prefix = name + "=";
+    std::erase_if(env,
+                  [&](const std::string& e) { return e.compare(0, prefix.size(), prefix) == 0; });
+    env.push_back(prefix + value);
+  }
+  return env;
+}
+
+std::vector<char*> Pointers(std::vector<std::string>& strings) {
+  std::vector<char*> pointers;
+  pointers.reserve(strings.size() + 1);
+  for (std::string& s : strings) pointers.push_back(s.data());
+  pointers.push_back(nullptr);
+  return pointers;
+}
+
+int Digits(std::string_view text, size_t at, size_t count, bool* ok) {
+  int value = 0;
+  if (at + count > text.size()) {
+    *ok = false;
+    return 0;
+  }
+  const auto parsed = std::from_chars(text.data() + at, text.data() + at + count, value);
+  if (parsed.ec != std::errc() || parsed.ptr != text.data() + at + count) *ok = false;
+  return value;
+}
+
+}  // namespace
+
+std::optional<std::chrono::system_clock::time_point> ParseRfc3339(std::string_view text) {
+  // YYYY-MM-DDTHH:MM:SS[.fraction](Z|+HH:MM|-HH:MM)
+  bool ok = text.size() >= 20 && text[4] == '-' && text[7] == '-' &&
+            (text[10] == 'T' || text[10] == 't') && text[13] == ':' && text[16] == ':';
+  std::tm tm{};
+  tm.tm_year = Digits(text, 0, 4, &ok) - 1900;
+  tm.tm_mon = Digits(text, 5, 2, &ok) - 1;
+  tm.tm_mday = Digits(text, 8, 2, &ok);
+  tm.tm_hour = Digits(text, 11, 2, &ok);
+  tm.tm_min = Digits(text, 14, 2, &ok);
+  tm.tm_sec = Digits(text, 17, 2, &ok);
+  if (!ok || tm.tm_mon < 0 || tm.tm_mon > 11 || tm.tm_mday < 1 || tm.tm_mday > 31 ||
+      tm.tm_hour > 23 || tm.tm_min > 59 || tm.tm_sec > 60) {
+    return std::nullopt;
+  }
+  size_t at = 19;
+  std::chrono::nanoseconds fraction{0};
+  if (at < text.size() && text[at] == '.') {
+    int64_t scale = 100'000'000;
+    size_t digits = 0;
+    for (++at; at < text.size() && text[at] >= '0' && text[at] <= '9'; ++at, ++digits) {
+      fraction += std::chrono::nanoseconds((text[at] - '0') * scale);
+      scale /= 10;
+    }
+    if (digits == 0) return std::nullopt;
+  }
+  std::chrono::seconds offset{0};
+  if (at < text.size() && (text[at] == 'Z' || text[at] == 'z') && at + 1 == text.size()) {
+    // UTC.
+  } else if (at + 6 == text.size() && (text[at] == '+' || text[at] == '-') && text[at + 3] == ':') {
+    const int hours = Digits(text, at + 1, 2, &ok);
+    const int minutes = Digits(text, at + 4, 2, &ok);
+    if (!ok || hours > 23 || minutes > 59) return std::nullopt;
+    offset = std::chrono::hours(hours) + std::chrono::minutes(minutes);
+    if (text[at] == '-') offset = -offset;
+  } else {
+    return std::nullopt;
+  }
+  const time_t seconds = timegm(&tm);
+  if (seconds == static_cast<time_t>(-1)) return std::nullopt;
+  return std::chrono::system_clock::from_time_t(seconds) - offset +
+         std::chrono::duration_cast<std::chrono::system_clock::duration>(fraction);
+}
+
+std::string ExecInfo(const Config& config) {
+  const ExecConfig& exec = *config.exec;
+  nlohmann::json spec = {{"interactive", false}};
+  if (exec.provide_cluster_info) {
+    nlohmann::json cluster = {{"server", config.server}};
+    if (!config.tls_server_name.empty()) cluster["tls-server-name"] = config.tls_server_name;
+    if (config.insecure_skip_tls_verify) cluster["insecure-skip-tls-verify"] = true;
+    if (!config.ca_pem.empty()) cluster["certificate-authority-data"] = Base64Encode(config.ca_pem);
+    if (!config.proxy_url.empty()) cluster["proxy-url"] = config.proxy_url;
+    if (!exec.cluster_config_json.empty()) {
+      cluster["config"] = nlohmann::json::parse(exec.cluster_config_json, nullptr, false);
+    }
+    spec["cluster"] = std::move(cluster);
+  }
+  return nlohmann::json{
+      {"apiVersion", exec.api_version}, {"kind", "ExecCredential"}, {"spec", spec}}
+      .dump();
+}
+
+ExecCredential ParseExecCredential(std::string_view output, const std::string& api_version) {
+  const nlohmann::json parsed = nlohmann::json::parse(output, nullptr, /*allow_exceptions=*/false);
+  if (!parsed.is_object()) throw std::runtime_error("its output is not a JSON ExecCredential");
+  const auto text = [](const nlohmann::json& object, const char* key) -> std::string {
+    const auto it = object.find(key);
+    if (it == object.end() || it->is_null()) return "";
+    if (!it->is_string()) throw std::runtime_error(std::string(key) + " is not a string");
+    return it->get<std::string>();
+  };
+  const std::string version = text(parsed, "apiVersion");
+  if (version != api_version) {
+    throw std::runtime_error("it is configured to use API version " + api_version +
+                             ", but returned version \"" + version + "\"");
+  }
+  if (const std::string kind = text(parsed, "kind"); kind != "ExecCredential") {
+    throw std::runtime_error("it returned kind \"" + kind + "\", not ExecCredential");
+  }
+  const auto status = parsed.find("status");
+  if (status == parsed.end() || !status->is_object()) {
+    throw std::runtime_error("it returned no status field");
+  }
+  ExecCredential credential;
+  credential.token = text(*status, "token");
+  credential.cert_pem = text(*status, "clientCertificateData");
+  credential.key_pem = text(*status, "clientKeyData");
+  if (credential.token.empty() && credential.cert_pem.empty() && credential.key_pem.empty()) {
+    throw std::runtime_error("it returned neither a token nor a certificate/key pair");
+  }
+  if (credential.cert_pem.empty() != credential.key_pem.empty()) {
+    throw std::runtime_error("it returned only a certificate or a key, not both");
+  }
+  if (const std::string expiry = text(*status, "expirationTimestamp"); !expiry.empty()) {
+    credential.expiry = ParseRfc3339(expiry);
+    if (!credential.expiry) {
+      throw std::runtime_error("status.expirationTimestamp \"" + expiry + "\" is not RFC 3339");
+    }
+  }
+  return credential;
+}
+
+ExecCredential RunExecPlugin(const Config& config) {
+  const ExecConfig& exec = *config.exec;
+  const auto fail = [&](const std::string& what) {
+    return ApiError(ErrorReason::kUnauthorized, 0, exec.origin + ": " + what);
+  };
+  std::vector<std::string> args = {exec.command};
+  args.insert(args.end(), exec.args.begin(), exec.args.end());
+  std::vector<std::pair<std::string, std::string>> overrides = exec.env;
+  overrides.emplace_back("KUBERNETES_EXEC_INFO", ExecInfo(config));
+  std::vector<std::string> env = Environment(overrides);
+  std::vector<char*> argv = Pointers(args);
+  std::vector<char*> envp = Pointers(env);
+
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) {
+    throw fail(std::string("cannot create a pipe for the plugin: ") + std::strerror(errno));
+  }
+  util::UniqueFd read_end(fds[0]);
+  util::UniqueFd write_end(fds[1]);
+  pid_t pid = 0;
+  int rc = 0;
+  {
+    FileActions actions;
+    // Non-interactive: no terminal input; the plugin's messages go to Berth's standard error.
+    if (posix_spawn_file_actions_addopen(actions.get(), STDIN_FILENO, "/dev/null", O_RDONLY, 0) !=
+            0 ||
+        posix_spawn_file_actions_adddup2(actions.get(), write_end.get(), STDOUT_FILENO) != 0) {
+      throw fail("cannot prepare the plugin's standard streams");
+    }
+    // posix_spawnp searches Berth's PATH for a command without a '/', as Go's exec.Command does.
+    rc = posix_spawnp(&pid, exec.command.c_str(), actions.get(), nullptr, argv.data(), envp.data());
+  }
+  write_end.Reset();
+  if (rc == ENOENT) {
+    std::string message = "exec: executable " + exec.command + " not found";
+    if (!exec.install_hint.empty()) message += "\n\n" + exec.install_hint;
+    throw fail(message);
+  }
+  if (rc != 0) throw fail("exec: cannot run " + exec.command + ": " + std::strerror(rc));
+  Child child(pid);
+
+  std::string output;
+  const auto deadline = Clock::now() + kExecPluginTimeout;
+  bool timed_out = false;
+  for (;;) {
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0) {
+      timed_out = true;
+      break;
+    }
+    pollfd p{read_end.get(), POLLIN, 0};
+    const int ready = poll(&p, 1, static_cast<int>(left.count()));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) {
+      timed_out = ready == 0;
+      break;
+    }
+    char buffer[16384];
+    const ssize_t n = read(read_end.get(), buffer, sizeof(buffer));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    output.append(buffer, static_cast<size_t>(n));
+    if (output.size() > kMaxExecOutputBytes) {
+      child.Kill();
+      throw fail("exec: executable " + exec.command + " printed more than " +
+                 std::to_string(kMaxExecOutputBytes >> 20) + " MiB");
+    }
+  }
+  if (timed_out) child.Kill();
+  const int status = child.Wait();
+  if (timed_out) {
+    throw fail("exec: executable " + exec.command + " did not finish within " +
+               std::to_string(kExecPluginTimeout.count()) + "s");
+  }
+  if (WIFSIGNALED(status)) {
+    throw fail("exec: executable " + exec.command + " was killed by signal " +
+               std::to_string(WTERMSIG(status)));
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
+    throw fail("exec: executable " + exec.command + " failed with exit code " +
+               std::to_string(WEXITSTATUS(status)));
+  }
+  try {
+    return ParseExecCredential(output, exec.api_version);
+  } catch (const std::runtime_error& e) {
+    throw fail("exec plugin " + exec.command + ": " + e.what());
+  }
+}
+
+}  // namespace berth::client::internal
