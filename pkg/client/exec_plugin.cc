@@ -142,8 +142,17 @@ std::optional<std::chrono::system_clock::time_point> ParseRfc3339(std::string_vi
   }
   const time_t seconds = timegm(&tm);
   if (seconds == static_cast<time_t>(-1)) return std::nullopt;
-  return std::chrono::system_clock::from_time_t(seconds) - offset +
-         std::chrono::duration_cast<std::chrono::system_clock::duration>(fraction);
+  // system_clock counts nanoseconds, so it ends in 2262 (and begins in 1677) where RFC 3339 runs
+  // to 9999. A time beyond it becomes its last (first) instant: an expiry that far out never
+  // comes, one that far back has passed.
+  using Clock = std::chrono::system_clock;
+  const int64_t limit =
+      std::chrono::duration_cast<std::chrono::seconds>(Clock::duration::max()).count() - 1;
+  const int64_t total = static_cast<int64_t>(seconds) - offset.count();
+  if (total > limit) return Clock::time_point::max();
+  if (total < -limit) return Clock::time_point::min();
+  return Clock::time_point(std::chrono::seconds(total)) +
+         std::chrono::duration_cast<Clock::duration>(fraction);
 }
 
 std::string ExecInfo(const Config& config) {
