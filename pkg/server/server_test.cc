@@ -490,7 +490,7 @@ class ClientCertificateTest : public ::testing::Test {
   }
 
   testing::Pki pki_;
-  client::testing::TempDir dir_;
+  testing::TempDir dir_;
   testing::CertificateFiles ca_, other_ca_, serving_;
   std::string ca_file_;
   std::shared_ptr<CountingAuthenticator> authn_ = std::make_shared<CountingAuthenticator>();

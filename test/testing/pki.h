@@ -9,7 +9,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "test/testing/client_test_util.h"
+#include "test/testing/temp_dir.h"
 
 namespace berth::testing {
 
@@ -67,12 +67,12 @@ class Pki {
 
   CertificateFiles Read(const std::string& name) const {
     CertificateFiles out{dir_.Join(name + ".crt"), dir_.Join(name + ".key"), "", ""};
-    out.cert_pem = client::testing::ReadAll(out.cert_file);
-    out.key_pem = client::testing::ReadAll(out.key_file);
+    out.cert_pem = ReadAll(out.cert_file);
+    out.key_pem = ReadAll(out.key_file);
     return out;
   }
 
-  client::testing::TempDir dir_;
+  TempDir dir_;
 };
 
 }  // namespace berth::testing
