@@ -35,6 +35,9 @@ BUILD_PACKAGES=(
   pkg-config
   git
   libcpprest-dev
+  # Boost.Beast and Boost.Asio (the secure port's HTTP server): header-only, in the unversioned
+  # Boost headers package rather than only pulled in by libcpprest-dev.
+  libboost-dev
   libssl-dev
   nlohmann-json3-dev
   prometheus-cpp-dev
