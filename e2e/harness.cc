@@ -5,6 +5,7 @@
 #define _TURN_OFF_PLATFORM_STRING  // NOLINT(bugprone-reserved-identifier)
 #include <cpprest/http_client.h>
 
+#include <boost/asio/ssl.hpp>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -14,11 +15,18 @@
 
 namespace berth::e2e {
 
-HttpReply HttpGet(const std::string& url, const std::string& token) {
+HttpReply HttpGet(const std::string& url, const std::string& token, const std::string& cert_file,
+                  const std::string& key_file) {
   try {
     web::http::client::http_client_config config;
     config.set_timeout(std::chrono::seconds(5));
     config.set_validate_certificates(false);
+    if (!cert_file.empty()) {
+      config.set_ssl_context_callback([cert_file, key_file](boost::asio::ssl::context& ctx) {
+        ctx.use_certificate_chain_file(cert_file);
+        ctx.use_private_key_file(key_file, boost::asio::ssl::context::pem);
+      });
+    }
     web::http::client::http_client client(url, config);
     web::http::http_request request(web::http::methods::GET);
     if (!token.empty()) request.headers().add("Authorization", "Bearer " + token);

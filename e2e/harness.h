@@ -23,10 +23,11 @@ struct HttpReply {
   std::string body;
 };
 
-// GET with a short timeout, sending "Authorization: Bearer <token>" when a token is given. The
-// server's certificate is not verified: berth-scheduler's is self-signed, made at its start.
-// Never throws.
-HttpReply HttpGet(const std::string& url, const std::string& token = "");
+// GET with a short timeout, sending "Authorization: Bearer <token>" when a token is given and
+// presenting the client certificate of those PEM files when they are given. The server's
+// certificate is not verified: berth-scheduler's is self-signed, made at its start. Never throws.
+HttpReply HttpGet(const std::string& url, const std::string& token = "",
+                  const std::string& cert_file = "", const std::string& key_file = "");
 
 // What the chart's metrics-reader ClusterRole grants: get on /metrics.
 nlohmann::json MetricsReaderRules();

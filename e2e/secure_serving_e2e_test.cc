@@ -1,5 +1,6 @@
 // berth-scheduler's secure port against the local control plane, RBAC on: a bearer token is
-// reviewed by the apiserver (TokenReview) and its user's access to the path is asked of it
+// reviewed by the apiserver (TokenReview), a client certificate verified against
+// --client-ca-file, and the user's access to the path is asked of the apiserver
 // (SubjectAccessReview), so what RBAC says is what the endpoint does. The scraper's rights come
 // from the chart's own metrics-reader ClusterRole.
 
@@ -11,6 +12,7 @@
 #include "e2e/harness.h"
 #include "test/packaging/chart.h"
 #include "test/testing/cluster.h"
+#include "test/testing/pki.h"
 #include "test/testing/process.h"
 
 namespace berth::e2e {
@@ -141,15 +143,63 @@ TEST(SecureServingE2E, ReviewsGoThroughTheKubeconfigsTheirFlagsName) {
   EXPECT_NE(scraped.body.find("\nberth_build_info{"), std::string::npos);
 }
 
-TEST(SecureServingE2E, ClientCaFileIsRefusedAtStartUp) {
+// --client-ca-file: a client certificate the CA signed is its CommonName to RBAC, with no token
+// and no TokenReview; one whose CommonName RBAC does not allow is 403; one from another CA is no
+// one, so without a token it is 401 and with one the token decides, as in kube-apiserver.
+TEST(SecureServingE2E, ClientCertificatesSignedByTheClientCaAreRbacUsers) {
+  auto admin = testing::AdminClient();
+  testing::Pki pki;
+  const testing::CertificateFiles ca = pki.Ca("e2e-client-ca");
+  const std::string reader = "berth-e2e-cert-reader-" + testing::UniqueSuffix();
+  const std::string stranger = "berth-e2e-cert-stranger-" + testing::UniqueSuffix();
+  const auto reader_cert = pki.Client(ca, "reader", "/O=berth-e2e/CN=" + reader);
+  const auto stranger_cert = pki.Client(ca, "stranger", "/CN=" + stranger);
+  const auto outsider_cert = pki.Client(pki.Ca("e2e-other-ca"), "outsider", "/CN=" + reader);
+  testing::ClusterRoleGrant grant(
+      admin, "berth-e2e-cert-metrics-reader-" + testing::UniqueSuffix(), ChartMetricsReaderRules(),
+      {{"kind", "User"}, {"apiGroup", "rbac.authorization.k8s.io"}, {"name", reader}});
+  ASSERT_TRUE(testing::WaitUntilAllowed(*admin, reader, "get", "/metrics"));
+
+  BerthProcess berth("client-ca", SchedulerConfig("berth-e2e-" + testing::UniqueSuffix(), false),
+                     "", {"--client-ca-file", ca.cert_file});
+  const std::string metrics = berth.url() + "/metrics";
+  HttpReply scraped = HttpGet(metrics, "", reader_cert.cert_file, reader_cert.key_file);
+  EXPECT_EQ(scraped.status, 200) << scraped.body << berth.Log();
+  EXPECT_NE(scraped.body.find("\nberth_build_info{"), std::string::npos);
+  EXPECT_EQ(
+      HttpGet(berth.url() + "/configz", "", reader_cert.cert_file, reader_cert.key_file).status,
+      403);
+
+  HttpReply forbidden = HttpGet(metrics, "", stranger_cert.cert_file, stranger_cert.key_file);
+  EXPECT_EQ(forbidden.status, 403) << forbidden.body;
+  EXPECT_EQ(json::parse(forbidden.body, nullptr, false).value("message", ""),
+            "forbidden: User \"" + stranger + "\" cannot get path \"/metrics\"")
+      << forbidden.body;
+
+  HttpReply anonymous = HttpGet(metrics);
+  EXPECT_EQ(anonymous.status, 401) << anonymous.body;
+  EXPECT_EQ(json::parse(anonymous.body, nullptr, false).value("reason", ""), "Unauthorized");
+  EXPECT_EQ(HttpGet(metrics, "", outsider_cert.cert_file, outsider_cert.key_file).status, 401);
+  EXPECT_EQ(
+      HttpGet(metrics, ScraperToken(), outsider_cert.cert_file, outsider_cert.key_file).status,
+      200);
+  EXPECT_EQ(
+      HttpGet(berth.url() + "/healthz", "", outsider_cert.cert_file, outsider_cert.key_file).status,
+      200);
+  EXPECT_TRUE(berth.process().Running());
+}
+
+// A CA file that is not PEM certificates exits 1 naming the flag and the file, before any
+// connection: the kubeconfig here does not even exist.
+TEST(SecureServingE2E, AnUnusableClientCaFileExitsAtStartUp) {
+  const std::string not_a_ca = testing::WriteTempFile("not-a-ca.crt", "not a certificate\n");
   testing::ChildProcess proc;
   const std::string log = testing::WriteTempFile("client-ca.log", "");
-  proc.Start({testing::BinaryPath("berth-scheduler"), "--kubeconfig",
-              testing::ClusterDir() + "/kubeconfig", "--client-ca-file",
-              testing::ClusterDir() + "/pki/ca.crt"},
+  proc.Start({testing::BinaryPath("berth-scheduler"), "--kubeconfig", "/nonexistent/kubeconfig",
+              "--client-ca-file", not_a_ca},
              log);
   EXPECT_EQ(proc.WaitExit(10s), 1);
-  EXPECT_NE(proc.Log().find("--client-ca-file: client-certificate authentication is not supported"),
+  EXPECT_NE(proc.Log().find("flag --client-ca-file: \"" + not_a_ca + "\" holds no PEM certificate"),
             std::string::npos)
       << proc.Log();
 }

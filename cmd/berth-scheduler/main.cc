@@ -143,6 +143,7 @@ Serving ServingOptions(const cmd::Flags& flags) {
       serving.self_signed = true;
     }
     secure.tls = std::move(certificate);
+    secure.client_ca = flags.client_ca_file;
     serving.secure = std::move(secure);
   }
   if (flags.port != 0) {

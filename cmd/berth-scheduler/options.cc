@@ -6,6 +6,7 @@
 #include <string>
 
 #include "pkg/config/scalars.h"
+#include "pkg/server/server.h"
 
 namespace berth::cmd {
 
@@ -17,8 +18,8 @@ void Usage(std::FILE* out) {
       " YAML or JSON)\n"
       "  --kubeconfig FILE         kubeconfig; default: clientConnection.kubeconfig, then "
       "in-cluster, $KUBECONFIG, ~/.kube/config\n"
-      "secure serving (/metrics /configz need a bearer token allowed by a SubjectAccessReview;\n"
-      "/healthz /livez /readyz are open to all by default):\n"
+      "secure serving (/metrics /configz need a client certificate or bearer token whose user a\n"
+      "SubjectAccessReview allows; /healthz /livez /readyz are open to all by default):\n"
       "  --secure-port N           HTTPS port (default 10259; 0 turns it off)\n"
       "  --bind-address IP         address of the secure port (default 0.0.0.0)\n"
       "  --tls-cert-file FILE      serve this certificate chain (PEM)...\n"
@@ -26,7 +27,9 @@ void Usage(std::FILE* out) {
       "start, kept in memory\n"
       "  --authorization-always-allow-paths P,...  served without authentication (default\n"
       "                            /healthz,/readyz,/livez; a trailing * matches a prefix)\n"
-      "  --client-ca-file FILE     not supported: exits (use bearer tokens)\n"
+      "  --client-ca-file FILE     CA certificates (PEM); a client certificate they sign\n"
+      "                            authenticates as its CN, groups its O values (read again\n"
+      "                            for every connection)\n"
       "  --authentication-kubeconfig FILE  kubeconfig for the TokenReviews (needs create on\n"
       "                            tokenreviews); default: the scheduler's own connection\n"
       "  --authorization-kubeconfig FILE   kubeconfig for the SubjectAccessReviews (needs create\n"
@@ -79,16 +82,12 @@ int ParseInt(const std::string& flag, const std::string& value, int min, int max
   return static_cast<int>(n);
 }
 
-// An IPv4 address: cpprestsdk's listener reads its host up to the first ':', so it cannot bind an
-// IPv6 literal.
+// An IPv4 or IPv6 address, as text.
 std::string ParseIp(const std::string& flag, const std::string& value, const std::string& hint) {
   in6_addr buffer{};
-  if (inet_pton(AF_INET6, value.c_str(), &buffer) == 1) {
-    Fail("flag " + flag + ": IPv6 addresses cannot be served (the HTTP listener, cpprestsdk, " +
-         "binds IPv4 only), got \"" + value + "\"");
-  }
-  if (inet_pton(AF_INET, value.c_str(), &buffer) != 1) {
-    Fail("flag " + flag + ": expected an IPv4 address, got \"" + value + "\"" + hint);
+  if (inet_pton(AF_INET6, value.c_str(), &buffer) != 1 &&
+      inet_pton(AF_INET, value.c_str(), &buffer) != 1) {
+    Fail("flag " + flag + ": expected an IP address, got \"" + value + "\"" + hint);
   }
   return value;
 }
@@ -117,7 +116,10 @@ std::vector<std::string> SplitComma(const std::string& value) {
 
 }  // namespace
 
-std::string HostPort(const std::string& ip, int port) { return ip + ":" + std::to_string(port); }
+std::string HostPort(const std::string& ip, int port) {
+  const bool v6 = ip.find(':') != std::string::npos;
+  return (v6 ? "[" + ip + "]" : ip) + ":" + std::to_string(port);
+}
 
 client::Config DelegatedConfig(const std::string& flag, const std::string& path,
                                const client::Config& fallback) {
@@ -200,11 +202,12 @@ Flags ParseFlags(int argc, char** argv) {
     } else if (arg == "--authorization-webhook-cache-unauthorized-ttl") {
       flags.authorization_webhook_cache_unauthorized_ttl = ParseDuration(arg, take());
     } else if (arg == "--client-ca-file") {
-      take();
-      Fail(
-          "flag --client-ca-file: client-certificate authentication is not supported: the HTTPS "
-          "listener (cpprestsdk) gives a request no access to the certificate its connection "
-          "presented; authenticate with a bearer token (TokenReview) instead");
+      flags.client_ca_file = take();
+      try {
+        server::CheckClientCaFile(flags.client_ca_file);
+      } catch (const server::ServerError& e) {
+        Fail(std::string("flag ") + e.what());
+      }
     } else if (arg == "--tls-cert-file") {
       flags.tls_cert_file = take();
     } else if (arg == "--tls-private-key-file") {

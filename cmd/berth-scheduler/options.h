@@ -56,10 +56,12 @@ struct Flags {
   // The secure port: HTTPS, requests authenticated with TokenReview and authorized with
   // SubjectAccessReview. 0: off.
   int secure_port = 10259;
-  std::string bind_address = "0.0.0.0";  // An IPv4 address.
+  std::string bind_address = "0.0.0.0";  // An IPv4 or IPv6 address.
   // Both or neither; neither: a self-signed pair generated at start, kept in memory.
   std::string tls_cert_file;
   std::string tls_private_key_file;
+  // A client certificate these CAs (PEM) sign authenticates its request; empty: none is asked for.
+  std::string client_ca_file;
   std::vector<std::string> authorization_always_allow_paths = {"/healthz", "/readyz", "/livez"};
   // The secure port's TokenReviews and SubjectAccessReviews go through these kubeconfigs; empty:
   // through the scheduler's own connection.
@@ -72,7 +74,7 @@ struct Flags {
   std::chrono::nanoseconds authorization_webhook_cache_unauthorized_ttl = std::chrono::seconds(10);
   // The insecure port: plain HTTP, no authentication, no authorization. 0 (the default): off.
   int port = 0;
-  std::string address = "127.0.0.1";  // An IPv4 address.
+  std::string address = "127.0.0.1";  // An IPv4 or IPv6 address.
   // How long SIGTERM waits for in-flight binding cycles before giving up on them.
   int shutdown_grace_seconds = 10;
   // Serve /debug/pods and /debug/simulate. They reveal pod and node names: on the secure port
@@ -89,7 +91,7 @@ void Usage(std::FILE* out);
 // line.
 Flags ParseFlags(int argc, char** argv);
 
-// "ip:port".
+// "ip:port", "[ip]:port" for IPv6.
 std::string HostPort(const std::string& ip, int port);
 
 // The connection one delegated review goes through: the kubeconfig `path` that `flag` gave, or

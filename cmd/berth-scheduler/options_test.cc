@@ -158,5 +158,34 @@ TEST_F(DelegatedConfigTest, AKubeconfigThatDoesNotLoadExitsNamingTheFlagAndTheFi
               "berth-scheduler: flag --authorization-kubeconfig: kubeconfig " + broken);
 }
 
+TEST_F(DelegatedConfigTest, AClientCaFileIsTakenWhenItHoldsPemCertificates) {
+  const std::string ca = (dir_ / "ca.crt").string();
+  const std::string command =
+      "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 "
+      "-nodes -days 1 -subj /CN=ca -keyout " +
+      (dir_ / "ca.key").string() + " -out " + ca + " >/dev/null 2>&1";
+  ASSERT_EQ(std::system(command.c_str()), 0);
+  EXPECT_EQ(Parse({"--client-ca-file", ca}).client_ca_file, ca);
+  EXPECT_EQ(Parse({}).client_ca_file, "");
+}
+
+TEST_F(DelegatedConfigTest, AClientCaFileThatCannotBeUsedExitsNamingTheFlagAndTheFile) {
+  const std::string missing = (dir_ / "missing.crt").string();
+  EXPECT_EXIT(Parse({"--client-ca-file", missing}), ::testing::ExitedWithCode(1),
+              "berth-scheduler: flag --client-ca-file: cannot read \"" + missing + "\"");
+  const std::string key_only = Write("key.pem", "-----BEGIN PRIVATE KEY-----\nAAAA\n");
+  EXPECT_EXIT(
+      Parse({"--client-ca-file=" + key_only}), ::testing::ExitedWithCode(1),
+      "berth-scheduler: flag --client-ca-file: \"" + key_only + "\" holds no PEM certificate");
+}
+
+TEST(OptionsTest, BindAddressesMayBeIpv6) {
+  EXPECT_EQ(Parse({"--bind-address", "::"}).bind_address, "::");
+  EXPECT_EQ(HostPort("::", 10259), "[::]:10259");
+  EXPECT_EQ(HostPort("0.0.0.0", 10259), "0.0.0.0:10259");
+  EXPECT_EXIT(Parse({"--bind-address", "0.0.0.0:10251"}), ::testing::ExitedWithCode(1),
+              "flag --bind-address: expected an IP address, got \"0.0.0.0:10251\"");
+}
+
 }  // namespace
 }  // namespace berth::cmd

@@ -1,21 +1,59 @@
 #include "pkg/server/server.h"
 
-#include <cpprest/http_listener.h>
+#include <openssl/evp.h>
 #include <openssl/ssl.h>
-#include <pplx/threadpool.h>
+#include <openssl/x509.h>
 
+#include <array>
+#include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+#include <chrono>
 #include <fstream>
 #include <mutex>
+#include <thread>
+#include <type_traits>
 
+#include "pkg/log/log.h"
 #include "pkg/util/task_queue.h"
 
 namespace berth::server {
 namespace {
 
-using web::http::http_request;
-using web::http::methods;
-using web::http::status_codes;
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = net::ip::tcp;
+using TlsStream = beast::ssl_stream<beast::tcp_stream>;
+
+// kube-apiserver's serving limits, scaled to what these endpoints take: a header block carries at
+// most a bearer token of a few KiB, a body only a /debug/simulate manifest.
+constexpr size_t kMaxHeaderBytes = size_t{64} * 1024;
+constexpr auto kHandshakeTimeout = std::chrono::seconds(10);
+constexpr auto kReadTimeout = std::chrono::seconds(32);   // ReadHeaderTimeout upstream.
+constexpr auto kIdleTimeout = std::chrono::seconds(90);   // IdleTimeout upstream.
+constexpr auto kWriteTimeout = std::chrono::seconds(60);  // A slow scraper, not a stuck one.
+// After an early answer (413), how much of the unread body is discarded, and for how long, so the
+// client finishes sending and reads the answer instead of a connection reset.
+constexpr size_t kDrainBytes = 4 * kMaxDebugBodyBytes;
+constexpr auto kDrainTimeout = std::chrono::seconds(2);
+// A failed accept (out of descriptors) is retried after this, not in a busy loop.
+constexpr auto kAcceptRetry = std::chrono::milliseconds(100);
+
+constexpr size_t kDefaultServerThreads = 4;
+std::mutex threads_mu;
+size_t server_threads = kDefaultServerThreads;
+bool server_threads_fixed = false;  // Set, or read by a started server.
+
+size_t FixServerThreads() {
+  std::lock_guard lock(threads_mu);
+  server_threads_fixed = true;
+  return server_threads;
+}
 
 // "[+]ping ok\n[-]informer-sync failed: reason\n" and whether all passed.
 std::pair<bool, std::string> RunChecks(const std::vector<HealthCheck>& checks) {
@@ -43,14 +81,125 @@ void RequireReadable(const std::string& flag, const std::string& path) {
   if (!in) throw ServerError(flag + ": cannot read \"" + path + "\"");
 }
 
+int HexDigit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// %XX escapes decoded ("+" stays "+", as in a path); nullopt for a malformed escape.
+std::optional<std::string> PercentDecode(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size(); i++) {
+    if (text[i] != '%') {
+      out += text[i];
+      continue;
+    }
+    if (i + 2 >= text.size()) return std::nullopt;
+    const int high = HexDigit(text[i + 1]);
+    const int low = HexDigit(text[i + 2]);
+    if (high < 0 || low < 0) return std::nullopt;
+    out += static_cast<char>(high * 16 + low);
+    i += 2;
+  }
+  return out;
+}
+
+std::string Utf8(const ASN1_STRING* value) {
+  unsigned char* utf8 = nullptr;
+  const int length = ASN1_STRING_to_UTF8(&utf8, value);
+  if (length < 0) return "";
+  std::string out(reinterpret_cast<const char*>(utf8), static_cast<size_t>(length));
+  OPENSSL_free(utf8);
+  return out;
+}
+
+// The subject of the certificate the client presented, when the handshake verified it against the
+// client CA; nullopt when none was presented or it did not verify. As upstream's x509
+// authenticator, a certificate that fails is no identity, not a refused connection: the request
+// may still carry a token.
+std::optional<auth::ClientCertificate> VerifiedClientCertificate(SSL* ssl) {
+  X509* cert = SSL_get0_peer_certificate(ssl);
+  if (cert == nullptr) return std::nullopt;
+  const long result = SSL_get_verify_result(ssl);
+  if (result != X509_V_OK) {
+    log::Verbose(4, "client certificate not verified; it authenticates no one",
+                 {{"error", X509_verify_cert_error_string(result)}});
+    return std::nullopt;
+  }
+  auth::ClientCertificate out;
+  const X509_NAME* subject = X509_get_subject_name(cert);
+  for (int i = 0; i < X509_NAME_entry_count(subject); i++) {
+    const X509_NAME_ENTRY* entry = X509_NAME_get_entry(subject, i);
+    const int nid = OBJ_obj2nid(X509_NAME_ENTRY_get_object(entry));
+    // Several CNs: the last wins, as Go's pkix.Name keeps it.
+    if (nid == NID_commonName) out.common_name = Utf8(X509_NAME_ENTRY_get_data(entry));
+    if (nid == NID_organizationName) {
+      out.organizations.push_back(Utf8(X509_NAME_ENTRY_get_data(entry)));
+    }
+  }
+  std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
+  unsigned int length = 0;
+  if (X509_digest(cert, EVP_sha256(), digest.data(), &length) == 1) {
+    constexpr char kHex[] = "0123456789abcdef";
+    for (unsigned int i = 0; i < length; i++) {
+      out.sha256 += kHex[digest[i] >> 4];
+      out.sha256 += kHex[digest[i] & 0xf];
+    }
+  }
+  return out;
+}
+
+// The handshake asks for a certificate and never fails over it (Go's RequestClientCert); the
+// verdict is read afterwards from SSL_get_verify_result.
+int AcceptAnyCertificate(int /*preverify_ok*/, X509_STORE_CTX* /*ctx*/) { return 1; }
+
+// What a route answers.
+struct Answer {
+  unsigned status = 200;
+  std::string body;
+  std::string content_type = "text/plain";
+  bool retry_after = false;
+};
+
+Answer Text(unsigned status, std::string body) { return {status, std::move(body), "text/plain"}; }
+
+Answer TooLarge() {
+  return Text(413, "request body over " + std::to_string(kMaxDebugBodyBytes) + " bytes\n");
+}
+
+// A request as the handlers and the filter see it.
+struct Incoming {
+  std::string method;  // As sent: "GET".
+  std::string path;    // Decoded.
+  std::string query;   // Raw, without the "?".
+  std::string authorization;
+  std::string content_type;
+  bool has_content_length = false;
+  std::string body;
+  std::optional<auth::ClientCertificate> certificate;
+};
+
+// What a connection hands its requests to.
+class Dispatcher {
+ public:
+  virtual ~Dispatcher() = default;
+  // `done` gets the answer on any thread; it may be called before this returns.
+  virtual void Dispatch(Incoming request, std::function<void(Answer)> done) = 0;
+};
+
 }  // namespace
 
 void SetServerThreads(size_t threads) {
-  try {
-    crossplat::threadpool::initialize_with_threads(threads);
-  } catch (const std::exception& e) {
-    throw ServerError(std::string("server threads: ") + e.what());
+  std::lock_guard lock(threads_mu);
+  if (server_threads_fixed) {
+    throw ServerError("server threads: already sized, or a server has started");
   }
+  if (threads == 0) throw ServerError("server threads: at least one is needed");
+  server_threads = threads;
+  server_threads_fixed = true;
 }
 
 BindAddress ParseBindAddress(const std::string& address) {
@@ -84,16 +233,21 @@ BindAddress ParseBindAddress(const std::string& address) {
   return out;
 }
 
-class HttpServer::Impl {
+void CheckClientCaFile(const std::string& path) {
+  RequireReadable("--client-ca-file", path);
+  STACK_OF(X509_NAME)* names = SSL_load_client_CA_file(path.c_str());
+  const int count = names == nullptr ? 0 : sk_X509_NAME_num(names);
+  sk_X509_NAME_pop_free(names, X509_NAME_free);
+  if (count == 0) {
+    throw ServerError("--client-ca-file: \"" + path + "\" holds no PEM certificate");
+  }
+}
+
+class HttpServer::Impl : public Dispatcher {
  public:
   Impl(Options options, Handlers handlers)
       : options_(std::move(options)), handlers_(std::move(handlers)) {
     address_ = ParseBindAddress(options_.bind_address);
-    if (address_.host.front() == '[') {
-      throw ServerError(
-          options_.flag + " " + options_.bind_address +
-          ": IPv6 addresses cannot be served (cpprestsdk's listener binds IPv4 only)");
-    }
     if (options_.tls) {
       const Certificate& c = *options_.tls;
       const bool files = !c.cert_file.empty() || !c.key_file.empty();
@@ -103,6 +257,9 @@ class HttpServer::Impl {
       if (!files && (c.cert_pem.empty() || c.key_pem.empty())) {
         throw ServerError(options_.flag + ": HTTPS without a certificate and key");
       }
+    }
+    if (!options_.client_ca.empty() && !options_.tls) {
+      throw ServerError(options_.flag + ": a client CA needs HTTPS");
     }
     url_ = std::string(options_.tls ? "https" : "http") + "://" + address_.host + ":" +
            std::to_string(address_.port);
@@ -114,65 +271,113 @@ class HttpServer::Impl {
 
   void Start() {
     std::lock_guard lock(mu_);
-    if (listener_) return;
-    web::http::experimental::listener::http_listener_config config;
-    if (options_.tls) config.set_ssl_context_callback(TlsSetup(*options_.tls));
-    auto listener =
-        std::make_unique<web::http::experimental::listener::http_listener>(web::uri(url_), config);
-    // Every method, so whatever a future endpoint accepts passes the same filter. OPTIONS and
-    // TRACE too: cpprestsdk would otherwise answer them itself, TRACE echoing the request's
-    // headers, Authorization included.
-    auto handle = [this](const http_request& request) { Handle(request); };
-    listener->support(handle);
-    listener->support(methods::OPTIONS, handle);
-    listener->support(methods::TRCE, handle);
-    try {
-      listener->open().wait();
-    } catch (const std::exception& e) {
+    if (acceptor_ || stopped_) return;
+    if (options_.tls) CheckTls();
+    boost::system::error_code ec;
+    std::string host_text = address_.host;
+    if (host_text.front() == '[') host_text = host_text.substr(1, host_text.size() - 2);
+    const auto host = net::ip::make_address(host_text, ec);
+    if (ec) {
       throw ServerError(options_.flag + " " + options_.bind_address +
-                        ": cannot listen: " + e.what());
+                        ": cannot listen: " + ec.message());
     }
-    listener_ = std::move(listener);
+    const tcp::endpoint endpoint(host, address_.port);
+    tcp::acceptor acceptor(net::make_strand(ioc_));
+    const auto step = [&](const char* what, auto&& op) {
+      op();
+      if (ec) {
+        throw ServerError(options_.flag + " " + options_.bind_address + ": cannot listen: " + what +
+                          ": " + ec.message());
+      }
+    };
+    step("open", [&] { acceptor.open(endpoint.protocol(), ec); });
+    step("reuse address", [&] { acceptor.set_option(net::socket_base::reuse_address(true), ec); });
+    step("bind", [&] { acceptor.bind(endpoint, ec); });
+    step("listen", [&] { acceptor.listen(net::socket_base::max_listen_connections, ec); });
+    acceptor_.emplace(std::move(acceptor));
+    Accept();
+    work_.emplace(ioc_.get_executor());
+    const size_t threads = FixServerThreads();
+    for (size_t i = 0; i < threads; i++) threads_.emplace_back([this] { ioc_.run(); });
   }
 
+  // Stops accepting and answering. Connections still open are closed when the server is destroyed.
   void Stop() {
     std::lock_guard lock(mu_);
-    if (!listener_) return;
-    try {
-      listener_->close().wait();
-    } catch (const std::exception&) {
-      // Already closed by a failed accept loop; nothing left to release.
+    stopped_ = true;
+    ioc_.stop();
+    for (auto& t : threads_) t.join();
+    threads_.clear();
+    if (acceptor_) {
+      boost::system::error_code ignored;
+      acceptor_->close(ignored);
     }
-    listener_.reset();
   }
 
   const std::string& url() const { return url_; }
 
+  void Dispatch(Incoming request, std::function<void(Answer)> done) override {
+    if (!options_.filter || options_.filter->AlwaysAllowed(request.path)) {
+      done(Serve(request));
+      return;
+    }
+    // The request is moved into the task; the queue keeps it until a worker runs it.
+    auto shared = std::make_shared<Incoming>(std::move(request));
+    const bool queued = auth_queue_->Post([this, shared, done] {
+      const Incoming& r = *shared;
+      if (auto rejection = options_.filter->Check(r.method, r.path, r.authorization,
+                                                  r.certificate ? &*r.certificate : nullptr)) {
+        done(Answer{static_cast<unsigned>(rejection->status), rejection->body,
+                    rejection->content_type});
+      } else {
+        done(Serve(r));
+      }
+    });
+    if (!queued) {
+      done(Answer{429, "Too many requests, please try again later.\n", "text/plain", true});
+    }
+  }
+
+  // A fresh context for one connection, the files read again so a rotated pair or CA bundle is
+  // what this connection gets. Throws what boost::asio::ssl throws.
+  std::shared_ptr<net::ssl::context> TlsContext() const {
+    auto ctx = std::make_shared<net::ssl::context>(net::ssl::context::tls_server);
+    ctx->set_options(net::ssl::context::default_workarounds | net::ssl::context::no_sslv2 |
+                     net::ssl::context::no_sslv3 | net::ssl::context::no_tlsv1 |
+                     net::ssl::context::no_tlsv1_1);
+    const Certificate& c = *options_.tls;
+    if (!c.cert_file.empty()) {
+      ctx->use_certificate_chain_file(c.cert_file);
+      ctx->use_private_key_file(c.key_file, net::ssl::context::pem);
+    } else {
+      ctx->use_certificate_chain(net::buffer(c.cert_pem));
+      ctx->use_private_key(net::buffer(c.key_pem), net::ssl::context::pem);
+    }
+    if (!options_.client_ca.empty()) {
+      ctx->load_verify_file(options_.client_ca);
+      SSL_CTX* native = ctx->native_handle();
+      // Names the acceptable issuers in the CertificateRequest, as Go does with ClientCAs, so a
+      // client holding several certificates picks the right one.
+      SSL_CTX_set_client_CA_list(native, SSL_load_client_CA_file(options_.client_ca.c_str()));
+      SSL_CTX_set_purpose(native, X509_PURPOSE_SSL_CLIENT);
+      SSL_CTX_set_verify(native, SSL_VERIFY_PEER, AcceptAnyCertificate);
+    }
+    return ctx;
+  }
+
  private:
-  // cpprestsdk calls this for every connection with a fresh context. Verifies the pair now, so a
-  // bad file or PEM fails start-up rather than the first scrape.
-  std::function<void(boost::asio::ssl::context&)> TlsSetup(const Certificate& c) const {
+  // Loads everything once now, so a bad file or PEM fails start-up rather than the first scrape.
+  void CheckTls() const {
+    const Certificate& c = *options_.tls;
     const bool files = !c.cert_file.empty();
     if (files) {
       RequireReadable("--tls-cert-file", c.cert_file);
       RequireReadable("--tls-private-key-file", c.key_file);
     }
-    auto load = [c, files](boost::asio::ssl::context& ctx) {
-      ctx.set_options(boost::asio::ssl::context::default_workarounds |
-                      boost::asio::ssl::context::no_sslv2 | boost::asio::ssl::context::no_sslv3 |
-                      boost::asio::ssl::context::no_tlsv1 | boost::asio::ssl::context::no_tlsv1_1);
-      if (files) {
-        ctx.use_certificate_chain_file(c.cert_file);
-        ctx.use_private_key_file(c.key_file, boost::asio::ssl::context::pem);
-      } else {
-        ctx.use_certificate_chain(boost::asio::buffer(c.cert_pem));
-        ctx.use_private_key(boost::asio::buffer(c.key_pem), boost::asio::ssl::context::pem);
-      }
-    };
+    if (!options_.client_ca.empty()) CheckClientCaFile(options_.client_ca);
     try {
-      boost::asio::ssl::context probe(boost::asio::ssl::context::tls_server);
-      load(probe);
-      if (SSL_CTX_check_private_key(probe.native_handle()) != 1) {
+      auto probe = TlsContext();
+      if (SSL_CTX_check_private_key(probe->native_handle()) != 1) {
         throw std::runtime_error("the key does not match the certificate");
       }
     } catch (const std::exception& e) {
@@ -182,145 +387,299 @@ class HttpServer::Impl {
       }
       throw ServerError(options_.flag + ": cannot load the certificate: " + e.what());
     }
-    return load;
   }
 
-  void Handle(const http_request& request) {
-    std::string path;
-    try {
-      path = web::uri::decode(request.relative_uri().path());
-    } catch (const std::exception&) {
-      Reply(request, status_codes::BadRequest, "malformed path\n", "text/plain");
-      return;
-    }
-    if (!options_.filter || options_.filter->AlwaysAllowed(path)) {
-      Serve(request, path);
-      return;
-    }
-    const bool queued = auth_queue_->Post([this, request, path] {
-      std::string authorization;
-      if (auto it = request.headers().find(web::http::header_names::authorization);
-          it != request.headers().end()) {
-        authorization = it->second;
-      }
-      if (auto rejection = options_.filter->Check(request.method(), path, authorization)) {
-        Reply(request, rejection->status, rejection->body, rejection->content_type);
-      } else {
-        Serve(request, path);
-      }
-    });
-    if (!queued) {
-      web::http::http_response response(status_codes::TooManyRequests);
-      response.headers().add(web::http::header_names::retry_after, "1");
-      response.set_body("Too many requests, please try again later.\n", "text/plain");
-      try {
-        request.reply(response);
-      } catch (const std::exception&) {
-        // The connection is gone; nobody is waiting for the answer.
-      }
-    }
-  }
+  void Accept();
+  void Retry();
 
-  static void Reply(const http_request& request, web::http::status_code status,
-                    const std::string& body, const std::string& content_type) {
-    try {
-      request.reply(status, body, content_type);
-    } catch (const std::exception&) {
-      // The connection is gone (or closed by Stop()); nobody is waiting for the answer.
-    }
-  }
-
-  void Serve(const http_request& request, const std::string& path) {
-    const bool read = request.method() == methods::GET || request.method() == methods::HEAD;
-    // "?verbose" has no "=", which split_query drops; look for the key itself.
-    const std::string query = "&" + request.relative_uri().query() + "&";
+  Answer Serve(const Incoming& request) {
+    const bool read = request.method == "GET" || request.method == "HEAD";
+    // "?verbose" counts without a value.
+    const std::string query = "&" + request.query + "&";
     const bool verbose = query.find("&verbose&") != std::string::npos ||
                          query.find("&verbose=") != std::string::npos;
+    const std::string& path = request.path;
     try {
-      if (path.rfind("/debug/", 0) == 0 && handlers_.debug) {
-        Debug(request, path);
-        return;
-      }
+      if (path.rfind("/debug/", 0) == 0 && handlers_.debug) return Debug(request);
       const bool known = (path == "/metrics" && handlers_.metrics) || path == "/healthz" ||
                          path == "/livez" || path == "/readyz" ||
                          (path == "/configz" && handlers_.configz);
-      if (!known) {
-        Reply(request, status_codes::NotFound, "404 page not found\n", "text/plain");
-      } else if (!read) {
-        Reply(request, status_codes::MethodNotAllowed, "method not allowed\n", "text/plain");
-      } else if (path == "/metrics") {
-        Reply(request, status_codes::OK, handlers_.metrics(),
-              "text/plain; version=0.0.4; charset=utf-8");
-      } else if (path == "/healthz" || path == "/livez") {
-        Health(request, handlers_.livez, path.substr(1), verbose);
-      } else if (path == "/readyz") {
-        Health(request, handlers_.readyz, "readyz", verbose);
-      } else {
-        Reply(request, status_codes::OK, handlers_.configz(), "application/json");
+      if (!known) return Text(404, "404 page not found\n");
+      if (!read) return Text(405, "method not allowed\n");
+      if (path == "/metrics") {
+        return {200, handlers_.metrics(), "text/plain; version=0.0.4; charset=utf-8"};
       }
+      if (path == "/healthz" || path == "/livez") {
+        return Health(handlers_.livez, path.substr(1), verbose);
+      }
+      if (path == "/readyz") return Health(handlers_.readyz, "readyz", verbose);
+      return {200, handlers_.configz(), "application/json"};
     } catch (const std::exception& e) {
-      Reply(request, status_codes::InternalError, std::string(e.what()) + "\n", "text/plain");
+      return Text(500, std::string(e.what()) + "\n");
     }
   }
 
-  void Debug(const http_request& request, const std::string& path) {
+  Answer Debug(const Incoming& request) {
     std::unique_lock busy(debug_mu_, std::try_to_lock);
     if (!busy.owns_lock()) {
-      Reply(request, status_codes::TooManyRequests,
-            "another debug request is running; retry in a moment\n", "text/plain");
-      return;
+      return Text(429, "another debug request is running; retry in a moment\n");
     }
     DebugRequest req;
-    req.method = request.method();
-    req.path = path;
-    for (const auto& [key, value] : web::uri::split_query(request.relative_uri().query())) {
-      req.query[web::uri::decode(key)] = web::uri::decode(value);
+    req.method = request.method;
+    req.path = request.path;
+    // Pairs without "=" carry nothing a debug handler reads.
+    std::string_view rest = request.query;
+    while (!rest.empty()) {
+      const std::string_view pair = rest.substr(0, rest.find('&'));
+      rest.remove_prefix(std::min(rest.size(), pair.size() + 1));
+      const size_t equals = pair.find('=');
+      if (equals == std::string_view::npos) continue;
+      auto key = PercentDecode(pair.substr(0, equals));
+      auto value = PercentDecode(pair.substr(equals + 1));
+      if (!key || !value) return Text(400, "malformed query\n");
+      req.query[*key] = *value;
     }
-    if (req.method == methods::POST) {
-      const auto& headers = request.headers();
-      req.content_type = headers.content_type();
-      if (!headers.has(web::http::header_names::content_length)) {
-        Reply(request, status_codes::LengthRequired, "a Content-Length header is required\n",
-              "text/plain");
-        return;
+    if (req.method == "POST") {
+      if (!request.has_content_length) {
+        return Text(411, "a Content-Length header is required\n");
       }
-      if (headers.content_length() > kMaxDebugBodyBytes) {
-        Reply(request, status_codes::RequestEntityTooLarge,
-              "request body over " + std::to_string(kMaxDebugBodyBytes) + " bytes\n", "text/plain");
-        return;
-      }
-      // http_request is a handle to shared state: a copy reads the same body.
-      http_request readable = request;
-      req.body = readable.extract_utf8string(true).get();
+      req.content_type = request.content_type;
+      req.body = request.body;
     }
     DebugResponse response = handlers_.debug(req);
-    Reply(request, static_cast<web::http::status_code>(response.status), response.body,
-          response.content_type);
+    return {static_cast<unsigned>(response.status), response.body, response.content_type};
   }
 
-  static void Health(const http_request& request, const std::vector<HealthCheck>& checks,
-                     const std::string& name, bool verbose) {
+  static Answer Health(const std::vector<HealthCheck>& checks, const std::string& name,
+                       bool verbose) {
     auto [ok, report] = RunChecks(checks);
     if (ok) {
-      Reply(request, status_codes::OK, verbose ? report + name + " check passed\n" : "ok",
-            "text/plain; charset=utf-8");
-    } else {
-      Reply(request, status_codes::InternalError, report + name + " check failed\n",
-            "text/plain; charset=utf-8");
+      return {200, verbose ? report + name + " check passed\n" : "ok", "text/plain; charset=utf-8"};
     }
+    return {500, report + name + " check failed\n", "text/plain; charset=utf-8"};
   }
 
   const Options options_;
   const Handlers handlers_;
   BindAddress address_;
   std::string url_;
-  std::mutex mu_;  // Guards listener_.
+  std::mutex mu_;  // Guards acceptor_, threads_ and stopped_ against Start and Stop.
+  bool stopped_ = false;
   // Held for the length of a debug request.
   std::mutex debug_mu_;
-  std::unique_ptr<web::http::experimental::listener::http_listener> listener_;
+  // Before the sockets: they must be closed while it still exists.
+  net::io_context ioc_;
+  std::optional<tcp::acceptor> acceptor_;
+  // Keeps the threads running between connections whatever the acceptor is doing.
+  std::optional<net::executor_work_guard<net::io_context::executor_type>> work_;
+  std::optional<net::steady_timer> retry_;
+  std::vector<std::thread> threads_;
   // Last: destroyed first, finishing the checks in flight while everything they use still exists.
   std::unique_ptr<util::TaskQueue> auth_queue_;
 };
+
+namespace {
+
+// One connection: reads a request, answers it, and reads the next while the client keeps the
+// connection alive. Every step runs on the connection's strand; an answer computed elsewhere (by
+// an auth worker) is posted back to it.
+template <class Stream>
+class Session : public std::enable_shared_from_this<Session<Stream>> {
+ public:
+  static constexpr bool kTls = std::is_same_v<Stream, TlsStream>;
+
+  Session(Dispatcher* server, tcp::socket socket, std::shared_ptr<net::ssl::context> tls)
+      : server_(server), tls_(std::move(tls)), stream_(MakeStream(std::move(socket), tls_.get())) {}
+
+  void Run() {
+    if constexpr (kTls) {
+      beast::get_lowest_layer(stream_).expires_after(kHandshakeTimeout);
+      stream_.async_handshake(
+          net::ssl::stream_base::server, [self = this->shared_from_this()](beast::error_code ec) {
+            if (ec) return;
+            self->certificate_ = VerifiedClientCertificate(self->stream_.native_handle());
+            self->ReadHeader(kReadTimeout);
+          });
+    } else {
+      ReadHeader(kReadTimeout);
+    }
+  }
+
+ private:
+  static Stream MakeStream(tcp::socket socket, net::ssl::context* tls) {
+    if constexpr (kTls) {
+      return Stream(std::move(socket), *tls);
+    } else {
+      return Stream(std::move(socket));
+    }
+  }
+
+  void ReadHeader(std::chrono::seconds timeout) {
+    head_ = false;
+    parser_.emplace();
+    parser_->header_limit(kMaxHeaderBytes);
+    parser_->body_limit(kMaxDebugBodyBytes);
+    beast::get_lowest_layer(stream_).expires_after(timeout);
+    http::async_read_header(
+        stream_, buffer_, *parser_,
+        [self = this->shared_from_this()](beast::error_code ec, size_t) { self->OnHeader(ec); });
+  }
+
+  void OnHeader(beast::error_code ec) {
+    if (ec == http::error::header_limit) {
+      keep_alive_ = false;
+      return Write(Text(431, "request header fields too large\n"));
+    }
+    // The parser checks a Content-Length against the body limit as soon as the header is read.
+    if (ec == http::error::body_limit) return Refuse(TooLarge());
+    if (ec) return;
+    const auto& header = parser_->get();
+    keep_alive_ = header.keep_alive();
+    head_ = header.method() == http::verb::head;
+    if (parser_->is_done()) return OnRequest();
+    if (header[http::field::expect] == "100-continue") {
+      continue_ = std::make_unique<http::response<http::empty_body>>(http::status::continue_, 11);
+      beast::get_lowest_layer(stream_).expires_after(kWriteTimeout);
+      http::async_write(stream_, *continue_,
+                        [self = this->shared_from_this()](beast::error_code ec, size_t) {
+                          if (!ec) self->ReadBody();
+                        });
+      return;
+    }
+    ReadBody();
+  }
+
+  void ReadBody() {
+    beast::get_lowest_layer(stream_).expires_after(kReadTimeout);
+    http::async_read(stream_, buffer_, *parser_,
+                     [self = this->shared_from_this()](beast::error_code ec, size_t) {
+                       if (ec == http::error::body_limit) return self->Refuse(TooLarge());
+                       if (!ec) self->OnRequest();
+                     });
+  }
+
+  void OnRequest() {
+    http::request<http::string_body> req = parser_->release();
+    Incoming in;
+    in.method = std::string(req.method_string());
+    const std::string_view target(req.target().data(), req.target().size());
+    const size_t question = target.find('?');
+    std::optional<std::string> path = PercentDecode(target.substr(0, question));
+    if (!path || path->empty() || path->front() != '/') {
+      return Write(Text(400, "malformed path\n"));
+    }
+    in.path = std::move(*path);
+    if (question != std::string_view::npos) in.query = std::string(target.substr(question + 1));
+    in.authorization = std::string(req[http::field::authorization]);
+    in.content_type = std::string(req[http::field::content_type]);
+    in.has_content_length = req.find(http::field::content_length) != req.end();
+    in.body = std::move(req.body());
+    in.certificate = certificate_;
+    server_->Dispatch(std::move(in), [self = this->shared_from_this()](Answer answer) {
+      net::post(self->stream_.get_executor(),
+                [self, answer = std::move(answer)]() mutable { self->Write(std::move(answer)); });
+    });
+  }
+
+  void Write(Answer answer) {
+    response_.emplace(static_cast<http::status>(answer.status), 11);
+    response_->set(http::field::content_type, answer.content_type);
+    // Go's net/http sets it on every answer; a browser must not sniff a body as HTML.
+    response_->set("X-Content-Type-Options", "nosniff");
+    if (answer.retry_after) response_->set(http::field::retry_after, "1");
+    response_->keep_alive(keep_alive_);
+    if (head_) {
+      response_->content_length(answer.body.size());
+    } else {
+      response_->body() = std::move(answer.body);
+      response_->prepare_payload();
+    }
+    beast::get_lowest_layer(stream_).expires_after(kWriteTimeout);
+    http::async_write(stream_, *response_,
+                      [self = this->shared_from_this()](beast::error_code ec, size_t) {
+                        // end_of_stream: written, and the answer said the connection closes.
+                        if (ec && ec != http::error::end_of_stream) return;
+                        if (self->drain_) return self->Drain(0);
+                        if (!self->keep_alive_) return self->Close();
+                        self->ReadHeader(kIdleTimeout);
+                      });
+  }
+
+  // Answers before the body is read, then discards what the client still sends so it reads the
+  // answer rather than a reset connection.
+  void Refuse(Answer answer) {
+    keep_alive_ = false;
+    drain_ = true;
+    Write(std::move(answer));
+  }
+
+  void Drain(size_t drained) {
+    if (drained == 0) beast::get_lowest_layer(stream_).expires_after(kDrainTimeout);
+    if (drained >= kDrainBytes) return Close();
+    // What the parser buffered is part of the discarded body too.
+    buffer_.consume(buffer_.size());
+    stream_.async_read_some(net::buffer(scratch_), [self = this->shared_from_this(), drained](
+                                                       beast::error_code ec, size_t n) {
+      if (ec) return self->Close();
+      self->Drain(drained + n);
+    });
+  }
+
+  void Close() {
+    beast::error_code ignored;
+    if constexpr (kTls) {
+      beast::get_lowest_layer(stream_).expires_after(kHandshakeTimeout);
+      stream_.async_shutdown([self = this->shared_from_this()](beast::error_code) {});
+    } else {
+      stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+    }
+  }
+
+  Dispatcher* const server_;
+  std::shared_ptr<net::ssl::context> tls_;  // Outlives stream_, which uses it.
+  Stream stream_;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  std::unique_ptr<http::response<http::empty_body>> continue_;
+  std::optional<http::response<http::string_body>> response_;
+  std::optional<auth::ClientCertificate> certificate_;
+  std::array<char, 64 * 1024> scratch_{};
+  bool keep_alive_ = false;
+  bool head_ = false;
+  bool drain_ = false;
+};
+
+}  // namespace
+
+void HttpServer::Impl::Accept() {
+  acceptor_->async_accept(net::make_strand(ioc_), [this](beast::error_code ec, tcp::socket socket) {
+    if (ec == net::error::operation_aborted) return;
+    if (ec) {
+      log::Warn("accepting a connection failed", {{"address", url_}, {"error", ec.message()}});
+      return Retry();
+    }
+    if (!options_.tls) {
+      std::make_shared<Session<beast::tcp_stream>>(this, std::move(socket), nullptr)->Run();
+    } else {
+      try {
+        std::make_shared<Session<TlsStream>>(this, std::move(socket), TlsContext())->Run();
+      } catch (const std::exception& e) {
+        // The files changed since start-up and no longer load: this connection is refused, the
+        // next one reads them again.
+        log::Warn("cannot load the serving certificate; connection closed",
+                  {{"address", url_}, {"error", e.what()}});
+      }
+    }
+    Accept();
+  });
+}
+
+void HttpServer::Impl::Retry() {
+  retry_.emplace(acceptor_->get_executor(), kAcceptRetry);
+  retry_->async_wait([this](beast::error_code ec) {
+    if (!ec) Accept();
+  });
+}
 
 HttpServer::HttpServer(Options options, Handlers handlers)
     : impl_(std::make_unique<Impl>(std::move(options), std::move(handlers))) {}

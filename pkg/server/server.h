@@ -24,7 +24,7 @@
 
 namespace berth::server {
 
-// An address that cannot be served: bad syntax, IPv6, unreadable certificate, port in use.
+// An address that cannot be served: bad syntax, unreadable certificate or CA, port in use.
 class ServerError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
@@ -42,10 +42,15 @@ struct Certificate {
 };
 
 struct Options {
-  // host:port. IPv4 only: cpprestsdk's listener takes the host up to the first ':'.
+  // host:port; an IPv6 host in brackets ("[::]:10259").
   std::string bind_address = "0.0.0.0:10259";
   // Set: HTTPS (TLS 1.2 or later) with this certificate. Unset: plain HTTP.
   std::optional<Certificate> tls;
+  // Needs tls. A PEM bundle of CA certificates (--client-ca-file), read again for every connection
+  // like the certificate files. A client may present a certificate (it is asked for one, never
+  // required to send it); one that chains to these CAs, is within its dates and allows client
+  // authentication names the request's user for the filter. Any other is ignored, as if absent.
+  std::string client_ca;
   // Set: every request passes it before a handler sees it. Unset: every request is served.
   std::shared_ptr<const auth::Filter> filter;
   // How errors name this listener: the flag that configured it.
@@ -95,12 +100,19 @@ struct BindAddress {
 // Parses "host:port" / "[v6]:port". Throws ServerError naming the expected form.
 BindAddress ParseBindAddress(const std::string& address);
 
-// Sizes the one thread pool every server in the process answers on (cpprestsdk's shared pool,
-// 40 threads unless told otherwise). Call at most once, before the first server starts; throws
-// ServerError otherwise.
+// Throws ServerError, naming --client-ca-file and the file, unless `path` is a readable PEM file
+// holding at least one certificate.
+void CheckClientCaFile(const std::string& path);
+
+// Sizes each server's pool of threads that read, route and answer requests (4 unless told
+// otherwise). Call at most once, before the first server starts; throws ServerError otherwise.
 void SetServerThreads(size_t threads);
 
 // Serves Handlers on Options' address until Stop() or destruction. Thread-safe.
+//
+// Limits: a request's header block is at most 64 KiB (431 beyond); a body over kMaxDebugBodyBytes
+// gets 413 and the connection is closed. A connection must finish its TLS handshake within 10s
+// and send each request within 32s; an idle kept-alive connection is closed after 90s.
 //
 // Requests the filter must check are checked on threads of their own (kAuthWorkers, at most
 // kAuthQueue waiting, 429 beyond), since a check may wait seconds on the apiserver: probes, on the
@@ -117,6 +129,8 @@ class HttpServer {
 
   // Binds and starts serving. Throws ServerError (bad address, TLS files, port in use).
   void Start();
+  // Stops accepting and answering; a stopped server does not start again. Connections still open
+  // are closed on destruction.
   void Stop();
   // "https://127.0.0.1:10259" / "http://..." as bound.
   std::string url() const;

@@ -7,7 +7,8 @@
 // Filter::Check runs on a worker thread that nothing above catches for, so it must not throw;
 // every rejection it makes is 401, 403 or 500, and a JSON one is the metav1.Status of that code.
 // 500 means no decision could be had: an answer that authenticates the token and grants or denies
-// with booleans always gets a decision, whatever bytes the path holds.
+// with booleans always gets a decision, whatever bytes the path holds. The request is then checked
+// again as coming with a verified client certificate named by the header's bytes.
 
 #include <spdlog/spdlog.h>
 
@@ -120,6 +121,21 @@ void Check(std::string_view input) {
       const json status = json::parse(rejection->body, nullptr, /*allow_exceptions=*/false);
       Require(status.is_object() && status.value("code", 0) == rejection->status,
               "a JSON rejection is the metav1.Status of its code", rejection->body);
+    }
+  }
+
+  // The same request from a verified client certificate whose CommonName is the header's bytes:
+  // with a name it is a user without any TokenReview, so never 401.
+  const server::auth::ClientCertificate certificate{authorization, {method}, "00"};
+  const std::optional<server::auth::Rejection> rejection =
+      filter.Check(method, path, "", &certificate);
+  if (rejection) {
+    if (authorization.empty()) {
+      Require(rejection->status == 401, "a certificate without a CommonName is no one",
+              rejection->body);
+    } else {
+      Require(rejection->status == 403 || rejection->status == 500,
+              "a certificate's user is authorized, not authenticated again", rejection->body);
     }
   }
 }

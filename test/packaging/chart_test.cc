@@ -487,6 +487,29 @@ TEST(ChartDeployment, ProbesServiceAndScrapesUseTheSecurePortOverHttps) {
   }
 }
 
+// A client CA ConfigMap is mounted as a directory (so its updates reach the file) and passed as
+// --client-ca-file; without one, neither.
+TEST(ChartDeployment, AClientCaConfigMapIsMountedAndPassed) {
+  const std::string flag = "--client-ca-file=/etc/berth/client-ca/ca.crt";
+  for (const std::string& file : CiValuesFiles()) {
+    SCOPED_TRACE(Basename(file));
+    json plain = PodSpec(Render({file}));
+    EXPECT_THAT(plain["containers"][0]["args"].get<std::vector<std::string>>(),
+                ::testing::Not(::testing::Contains(flag)));
+    json spec = PodSpec(Render(
+        {file}, {"server.tls.clientCAConfigMap=scrapers-ca", "server.tls.clientCAKey=bundle.pem"}));
+    const json& container = spec["containers"][0];
+    EXPECT_THAT(container["args"].get<std::vector<std::string>>(), ::testing::Contains(flag));
+    EXPECT_THAT(
+        container["volumeMounts"],
+        ::testing::Contains(json(
+            {{"name", "client-ca"}, {"mountPath", "/etc/berth/client-ca"}, {"readOnly", true}})));
+    EXPECT_THAT(spec["volumes"],
+                ::testing::Contains(json::parse(R"({"name":"client-ca","configMap":{
+                  "name":"scrapers-ca","items":[{"key":"bundle.pem","path":"ca.crt"}]}})")));
+  }
+}
+
 // The /debug endpoints are on (behind the secure port's authorization) unless turned off, and
 // then one flag, whatever else the server is set to.
 TEST(ChartDeployment, DebugEndpointsOnUnlessTurnedOff) {

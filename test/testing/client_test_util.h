@@ -30,42 +30,13 @@
 #include <vector>
 
 #include "test/testing/loopback.h"
+#include "test/testing/pki.h"
+#include "test/testing/temp_dir.h"
 
 namespace berth::client::testing {
 
-// A fresh directory under $TMPDIR, removed with everything in it on destruction.
-class TempDir {
- public:
-  TempDir() {
-    const char* base = std::getenv("TMPDIR");
-    std::string pattern = std::string(base != nullptr ? base : "/tmp") + "/berth-client-XXXXXX";
-    std::vector<char> buf(pattern.begin(), pattern.end());
-    buf.push_back('\0');
-    if (mkdtemp(buf.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = buf.data();
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  const std::string& path() const { return path_; }
-  std::string Join(const std::string& relative) const { return path_ + "/" + relative; }
-
-  // Writes `content` to `relative` (creating parent directories) and returns the full path.
-  std::string Write(const std::string& relative, const std::string& content) const {
-    const std::filesystem::path full = Join(relative);
-    std::filesystem::create_directories(full.parent_path());
-    std::ofstream out(full, std::ios::binary | std::ios::trunc);
-    out << content;
-    return full.string();
-  }
-
- private:
-  std::string path_;
-};
+using ::berth::testing::ReadAll;
+using ::berth::testing::TempDir;
 
 // Writes a /bin/sh script named `name` in `dir`, executable, and returns its path.
 inline std::string WriteShellScript(const TempDir& dir, const std::string& name,
@@ -74,13 +45,6 @@ inline std::string WriteShellScript(const TempDir& dir, const std::string& name,
   std::filesystem::permissions(path, std::filesystem::perms::owner_all,
                                std::filesystem::perm_options::add);
   return path;
-}
-
-inline std::string ReadAll(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  return buf.str();
 }
 
 // Sets (or, with nullopt, unsets) an environment variable for the lifetime of the object.
@@ -301,12 +265,12 @@ inline void Reply(web::http::http_request& request, int status, const std::strin
   request.reply(response).wait();
 }
 
-// A test PKI generated with the openssl CLI: a CA, server and client certificates.
-// Certificates shared by every test in the suite.
+// The certificates every TLS test of the client shares, as PEM text: a CA, server and client
+// certificates it signs, and an unrelated CA.
 struct Pki {
-  TempDir dir;
-  std::string ca;        // Signs server, name-only and client.
-  std::string other_ca;  // Unrelated self-signed CA.
+  berth::testing::Pki files;  // Holds the directory they were minted in.
+  std::string ca;             // Signs server, name-only and client.
+  std::string other_ca;       // Unrelated self-signed CA.
   std::string other_ca_key;
   std::string server_cert;  // SANs 127.0.0.1 and localhost.
   std::string server_key;
@@ -316,49 +280,30 @@ struct Pki {
   std::string client_key;
 };
 
-inline bool RunQuietly(const std::string& command) {
-  return std::system((command + " >/dev/null 2>&1").c_str()) == 0;
-}
-
 // Null when the openssl CLI cannot generate them.
 inline std::unique_ptr<Pki> MakePki() {
   auto pki = std::make_unique<Pki>();
-  const std::string d = pki->dir.path();
-  const std::string key = "-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
-  pki->dir.Write("server.ext",
-                 "subjectAltName=IP:127.0.0.1,DNS:localhost\n"
-                 "extendedKeyUsage=serverAuth\n");
-  pki->dir.Write("name.ext", "subjectAltName=DNS:berth.test\nextendedKeyUsage=serverAuth\n");
-  pki->dir.Write("client.ext", "extendedKeyUsage=clientAuth\n");
-  const bool ok = RunQuietly("openssl req -x509 " + key + " -keyout " + d + "/ca.key -out " + d +
-                             "/ca.crt -days 2 -subj /CN=berth-test-ca") &&
-                  RunQuietly("openssl req -x509 " + key + " -keyout " + d + "/other.key -out " + d +
-                             "/other.crt -days 2 -subj /CN=berth-other-ca") &&
-                  RunQuietly("openssl req " + key + " -keyout " + d + "/server.key -out " + d +
-                             "/server.csr -subj /CN=127.0.0.1") &&
-                  RunQuietly("openssl x509 -req -in " + d + "/server.csr -CA " + d +
-                             "/ca.crt -CAkey " + d + "/ca.key -CAcreateserial -days 2 -extfile " +
-                             d + "/server.ext -out " + d + "/server.crt") &&
-                  RunQuietly("openssl req " + key + " -keyout " + d + "/name.key -out " + d +
-                             "/name.csr -subj /CN=berth.test") &&
-                  RunQuietly("openssl x509 -req -in " + d + "/name.csr -CA " + d +
-                             "/ca.crt -CAkey " + d + "/ca.key -CAcreateserial -days 2 -extfile " +
-                             d + "/name.ext -out " + d + "/name.crt") &&
-                  RunQuietly("openssl req " + key + " -keyout " + d + "/client.key -out " + d +
-                             "/client.csr -subj /CN=berth-client") &&
-                  RunQuietly("openssl x509 -req -in " + d + "/client.csr -CA " + d +
-                             "/ca.crt -CAkey " + d + "/ca.key -CAcreateserial -days 2 -extfile " +
-                             d + "/client.ext -out " + d + "/client.crt");
-  if (!ok) return nullptr;
-  pki->ca = ReadAll(d + "/ca.crt");
-  pki->other_ca = ReadAll(d + "/other.crt");
-  pki->other_ca_key = ReadAll(d + "/other.key");
-  pki->server_cert = ReadAll(d + "/server.crt");
-  pki->server_key = ReadAll(d + "/server.key");
-  pki->name_only_cert = ReadAll(d + "/name.crt");
-  pki->name_only_key = ReadAll(d + "/name.key");
-  pki->client_cert = ReadAll(d + "/client.crt");
-  pki->client_key = ReadAll(d + "/client.key");
+  try {
+    const berth::testing::CertificateFiles ca = pki->files.Ca("berth-test-ca");
+    const berth::testing::CertificateFiles other = pki->files.Ca("berth-other-ca");
+    const berth::testing::CertificateFiles server = pki->files.Server(ca, "server");
+    const berth::testing::CertificateFiles name_only =
+        pki->files.Issue(ca, "name", "/CN=berth.test",
+                         "subjectAltName=DNS:berth.test\nextendedKeyUsage=serverAuth\n");
+    const berth::testing::CertificateFiles client =
+        pki->files.Client(ca, "client", "/CN=berth-client");
+    pki->ca = ca.cert_pem;
+    pki->other_ca = other.cert_pem;
+    pki->other_ca_key = other.key_pem;
+    pki->server_cert = server.cert_pem;
+    pki->server_key = server.key_pem;
+    pki->name_only_cert = name_only.cert_pem;
+    pki->name_only_key = name_only.key_pem;
+    pki->client_cert = client.cert_pem;
+    pki->client_key = client.key_pem;
+  } catch (const std::runtime_error&) {
+    return nullptr;
+  }
   return pki;
 }
 

@@ -81,6 +81,20 @@ Rejection Unauthorized() { return StatusRejection(401, "Unauthorized", "Unauthor
 
 }  // namespace
 
+std::optional<UserInfo> CertificateUser(const ClientCertificate& certificate) {
+  if (certificate.common_name.empty()) return std::nullopt;
+  UserInfo user;
+  user.name = certificate.common_name;
+  user.groups = certificate.organizations;
+  // kube-apiserver adds it to every authenticated user; a TokenReview's answer already has it.
+  if (std::find(user.groups.begin(), user.groups.end(), "system:authenticated") ==
+      user.groups.end()) {
+    user.groups.emplace_back("system:authenticated");
+  }
+  user.extra["authentication.kubernetes.io/credential-id"] = {"X509SHA256=" + certificate.sha256};
+  return user;
+}
+
 std::vector<std::string> DefaultAlwaysAllowPaths() { return {"/healthz", "/readyz", "/livez"}; }
 
 PathMatcher::PathMatcher(const std::vector<std::string>& patterns) {
@@ -134,20 +148,25 @@ Filter::Filter(std::shared_ptr<TokenAuthenticator> authenticator,
       always_allow_(std::move(always_allow)) {}
 
 std::optional<Rejection> Filter::Check(const std::string& method, const std::string& path,
-                                       const std::string& authorization) const {
+                                       const std::string& authorization,
+                                       const ClientCertificate* certificate) const {
   if (AlwaysAllowed(path)) return std::nullopt;
-  const std::optional<std::string> token = BearerToken(authorization);
-  if (!token) return Unauthorized();
+  // kube-apiserver's order: the certificate first; the token only when it names no one.
   std::optional<UserInfo> user;
-  try {
-    user = authenticator_->AuthenticateToken(*token);
-  } catch (const std::exception& e) {
-    log::Warn("token review failed; answering 401", {{"path", path}, {"error", e.what()}});
-    return Unauthorized();
-  }
+  if (certificate) user = CertificateUser(*certificate);
   if (!user) {
-    log::Verbose(4, "invalid bearer token", {{"path", path}});
-    return Unauthorized();
+    const std::optional<std::string> token = BearerToken(authorization);
+    if (!token) return Unauthorized();
+    try {
+      user = authenticator_->AuthenticateToken(*token);
+    } catch (const std::exception& e) {
+      log::Warn("token review failed; answering 401", {{"path", path}, {"error", e.what()}});
+      return Unauthorized();
+    }
+    if (!user) {
+      log::Verbose(4, "invalid bearer token", {{"path", path}});
+      return Unauthorized();
+    }
   }
 
   Attributes attributes{*user, Lower(method), path};

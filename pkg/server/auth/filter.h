@@ -5,8 +5,10 @@
 // miniature:
 //   1. A path on the always-allow list is served to anyone: no token is read, nothing is asked of
 //      the apiserver (kubelet probes carry no credentials, and must not depend on the apiserver).
-//   2. Any other path needs "Authorization: Bearer <token>" that the authenticator accepts;
-//      without one the answer is 401. Anonymous requests are not authorized.
+//   2. Any other path needs a user: the client certificate the connection presented, when the TLS
+//      layer verified it against the client CA (no review is asked), else "Authorization: Bearer
+//      <token>" that the authenticator accepts; without either the answer is 401. Anonymous
+//      requests are not authorized.
 //   3. The authenticated user must be allowed the verb (the lower-case HTTP method) on the path;
 //      otherwise 403, with kube-apiserver's message. When no decision can be had: 500.
 // Every path goes through 2 and 3, those that exist and those that do not, so a new endpoint
@@ -58,10 +60,12 @@ class Filter {
   bool AlwaysAllowed(std::string_view path) const { return always_allow_.Matches(path); }
 
   // nullopt: serve the request. `method` is the HTTP method as sent ("GET"); `authorization`
-  // the Authorization header's value, empty when there is none. Blocks while the apiserver is
-  // asked: call it off any thread that must stay responsive.
+  // the Authorization header's value, empty when there is none; `certificate` the connection's
+  // verified client certificate, null when there is none. Blocks while the apiserver is asked:
+  // call it off any thread that must stay responsive.
   std::optional<Rejection> Check(const std::string& method, const std::string& path,
-                                 const std::string& authorization) const;
+                                 const std::string& authorization,
+                                 const ClientCertificate* certificate = nullptr) const;
 
  private:
   std::shared_ptr<TokenAuthenticator> authenticator_;

@@ -5,9 +5,12 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "pkg/log/log.h"
 
@@ -123,6 +126,40 @@ TEST(FilterTest, NoOrInvalidTokenIs401WithAStatusBody) {
   EXPECT_EQ(f.filter.Check("GET", "/nope", "")->status, 401);
   EXPECT_EQ(f.filter.Check("GET", "/debug/pprof/", "")->status, 401);
   EXPECT_EQ(f.authz->calls, 0);
+}
+
+TEST(FilterTest, AVerifiedCertificateIsTheUserWithoutATokenReview) {
+  FilterFixture f;
+  const ClientCertificate alice{"alice", {"scrapers", "team"}, "ab01"};
+  EXPECT_EQ(f.filter.Check("GET", "/metrics", "", &alice), std::nullopt);
+  // The certificate comes first: a token beside it is never reviewed.
+  EXPECT_EQ(f.filter.Check("GET", "/metrics", "Bearer bob-token", &alice), std::nullopt);
+  EXPECT_EQ(f.authn->calls, 0);
+  EXPECT_EQ(f.authz->last.user.name, "alice");
+  EXPECT_EQ(f.authz->last.user.uid, "");
+  EXPECT_EQ(f.authz->last.user.groups,
+            (std::vector<std::string>{"scrapers", "team", "system:authenticated"}));
+  EXPECT_EQ(f.authz->last.user.extra,
+            (std::map<std::string, std::vector<std::string>>{
+                {"authentication.kubernetes.io/credential-id", {"X509SHA256=ab01"}}}));
+
+  // Authorization applies as to a token's user.
+  const ClientCertificate bob{"bob", {"system:authenticated"}, "cd02"};
+  auto rejection = f.filter.Check("GET", "/metrics", "", &bob);
+  ASSERT_TRUE(rejection.has_value());
+  EXPECT_EQ(rejection->status, 403);
+  EXPECT_NE(rejection->body.find("User \\\"bob\\\" cannot get path"), std::string::npos)
+      << rejection->body;
+  EXPECT_EQ(f.authz->last.user.groups, std::vector<std::string>{"system:authenticated"});
+}
+
+TEST(FilterTest, ACertificateWithoutACommonNameFallsBackToTheToken) {
+  FilterFixture f;
+  const ClientCertificate nameless{"", {"scrapers"}, "ef03"};
+  EXPECT_EQ(f.filter.Check("GET", "/metrics", "", &nameless)->status, 401);
+  EXPECT_EQ(f.filter.Check("GET", "/metrics", "Bearer alice-token", &nameless), std::nullopt);
+  EXPECT_EQ(f.authn->calls, 1);
+  EXPECT_EQ(f.authz->last.user.name, "alice");
 }
 
 TEST(FilterTest, AuthorizedUserIsServedWithTheMethodAsVerb) {

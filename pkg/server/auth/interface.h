@@ -13,7 +13,8 @@
 
 namespace berth::server::auth {
 
-// Who sent a request, as the apiserver's TokenReview described them.
+// Who sent a request, as the apiserver's TokenReview or a verified client certificate described
+// them.
 struct UserInfo {
   std::string name;
   std::string uid;
@@ -22,6 +23,19 @@ struct UserInfo {
 
   bool operator==(const UserInfo&) const = default;
 };
+
+// The client certificate a connection presented, verified against the secure port's client CA by
+// the TLS layer: its subject's CommonName and Organization values, and the SHA-256 of its DER.
+struct ClientCertificate {
+  std::string common_name;
+  std::vector<std::string> organizations;
+  std::string sha256;  // Lower-case hex.
+};
+
+// kube-apiserver's user for a verified client certificate: the CommonName, the Organizations as
+// groups plus system:authenticated, and the certificate's fingerprint as the credential id.
+// nullopt when the CommonName is empty: such a certificate authenticates no one.
+std::optional<UserInfo> CertificateUser(const ClientCertificate& certificate);
 
 // Maps a bearer token to its user. Thread-safe.
 class TokenAuthenticator {
