@@ -61,13 +61,10 @@ BUILD_PACKAGES=(
   pkg-config
   git
   libcpprest-dev
-<<<<<<< HEAD
   libcurl4-openssl-dev
-=======
   # Boost.Beast and Boost.Asio (the secure port's HTTP server): header-only, in the unversioned
   # Boost headers package rather than only pulled in by libcpprest-dev.
   libboost-dev
->>>>>>> clientcert
   libssl-dev
   nlohmann-json3-dev
   prometheus-cpp-dev

@@ -121,6 +121,9 @@ std::string Utf8(const ASN1_STRING* value) {
 // authenticator, a certificate that fails is no identity, not a refused connection: the request
 // may still carry a token.
 std::optional<auth::ClientCertificate> VerifiedClientCertificate(SSL* ssl) {
+  // Without a client CA nothing was verified, and SSL_get_verify_result reports X509_V_OK for
+  // a chain it never checked.
+  if ((SSL_get_verify_mode(ssl) & SSL_VERIFY_PEER) == 0) return std::nullopt;
   X509* cert = SSL_get0_peer_certificate(ssl);
   if (cert == nullptr) return std::nullopt;
   const long result = SSL_get_verify_result(ssl);
