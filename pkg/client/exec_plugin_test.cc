@@ -271,7 +271,8 @@ TEST(ExecCredentialTest, Rfc3339Timestamps) {
   EXPECT_EQ(ParseRfc3339("7663-01-01T00:00:00Z"), std::chrono::system_clock::time_point::max());
   EXPECT_EQ(ParseRfc3339("9999-12-31T23:59:59.999-23:59"),
             std::chrono::system_clock::time_point::max());
-  EXPECT_EQ(ParseRfc3339("0001-01-01T00:00:00+23:59"), std::chrono::system_clock::time_point::min());
+  EXPECT_EQ(ParseRfc3339("0001-01-01T00:00:00+23:59"),
+            std::chrono::system_clock::time_point::min());
   EXPECT_EQ(seconds("2262-01-01T00:00:00Z"), int64_t{9214646400} * 1000);
 }
 
