@@ -11,6 +11,7 @@
 #include <sstream>
 #include <string>
 
+#include "pkg/api/utf8.h"
 #include "pkg/client/client.h"
 #include "pkg/client/http_client.h"
 #include "pkg/client/proxy.h"
@@ -105,6 +106,9 @@ class KubeconfigLoader {
     std::string text;
     std::string reason;
     if (!read_file_(path_, &text, &reason)) Fail("", "cannot read file: " + reason);
+    // Upstream's YAML parser refuses such a file too; and what the kubeconfig holds is written
+    // into JSON (an exec plugin's KUBERNETES_EXEC_INFO), which has to be UTF-8.
+    if (!api::IsValidUtf8(text)) Fail("", "not valid UTF-8");
     YAML::Node root;
     try {
       root = YAML::Load(text);

@@ -127,6 +127,16 @@ TEST(KubeconfigTest, UnreadableTokenFileNamesFieldAndPath) {
                     HasSubstr(dir.Join("nope"))));
 }
 
+// Found by fuzzing: an exec extension's key that was not UTF-8 threw out of the loader while it
+// was written as JSON for the plugin.
+TEST(KubeconfigTest, NotUtf8IsAnErrorNamingTheFile) {
+  TempDir dir;
+  const std::string path =
+      dir.Write("kubeconfig", Kubeconfig(kServer, "    token: t\n") +
+                                  "extensions:\n- name: x\n  extension:\n    audi\xe9nce: a\n");
+  EXPECT_THAT(ErrorOf(path), AllOf(HasSubstr("kubeconfig " + path), HasSubstr("not valid UTF-8")));
+}
+
 TEST(KubeconfigTest, ClientCertificateAndKeyFiles) {
   TempDir dir;
   dir.Write("client.crt", kCertPem);
