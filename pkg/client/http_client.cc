@@ -368,8 +368,18 @@ class HttpClient final : public Client {
             (*on_body)(text);
             text.clear();
           }
-        } else {
+        } else if (IsSuccess(status)) {
           transfer->ReadRest(&text, deadline);
+        } else {
+          // The status is the server's answer and the body only details it. Go's HTTP/2 server
+          // resets the stream of a request whose body it never read (one authentication turned
+          // away, say), and libcurl may report that as a body cut short: the answer stands.
+          try {
+            transfer->ReadRest(&text, deadline);
+          } catch (const internal::TransportError& e) {
+            spdlog::debug("client: {} {}: the body of the {} answer was cut short ({})", verb, uri,
+                          status, e.what());
+          }
         }
         Observe(verb, status, start);
         if (IsSuccess(status)) return Reply{status, std::move(text), head.content_type};

@@ -201,7 +201,9 @@ TEST(RawFakeServerTest, PostWhoseConnectionClosesMidResponseIsNotRepeated) {
   EXPECT_EQ(server.requests().size(), 1u) << "a POST the server received must not be repeated";
 }
 
-TEST(RawFakeServerTest, PostWhoseResponseIsCutMidBodyIsNotRepeated) {
+// The status is the server's answer even when the body detailing it is cut short (Go's HTTP/2
+// server resets a stream whose request body it left unread, which libcurl may see as a cut body).
+TEST(RawFakeServerTest, PostWhoseErrorResponseIsCutMidBodyKeepsItsStatusAndIsNotRepeated) {
   RawServer server([](int, int, const std::string&) {
     // Promises 100 bytes, sends 10, then goes silent until the client gives up.
     return std::string("HTTP/1.1 500 Internal\r\nContent-Length: 100\r\n\r\n0123456789");
@@ -213,9 +215,7 @@ TEST(RawFakeServerTest, PostWhoseResponseIsCutMidBodyIsNotRepeated) {
     client->PostRaw("/api/v1/namespaces/d/pods/p/binding", "{}");
     FAIL() << "expected ApiError";
   } catch (const ApiError& e) {
-    EXPECT_TRUE(e.reason() == ErrorReason::kTimeout || e.reason() == ErrorReason::kTransport)
-        << e.what();
-    EXPECT_EQ(e.http_status(), 0);
+    EXPECT_EQ(e.http_status(), 500) << e.what();
   }
   EXPECT_EQ(server.requests().size(), 1u) << "a POST the server received must not be repeated";
 }
