@@ -554,12 +554,17 @@ TEST_F(ApiEventRecorderTest, RejectedWritesAreCountedAndRetriedAsSeries) {
 // Event is created at the next maintenance pass, not left missing until the pod fails again.
 TEST_F(ApiEventRecorderTest, ACreateThatFoundNoApiserverIsSentAgain) {
   auto client = std::make_shared<UnreachableOnceEventClient>();
-  auto recorder = NewRecorder(client, Options());
+  // The resend is due one maintenance interval after the failure. With no interval it would be
+  // due at once, and a Flush() that began after the failed send would already resend it.
+  RecorderOptions options = Options();
+  options.maintenance_interval = std::chrono::hours(1);
+  auto recorder = NewRecorder(client, options);
   Failed(*recorder, Pod("web-0"));
   recorder->Flush();
   EXPECT_EQ(recorder->failed(), 1u);
   EXPECT_EQ(recorder->created(), 0u);
 
+  clock_->Step(std::chrono::hours(1));
   recorder->Maintain();
   recorder->Flush();
   EXPECT_EQ(recorder->created(), 1u);
