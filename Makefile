@@ -11,8 +11,8 @@ CMAKE := cmake
 GENERATOR := $(shell command -v ninja >/dev/null 2>&1 && echo Ninja || echo "Unix Makefiles")
 
 .PHONY: build scheduler deps tools configure unit integration integration-compat test cluster-up \
-        cluster-up-compat cluster-down demo sanitize tsan bench bench-e2e format format-check lint \
-        clean chart-tools chart-lint manifests fuzz chaos
+        cluster-up-compat cluster-down disk-free demo sanitize tsan bench bench-e2e format \
+        format-check lint clean chart-tools chart-lint manifests fuzz chaos
 
 deps:
 	@deploy/install-deps.sh
@@ -39,6 +39,9 @@ cluster-up: deps
 cluster-up-compat: deps
 	@BERTH_COMPAT=1 deploy/local-cluster.sh up
 
+disk-free:
+	@df -Ph . | awk 'NR == 2 { print "disk: " $$4 " free of " $$2 " under $(CURDIR)" }'
+
 cluster-down:
 	@BERTH_COMPAT=0 deploy/local-cluster.sh down
 	@BERTH_COMPAT=1 deploy/local-cluster.sh down
@@ -63,7 +66,10 @@ integration-compat: build tools cluster-up-compat
 # Unit, integration and e2e tests in one CTest run against the pinned release: unit tests in
 # parallel, tests that use the local control plane one at a time (RESOURCE_LOCK); then the
 # integration tests again against the oldest supported minor. Exits non-zero on any failure.
-test: build tools cluster-up
+# A full run needs a few GiB of disk (the Go module sources of the pinned components, the build
+# cache while they build, and the build tree); a CI log that ends in "No space left on device"
+# then says what there was at the start.
+test: disk-free build tools cluster-up
 	@source _output/cluster/env && cd $(BUILD_DIR) && \
 	  ctest -j$(JOBS) --output-on-failure $(CTEST_ARGS)
 	@$(MAKE) --no-print-directory integration-compat

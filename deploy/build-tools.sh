@@ -186,6 +186,12 @@ for tool in "${tools[@]}"; do
   if ! is_cached "$tool"; then
     exec 9>"$cache/.lock"
     flock 9
+    # The binaries are the cache. Go's build cache for a Kubernetes component is several times
+    # the binary's size and only speeds up rebuilding that same version, so it lives for this run
+    # only (shared by the tools built in it) and leaves the disk with it.
+    GOCACHE=$(mktemp -d "$cache/.go-build.XXXXXX")
+    export GOCACHE
+    trap 'rm -rf "$GOCACHE"' EXIT
     break
   fi
 done
