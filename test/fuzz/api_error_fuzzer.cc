@@ -7,7 +7,6 @@
 
 #include <chrono>
 #include <cstddef>
-#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -41,7 +40,9 @@ void CheckError(const client::ApiError& error) {
   Require(client::ErrorReasonName(error.reason()) != nullptr, "every reason has a name");
 }
 
-void Check(std::string_view input) {
+}  // namespace
+
+void FuzzOneInput(std::string_view input) {
   if (input.empty()) return;
   const int status = kStatuses[static_cast<unsigned char>(input[0]) % std::size(kStatuses)];
   const std::string body(input.substr(1));
@@ -60,10 +61,4 @@ void Check(std::string_view input) {
   }
 }
 
-}  // namespace
 }  // namespace berth::fuzz
-
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  berth::fuzz::Check(berth::fuzz::AsView(data, size));
-  return 0;
-}

@@ -13,7 +13,6 @@
 #include <spdlog/spdlog.h>
 
 #include <cstddef>
-#include <cstdint>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -80,7 +79,9 @@ bool Decides(const std::string& answer) {
   return true;
 }
 
-void Check(std::string_view input) {
+}  // namespace
+
+void FuzzOneInput(std::string_view input) {
   // The filter logs every failed review; millions of lines would only slow the run.
   [[maybe_unused]] static const bool quiet = [] {
     spdlog::set_level(spdlog::level::off);
@@ -140,10 +141,4 @@ void Check(std::string_view input) {
   }
 }
 
-}  // namespace
 }  // namespace berth::fuzz
-
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  berth::fuzz::Check(berth::fuzz::AsView(data, size));
-  return 0;
-}

@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
-#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
@@ -97,11 +96,10 @@ void CheckDuration(std::string_view text) {
 }
 
 }  // namespace
-}  // namespace berth::fuzz
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  const std::string_view input = berth::fuzz::AsView(data, size);
-  berth::fuzz::CheckLoad(std::string(input));
-  berth::fuzz::CheckDuration(input);
-  return 0;
+void FuzzOneInput(std::string_view input) {
+  CheckLoad(std::string(input));
+  CheckDuration(input);
 }
+
+}  // namespace berth::fuzz

@@ -5,7 +5,6 @@
 
 #include <chrono>
 #include <cstddef>
-#include <cstdint>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -15,9 +14,8 @@
 #include "test/fuzz/fuzz.h"
 
 namespace berth::fuzz {
-namespace {
 
-void Check(std::string_view input) {
+void FuzzOneInput(std::string_view input) {
   if (input.empty()) return;
   const std::string version = (input.front() & 1) != 0 ? "client.authentication.k8s.io/v1beta1"
                                                        : "client.authentication.k8s.io/v1";
@@ -39,10 +37,4 @@ void Check(std::string_view input) {
   }
 }
 
-}  // namespace
 }  // namespace berth::fuzz
-
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  berth::fuzz::Check(berth::fuzz::AsView(data, size));
-  return 0;
-}

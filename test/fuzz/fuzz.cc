@@ -42,3 +42,8 @@ SplitInput Split(std::string_view input) {
 }
 
 }  // namespace berth::fuzz
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  berth::fuzz::FuzzOneInput({reinterpret_cast<const char*>(data), size});
+  return 0;
+}

@@ -1,9 +1,10 @@
 #ifndef BERTH_TEST_FUZZ_FUZZ_H_
 #define BERTH_TEST_FUZZ_FUZZ_H_
 
-// What the fuzz targets of test/fuzz share. Each target is one LLVMFuzzerTestOneInput over one
-// parser of bytes from outside the process. libFuzzer drives it in the clang build (`make fuzz`);
-// replay_main.cc feeds it the committed corpus in the unit tests. A parser rejecting an input with
+// What the fuzz targets of test/fuzz share. Each target defines FuzzOneInput over one parser of
+// bytes from outside the process, and fuzz.cc's LLVMFuzzerTestOneInput calls it. libFuzzer drives
+// that in the clang build (`make fuzz`); replay_main.cc feeds it the committed corpus in the unit
+// tests. A parser rejecting an input with
 // its documented exception is the expected outcome; any other exception escapes the target, and
 // libFuzzer and the replay test both report it.
 
@@ -16,13 +17,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
 
 namespace berth::fuzz {
 
+// Runs one input through the target's parser and checks what it promises. Each target (one
+// *_fuzzer.cc per executable) defines it once.
+void FuzzOneInput(std::string_view input);
+
 // Aborts with `what` (and `detail`) on stderr unless `holds`: a property the code under test
 // promises failed, and the input is kept as a crash.
 void Require(bool holds, const char* what, std::string_view detail = {});
-
-inline std::string_view AsView(const uint8_t* data, size_t size) {
-  return {reinterpret_cast<const char*>(data), size};
-}
 
 // An input that is fed to a streaming parser in pieces, as network reads deliver a body. The
 // first byte's low three bits say how many piece sizes follow, one byte each (0: an empty piece);

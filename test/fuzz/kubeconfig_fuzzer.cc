@@ -5,8 +5,6 @@
 // A loaded config must be one the client accepts or rejects with ConfigError, and Describe(),
 // which is logged, must not depend on the secrets it holds.
 
-#include <cstddef>
-#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -41,7 +39,9 @@ void CheckLoaded(const client::Config& config) {
   Require(masked.Describe() == config.Describe(), "Describe() shows no secret");
 }
 
-void Check(std::string_view input) {
+}  // namespace
+
+void FuzzOneInput(std::string_view input) {
   const std::string text(input);
   const client::internal::FileReader read = [&](const std::string& path, std::string* content,
                                                 std::string* reason) {
@@ -67,10 +67,4 @@ void Check(std::string_view input) {
   }
 }
 
-}  // namespace
 }  // namespace berth::fuzz
-
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  berth::fuzz::Check(berth::fuzz::AsView(data, size));
-  return 0;
-}

@@ -4,7 +4,6 @@
 // high bits choose the stream parser's batch size, so batches end at every item boundary.
 
 #include <cstddef>
-#include <cstdint>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -33,7 +32,9 @@ std::optional<DecodedList> Whole(std::string_view body) {
   return decoded;
 }
 
-void Check(std::string_view input) {
+}  // namespace
+
+void FuzzOneInput(std::string_view input) {
   if (input.empty()) return;
   const size_t batch_bytes = 1 + (static_cast<unsigned char>(input[0]) >> 3) * 8;
   const SplitInput split = Split(input);
@@ -54,10 +55,4 @@ void Check(std::string_view input) {
   }
 }
 
-}  // namespace
 }  // namespace berth::fuzz
-
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  berth::fuzz::Check(berth::fuzz::AsView(data, size));
-  return 0;
-}

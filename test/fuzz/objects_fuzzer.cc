@@ -6,7 +6,6 @@
 // it, without the subtrees it drops; the decoders never read those, so an object must decode to
 // the same value from both trees.
 
-#include <cstddef>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -65,7 +64,9 @@ std::optional<json> AsWatched(std::string_view text) {
   }
 }
 
-void Check(std::string_view text) {
+}  // namespace
+
+void FuzzOneInput(std::string_view text) {
   json full = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (full.is_discarded()) return;
   std::optional<json> watched;
@@ -115,10 +116,4 @@ void Check(std::string_view text) {
   Both([&](const json& j) { return api::DecodeIntOrPercent(j, field); }, full, nullptr);
 }
 
-}  // namespace
 }  // namespace berth::fuzz
-
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  berth::fuzz::Check(berth::fuzz::AsView(data, size));
-  return 0;
-}

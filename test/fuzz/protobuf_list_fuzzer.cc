@@ -4,7 +4,6 @@
 // finds in the whole body, and the same number of raw items to a handler that takes them all.
 
 #include <cstddef>
-#include <cstdint>
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -31,7 +30,9 @@ std::optional<DecodedList> Decode(const std::vector<std::string_view>& pieces,
   });
 }
 
-void Check(std::string_view input) {
+}  // namespace
+
+void FuzzOneInput(std::string_view input) {
   const SplitInput split = Split(input);
   const std::optional<DecodedList> whole = Decode({split.payload}, nullptr);
   const std::optional<DecodedList> pieces = Decode(split.pieces, nullptr);
@@ -58,10 +59,4 @@ void Check(std::string_view input) {
           "a handler taking every raw item gets each item once");
 }
 
-}  // namespace
 }  // namespace berth::fuzz
-
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  berth::fuzz::Check(berth::fuzz::AsView(data, size));
-  return 0;
-}

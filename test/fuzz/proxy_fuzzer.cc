@@ -6,7 +6,6 @@
 // form of any URL shows no user info.
 
 #include <cstddef>
-#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -43,7 +42,9 @@ void CheckRedacted(const std::string& url) {
           redacted);
 }
 
-void Check(std::string_view input) {
+}  // namespace
+
+void FuzzOneInput(std::string_view input) {
   if (input.empty()) return;
   const bool tls = (input.front() & 1) != 0;
   const bool lower = (input.front() & 2) != 0;
@@ -71,10 +72,4 @@ void Check(std::string_view input) {
   CheckRedacted(lines[3]);
 }
 
-}  // namespace
 }  // namespace berth::fuzz
-
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  berth::fuzz::Check(berth::fuzz::AsView(data, size));
-  return 0;
-}

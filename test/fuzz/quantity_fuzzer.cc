@@ -1,7 +1,6 @@
 // Resource quantities as the apiserver serves them ("100m", "1.5Gi", "1e3"), in every object's
 // requests, limits, capacity and allocatable.
 
-#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -24,7 +23,9 @@ int64_t MilliToValue(int64_t milli) {
   return milli > 0 ? whole + 1 : whole - 1;
 }
 
-void Check(std::string_view text) {
+}  // namespace
+
+void FuzzOneInput(std::string_view text) {
   api::Quantity quantity;
   std::string error;
   const bool ok = api::Quantity::TryParse(text, &quantity, &error);
@@ -57,10 +58,4 @@ void Check(std::string_view text) {
           "ToString() parses back to the same amount");
 }
 
-}  // namespace
 }  // namespace berth::fuzz
-
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  berth::fuzz::Check(berth::fuzz::AsView(data, size));
-  return 0;
-}

@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
-#include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <map>
@@ -132,7 +131,9 @@ void CheckFind(const api::Labels& labels, const ReferenceLabels& reference,
           "a label map finds exactly the keys it holds");
 }
 
-void Check(std::string_view text) {
+}  // namespace
+
+void FuzzOneInput(std::string_view text) {
   const json input = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (!input.is_object()) return;
 
@@ -170,10 +171,4 @@ void Check(std::string_view text) {
   }
 }
 
-}  // namespace
 }  // namespace berth::fuzz
-
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  berth::fuzz::Check(berth::fuzz::AsView(data, size));
-  return 0;
-}

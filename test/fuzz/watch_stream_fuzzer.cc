@@ -5,7 +5,6 @@
 // same events and end the same way.
 
 #include <cstddef>
-#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -44,7 +43,9 @@ Outcome Read(const std::vector<std::string_view>& pieces, bool protobuf, bool un
   return outcome;
 }
 
-void Check(std::string_view input) {
+}  // namespace
+
+void FuzzOneInput(std::string_view input) {
   if (input.empty()) return;
   const bool protobuf = (input[0] & 1) != 0;
   const bool undecoded_pods = (input[0] & 2) != 0;
@@ -62,10 +63,4 @@ void Check(std::string_view input) {
   }
 }
 
-}  // namespace
 }  // namespace berth::fuzz
-
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  berth::fuzz::Check(berth::fuzz::AsView(data, size));
-  return 0;
-}
