@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "pkg/config/scalars.h"
+#include "pkg/config/duration.h"
 #include "pkg/server/server.h"
 
 namespace berth::cmd {

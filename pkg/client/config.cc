@@ -2,7 +2,6 @@
 
 #include <array>
 #include <cerrno>
-#include <charconv>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -15,6 +14,7 @@
 #include "pkg/client/client.h"
 #include "pkg/client/http_client.h"
 #include "pkg/client/proxy.h"
+#include "pkg/yaml/yaml.h"
 
 namespace berth::client {
 namespace {
@@ -26,6 +26,9 @@ constexpr char kExecApiV1[] = "client.authentication.k8s.io/v1";
 constexpr char kExecApiV1beta1[] = "client.authentication.k8s.io/v1beta1";
 // The name of a cluster extension whose content exec plugins get as spec.cluster.config.
 constexpr char kExecExtension[] = "client.authentication.k8s.io/exec";
+// The exec extension is free-form: a bound on its size, as anchors and aliases can make a small
+// file expand to a very large tree.
+constexpr size_t kMaxExecExtensionValues = 10'000;
 
 // Reads a whole file; on failure returns false and a reason fit for an error message.
 bool ReadFile(const std::string& path, std::string* out, std::string* reason) {
@@ -53,45 +56,6 @@ std::string TrimWhitespace(const std::string& s) {
 
 bool StartsWith(const std::string& s, std::string_view prefix) {
   return s.compare(0, prefix.size(), prefix) == 0;
-}
-
-// A YAML value as JSON: plain scalars become null, booleans or numbers when they read as such
-// (as in YAML 1.2's core schema), quoted ones stay strings.
-nlohmann::json YamlToJson(const YAML::Node& node) {
-  switch (node.Type()) {
-    case YAML::NodeType::Map: {
-      nlohmann::json object = nlohmann::json::object();
-      for (const auto& entry : node) {
-        object[entry.first.as<std::string>()] = YamlToJson(entry.second);
-      }
-      return object;
-    }
-    case YAML::NodeType::Sequence: {
-      nlohmann::json array = nlohmann::json::array();
-      for (const YAML::Node& item : node) array.push_back(YamlToJson(item));
-      return array;
-    }
-    case YAML::NodeType::Scalar: {
-      const std::string& text = node.Scalar();
-      if (node.Tag() == "!") return text;
-      if (text == "~" || text == "null" || text == "Null" || text == "NULL") return nullptr;
-      if (text == "true" || text == "True" || text == "TRUE") return true;
-      if (text == "false" || text == "False" || text == "FALSE") return false;
-      int64_t integer = 0;
-      if (auto r = std::from_chars(text.data(), text.data() + text.size(), integer);
-          r.ec == std::errc() && r.ptr == text.data() + text.size()) {
-        return integer;
-      }
-      double real = 0;
-      if (auto r = std::from_chars(text.data(), text.data() + text.size(), real);
-          r.ec == std::errc() && r.ptr == text.data() + text.size()) {
-        return real;
-      }
-      return text;
-    }
-    default:
-      return nullptr;
-  }
 }
 
 // Parses one kubeconfig and reports every problem as "kubeconfig <file>: <field>: <what>".
@@ -285,7 +249,14 @@ class KubeconfigLoader {
           continue;
         }
         if (entry["extension"] && !entry["extension"].IsNull()) {
-          *exec_extension = YamlToJson(entry["extension"]).dump();
+          size_t values_left = kMaxExecExtensionValues + 1;
+          const std::string field = prefix + ".extensions[].extension";
+          *exec_extension =
+              yaml::JsonConverter(
+                  &values_left, "more than " + std::to_string(kMaxExecExtensionValues) + " values",
+                  [this](const std::string& at, const std::string& problem) { Fail(at, problem); })
+                  .Convert(entry["extension"], field)
+                  .dump();
         }
       }
     }

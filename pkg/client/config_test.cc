@@ -137,6 +137,48 @@ TEST(KubeconfigTest, NotUtf8IsAnErrorNamingTheFile) {
   EXPECT_THAT(ErrorOf(path), AllOf(HasSubstr("kubeconfig " + path), HasSubstr("not valid UTF-8")));
 }
 
+// client-go decodes the kubeconfig with go-yaml v2's YAML 1.1 rules, so plain scalars such as yes
+// and 0x1f reach the exec plugin as a boolean and a number.
+TEST(KubeconfigTest, ExecExtensionScalarsResolveAsClientGoResolvesThem) {
+  TempDir dir;
+  const std::string path =
+      dir.Write("kubeconfig",
+                Kubeconfig(std::string(kServer) + "    extensions:\n"
+                                                  "    - name: client.authentication.k8s.io/exec\n"
+                                                  "      extension:\n"
+                                                  "        enabled: yes\n"
+                                                  "        mask: 0x1f\n"
+                                                  "        unset: ~\n"
+                                                  "        words: [on, 'on', 1.5]\n",
+                           "    exec:\n"
+                           "      apiVersion: client.authentication.k8s.io/v1\n"
+                           "      command: get-token\n"
+                           "      interactiveMode: Never\n"
+                           "      provideClusterInfo: true\n"));
+  const Config config = LoadKubeconfig(path);
+  ASSERT_TRUE(config.exec.has_value());
+  EXPECT_EQ(nlohmann::json::parse(config.exec->cluster_config_json),
+            nlohmann::json::parse(
+                R"({"enabled": true, "mask": 31, "unset": null, "words": [true, "on", 1.5]})"));
+}
+
+// The extension is free-form, so its depth is bounded: aliases can make a small file a deep tree.
+TEST(KubeconfigTest, ExecExtensionNestedTooDeepIsAnErrorNamingTheField) {
+  TempDir dir;
+  const std::string nested = std::string(80, '[') + std::string(80, ']');
+  const std::string path =
+      dir.Write("kubeconfig", Kubeconfig(std::string(kServer) +
+                                             "    extensions:\n"
+                                             "    - name: client.authentication.k8s.io/exec\n"
+                                             "      extension: {deep: " +
+                                             nested + "}\n",
+                                         "    token: t\n"));
+  EXPECT_THAT(ErrorOf(path),
+              AllOf(HasSubstr("kubeconfig " + path),
+                    HasSubstr("clusters[name=c].cluster.extensions[].extension.deep"),
+                    HasSubstr("nested more than 64 levels deep")));
+}
+
 TEST(KubeconfigTest, ClientCertificateAndKeyFiles) {
   TempDir dir;
   dir.Write("client.crt", kCertPem);

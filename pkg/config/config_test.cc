@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "pkg/config/duration.h"
 #include "pkg/config/load.h"
-#include "pkg/config/scalars.h"
 #include "pkg/config/validate.h"
 
 namespace berth::config {

@@ -18,36 +18,23 @@
 #include <vector>
 
 #include "pkg/api/utf8.h"
-#include "pkg/config/quote.h"
-#include "pkg/config/scalars.h"
+#include "pkg/config/duration.h"
 #include "pkg/config/validate.h"
+#include "pkg/yaml/yaml.h"
 
 namespace berth::config {
 namespace {
 
-using internal::Describe;
-using internal::OneOf;
-using internal::Quote;
-using internal::Resolve;
-using internal::Scalar;
+using yaml::Child;
+using yaml::Describe;
+using yaml::Index;
+using yaml::kNotUtf8;
+using yaml::Quote;
+using yaml::Resolve;
+using yaml::Scalar;
 
-// Bounds for plugin args, the only part of the file whose shape the schema does not limit:
-// anchors and aliases can make a small file expand to an enormous (or, through a self-referencing
-// anchor, cyclic) tree.
-constexpr int kMaxArgsDepth = 64;
+// A bound for plugin args, the only part of the file whose shape the schema does not limit.
 constexpr size_t kMaxArgsValues = 100'000;
-
-// yaml-cpp passes bytes through, but the configuration is served as JSON (/configz), which must
-// be UTF-8; upstream's YAML parser rejects such a file too.
-constexpr char kNotUtf8[] = "not valid UTF-8";
-
-std::string Child(const std::string& path, std::string_view key) {
-  return path.empty() ? std::string(key) : path + "." + std::string(key);
-}
-
-std::string Index(const std::string& path, size_t i) {
-  return path + "[" + std::to_string(i) + "]";
-}
 
 // ---- Decoding ----------------------------------------------------------------------------------
 
@@ -55,98 +42,6 @@ using Keys = std::initializer_list<std::string_view>;
 
 // Decodes a document into a defaulted Configuration, recording every problem instead of stopping
 // at the first. A field with a problem keeps its default so decoding can go on.
-// YAML to JSON, for plugin args and YamlDocumentsToJson: scalars resolved as the config's own
-// fields are, strings and keys valid UTF-8, keys strings and unique, nesting bounded. Each problem
-// goes to `fail(path, message)` and its value becomes null. `values_left` counts down over every
-// value converted through it; the value that takes it to 0 is reported as `too_many`, and the rest
-// are null.
-class YamlToJson {
- public:
-  using Fail = std::function<void(const std::string& path, const std::string& message)>;
-  YamlToJson(size_t* values_left, std::string too_many, Fail fail)
-      : values_left_(values_left), too_many_(std::move(too_many)), fail_(std::move(fail)) {}
-
-  nlohmann::json Convert(const YAML::Node& node, const std::string& path, int depth = 0) {
-    if (*values_left_ == 0) {
-      return nullptr;
-    }
-    if (--*values_left_ == 0) {
-      fail_(path, too_many_);
-      return nullptr;
-    }
-    if (depth > kMaxArgsDepth) {
-      fail_(path, "nested more than " + std::to_string(kMaxArgsDepth) + " levels deep");
-      return nullptr;
-    }
-    switch (node.Type()) {
-      case YAML::NodeType::Undefined:
-      case YAML::NodeType::Null:
-        return nullptr;
-      case YAML::NodeType::Scalar: {
-        Scalar s = Resolve(node);
-        switch (s.kind) {
-          case Scalar::Kind::kNull:
-            return nullptr;
-          case Scalar::Kind::kBool:
-            return s.b;
-          case Scalar::Kind::kInt:
-            return s.i;
-          case Scalar::Kind::kUint:
-            return s.u;
-          case Scalar::Kind::kFloat:
-            if (!std::isfinite(s.f)) {
-              fail_(path, "number " + node.Scalar() + " cannot be represented in JSON");
-              return nullptr;
-            }
-            return s.f;
-          case Scalar::Kind::kString:
-            if (!api::IsValidUtf8(node.Scalar())) {
-              fail_(path, kNotUtf8);
-              return nullptr;
-            }
-            return node.Scalar();
-        }
-        return nullptr;
-      }
-      case YAML::NodeType::Sequence: {
-        nlohmann::json out = nlohmann::json::array();
-        size_t i = 0;
-        for (const auto& item : node) {
-          out.push_back(Convert(item, Index(path, i++), depth + 1));
-        }
-        return out;
-      }
-      case YAML::NodeType::Map: {
-        nlohmann::json out = nlohmann::json::object();
-        for (const auto& entry : node) {
-          if (!entry.first.IsScalar()) {
-            fail_(path, "mapping keys must be strings, got " + Describe(entry.first));
-            continue;
-          }
-          const std::string& key = entry.first.Scalar();
-          if (!api::IsValidUtf8(key)) {
-            fail_(path, "a mapping key is not valid UTF-8");
-            continue;
-          }
-          std::string child = Child(path, key);
-          if (out.contains(key)) {
-            fail_(child, "duplicate key");
-            continue;
-          }
-          out[key] = Convert(entry.second, child, depth + 1);
-        }
-        return out;
-      }
-    }
-    return nullptr;
-  }
-
- private:
-  size_t* values_left_;
-  std::string too_many_;
-  Fail fail_;
-};
-
 class Decoder {
  public:
   explicit Decoder(const std::set<std::string>& known_plugins) : known_plugins_(known_plugins) {}
@@ -189,7 +84,7 @@ class Decoder {
   PluginConfig DecodePluginConfig(const YAML::Node& node, const std::string& path);
   // Plugin args as JSON; every plugin's args share kMaxArgsValues.
   nlohmann::json Json(const YAML::Node& node, const std::string& path) {
-    return YamlToJson(
+    return yaml::JsonConverter(
                &json_values_left_,
                "plugin args have more than " + std::to_string(kMaxArgsValues) + " values",
                [this](const std::string& at, const std::string& problem) { Fail(at, problem); })
@@ -223,7 +118,7 @@ void Decoder::Fields(const YAML::Node& node, const std::string& path, Keys allow
       Fail(child, "duplicate key");
       continue;
     }
-    if (!OneOf(name, allowed)) {
+    if (std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
       std::vector<std::string_view> sorted(allowed);
       std::sort(sorted.begin(), sorted.end());
       std::string list;
@@ -734,12 +629,12 @@ std::vector<nlohmann::json> YamlDocumentsToJson(const std::string& text,
   std::string error;
   std::string error_path;
   size_t values_left = max_values + 1;
-  YamlToJson converter(&values_left, "more than the allowed number of values",
-                       [&](const std::string& at, const std::string& problem) {
-                         if (!error.empty()) return;
-                         error = problem;
-                         error_path = at;
-                       });
+  yaml::JsonConverter converter(&values_left, "more than the allowed number of values",
+                                [&](const std::string& at, const std::string& problem) {
+                                  if (!error.empty()) return;
+                                  error = problem;
+                                  error_path = at;
+                                });
   for (size_t i = 0; i < documents.size(); i++) {
     nlohmann::json doc = converter.Convert(documents[i], "");
     if (!error.empty()) {

@@ -4,12 +4,12 @@
 #include <map>
 #include <string_view>
 
-#include "pkg/config/quote.h"
+#include "pkg/yaml/yaml.h"
 
 namespace berth::config {
 namespace {
 
-using internal::Quote;
+using yaml::Quote;
 
 std::string Index(const std::string& path, size_t i) {
   return path + "[" + std::to_string(i) + "]";

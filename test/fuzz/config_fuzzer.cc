@@ -15,7 +15,7 @@
 
 #include "pkg/config/config.h"
 #include "pkg/config/load.h"
-#include "pkg/config/scalars.h"
+#include "pkg/config/duration.h"
 #include "test/fuzz/fuzz.h"
 
 namespace berth::fuzz {

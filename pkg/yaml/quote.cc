@@ -1,8 +1,8 @@
-#include "pkg/config/quote.h"
-
 #include <cstdio>
 
-namespace berth::config::internal {
+#include "pkg/yaml/yaml.h"
+
+namespace berth::yaml {
 
 std::string Quote(std::string_view value) {
   constexpr size_t kMaxChars = 100;
@@ -40,4 +40,4 @@ std::string Quote(std::string_view value) {
   return out;
 }
 
-}  // namespace berth::config::internal
+}  // namespace berth::yaml
