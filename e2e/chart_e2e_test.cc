@@ -249,7 +249,8 @@ TEST(ChartE2E, ChartIdentitySchedulesAndAMissingRuleIsReportedNotReady) {
   HttpReply ready;
   ASSERT_TRUE(testing::Eventually(
       [&] {
-        ready = HttpGet(url + "/readyz");
+        // The reasons are told to an authenticated caller only.
+        ready = HttpGet(url + "/readyz", prometheus_account.token());
         return ready.body.find("cannot list resource \"nodes\"") != std::string::npos;
       },
       30s))

@@ -61,10 +61,12 @@ TEST(PluginInformersE2E, APluginsListerFiltersAndItsResourceEventsRequeuePods) {
   BerthProcess berth("nsgate", GateConfig(scheduler), "", {}, "berth-scheduler-example");
   ASSERT_TRUE(
       testing::Eventually([&] { return HttpGet(berth.url() + "/readyz").status == 200; }, 30s))
-      << HttpGet(berth.url() + "/readyz?verbose").body << berth.Log();
-  EXPECT_NE(HttpGet(berth.url() + "/readyz?verbose").body.find("[+]informer-namespaces ok"),
+      << HttpGet(berth.url() + "/readyz?verbose", ScraperToken()).body << berth.Log();
+  // The checks are listed to an authenticated caller only.
+  EXPECT_NE(HttpGet(berth.url() + "/readyz?verbose", ScraperToken())
+                .body.find("[+]informer-namespaces ok"),
             std::string::npos)
-      << HttpGet(berth.url() + "/readyz?verbose").body;
+      << HttpGet(berth.url() + "/readyz?verbose", ScraperToken()).body;
 
   auto pod = testing::PodManifest(ns.name(), "gated", scheduler);
   pod["spec"]["nodeSelector"] = {{"berth-it", nodes.id()}};
@@ -200,13 +202,16 @@ TEST(PluginInformersE2E, OnlyInformersEnabledPluginsNeedStartAndForbiddenListsSh
                          "  plugins:\n    multiPoint:\n      disabled:\n"
                          "      - name: VolumeRestrictions\n      - name: NodeVolumeLimits\n"
                          "      - name: VolumeBinding\n      - name: VolumeZone\n",
-                     identity.kubeconfig());
+                     identity.kubeconfig(),
+                     // The identity may not review the token /readyz?verbose is read with.
+                     {"--authentication-kubeconfig", testing::ClusterDir() + "/kubeconfig",
+                      "--authorization-kubeconfig", testing::ClusterDir() + "/kubeconfig"});
   // Informers list concurrently: the forbidden one may be reported before the others synced.
   // DefaultPreemption lists disruption budgets, which the identity may.
   std::string report;
   EXPECT_TRUE(testing::Eventually(
       [&] {
-        report = HttpGet(berth.url() + "/readyz?verbose").body;
+        report = HttpGet(berth.url() + "/readyz?verbose", ScraperToken()).body;
         bool all = report.find("[-]informer-namespaces failed:") != std::string::npos &&
                    report.find("forbidden") != std::string::npos;
         for (const char* ok :
@@ -223,7 +228,7 @@ TEST(PluginInformersE2E, OnlyInformersEnabledPluginsNeedStartAndForbiddenListsSh
   identity.Allow("", "namespaces");
   EXPECT_TRUE(
       testing::Eventually([&] { return HttpGet(berth.url() + "/readyz").status == 200; }, 60s))
-      << HttpGet(berth.url() + "/readyz?verbose").body << berth.Log();
+      << HttpGet(berth.url() + "/readyz?verbose", ScraperToken()).body << berth.Log();
 }
 
 }  // namespace

@@ -208,9 +208,9 @@ std::string UnsyncedInformers(informer::SharedInformerFactory& informers) {
 }
 
 // One check per informer ("informer-pods", "informer-poddisruptionbudgets.policy", ...), so
-// /readyz?verbose shows which list is missing and why (a 403 names the RBAC rule to add). Every
-// informer exists by now: plugins ask for theirs in their factories, the scheduler in
-// AddAllEventHandlers.
+// /readyz?verbose shows a caller allowed to get /readyz which list is missing and why (a 403 names
+// the RBAC rule to add). Every informer exists by now: plugins ask for theirs in their factories,
+// the scheduler in AddAllEventHandlers.
 std::vector<server::HealthCheck> InformerChecks(informer::SharedInformerFactory& informers) {
   std::vector<server::HealthCheck> checks;
   informers.ForEach([&](informer::InformerBase& informer) {

@@ -3,6 +3,7 @@
 #include <openssl/evp.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
+#include <sys/stat.h>
 
 #include <array>
 #include <boost/asio/ip/tcp.hpp>
@@ -17,6 +18,7 @@
 #include <mutex>
 #include <thread>
 #include <type_traits>
+#include <unordered_map>
 
 #include "pkg/log/log.h"
 #include "pkg/util/task_queue.h"
@@ -43,6 +45,12 @@ constexpr size_t kDrainBytes = 4 * kMaxDebugBodyBytes;
 constexpr auto kDrainTimeout = std::chrono::seconds(2);
 // A failed accept (out of descriptors) is retried after this, not in a busy loop.
 constexpr auto kAcceptRetry = std::chrono::milliseconds(100);
+// TLS 1.2's suites: ECDHE for forward secrecy, AEAD only (no CBC, whose padding oracles keep
+// coming back), as Go's crypto/tls defaults and the Mozilla "intermediate" profile have it.
+constexpr char kTls12Ciphers[] =
+    "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:"
+    "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:"
+    "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305";
 
 constexpr size_t kDefaultServerThreads = 4;
 std::mutex threads_mu;
@@ -173,6 +181,14 @@ Answer TooLarge() {
   return Text(413, "request body over " + std::to_string(kMaxDebugBodyBytes) + " bytes\n");
 }
 
+Answer TooManyRequests() {
+  return Answer{429, "Too many requests, please try again later.\n", "text/plain", true};
+}
+
+bool IsHealthPath(const std::string& path) {
+  return path == "/healthz" || path == "/livez" || path == "/readyz";
+}
+
 // A request as the handlers and the filter see it.
 struct Incoming {
   std::string method;  // As sent: "GET".
@@ -181,17 +197,135 @@ struct Incoming {
   std::string authorization;
   std::string content_type;
   bool has_content_length = false;
-  std::string body;
+  std::string body;  // Empty until the request is admitted and its body read.
   std::optional<auth::ClientCertificate> certificate;
+};
+
+// What the filter made of a request's header block.
+struct Admission {
+  std::optional<Answer> refusal;  // Set: answered with it, the body unread.
+  bool details = true;            // Health checks may say why they failed.
 };
 
 // What a connection hands its requests to.
 class Dispatcher {
  public:
   virtual ~Dispatcher() = default;
-  // `done` gets the answer on any thread; it may be called before this returns.
-  virtual void Dispatch(Incoming request, std::function<void(Answer)> done) = 0;
+  // Checks a request on its header block (`request` has no body yet) from `source`. `done` gets
+  // the verdict on any thread; it may be called before this returns.
+  virtual void Admit(const Incoming& request, const std::string& source,
+                     std::function<void(Admission)> done) = 0;
+  // The answer to an admitted request. Runs the handlers on the calling thread.
+  virtual Answer Serve(const Incoming& request, bool details) = 0;
 };
+
+// The admission counts of Options::limits, per source address. Thread-safe.
+class SourceLimits {
+ public:
+  explicit SourceLimits(const Limits& limits) : limits_(limits) {}
+  SourceLimits(const SourceLimits&) = delete;
+  SourceLimits& operator=(const SourceLimits&) = delete;
+
+  // One open connection; its destruction frees the place.
+  class Slot {
+   public:
+    Slot(SourceLimits* limits, std::string source) : limits_(limits), source_(std::move(source)) {}
+    ~Slot() { limits_->Release(source_); }
+    Slot(const Slot&) = delete;
+    Slot& operator=(const Slot&) = delete;
+
+   private:
+    SourceLimits* const limits_;
+    const std::string source_;
+  };
+
+  // A place for a new connection from `source`; null when the listener or the source is full.
+  std::unique_ptr<Slot> Open(const std::string& source) {
+    std::lock_guard lock(mu_);
+    if (open_ >= limits_.max_connections) return nullptr;
+    const auto now = std::chrono::steady_clock::now();
+    if (sources_.size() >= kPruneAt) Prune(now);
+    Source& s = Find(source, now);
+    if (s.connections >= limits_.max_connections_per_source) return nullptr;
+    s.connections++;
+    open_++;
+    return std::make_unique<Slot>(this, source);
+  }
+
+  // Spends one request from the source's bucket; false when it is empty.
+  bool TakeRequest(const std::string& source) {
+    std::lock_guard lock(mu_);
+    Source& s = Find(source, std::chrono::steady_clock::now());
+    if (s.tokens < 1) return false;
+    s.tokens -= 1;
+    return true;
+  }
+
+ private:
+  struct Source {
+    size_t connections = 0;
+    double tokens = 0;
+    std::chrono::steady_clock::time_point refilled;
+  };
+  // Sources without a connection are forgotten once their bucket is full again (forgetting one
+  // sooner would let a client refill it by reconnecting); looked for when this many are known.
+  static constexpr size_t kPruneAt = 4096;
+
+  // The source's entry, its bucket refilled to `now`. Requires mu_.
+  Source& Find(const std::string& source, std::chrono::steady_clock::time_point now) {
+    auto [it, added] = sources_.try_emplace(source);
+    Source& s = it->second;
+    const double burst = static_cast<double>(limits_.request_burst);
+    if (added) {
+      s.tokens = burst;
+    } else {
+      const double elapsed = std::chrono::duration<double>(now - s.refilled).count();
+      s.tokens = std::min(burst, s.tokens + elapsed * limits_.requests_per_second);
+    }
+    s.refilled = now;
+    return s;
+  }
+
+  void Release(const std::string& source) {
+    std::lock_guard lock(mu_);
+    open_--;
+    auto it = sources_.find(source);
+    if (it != sources_.end()) it->second.connections--;
+  }
+
+  // Requires mu_.
+  void Prune(std::chrono::steady_clock::time_point now) {
+    const double burst = static_cast<double>(limits_.request_burst);
+    for (auto it = sources_.begin(); it != sources_.end();) {
+      const double elapsed = std::chrono::duration<double>(now - it->second.refilled).count();
+      const bool full = it->second.tokens + elapsed * limits_.requests_per_second >= burst;
+      it = it->second.connections == 0 && full ? sources_.erase(it) : std::next(it);
+    }
+  }
+
+  const Limits limits_;
+  std::mutex mu_;  // Guards open_ and sources_.
+  size_t open_ = 0;
+  std::unordered_map<std::string, Source> sources_;
+};
+
+// The identity of the files a TLS context was built from: device, inode, size, modification and
+// change times of each, as stat() reports them ("-" for a file that cannot be read).
+std::string FilesStamp(const std::vector<std::string>& files) {
+  std::string stamp;
+  for (const std::string& file : files) {
+    struct stat st {};
+    if (stat(file.c_str(), &st) != 0) {
+      stamp += "-;";
+      continue;
+    }
+    stamp += std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + ":" +
+             std::to_string(st.st_size) + ":" + std::to_string(st.st_mtim.tv_sec) + "." +
+             std::to_string(st.st_mtim.tv_nsec) + ":" + std::to_string(st.st_ctim.tv_sec) + "." +
+             std::to_string(st.st_ctim.tv_nsec) + ";";
+  }
+  return stamp;
+}
 
 }  // namespace
 
@@ -249,7 +383,7 @@ void CheckClientCaFile(const std::string& path) {
 class HttpServer::Impl : public Dispatcher {
  public:
   Impl(Options options, Handlers handlers)
-      : options_(std::move(options)), handlers_(std::move(handlers)) {
+      : options_(std::move(options)), handlers_(std::move(handlers)), limits_(options_.limits) {
     address_ = ParseBindAddress(options_.bind_address);
     if (options_.tls) {
       const Certificate& c = *options_.tls;
@@ -319,58 +453,89 @@ class HttpServer::Impl : public Dispatcher {
 
   const std::string& url() const { return url_; }
 
-  void Dispatch(Incoming request, std::function<void(Answer)> done) override {
-    if (!options_.filter || options_.filter->AlwaysAllowed(request.path)) {
-      done(Serve(request));
+  void Admit(const Incoming& request, const std::string& source,
+             std::function<void(Admission)> done) override {
+    const auth::Filter* filter = options_.filter.get();
+    if (!filter) return done({});
+    const auth::ClientCertificate* cert = request.certificate ? &*request.certificate : nullptr;
+    if (filter->AlwaysAllowed(request.path)) {
+      // Served to anyone; whether the reasons behind a failed check are told is the question.
+      if (!IsHealthPath(request.path)) return done({});
+      if (!cert && request.authorization.empty()) return done({std::nullopt, false});
+      const auth::Filter::Verdict verdict =
+          filter->ReviewCached(request.method, request.path, request.authorization, cert);
+      if (verdict.decided) return done({std::nullopt, !verdict.rejection});
+      // A probe is never refused over its credentials: without a review it is told less.
+      const bool queued = limits_.TakeRequest(source) &&
+                          Review(request, [done](std::optional<auth::Rejection> rejection) {
+                            done({std::nullopt, !rejection});
+                          });
+      if (!queued) done({std::nullopt, false});
       return;
     }
-    // The request is moved into the task; the queue keeps it until a worker runs it.
-    auto shared = std::make_shared<Incoming>(std::move(request));
-    const bool queued = auth_queue_->Post([this, shared, done] {
-      const Incoming& r = *shared;
-      if (auto rejection = options_.filter->Check(r.method, r.path, r.authorization,
-                                                  r.certificate ? &*r.certificate : nullptr)) {
-        done(Answer{static_cast<unsigned>(rejection->status), rejection->body,
-                    rejection->content_type});
-      } else {
-        done(Serve(r));
-      }
+    const auth::Filter::Verdict verdict =
+        filter->ReviewCached(request.method, request.path, request.authorization, cert);
+    if (verdict.decided && !verdict.rejection) return done({});
+    if (!limits_.TakeRequest(source)) return done({TooManyRequests()});
+    if (verdict.decided) return done({Refusal(*verdict.rejection)});
+    const bool queued = Review(request, [done](std::optional<auth::Rejection> rejection) {
+      if (rejection) return done({Refusal(*rejection)});
+      done({});
     });
-    if (!queued) {
-      done(Answer{429, "Too many requests, please try again later.\n", "text/plain", true});
+    if (!queued) done({TooManyRequests()});
+  }
+
+  Answer Serve(const Incoming& request, bool details) override {
+    const bool read = request.method == "GET" || request.method == "HEAD";
+    // "?verbose" counts without a value.
+    const std::string query = "&" + request.query + "&";
+    const bool verbose = query.find("&verbose&") != std::string::npos ||
+                         query.find("&verbose=") != std::string::npos;
+    const std::string& path = request.path;
+    try {
+      if (path.rfind("/debug/", 0) == 0 && handlers_.debug) return Debug(request);
+      const bool known = (path == "/metrics" && handlers_.metrics) || IsHealthPath(path) ||
+                         (path == "/configz" && handlers_.configz);
+      if (!known) return Text(404, "404 page not found\n");
+      if (!read) return Text(405, "method not allowed\n");
+      if (path == "/metrics") {
+        return {200, handlers_.metrics(), "text/plain; version=0.0.4; charset=utf-8"};
+      }
+      if (path == "/healthz" || path == "/livez") {
+        return Health(handlers_.livez, path.substr(1), verbose, details);
+      }
+      if (path == "/readyz") return Health(handlers_.readyz, "readyz", verbose, details);
+      return {200, handlers_.configz(), "application/json"};
+    } catch (const std::exception& e) {
+      return Text(500, std::string(e.what()) + "\n");
     }
   }
 
-  // A fresh context for one connection, the files read again so a rotated pair or CA bundle is
-  // what this connection gets. Throws what boost::asio::ssl throws.
-  std::shared_ptr<net::ssl::context> TlsContext() const {
-    auto ctx = std::make_shared<net::ssl::context>(net::ssl::context::tls_server);
-    ctx->set_options(net::ssl::context::default_workarounds | net::ssl::context::no_sslv2 |
-                     net::ssl::context::no_sslv3 | net::ssl::context::no_tlsv1 |
-                     net::ssl::context::no_tlsv1_1);
-    const Certificate& c = *options_.tls;
-    if (!c.cert_file.empty()) {
-      ctx->use_certificate_chain_file(c.cert_file);
-      ctx->use_private_key_file(c.key_file, net::ssl::context::pem);
-    } else {
-      ctx->use_certificate_chain(net::buffer(c.cert_pem));
-      ctx->use_private_key(net::buffer(c.key_pem), net::ssl::context::pem);
+  // The context new connections handshake with. Built at start, and again when a file it was
+  // built from changes: each call compares the files' stamp, a stat() per file, which costs little
+  // next to a handshake, so a rotated pair or CA bundle reaches the very next connection. When
+  // the changed files do not load (caught half-written, a key that is not the certificate's), the
+  // last good context stays in use until they change again. Throws ServerError before Start.
+  std::shared_ptr<net::ssl::context> TlsContext() {
+    const std::string stamp = FilesStamp(TlsFiles());
+    std::lock_guard lock(tls_mu_);
+    if (stamp != tls_stamp_) {
+      tls_stamp_ = stamp;
+      try {
+        tls_context_ = BuildTlsContext();
+        log::Info("serving certificate files changed; reloaded", {{"address", url_}});
+      } catch (const std::exception& e) {
+        log::Warn("serving certificate files changed but do not load; serving the previous ones",
+                  {{"address", url_}, {"error", e.what()}});
+      }
     }
-    if (!options_.client_ca.empty()) {
-      ctx->load_verify_file(options_.client_ca);
-      SSL_CTX* native = ctx->native_handle();
-      // Names the acceptable issuers in the CertificateRequest, as Go does with ClientCAs, so a
-      // client holding several certificates picks the right one.
-      SSL_CTX_set_client_CA_list(native, SSL_load_client_CA_file(options_.client_ca.c_str()));
-      SSL_CTX_set_purpose(native, X509_PURPOSE_SSL_CLIENT);
-      SSL_CTX_set_verify(native, SSL_VERIFY_PEER, AcceptAnyCertificate);
-    }
-    return ctx;
+    if (!tls_context_) throw ServerError(options_.flag + ": no certificate loaded");
+    return tls_context_;
   }
 
  private:
   // Loads everything once now, so a bad file or PEM fails start-up rather than the first scrape.
-  void CheckTls() const {
+  void CheckTls() {
     const Certificate& c = *options_.tls;
     const bool files = !c.cert_file.empty();
     if (files) {
@@ -379,10 +544,9 @@ class HttpServer::Impl : public Dispatcher {
     }
     if (!options_.client_ca.empty()) CheckClientCaFile(options_.client_ca);
     try {
-      auto probe = TlsContext();
-      if (SSL_CTX_check_private_key(probe->native_handle()) != 1) {
-        throw std::runtime_error("the key does not match the certificate");
-      }
+      std::lock_guard lock(tls_mu_);
+      tls_stamp_ = FilesStamp(TlsFiles());
+      tls_context_ = BuildTlsContext();
     } catch (const std::exception& e) {
       if (files) {
         throw ServerError("--tls-cert-file/--tls-private-key-file: cannot load \"" + c.cert_file +
@@ -394,33 +558,8 @@ class HttpServer::Impl : public Dispatcher {
 
   void Accept();
   void Retry();
-
-  Answer Serve(const Incoming& request) {
-    const bool read = request.method == "GET" || request.method == "HEAD";
-    // "?verbose" counts without a value.
-    const std::string query = "&" + request.query + "&";
-    const bool verbose = query.find("&verbose&") != std::string::npos ||
-                         query.find("&verbose=") != std::string::npos;
-    const std::string& path = request.path;
-    try {
-      if (path.rfind("/debug/", 0) == 0 && handlers_.debug) return Debug(request);
-      const bool known = (path == "/metrics" && handlers_.metrics) || path == "/healthz" ||
-                         path == "/livez" || path == "/readyz" ||
-                         (path == "/configz" && handlers_.configz);
-      if (!known) return Text(404, "404 page not found\n");
-      if (!read) return Text(405, "method not allowed\n");
-      if (path == "/metrics") {
-        return {200, handlers_.metrics(), "text/plain; version=0.0.4; charset=utf-8"};
-      }
-      if (path == "/healthz" || path == "/livez") {
-        return Health(handlers_.livez, path.substr(1), verbose);
-      }
-      if (path == "/readyz") return Health(handlers_.readyz, "readyz", verbose);
-      return {200, handlers_.configz(), "application/json"};
-    } catch (const std::exception& e) {
-      return Text(500, std::string(e.what()) + "\n");
-    }
-  }
+  // The client's address: the source Options::limits counts per.
+  static std::string Source(const tcp::socket& socket);
 
   Answer Debug(const Incoming& request) {
     std::unique_lock busy(debug_mu_, std::try_to_lock);
@@ -453,17 +592,85 @@ class HttpServer::Impl : public Dispatcher {
     return {static_cast<unsigned>(response.status), response.body, response.content_type};
   }
 
+  // `details`: the caller may read each check's name and why it failed.
   static Answer Health(const std::vector<HealthCheck>& checks, const std::string& name,
-                       bool verbose) {
+                       bool verbose, bool details) {
     auto [ok, report] = RunChecks(checks);
+    if (!details) report.clear();
     if (ok) {
-      return {200, verbose ? report + name + " check passed\n" : "ok", "text/plain; charset=utf-8"};
+      return {200, verbose && details ? report + name + " check passed\n" : "ok",
+              "text/plain; charset=utf-8"};
     }
     return {500, report + name + " check failed\n", "text/plain; charset=utf-8"};
   }
 
+  static Answer Refusal(const auth::Rejection& rejection) {
+    return {static_cast<unsigned>(rejection.status), rejection.body, rejection.content_type};
+  }
+
+  // Runs the filter's review of `request` on an auth worker and hands `then` its answer; false
+  // when the queue is full.
+  bool Review(const Incoming& request, std::function<void(std::optional<auth::Rejection>)> then) {
+    auto shared = std::make_shared<Incoming>(request);
+    return auth_queue_->Post([this, shared, then = std::move(then)] {
+      const Incoming& r = *shared;
+      then(options_.filter->Review(r.method, r.path, r.authorization,
+                                   r.certificate ? &*r.certificate : nullptr));
+    });
+  }
+
+  std::vector<std::string> TlsFiles() const {
+    std::vector<std::string> files;
+    if (!options_.tls->cert_file.empty()) {
+      files = {options_.tls->cert_file, options_.tls->key_file};
+    }
+    if (!options_.client_ca.empty()) files.push_back(options_.client_ca);
+    return files;
+  }
+
+  // A new context from the files (or PEM text). Throws what boost::asio::ssl throws, or
+  // std::runtime_error.
+  std::shared_ptr<net::ssl::context> BuildTlsContext() const {
+    auto ctx = std::make_shared<net::ssl::context>(net::ssl::context::tls_server);
+    ctx->set_options(net::ssl::context::default_workarounds | net::ssl::context::no_sslv2 |
+                     net::ssl::context::no_sslv3 | net::ssl::context::no_tlsv1 |
+                     net::ssl::context::no_tlsv1_1 | net::ssl::context::no_compression);
+    SSL_CTX* native = ctx->native_handle();
+    // Renegotiation lets a client make the server redo the expensive half of a handshake at
+    // will, on a connection already admitted.
+    SSL_CTX_set_options(native, SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
+    if (SSL_CTX_set_cipher_list(native, kTls12Ciphers) != 1) {
+      throw std::runtime_error("OpenSSL knows none of the TLS 1.2 cipher suites");
+    }
+    const Certificate& c = *options_.tls;
+    if (!c.cert_file.empty()) {
+      ctx->use_certificate_chain_file(c.cert_file);
+      ctx->use_private_key_file(c.key_file, net::ssl::context::pem);
+    } else {
+      ctx->use_certificate_chain(net::buffer(c.cert_pem));
+      ctx->use_private_key(net::buffer(c.key_pem), net::ssl::context::pem);
+    }
+    if (SSL_CTX_check_private_key(native) != 1) {
+      throw std::runtime_error("the key does not match the certificate");
+    }
+    if (!options_.client_ca.empty()) {
+      ctx->load_verify_file(options_.client_ca);
+      // Names the acceptable issuers in the CertificateRequest, as Go does with ClientCAs, so a
+      // client holding several certificates picks the right one.
+      SSL_CTX_set_client_CA_list(native, SSL_load_client_CA_file(options_.client_ca.c_str()));
+      SSL_CTX_set_purpose(native, X509_PURPOSE_SSL_CLIENT);
+      SSL_CTX_set_verify(native, SSL_VERIFY_PEER, AcceptAnyCertificate);
+    }
+    return ctx;
+  }
+
   const Options options_;
   const Handlers handlers_;
+  // Before ioc_: the connections it holds free their places here when they close.
+  SourceLimits limits_;
+  std::mutex tls_mu_;  // Guards tls_stamp_ and tls_context_.
+  std::string tls_stamp_;
+  std::shared_ptr<net::ssl::context> tls_context_;
   BindAddress address_;
   std::string url_;
   std::mutex mu_;  // Guards acceptor_, threads_ and stopped_ against Start and Stop.
@@ -491,8 +698,13 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
  public:
   static constexpr bool kTls = std::is_same_v<Stream, TlsStream>;
 
-  Session(Dispatcher* server, tcp::socket socket, std::shared_ptr<net::ssl::context> tls)
-      : server_(server), tls_(std::move(tls)), stream_(MakeStream(std::move(socket), tls_.get())) {}
+  Session(Dispatcher* server, tcp::socket socket, std::shared_ptr<net::ssl::context> tls,
+          std::string source, std::unique_ptr<SourceLimits::Slot> slot)
+      : server_(server),
+        source_(std::move(source)),
+        slot_(std::move(slot)),
+        tls_(std::move(tls)),
+        stream_(MakeStream(std::move(socket), tls_.get())) {}
 
   void Run() {
     if constexpr (kTls) {
@@ -539,8 +751,36 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     const auto& header = parser_->get();
     keep_alive_ = header.keep_alive();
     head_ = header.method() == http::verb::head;
-    if (parser_->is_done()) return OnRequest();
-    if (header[http::field::expect] == "100-continue") {
+    body_follows_ = !parser_->is_done();
+    request_ = Incoming{};
+    request_.method = std::string(header.method_string());
+    const std::string_view target(header.target().data(), header.target().size());
+    const size_t question = target.find('?');
+    std::optional<std::string> path = PercentDecode(target.substr(0, question));
+    if (!path || path->empty() || path->front() != '/') {
+      return Reply(Text(400, "malformed path\n"));
+    }
+    request_.path = std::move(*path);
+    if (question != std::string_view::npos) {
+      request_.query = std::string(target.substr(question + 1));
+    }
+    request_.authorization = std::string(header[http::field::authorization]);
+    request_.content_type = std::string(header[http::field::content_type]);
+    request_.has_content_length = header.find(http::field::content_length) != header.end();
+    request_.certificate = certificate_;
+    // Nothing more is read until the filter has spoken.
+    server_->Admit(request_, source_, [self = this->shared_from_this()](Admission admission) {
+      net::post(self->stream_.get_executor(), [self, admission = std::move(admission)]() mutable {
+        self->OnAdmission(std::move(admission));
+      });
+    });
+  }
+
+  void OnAdmission(Admission admission) {
+    if (admission.refusal) return Reply(std::move(*admission.refusal));
+    details_ = admission.details;
+    if (!body_follows_) return Write(server_->Serve(request_, details_));
+    if (parser_->get()[http::field::expect] == "100-continue") {
       continue_ = std::make_unique<http::response<http::empty_body>>(http::status::continue_, 11);
       beast::get_lowest_layer(stream_).expires_after(kWriteTimeout);
       http::async_write(stream_, *continue_,
@@ -557,31 +797,16 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     http::async_read(stream_, buffer_, *parser_,
                      [self = this->shared_from_this()](beast::error_code ec, size_t) {
                        if (ec == http::error::body_limit) return self->Refuse(TooLarge());
-                       if (!ec) self->OnRequest();
+                       if (ec) return;
+                       self->request_.body = std::move(self->parser_->get().body());
+                       self->Write(self->server_->Serve(self->request_, self->details_));
                      });
   }
 
-  void OnRequest() {
-    http::request<http::string_body> req = parser_->release();
-    Incoming in;
-    in.method = std::string(req.method_string());
-    const std::string_view target(req.target().data(), req.target().size());
-    const size_t question = target.find('?');
-    std::optional<std::string> path = PercentDecode(target.substr(0, question));
-    if (!path || path->empty() || path->front() != '/') {
-      return Write(Text(400, "malformed path\n"));
-    }
-    in.path = std::move(*path);
-    if (question != std::string_view::npos) in.query = std::string(target.substr(question + 1));
-    in.authorization = std::string(req[http::field::authorization]);
-    in.content_type = std::string(req[http::field::content_type]);
-    in.has_content_length = req.find(http::field::content_length) != req.end();
-    in.body = std::move(req.body());
-    in.certificate = certificate_;
-    server_->Dispatch(std::move(in), [self = this->shared_from_this()](Answer answer) {
-      net::post(self->stream_.get_executor(),
-                [self, answer = std::move(answer)]() mutable { self->Write(std::move(answer)); });
-    });
+  // An answer given before any body is read: when one follows, it is left unread.
+  void Reply(Answer answer) {
+    if (body_follows_) return Refuse(std::move(answer));
+    Write(std::move(answer));
   }
 
   void Write(Answer answer) {
@@ -639,6 +864,8 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
   }
 
   Dispatcher* const server_;
+  const std::string source_;  // The client's address.
+  const std::unique_ptr<SourceLimits::Slot> slot_;
   std::shared_ptr<net::ssl::context> tls_;  // Outlives stream_, which uses it.
   Stream stream_;
   beast::flat_buffer buffer_;
@@ -646,10 +873,13 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
   std::unique_ptr<http::response<http::empty_body>> continue_;
   std::optional<http::response<http::string_body>> response_;
   std::optional<auth::ClientCertificate> certificate_;
+  Incoming request_;  // The request being read or answered.
   std::array<char, 64 * 1024> scratch_{};
   bool keep_alive_ = false;
   bool head_ = false;
   bool drain_ = false;
+  bool body_follows_ = false;  // The request announced a body not yet read.
+  bool details_ = true;
 };
 
 }  // namespace
@@ -661,20 +891,42 @@ void HttpServer::Impl::Accept() {
       log::Warn("accepting a connection failed", {{"address", url_}, {"error", ec.message()}});
       return Retry();
     }
-    if (!options_.tls) {
-      std::make_shared<Session<beast::tcp_stream>>(this, std::move(socket), nullptr)->Run();
+    std::string source = Source(socket);
+    std::unique_ptr<SourceLimits::Slot> slot = limits_.Open(source);
+    if (!slot) {
+      // Closed unanswered and unread: an answer would cost a handshake, which is what a flood of
+      // connections is after.
+      log::Verbose(4, "over the connection limit; connection closed",
+                   {{"address", url_}, {"source", source}});
+      beast::error_code ignored;
+      socket.close(ignored);
+    } else if (!options_.tls) {
+      std::make_shared<Session<beast::tcp_stream>>(this, std::move(socket), nullptr,
+                                                   std::move(source), std::move(slot))
+          ->Run();
     } else {
       try {
-        std::make_shared<Session<TlsStream>>(this, std::move(socket), TlsContext())->Run();
+        std::make_shared<Session<TlsStream>>(this, std::move(socket), TlsContext(),
+                                             std::move(source), std::move(slot))
+            ->Run();
       } catch (const std::exception& e) {
-        // The files changed since start-up and no longer load: this connection is refused, the
-        // next one reads them again.
-        log::Warn("cannot load the serving certificate; connection closed",
+        log::Warn("no serving certificate; connection closed",
                   {{"address", url_}, {"error", e.what()}});
       }
     }
     Accept();
   });
+}
+
+std::string HttpServer::Impl::Source(const tcp::socket& socket) {
+  beast::error_code ec;
+  net::ip::address address = socket.remote_endpoint(ec).address();
+  if (ec) return "";
+  // An IPv4 client of a dual-stack listener is the same source as over IPv4.
+  if (address.is_v6() && address.to_v6().is_v4_mapped()) {
+    address = net::ip::make_address_v4(net::ip::v4_mapped, address.to_v6());
+  }
+  return address.to_string();
 }
 
 void HttpServer::Impl::Retry() {

@@ -30,10 +30,26 @@ class ServerError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// What one listener admits, so a flood of connections or requests cannot crowd out the probes
+// and scrapes already being served. A source is a client's IP address.
+struct Limits {
+  // Open connections, in all and from one source; a connection over either is closed as soon as
+  // it is accepted, unanswered. Those already open are served as before.
+  size_t max_connections = 256;
+  size_t max_connections_per_source = 64;
+  // Each source's requests that cost a review, or are refused, spend a token from a bucket of
+  // `request_burst` refilled at `requests_per_second`; an empty bucket answers 429 with
+  // Retry-After. Probes on always-allowed paths, and requests whose user and decision are
+  // remembered as allowed, spend none: a flood from a scraper's own address never turns its
+  // scrapes away. Only a listener with a filter counts.
+  double requests_per_second = 20;
+  size_t request_burst = 50;
+};
+
 // The certificate chain and key an HTTPS listener presents: either files or PEM text.
 struct Certificate {
-  // PEM files, read again for every connection, so a rotated pair (a renewed Secret) is served
-  // without a restart.
+  // PEM files, loaded again when they change (a renewed Secret), so the next connection is served
+  // the rotated pair without a restart.
   std::string cert_file;
   std::string key_file;
   // PEM text held in memory (the self-signed pair of certificate.h).
@@ -46,7 +62,7 @@ struct Options {
   std::string bind_address = "0.0.0.0:10259";
   // Set: HTTPS (TLS 1.2 or later) with this certificate. Unset: plain HTTP.
   std::optional<Certificate> tls;
-  // Needs tls. A PEM bundle of CA certificates (--client-ca-file), read again for every connection
+  // Needs tls. A PEM bundle of CA certificates (--client-ca-file), loaded again when it changes
   // like the certificate files. A client may present a certificate (it is asked for one, never
   // required to send it); one that chains to these CAs, is within its dates and allows client
   // authentication names the request's user for the filter. Any other is ignored, as if absent.
@@ -55,6 +71,7 @@ struct Options {
   std::shared_ptr<const auth::Filter> filter;
   // How errors name this listener: the flag that configured it.
   std::string flag = "--secure-port";
+  Limits limits;
 };
 
 // A named check; returns an error description, or nullopt when healthy. Called on the serving
@@ -112,11 +129,23 @@ void SetServerThreads(size_t threads);
 //
 // Limits: a request's header block is at most 64 KiB (431 beyond); a body over kMaxDebugBodyBytes
 // gets 413 and the connection is closed. A connection must finish its TLS handshake within 10s
-// and send each request within 32s; an idle kept-alive connection is closed after 90s.
+// and send each request within 32s; an idle kept-alive connection is closed after 90s. Options'
+// Limits cap connections and each source's request rate.
 //
-// Requests the filter must check are checked on threads of their own (kAuthWorkers, at most
-// kAuthQueue waiting, 429 beyond), since a check may wait seconds on the apiserver: probes, on the
-// always-allowed paths, never queue behind them.
+// With a filter, a request is checked on its header block, before its body is read or a client
+// that expects "100 Continue" is told to send it: a refused request's body is never read (what
+// the client sends anyway is discarded, briefly, so it reads the answer). Requests the filter must
+// ask the apiserver about are checked on threads of their own (kAuthWorkers, at most kAuthQueue
+// waiting, 429 beyond), since a review may wait seconds: probes, on the always-allowed paths, and
+// requests whose user and decision the filter remembers never queue behind them.
+//
+// Health endpoints tell why a check failed (and, with ?verbose, which passed) only to a caller
+// the filter allows to get the path itself, as RBAC's system:public-info-viewer allows every
+// authenticated user; anyone else, a kubelet probe included, gets the status code with "ok" or
+// "<name> check failed". Without a filter every caller is told.
+//
+// TLS: 1.2 or later; for 1.2 only ECDHE key exchange with AES-GCM or ChaCha20-Poly1305, OpenSSL's
+// defaults for 1.3; no renegotiation.
 class HttpServer {
  public:
   HttpServer(Options options, Handlers handlers);

@@ -6,6 +6,8 @@
 #include <cpprest/http_client.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <openssl/ssl.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -13,6 +15,8 @@
 #include <atomic>
 #include <boost/asio/ssl.hpp>
 #include <cerrno>
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -21,7 +25,9 @@
 #include <mutex>
 #include <thread>
 
+#include "pkg/server/auth/delegating.h"
 #include "pkg/server/certificate.h"
+#include "pkg/util/clock.h"
 #include "test/testing/pki.h"
 
 namespace berth::server {
@@ -84,6 +90,49 @@ Options Plain(uint16_t port) {
   options.bind_address = "127.0.0.1:" + std::to_string(port);
   options.flag = "--port";
   return options;
+}
+
+// A TCP connection to 127.0.0.1:`port` from `source` (any 127/8 address: loopback answers them
+// all), or -1.
+int Connect(uint16_t port, const char* source = "127.0.0.1") {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in from{};
+  from.sin_family = AF_INET;
+  inet_pton(AF_INET, source, &from.sin_addr);
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  to.sin_port = htons(port);
+  if (bind(fd, reinterpret_cast<sockaddr*>(&from), sizeof(from)) != 0 ||
+      connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof(to)) != 0) {
+    ADD_FAILURE() << "connect from " << source << ": " << std::strerror(errno);
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+void Send(int fd, const std::string& data) {
+  ASSERT_EQ(send(fd, data.data(), data.size(), MSG_NOSIGNAL), static_cast<ssize_t>(data.size()))
+      << std::strerror(errno);
+}
+
+// What arrives on `fd` until `until` has been read, the peer closes, or 10 s pass (a failure
+// bound: a healthy server answers at once).
+std::string ReadUntil(int fd, const std::string& until = "\r\n\r\n") {
+  std::string out;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (out.find(until) == std::string::npos) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    pollfd p{fd, POLLIN, 0};
+    if (left.count() <= 0 || poll(&p, 1, static_cast<int>(left.count())) <= 0) break;
+    std::array<char, 4096> chunk{};
+    const ssize_t n = read(fd, chunk.data(), chunk.size());
+    if (n <= 0) break;
+    out.append(chunk.data(), static_cast<size_t>(n));
+  }
+  return out;
 }
 
 TEST(BindAddressTest, ParsesHostPortAndRejectsTheRest) {
@@ -577,6 +626,279 @@ TEST_F(ClientCertificateTest, AnUnusableCaFileFailsStartNamingTheFlagAndFile) {
   Options plain = Plain(1);
   plain.client_ca = ca_file_;
   EXPECT_THROW(HttpServer(plain, {}), ServerError);
+}
+
+// A plain listener guarded like the secure port: "reader" may get /metrics, "admin" anything.
+// The debug handler echoes the body and counts its calls.
+struct GuardedServer {
+  explicit GuardedServer(std::function<void(Options&)> adjust = nullptr) {
+    handlers.metrics = [] { return std::string("up 1\n"); };
+    handlers.livez = {{"ping", [] { return std::optional<std::string>(); }}};
+    handlers.readyz = {{"ping", [] { return std::optional<std::string>(); }},
+                       {"leader-election", [] {
+                          return std::optional<std::string>(
+                              "lease kube-system/secret-lease neither held nor observed");
+                        }}};
+    handlers.debug = [this](const DebugRequest& r) {
+      debug_calls++;
+      return DebugResponse{200, r.body, "text/plain"};
+    };
+    options = Plain(FreePort());
+    options.filter = std::make_shared<auth::Filter>(
+        std::make_shared<TokensAuthenticator>(), std::make_shared<RulesAuthorizer>(),
+        auth::PathMatcher(auth::DefaultAlwaysAllowPaths()));
+    if (adjust) adjust(options);
+    server = std::make_unique<HttpServer>(options, handlers);
+    server->Start();
+  }
+  uint16_t port() const { return ParseBindAddress(options.bind_address).port; }
+
+  Handlers handlers;
+  Options options;
+  std::atomic<int> debug_calls{0};
+  std::unique_ptr<HttpServer> server;
+};
+
+std::string SimulateHead(const std::string& token, size_t length) {
+  std::string head =
+      "POST /debug/simulate HTTP/1.1\r\nHost: x\r\nContent-Type: application/yaml\r\n";
+  if (!token.empty()) head += "Authorization: Bearer " + token + "\r\n";
+  return head + "Content-Length: " + std::to_string(length) + "\r\nExpect: 100-continue\r\n\r\n";
+}
+
+// The credentials are checked on the header block: a stranger's body is never waited for, and a
+// stranger is never invited to send it.
+TEST(HttpServerTest, AStrangersBodyIsNeitherContinuedNorReadBeforeTheAnswer) {
+  GuardedServer s;
+  for (const std::string token : {"", "forged", "reader"}) {
+    const int fd = Connect(s.port());
+    Send(fd, SimulateHead(token, 512 * 1024));
+    const std::string answer = ReadUntil(fd);
+    close(fd);
+    EXPECT_EQ(answer.find("100 Continue"), std::string::npos) << token << ": " << answer;
+    EXPECT_EQ(answer.rfind(token == "reader" ? "HTTP/1.1 403" : "HTTP/1.1 401", 0), 0u)
+        << token << ": " << answer;
+  }
+  EXPECT_EQ(s.debug_calls.load(), 0);
+
+  // An allowed caller is invited, sends the body and is served.
+  const int fd = Connect(s.port());
+  Send(fd, SimulateHead("admin", 10));
+  EXPECT_EQ(ReadUntil(fd), "HTTP/1.1 100 Continue\r\n\r\n");
+  Send(fd, "kind: Pod\n");
+  const std::string served = ReadUntil(fd, "kind: Pod\n");
+  close(fd);
+  EXPECT_EQ(served.rfind("HTTP/1.1 200", 0), 0u) << served;
+  EXPECT_EQ(s.debug_calls.load(), 1);
+}
+
+// kube-apiserver withholds why a check failed; here only a caller allowed to get the path reads
+// the reasons (an informer's RBAC error, the lease's name), everyone else the status alone.
+TEST(HttpServerTest, HealthReasonsAreToldOnlyToACallerAllowedThePath) {
+  GuardedServer s;
+  const std::string base = "http://127.0.0.1:" + std::to_string(s.port());
+  for (const std::string token : {"", "forged", "reader"}) {
+    for (const char* path : {"/readyz", "/readyz?verbose"}) {
+      const Reply r = Get(base + path, "", token);
+      EXPECT_EQ(r.status, 500) << token << " " << path;
+      EXPECT_EQ(r.body, "readyz check failed\n") << token << " " << path;
+    }
+    const Reply live = Get(base + "/livez?verbose", "", token);
+    EXPECT_EQ(live.status, 200);
+    EXPECT_EQ(live.body, "ok") << token;
+  }
+  const Reply admin = Get(base + "/readyz", "", "admin");
+  EXPECT_EQ(admin.status, 500);
+  EXPECT_EQ(admin.body,
+            "[+]ping ok\n[-]leader-election failed: lease kube-system/secret-lease neither held "
+            "nor observed\nreadyz check failed\n");
+  EXPECT_EQ(Get(base + "/livez?verbose", "", "admin").body, "[+]ping ok\nlivez check passed\n");
+}
+
+// Connects, handshakes TLS 1.2 (or any version, with `tls12` false) offering only `ciphers`, and
+// says whether the handshake succeeded.
+bool Handshakes(uint16_t port, const char* ciphers, bool tls12 = true) {
+  std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)> ctx(SSL_CTX_new(TLS_client_method()),
+                                                        SSL_CTX_free);
+  if (tls12) {
+    SSL_CTX_set_max_proto_version(ctx.get(), TLS1_2_VERSION);
+    // Security level 0: the client offers what it is told, so the server alone decides.
+    SSL_CTX_set_security_level(ctx.get(), 0);
+    if (SSL_CTX_set_cipher_list(ctx.get(), ciphers) != 1) {
+      ADD_FAILURE() << "this OpenSSL does not know " << ciphers;
+      return false;
+    }
+  }
+  const int fd = Connect(port);
+  std::unique_ptr<SSL, decltype(&SSL_free)> ssl(SSL_new(ctx.get()), SSL_free);
+  SSL_set_fd(ssl.get(), fd);
+  const bool ok = SSL_connect(ssl.get()) == 1;
+  close(fd);
+  return ok;
+}
+
+TEST(HttpServerTest, Tls12NegotiatesOnlyEcdheWithAnAeadCipher) {
+  // An ECDSA certificate (the self-signed one) and an RSA one.
+  const CertificateKeyPair ecdsa = GenerateSelfSigned("berth-test", {}, {"127.0.0.1"});
+  testing::TempDir dir;
+  const std::string cert = dir.Join("rsa.crt");
+  const std::string key = dir.Join("rsa.key");
+  ASSERT_EQ(std::system(("openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 "
+                         "-keyout " +
+                         key + " -out " + cert + " >/dev/null 2>&1")
+                            .c_str()),
+            0);
+  Options ec = Plain(FreePort());
+  ec.tls = Certificate{"", "", ecdsa.cert_pem, ecdsa.key_pem};
+  HttpServer ec_server(ec, {});
+  ec_server.Start();
+  const uint16_t ec_port = ParseBindAddress(ec.bind_address).port;
+  for (const char* good : {"ECDHE-ECDSA-AES128-GCM-SHA256", "ECDHE-ECDSA-AES256-GCM-SHA384",
+                           "ECDHE-ECDSA-CHACHA20-POLY1305"}) {
+    EXPECT_TRUE(Handshakes(ec_port, good)) << good;
+  }
+  for (const char* bad :
+       {"ECDHE-ECDSA-AES128-SHA", "ECDHE-ECDSA-AES256-SHA384", "ECDHE-ECDSA-AES128-SHA256"}) {
+    EXPECT_FALSE(Handshakes(ec_port, bad)) << bad;
+  }
+  EXPECT_TRUE(Handshakes(ec_port, "", false)) << "TLS 1.3 with its own suites";
+
+  Options rsa = Plain(FreePort());
+  rsa.tls = Certificate{cert, key, "", ""};
+  HttpServer rsa_server(rsa, {});
+  rsa_server.Start();
+  const uint16_t rsa_port = ParseBindAddress(rsa.bind_address).port;
+  for (const char* good : {"ECDHE-RSA-AES128-GCM-SHA256", "ECDHE-RSA-AES256-GCM-SHA384",
+                           "ECDHE-RSA-CHACHA20-POLY1305"}) {
+    EXPECT_TRUE(Handshakes(rsa_port, good)) << good;
+  }
+  for (const char* bad : {"AES128-GCM-SHA256", "AES256-SHA", "DHE-RSA-AES128-GCM-SHA256",
+                          "ECDHE-RSA-AES128-SHA", "ECDHE-RSA-AES256-SHA384"}) {
+    EXPECT_FALSE(Handshakes(rsa_port, bad)) << bad;
+  }
+}
+
+// A review that waits until released, for tokens starting "bogus"; "reader" is a user at once.
+class SlowReviews : public auth::TokenAuthenticator {
+ public:
+  std::optional<auth::UserInfo> AuthenticateToken(const std::string& token) override {
+    if (token == "reader") return auth::UserInfo{token, "", {}, {}};
+    std::unique_lock lock(mu);
+    waiting++;
+    cv.wait(lock, [&] { return released; });
+    return std::nullopt;
+  }
+  void Release() {
+    std::lock_guard lock(mu);
+    released = true;
+    cv.notify_all();
+  }
+  std::mutex mu;
+  std::condition_variable cv;
+  int waiting = 0;
+  bool released = false;
+};
+
+// Room for the many connections and requests one test sends from loopback.
+void SetGenerousLimits(Options& options) {
+  options.limits.max_connections = 1000;
+  options.limits.max_connections_per_source = 1000;
+  options.limits.request_burst = 1000;
+}
+
+// How many of `fds` get an answer starting with `prefix`, waiting until `want` have or 10 s pass.
+size_t CountAnswers(const std::vector<int>& fds, const std::string& prefix, size_t want) {
+  std::vector<pollfd> polls;
+  for (int fd : fds) polls.push_back({fd, POLLIN, 0});
+  size_t count = 0;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (count < want && std::chrono::steady_clock::now() < deadline) {
+    if (poll(polls.data(), polls.size(), 100) <= 0) continue;
+    for (pollfd& p : polls) {
+      if ((p.revents & (POLLIN | POLLHUP)) == 0) continue;
+      std::array<char, 4096> chunk{};
+      const ssize_t n = read(p.fd, chunk.data(), chunk.size());
+      if (n > 0 && std::string(chunk.data(), static_cast<size_t>(n)).rfind(prefix, 0) == 0) {
+        count++;
+      }
+      p.fd = -1;  // poll() skips it from now on.
+    }
+  }
+  return count;
+}
+
+// Unique bogus tokens each need a review and fill the review queue; a token already reviewed is
+// answered from memory and never queued behind them.
+TEST(HttpServerTest, ACachedTokenIsServedWhileBogusTokensFillTheReviewQueue) {
+  util::RealClock clock;
+  auto slow = std::make_unique<SlowReviews>();
+  SlowReviews* reviews = slow.get();
+  GuardedServer s([&](Options& options) {
+    options.filter =
+        std::make_shared<auth::Filter>(std::make_shared<auth::CachedTokenAuthenticator>(
+                                           std::move(slow), std::chrono::minutes(1), clock),
+                                       std::make_shared<auth::CachedAuthorizer>(
+                                           std::make_unique<RulesAuthorizer>(),
+                                           std::chrono::minutes(1), std::chrono::minutes(1), clock),
+                                       auth::PathMatcher(auth::DefaultAlwaysAllowPaths()));
+    SetGenerousLimits(options);
+  });
+  const std::string metrics = "http://127.0.0.1:" + std::to_string(s.port()) + "/metrics";
+  EXPECT_EQ(Get(metrics, "", "reader").status, 200);
+
+  // Two reviews run, kAuthQueue wait; each one beyond is told 429 at once.
+  constexpr size_t kHeld = HttpServer::kAuthWorkers + HttpServer::kAuthQueue;
+  constexpr size_t kFlood = kHeld + 20;
+  std::vector<int> fds;
+  for (size_t i = 0; i < kFlood; i++) {
+    fds.push_back(Connect(s.port()));
+    Send(fds.back(), "GET /metrics HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer bogus-" +
+                         std::to_string(i) + "\r\n\r\n");
+  }
+  const size_t refused = CountAnswers(fds, "HTTP/1.1 429", kFlood - kHeld);
+  EXPECT_EQ(refused, kFlood - kHeld) << "the review queue is full";
+
+  const Reply scraped = Get(metrics, "", "reader");
+  EXPECT_EQ(scraped.status, 200) << scraped.body;
+  reviews->Release();
+  for (int fd : fds) close(fd);
+}
+
+// One address may hold only so many connections: the next is closed at once, unanswered, while
+// those already open are served.
+TEST(HttpServerTest, ASourceOverItsConnectionCapIsClosedAtOnce) {
+  GuardedServer s;
+  std::vector<int> held;
+  for (size_t i = 0; i < 64; i++) held.push_back(Connect(s.port()));
+  const int over = Connect(s.port());
+  Send(over, "GET /livez HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_EQ(ReadUntil(over), "");
+  close(over);
+  Send(held.front(), "GET /livez HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_EQ(ReadUntil(held.front(), "\r\n\r\nok").rfind("HTTP/1.1 200", 0), 0u);
+  for (int fd : held) close(fd);
+}
+
+// The serving pair is loaded once and again only when its files change: a renewed pair is served
+// to the next connection, and files caught half-written leave the last good pair in use.
+TEST_F(ClientCertificateTest, TheServingPairIsReloadedWhenItsFilesChange) {
+  const auto renewed = pki_.Server(other_ca_, "renewed");
+  const std::string cert = dir_.Write("tls.crt", serving_.cert_pem);
+  const std::string key = dir_.Write("tls.key", serving_.key_pem);
+  Handlers handlers;
+  handlers.livez = {{"ping", [] { return std::optional<std::string>(); }}};
+  Options options = Plain(FreePort());
+  options.tls = Certificate{cert, key, "", ""};
+  HttpServer server(options, handlers);
+  server.Start();
+  const std::string livez = server.url() + "/livez";
+  EXPECT_EQ(Get(livez, ca_.cert_file).status, 200);
+  dir_.Write("tls.key", "-----BEGIN PRIVATE KEY-----\ntruncat");
+  EXPECT_EQ(Get(livez, ca_.cert_file).status, 200) << "the last good pair is still served";
+  dir_.Write("tls.crt", renewed.cert_pem);
+  dir_.Write("tls.key", renewed.key_pem);
+  EXPECT_EQ(Get(livez, other_ca_.cert_file).status, 200) << "the renewed pair is served";
+  EXPECT_THROW(Get(livez, ca_.cert_file), std::exception);
 }
 
 }  // namespace

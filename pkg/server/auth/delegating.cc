@@ -67,7 +67,10 @@ std::optional<UserInfo> TokenReviewAuthenticator::AuthenticateToken(const std::s
 CachedTokenAuthenticator::CachedTokenAuthenticator(std::unique_ptr<TokenAuthenticator> delegate,
                                                    std::chrono::nanoseconds ttl,
                                                    const util::Clock& clock)
-    : delegate_(std::move(delegate)), ttl_(ttl), cache_(clock, kCacheCapacity) {
+    : delegate_(std::move(delegate)),
+      ttl_(ttl),
+      valid_(clock, kCacheCapacity),
+      invalid_(clock, kNegativeCacheCapacity) {
   std::array<unsigned char, 32> key{};
   if (RAND_bytes(key.data(), static_cast<int>(key.size())) != 1) {
     throw std::runtime_error("token cache: no random bytes for its key");
@@ -86,12 +89,38 @@ std::string CachedTokenAuthenticator::Key(const std::string& token) const {
   return std::string(reinterpret_cast<const char*>(digest.data()), length);
 }
 
+bool CachedTokenAuthenticator::Lookup(const std::string& key, std::optional<UserInfo>* user) {
+  if (auto valid = valid_.Get(key)) {
+    *user = std::move(*valid);
+    return true;
+  }
+  if (invalid_.Get(key)) {
+    *user = std::nullopt;
+    return true;
+  }
+  return false;
+}
+
 std::optional<UserInfo> CachedTokenAuthenticator::AuthenticateToken(const std::string& token) {
   const std::string key = Key(token);
-  if (auto cached = cache_.Get(key)) return *cached;
-  std::optional<UserInfo> user = delegate_->AuthenticateToken(token);
-  cache_.Put(key, user, ttl_);
+  std::optional<UserInfo> user;
+  if (Lookup(key, &user)) return user;
+  user = delegate_->AuthenticateToken(token);
+  if (user) {
+    valid_.Put(key, *user, ttl_);
+  } else {
+    invalid_.Put(key, true, ttl_);
+  }
   return user;
+}
+
+bool CachedTokenAuthenticator::AuthenticateCached(const std::string& token,
+                                                  std::optional<UserInfo>* user) {
+  try {
+    return Lookup(Key(token), user);
+  } catch (const std::exception&) {
+    return false;  // No key: AuthenticateToken will say why.
+  }
 }
 
 Decision SubjectAccessReviewAuthorizer::Authorize(const Attributes& attributes) {
@@ -114,14 +143,40 @@ CachedAuthorizer::CachedAuthorizer(std::unique_ptr<Authorizer> delegate,
     : delegate_(std::move(delegate)),
       allowed_ttl_(allowed_ttl),
       denied_ttl_(denied_ttl),
-      cache_(clock, kCacheCapacity) {}
+      allowed_(clock, kCacheCapacity),
+      denied_(clock, kNegativeCacheCapacity) {}
+
+bool CachedAuthorizer::Lookup(const std::string& key, Decision* decision) {
+  if (auto allowed = allowed_.Get(key)) {
+    *decision = std::move(*allowed);
+    return true;
+  }
+  if (auto denied = denied_.Get(key)) {
+    *decision = std::move(*denied);
+    return true;
+  }
+  return false;
+}
 
 Decision CachedAuthorizer::Authorize(const Attributes& attributes) {
   const std::string key = SubjectAccessReviewSpec(attributes).dump();
-  if (auto cached = cache_.Get(key)) return *cached;
-  Decision decision = delegate_->Authorize(attributes);
-  cache_.Put(key, decision, decision.allowed ? allowed_ttl_ : denied_ttl_);
+  Decision decision;
+  if (Lookup(key, &decision)) return decision;
+  decision = delegate_->Authorize(attributes);
+  if (decision.allowed) {
+    allowed_.Put(key, decision, allowed_ttl_);
+  } else {
+    denied_.Put(key, decision, denied_ttl_);
+  }
   return decision;
+}
+
+bool CachedAuthorizer::AuthorizeCached(const Attributes& attributes, Decision* decision) {
+  try {
+    return Lookup(SubjectAccessReviewSpec(attributes).dump(), decision);
+  } catch (const std::exception&) {
+    return false;  // Authorize will say why.
+  }
 }
 
 std::shared_ptr<Filter> NewDelegatingFilter(const DelegatingOptions& options,

@@ -26,8 +26,12 @@ namespace berth::server::auth {
 // --authorization-webhook-cache-authorized-ttl and --authorization-webhook-cache-unauthorized-ttl
 // change them.
 inline constexpr std::chrono::seconds kDefaultCacheTtl{10};
-// How many distinct tokens, and distinct (user, verb, path) decisions, are remembered.
+// How many valid tokens, and allowed (user, verb, path) decisions, are remembered.
 inline constexpr size_t kCacheCapacity = 4096;
+// How many invalid tokens, and denied decisions, are remembered: apart from the valid ones, so a
+// client sending endless distinct bogus tokens (or paths) evicts only other refusals, never the
+// token or decision a legitimate scraper was given.
+inline constexpr size_t kNegativeCacheCapacity = 1024;
 
 // The SubjectAccessReview's spec for these attributes (also the authorization cache's key). Bytes
 // of the path or verb that are not UTF-8 become U+FFFD, as kube-scheduler's Go client sends them.
@@ -45,22 +49,26 @@ class TokenReviewAuthenticator : public TokenAuthenticator {
   std::shared_ptr<client::Client> client_;
 };
 
-// Remembers valid and invalid tokens for `ttl`, keyed by an HMAC-SHA256 of the token under a key
-// drawn at start: the token itself is kept nowhere, and the keys mean nothing outside this
-// process. Failures to get an answer are not remembered.
+// Remembers valid and invalid tokens for `ttl`, in caches of their own (kCacheCapacity and
+// kNegativeCacheCapacity), keyed by an HMAC-SHA256 of the token under a key drawn at start: the
+// token itself is kept nowhere, and the keys mean nothing outside this process. Failures to get an
+// answer are not remembered.
 class CachedTokenAuthenticator : public TokenAuthenticator {
  public:
   CachedTokenAuthenticator(std::unique_ptr<TokenAuthenticator> delegate,
                            std::chrono::nanoseconds ttl, const util::Clock& clock);
   std::optional<UserInfo> AuthenticateToken(const std::string& token) override;
+  bool AuthenticateCached(const std::string& token, std::optional<UserInfo>* user) override;
 
  private:
   std::string Key(const std::string& token) const;
+  bool Lookup(const std::string& key, std::optional<UserInfo>* user);
 
   std::unique_ptr<TokenAuthenticator> delegate_;
   const std::chrono::nanoseconds ttl_;
   std::string hmac_key_;
-  TtlCache<std::optional<UserInfo>> cache_;
+  TtlCache<UserInfo> valid_;
+  TtlCache<bool> invalid_;  // Only the key matters.
 };
 
 // Asks the apiserver with a SubjectAccessReview for the user, uid, groups and extra the token
@@ -75,19 +83,24 @@ class SubjectAccessReviewAuthorizer : public Authorizer {
   std::shared_ptr<client::Client> client_;
 };
 
-// Remembers allowed decisions for `allowed_ttl` and denied ones for `denied_ttl`; failures to get
-// a decision are not remembered.
+// Remembers allowed decisions for `allowed_ttl` and denied ones for `denied_ttl`, each in a cache
+// of its own (kCacheCapacity and kNegativeCacheCapacity); failures to get a decision are not
+// remembered.
 class CachedAuthorizer : public Authorizer {
  public:
   CachedAuthorizer(std::unique_ptr<Authorizer> delegate, std::chrono::nanoseconds allowed_ttl,
                    std::chrono::nanoseconds denied_ttl, const util::Clock& clock);
   Decision Authorize(const Attributes& attributes) override;
+  bool AuthorizeCached(const Attributes& attributes, Decision* decision) override;
 
  private:
+  bool Lookup(const std::string& key, Decision* decision);
+
   std::unique_ptr<Authorizer> delegate_;
   const std::chrono::nanoseconds allowed_ttl_;
   const std::chrono::nanoseconds denied_ttl_;
-  TtlCache<Decision> cache_;
+  TtlCache<Decision> allowed_;
+  TtlCache<Decision> denied_;
 };
 
 // Where the reviews go and how long their answers are kept. A TTL of zero or less keeps none, so

@@ -168,6 +168,23 @@ TEST(CachedTokenAuthenticatorTest, RemembersAnswersForTheTtlButNotErrors) {
   EXPECT_EQ(calls->calls, 5) << "asked again once the TTL passed";
 }
 
+// Valid and invalid tokens are kept apart: a client sending endless distinct bogus tokens evicts
+// only other bogus ones, and the scraper's token stays answered from memory.
+TEST(CachedTokenAuthenticatorTest, UniqueBogusTokensNeverEvictAValidOne) {
+  util::FakeClock clock;
+  auto table = std::make_unique<TableAuthenticator>();
+  TableAuthenticator* calls = table.get();
+  CachedTokenAuthenticator cached(std::move(table), seconds(10), clock);
+  EXPECT_EQ(cached.AuthenticateToken("good")->name, "alice");
+  for (size_t i = 0; i < 2 * kCacheCapacity; i++) {
+    clock.Step(std::chrono::microseconds(1));
+    EXPECT_EQ(cached.AuthenticateToken("bogus-" + std::to_string(i)), std::nullopt);
+  }
+  const int reviews = calls->calls;
+  EXPECT_EQ(cached.AuthenticateToken("good")->name, "alice");
+  EXPECT_EQ(calls->calls, reviews) << "the valid token was evicted by the bogus ones";
+}
+
 // ---- SubjectAccessReview -----------------------------------------------------------------------
 
 Attributes Prometheus() {
@@ -282,6 +299,23 @@ TEST(CachedAuthorizerTest, AllowedAndDeniedHaveTheirOwnTtlsErrorsNone) {
   EXPECT_THROW(cached.Authorize(boom), std::runtime_error);
   EXPECT_THROW(cached.Authorize(boom), std::runtime_error);
   EXPECT_EQ(calls->calls, 7);
+}
+
+// A user asking about endless distinct paths fills only the cache of denials.
+TEST(CachedAuthorizerTest, DenialsNeverEvictAnAllowance) {
+  util::FakeClock clock;
+  auto table = std::make_unique<TableAuthorizer>();
+  TableAuthorizer* calls = table.get();
+  CachedAuthorizer cached(std::move(table), seconds(10), seconds(10), clock);
+  const Attributes alice{{"alice", "", {}, {}}, "get", "/metrics"};
+  EXPECT_TRUE(cached.Authorize(alice).allowed);
+  for (size_t i = 0; i < 2 * kCacheCapacity; i++) {
+    clock.Step(std::chrono::microseconds(1));
+    EXPECT_FALSE(cached.Authorize({alice.user, "get", "/x" + std::to_string(i)}).allowed);
+  }
+  const int reviews = calls->calls;
+  EXPECT_TRUE(cached.Authorize(alice).allowed);
+  EXPECT_EQ(calls->calls, reviews) << "the allowance was evicted by the denials";
 }
 
 // ---- NewDelegatingFilter -----------------------------------------------------------------------

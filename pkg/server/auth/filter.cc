@@ -151,34 +151,72 @@ std::optional<Rejection> Filter::Check(const std::string& method, const std::str
                                        const std::string& authorization,
                                        const ClientCertificate* certificate) const {
   if (AlwaysAllowed(path)) return std::nullopt;
+  return Review(method, path, authorization, certificate);
+}
+
+std::optional<Rejection> Filter::Review(const std::string& method, const std::string& path,
+                                        const std::string& authorization,
+                                        const ClientCertificate* certificate) const {
+  bool decided = false;
+  return Decide(method, path, authorization, certificate, false, &decided);
+}
+
+Filter::Verdict Filter::ReviewCached(const std::string& method, const std::string& path,
+                                     const std::string& authorization,
+                                     const ClientCertificate* certificate) const {
+  Verdict verdict;
+  verdict.rejection = Decide(method, path, authorization, certificate, true, &verdict.decided);
+  return verdict;
+}
+
+std::optional<Rejection> Filter::Decide(const std::string& method, const std::string& path,
+                                        const std::string& authorization,
+                                        const ClientCertificate* certificate, bool cached_only,
+                                        bool* decided) const {
+  *decided = false;
   // kube-apiserver's order: the certificate first; the token only when it names no one.
   std::optional<UserInfo> user;
   if (certificate) user = CertificateUser(*certificate);
   if (!user) {
     const std::optional<std::string> token = BearerToken(authorization);
-    if (!token) return Unauthorized();
-    try {
-      user = authenticator_->AuthenticateToken(*token);
-    } catch (const std::exception& e) {
-      log::Warn("token review failed; answering 401", {{"path", path}, {"error", e.what()}});
+    if (!token) {
+      *decided = true;
       return Unauthorized();
+    }
+    if (cached_only) {
+      if (!authenticator_->AuthenticateCached(*token, &user)) return std::nullopt;
+    } else {
+      try {
+        user = authenticator_->AuthenticateToken(*token);
+      } catch (const std::exception& e) {
+        log::Warn("token review failed; answering 401", {{"path", path}, {"error", e.what()}});
+        *decided = true;
+        return Unauthorized();
+      }
     }
     if (!user) {
       log::Verbose(4, "invalid bearer token", {{"path", path}});
+      *decided = true;
       return Unauthorized();
     }
   }
 
   Attributes attributes{*user, Lower(method), path};
   Decision decision;
-  try {
-    decision = authorizer_->Authorize(attributes);
-  } catch (const std::exception& e) {
-    log::Warn("subject access review failed; answering 500",
-              {{"path", path}, {"user", user->name}, {"error", e.what()}});
-    return Rejection{500, "text/plain; charset=utf-8",
-                     Sanitize("Internal Server Error: \"" + path + "\": " + e.what()) + "\n"};
+  if (cached_only) {
+    if (!authorizer_->AuthorizeCached(attributes, &decision)) return std::nullopt;
+  } else {
+    try {
+      decision = authorizer_->Authorize(attributes);
+    } catch (const std::exception& e) {
+      log::Warn("subject access review failed; answering 500",
+                {{"path", path}, {"user", user->name}, {"error", e.what()}});
+      *decided = true;
+      return Rejection{500, "text/plain; charset=utf-8",
+                       Sanitize("Internal Server Error: \"" + path + "\": " + e.what()) + "\n"};
+    }
   }
+  *decided = true;
   if (decision.allowed) return std::nullopt;
   log::Verbose(4, "forbidden", {{"path", path}, {"user", user->name}, {"verb", attributes.verb}});
   std::string message = "forbidden: " + Sanitize("User " + Quote(user->name) + " cannot " +

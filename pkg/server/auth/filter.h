@@ -67,7 +67,30 @@ class Filter {
                                  const std::string& authorization,
                                  const ClientCertificate* certificate = nullptr) const;
 
+  // Steps 2 and 3 alone, for any path, the always-allowed ones too: the secure port asks whether
+  // a caller may read the reasons behind a failed health check. Blocks like Check.
+  std::optional<Rejection> Review(const std::string& method, const std::string& path,
+                                  const std::string& authorization,
+                                  const ClientCertificate* certificate = nullptr) const;
+
+  struct Verdict {
+    bool decided = false;                // False: only Review can tell, and nothing was asked.
+    std::optional<Rejection> rejection;  // When decided, Review's answer.
+  };
+  // Review's answer when it needs nobody asked: no credential, or the token's user and the
+  // decision are remembered by the authenticator and authorizer. Never blocks, so the secure port
+  // answers these at once, never queued behind reviews in flight.
+  Verdict ReviewCached(const std::string& method, const std::string& path,
+                       const std::string& authorization,
+                       const ClientCertificate* certificate = nullptr) const;
+
  private:
+  // Review, or with `cached_only` ReviewCached (*decided false when it cannot tell).
+  std::optional<Rejection> Decide(const std::string& method, const std::string& path,
+                                  const std::string& authorization,
+                                  const ClientCertificate* certificate, bool cached_only,
+                                  bool* decided) const;
+
   std::shared_ptr<TokenAuthenticator> authenticator_;
   std::shared_ptr<Authorizer> authorizer_;
   PathMatcher always_allow_;

@@ -44,6 +44,12 @@ class TokenAuthenticator {
   // nullopt: the token is not valid. Throws when no answer could be had (the apiserver is
   // unreachable or refused the review); the caller then treats the request as unauthenticated.
   virtual std::optional<UserInfo> AuthenticateToken(const std::string& token) = 0;
+  // The answer AuthenticateToken would give, when it can be had at once from what is remembered
+  // (true, and *user set); false when only a review can tell. Never blocks, never throws. The
+  // secure port answers such requests without queueing them behind reviews in flight.
+  virtual bool AuthenticateCached(const std::string& /*token*/, std::optional<UserInfo>* /*user*/) {
+    return false;
+  }
 };
 
 // A request on a non-resource path: kube-apiserver's verb is the lower-case HTTP method ("get",
@@ -66,6 +72,11 @@ class Authorizer {
   virtual ~Authorizer() = default;
   // Throws when no decision could be had; the caller answers 500 rather than guessing.
   virtual Decision Authorize(const Attributes& attributes) = 0;
+  // The decision Authorize would return, when remembered (true, and *decision set); false when
+  // only a review can tell. Never blocks, never throws.
+  virtual bool AuthorizeCached(const Attributes& /*attributes*/, Decision* /*decision*/) {
+    return false;
+  }
 };
 
 }  // namespace berth::server::auth
