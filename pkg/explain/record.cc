@@ -181,14 +181,17 @@ nlohmann::json ToJson(const Explanation& e) {
   }
   out["hints"] = hints;
   out["notes"] = e.notes;
+  out["cutShort"] = e.cut_short;
   if (e.hints_computed) {
     out["hintsCheckedAt"] = FormatTime(e.hints_time);
     out["hintsCheckedNodes"] = e.hints_nodes;
     out["feasibleNow"] = e.feasible_now;
   }
   if (!e.group.empty()) {
-    out["group"] = {
-        {"name", e.group}, {"needs", e.group_needs}, {"fitTogetherNow", e.group_fit_now}};
+    out["group"] = {{"name", e.group},
+                    {"needs", e.group_needs},
+                    {"fitTogetherNow", e.group_fit_now},
+                    {"standIns", e.group_stand_ins}};
   }
   return out;
 }
@@ -282,7 +285,10 @@ std::string ToText(const Explanation& e) {
   } else if (e.hints_computed) {
     out += "What would make it fit (checked " + FormatTime(e.hints_time) + " against " +
            Plural(e.hints_nodes, "node", "nodes") + "):\n";
-    if (e.hints.empty()) {
+    if (e.hints.empty() && e.cut_short) {
+      // Not every change was checked: that none was found says nothing.
+      out += "  none found before the dry runs were cut short\n";
+    } else if (e.hints.empty()) {
       out += in_group ? "  no change to the group's pods found that fits them together\n"
                       : "  no change to the pod found that opens a node\n";
     }

@@ -30,6 +30,11 @@ inline constexpr size_t kExamplesPerGroup = 3;
 inline constexpr size_t kAlternatives = 3;
 // Messages and reasons longer than this are cut (with "..."): a plugin may put anything in them.
 inline constexpr size_t kMaxTextBytes = 512;
+// Copies of a pod that explaining its group places for the members the group lacks, at most. A
+// PodGroup's minMember is any int32 its author writes; each copy is a dry run over every node and
+// a pod kept until the answer is made. 256 covers the gangs seen in practice (a copy stands in
+// only for a member no one has created yet); beyond it, the answer says how many were tried.
+inline constexpr int kMaxStandIns = 256;
 
 // "text", or its first kMaxTextBytes bytes (on a UTF-8 boundary) followed by "...".
 std::string Bounded(std::string_view text);
@@ -151,6 +156,12 @@ struct Explanation {
   std::string group;
   int group_needs = 0;
   int group_fit_now = 0;
+  // Copies of the pod the dry run tried for the members its group lacks (it lacks pods no one has
+  // created yet). Bounded however many it lacks: see the notes for how the rest were judged.
+  int group_stand_ins = 0;
+  // The dry runs reached their time budget before every check was made: the hints and notes
+  // cover only the checks that ran, and a note says so.
+  bool cut_short = false;
   // What no change to the pod can fix, said plainly (whose anti-affinity keeps it out, how far
   // its group is from fitting).
   std::vector<std::string> notes;

@@ -100,6 +100,28 @@ TEST(Record, JsonCarriesEveryField) {
   EXPECT_EQ(j["hints"][0]["nodes"], 3);
   EXPECT_EQ(j["hintsCheckedNodes"], 5);
   EXPECT_FALSE(j["dryRun"].get<bool>());
+  EXPECT_FALSE(j["cutShort"].get<bool>());
+}
+
+// Dry runs stopped at their budget: the answer does not say that no change was found, since not
+// every change was checked.
+TEST(Record, AnAnswerCutShortSaysSoInsteadOfThatNothingWasFound) {
+  Explanation e;
+  e.attempt = Unschedulable();
+  e.hints_computed = true;
+  e.hints_nodes = 5;
+  e.feasible_now = 0;
+  e.cut_short = true;
+  e.notes.push_back("the dry runs were cut short");
+  const std::string text = ToText(e);
+  EXPECT_THAT(text, HasSubstr("  none found before the dry runs were cut short\n"));
+  EXPECT_THAT(text, ::testing::Not(HasSubstr("no change to the pod found")));
+  EXPECT_TRUE(ToJson(e)["cutShort"].get<bool>());
+
+  e.group = "pod group \"ml/train\"";
+  e.group_needs = 4;
+  e.group_fit_now = 1;
+  EXPECT_THAT(ToText(e), HasSubstr("  none found before the dry runs were cut short\n"));
 }
 
 TEST(Record, AGroupIsExplainedByHowManyOfItsPodsFitTogetherWithItsNotes) {
@@ -130,9 +152,10 @@ TEST(Record, AGroupIsExplainedByHowManyOfItsPodsFitTogetherWithItsNotes) {
                 "together, on 2 nodes)\n"
                 "Note: pod group \"ml/train\" lacks 1 pod: it has 3 of minMember 4\n"));
   const nlohmann::json j = ToJson(e);
-  EXPECT_EQ(
-      j["group"],
-      nlohmann::json({{"name", "pod group \"ml/train\""}, {"needs", 4}, {"fitTogetherNow", 3}}));
+  EXPECT_EQ(j["group"], nlohmann::json({{"name", "pod group \"ml/train\""},
+                                        {"needs", 4},
+                                        {"fitTogetherNow", 3},
+                                        {"standIns", 0}}));
   EXPECT_EQ(j["hints"][0]["groupPods"], 4);
   EXPECT_EQ(j["notes"][0], "pod group \"ml/train\" lacks 1 pod: it has 3 of minMember 4");
 

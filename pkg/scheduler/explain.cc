@@ -1,4 +1,7 @@
 #include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -11,11 +14,16 @@
 #include "pkg/scheduler/cluster_events.h"
 #include "pkg/scheduler/scheduler.h"
 #include "pkg/scheduler/unsupported_fields.h"
+#include "pkg/util/clock.h"
 
 // Dry runs for explain and simulate: PreFilter, Filter over every node, PreScore and Score of a
 // pod on the scheduler's own snapshot and profiles, between scheduling cycles (CycleGate), with
 // the CycleState marked dry_run so that no plugin changes anything. Nothing is assumed, reserved
 // or bound; no event, condition or metric is written.
+//
+// What one answer costs is bounded whatever the objects say: a gang's missing members are a
+// number, with at most explain::kMaxStandIns copies of the pod placed for them, and every dry run
+// after the pod's own starts only within the scheduler's dry-run budget (DryRunBudget).
 
 namespace berth::scheduler {
 namespace {
@@ -50,7 +58,58 @@ size_t BestScored(const std::vector<framework::runtime::NodePluginScores>& score
   return best;
 }
 
+// Pods the nodes still admit: each node's allocatable pods less the pods on it (assumed ones
+// included). The kubelet refuses a pod beyond its node's allocatable pods whatever the plugins say,
+// so no group needing more pods placed than this fits. Saturates: a node's status may say anything.
+int64_t FreePodSlots(std::span<const framework::NodeInfo* const> nodes) {
+  int64_t total = 0;
+  for (const auto* node : nodes) {
+    const int64_t free = node->allocatable().pods - static_cast<int64_t>(node->pods().size());
+    if (free > 0 && __builtin_add_overflow(total, free, &total)) {
+      return std::numeric_limits<int64_t>::max();
+    }
+  }
+  return total;
+}
+
+std::string FormatBudget(std::chrono::milliseconds budget) {
+  if (budget.count() % 1000 == 0) return std::to_string(budget.count() / 1000) + "s";
+  return std::to_string(budget.count()) + "ms";
+}
+
+const util::Clock& DryRunClock(const SchedulerOptions& options) {
+  static const util::RealClock real;
+  return options.dry_run_clock ? *options.dry_run_clock : real;
+}
+
 }  // namespace
+
+// The time one answer (an explain or a simulate) may spend in dry runs. Asked before every dry
+// run but the pod's own first one, which is one scheduling cycle's work and gives the answer its
+// attempt: a dry run is bounded by the cluster's nodes, but how many of them an answer makes (one
+// per change, one per pod of a gang, a gang's pods again per change) is what hostile input
+// drives. Not thread-safe: one answer, one thread.
+struct Scheduler::DryRunBudget {
+  const util::Clock& clock;
+  util::Clock::TimePoint deadline;
+  bool cut_short = false;
+
+  // Whether another dry run may start. Once it may not, none may: an answer is cut at one point.
+  bool Allows() {
+    if (!cut_short && clock.Now() >= deadline) cut_short = true;
+    return !cut_short;
+  }
+};
+
+// The pods a group's dry run places, in order: the group's pending pods, then copies of one pod
+// standing in for members no one has created yet, each made only when it is tried.
+struct Scheduler::GroupPods {
+  std::vector<api::PodPtr> pending;
+  // What each copy is made from; copies are named and identified after it and their number.
+  api::PodPtr stand_in;
+  // Copies to try, at most; at most explain::kMaxStandIns.
+  int stand_ins = 0;
+};
 
 struct Scheduler::DryRun {
   std::unique_ptr<framework::CycleState> state;
@@ -76,9 +135,11 @@ struct Scheduler::DryRun {
 };
 
 struct Scheduler::GroupRun {
-  // Pods placed, in the order given, and which of them were (parallel to the pods).
+  // Pods placed, in the order given, and which of the pending ones were (parallel to them).
   int placed = 0;
   std::vector<char> fitted;
+  // Copies of the stand-in tried, the last of them perhaps fitting no node.
+  int stand_ins = 0;
   std::vector<DryPlacement> placements;
   // The first pod that fitted no node, why, and what the plugins proposed for it (with
   // `suggest`).
@@ -340,6 +401,16 @@ explain::Explanation Scheduler::ExplainPod(framework::runtime::Framework& fwk, c
   }
   std::vector<std::pair<std::string, framework::PodChange>> changes;
   Status own_pre_filter;
+  int64_t free_pod_slots = 0;
+  const util::Clock& clock = DryRunClock(options_);
+  const util::Clock::TimePoint start = clock.Now();
+  // Saturates: a budget longer than the clock can count is no budget.
+  const auto room =
+      std::chrono::duration_cast<std::chrono::milliseconds>(util::Clock::TimePoint::max() - start);
+  const util::Clock::TimePoint deadline = options_.dry_run_budget >= room
+                                              ? util::Clock::TimePoint::max()
+                                              : start + options_.dry_run_budget;
+  DryRunBudget budget{clock, deadline};
   {
     CycleGate::SideTurn turn(gate_);
     auto run = RunDry(fwk, pod, {}, recorded == nullptr);
@@ -349,12 +420,31 @@ explain::Explanation Scheduler::ExplainPod(framework::runtime::Framework& fwk, c
     e.hints_computed = true;
     e.feasible_now = static_cast<int>(run->feasible.size());
     own_pre_filter = run->pre_filter;
+    // A snapshot that could not be brought up to date leaves the run without nodes: that says
+    // nothing of their room.
+    const bool no_snapshot =
+        run->nodes.empty() && !run->pre_filter.IsSuccess() && !run->pre_filter.IsRejected();
+    free_pod_slots = no_snapshot ? std::numeric_limits<int64_t>::max() : FreePodSlots(run->nodes);
     if (run->feasible.empty() && !group) changes = SuggestChanges(fwk, pod, *run);
   }
   if (group) {
-    ExplainGroup(fwk, pod, *group, group_plugin, own_pre_filter, &e);
-    return e;
+    ExplainGroup(fwk, pod, *group, group_plugin, own_pre_filter, free_pod_slots, budget, &e);
+  } else {
+    ExplainChanges(fwk, pod, std::move(changes), budget, &e);
   }
+  if (budget.cut_short) {
+    e.cut_short = true;
+    e.notes.push_back("the dry runs were cut short at their budget of " +
+                      FormatBudget(options_.dry_run_budget) +
+                      ": the hints and notes cover only the checks that ran");
+  }
+  return e;
+}
+
+void Scheduler::ExplainChanges(framework::runtime::Framework& fwk, const api::Pod& pod,
+                               std::vector<std::pair<std::string, framework::PodChange>> changes,
+                               DryRunBudget& budget, explain::Explanation* out) {
+  explain::Explanation& e = *out;
   // Each change is checked in a turn of its own, so that the scheduling thread waits for one
   // dry run at most, however many changes there are.
   auto check = [&](const std::vector<const std::pair<std::string, framework::PodChange>*>& set) {
@@ -375,6 +465,7 @@ explain::Explanation Scheduler::ExplainPod(framework::runtime::Framework& fwk, c
       e.notes.push_back(change.second.description);
       continue;
     }
+    if (!budget.Allows()) continue;
     const int nodes = check({&change});
     if (nodes == 0) continue;
     e.hints.push_back({change.first, change.second.description, nodes, change.second.details});
@@ -382,7 +473,7 @@ explain::Explanation Scheduler::ExplainPod(framework::runtime::Framework& fwk, c
   // No single change opens a node: all of them together may (a node both tainted and short of
   // cpu needs both).
   std::erase_if(changes, [](const auto& c) { return c.second.note_only; });
-  if (e.hints.empty() && changes.size() > 1) {
+  if (e.hints.empty() && changes.size() > 1 && budget.Allows()) {
     std::vector<const std::pair<std::string, framework::PodChange>*> all;
     std::vector<std::string> plugins;
     std::vector<std::string> descriptions;
@@ -400,30 +491,48 @@ explain::Explanation Scheduler::ExplainPod(framework::runtime::Framework& fwk, c
   std::stable_sort(
       e.hints.begin(), e.hints.end(),
       [](const explain::Hint& a, const explain::Hint& b) { return a.nodes > b.nodes; });
-  return e;
 }
 
-Scheduler::GroupRun Scheduler::PlaceGroup(framework::runtime::Framework& fwk,
-                                          const std::vector<api::PodPtr>& pods,
-                                          const framework::PluginSet& ignored, int enough,
-                                          bool suggest) {
+Scheduler::GroupRun Scheduler::PlaceGroup(framework::runtime::Framework& fwk, const GroupPods& pods,
+                                          const framework::PluginSet& ignored, int64_t enough,
+                                          bool suggest, DryRunBudget& budget) {
   GroupRun out;
-  out.fitted.assign(pods.size(), 0);
-  for (size_t k = 0; k < pods.size() && out.placed < enough; k++) {
+  out.fitted.assign(pods.pending.size(), 0);
+  const size_t total = pods.pending.size() + static_cast<size_t>(std::max(0, pods.stand_ins));
+  for (size_t k = 0; k < total && out.placed < enough; k++) {
+    // Once a pod fits no node the group does not fit, and a change being checked has its answer.
+    // For the answer itself, the other pending pods are still tried (how many of them fit is part
+    // of it), but no copy after one that fit no node: each would meet what the last one met.
+    if (out.failed && !suggest) break;
+    if (!budget.Allows()) break;
+    api::PodPtr pod;
+    if (k < pods.pending.size()) {
+      pod = pods.pending[k];
+    } else {
+      const std::string n = std::to_string(k - pods.pending.size() + 1);
+      auto copy = std::make_shared<api::Pod>(*pods.stand_in);
+      copy->meta.name = pods.stand_in->meta.name + " (stand-in " + n + ")";
+      copy->meta.uid = pods.stand_in->meta.uid + "/stand-in-" + n;
+      pod = std::move(copy);
+      out.stand_ins++;
+    }
     // A turn per pod: the scheduling thread waits for one pod's dry run at most.
     CycleGate::SideTurn turn(gate_);
-    auto run = RunDry(fwk, *pods[k], ignored, true, out.placements);
+    auto run = RunDry(fwk, *pod, ignored, true, out.placements);
     if (run->feasible.empty() || !run->error.IsSuccess()) {
-      if (out.failed) continue;
-      out.failed = pods[k];
-      out.failed_message = AttemptOf(fwk, *pods[k], *run)->message;
-      if (suggest && run->error.IsSuccess()) out.changes = SuggestChanges(fwk, *pods[k], *run);
+      const bool copy = k >= pods.pending.size();
+      if (!out.failed) {
+        out.failed = pod;
+        out.failed_message = AttemptOf(fwk, *pod, *run)->message;
+        if (suggest && run->error.IsSuccess()) out.changes = SuggestChanges(fwk, *pod, *run);
+      }
+      if (copy) break;
       continue;
     }
     const std::string_view node = run->scores.empty() ? run->feasible.front()->name()
                                                       : run->scores[BestScored(run->scores)].name;
-    out.placements.push_back({pods[k], std::string(node)});
-    out.fitted[k] = 1;
+    out.placements.push_back({pod, std::string(node)});
+    if (k < pods.pending.size()) out.fitted[k] = 1;
     out.placed++;
   }
   return out;
@@ -431,39 +540,53 @@ Scheduler::GroupRun Scheduler::PlaceGroup(framework::runtime::Framework& fwk,
 
 void Scheduler::ExplainGroup(framework::runtime::Framework& fwk, const api::Pod& pod,
                              const framework::PodGroupHint& group, const std::string& plugin,
-                             const Status& own_pre_filter, explain::Explanation* e) {
+                             const Status& own_pre_filter, int64_t free_pod_slots,
+                             DryRunBudget& budget, explain::Explanation* e) {
   framework::PluginSet ignored;
   ignored.insert(framework::PluginName(plugin));
-  // The pending pods, then copies of this one standing in for the pods the group lacks.
-  std::vector<api::PodPtr> pods = group.pending;
-  const int real = static_cast<int>(pods.size());
-  const int needed = group.min_member - group.placed;
-  const int lacking = std::max(0, needed - real);
-  for (int k = 0; k < lacking; k++) {
-    auto stand_in = std::make_shared<api::Pod>(pod);
-    stand_in->meta.name = pod.meta.name + " (stand-in " + std::to_string(k + 1) + ")";
-    stand_in->meta.uid = pod.meta.uid + "/stand-in-" + std::to_string(k + 1);
-    pods.push_back(std::move(stand_in));
-  }
-  const GroupRun now = PlaceGroup(fwk, pods, ignored, needed, true);
+  // In 64 bits: minMember is any int32 a PodGroup's author writes, and these are its sums and
+  // differences. The members the group lacks are a count, never a pod each: copies of this pod
+  // stand in for at most kMaxStandIns of them.
+  const int64_t placed = group.placed;
+  const int64_t real = static_cast<int64_t>(group.pending.size());
+  const int64_t needed = int64_t{group.min_member} - placed;
+  const int64_t lacking = std::max<int64_t>(0, needed - real);
+  // More pods to place at once than the nodes admit: no change to its pods makes room, and
+  // copies of this one would only find that out one dry run at a time.
+  const bool no_room = needed > free_pod_slots;
+  GroupPods pods;
+  pods.pending = group.pending;
+  pods.stand_in = std::make_shared<const api::Pod>(pod);
+  pods.stand_ins =
+      no_room ? 0 : static_cast<int>(std::min<int64_t>(lacking, explain::kMaxStandIns));
+  const GroupRun now = PlaceGroup(fwk, pods, ignored, needed, true, budget);
   int real_placed = 0;
-  for (int k = 0; k < real; k++) real_placed += now.fitted[static_cast<size_t>(k)];
+  for (const char fitted : now.fitted) real_placed += fitted;
   e->group = group.name;
   e->group_needs = group.min_member;
-  e->group_fit_now = group.placed + real_placed;
+  e->group_fit_now = static_cast<int>(placed + real_placed);
+  e->group_stand_ins = now.stand_ins;
   const std::string lacks = lacking == 0 ? std::string()
                                          : group.name + " lacks " + std::to_string(lacking) +
                                                (lacking == 1 ? " pod" : " pods") + ": it has " +
-                                               std::to_string(group.placed + real) +
-                                               " of minMember " + std::to_string(group.min_member);
-  if (group.placed + now.placed >= group.min_member) {
+                                               std::to_string(placed + real) + " of minMember " +
+                                               std::to_string(group.min_member);
+  if (placed + now.placed >= group.min_member) {
     if (lacking > 0) {
-      e->hints.push_back({plugin, lacks, now.Nodes(), {}, group.placed + now.placed});
+      e->hints.push_back({plugin, lacks, now.Nodes(), {}, static_cast<int>(placed + now.placed)});
     } else if (own_pre_filter.IsRejected() && own_pre_filter.plugin() == plugin) {
       // Its pods fit together, but the gate holds them for another reason (a backoff, its
       // minResources).
       e->notes.push_back(plugin + ": " + own_pre_filter.Message());
     }
+    return;
+  }
+  if (no_room) {
+    if (lacking > 0) e->notes.push_back(lacks);
+    e->notes.push_back(group.name + ": it needs " + std::to_string(needed) +
+                       " more pods placed at once, and the nodes have room for " +
+                       std::to_string(free_pod_slots) +
+                       " (allocatable pods less the pods on them)");
     return;
   }
   // Each change is made to every pod of the group (and to the stand-ins), and kept only if the
@@ -474,14 +597,18 @@ void Scheduler::ExplainGroup(framework::runtime::Framework& fwk, const api::Pod&
                                               (lacking == 1 ? " pod it lacks)" : " pods it lacks)")
                                         : std::string());
   auto check = [&](const std::vector<const std::pair<std::string, framework::PodChange>*>& set) {
-    std::vector<api::PodPtr> changed;
-    changed.reserve(pods.size());
-    for (const auto& p : pods) {
+    GroupPods changed;
+    changed.pending.reserve(pods.pending.size());
+    for (const auto& p : pods.pending) {
       auto copy = std::make_shared<api::Pod>(*p);
       for (const auto* c : set) c->second.apply(*copy);
-      changed.push_back(std::move(copy));
+      changed.pending.push_back(std::move(copy));
     }
-    return PlaceGroup(fwk, changed, ignored, needed, false);
+    auto stand_in = std::make_shared<api::Pod>(pod);
+    for (const auto* c : set) c->second.apply(*stand_in);
+    changed.stand_in = std::move(stand_in);
+    changed.stand_ins = pods.stand_ins;
+    return PlaceGroup(fwk, changed, ignored, needed, false, budget);
   };
   std::vector<const std::pair<std::string, framework::PodChange>*> usable;
   for (const auto& change : now.changes) {
@@ -493,13 +620,13 @@ void Scheduler::ExplainGroup(framework::runtime::Framework& fwk, const api::Pod&
   }
   for (const auto* change : usable) {
     const GroupRun r = check({change});
-    if (group.placed + r.placed < group.min_member) continue;
+    if (placed + r.placed < group.min_member) continue;
     e->hints.push_back({change->first, change->second.description + each, r.Nodes(),
-                        change->second.details, group.placed + r.placed});
+                        change->second.details, static_cast<int>(placed + r.placed)});
   }
   if (e->hints.empty() && usable.size() > 1) {
     const GroupRun r = check(usable);
-    if (group.placed + r.placed >= group.min_member) {
+    if (placed + r.placed >= group.min_member) {
       std::vector<std::string> plugins;
       std::vector<std::string> descriptions;
       for (const auto* c : usable) {
@@ -512,19 +639,25 @@ void Scheduler::ExplainGroup(framework::runtime::Framework& fwk, const api::Pod&
                           JoinNames(descriptions, ", and ") + each,
                           r.Nodes(),
                           {},
-                          group.placed + r.placed});
+                          static_cast<int>(placed + r.placed)});
     }
   }
   std::stable_sort(
       e->hints.begin(), e->hints.end(),
       [](const explain::Hint& a, const explain::Hint& b) { return a.nodes > b.nodes; });
   if (lacking > 0) e->notes.push_back(lacks);
-  if (e->hints.empty()) {
-    const std::string failed = now.failed ? "pod \"" + now.failed->meta.name + "\"" : "a pod";
-    e->notes.push_back(group.name + ": " + std::to_string(group.placed + now.placed) + " of the " +
-                       std::to_string(group.min_member) + " pods it needs fit together" +
-                       (lacking > 0 ? ", counting copies of this pod for those it lacks" : "") +
-                       "; then " + failed + " fits no node: " + now.failed_message);
+  if (!e->hints.empty()) return;
+  const std::string fit = group.name + ": " + std::to_string(placed + now.placed) + " of the " +
+                          std::to_string(group.min_member) + " pods it needs fit together";
+  if (now.failed) {
+    e->notes.push_back(
+        fit + (lacking > 0 ? ", counting copies of this pod for those it lacks" : "") +
+        "; then pod \"" + now.failed->meta.name + "\" fits no node: " + now.failed_message);
+  } else if (!budget.cut_short && now.stand_ins < lacking) {
+    e->notes.push_back(fit + ", counting copies of this pod for " + std::to_string(now.stand_ins) +
+                       " of the " + std::to_string(lacking) + " it lacks; explain places at most " +
+                       std::to_string(explain::kMaxStandIns) + " copies, so whether the other " +
+                       std::to_string(lacking - now.stand_ins) + " fit was not checked");
   }
 }
 

@@ -31,6 +31,7 @@
 #include "pkg/metrics/metrics.h"
 #include "pkg/queue/scheduling_queue.h"
 #include "pkg/scheduler/cycle_gate.h"
+#include "pkg/util/clock.h"
 #include "pkg/util/task_queue.h"
 
 namespace berth::informer {
@@ -106,6 +107,11 @@ struct SchedulerOptions {
   int plugin_metrics_sample_percent = 10;
   // The records of pending pods' last attempts (explain).
   explain::StoreOptions attempts;
+  // How long one explain or simulate may spend in dry runs (one per suggested change, one per pod
+  // of a gang); past it, no further dry run starts and the answer says it was cut short.
+  std::chrono::milliseconds dry_run_budget = std::chrono::seconds(10);
+  // The clock dry_run_budget is measured on; the steady clock when null.
+  std::shared_ptr<const util::Clock> dry_run_clock;
 };
 
 struct SchedulerDeps {
@@ -266,19 +272,29 @@ class Scheduler {
   std::unique_ptr<DryRun> RunDry(framework::runtime::Framework& fwk, const api::Pod& pod,
                                  const framework::PluginSet& ignored, bool score,
                                  const std::vector<DryPlacement>& placed = {});
+  struct DryRunBudget;
+  struct GroupPods;
   struct GroupRun;
   // Dry runs of `pods` one after the other, each placed on the node a cycle would choose with
-  // the ones before it placed, `ignored` plugins left out, until `enough` are placed; a turn at
-  // the gate each. With `suggest`, also the changes the plugins propose for the first pod that
-  // fits no node.
-  GroupRun PlaceGroup(framework::runtime::Framework& fwk, const std::vector<api::PodPtr>& pods,
-                      const framework::PluginSet& ignored, int enough, bool suggest);
+  // the ones before it placed, `ignored` plugins left out, until `enough` are placed, a pod fits
+  // no node (without `suggest`; with it, a copy), or `budget` is spent; a turn at the gate each.
+  // With `suggest`, also the changes the plugins propose for the first pod that fits no node.
+  GroupRun PlaceGroup(framework::runtime::Framework& fwk, const GroupPods& pods,
+                      const framework::PluginSet& ignored, int64_t enough, bool suggest,
+                      DryRunBudget& budget);
   // Explains `pod` as one of `group` (held back by `plugin`): how many of the group's pods fit
   // together, and the changes that, made to each of them, fit enough of them. `own_pre_filter`
-  // is the pod's own dry run's PreFilter verdict.
+  // is the pod's own dry run's PreFilter verdict; `free_pod_slots`, how many more pods that dry
+  // run's nodes admit.
   void ExplainGroup(framework::runtime::Framework& fwk, const api::Pod& pod,
                     const framework::PodGroupHint& group, const std::string& plugin,
-                    const framework::Status& own_pre_filter, explain::Explanation* e);
+                    const framework::Status& own_pre_filter, int64_t free_pod_slots,
+                    DryRunBudget& budget, explain::Explanation* e);
+  // Checks each of `changes` (proposed for `pod`, which fits no node) by a dry run of its own,
+  // within `budget`, and adds those that open nodes to `e` as hints, best first.
+  void ExplainChanges(framework::runtime::Framework& fwk, const api::Pod& pod,
+                      std::vector<std::pair<std::string, framework::PodChange>> changes,
+                      DryRunBudget& budget, explain::Explanation* e);
   // The attempt record of a dry run. Call holding the turn `run` was made in.
   std::shared_ptr<explain::Attempt> AttemptOf(const framework::runtime::Framework& fwk,
                                               const api::Pod& pod, const DryRun& run);
@@ -286,8 +302,9 @@ class Scheduler {
   // the plugin of each, most rejecting plugin first. Call holding the turn `run` was made in.
   std::vector<std::pair<std::string, framework::PodChange>> SuggestChanges(
       framework::runtime::Framework& fwk, const api::Pod& pod, const DryRun& run);
-  // A dry run of `pod`, then one per suggested change (each its own turn at the gate). Shows
-  // `recorded` as the attempt, or the dry run's own when null.
+  // A dry run of `pod`, then one per suggested change (each its own turn at the gate), those
+  // after the first within options_.dry_run_budget. Shows `recorded` as the attempt, or the dry
+  // run's own when null.
   explain::Explanation ExplainPod(framework::runtime::Framework& fwk, const api::Pod& pod,
                                   explain::AttemptPtr recorded);
 
