@@ -82,10 +82,10 @@ class Decoder {
   PluginSet DecodePluginSet(const YAML::Node& node, const std::string& path);
   PluginRef DecodePluginRef(const YAML::Node& node, const std::string& path);
   PluginConfig DecodePluginConfig(const YAML::Node& node, const std::string& path);
-  // Plugin args as JSON; every plugin's args share kMaxArgsValues.
+  // Plugin args as JSON; every plugin's args share kMaxArgsValues and JsonBudget's byte bound.
   nlohmann::json Json(const YAML::Node& node, const std::string& path) {
     return yaml::JsonConverter(
-               &json_values_left_,
+               &json_budget_,
                "plugin args have more than " + std::to_string(kMaxArgsValues) + " values",
                [this](const std::string& at, const std::string& problem) { Fail(at, problem); })
         .Convert(node, path);
@@ -93,7 +93,7 @@ class Decoder {
 
   const std::set<std::string>& known_plugins_;
   std::vector<ConfigIssue> issues_;
-  size_t json_values_left_ = kMaxArgsValues;
+  yaml::JsonBudget json_budget_{kMaxArgsValues};
 };
 
 template <typename Fn>
@@ -628,8 +628,8 @@ std::vector<nlohmann::json> YamlDocumentsToJson(const std::string& text,
   // The first problem is reported.
   std::string error;
   std::string error_path;
-  size_t values_left = max_values + 1;
-  yaml::JsonConverter converter(&values_left, "more than the allowed number of values",
+  yaml::JsonBudget budget(max_values);
+  yaml::JsonConverter converter(&budget, "more than the allowed number of values",
                                 [&](const std::string& at, const std::string& problem) {
                                   if (!error.empty()) return;
                                   error = problem;

@@ -33,9 +33,10 @@ Configuration LoadString(const std::string& text, const std::string& source_name
 
 // YAML (or JSON, a subset) as JSON documents, for objects users hand Berth besides its
 // configuration (pods to simulate). Plain scalars resolve as kubectl's and the configuration's
-// do (YAML 1.1); mapping keys must be unique strings; at most `max_values` values and 64 levels
-// of nesting in all. Empty documents are dropped. Throws ConfigError naming `source_name` and the
-// line and column, or the path, of the first problem.
+// do (YAML 1.1); mapping keys must be unique strings; at most `max_values` values, 64 levels of
+// nesting and yaml::JsonBudget::kMaxBytes bytes of keys and scalars (an alias counting in full
+// each time it is used) in all. Empty documents are dropped. Throws ConfigError naming
+// `source_name` and the line and column, or the path, of the first problem.
 std::vector<nlohmann::json> YamlDocumentsToJson(const std::string& text,
                                                 const std::string& source_name,
                                                 size_t max_values = 100'000);
