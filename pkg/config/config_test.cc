@@ -805,5 +805,23 @@ TEST(YamlDocumentsToJsonTest, ConvertsAFewAliases) {
   EXPECT_EQ(docs[0]["spec"]["tolerations"][1], docs[0]["spec"]["tolerations"][0]);
 }
 
+TEST(YamlDocumentsToJsonTest, RefusesAliasesWhenAskedToNamingTheLine) {
+  const std::string text =
+      "metadata: {name: p, labels: &l {app: web}}\nspec:\n  nodeSelector: *l\n";
+  try {
+    YamlDocumentsToJson(text, "body", kMaxDocumentValues, Aliases::kRefuse);
+    FAIL() << "an alias was accepted";
+  } catch (const ConfigError& e) {
+    ASSERT_EQ(e.issues().size(), 1u);
+    EXPECT_EQ(e.issues()[0].problem,
+              "line 3, column 17: YAML aliases (*name) are not accepted here; write the anchored "
+              "value out in full");
+  }
+  // An anchor that nothing names is harmless, and the same text may use aliases by default.
+  EXPECT_EQ(YamlDocumentsToJson("a: &x 1\n", "body", kMaxDocumentValues, Aliases::kRefuse).size(),
+            1u);
+  EXPECT_EQ(YamlDocumentsToJson(text, "pod.yaml").size(), 1u);
+}
+
 }  // namespace
 }  // namespace berth::config

@@ -566,14 +566,21 @@ class Fd {
 // Throws YAML::ParserException where a document of `text` fails to move the parser forward.
 // yaml-cpp's LoadAll loops forever, allocating a null document per turn, on some malformed streams
 // ("{[{}]},"): its parser then reports document after document at the same token. Walking the
-// documents first, without building them, finds that before LoadAll runs.
-void CheckDocumentsAdvance(const std::string& text) {
+// documents first, without building them, finds that before LoadAll runs. With Aliases::kRefuse,
+// the same walk throws at the first alias.
+void CheckDocumentsAdvance(const std::string& text, Aliases aliases) {
   class DocumentStarts final : public YAML::EventHandler {
    public:
     void OnDocumentStart(const YAML::Mark& mark) override { last = mark; }
     void OnDocumentEnd() override {}
     void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
-    void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+    void OnAlias(const YAML::Mark& mark, YAML::anchor_t) override {
+      if (refuse_aliases) {
+        throw YAML::ParserException(
+            mark,
+            "YAML aliases (*name) are not accepted here; write the anchored value out in full");
+      }
+    }
     void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
                   const std::string&) override {}
     void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
@@ -584,11 +591,13 @@ void CheckDocumentsAdvance(const std::string& text) {
     void OnMapEnd() override {}
 
     YAML::Mark last = YAML::Mark::null_mark();
+    bool refuse_aliases = false;
   };
 
   std::istringstream stream(text);
   YAML::Parser parser(stream);
   DocumentStarts starts;
+  starts.refuse_aliases = aliases == Aliases::kRefuse;
   std::optional<int> previous;
   while (parser.HandleNextDocument(starts)) {
     if (previous == starts.last.pos) {
@@ -602,10 +611,11 @@ void CheckDocumentsAdvance(const std::string& text) {
 // column of a syntax error: yaml-cpp's parse messages name the problem and at most an offending
 // character, never the surrounding input. A stray "---" leaves empty documents around the real
 // ones; those are harmless and dropped.
-std::vector<YAML::Node> LoadDocuments(const std::string& text, const std::string& source_name) {
+std::vector<YAML::Node> LoadDocuments(const std::string& text, const std::string& source_name,
+                                      Aliases aliases = Aliases::kAllow) {
   std::vector<YAML::Node> documents;
   try {
-    CheckDocumentsAdvance(text);
+    CheckDocumentsAdvance(text, aliases);
     documents = YAML::LoadAll(text);
   } catch (const YAML::Exception& e) {
     std::string where;
@@ -622,8 +632,9 @@ std::vector<YAML::Node> LoadDocuments(const std::string& text, const std::string
 }  // namespace
 
 std::vector<nlohmann::json> YamlDocumentsToJson(const std::string& text,
-                                                const std::string& source_name, size_t max_values) {
-  const std::vector<YAML::Node> documents = LoadDocuments(text, source_name);
+                                                const std::string& source_name, size_t max_values,
+                                                Aliases aliases) {
+  const std::vector<YAML::Node> documents = LoadDocuments(text, source_name, aliases);
   std::vector<nlohmann::json> out;
   // The first problem is reported.
   std::string error;
