@@ -243,17 +243,19 @@ class KubeconfigLoader {
     }
     const YAML::Node extensions = cluster["extensions"];
     if (extensions && extensions.IsSequence()) {
+      // One budget for every exec entry: a list of aliases to one large extension would
+      // otherwise be converted in full once per entry.
+      yaml::JsonBudget budget(kMaxExecExtensionValues);
       for (const YAML::Node& entry : extensions) {
         if (!entry.IsMap() ||
             Scalar(entry["name"], prefix + ".extensions[].name") != kExecExtension) {
           continue;
         }
         if (entry["extension"] && !entry["extension"].IsNull()) {
-          size_t values_left = kMaxExecExtensionValues + 1;
           const std::string field = prefix + ".extensions[].extension";
           *exec_extension =
               yaml::JsonConverter(
-                  &values_left, "more than " + std::to_string(kMaxExecExtensionValues) + " values",
+                  &budget, "more than " + std::to_string(kMaxExecExtensionValues) + " values",
                   [this](const std::string& at, const std::string& problem) { Fail(at, problem); })
                   .Convert(entry["extension"], field)
                   .dump();

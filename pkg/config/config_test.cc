@@ -770,5 +770,58 @@ TEST(YamlDocumentsToJsonTest, NamesTheFirstProblemByDocumentAndPath) {
   EXPECT_EQ(DocumentsError("? [k]\n: v\n"), ": mapping keys must be strings, got a list");
 }
 
+// A 1 MiB string anchored once and named by 50 aliases: a 51 MiB pod from a 1 MiB file.
+TEST(YamlDocumentsToJsonTest, RefusesALongAnchoredStringRepeatedByAliases) {
+  std::string text = "metadata:\n  annotations:\n    a: &s \"" + std::string(1 << 20, 'x') + "\"\n";
+  text += "spec:\n  nodeSelector:\n";
+  for (int i = 0; i < 50; i++) text += "    k" + std::to_string(i) + ": *s\n";
+  // 16 MiB hold the keys, the anchor and 14 aliases; the 15th alias is one too many.
+  EXPECT_EQ(DocumentsError(text),
+            "spec.nodeSelector.k14: keys and values add up to more than 16777216 bytes (an alias "
+            "counts the whole anchored value each time it is used)");
+}
+
+// Billion laughs with 1000-byte laughs: 9 levels of 9 aliases each, 9^9 strings. The value bound
+// alone would let 100 MB of them through.
+TEST(YamlDocumentsToJsonTest, RefusesBillionLaughsAtTheByteBound) {
+  std::string text = "a0: &a0 \"" + std::string(1000, 'l') + "\"\n";
+  for (int level = 1; level <= 9; level++) {
+    const std::string prev = "*a" + std::to_string(level - 1);
+    text += "a" + std::to_string(level) + ": &a" + std::to_string(level) + " [" + prev;
+    for (int i = 1; i < 9; i++) text += ", " + prev;
+    text += "]\n";
+  }
+  EXPECT_THAT(DocumentsError(text), HasSubstr("add up to more than 16777216 bytes"));
+}
+
+TEST(YamlDocumentsToJsonTest, ConvertsAFewAliases) {
+  auto docs = YamlDocumentsToJson(
+      "metadata: {name: p, labels: &l {app: web, tier: \"1\"}}\n"
+      "spec:\n  nodeSelector: *l\n  tolerations:\n  - &t {key: a, operator: Exists}\n  - *t\n",
+      "pod.yaml");
+  ASSERT_EQ(docs.size(), 1u);
+  EXPECT_EQ(docs[0]["spec"]["nodeSelector"], docs[0]["metadata"]["labels"]);
+  EXPECT_EQ(docs[0]["spec"]["nodeSelector"]["tier"], "1");
+  EXPECT_EQ(docs[0]["spec"]["tolerations"][1], docs[0]["spec"]["tolerations"][0]);
+}
+
+TEST(YamlDocumentsToJsonTest, RefusesAliasesWhenAskedToNamingTheLine) {
+  const std::string text =
+      "metadata: {name: p, labels: &l {app: web}}\nspec:\n  nodeSelector: *l\n";
+  try {
+    YamlDocumentsToJson(text, "body", kMaxDocumentValues, Aliases::kRefuse);
+    FAIL() << "an alias was accepted";
+  } catch (const ConfigError& e) {
+    ASSERT_EQ(e.issues().size(), 1u);
+    EXPECT_EQ(e.issues()[0].problem,
+              "line 3, column 17: YAML aliases (*name) are not accepted here; write the anchored "
+              "value out in full");
+  }
+  // An anchor that nothing names is harmless, and the same text may use aliases by default.
+  EXPECT_EQ(YamlDocumentsToJson("a: &x 1\n", "body", kMaxDocumentValues, Aliases::kRefuse).size(),
+            1u);
+  EXPECT_EQ(YamlDocumentsToJson(text, "pod.yaml").size(), 1u);
+}
+
 }  // namespace
 }  // namespace berth::config

@@ -82,10 +82,10 @@ class Decoder {
   PluginSet DecodePluginSet(const YAML::Node& node, const std::string& path);
   PluginRef DecodePluginRef(const YAML::Node& node, const std::string& path);
   PluginConfig DecodePluginConfig(const YAML::Node& node, const std::string& path);
-  // Plugin args as JSON; every plugin's args share kMaxArgsValues.
+  // Plugin args as JSON; every plugin's args share kMaxArgsValues and JsonBudget's byte bound.
   nlohmann::json Json(const YAML::Node& node, const std::string& path) {
     return yaml::JsonConverter(
-               &json_values_left_,
+               &json_budget_,
                "plugin args have more than " + std::to_string(kMaxArgsValues) + " values",
                [this](const std::string& at, const std::string& problem) { Fail(at, problem); })
         .Convert(node, path);
@@ -93,7 +93,7 @@ class Decoder {
 
   const std::set<std::string>& known_plugins_;
   std::vector<ConfigIssue> issues_;
-  size_t json_values_left_ = kMaxArgsValues;
+  yaml::JsonBudget json_budget_{kMaxArgsValues};
 };
 
 template <typename Fn>
@@ -566,14 +566,21 @@ class Fd {
 // Throws YAML::ParserException where a document of `text` fails to move the parser forward.
 // yaml-cpp's LoadAll loops forever, allocating a null document per turn, on some malformed streams
 // ("{[{}]},"): its parser then reports document after document at the same token. Walking the
-// documents first, without building them, finds that before LoadAll runs.
-void CheckDocumentsAdvance(const std::string& text) {
+// documents first, without building them, finds that before LoadAll runs. With Aliases::kRefuse,
+// the same walk throws at the first alias.
+void CheckDocumentsAdvance(const std::string& text, Aliases aliases) {
   class DocumentStarts final : public YAML::EventHandler {
    public:
     void OnDocumentStart(const YAML::Mark& mark) override { last = mark; }
     void OnDocumentEnd() override {}
     void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
-    void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+    void OnAlias(const YAML::Mark& mark, YAML::anchor_t) override {
+      if (refuse_aliases) {
+        throw YAML::ParserException(
+            mark,
+            "YAML aliases (*name) are not accepted here; write the anchored value out in full");
+      }
+    }
     void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
                   const std::string&) override {}
     void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
@@ -584,11 +591,13 @@ void CheckDocumentsAdvance(const std::string& text) {
     void OnMapEnd() override {}
 
     YAML::Mark last = YAML::Mark::null_mark();
+    bool refuse_aliases = false;
   };
 
   std::istringstream stream(text);
   YAML::Parser parser(stream);
   DocumentStarts starts;
+  starts.refuse_aliases = aliases == Aliases::kRefuse;
   std::optional<int> previous;
   while (parser.HandleNextDocument(starts)) {
     if (previous == starts.last.pos) {
@@ -602,10 +611,11 @@ void CheckDocumentsAdvance(const std::string& text) {
 // column of a syntax error: yaml-cpp's parse messages name the problem and at most an offending
 // character, never the surrounding input. A stray "---" leaves empty documents around the real
 // ones; those are harmless and dropped.
-std::vector<YAML::Node> LoadDocuments(const std::string& text, const std::string& source_name) {
+std::vector<YAML::Node> LoadDocuments(const std::string& text, const std::string& source_name,
+                                      Aliases aliases = Aliases::kAllow) {
   std::vector<YAML::Node> documents;
   try {
-    CheckDocumentsAdvance(text);
+    CheckDocumentsAdvance(text, aliases);
     documents = YAML::LoadAll(text);
   } catch (const YAML::Exception& e) {
     std::string where;
@@ -622,14 +632,15 @@ std::vector<YAML::Node> LoadDocuments(const std::string& text, const std::string
 }  // namespace
 
 std::vector<nlohmann::json> YamlDocumentsToJson(const std::string& text,
-                                                const std::string& source_name, size_t max_values) {
-  const std::vector<YAML::Node> documents = LoadDocuments(text, source_name);
+                                                const std::string& source_name, size_t max_values,
+                                                Aliases aliases) {
+  const std::vector<YAML::Node> documents = LoadDocuments(text, source_name, aliases);
   std::vector<nlohmann::json> out;
   // The first problem is reported.
   std::string error;
   std::string error_path;
-  size_t values_left = max_values + 1;
-  yaml::JsonConverter converter(&values_left, "more than the allowed number of values",
+  yaml::JsonBudget budget(max_values);
+  yaml::JsonConverter converter(&budget, "more than the allowed number of values",
                                 [&](const std::string& at, const std::string& problem) {
                                   if (!error.empty()) return;
                                   error = problem;

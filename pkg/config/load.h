@@ -23,6 +23,9 @@
 
 namespace berth::config {
 
+// The default bound on the values of YamlDocumentsToJson's documents, all together.
+inline constexpr size_t kMaxDocumentValues = 100'000;
+
 // Throws ConfigError listing every problem found ("<path>: cannot read: <strerror>" when the file
 // cannot be read). `known_plugins`: every plugin name the binary has, in-tree and out-of-tree.
 Configuration LoadFile(const std::string& path, const std::set<std::string>& known_plugins);
@@ -31,14 +34,22 @@ Configuration LoadFile(const std::string& path, const std::set<std::string>& kno
 Configuration LoadString(const std::string& text, const std::string& source_name,
                          const std::set<std::string>& known_plugins);
 
+// Whether a YAML text may use aliases (*name) of anchored values (&name). A file a person wrote
+// and Berth reads at their request may; a request body from a network client may not, since an
+// alias is the one way a small body makes a large object.
+enum class Aliases { kAllow, kRefuse };
+
 // YAML (or JSON, a subset) as JSON documents, for objects users hand Berth besides its
 // configuration (pods to simulate). Plain scalars resolve as kubectl's and the configuration's
-// do (YAML 1.1); mapping keys must be unique strings; at most `max_values` values and 64 levels
-// of nesting in all. Empty documents are dropped. Throws ConfigError naming `source_name` and the
-// line and column, or the path, of the first problem.
+// do (YAML 1.1); mapping keys must be unique strings; at most `max_values` values, 64 levels of
+// nesting and yaml::JsonBudget::kMaxBytes bytes of keys and scalars (an alias counting in full
+// each time it is used) in all. Empty documents are dropped. Throws ConfigError naming
+// `source_name` and the line and column, or the path, of the first problem; with
+// Aliases::kRefuse, the first alias is one.
 std::vector<nlohmann::json> YamlDocumentsToJson(const std::string& text,
                                                 const std::string& source_name,
-                                                size_t max_values = 100'000);
+                                                size_t max_values = kMaxDocumentValues,
+                                                Aliases aliases = Aliases::kAllow);
 
 }  // namespace berth::config
 

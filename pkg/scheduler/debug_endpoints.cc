@@ -86,7 +86,7 @@ api::Pod DecodeUserPod(nlohmann::json object, const std::string& where,
 }  // namespace
 
 std::vector<api::Pod> PodsFromText(const std::string& text, const std::string& source,
-                                   const std::string& default_profile) {
+                                   const std::string& default_profile, config::Aliases aliases) {
   if (MaxNesting(text) > kMaxNesting) {
     throw std::invalid_argument(source + ": nested more than " + std::to_string(kMaxNesting) +
                                 " levels deep");
@@ -101,7 +101,7 @@ std::vector<api::Pod> PodsFromText(const std::string& text, const std::string& s
     }
   } else {
     try {
-      documents = config::YamlDocumentsToJson(text, source);
+      documents = config::YamlDocumentsToJson(text, source, config::kMaxDocumentValues, aliases);
     } catch (const std::exception& e) {
       throw std::invalid_argument(e.what());
     }
@@ -181,7 +181,8 @@ server::DebugResponse ServeDebug(Scheduler& scheduler, const server::DebugReques
     }
     std::vector<api::Pod> pods;
     try {
-      pods = PodsFromText(request.body, "body", scheduler.FirstProfile());
+      // A network client's body: no aliases, so what is parsed is no larger than what was sent.
+      pods = PodsFromText(request.body, "body", scheduler.FirstProfile(), config::Aliases::kRefuse);
     } catch (const std::exception& e) {
       return Error(request, 400, e.what());
     }

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "pkg/api/types.h"
+#include "pkg/config/load.h"
 #include "pkg/scheduler/scheduler.h"
 #include "pkg/server/server.h"
 
@@ -24,11 +25,14 @@ namespace berth::scheduler {
 server::DebugResponse ServeDebug(Scheduler& scheduler, const server::DebugRequest& request);
 
 // Pods a person wrote (YAML documents, a JSON object, or a v1 List of Pods), decoded as the
-// informer decodes the apiserver's: untrusted input, so nesting is bounded and every problem
-// throws std::invalid_argument naming `source` and the field. A pod without a namespace is in
-// "default"; without spec.schedulerName it gets `default_profile`; without a uid, a made-up one.
+// informer decodes the apiserver's: untrusted input, so nesting and size are bounded and every
+// problem throws std::invalid_argument naming `source` and the field. A pod without a namespace
+// is in "default"; without spec.schedulerName it gets `default_profile`; without a uid, a made-up
+// one. /debug/simulate passes Aliases::kRefuse for its request bodies; a file named on the command
+// line may use aliases, within the bound on their expansion (config::YamlDocumentsToJson).
 std::vector<api::Pod> PodsFromText(const std::string& text, const std::string& source,
-                                   const std::string& default_profile);
+                                   const std::string& default_profile,
+                                   config::Aliases aliases = config::Aliases::kAllow);
 
 }  // namespace berth::scheduler
 

@@ -153,6 +153,28 @@ TEST_F(DebugEndpointsTest, BadPodBodiesGetAClearBadRequest) {
   EXPECT_THAT(error(""), HasSubstr("no Pod found"));
 }
 
+// An alias in a body makes the parsed pod larger than the body: a 1 MiB body that anchors a long
+// string and names it ten thousand times would expand to gigabytes.
+TEST_F(DebugEndpointsTest, SimulateRefusesABodyWithAliases) {
+  const std::string body =
+      "metadata: {name: p, labels: &l {app: web}}\n"
+      "spec:\n"
+      "  nodeSelector: *l\n";
+  auto r = Post("/debug/simulate", body);
+  EXPECT_EQ(r.status, 400) << r.body;
+  EXPECT_EQ(nlohmann::json::parse(r.body).value("error", ""),
+            "body: line 3, column 17: YAML aliases (*name) are not accepted here; write the "
+            "anchored value out in full");
+
+  std::string bomb = "metadata: {name: p, annotations: {a: &s \"" + std::string(500'000, 'x') +
+                     "\"}}\nspec:\n  nodeSelector:\n";
+  for (int i = 0; i < 20'000; i++) bomb += "    k" + std::to_string(i) + ": *s\n";
+  ASSERT_LT(bomb.size(), server::kMaxDebugBodyBytes);
+  r = Post("/debug/simulate", bomb);
+  EXPECT_EQ(r.status, 400);
+  EXPECT_THAT(r.body, HasSubstr("YAML aliases (*name) are not accepted here"));
+}
+
 TEST_F(DebugEndpointsTest, PodsFromTextReadsListsAndDocuments) {
   auto pods = PodsFromText(
       "apiVersion: v1\nkind: List\nitems:\n- metadata: {name: a}\n- metadata: {name: b, "
@@ -170,6 +192,11 @@ TEST_F(DebugEndpointsTest, PodsFromTextReadsListsAndDocuments) {
   } catch (const std::invalid_argument& e) {
     EXPECT_THAT(e.what(), HasSubstr("f.yaml: items[1]: kind: expected \"Pod\""));
   }
+  // A file a person names on the command line may use aliases.
+  pods = PodsFromText("metadata: {name: a, labels: &l {app: web}}\nspec: {nodeSelector: *l}\n",
+                      "pod.yaml", "berth-scheduler");
+  ASSERT_EQ(pods.size(), 1u);
+  EXPECT_EQ(pods[0].meta.labels, pods[0].spec.node_selector);
 }
 
 }  // namespace
