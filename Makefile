@@ -12,7 +12,7 @@ GENERATOR := $(shell command -v ninja >/dev/null 2>&1 && echo Ninja || echo "Uni
 
 .PHONY: build scheduler deps tools configure unit integration integration-compat test cluster-up \
         cluster-up-compat cluster-down disk-free demo sanitize tsan bench bench-e2e format \
-        format-check lint clean chart-tools chart-lint manifests fuzz chaos
+        format-check lint clean chart-tools chart-lint manifests fuzz chaos hostile
 
 deps:
 	@deploy/install-deps.sh
@@ -86,6 +86,18 @@ chaos: configure cluster-up
 	@$(CMAKE) --build $(BUILD_DIR) -j$(JOBS) --target berth-scheduler chaos_e2e_test
 	@source _output/cluster/env && BERTH_CHAOS_PODS=$(CHAOS_PODS) BERTH_CHAOS_ROUNDS=$(CHAOS_ROUNDS) \
 	  _output/bin/chaos_e2e_test
+
+# The hostile-object suite in full (e2e/hostile_e2e_test.cc): while berth-scheduler binds a stream
+# of ordinary pods, pods, nodes and PodGroups with extreme values arrive (quantities near 2^63 and
+# 1e18, 10,000 tolerations and affinity terms, a node with 100,000 labels or as many as the
+# apiserver takes, selectors of 1,000 x 100 values, 1,000 spread constraints, minMember
+# 2147483647) and `berth-scheduler explain` is asked about each; it asserts the scheduler stays up
+# under its RSS bound, every ordinary pod bound, no node over-committed and every hostile pod
+# placed correctly or Pending with a reason, and prints peak RSS and the ordinary pods' p99
+# latency beside a baseline run without the hostile objects. `make test` runs its short form.
+hostile: configure cluster-up
+	@$(CMAKE) --build $(BUILD_DIR) -j$(JOBS) --target berth-scheduler hostile_e2e_test
+	@source _output/cluster/env && BERTH_HOSTILE_FULL=1 _output/bin/hostile_e2e_test
 
 # berth-scheduler alone, without the libraries' tests, benchmarks and e2e binaries.
 scheduler: configure
