@@ -208,6 +208,15 @@ struct WatchOptions {
   bool undecoded_protobuf_pods = false;
 };
 
+// What a DELETE asks beyond its path: the metav1.DeleteOptions sent as its body.
+struct DeleteOptions {
+  // preconditions.uid: the apiserver deletes the object only while it has this uid and answers
+  // 409 Conflict otherwise, so an object created anew under the same name (a StatefulSet's
+  // replacement pod) is left alone, also when a retry of the DELETE arrives after it. Empty: no
+  // precondition.
+  std::string precondition_uid;
+};
+
 enum class WatchEventType { kAdded, kModified, kDeleted, kBookmark, kError };
 
 struct WatchEvent {
@@ -267,7 +276,9 @@ class Client {
                                PatchType type) = 0;
   // Replaces an object (or a subresource that only supports PUT, such as namespaces/finalize).
   virtual nlohmann::json Put(const std::string& path, const nlohmann::json& body) = 0;
-  virtual void Delete(const std::string& path) = 0;
+  // Deletes what `path` names; `options` go in the body when any is set.
+  virtual void Delete(const std::string& path, const DeleteOptions& options) = 0;
+  void Delete(const std::string& path) { Delete(path, DeleteOptions{}); }
   virtual std::unique_ptr<WatchStream> Watch(const std::string& path,
                                              const WatchOptions& options) = 0;
 

@@ -145,7 +145,8 @@ std::shared_ptr<const Credentials> CredentialSource::Get() {
     const bool expired =
         plugin_ && plugin_->expiry && std::chrono::system_clock::now() > *plugin_->expiry;
     if (!plugin_ || expired) {
-      // Held under mu_: one run at a time, and the requests that need it wait for it.
+      // Held under mu_: one run at a time, and the requests that need it wait for it, at most
+      // kExecPluginTimeout.
       RunPluginLocked();
       changed = true;
     }

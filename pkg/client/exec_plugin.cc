@@ -7,12 +7,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
 #include <ctime>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
 #include "pkg/client/http_client.h"
@@ -40,31 +43,74 @@ class FileActions {
   posix_spawn_file_actions_t actions_;
 };
 
-// A spawned child, killed and reaped on destruction unless Wait() reaped it.
+// posix_spawnattr_t, destroyed on destruction.
+class SpawnAttributes {
+ public:
+  SpawnAttributes() {
+    if (posix_spawnattr_init(&attributes_) != 0) throw std::bad_alloc();
+  }
+  ~SpawnAttributes() { posix_spawnattr_destroy(&attributes_); }
+  SpawnAttributes(const SpawnAttributes&) = delete;
+  SpawnAttributes& operator=(const SpawnAttributes&) = delete;
+  posix_spawnattr_t* get() { return &attributes_; }
+
+ private:
+  posix_spawnattr_t attributes_;
+};
+
+// A spawned child that leads its own process group: the group is killed and the child reaped on
+// destruction unless the child was reaped before.
 class Child {
  public:
   explicit Child(pid_t pid) : pid_(pid) {}
   ~Child() {
     if (pid_ > 0) {
-      kill(pid_, SIGKILL);
-      Wait();
+      Kill();
+      while (waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
+      }
     }
   }
   Child(const Child&) = delete;
   Child& operator=(const Child&) = delete;
-  void Kill() { kill(pid_, SIGKILL); }
-  // The wait status.
-  int Wait() {
-    int status = 0;
-    while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+  // Kills the child and whatever it started that stayed in its process group. Only while the child
+  // is unreaped: its pid (and so its group's) cannot have been reused, and kill() with -1 or 1
+  // would reach every process.
+  void Kill() {
+    if (pid_ <= 0) return;
+    kill(-pid_, SIGKILL);
+    kill(pid_, SIGKILL);  // In case it left the group.
+  }
+  // The wait status once the child exits, or nullopt when it has not by `deadline`. Polls: a
+  // pidfd to wait on is not available on every kernel and seccomp profile a scheduler runs
+  // under, and a plugin that closed its output is normally about to exit.
+  std::optional<int> WaitUntil(Clock::time_point deadline) {
+    auto pause = std::chrono::milliseconds(1);
+    for (;;) {
+      int status = 0;
+      const pid_t reaped = waitpid(pid_, &status, WNOHANG);
+      if (reaped == pid_) {
+        pid_ = -1;
+        return status;
+      }
+      if (reaped < 0 && errno != EINTR) {
+        throw std::runtime_error(std::string("cannot wait for it: ") + std::strerror(errno));
+      }
+      const auto now = Clock::now();
+      if (now >= deadline) return std::nullopt;
+      std::this_thread::sleep_for(std::min<Clock::duration>(pause, deadline - now));
+      pause = std::min(pause * 2, std::chrono::milliseconds(20));
     }
-    pid_ = -1;
-    return status;
   }
 
  private:
   pid_t pid_;
 };
+
+// "60s", or "1500ms" when it is not whole seconds.
+std::string DurationText(std::chrono::milliseconds duration) {
+  if (duration.count() % 1000 == 0) return std::to_string(duration.count() / 1000) + "s";
+  return std::to_string(duration.count()) + "ms";
+}
 
 // Berth's environment with `overrides` replacing (or adding) variables, "NAME=value" each.
 std::vector<std::string> Environment(
@@ -214,7 +260,10 @@ ExecCredential ParseExecCredential(std::string_view output, const std::string& a
   return credential;
 }
 
-ExecCredential RunExecPlugin(const Config& config) {
+ExecCredential RunExecPlugin(const Config& config, std::chrono::milliseconds timeout) {
+  // The whole run counts, from the spawn to the exit: requests, lease renewals among them, wait
+  // for it under the credential lock.
+  const auto deadline = Clock::now() + timeout;
   const ExecConfig& exec = *config.exec;
   const auto fail = [&](const std::string& what) {
     return ApiError(ErrorReason::kUnauthorized, 0, exec.origin + ": " + what);
@@ -243,8 +292,24 @@ ExecCredential RunExecPlugin(const Config& config) {
         posix_spawn_file_actions_adddup2(actions.get(), write_end.get(), STDOUT_FILENO) != 0) {
       throw fail("cannot prepare the plugin's standard streams");
     }
+    // The calling thread may block SIGTERM and SIGINT (a signal thread takes them) and the client
+    // ignores SIGPIPE; the plugin starts as from a shell instead: nothing blocked, every signal's
+    // default action. Its own process group lets the deadline kill what it started too.
+    SpawnAttributes attributes;
+    sigset_t none;
+    sigemptyset(&none);
+    sigset_t all;
+    sigfillset(&all);
+    if (posix_spawnattr_setsigmask(attributes.get(), &none) != 0 ||
+        posix_spawnattr_setsigdefault(attributes.get(), &all) != 0 ||
+        posix_spawnattr_setpgroup(attributes.get(), 0) != 0 ||
+        posix_spawnattr_setflags(attributes.get(), POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
+                                                       POSIX_SPAWN_SETPGROUP) != 0) {
+      throw fail("cannot prepare the plugin's signal state");
+    }
     // posix_spawnp searches Berth's PATH for a command without a '/', as Go's exec.Command does.
-    rc = posix_spawnp(&pid, exec.command.c_str(), actions.get(), nullptr, argv.data(), envp.data());
+    rc = posix_spawnp(&pid, exec.command.c_str(), actions.get(), attributes.get(), argv.data(),
+                      envp.data());
   }
   write_end.Reset();
   if (rc == ENOENT) {
@@ -254,23 +319,27 @@ ExecCredential RunExecPlugin(const Config& config) {
   }
   if (rc != 0) throw fail("exec: cannot run " + exec.command + ": " + std::strerror(rc));
   Child child(pid);
+  // Kills the plugin's process group; the Child's destructor reaps it, as it kills and reaps on
+  // every other way out before the exit.
+  const auto too_late = [&] {
+    child.Kill();
+    return fail("exec: executable " + exec.command + " did not finish within " +
+                DurationText(timeout) + ", so it was killed");
+  };
 
+  // Read to the end of its output, then wait for its exit, both before the deadline.
   std::string output;
-  const auto deadline = Clock::now() + kExecPluginTimeout;
-  bool timed_out = false;
   for (;;) {
     const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
-    if (left.count() <= 0) {
-      timed_out = true;
-      break;
-    }
+    if (left.count() <= 0) throw too_late();
     pollfd p{read_end.get(), POLLIN, 0};
     const int ready = poll(&p, 1, static_cast<int>(left.count()));
     if (ready < 0 && errno == EINTR) continue;
-    if (ready <= 0) {
-      timed_out = ready == 0;
-      break;
+    if (ready < 0) {
+      throw fail(std::string("exec: cannot read the output of ") + exec.command + ": " +
+                 std::strerror(errno));
     }
+    if (ready == 0) throw too_late();
     char buffer[16384];
     const ssize_t n = read(read_end.get(), buffer, sizeof(buffer));
     if (n < 0 && errno == EINTR) continue;
@@ -282,12 +351,14 @@ ExecCredential RunExecPlugin(const Config& config) {
                  std::to_string(kMaxExecOutputBytes >> 20) + " MiB");
     }
   }
-  if (timed_out) child.Kill();
-  const int status = child.Wait();
-  if (timed_out) {
-    throw fail("exec: executable " + exec.command + " did not finish within " +
-               std::to_string(kExecPluginTimeout.count()) + "s");
+  std::optional<int> exited;
+  try {
+    exited = child.WaitUntil(deadline);
+  } catch (const std::runtime_error& e) {
+    throw fail("exec: executable " + exec.command + ": " + e.what());
   }
+  if (!exited) throw too_late();
+  const int status = *exited;
   if (WIFSIGNALED(status)) {
     throw fail("exec: executable " + exec.command + " was killed by signal " +
                std::to_string(WTERMSIG(status)));

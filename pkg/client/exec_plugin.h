@@ -13,9 +13,9 @@
 
 namespace berth::client::internal {
 
-// A plugin that has not printed its credential after this long is killed: requests wait on it,
-// and cloud plugins (aws eks get-token, gke-gcloud-auth-plugin, kubelogin) answer within seconds
-// once their own login is cached.
+// A plugin run that has not ended this long after its start, its output closed or not, is killed
+// with its process group: requests wait on it, and cloud plugins (aws eks get-token,
+// gke-gcloud-auth-plugin, kubelogin) answer within seconds once their own login is cached.
 inline constexpr std::chrono::seconds kExecPluginTimeout{60};
 // More output than any ExecCredential (a token or a PEM key pair) needs.
 inline constexpr size_t kMaxExecOutputBytes = size_t{1} << 20;
@@ -37,10 +37,13 @@ std::string ExecInfo(const Config& config);
 ExecCredential ParseExecCredential(std::string_view output, const std::string& api_version);
 
 // Runs `config.exec` once, with Berth's environment plus its env and KUBERNETES_EXEC_INFO,
-// standard input from /dev/null and standard error passed through, and decodes what it prints.
-// Throws ApiError(kUnauthorized, 0) naming the kubeconfig field when the command is missing
-// (with its installHint), fails, times out or prints no usable ExecCredential.
-ExecCredential RunExecPlugin(const Config& config);
+// standard input from /dev/null, standard error passed through, no signal blocked, every signal's
+// default action and a process group of its own, and decodes what it prints. Throws
+// ApiError(kUnauthorized, 0) naming the kubeconfig field when the command is missing (with its
+// installHint), fails, has not exited within `timeout` (it and its process group are then
+// killed) or prints no usable ExecCredential.
+ExecCredential RunExecPlugin(const Config& config,
+                             std::chrono::milliseconds timeout = kExecPluginTimeout);
 
 // An RFC 3339 timestamp ("2024-05-01T10:00:00Z", "...T12:00:00.5+02:00"); nullopt when it is not
 // one.

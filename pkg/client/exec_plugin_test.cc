@@ -5,9 +5,14 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/types.h>
 
 #include <chrono>
+#include <cstdint>
+#include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -213,6 +218,115 @@ TEST(ExecPluginFakeServerTest, ClientCertificateFromThePluginIsPresented) {
   config.ca_pem = pki->ca;
   EXPECT_NO_THROW(NewClient(config)->Get("/version"));
   EXPECT_EQ(server.requests().at(0).headers.count("Authorization"), 0u);
+}
+
+// The credential plugin.sh prints: a token for API version v1.
+std::string TokenCredential(const std::string& token) {
+  return nlohmann::json{
+      {"apiVersion", kV1}, {"kind", "ExecCredential"}, {"status", {{"token", token}}}}
+      .dump();
+}
+
+// Whether process `pid` has ended: gone, or a zombie nobody reaped yet.
+bool Ended(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return true;
+  // "pid (comm) state ...": comm may hold spaces and parentheses, the state follows the last ')'.
+  const size_t close = line.rfind(')');
+  return close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'Z';
+}
+
+// Waits for the kernel to finish off a process sent SIGKILL; a bound only against a test that
+// would otherwise hang, not a measure of speed.
+bool EventuallyEnded(pid_t pid) {
+  for (int i = 0; i < 6000; ++i) {
+    if (Ended(pid)) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return Ended(pid);
+}
+
+TEST(ExecPluginRunTest, PluginThatClosesItsOutputAndHangsIsKilledAtTheDeadline) {
+  TempDir dir;
+  // It prints a valid credential and closes its standard output, then waits for a child that
+  // sleeps; neither ends on its own.
+  const std::string plugin = WriteShellScript(dir, "hang.sh",
+                                              "echo $$ > " + dir.Join("pid") + "\n" + "echo '" +
+                                                  TokenCredential("t") + "'\n" +
+                                                  "exec >&-\n"
+                                                  "sleep 1000 &\n"
+                                                  "echo $! > " +
+                                                  dir.Join("sleeper") +
+                                                  "\n"
+                                                  "wait\n");
+  const Config config = ExecConfigFor("https://127.0.0.1:1", plugin);
+  try {
+    internal::RunExecPlugin(config, std::chrono::seconds(1));
+    ADD_FAILURE() << "a plugin that never exited was taken as having succeeded";
+  } catch (const ApiError& e) {
+    EXPECT_EQ(e.reason(), ErrorReason::kUnauthorized);
+    EXPECT_THAT(e.what(), AllOf(HasSubstr("kubeconfig /k: users[name=u].user.exec"),
+                                HasSubstr(plugin), HasSubstr("did not finish within 1s")));
+  }
+  // The plugin and what it started were killed, not left behind.
+  const pid_t shell = std::stoi(ReadAll(dir.Join("pid")));
+  const pid_t sleeper = std::stoi(ReadAll(dir.Join("sleeper")));
+  EXPECT_TRUE(Ended(shell)) << "the plugin was not reaped";
+  EXPECT_TRUE(EventuallyEnded(sleeper)) << "the plugin's child " << sleeper << " was left running";
+  if (!Ended(sleeper)) kill(sleeper, SIGKILL);
+}
+
+// The bits of a /proc/<pid>/status mask line ("SigBlk:\t0000000000004002"); 0 when absent.
+uint64_t MaskOf(const std::string& status, const std::string& field) {
+  std::istringstream lines(status);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind(field + ":", 0) == 0)
+      return std::stoull(line.substr(field.size() + 1), nullptr, 16);
+  }
+  return 0;
+}
+
+bool Has(uint64_t mask, int signal) { return (mask >> (signal - 1)) & 1; }
+
+TEST(ExecPluginRunTest, PluginStartsWithNoBlockedSignalsAndDefaultDispositions) {
+  TempDir dir;
+  // The scheduler blocks SIGTERM and SIGINT in its threads (a signal thread takes them), and the
+  // client ignores SIGPIPE; none of that is the plugin's business. The script reads its own
+  // status with builtins: a shell may reset the mask of the commands it starts.
+  const std::string plugin =
+      WriteShellScript(dir, "signals.sh",
+                       "while IFS= read -r line; do\n"
+                       "  case \"$line\" in SigBlk:*|SigIgn:*) echo \"$line\" ;; esac\n"
+                       "done < /proc/$$/status > " +
+                           dir.Join("status") + "\necho '" + TokenCredential("t") + "'\n");
+  sigset_t blocked;
+  sigemptyset(&blocked);
+  sigaddset(&blocked, SIGTERM);
+  sigaddset(&blocked, SIGINT);
+  sigset_t old_mask;
+  ASSERT_EQ(pthread_sigmask(SIG_BLOCK, &blocked, &old_mask), 0);
+  struct sigaction ignore {};
+  ignore.sa_handler = SIG_IGN;
+  struct sigaction old_pipe {};
+  ASSERT_EQ(sigaction(SIGPIPE, &ignore, &old_pipe), 0);
+
+  std::string error;
+  try {
+    internal::RunExecPlugin(ExecConfigFor("https://127.0.0.1:1", plugin), std::chrono::seconds(30));
+  } catch (const ApiError& e) {
+    error = e.what();
+  }
+  sigaction(SIGPIPE, &old_pipe, nullptr);
+  pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
+  ASSERT_EQ(error, "");
+
+  const std::string status = ReadAll(dir.Join("status"));
+  ASSERT_THAT(status, HasSubstr("SigBlk:"));
+  const uint64_t plugin_blocked = MaskOf(status, "SigBlk");
+  EXPECT_FALSE(Has(plugin_blocked, SIGTERM)) << status;
+  EXPECT_FALSE(Has(plugin_blocked, SIGINT)) << status;
+  EXPECT_FALSE(Has(MaskOf(status, "SigIgn"), SIGPIPE)) << status;
 }
 
 TEST(ExecCredentialTest, DecodesAndRejectsLikeClientGo) {

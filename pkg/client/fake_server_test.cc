@@ -313,6 +313,37 @@ TEST(ClientFakeServerTest, PatchContentTypesAndDelete) {
                                           Pair("PATCH", 200), Pair("DELETE", 200)));
 }
 
+// A uid precondition goes as a DeleteOptions body on every attempt: a retried DELETE that finds
+// the name taken by a new object gets 409 Conflict, which is final.
+TEST(ClientFakeServerTest, DeleteSendsItsUidPreconditionOnEveryAttempt) {
+  FakeServer server([](int index, web::http::http_request request) {
+    if (index == 0) {
+      Reply(request, 503, Status(503, "ServiceUnavailable", "not ready"));
+    } else {
+      Reply(request, 409,
+            Status(409, "Conflict",
+                   "Operation cannot be fulfilled on Pod \"p\": the UID in the precondition "
+                   "(u-1) does not match the UID in record (u-2)"));
+    }
+  });
+  auto client = NewClient(ConfigFor(server));
+  try {
+    client->Delete("/api/v1/namespaces/d/pods/p", DeleteOptions{.precondition_uid = "u-1"});
+    FAIL() << "expected ApiError";
+  } catch (const ApiError& e) {
+    EXPECT_EQ(e.reason(), ErrorReason::kConflict);
+  }
+  const auto requests = server.requests();
+  ASSERT_EQ(requests.size(), 2u);
+  const nlohmann::json options = {
+      {"kind", "DeleteOptions"}, {"apiVersion", "v1"}, {"preconditions", {{"uid", "u-1"}}}};
+  for (const auto& request : requests) {
+    EXPECT_EQ(request.method, "DELETE");
+    EXPECT_EQ(request.Header("Content-Type"), "application/json");
+    EXPECT_EQ(nlohmann::json::parse(request.body), options);
+  }
+}
+
 TEST(ClientFakeServerTest, WatchYieldsEventsSplitMidLineThenEnds) {
   FakeServer server([](int, web::http::http_request request) {
     StreamParts(request, {

@@ -246,8 +246,16 @@ class HttpClient final : public Client {
                          "PUT " + path);
   }
 
-  void Delete(const std::string& path) override {
-    Execute("DELETE", "DELETE", path, nullptr, nullptr, true);
+  void Delete(const std::string& path, const DeleteOptions& options) override {
+    if (options.precondition_uid.empty()) {
+      Execute("DELETE", "DELETE", path, nullptr, nullptr, true);
+      return;
+    }
+    const std::string body = nlohmann::json{{"kind", "DeleteOptions"},
+                                            {"apiVersion", "v1"},
+                                            {"preconditions", {{"uid", options.precondition_uid}}}}
+                                 .dump();
+    Execute("DELETE", "DELETE", path, &body, "application/json", true);
   }
 
   std::unique_ptr<WatchStream> Watch(const std::string& path,

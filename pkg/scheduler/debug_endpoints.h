@@ -1,8 +1,10 @@
 #ifndef BERTH_PKG_SCHEDULER_DEBUG_ENDPOINTS_H_
 #define BERTH_PKG_SCHEDULER_DEBUG_ENDPOINTS_H_
 
-// The /debug/ endpoints of the serving port, which reveal pod and node names and are off unless
-// berth-scheduler runs with --enable-debug-endpoints:
+// The /debug/ endpoints of the serving port. They are on by default and reveal pod and node names:
+// on the secure port to whoever is authorized for GET (POST for simulate) on the /debug/ paths,
+// on the insecure --port to anyone who reaches it. --enable-debug-endpoints=false turns them off
+// (the chart's server.debugEndpoints=false), and their paths are then 404 like any unknown one.
 //
 //   GET  /debug/pods/{namespace}/{name}  the pod's last attempt and what would make it fit
 //   GET  /debug/pods?pending=true        every pending pod with its one-line reason, newest first

@@ -57,7 +57,7 @@ class EvictingClient : public testing::UnusedClient {
     calls_.push_back("PATCH " + path);
     return nlohmann::json::object();
   }
-  void Delete(const std::string& path) override {
+  void Delete(const std::string& path, const client::DeleteOptions&) override {
     api::PodPtr pod;
     {
       std::lock_guard lock(mu_);

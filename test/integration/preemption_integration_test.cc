@@ -1,8 +1,9 @@
 // DefaultPreemption in the real berth-scheduler binary against the local control plane: a pod of
 // a higher PriorityClass that fits nowhere evicts the fewest lower-priority pods, is nominated to
 // their node and bound there; what upstream says when it may not preempt; budgets and nominations
-// honoured. The control plane runs no kubelet: a deleted pod with a grace period stays Terminating
-// until a test deletes it with gracePeriodSeconds=0, which the victims without one need not.
+// honoured; and, run in process, a preemption whose victims' names were taken by new pods. The
+// control plane runs no kubelet: a deleted pod with a grace period stays Terminating until a test
+// deletes it with gracePeriodSeconds=0, which the victims without one need not.
 
 #include <gtest/gtest.h>
 
@@ -15,9 +16,12 @@
 #include <thread>
 #include <vector>
 
+#include "pkg/api/codec.h"
 #include "pkg/client/client.h"
+#include "pkg/plugins/defaultpreemption/executor.h"
 #include "test/integration/scheduler_fixture.h"
 #include "test/testing/cluster.h"
+#include "test/testing/fake_handle.h"
 
 namespace berth {
 namespace {
@@ -218,6 +222,55 @@ TEST_F(PreemptionIntegration, AReplacementOfTheVictimsPriorityDoesNotTakeTheNomi
   std::this_thread::sleep_for(2s);
   EXPECT_EQ(NodeOf("replacement"), "");
   EXPECT_TRUE(Exists("kept"));
+}
+
+// The preemption works from the informer's copy of its victims, so a victim may be deleted and a
+// pod created under its name (a StatefulSet replaces its pods so) before the preemption's calls
+// arrive. The new pod is neither marked nor deleted, whether the first call to reach it is the
+// DisruptionTarget patch or (the condition already set) the deletion, and the preemptor is
+// retried. The preemption runs here in process, on exactly those stale copies.
+TEST_F(PreemptionIntegration, APodCreatedUnderTheVictimsNameSurvivesThePreemption) {
+  const std::string node = nodes_->Add("n", "2", "8Gi");
+  const std::string low = classes_->Add("low", 100);
+  const std::string high = classes_->Add("high", 1000);
+  // A grace period, so a deletion would leave the pod Terminating for the test to see.
+  auto victim = [&](const std::string& name) {
+    return std::make_shared<api::Pod>(
+        api::DecodePod(client_->Post(PodsPath(), ClassPod(name, "900m", low, node, 30))));
+  };
+  const api::PodPtr unmarked = victim("web-0");
+  auto marked = std::make_shared<api::Pod>(*victim("web-1"));
+  marked->status.conditions.push_back({"DisruptionTarget", "True", "PreemptionByScheduler",
+                                       "berth-scheduler: preempting to accommodate a higher "
+                                       "priority pod"});
+  std::map<std::string, std::string> replacement_uids;
+  for (const std::string name : {"web-0", "web-1"}) {
+    client_->Delete(PodsPath() + "/" + name + "?gracePeriodSeconds=0");
+    replacement_uids[name] =
+        client_->Post(PodsPath(), ClassPod(name, "900m", low, node, 30))["metadata"]["uid"];
+  }
+
+  berth::testing::FakeHandle handle({}, client_.get());
+  json preemptor_json = ClassPod("high", "900m", high);
+  preemptor_json["metadata"]["uid"] = "preemptor-uid";
+  const auto preemptor = std::make_shared<api::Pod>(api::DecodePod(preemptor_json));
+  {
+    plugins::defaultpreemption::Executor executor(handle, "DefaultPreemption",
+                                                  handle.informers().ListerFor<api::Pod>());
+    executor.Preempt(preemptor, node, {unmarked, marked});
+    executor.Drain();
+  }
+
+  for (const auto& [name, uid] : replacement_uids) {
+    const json pod = Get(name);
+    EXPECT_EQ(pod["metadata"]["uid"], uid) << name;
+    EXPECT_FALSE(pod["metadata"].contains("deletionTimestamp")) << name << " was deleted";
+    for (const auto& c : pod["status"].value("conditions", json::array())) {
+      EXPECT_NE(c["type"], "DisruptionTarget") << name << " was marked: " << pod["status"].dump();
+    }
+  }
+  EXPECT_EQ(handle.activated(), std::vector<std::string>{"preemptor-uid"});
+  EXPECT_TRUE(handle.recorder().events().empty()) << "a Preempted event for a victim already gone";
 }
 
 }  // namespace

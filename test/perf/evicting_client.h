@@ -33,7 +33,7 @@ class EvictingClient : public client::Client {
   }
   int deleted() const { return deleted_.load(); }
 
-  void Delete(const std::string& path) override {
+  void Delete(const std::string& path, const client::DeleteOptions&) override {
     const std::string key = path.substr(std::string_view("/api/v1/namespaces/").size());
     // "<namespace>/pods/<name>" -> "<namespace>/<name>".
     const size_t slash = key.find('/');

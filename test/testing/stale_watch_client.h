@@ -45,7 +45,9 @@ class StaleWatchClient : public client::Client {
   nlohmann::json Put(const std::string& path, const nlohmann::json& body) override {
     return real_->Put(path, body);
   }
-  void Delete(const std::string& path) override { real_->Delete(path); }
+  void Delete(const std::string& path, const client::DeleteOptions& options) override {
+    real_->Delete(path, options);
+  }
   std::unique_ptr<client::WatchStream> Watch(const std::string& path,
                                              const client::WatchOptions& options) override {
     client::WatchOptions effective = options;

@@ -31,7 +31,9 @@ class UnusedClient : public client::Client {
   nlohmann::json Put(const std::string& path, const nlohmann::json&) override {
     return Unexpected("PUT", path);
   }
-  void Delete(const std::string& path) override { Unexpected("DELETE", path); }
+  void Delete(const std::string& path, const client::DeleteOptions&) override {
+    Unexpected("DELETE", path);
+  }
   std::unique_ptr<client::WatchStream> Watch(const std::string& path,
                                              const client::WatchOptions&) override {
     Unexpected("WATCH", path);

@@ -123,7 +123,7 @@ TEST_F(PostFilterTest, EvictsTheOneVictimNeededAndNominatesThePreemptor) {
   EXPECT_EQ(condition["reason"], "PreemptionByScheduler");
   EXPECT_EQ(condition["message"],
             "berth-scheduler: preempting to accommodate a higher priority pod");
-  EXPECT_EQ(calls[1], "DELETE /api/v1/namespaces/default/pods/low-2");
+  EXPECT_EQ(calls[1], "DELETE /api/v1/namespaces/default/pods/low-2 uid=uid-default-low-2");
   const auto events = fixture_.recorder_.events();
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].pod_key, "default/low-2");
@@ -223,7 +223,7 @@ TEST_F(PostFilterTest, LowerPriorityPodsNominatedToTheNodeLoseTheirNomination) {
   EXPECT_EQ(calls[0],
             "PATCH /api/v1/namespaces/default/pods/lower/status "
             "{\"status\":{\"nominatedNodeName\":null}}");
-  EXPECT_EQ(calls[2], "DELETE /api/v1/namespaces/default/pods/low");
+  EXPECT_EQ(calls[2], "DELETE /api/v1/namespaces/default/pods/low uid=uid-default-low");
 }
 
 TEST_F(PostFilterTest, VictimWaitingInPermitIsRejectedInsteadOfDeleted) {
@@ -282,6 +282,70 @@ TEST_F(PostFilterTest, FailedEvictionRetriesThePreemptorAtOnce) {
   EXPECT_EQ(fixture_.client_.calls().size(), 2u);
   EXPECT_EQ(fixture_.activated(), std::vector<std::string>{"uid-default-high"});
   EXPECT_TRUE(fixture_.plugin_->PreEnqueue(*high).IsSuccess());
+}
+
+// A StatefulSet recreates a pod under the same name: the victim's condition and deletion are
+// for the victim's uid only, which the apiserver checks.
+TEST_F(PostFilterTest, VictimIsMarkedAndDeletedOnlyUnderItsUid) {
+  fixture_.Build(
+      {NodeBuilder("n1").Capacity("2", "8Gi").Info({Info(Pod("low", "1500m", 1, "n1"))})});
+  PostFilterResult result;
+  ASSERT_TRUE(Cycle(Pod("high", "900m", 10), &result).IsSuccess());
+  const std::vector<std::string> calls = fixture_.client_.calls();
+  ASSERT_EQ(calls.size(), 2u);
+  const std::string patch_prefix = "PATCH /api/v1/namespaces/default/pods/low/status ";
+  ASSERT_EQ(calls[0].rfind(patch_prefix, 0), 0u) << calls[0];
+  EXPECT_EQ(json::parse(calls[0].substr(patch_prefix.size()))["metadata"],
+            json({{"uid", "uid-default-low"}}));
+  EXPECT_EQ(calls[1], "DELETE /api/v1/namespaces/default/pods/low uid=uid-default-low");
+}
+
+// 409 to a DELETE with a uid precondition: the name belongs to a pod created since, and the
+// victim is gone. That is no failure: the next victim is still evicted, and the preemptor is
+// retried at once, since the victim's deletion event may have come while it was held back.
+TEST_F(PostFilterTest, VictimWhoseNameWasTakenByANewPodCountsAsGone) {
+  fixture_.Build(
+      {NodeBuilder("n1")
+           .Capacity("2", "8Gi")
+           .Info({Info(Pod("low-1", "900m", 1, "n1")), Info(Pod("low-2", "900m", 1, "n1"))})});
+  fixture_.client_.FailDeletes(client::ApiError(
+      client::ErrorReason::kConflict, 409,
+      "Operation cannot be fulfilled on Pod \"low-1\": the UID in the precondition "
+      "(uid-default-low-1) does not match the UID in record (other). The object might have been "
+      "deleted and then recreated"));
+  PostFilterResult result;
+  const api::PodPtr high = Pod("high", "1800m", 10);
+  ASSERT_TRUE(Cycle(high, &result).IsSuccess());
+  int deletes = 0;
+  for (const std::string& call : fixture_.client_.calls()) deletes += call.starts_with("DELETE ");
+  EXPECT_EQ(deletes, 2) << "a victim found gone stopped the preemption";
+  EXPECT_EQ(fixture_.activated(), std::vector<std::string>{"uid-default-high"});
+  EXPECT_TRUE(fixture_.plugin_->PreEnqueue(*high).IsSuccess());
+  // Nothing was preempted by this scheduler.
+  EXPECT_TRUE(fixture_.recorder_.events().empty());
+}
+
+// The condition patch carries metadata.uid, which may not change: the apiserver refuses it for a
+// pod created since under the victim's name, and that victim is gone, not deleted now.
+TEST_F(PostFilterTest, ConditionPatchRefusedForANewPodsUidCountsAsGone) {
+  fixture_.Build(
+      {NodeBuilder("n1")
+           .Capacity("2", "8Gi")
+           .Info({Info(Pod("low-1", "900m", 1, "n1")), Info(Pod("low-2", "900m", 1, "n1"))})});
+  fixture_.client_.FailConditionPatches(
+      client::ApiError(client::ErrorReason::kInvalid, 422,
+                       "Pod \"low-1\" is invalid: metadata.uid: Invalid value: "
+                       "\"uid-default-low-1\": field is immutable"));
+  PostFilterResult result;
+  const api::PodPtr high = Pod("high", "1800m", 10);
+  ASSERT_TRUE(Cycle(high, &result).IsSuccess());
+  int patches = 0;
+  for (const std::string& call : fixture_.client_.calls()) {
+    EXPECT_FALSE(call.starts_with("DELETE ")) << call;
+    patches += call.starts_with("PATCH ");
+  }
+  EXPECT_EQ(patches, 2) << "a victim found gone stopped the preemption";
+  EXPECT_EQ(fixture_.activated(), std::vector<std::string>{"uid-default-high"});
 }
 
 TEST_F(PostFilterTest, VictimsAlreadyBeingDeletedAreLeftAlone) {

@@ -34,7 +34,21 @@ bool HasCondition(const api::Pod& pod, const std::string& message) {
   return false;
 }
 
-bool IsNotFound(const client::ApiError& e) { return e.reason() == client::ErrorReason::kNotFound; }
+// Whether a write to the victim by name found it gone: deleted, or the name taken by a pod created
+// since (a StatefulSet's replacement), which the uid precondition of the write turned away.
+bool VictimIsGone(const client::ApiError& e) {
+  switch (e.reason()) {
+    case client::ErrorReason::kNotFound:
+    case client::ErrorReason::kConflict:  // A DELETE's preconditions.uid did not match.
+      return true;
+    case client::ErrorReason::kInvalid:
+      // A patch's metadata.uid differed from the pod's, which may not change: "metadata.uid:
+      // Invalid value: ...: field is immutable".
+      return e.server_message().find("metadata.uid") != std::string::npos;
+    default:
+      return false;
+  }
+}
 
 client::Client& RequireClient(framework::Handle& handle) {
   client::Client* client = handle.ClientSet();
@@ -82,15 +96,15 @@ void Executor::Run(const api::PodPtr& preemptor, const std::string& node,
     }
   };
   for (size_t i = 0; i + 1 < victims.size() && !failed; i++) preempt(*victims[i]);
-  bool last_in_memory = false;
+  bool last_sends_no_event = false;
   // After a failure the last victim is left, so the preemptor comes back sooner.
   if (!failed) {
     const api::Pod& last = *victims.back();
     {
       std::lock_guard lock(mu_);
-      last_victims_[preemptor->meta.uid] = {last.meta.namespace_, last.meta.name};
+      last_victims_[preemptor->meta.uid] = {last.meta.namespace_, last.meta.name, last.meta.uid};
     }
-    last_in_memory = preempt(last);
+    last_sends_no_event = preempt(last);
   }
   {
     std::lock_guard lock(mu_);
@@ -103,8 +117,8 @@ void Executor::Run(const api::PodPtr& preemptor, const std::string& node,
                 {"victims", std::to_string(victims.size())},
                 {"result", failed ? "error" : "success"}});
   // No deletion event will bring the preemptor back: the last victim left only the scheduler's
-  // memory, or a call failed.
-  if (failed || last_in_memory) handle_.Activate({preemptor->meta.uid});
+  // memory or was gone already, or a call failed.
+  if (failed || last_sends_no_event) handle_.Activate({preemptor->meta.uid});
 }
 
 bool Executor::PreemptPod(const api::Pod& preemptor, const std::string& node,
@@ -127,16 +141,27 @@ bool Executor::PreemptPod(const api::Pod& preemptor, const std::string& node,
                                     {"reason", kPreemptionByScheduler},
                                     {"message", message},
                                     {"lastTransitionTime", Now()}};
+        // metadata.uid in the patch is a precondition: a pod created since under the victim's
+        // name is not marked.
         client.Patch(pods.Path(victim.meta.namespace_, victim.meta.name, "status"),
-                     {{"status", {{"conditions", nlohmann::json::array({condition})}}}},
+                     {{"metadata", {{"uid", victim.meta.uid}}},
+                      {"status", {{"conditions", nlohmann::json::array({condition})}}}},
                      client::PatchType::kStrategicMerge);
       }
-      client.Delete(pods.Path(victim.meta.namespace_, victim.meta.name));
+      // By name and uid: the client repeats a DELETE whose answer was lost, and neither that nor
+      // this first one may delete a pod created since under the victim's name.
+      client.Delete(pods.Path(victim.meta.namespace_, victim.meta.name),
+                    client::DeleteOptions{.precondition_uid = victim.meta.uid});
     } catch (const client::ApiError& e) {
-      if (!IsNotFound(e)) throw;
+      if (!VictimIsGone(e)) throw;
       log::Verbose(2, "victim pod is already deleted",
-                   {{"preemptor", preemptor.Key()}, {"victim", victim.Key()}, {"node", node}});
-      return false;
+                   {{"preemptor", preemptor.Key()},
+                    {"victim", victim.Key()},
+                    {"uid", victim.meta.uid},
+                    {"node", node},
+                    {"answer", e.what()}});
+      // Its deletion event has come already, perhaps while the preemptor was held back.
+      return true;
     }
     log::Verbose(2, "preemptor pod preempted victim pod",
                  {{"preemptor", preemptor.Key()}, {"victim", victim.Key()}, {"node", node}});
@@ -171,8 +196,9 @@ bool Executor::IsPodRunningPreemption(const std::string& uid) const {
   if (last == last_victims_.end()) return true;
   // Waiting for the last victim: done once it is gone or being deleted, even if the call that
   // deletes it has not returned yet (its deletion event may already have come and gone).
-  api::PodPtr victim = pods_.Get(last->second.first, last->second.second);
-  return victim != nullptr && !victim->IsTerminating();
+  api::PodPtr victim = pods_.Get(last->second.namespace_, last->second.name);
+  // A pod created since under the victim's name is not the victim.
+  return victim != nullptr && victim->meta.uid == last->second.uid && !victim->IsTerminating();
 }
 
 }  // namespace berth::plugins::defaultpreemption

@@ -46,8 +46,10 @@ class Executor {
   void Drain() { tasks_.Drain(); }
 
  private:
-  // Evicts one victim; true when that happened in memory only (a pod waiting in Permit), so no
-  // deletion event will follow. Throws what the API calls throw, except NotFound (already gone).
+  // Evicts one victim; true when no deletion event will follow: it was evicted in memory only (a
+  // pod waiting in Permit), or it was gone already (deleted, or its name taken by a new pod, which
+  // is left alone), its deletion event perhaps come while the preemptor was held back. Throws what
+  // the API calls throw otherwise.
   bool PreemptPod(const api::Pod& preemptor, const std::string& node, const api::Pod& victim);
   // Clears status.nominatedNodeName of the pods of lower priority than `priority` nominated to
   // `node`; false when a patch failed.
@@ -62,8 +64,14 @@ class Executor {
   mutable std::mutex mu_;
   // Uids of the preemptors whose preemption runs.
   std::unordered_set<std::string> preempting_;
-  // Preemptor uid -> (namespace, name) of the last victim, once the others are done.
-  std::unordered_map<std::string, std::pair<std::string, std::string>> last_victims_;
+  // The last victim of a preemption, once the others are done.
+  struct LastVictim {
+    std::string namespace_;
+    std::string name;
+    std::string uid;
+  };
+  // Preemptor uid -> its last victim.
+  std::unordered_map<std::string, LastVictim> last_victims_;
 
   // Declared last: destroyed (joined) first, while the members its tasks use still exist.
   util::TaskQueue tasks_;

@@ -12,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,23 +29,29 @@
 
 namespace berth::plugins::defaultpreemption::testing {
 
-// Records PATCH and DELETE calls ("PATCH <path> <body>", "DELETE <path>"). Deletions may be made
-// to wait until released, or to fail.
+// Records PATCH and DELETE calls ("PATCH <path> <body>", "DELETE <path>", or with a uid
+// precondition "DELETE <path> uid=<uid>"). Deletions may be made to wait until released, or to
+// fail; status patches may be made to fail.
 class RecordingClient : public berth::testing::UnusedClient {
  public:
   nlohmann::json Patch(const std::string& path, const nlohmann::json& body,
                        client::PatchType) override {
     std::lock_guard lock(mu_);
     calls_.push_back("PATCH " + path + " " + body.dump());
+    if (patch_error_ && path.ends_with("/status") && body.contains("metadata")) {
+      throw *patch_error_;
+    }
     return nlohmann::json::object();
   }
-  void Delete(const std::string& path) override {
+  void Delete(const std::string& path, const client::DeleteOptions& options) override {
     std::function<void(const std::string&)> on_delete;
     {
       std::unique_lock lock(mu_);
-      calls_.push_back("DELETE " + path);
+      calls_.push_back(
+          "DELETE " + path +
+          (options.precondition_uid.empty() ? "" : " uid=" + options.precondition_uid));
       cv_.wait(lock, [this] { return !hold_; });
-      if (fail_) throw client::ApiError(client::ErrorReason::kInternalError, 500, "injected");
+      if (delete_error_) throw *delete_error_;
       on_delete = on_delete_;
     }
     if (on_delete) on_delete(path);
@@ -61,9 +68,17 @@ class RecordingClient : public berth::testing::UnusedClient {
     }
     cv_.notify_all();
   }
-  void FailDeletes() {
+  // Every deletion throws `error` (by default a 500).
+  void FailDeletes(client::ApiError error = client::ApiError(client::ErrorReason::kInternalError,
+                                                             500, "injected")) {
     std::lock_guard lock(mu_);
-    fail_ = true;
+    delete_error_ = std::move(error);
+  }
+  // Every patch of a pod's status that carries metadata (the DisruptionTarget condition's) throws
+  // `error`.
+  void FailConditionPatches(client::ApiError error) {
+    std::lock_guard lock(mu_);
+    patch_error_ = std::move(error);
   }
   // Called after a deletion succeeded, with the pod's path.
   void OnDelete(std::function<void(const std::string&)> fn) {
@@ -76,7 +91,8 @@ class RecordingClient : public berth::testing::UnusedClient {
   std::condition_variable cv_;
   std::vector<std::string> calls_;
   bool hold_ = false;
-  bool fail_ = false;
+  std::optional<client::ApiError> delete_error_;
+  std::optional<client::ApiError> patch_error_;
   std::function<void(const std::string&)> on_delete_;
 };
 
