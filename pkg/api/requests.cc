@@ -1,5 +1,8 @@
 #include "pkg/api/requests.h"
 
+#include <algorithm>
+#include <string_view>
+
 namespace berth::api {
 namespace {
 
@@ -73,6 +76,39 @@ void ComputePodRequests(Pod& pod) {
       }
     }
   }
+}
+
+void ResourceSum::Apply(const ResourceList& amounts, int sign) {
+  auto update = [sign](WideInt& exact, int64_t& clamped, int64_t amount) {
+    exact += sign * static_cast<WideInt>(amount);
+    clamped = ClampToInt64(exact);
+  };
+  update(milli_cpu_, clamped_.milli_cpu, amounts.milli_cpu);
+  update(memory_, clamped_.memory, amounts.memory);
+  update(ephemeral_storage_, clamped_.ephemeral_storage, amounts.ephemeral_storage);
+  update(pods_, clamped_.pods, amounts.pods);
+  auto& names = clamped_.scalar;
+  for (const auto& [name, amount] : amounts.scalar) {
+    if (amount == 0) continue;
+    auto it =
+        std::lower_bound(names.begin(), names.end(), name,
+                         [](const auto& entry, std::string_view n) { return entry.first < n; });
+    const auto index = it - names.begin();
+    if (it == names.end() || it->first != name) {
+      it = names.emplace(it, name, 0);
+      scalar_.insert(scalar_.begin() + index, 0);
+    }
+    update(scalar_[index], it->second, amount);
+    if (scalar_[index] == 0) {
+      names.erase(it);
+      scalar_.erase(scalar_.begin() + index);
+    }
+  }
+}
+
+bool ResourceSum::IsZero() const {
+  return milli_cpu_ == 0 && memory_ == 0 && ephemeral_storage_ == 0 && pods_ == 0 &&
+         scalar_.empty();
 }
 
 }  // namespace berth::api

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
@@ -17,6 +18,7 @@ namespace {
 
 constexpr int64_t kMi = int64_t{1024} * 1024;
 constexpr int64_t kGi = 1024 * kMi;
+constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
 
 // A container requesting the given resources; a name of "cpu" or "memory" also marks the
 // request as explicitly stated, as decoding does.
@@ -241,6 +243,48 @@ TEST(PodRequestsTest, FromDecodedPod) {
   EXPECT_EQ(pod.host_ports[0].host_port, 80);
   EXPECT_EQ(pod.host_ports[1].host_port, 7000);
   EXPECT_EQ(pod.host_ports[1].protocol, "TCP");
+}
+
+TEST(ResourceSumTest, ScalarEntriesComeAndGoWithTheirPods) {
+  ResourceList a;
+  a.Set("example.com/b", 2);
+  a.Set("example.com/a", 1);
+  ResourceList b;
+  b.Set("example.com/c", kMax);
+  b.Set("example.com/a", kMax);
+  ResourceSum sum;
+  sum.Add(a);
+  sum.Add(b);
+  std::vector<std::pair<std::string, int64_t>> both = {
+      {"example.com/a", kMax}, {"example.com/b", 2}, {"example.com/c", kMax}};
+  EXPECT_EQ(sum.clamped().scalar, both);
+  sum.Subtract(b);
+  EXPECT_EQ(sum.clamped(), a);
+  sum.Subtract(a);
+  EXPECT_TRUE(sum.IsZero());
+  EXPECT_EQ(sum.clamped(), ResourceList{});
+}
+
+TEST(ResourceSumTest, SumsBeyondInt64ReadSaturatedAndStayExact) {
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  ResourceList huge;
+  huge.memory = kMax;
+  huge.milli_cpu = kMin;
+  ResourceSum sum;
+  sum.Add(huge);
+  sum.Add(huge);
+  sum.Add(huge);
+  EXPECT_EQ(sum.clamped().memory, kMax);
+  EXPECT_EQ(sum.clamped().milli_cpu, kMin);
+  sum.Subtract(huge);
+  sum.Subtract(huge);
+  EXPECT_EQ(sum.clamped().memory, kMax);
+  EXPECT_EQ(sum.clamped().milli_cpu, kMin);
+  sum.Subtract(huge);
+  EXPECT_TRUE(sum.IsZero());
+  EXPECT_EQ(ClampToInt64(static_cast<WideInt>(kMax) * 4), kMax);
+  EXPECT_EQ(ClampToInt64(-static_cast<WideInt>(kMax) * 4), kMin);
+  EXPECT_EQ(ClampToInt64(-5), -5);
 }
 
 }  // namespace

@@ -2,8 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <atomic>
 #include <chrono>
+#include <cstdint>
+#include <iterator>
+#include <limits>
+#include <map>
 #include <memory>
 #include <random>
 #include <string>
@@ -676,6 +681,105 @@ TEST(CacheTest, ConcurrentWritersAndSnapshots) {
   }
   EXPECT_EQ(total, 10 * (kPodsPerThread + kPodsPerThread / 2));
   EXPECT_EQ(cache.Size().pods, static_cast<size_t>(kPodsPerThread + kPodsPerThread / 2));
+}
+
+// A pod on `node` whose single container states these cpu and memory requests, as decoded.
+api::PodPtr PodRequesting(const std::string& name, const std::string& node, int64_t milli_cpu,
+                          int64_t memory) {
+  PodBuilder b(name);
+  b.Container("", "").Node(node);
+  api::Container& container = b.pod().spec.containers.back();
+  container.resources.requests.milli_cpu = milli_cpu;
+  container.resources.requests.memory = memory;
+  container.resources.has_cpu_request = true;
+  container.resources.has_memory_request = true;
+  return b.Build();
+}
+
+// Seeded, so that a failure reproduces: informer adds, updates and deletes and scheduler assumes
+// and forgets of pods with extreme and ordinary requests, spread over two nodes. Every snapshot
+// shows each node's exact sum saturated into int64, and once every pod has gone the sums are
+// exactly zero: a huge pod leaves no trace in a node's accounting.
+TEST(CacheTest, ExtremeRequestsLeaveNodeSumsExactThroughAddsAndRemoves) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  constexpr std::array<int64_t, 7> kAmounts = {
+      0, 1, 1000, int64_t{1} << 40, 1'000'000'000'000'000'000, kMax - 1, kMax};
+  using Exact = __int128;
+  auto saturated = [](Exact value) { return value > kMax ? kMax : static_cast<int64_t>(value); };
+  for (uint32_t seed = 1; seed <= 10; seed++) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    std::mt19937_64 random(seed);
+    auto amount = [&] { return kAmounts[random() % kAmounts.size()]; };
+    Cache cache;
+    const Names nodes = {"n1", "n2"};
+    for (const auto& name : nodes) cache.AddNode(Node(name));
+    // uid -> (pod, assumed).
+    std::map<std::string, std::pair<api::PodPtr, bool>> present;
+    Snapshot snapshot;
+    for (int step = 0; step < 300; step++) {
+      const uint64_t action = random() % 5;
+      auto pick = [&] {
+        auto it = present.begin();
+        std::advance(it, static_cast<std::ptrdiff_t>(random() % present.size()));
+        return it;
+      };
+      if (present.empty() || action <= 1) {
+        auto pod = PodRequesting("p" + std::to_string(step), nodes[random() % nodes.size()],
+                                 amount(), amount());
+        const bool assume = action == 1;
+        if (assume) {
+          ASSERT_TRUE(cache.AssumePod(Info(pod)).IsSuccess());
+        } else {
+          cache.AddPod(pod);
+        }
+        present[pod->meta.uid] = {pod, assume};
+      } else if (action == 2) {
+        auto it = pick();
+        if (it->second.second) {
+          cache.ForgetPod(*it->second.first);
+        } else {
+          cache.RemovePod(*it->second.first);
+        }
+        present.erase(it);
+      } else {
+        auto it = pick();
+        if (it->second.second) continue;
+        api::PodPtr updated = PodRequesting(it->second.first->meta.name,
+                                            it->second.first->spec.node_name, amount(), amount());
+        cache.UpdatePod(it->second.first, updated);
+        it->second.first = updated;
+      }
+      ASSERT_TRUE(cache.UpdateSnapshot(snapshot).IsSuccess());
+      for (const auto& name : nodes) {
+        Exact cpu = 0;
+        Exact memory = 0;
+        for (const auto& [uid, entry] : present) {
+          if (entry.first->spec.node_name != name) continue;
+          cpu += entry.first->requests.milli_cpu;
+          memory += entry.first->requests.memory;
+        }
+        auto info = snapshot.Get(name);
+        ASSERT_NE(info, nullptr);
+        ASSERT_EQ(info->requested().milli_cpu, saturated(cpu)) << "step " << step << " " << name;
+        ASSERT_EQ(info->requested().memory, saturated(memory)) << "step " << step << " " << name;
+      }
+    }
+    for (const auto& [uid, entry] : present) {
+      if (entry.second) {
+        cache.ForgetPod(*entry.first);
+      } else {
+        cache.RemovePod(*entry.first);
+      }
+    }
+    ASSERT_TRUE(cache.UpdateSnapshot(snapshot).IsSuccess());
+    for (const auto& name : nodes) {
+      auto info = snapshot.Get(name);
+      ASSERT_NE(info, nullptr);
+      EXPECT_EQ(info->requested(), api::ResourceList{}) << name;
+      EXPECT_EQ(info->non_zero_milli_cpu(), 0) << name;
+      EXPECT_EQ(info->non_zero_memory(), 0) << name;
+    }
+  }
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "pkg/api/requests.h"
 #include "pkg/api/types.h"
 
 namespace berth::framework {
@@ -73,11 +74,12 @@ class NodeInfo {
   const api::ResourceList& allocatable() const {
     return node_ ? node_->status.allocatable : NoResources();
   }
-  // Sum of the requests of the pods on this node.
-  const api::ResourceList& requested() const { return requested_; }
+  // Sum of the requests of the pods on this node, saturated into int64 (kept exact underneath,
+  // so removing a pod always undoes adding it; see api::ResourceSum).
+  const api::ResourceList& requested() const { return requested_.clamped(); }
   // The same with the non-zero defaults for containers without cpu/memory requests.
-  int64_t non_zero_milli_cpu() const { return non_zero_milli_cpu_; }
-  int64_t non_zero_memory() const { return non_zero_memory_; }
+  int64_t non_zero_milli_cpu() const { return api::ClampToInt64(non_zero_milli_cpu_); }
+  int64_t non_zero_memory() const { return api::ClampToInt64(non_zero_memory_); }
   const HostPortInfo& used_ports() const { return used_ports_; }
   // How many of this node's pods use each claim by persistentVolumeClaim volume, keyed
   // "namespace/claimName"; sorted by key. Generic ephemeral volumes are not counted (upstream's
@@ -135,9 +137,10 @@ class NodeInfo {
   std::vector<PodInfoPtr> pods_;
   std::vector<PodInfoPtr> pods_with_affinity_;
   std::vector<PodInfoPtr> pods_with_required_anti_affinity_;
-  api::ResourceList requested_;
-  int64_t non_zero_milli_cpu_ = 0;
-  int64_t non_zero_memory_ = 0;
+  api::ResourceSum requested_;
+  // Exact, like requested_.
+  api::WideInt non_zero_milli_cpu_ = 0;
+  api::WideInt non_zero_memory_ = 0;
   HostPortInfo used_ports_;
   std::vector<std::pair<std::string, int>> pvc_ref_counts_;
   std::unordered_map<std::string, ImageStateSummary> image_states_;

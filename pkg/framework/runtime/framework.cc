@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <type_traits>
 
 #include "pkg/framework/runtime/run_helpers.h"
 
@@ -640,6 +641,8 @@ Status Framework::RunScorePlugins(const CycleState& state, const api::Pod& pod,
     return error;
   }
 
+  static_assert(std::is_same_v<decltype(config::PluginRef::weight), int32_t>,
+                "a wider plugin weight needs overflow checks in the weighted score sum");
   // Plugin by plugin, as upstream applies weights: the plugin's name and weight are read once.
   for (size_t k = 0; k < active.size(); k++) {
     const auto& name = score_[active[k]].name;
@@ -658,6 +661,8 @@ Status Framework::RunScorePlugins(const CycleState& state, const api::Pod& pod,
         return s;
       }
       NodePluginScores& node_scores = results[n];
+      // Cannot overflow: raw is at most kMaxNodeScore and weights are int32 (asserted below),
+      // so each term is below 2^38 and the sum over every plugin far below 2^63.
       const int64_t weighted = raw * weight;
       node_scores.scores[k] = {plugin, weighted};
       node_scores.total += weighted;

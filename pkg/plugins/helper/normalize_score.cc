@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "pkg/api/requests.h"
+
 namespace berth::plugins::helper {
 
 void DefaultNormalizeScore(int64_t max_priority, bool reverse, framework::NodeScoreList& scores) {
@@ -16,7 +18,8 @@ void DefaultNormalizeScore(int64_t max_priority, bool reverse, framework::NodeSc
   }
 
   for (framework::NodeScore& s : scores) {
-    int64_t scaled = max_priority * s.score / max_score;
+    // A raw score near 2^63 times max_priority would overflow int64.
+    const auto scaled = static_cast<int64_t>(api::MulDiv(max_priority, s.score, max_score));
     s.score = reverse ? max_priority - scaled : scaled;
   }
 }

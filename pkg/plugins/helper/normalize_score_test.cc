@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -68,6 +70,16 @@ TEST(DefaultNormalizeScoreTest, KeepsNodeNames) {
   EXPECT_EQ(scores[0].name, "node0");
   EXPECT_EQ(scores[1].name, "node1");
   EXPECT_EQ(Values(scores), (std::vector<int64_t>{0, 100}));
+}
+
+TEST(DefaultNormalizeScoreTest, RawScoresNearTheInt64LimitStayInRange) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  framework::NodeScoreList scores = Scores({kMax, kMax / 2, 0});
+  DefaultNormalizeScore(framework::kMaxNodeScore, /*reverse=*/false, scores);
+  EXPECT_EQ(Values(scores), (std::vector<int64_t>{100, 49, 0}));
+  scores = Scores({kMax, kMax / 2, 0});
+  DefaultNormalizeScore(framework::kMaxNodeScore, /*reverse=*/true, scores);
+  EXPECT_EQ(Values(scores), (std::vector<int64_t>{0, 51, 100}));
 }
 
 }  // namespace

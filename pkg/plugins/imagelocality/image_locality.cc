@@ -1,10 +1,13 @@
 #include "pkg/plugins/imagelocality/image_locality.h"
 
 #include <algorithm>
+#include <limits>
 #include <memory>
 #include <stdexcept>
 #include <unordered_map>
 #include <utility>
+
+#include "pkg/api/requests.h"
 
 namespace berth::plugins::imagelocality {
 namespace {
@@ -93,7 +96,9 @@ const PreScoreState& StateFor(const framework::CycleState& state, const api::Pod
 }
 
 int64_t ScoreNode(const PreScoreState& data, const framework::NodeInfo& node) {
-  int64_t sum = 0;
+  // Exact: a node may report sizes near 2^63 for several of the pod's images. Any sum past int64
+  // is past every threshold, so the clamped sum scores as the exact one.
+  api::WideInt sum = 0;
   for (const std::string& name : data.image_names) {
     if (!data.read_node_status) {
       auto it = node.image_states().find(name);
@@ -112,7 +117,7 @@ int64_t ScoreNode(const PreScoreState& data, const framework::NodeInfo& node) {
     }
     sum += ScaledImageScore(size, data.num_nodes_with_image.at(name), data.total_num_nodes);
   }
-  return CalculatePriority(sum, data.num_containers);
+  return CalculatePriority(api::ClampToInt64(sum), data.num_containers);
 }
 
 }  // namespace
@@ -131,13 +136,17 @@ std::string NormalizedImageName(std::string_view name) {
 }
 
 int64_t CalculatePriority(int64_t sum_scores, int64_t num_containers) {
-  const int64_t max_threshold = kMaxContainerThreshold * num_containers;
-  if (sum_scores < kMinThreshold) {
-    sum_scores = kMinThreshold;
-  } else if (sum_scores > max_threshold) {
-    sum_scores = max_threshold;
+  // In 128 bits, where neither product can overflow (num_containers is not bounded by type).
+  const api::WideInt max_threshold =
+      static_cast<api::WideInt>(kMaxContainerThreshold) * num_containers;
+  api::WideInt sum = sum_scores;
+  if (sum < kMinThreshold) {
+    sum = kMinThreshold;
+  } else if (sum > max_threshold) {
+    sum = max_threshold;
   }
-  return framework::kMaxNodeScore * (sum_scores - kMinThreshold) / (max_threshold - kMinThreshold);
+  return static_cast<int64_t>(
+      api::MulDiv(framework::kMaxNodeScore, sum - kMinThreshold, max_threshold - kMinThreshold));
 }
 
 int64_t ScaledImageScore(int64_t size_bytes, int num_nodes, int total_num_nodes) {
@@ -145,7 +154,13 @@ int64_t ScaledImageScore(int64_t size_bytes, int num_nodes, int total_num_nodes)
     return 0;
   }
   double spread = static_cast<double>(num_nodes) / static_cast<double>(total_num_nodes);
-  return static_cast<int64_t>(static_cast<double>(size_bytes) * spread);
+  const double scaled = static_cast<double>(size_bytes) * spread;
+  // Converting a double outside the int64 range is undefined, and the largest int64 rounds up
+  // to 2^63 as a double: saturate first. 2^63 and -2^63 are exact doubles.
+  constexpr double kTwoTo63 = 9223372036854775808.0;
+  if (scaled >= kTwoTo63) return std::numeric_limits<int64_t>::max();
+  if (scaled < -kTwoTo63) return std::numeric_limits<int64_t>::min();
+  return static_cast<int64_t>(scaled);
 }
 
 framework::Status ImageLocality::PreScore(framework::CycleState& state, const api::Pod& pod,

@@ -32,10 +32,11 @@ inline constexpr int64_t kMaxContainerThreshold = 1000 * kMB;
 std::string NormalizedImageName(std::string_view name);
 
 // Maps the summed, spread-scaled image sizes to [0, kMaxNodeScore] for a pod with
-// `num_containers` containers (init containers included).
+// `num_containers` containers (init containers included). Exact for any arguments.
 int64_t CalculatePriority(int64_t sum_scores, int64_t num_containers);
 
-// An image's size scaled by the fraction of the cluster's nodes that hold it.
+// An image's size scaled by the fraction of the cluster's nodes that hold it, saturated into
+// int64.
 int64_t ScaledImageScore(int64_t size_bytes, int num_nodes, int total_num_nodes);
 
 // Stateless apart from the handle: Score runs concurrently on many threads and only reads the

@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <limits>
 #include <memory>
 #include <set>
 #include <stdexcept>
@@ -192,6 +194,28 @@ TEST_P(ImageLocalityScore, LargeImageOnAllNodesBeatsLargeImageOnOneNode) {
               ElementsAre(23, 0));
 }
 
+TEST_P(ImageLocalityScore, ImagesOfHugeReportedSizesScoreTheMaximum) {
+  // Sizes as large as an int64 holds, on every node (spread 1): each scaled size and their sum
+  // are past any threshold, so the node scores 100, not a wrapped-around sum.
+  constexpr int64_t kHuge = std::numeric_limits<int64_t>::max();
+  auto node = [&](const std::string& name) {
+    return NodeBuilder(name)
+        .Capacity("4", "8Gi")
+        .Image({"registry.io/a:v1"}, kHuge)
+        .Image({"registry.io/b:v1"}, kHuge - 1)
+        .Image({"registry.io/c:v1"}, int64_t{6'000'000'000'000'000'000})
+        .Info();
+  };
+  EXPECT_THAT(Run(*PodWithImages({"registry.io/a:v1"}), {node("node1"), node("node2")}),
+              ElementsAre(100, 100));
+  EXPECT_THAT(
+      Run(*PodWithImages({"registry.io/a:v1", "registry.io/b:v1"}), {node("node1"), node("node2")}),
+      ElementsAre(100, 100));
+  EXPECT_THAT(
+      Run(*PodWithImages({"registry.io/c:v1", "registry.io/c:v1"}), {node("node1"), node("node2")}),
+      ElementsAre(100, 100));
+}
+
 INSTANTIATE_TEST_SUITE_P(WithAndWithoutSnapshotImageStates, ImageLocalityScore, ::testing::Bool());
 
 TEST(ImageLocality, UsesSnapshotImageStatesWhenPresent) {
@@ -239,6 +263,12 @@ TEST(ImageLocality, CalculatePriorityClamps) {
   EXPECT_EQ(CalculatePriority(0, 0), 0);
   EXPECT_EQ(ScaledImageScore(300 * kMB, 1, 3), 100 * kMB);
   EXPECT_EQ(ScaledImageScore(300 * kMB, 1, 0), 0);
+  // 2^63 - 1 is 2^63 as a double, past the int64 range: the scaled size saturates.
+  EXPECT_EQ(ScaledImageScore(std::numeric_limits<int64_t>::max(), 3, 3),
+            std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(
+      CalculatePriority(std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::max()),
+      0);
 }
 
 TEST(ImageLocality, NormalizedImageName) {

@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <limits>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -129,6 +131,24 @@ TEST(BalancedAllocation, ThreeResourcesUseTheStandardDeviation) {
       Scores(*plugin, *without,
              {NodeBuilder("node1").Capacity("6000m", "10000", 110, {{"abc.com/xyz", "4"}}).Info()}),
       ElementsAre(85));
+}
+
+TEST(BalancedAllocation, UseAddingUpPastInt64CountsAsFull) {
+  // A pod using the whole int64 range of memory, plus the scored pod's 5000 bytes: memory is
+  // full (fraction 1), cpu 3/4 = 0.75 -> (1 - 0.125) * 100 = 87. On an empty node of the
+  // same size memory is ~0 -> (1 - 0.375) * 100 = 62.
+  auto node = [](const std::vector<framework::PodInfoPtr>& pods) {
+    NodeBuilder b("node");
+    b.Capacity("4", "0");
+    b.node().status.allocatable.memory = std::numeric_limits<int64_t>::max();
+    return b.Info(pods);
+  };
+  PodBuilder used("used");
+  used.Node("node").Container("0", "0");
+  used.pod().spec.containers.back().resources.requests.memory = std::numeric_limits<int64_t>::max();
+  auto plugin = MakePlugin();
+  EXPECT_THAT(Scores(*plugin, *CpuAndMemoryPod(), {node({used.Info()}), node({})}),
+              ElementsAre(87, 62));
 }
 
 TEST(BalancedAllocation, BestEffortPodIsSkipped) {

@@ -6,6 +6,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "pkg/api/requests.h"
+
 namespace berth::plugins::noderesources {
 namespace {
 
@@ -382,7 +384,9 @@ void ForEachShortfall(const api::ResourceList& pod_request, const api::ResourceL
   }
   auto check = [&](std::string_view name, std::string_view reason, unsigned first_class_bit,
                    int64_t requested, int64_t used, int64_t capacity) {
-    if (requested > 0 && requested > capacity - used) {
+    // In 128 bits: capacity - used is outside int64 for a negative capacity (which nothing
+    // validates in a node's status) below a use near 2^63, and must not wrap into room.
+    if (requested > 0 && requested > static_cast<api::WideInt>(capacity) - used) {
       on_short(name, reason, first_class_bit, requested, used, capacity, requested > capacity);
     }
   };

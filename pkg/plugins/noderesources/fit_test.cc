@@ -3,7 +3,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
+#include <limits>
 #include <memory>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -86,6 +90,40 @@ nlohmann::json Strategy(const std::string& type, nlohmann::json resources = null
 // Upstream TestLeastAllocated/MostAllocated pod: two containers, 3000 cpus and 5000 bytes total.
 api::PodPtr ThreeCpuPod() {
   return PodBuilder("pod").Container("1000", "2000").Container("2000", "3000").Build();
+}
+
+constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+
+// A pod on `node` whose single container states these cpu and memory requests, set directly so
+// that they can be any int64.
+framework::PodInfoPtr PodRequesting(const std::string& name, const std::string& node,
+                                    int64_t milli_cpu, int64_t memory) {
+  PodBuilder b(name);
+  b.Container("", "").Node(node);
+  api::Container& container = b.pod().spec.containers.back();
+  container.resources.requests.milli_cpu = milli_cpu;
+  container.resources.requests.memory = memory;
+  container.resources.has_cpu_request = true;
+  container.resources.has_memory_request = true;
+  return b.Info();
+}
+
+// 4000 cpus and the largest memory an int64 holds, with `pods` on it.
+framework::NodeInfoPtr HugeMemoryNode(const std::string& name,
+                                      const std::vector<framework::PodInfoPtr>& pods = {}) {
+  NodeBuilder b(name);
+  b.Capacity("4000", "0");
+  b.node().status.allocatable.memory = kMax;
+  return b.Info(pods);
+}
+
+// Three nodes of HugeMemoryNode for ThreeCpuPod (3000 cpus, 5000 bytes): one empty, one with
+// 2^62 bytes in use, one whose use is the whole int64 range, so that the pod's 5000 bytes take
+// the node's sum past it.
+std::vector<framework::NodeInfoPtr> HugeMemoryNodes() {
+  return {HugeMemoryNode("empty"),
+          HugeMemoryNode("half", {PodRequesting("half-used", "half", 0, int64_t{1} << 62)}),
+          HugeMemoryNode("full", {PodRequesting("full-used", "full", 0, kMax)})};
 }
 
 std::string ArgsError(const nlohmann::json& args) {
@@ -307,6 +345,35 @@ TEST(FitFilter, FilterWithoutPreFilterIsAnError) {
   EXPECT_THAT(status.Message(), HasSubstr("PreFilterNodeResourcesFit"));
 }
 
+TEST(FitFilter, AHugePodStillCountsAfterAnotherHugePodLeaves) {
+  // Two pods that each take the whole memory of the node: their sum is past int64. Once one of
+  // them is gone the other still takes it all, so nothing more fits.
+  auto plugin = MakeFit();
+  auto first = PodRequesting("first", "node", 0, kMax);
+  auto second = PodRequesting("second", "node", 0, kMax);
+  auto node = HugeMemoryNode("node", {first, second});
+  ASSERT_TRUE(node->RemovePod(*first->pod));
+  framework::Status status =
+      RunFilter(*plugin, *PodBuilder("pod").Container("1", "1Gi").Build(), *node);
+  EXPECT_EQ(status.code(), Code::kUnschedulable);
+  EXPECT_THAT(status.reasons(), ElementsAre("Insufficient memory"));
+}
+
+TEST(FitFilter, NegativeAllocatableBelowAHugeUseDoesNotWrapAround) {
+  // A node reporting a negative allocatable (nothing validates the status a kubelet writes)
+  // with a pod using the whole int64 range: allocatable - used is below the int64 range and
+  // must not wrap into a huge free amount.
+  auto plugin = MakeFit();
+  NodeBuilder b("node");
+  b.Capacity("4000", "0");
+  b.node().status.allocatable.memory = -2;
+  auto node = b.Info({PodRequesting("used", "node", 0, kMax)});
+  framework::Status status =
+      RunFilter(*plugin, *PodBuilder("pod").Container("1", "1").Build(), *node);
+  EXPECT_EQ(status.code(), Code::kUnschedulableAndUnresolvable);
+  EXPECT_THAT(status.reasons(), ElementsAre("Insufficient memory"));
+}
+
 TEST(FitFilter, FitsReportsAmounts) {
   auto node = FilterNode({UsedPod("10m", "20")});
   std::vector<InsufficientResource> insufficient =
@@ -368,6 +435,24 @@ TEST(FitScore, LeastAllocatedOverCommittedResourceScoresZero) {
                           {NodeBuilder("node1").Capacity("4000", "10000").Info({used1}),
                            NodeBuilder("node2").Capacity("4000", "10000").Info({used2})});
   EXPECT_THAT(scores, ElementsAre(50, 25));
+}
+
+TEST(FitScore, LeastAllocatedOnMemoryNearTwoToThe63IsInRange) {
+  // cpu (4000-3000)*100/4000 = 25 everywhere. Memory, computed exactly: (2^63-1-5000)*100 /
+  // (2^63-1) = 99 -> 62; 2^62 in use -> 49 -> 37; a sum past int64 counts as full -> 0 -> 12.
+  EXPECT_THAT(FitScores(nullptr, *ThreeCpuPod(), HugeMemoryNodes()), ElementsAre(62, 37, 12));
+}
+
+TEST(FitScore, LeastAllocatedWhereInt64WouldWrapToANegativeScore) {
+  // 1.5e17 of cpu (milli) and memory: (1.5e17 - request) * 100 is past int64 and wrapped to a
+  // score of -22, which the framework rejects as invalid, failing the cycle of every pod. The
+  // exact score is 99 for both (the pod counts its non-zero defaults, 100m and 200Mi).
+  NodeBuilder b("node");
+  b.Capacity("0", "0");
+  b.node().status.allocatable.milli_cpu = 150'000'000'000'000'000;
+  b.node().status.allocatable.memory = 150'000'000'000'000'000;
+  EXPECT_THAT(FitScores(nullptr, *PodBuilder("pod").Container("", "").Build(), {b.Info()}),
+              ElementsAre(99));
 }
 
 TEST(FitScore, ExtendedResourceScoredOnlyWhenRequested) {
@@ -461,6 +546,12 @@ TEST(FitScore, MostAllocatedResourceWeights) {
   EXPECT_THAT(scores, ElementsAre(58, 50));
 }
 
+TEST(FitScore, MostAllocatedOnMemoryNearTwoToThe63IsInRange) {
+  // cpu 75 everywhere; memory 0, 50 and 100 -> 37, 62, 87.
+  EXPECT_THAT(FitScores(Strategy("MostAllocated"), *ThreeCpuPod(), HugeMemoryNodes()),
+              ElementsAre(37, 62, 87));
+}
+
 // ---- Score: RequestedToCapacityRatio ----
 
 nlohmann::json RatioArgs(nlohmann::json shape, nlohmann::json resources = nullptr) {
@@ -526,6 +617,50 @@ TEST(FitScore, RequestedToCapacityRatioLeavesZeroScoresOutOfTheAverage) {
   auto scores = FitScores(args, *PodBuilder("pod").Container("2", "0").Build(),
                           {NodeBuilder("node1").Capacity("4", "10Gi").Info()});
   EXPECT_THAT(scores, ElementsAre(50));
+}
+
+TEST(FitScore, RequestedToCapacityRatioOnMemoryNearTwoToThe63IsInRange) {
+  nlohmann::json args =
+      RatioArgs({{{"utilization", 0}, {"score", 0}}, {{"utilization", 100}, {"score", 10}}});
+  // cpu 75% -> 75 everywhere. Memory 0% scores 0 and is left out -> 75; 50% -> round(62.5) =
+  // 63; past int64 -> 100% -> round(87.5) = 88.
+  EXPECT_THAT(FitScores(args, *ThreeCpuPod(), HugeMemoryNodes()), ElementsAre(75, 63, 88));
+}
+
+// Seeded, so that a failure reproduces: per-resource scores for extreme and ordinary amounts
+// equal the exact value of upstream's formulas, which is always in [0, 100] for amounts that are
+// not negative.
+TEST(ResourceScores, ExactForAnyAmountsUpToTwoToThe63) {
+  using Exact = __int128;
+  std::mt19937_64 random(44);
+  auto amount = [&]() -> int64_t {
+    switch (random() % 4) {
+      case 0:
+        return kMax - static_cast<int64_t>(random() % 1000);
+      case 1:
+        return static_cast<int64_t>(random() >> 1);
+      case 2:
+        return static_cast<int64_t>(random() % 1'000'000);
+      default:
+        return int64_t{1'000'000'000'000'000'000} + static_cast<int64_t>(random() % 1000);
+    }
+  };
+  for (int i = 0; i < 20000; i++) {
+    const int64_t capacity = std::max<int64_t>(amount(), 1);
+    const int64_t requested = amount();
+    SCOPED_TRACE(std::to_string(requested) + " of " + std::to_string(capacity));
+    const int64_t least =
+        requested > capacity ? 0
+                             : static_cast<int64_t>((Exact{capacity} - requested) * 100 / capacity);
+    const int64_t most =
+        static_cast<int64_t>(Exact{std::min(requested, capacity)} * 100 / capacity);
+    ASSERT_EQ(LeastRequestedScore(requested, capacity), least);
+    ASSERT_EQ(MostRequestedScore(requested, capacity), most);
+    ASSERT_GE(least, 0);
+    ASSERT_LE(least, 100);
+    ASSERT_GE(most, 0);
+    ASSERT_LE(most, 100);
+  }
 }
 
 TEST(BrokenLinearFunction, MatchesUpstreamPoints) {

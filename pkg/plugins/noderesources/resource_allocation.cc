@@ -5,6 +5,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "pkg/api/requests.h"
 #include "pkg/framework/interface.h"
 
 namespace berth::plugins::noderesources {
@@ -77,6 +78,12 @@ const int64_t* FindScalar(const api::ResourceList& list, std::string_view name) 
     return nullptr;
   }
   return &it->second;
+}
+
+// A per-resource score computed in 128 bits, into [0, kMaxNodeScore]: the range a score of
+// valid amounts is in anyway, and the nearest score for a negative amount or capacity.
+int64_t ClampScore(api::WideInt score) {
+  return static_cast<int64_t>(std::clamp<api::WideInt>(score, 0, framework::kMaxNodeScore));
 }
 
 int64_t ScalarOrZero(const api::ResourceList& list, std::string_view name) {
@@ -152,7 +159,9 @@ int64_t LeastRequestedScore(int64_t requested, int64_t capacity) {
   if (capacity == 0 || requested > capacity) {
     return 0;
   }
-  return ((capacity - requested) * framework::kMaxNodeScore) / capacity;
+  // For capacities near 2^63 the product overflows int64; MulDiv gives it exactly.
+  const api::WideInt free = static_cast<api::WideInt>(capacity) - requested;
+  return ClampScore(api::MulDiv(free, framework::kMaxNodeScore, capacity));
 }
 
 int64_t MostRequestedScore(int64_t requested, int64_t capacity) {
@@ -160,7 +169,15 @@ int64_t MostRequestedScore(int64_t requested, int64_t capacity) {
     return 0;
   }
   requested = std::min(requested, capacity);
-  return (requested * framework::kMaxNodeScore) / capacity;
+  return ClampScore(api::MulDiv(requested, framework::kMaxNodeScore, capacity));
+}
+
+int64_t RequestedPercent(api::WideInt requested, api::WideInt capacity) {
+  if (capacity == 0 || requested > capacity) {
+    return kMaxUtilization;
+  }
+  return static_cast<int64_t>(std::clamp<api::WideInt>(
+      api::MulDiv(requested, kMaxUtilization, capacity), 0, kMaxUtilization));
 }
 
 int64_t BrokenLinearFunction(const std::vector<UtilizationShapePoint>& shape, int64_t p) {
@@ -203,10 +220,8 @@ ResourceScorer RequestedToCapacityRatioScorer(std::vector<ResourceSpec> resource
             continue;
           }
           // Over-committed resources score as fully utilized.
-          int64_t utilization = requested[i] > allocatable[i]
-                                    ? kMaxUtilization
-                                    : requested[i] * kMaxUtilization / allocatable[i];
-          int64_t resource_score = BrokenLinearFunction(scaled, utilization);
+          int64_t resource_score =
+              BrokenLinearFunction(scaled, RequestedPercent(requested[i], allocatable[i]));
           if (resource_score <= 0) {
             continue;
           }
@@ -261,7 +276,12 @@ int64_t BalancedResourceScore(std::span<const int64_t> requested,
     }
     std_dev = std::sqrt(sum / static_cast<double>(count));
   }
-  return static_cast<int64_t>((1 - std_dev) * static_cast<double>(framework::kMaxNodeScore));
+  // With fractions in [0, 1] the deviation is at most 0.5; a negative amount or allocatable
+  // (which no validated object has) can take it anywhere. Clamped before the conversion, which
+  // is undefined for a double outside the int64 range.
+  const double score = (1 - std_dev) * static_cast<double>(framework::kMaxNodeScore);
+  return static_cast<int64_t>(
+      std::clamp(score, 0.0, static_cast<double>(framework::kMaxNodeScore)));
 }
 
 ResourceScorer BalancedScorer() { return PerNodeScorer(&BalancedResourceScore); }
@@ -350,7 +370,10 @@ void ResourceAllocationScorer::FillValues(const std::vector<int64_t>& pod_reques
       for (size_t n = 0; n < nodes.size(); n++) {
         const auto [alloc, used] = values(*nodes[n]);
         allocatable[n * count + r] = alloc;
-        requested[n * count + r] = alloc == 0 ? 0 : used + pod_request;
+        // Saturated: a sum past int64 exceeds any allocatable, and every scorer treats
+        // requested >= allocatable alike.
+        requested[n * count + r] =
+            alloc == 0 ? 0 : api::ClampToInt64(static_cast<api::WideInt>(used) + pod_request);
       }
     };
     switch (kinds_[r]) {

@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "pkg/api/requests.h"
 #include "pkg/api/types.h"
 #include "pkg/framework/interface.h"
 #include "pkg/framework/types.h"
@@ -99,11 +100,18 @@ class NodeResourceValues {
 using ResourceScorer =
     std::function<void(const NodeResourceValues& values, std::span<framework::NodeScore> scores)>;
 
+// Per-resource scores are computed exactly for any int64 amounts (no intermediate overflows)
+// and are in [0, kMaxNodeScore]; for valid amounts they equal upstream's int64 arithmetic.
+//
 // ((capacity - requested) * 100) / capacity; 0 when requested exceeds capacity.
 int64_t LeastRequestedScore(int64_t requested, int64_t capacity);
 // (requested * 100) / capacity with requested capped at capacity (non-zero defaults can push the
 // requested sum above capacity).
 int64_t MostRequestedScore(int64_t requested, int64_t capacity);
+// requested * kMaxUtilization / capacity, truncated, in [0, kMaxUtilization]; kMaxUtilization
+// when requested exceeds capacity or capacity is 0. Takes sums of int64 amounts (a storage class's
+// volumes) as well.
+int64_t RequestedPercent(api::WideInt requested, api::WideInt capacity);
 // The piecewise-linear function through `shape` (sorted by utilization) evaluated at `p`,
 // constant beyond the first and last points, with integer interpolation.
 int64_t BrokenLinearFunction(const std::vector<UtilizationShapePoint>& shape, int64_t p);

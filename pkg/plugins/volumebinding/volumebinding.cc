@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "pkg/api/requests.h"
 #include "pkg/informer/factory.h"
 #include "pkg/plugins/helper/args.h"
 #include "pkg/plugins/helper/volumes.h"
@@ -221,7 +222,8 @@ Status VolumeBinding::PreScore(framework::CycleState& state, const api::Pod&,
   return shared != nullptr && shared->has_delay_binding ? Status() : Status::Skip();
 }
 
-int64_t VolumeBinding::ScoreClasses(const std::vector<std::pair<int64_t, int64_t>>& classes) const {
+int64_t VolumeBinding::ScoreClasses(
+    const std::vector<std::pair<api::WideInt, api::WideInt>>& classes) const {
   if (classes.empty()) return 0;
   std::vector<noderesources::UtilizationShapePoint> scaled = args_.shape;
   for (auto& point : scaled) {
@@ -229,10 +231,8 @@ int64_t VolumeBinding::ScoreClasses(const std::vector<std::pair<int64_t, int64_t
   }
   int64_t total = 0;
   for (const auto& [requested, capacity] : classes) {
-    const int64_t utilization = capacity == 0 || requested > capacity
-                                    ? noderesources::kMaxUtilization
-                                    : requested * noderesources::kMaxUtilization / capacity;
-    total += noderesources::BrokenLinearFunction(scaled, utilization);
+    total += noderesources::BrokenLinearFunction(
+        scaled, noderesources::RequestedPercent(requested, capacity));
   }
   return std::llround(static_cast<double>(total) / static_cast<double>(classes.size()));
 }
@@ -250,7 +250,8 @@ Status VolumeBinding::Score(const framework::CycleState& state, const api::Pod&,
     volumes = &it->second;
   }
   // Class -> (requested, capacity) bytes.
-  std::map<std::string, std::pair<int64_t, int64_t>> classes;
+  // Exact sums: volumes and claims of exabytes add up past int64.
+  std::map<std::string, std::pair<api::WideInt, api::WideInt>> classes;
   if (!volumes->static_bindings.empty()) {
     for (const BindingInfo& b : volumes->static_bindings) {
       auto& c = classes[b.pv->spec.storage_class_name];
@@ -266,7 +267,7 @@ Status VolumeBinding::Score(const framework::CycleState& state, const api::Pod&,
       c.first += p.pvc->spec.storage_request.value_or(0);
     }
   }
-  std::vector<std::pair<int64_t, int64_t>> list;
+  std::vector<std::pair<api::WideInt, api::WideInt>> list;
   list.reserve(classes.size());
   for (const auto& [name, c] : classes) list.push_back(c);
   *score = ScoreClasses(list);

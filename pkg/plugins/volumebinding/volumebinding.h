@@ -23,6 +23,7 @@
 #include <string_view>
 #include <vector>
 
+#include "pkg/api/requests.h"
 #include "pkg/framework/interface.h"
 #include "pkg/plugins/noderesources/resource_allocation.h"
 #include "pkg/plugins/volumebinding/binder.h"
@@ -80,7 +81,7 @@ class VolumeBinding final : public framework::PreFilterPlugin,
  private:
   // The score of a node from the requested and capacity bytes of each class of the volumes
   // chosen there.
-  int64_t ScoreClasses(const std::vector<std::pair<int64_t, int64_t>>& classes) const;
+  int64_t ScoreClasses(const std::vector<std::pair<api::WideInt, api::WideInt>>& classes) const;
 
   const Args args_;
   const informer::Lister<api::PersistentVolumeClaim> claims_;

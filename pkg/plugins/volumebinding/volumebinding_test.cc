@@ -548,6 +548,37 @@ TEST_F(VolumeBindingTest, ScorePrefersLowUtilizationByDefault) {
   EXPECT_EQ(score_b, 12);
 }
 
+TEST_F(VolumeBindingTest, ScoreOfVolumesOfExabytesIsInRange) {
+  // 4Ei of 7Ei is 57% used: 100 - 57 = 43 with the default shape. Two such claims of one class
+  // on one node sum past int64 (8Ei of 14Ei, still 57%).
+  auto plugin = Plugin();
+  AddClass(ClassJson("local", "WaitForFirstConsumer"));
+  AddVolume(VolumeJson("pv-a", "local", "7Ei", "node-a"));
+  AddVolume(VolumeJson("pv-b1", "local", "7Ei", "node-b"));
+  AddVolume(VolumeJson("pv-b2", "local", "7Ei", "node-b"));
+  AddClaim(ClaimJson("one", "local", "4Ei"));
+  AddClaim(ClaimJson("two", "local", "4Ei"));
+  NodeInfo a = AddNode("node-a");
+  NodeInfo b = AddNode("node-b");
+  auto single = PodWith("single", json::array({ClaimVolume("one")}));
+  CycleState state;
+  Status pre;
+  auto statuses = Cycle(*plugin, state, *single, {a}, &pre);
+  ASSERT_TRUE(statuses["node-a"].IsSuccess());
+  ASSERT_TRUE(plugin->PreScore(state, *single, {}).IsSuccess());
+  int64_t score = -1;
+  ASSERT_TRUE(plugin->Score(state, *single, a, &score).IsSuccess());
+  EXPECT_EQ(score, 43);
+
+  auto both = PodWith("both", json::array({ClaimVolume("one", "d1"), ClaimVolume("two", "d2")}));
+  CycleState both_state;
+  statuses = Cycle(*plugin, both_state, *both, {b}, &pre);
+  ASSERT_TRUE(statuses["node-b"].IsSuccess());
+  ASSERT_TRUE(plugin->PreScore(both_state, *both, {}).IsSuccess());
+  ASSERT_TRUE(plugin->Score(both_state, *both, b, &score).IsSuccess());
+  EXPECT_EQ(score, 43);
+}
+
 TEST_F(VolumeBindingTest, MigratedInTreeVolumesAreMatchedWithTheirCSITopology) {
   auto plugin = Plugin();
   json pv = json::parse(R"({
