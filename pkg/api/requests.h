@@ -16,6 +16,12 @@ void ComputePodRequests(Pod& pod);
 // Wide enough that sums of int64 amounts cannot overflow: 2^64 terms would be needed.
 using WideInt = __int128;
 
+// Quantities decode into int64 amounts that saturate at its maximum (Quantity::MilliValue, and
+// the sums of a pod's containers), so that value stands for "this much or more": an amount the
+// int64 range cannot hold. A request of it is never known to fit, not even where the capacity
+// saturated too (a node reporting 1E cpu and a pod asking 2^62 cpu both read as this value).
+inline constexpr int64_t kSaturatedAmount = std::numeric_limits<int64_t>::max();
+
 // `value` saturated into int64.
 inline int64_t ClampToInt64(WideInt value) {
   if (value > std::numeric_limits<int64_t>::max()) return std::numeric_limits<int64_t>::max();

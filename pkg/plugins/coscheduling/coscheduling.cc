@@ -10,6 +10,7 @@
 #include <tuple>
 #include <utility>
 
+#include "pkg/api/requests.h"
 #include "pkg/informer/factory.h"
 #include "pkg/plugins/coscheduling/podgroup_source.h"
 #include "pkg/plugins/coscheduling/workload_podgroup_source.h"
@@ -71,7 +72,8 @@ std::string Amount(std::string_view resource, int64_t amount) {
 std::string Shortfall(const api::ResourceList& need, const api::ResourceList& have) {
   std::string out;
   auto check = [&](std::string_view name, int64_t needed, int64_t free) {
-    if (needed <= free) return;
+    // A saturated minimum is more than int64 holds: never known to be free (kSaturatedAmount).
+    if (needed <= free && needed != api::kSaturatedAmount) return;
     out += (out.empty() ? "" : ", ") + std::string(name) + " " + Amount(name, needed) + " (" +
            Amount(name, std::max<int64_t>(free, 0)) + " free)";
   };
@@ -304,7 +306,8 @@ std::string Coscheduling::MissingResources(const GangKey& key, const GangSpec& s
     auto it = state_->gangs.find(key);
     gang_on_nodes = it != state_->gangs.end() && it->second.Placed() > 0;
   }
-  api::ResourceList free;
+  // Exact across nodes: saturating adds would make a few huge nodes look like any amount free.
+  api::ResourceSum free;
   for (const auto& node : nodes) {
     if (node == nullptr || node->node() == nullptr) continue;
     api::ResourceList left = node->allocatable();
@@ -324,7 +327,7 @@ std::string Coscheduling::MissingResources(const GangKey& key, const GangSpec& s
     ClampAtZero(left);
     free.Add(left);
   }
-  return Shortfall(need, free);
+  return Shortfall(need, free.clamped());
 }
 
 void Coscheduling::EndWaitLocked(Gang& gang, bool allowed, SteadyClock::time_point now) {

@@ -321,6 +321,25 @@ TEST_F(CoschedulingTest, MinResourcesAreCheckedAgainstFreeCapacityBeforeAnyPodIs
   EXPECT_TRUE(PreFilter(a).IsSuccess());
 }
 
+TEST_F(CoschedulingTest, AMinimumPastInt64IsNeverFreeHoweverLargeTheNodes) {
+  Build();
+  // Two nodes of 8E memory: 1.6 * 10^19 bytes free in all, past int64. A minimum of 10^30 bytes
+  // reads as int64's maximum, as a saturated free total used to; it must not count as free.
+  lister_.Set(
+      {NodeBuilder("n1").Capacity("4", "8E").Info(), NodeBuilder("n2").Capacity("4", "8E").Info()});
+  Group("huge", 1, {{"minResources", {{"memory", "1e30"}}}});
+  auto a = Member("a", "huge");
+  Status refused = PreFilter(a);
+  EXPECT_EQ(refused.code(), Code::kUnschedulableAndUnresolvable);
+  EXPECT_EQ(refused.Message().rfind(
+                "pod group \"ml/huge\" needs more than the cluster has free: memory ", 0),
+            0u)
+      << refused.Message();
+
+  Group("large", 1, {{"minResources", {{"memory", "9E"}}}});
+  EXPECT_TRUE(PreFilter(Member("b", "large")).IsSuccess());
+}
+
 // ---- Permit: wait for minMember, then allow all at once ----
 
 TEST_F(CoschedulingTest, PlacedPodsWaitUntilMinMemberThenAllBindTogether) {

@@ -385,9 +385,12 @@ void ForEachShortfall(const api::ResourceList& pod_request, const api::ResourceL
   auto check = [&](std::string_view name, std::string_view reason, unsigned first_class_bit,
                    int64_t requested, int64_t used, int64_t capacity) {
     // In 128 bits: capacity - used is outside int64 for a negative capacity (which nothing
-    // validates in a node's status) below a use near 2^63, and must not wrap into room.
-    if (requested > 0 && requested > static_cast<api::WideInt>(capacity) - used) {
-      on_short(name, reason, first_class_bit, requested, used, capacity, requested > capacity);
+    // validates in a node's status) below a use near 2^63, and must not wrap into room. A
+    // saturated request is more than int64 holds and is short everywhere (kSaturatedAmount).
+    const bool saturated = requested == api::kSaturatedAmount;
+    if (requested > 0 && (saturated || requested > static_cast<api::WideInt>(capacity) - used)) {
+      on_short(name, reason, first_class_bit, requested, used, capacity,
+               saturated || requested > capacity);
     }
   };
   auto check_first_class = [&](std::string_view name, FirstClass resource, int64_t requested,

@@ -374,6 +374,21 @@ TEST(FitFilter, NegativeAllocatableBelowAHugeUseDoesNotWrapAround) {
   EXPECT_THAT(status.reasons(), ElementsAre("Insufficient memory"));
 }
 
+TEST(FitFilter, ARequestPastInt64NeverFitsEvenWhereTheCapacityIsPastItToo) {
+  // 1E cpu is 10^21 millicores and 2^62 cpu about 4.6 * 10^21: both read as int64's maximum.
+  // The request is not known to fit, so it does not; a large request that int64 holds still fits.
+  auto plugin = MakeFit();
+  NodeBuilder b("node");
+  b.Capacity("1E", "1Gi");
+  auto node = b.Info({});
+  framework::Status status =
+      RunFilter(*plugin, *PodBuilder("pod").Container("4611686018427387904", "1").Build(), *node);
+  EXPECT_EQ(status.code(), Code::kUnschedulableAndUnresolvable);
+  EXPECT_THAT(status.reasons(), ElementsAre("Insufficient cpu"));
+  EXPECT_TRUE(
+      RunFilter(*plugin, *PodBuilder("pod").Container("1P", "1").Build(), *node).IsSuccess());
+}
+
 TEST(FitFilter, FitsReportsAmounts) {
   auto node = FilterNode({UsedPod("10m", "20")});
   std::vector<InsufficientResource> insufficient =
