@@ -222,7 +222,8 @@ class Dispatcher {
 // The admission counts of Options::limits, per source address. Thread-safe.
 class SourceLimits {
  public:
-  explicit SourceLimits(const Limits& limits) : limits_(limits) {}
+  explicit SourceLimits(const Limits& limits)
+      : limits_(limits), clock_(limits.clock != nullptr ? limits.clock : &real_clock_) {}
   SourceLimits(const SourceLimits&) = delete;
   SourceLimits& operator=(const SourceLimits&) = delete;
 
@@ -243,7 +244,7 @@ class SourceLimits {
   std::unique_ptr<Slot> Open(const std::string& source) {
     std::lock_guard lock(mu_);
     if (open_ >= limits_.max_connections) return nullptr;
-    const auto now = std::chrono::steady_clock::now();
+    const util::Clock::TimePoint now = clock_->Now();
     if (sources_.size() >= kPruneAt) Prune(now);
     Source& s = Find(source, now);
     if (s.connections >= limits_.max_connections_per_source) return nullptr;
@@ -255,7 +256,7 @@ class SourceLimits {
   // Spends one request from the source's bucket; false when it is empty.
   bool TakeRequest(const std::string& source) {
     std::lock_guard lock(mu_);
-    Source& s = Find(source, std::chrono::steady_clock::now());
+    Source& s = Find(source, clock_->Now());
     if (s.tokens < 1) return false;
     s.tokens -= 1;
     return true;
@@ -265,14 +266,14 @@ class SourceLimits {
   struct Source {
     size_t connections = 0;
     double tokens = 0;
-    std::chrono::steady_clock::time_point refilled;
+    util::Clock::TimePoint refilled;
   };
   // Sources without a connection are forgotten once their bucket is full again (forgetting one
   // sooner would let a client refill it by reconnecting); looked for when this many are known.
   static constexpr size_t kPruneAt = 4096;
 
   // The source's entry, its bucket refilled to `now`. Requires mu_.
-  Source& Find(const std::string& source, std::chrono::steady_clock::time_point now) {
+  Source& Find(const std::string& source, util::Clock::TimePoint now) {
     auto [it, added] = sources_.try_emplace(source);
     Source& s = it->second;
     const double burst = static_cast<double>(limits_.request_burst);
@@ -294,7 +295,7 @@ class SourceLimits {
   }
 
   // Requires mu_.
-  void Prune(std::chrono::steady_clock::time_point now) {
+  void Prune(util::Clock::TimePoint now) {
     const double burst = static_cast<double>(limits_.request_burst);
     for (auto it = sources_.begin(); it != sources_.end();) {
       const double elapsed = std::chrono::duration<double>(now - it->second.refilled).count();
@@ -304,7 +305,9 @@ class SourceLimits {
   }
 
   const Limits limits_;
-  std::mutex mu_;  // Guards open_ and sources_.
+  const util::RealClock real_clock_;
+  const util::Clock* const clock_;  // limits_.clock, or real_clock_.
+  std::mutex mu_;                   // Guards open_ and sources_.
   size_t open_ = 0;
   std::unordered_map<std::string, Source> sources_;
 };

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "pkg/server/auth/filter.h"
+#include "pkg/util/clock.h"
 
 namespace berth::server {
 
@@ -44,6 +45,8 @@ struct Limits {
   // scrapes away. Only a listener with a filter counts.
   double requests_per_second = 20;
   size_t request_burst = 50;
+  // What the buckets refill by; null: the steady clock. When set, it must outlive the server.
+  const util::Clock* clock = nullptr;
 };
 
 // The certificate chain and key an HTTPS listener presents: either files or PEM text.
