@@ -14,15 +14,20 @@ using namespace std::chrono_literals;
 
 TEST(ProbesE2E, ReadyzWaitsForInformerSyncWhileLivezStaysUp) {
   const std::string scheduler = "berth-e2e-" + testing::UniqueSuffix();
+  // The identity may not review the token the reasons are read with: the reviews go through
+  // the admin kubeconfig.
   BerthProcess berth("probes", SchedulerConfig(scheduler, false),
-                     testing::ClusterDir() + "/kubeconfig-noperms");
+                     testing::ClusterDir() + "/kubeconfig-noperms",
+                     {"--authentication-kubeconfig", testing::ClusterDir() + "/kubeconfig",
+                      "--authorization-kubeconfig", testing::ClusterDir() + "/kubeconfig"});
   ASSERT_EQ(HttpGet(berth.url() + "/livez").status, 200) << berth.Log();
 
-  // Forbidden: not ready, and the probe body says which check fails and why.
+  // Forbidden: not ready, and the probe body says which check fails and why to an authenticated
+  // caller; an anonymous one (a kubelet's probe) gets the status and no reason.
   HttpReply not_ready;
   ASSERT_TRUE(testing::Eventually(
       [&] {
-        not_ready = HttpGet(berth.url() + "/readyz");
+        not_ready = HttpGet(berth.url() + "/readyz", ScraperToken());
         return not_ready.body.find("forbidden") != std::string::npos ||
                not_ready.body.find("Forbidden") != std::string::npos;
       },
@@ -31,6 +36,10 @@ TEST(ProbesE2E, ReadyzWaitsForInformerSyncWhileLivezStaysUp) {
   EXPECT_EQ(not_ready.status, 500);
   EXPECT_NE(not_ready.body.find("[-]informer-pods failed"), std::string::npos) << not_ready.body;
   EXPECT_NE(not_ready.body.find("[-]informer-nodes failed"), std::string::npos) << not_ready.body;
+  const HttpReply anonymous = HttpGet(berth.url() + "/readyz");
+  EXPECT_EQ(anonymous.status, 500);
+  EXPECT_EQ(anonymous.body.find("forbidden"), std::string::npos) << anonymous.body;
+  EXPECT_EQ(anonymous.body.find("informer-pods"), std::string::npos) << anonymous.body;
   EXPECT_EQ(HttpGet(berth.url() + "/livez").status, 200);
   EXPECT_TRUE(berth.process().Running());
 
