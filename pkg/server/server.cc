@@ -1,10 +1,5 @@
 #include "pkg/server/server.h"
 
-#include <openssl/evp.h>
-#include <openssl/ssl.h>
-#include <openssl/x509.h>
-#include <sys/stat.h>
-
 #include <array>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl.hpp>
@@ -14,13 +9,13 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 #include <chrono>
-#include <fstream>
 #include <mutex>
 #include <thread>
 #include <type_traits>
-#include <unordered_map>
 
 #include "pkg/log/log.h"
+#include "pkg/server/limits.h"
+#include "pkg/server/tls_context.h"
 #include "pkg/util/task_queue.h"
 
 namespace berth::server {
@@ -45,12 +40,6 @@ constexpr size_t kDrainBytes = 4 * kMaxDebugBodyBytes;
 constexpr auto kDrainTimeout = std::chrono::seconds(2);
 // A failed accept (out of descriptors) is retried after this, not in a busy loop.
 constexpr auto kAcceptRetry = std::chrono::milliseconds(100);
-// TLS 1.2's suites: ECDHE for forward secrecy, AEAD only (no CBC, whose padding oracles keep
-// coming back), as Go's crypto/tls defaults and the Mozilla "intermediate" profile have it.
-constexpr char kTls12Ciphers[] =
-    "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:"
-    "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:"
-    "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305";
 
 constexpr size_t kDefaultServerThreads = 4;
 std::mutex threads_mu;
@@ -84,11 +73,6 @@ std::pair<bool, std::string> RunChecks(const std::vector<HealthCheck>& checks) {
   return {ok, report};
 }
 
-void RequireReadable(const std::string& flag, const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw ServerError(flag + ": cannot read \"" + path + "\"");
-}
-
 int HexDigit(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
@@ -114,58 +98,6 @@ std::optional<std::string> PercentDecode(std::string_view text) {
   }
   return out;
 }
-
-std::string Utf8(const ASN1_STRING* value) {
-  unsigned char* utf8 = nullptr;
-  const int length = ASN1_STRING_to_UTF8(&utf8, value);
-  if (length < 0) return "";
-  std::string out(reinterpret_cast<const char*>(utf8), static_cast<size_t>(length));
-  OPENSSL_free(utf8);
-  return out;
-}
-
-// The subject of the certificate the client presented, when the handshake verified it against the
-// client CA; nullopt when none was presented or it did not verify. As upstream's x509
-// authenticator, a certificate that fails is no identity, not a refused connection: the request
-// may still carry a token.
-std::optional<auth::ClientCertificate> VerifiedClientCertificate(SSL* ssl) {
-  // Without a client CA nothing was verified, and SSL_get_verify_result reports X509_V_OK for
-  // a chain it never checked.
-  if ((SSL_get_verify_mode(ssl) & SSL_VERIFY_PEER) == 0) return std::nullopt;
-  X509* cert = SSL_get0_peer_certificate(ssl);
-  if (cert == nullptr) return std::nullopt;
-  const long result = SSL_get_verify_result(ssl);
-  if (result != X509_V_OK) {
-    log::Verbose(4, "client certificate not verified; it authenticates no one",
-                 {{"error", X509_verify_cert_error_string(result)}});
-    return std::nullopt;
-  }
-  auth::ClientCertificate out;
-  const X509_NAME* subject = X509_get_subject_name(cert);
-  for (int i = 0; i < X509_NAME_entry_count(subject); i++) {
-    const X509_NAME_ENTRY* entry = X509_NAME_get_entry(subject, i);
-    const int nid = OBJ_obj2nid(X509_NAME_ENTRY_get_object(entry));
-    // Several CNs: the last wins, as Go's pkix.Name keeps it.
-    if (nid == NID_commonName) out.common_name = Utf8(X509_NAME_ENTRY_get_data(entry));
-    if (nid == NID_organizationName) {
-      out.organizations.push_back(Utf8(X509_NAME_ENTRY_get_data(entry)));
-    }
-  }
-  std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
-  unsigned int length = 0;
-  if (X509_digest(cert, EVP_sha256(), digest.data(), &length) == 1) {
-    constexpr char kHex[] = "0123456789abcdef";
-    for (unsigned int i = 0; i < length; i++) {
-      out.sha256 += kHex[digest[i] >> 4];
-      out.sha256 += kHex[digest[i] & 0xf];
-    }
-  }
-  return out;
-}
-
-// The handshake asks for a certificate and never fails over it (Go's RequestClientCert); the
-// verdict is read afterwards from SSL_get_verify_result.
-int AcceptAnyCertificate(int /*preverify_ok*/, X509_STORE_CTX* /*ctx*/) { return 1; }
 
 // What a route answers.
 struct Answer {
@@ -219,117 +151,6 @@ class Dispatcher {
   virtual Answer Serve(const Incoming& request, bool details) = 0;
 };
 
-// The admission counts of Options::limits, per source address. Thread-safe.
-class SourceLimits {
- public:
-  explicit SourceLimits(const Limits& limits)
-      : limits_(limits), clock_(limits.clock != nullptr ? limits.clock : &real_clock_) {}
-  SourceLimits(const SourceLimits&) = delete;
-  SourceLimits& operator=(const SourceLimits&) = delete;
-
-  // One open connection; its destruction frees the place.
-  class Slot {
-   public:
-    Slot(SourceLimits* limits, std::string source) : limits_(limits), source_(std::move(source)) {}
-    ~Slot() { limits_->Release(source_); }
-    Slot(const Slot&) = delete;
-    Slot& operator=(const Slot&) = delete;
-
-   private:
-    SourceLimits* const limits_;
-    const std::string source_;
-  };
-
-  // A place for a new connection from `source`; null when the listener or the source is full.
-  std::unique_ptr<Slot> Open(const std::string& source) {
-    std::lock_guard lock(mu_);
-    if (open_ >= limits_.max_connections) return nullptr;
-    const util::Clock::TimePoint now = clock_->Now();
-    if (sources_.size() >= kPruneAt) Prune(now);
-    Source& s = Find(source, now);
-    if (s.connections >= limits_.max_connections_per_source) return nullptr;
-    s.connections++;
-    open_++;
-    return std::make_unique<Slot>(this, source);
-  }
-
-  // Spends one request from the source's bucket; false when it is empty.
-  bool TakeRequest(const std::string& source) {
-    std::lock_guard lock(mu_);
-    Source& s = Find(source, clock_->Now());
-    if (s.tokens < 1) return false;
-    s.tokens -= 1;
-    return true;
-  }
-
- private:
-  struct Source {
-    size_t connections = 0;
-    double tokens = 0;
-    util::Clock::TimePoint refilled;
-  };
-  // Sources without a connection are forgotten once their bucket is full again (forgetting one
-  // sooner would let a client refill it by reconnecting); looked for when this many are known.
-  static constexpr size_t kPruneAt = 4096;
-
-  // The source's entry, its bucket refilled to `now`. Requires mu_.
-  Source& Find(const std::string& source, util::Clock::TimePoint now) {
-    auto [it, added] = sources_.try_emplace(source);
-    Source& s = it->second;
-    const double burst = static_cast<double>(limits_.request_burst);
-    if (added) {
-      s.tokens = burst;
-    } else {
-      const double elapsed = std::chrono::duration<double>(now - s.refilled).count();
-      s.tokens = std::min(burst, s.tokens + elapsed * limits_.requests_per_second);
-    }
-    s.refilled = now;
-    return s;
-  }
-
-  void Release(const std::string& source) {
-    std::lock_guard lock(mu_);
-    open_--;
-    auto it = sources_.find(source);
-    if (it != sources_.end()) it->second.connections--;
-  }
-
-  // Requires mu_.
-  void Prune(util::Clock::TimePoint now) {
-    const double burst = static_cast<double>(limits_.request_burst);
-    for (auto it = sources_.begin(); it != sources_.end();) {
-      const double elapsed = std::chrono::duration<double>(now - it->second.refilled).count();
-      const bool full = it->second.tokens + elapsed * limits_.requests_per_second >= burst;
-      it = it->second.connections == 0 && full ? sources_.erase(it) : std::next(it);
-    }
-  }
-
-  const Limits limits_;
-  const util::RealClock real_clock_;
-  const util::Clock* const clock_;  // limits_.clock, or real_clock_.
-  std::mutex mu_;                   // Guards open_ and sources_.
-  size_t open_ = 0;
-  std::unordered_map<std::string, Source> sources_;
-};
-
-// The identity of the files a TLS context was built from: device, inode, size, modification and
-// change times of each, as stat() reports them ("-" for a file that cannot be read).
-std::string FilesStamp(const std::vector<std::string>& files) {
-  std::string stamp;
-  for (const std::string& file : files) {
-    struct stat st {};
-    if (stat(file.c_str(), &st) != 0) {
-      stamp += "-;";
-      continue;
-    }
-    stamp += std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + ":" +
-             std::to_string(st.st_size) + ":" + std::to_string(st.st_mtim.tv_sec) + "." +
-             std::to_string(st.st_mtim.tv_nsec) + ":" + std::to_string(st.st_ctim.tv_sec) + "." +
-             std::to_string(st.st_ctim.tv_nsec) + ";";
-  }
-  return stamp;
-}
-
 }  // namespace
 
 void SetServerThreads(size_t threads) {
@@ -373,16 +194,6 @@ BindAddress ParseBindAddress(const std::string& address) {
   return out;
 }
 
-void CheckClientCaFile(const std::string& path) {
-  RequireReadable("--client-ca-file", path);
-  STACK_OF(X509_NAME)* names = SSL_load_client_CA_file(path.c_str());
-  const int count = names == nullptr ? 0 : sk_X509_NAME_num(names);
-  sk_X509_NAME_pop_free(names, X509_NAME_free);
-  if (count == 0) {
-    throw ServerError("--client-ca-file: \"" + path + "\" holds no PEM certificate");
-  }
-}
-
 class HttpServer::Impl : public Dispatcher {
  public:
   Impl(Options options, Handlers handlers)
@@ -403,6 +214,7 @@ class HttpServer::Impl : public Dispatcher {
     }
     url_ = std::string(options_.tls ? "https" : "http") + "://" + address_.host + ":" +
            std::to_string(address_.port);
+    if (options_.tls) tls_.emplace(*options_.tls, options_.client_ca, options_.flag, url_);
     if (options_.filter) {
       auth_queue_ =
           std::make_unique<util::TaskQueue>(HttpServer::kAuthWorkers, HttpServer::kAuthQueue);
@@ -412,7 +224,7 @@ class HttpServer::Impl : public Dispatcher {
   void Start() {
     std::lock_guard lock(mu_);
     if (acceptor_ || stopped_) return;
-    if (options_.tls) CheckTls();
+    if (tls_) tls_->Load();
     boost::system::error_code ec;
     std::string host_text = address_.host;
     if (host_text.front() == '[') host_text = host_text.substr(1, host_text.size() - 2);
@@ -514,51 +326,7 @@ class HttpServer::Impl : public Dispatcher {
     }
   }
 
-  // The context new connections handshake with. Built at start, and again when a file it was
-  // built from changes: each call compares the files' stamp, a stat() per file, which costs little
-  // next to a handshake, so a rotated pair or CA bundle reaches the very next connection. When
-  // the changed files do not load (caught half-written, a key that is not the certificate's), the
-  // last good context stays in use until they change again. Throws ServerError before Start.
-  std::shared_ptr<net::ssl::context> TlsContext() {
-    const std::string stamp = FilesStamp(TlsFiles());
-    std::lock_guard lock(tls_mu_);
-    if (stamp != tls_stamp_) {
-      tls_stamp_ = stamp;
-      try {
-        tls_context_ = BuildTlsContext();
-        log::Info("serving certificate files changed; reloaded", {{"address", url_}});
-      } catch (const std::exception& e) {
-        log::Warn("serving certificate files changed but do not load; serving the previous ones",
-                  {{"address", url_}, {"error", e.what()}});
-      }
-    }
-    if (!tls_context_) throw ServerError(options_.flag + ": no certificate loaded");
-    return tls_context_;
-  }
-
  private:
-  // Loads everything once now, so a bad file or PEM fails start-up rather than the first scrape.
-  void CheckTls() {
-    const Certificate& c = *options_.tls;
-    const bool files = !c.cert_file.empty();
-    if (files) {
-      RequireReadable("--tls-cert-file", c.cert_file);
-      RequireReadable("--tls-private-key-file", c.key_file);
-    }
-    if (!options_.client_ca.empty()) CheckClientCaFile(options_.client_ca);
-    try {
-      std::lock_guard lock(tls_mu_);
-      tls_stamp_ = FilesStamp(TlsFiles());
-      tls_context_ = BuildTlsContext();
-    } catch (const std::exception& e) {
-      if (files) {
-        throw ServerError("--tls-cert-file/--tls-private-key-file: cannot load \"" + c.cert_file +
-                          "\" / \"" + c.key_file + "\": " + e.what());
-      }
-      throw ServerError(options_.flag + ": cannot load the certificate: " + e.what());
-    }
-  }
-
   void Accept();
   void Retry();
   // The client's address: the source Options::limits counts per.
@@ -622,58 +390,12 @@ class HttpServer::Impl : public Dispatcher {
     });
   }
 
-  std::vector<std::string> TlsFiles() const {
-    std::vector<std::string> files;
-    if (!options_.tls->cert_file.empty()) {
-      files = {options_.tls->cert_file, options_.tls->key_file};
-    }
-    if (!options_.client_ca.empty()) files.push_back(options_.client_ca);
-    return files;
-  }
-
-  // A new context from the files (or PEM text). Throws what boost::asio::ssl throws, or
-  // std::runtime_error.
-  std::shared_ptr<net::ssl::context> BuildTlsContext() const {
-    auto ctx = std::make_shared<net::ssl::context>(net::ssl::context::tls_server);
-    ctx->set_options(net::ssl::context::default_workarounds | net::ssl::context::no_sslv2 |
-                     net::ssl::context::no_sslv3 | net::ssl::context::no_tlsv1 |
-                     net::ssl::context::no_tlsv1_1 | net::ssl::context::no_compression);
-    SSL_CTX* native = ctx->native_handle();
-    // Renegotiation lets a client make the server redo the expensive half of a handshake at
-    // will, on a connection already admitted.
-    SSL_CTX_set_options(native, SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
-    if (SSL_CTX_set_cipher_list(native, kTls12Ciphers) != 1) {
-      throw std::runtime_error("OpenSSL knows none of the TLS 1.2 cipher suites");
-    }
-    const Certificate& c = *options_.tls;
-    if (!c.cert_file.empty()) {
-      ctx->use_certificate_chain_file(c.cert_file);
-      ctx->use_private_key_file(c.key_file, net::ssl::context::pem);
-    } else {
-      ctx->use_certificate_chain(net::buffer(c.cert_pem));
-      ctx->use_private_key(net::buffer(c.key_pem), net::ssl::context::pem);
-    }
-    if (SSL_CTX_check_private_key(native) != 1) {
-      throw std::runtime_error("the key does not match the certificate");
-    }
-    if (!options_.client_ca.empty()) {
-      ctx->load_verify_file(options_.client_ca);
-      // Names the acceptable issuers in the CertificateRequest, as Go does with ClientCAs, so a
-      // client holding several certificates picks the right one.
-      SSL_CTX_set_client_CA_list(native, SSL_load_client_CA_file(options_.client_ca.c_str()));
-      SSL_CTX_set_purpose(native, X509_PURPOSE_SSL_CLIENT);
-      SSL_CTX_set_verify(native, SSL_VERIFY_PEER, AcceptAnyCertificate);
-    }
-    return ctx;
-  }
-
   const Options options_;
   const Handlers handlers_;
   // Before ioc_: the connections it holds free their places here when they close.
   SourceLimits limits_;
-  std::mutex tls_mu_;  // Guards tls_stamp_ and tls_context_.
-  std::string tls_stamp_;
-  std::shared_ptr<net::ssl::context> tls_context_;
+  // Set exactly when options_.tls is.
+  std::optional<TlsContextCache> tls_;
   BindAddress address_;
   std::string url_;
   std::mutex mu_;  // Guards acceptor_, threads_ and stopped_ against Start and Stop.
@@ -909,7 +631,7 @@ void HttpServer::Impl::Accept() {
           ->Run();
     } else {
       try {
-        std::make_shared<Session<TlsStream>>(this, std::move(socket), TlsContext(),
+        std::make_shared<Session<TlsStream>>(this, std::move(socket), tls_->Current(),
                                              std::move(source), std::move(slot))
             ->Run();
       } catch (const std::exception& e) {
