@@ -398,8 +398,11 @@ TEST(HttpServerTest, ACachedTokenIsServedWhileBogusTokensFillTheReviewQueue) {
     Send(fds.back(), "GET /metrics HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer bogus-" +
                          std::to_string(i) + "\r\n\r\n");
   }
+  // A worker may still be finishing the reader's review as the flood comes, which leaves one
+  // place fewer for the flood: up to kAuthWorkers more may be refused.
   const size_t refused = CountAnswers(fds, "HTTP/1.1 429", kFlood - kHeld);
-  EXPECT_EQ(refused, kFlood - kHeld) << "the review queue is full";
+  EXPECT_GE(refused, kFlood - kHeld) << "the review queue is full";
+  EXPECT_LE(refused, kFlood - kHeld + HttpServer::kAuthWorkers);
 
   const Reply scraped = Get(metrics, "", "reader");
   EXPECT_EQ(scraped.status, 200) << scraped.body;
