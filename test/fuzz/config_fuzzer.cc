@@ -14,8 +14,8 @@
 #include <string_view>
 
 #include "pkg/config/config.h"
-#include "pkg/config/load.h"
 #include "pkg/config/duration.h"
+#include "pkg/config/load.h"
 #include "test/fuzz/fuzz.h"
 
 namespace berth::fuzz {

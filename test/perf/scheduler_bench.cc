@@ -799,7 +799,8 @@ void PrintRow(const Result& r) {
               r.nodes, r.existing_pods, r.pods, r.pods_per_s, Triple(r.ok_cycles).c_str(),
               Triple(r.failed_cycles).c_str(), static_cast<long long>(r.bytes_per_node),
               static_cast<long long>(r.bytes_per_pod),
-              static_cast<long long>(r.bytes_per_pending_pod), static_cast<double>(r.peak_rss) / 1048576.0);
+              static_cast<long long>(r.bytes_per_pending_pod),
+              static_cast<double>(r.peak_rss) / 1048576.0);
   if (r.churn_ops) {
     std::printf("%-28s churn: %llu ops during the run\n", "",
                 static_cast<unsigned long long>(r.churn_ops));
