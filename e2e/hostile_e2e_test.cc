@@ -685,21 +685,32 @@ std::vector<HostileCase> CreateHostileObjects(HostileRun& run, const HostileOpti
 
   pod_case("q-cpu-1e19", "cpu 1e19 (past int64 in units)", run.Pod("", {{"cpu", "1e19"}}));
 
-  std::string limit;
-  // Tolerations, each of its own key.
-  auto tolerations = [&](int n) {
-    json pod = run.Pod("");
-    json list = json::array();
-    for (int i = 0; i < n; i++) {
-      list.push_back({{"key", Key("t", i)}, {"operator", "Exists"}, {"effect", "NoSchedule"}});
-    }
-    pod["spec"]["tolerations"] = std::move(list);
-    return pod;
+  // The pod `make(n)` for the largest n <= want the apiserver accepts (probed as `probe`),
+  // described as "<n> <what>" with the refusal that bounded n, if one did.
+  auto largest_pod_case = [&](const std::string& name, const std::string& probe, int want,
+                              const std::string& what, const std::function<json(int)>& make) {
+    std::string refusal;
+    const int n = run.LargestAccepted(want, pods, probe, make, &refusal);
+    pod_case(name, std::to_string(n) + " " + what + (refusal.empty() ? "" : " [" + refusal + "]"),
+             make(n));
   };
-  int n = run.LargestAccepted(o.tolerations, pods, "probe-tolerations", tolerations, &limit);
-  pod_case("tolerations",
-           std::to_string(n) + " tolerations" + (limit.empty() ? "" : " [" + limit + "]"),
-           tolerations(n));
+  // make(n) for the probes: a run's pod with item(0) .. item(n-1) in the array at `at`.
+  auto pod_with_items = [&run](const char* at, std::function<json(int)> item) {
+    return [&run, at = json::json_pointer(at), item = std::move(item)](int n) {
+      json pod = run.Pod("");
+      json& list = pod[at];
+      list = json::array();
+      for (int i = 0; i < n; i++) list.push_back(item(i));
+      return pod;
+    };
+  };
+
+  // Tolerations, each of its own key.
+  largest_pod_case(
+      "tolerations", "probe-tolerations", o.tolerations, "tolerations",
+      pod_with_items("/spec/tolerations", [](int i) {
+        return json{{"key", Key("t", i)}, {"operator", "Exists"}, {"effect", "NoSchedule"}};
+      }));
 
   // Required node affinity: n terms, ORed, only the last of which the run's nodes meet.
   auto node_affinity = [&](int n) {
@@ -715,48 +726,30 @@ std::vector<HostileCase> CreateHostileObjects(HostileRun& run, const HostileOpti
        ["nodeSelectorTerms"] = std::move(terms);
     return pod;
   };
-  n = run.LargestAccepted(o.affinity_terms, pods, "probe-node-affinity", node_affinity, &limit);
-  pod_case("node-affinity",
-           std::to_string(n) + " required node-affinity terms" +
-               (limit.empty() ? "" : " [" + limit + "]"),
-           node_affinity(n));
+  largest_pod_case("node-affinity", "probe-node-affinity", o.affinity_terms,
+                   "required node-affinity terms", node_affinity);
 
-  auto preferred = [&](int n) {
-    json pod = run.Pod("");
-    json terms = json::array();
-    for (int i = 0; i < n; i++) {
-      terms.push_back({{"weight", 100},
-                       {"preference",
-                        {{"matchExpressions", {{{"key", Key("p", i)}, {"operator", "Exists"}}}}}}});
-    }
-    pod["spec"]["affinity"]["nodeAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"] =
-        std::move(terms);
-    return pod;
-  };
-  n = run.LargestAccepted(o.affinity_terms, pods, "probe-preferred", preferred, &limit);
-  pod_case("node-preferred",
-           std::to_string(n) + " preferred node-affinity terms (weight 100)" +
-               (limit.empty() ? "" : " [" + limit + "]"),
-           preferred(n));
+  largest_pod_case(
+      "node-preferred", "probe-preferred", o.affinity_terms,
+      "preferred node-affinity terms (weight 100)",
+      pod_with_items(
+          "/spec/affinity/nodeAffinity/preferredDuringSchedulingIgnoredDuringExecution", [](int i) {
+            return json{{"weight", 100},
+                        {"preference",
+                         {{"matchExpressions", {{{"key", Key("p", i)}, {"operator", "Exists"}}}}}}};
+          }));
 
   // Required pod anti-affinity: n terms whose selectors match no pod, so every node passes,
   // each checked against every pod on every node.
-  auto anti_affinity = [&](int n) {
-    json pod = run.Pod("");
-    json terms = json::array();
-    for (int i = 0; i < n; i++) {
-      terms.push_back({{"labelSelector", {{"matchLabels", {{Key("s", i), "x"}}}}},
-                       {"topologyKey", "kubernetes.io/hostname"}});
-    }
-    pod["spec"]["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"] =
-        std::move(terms);
-    return pod;
-  };
-  n = run.LargestAccepted(o.affinity_terms, pods, "probe-anti-affinity", anti_affinity, &limit);
-  pod_case("pod-anti-affinity",
-           std::to_string(n) + " required pod anti-affinity terms" +
-               (limit.empty() ? "" : " [" + limit + "]"),
-           anti_affinity(n));
+  largest_pod_case(
+      "pod-anti-affinity", "probe-anti-affinity", o.affinity_terms,
+      "required pod anti-affinity terms",
+      pod_with_items(
+          "/spec/affinity/podAntiAffinity/requiredDuringSchedulingIgnoredDuringExecution",
+          [](int i) {
+            return json{{"labelSelector", {{"matchLabels", {{Key("s", i), "x"}}}}},
+                        {"topologyKey", "kubernetes.io/hostname"}};
+          }));
 
   // One huge selector: E expressions of V values each, in a preferred pod-affinity term and in
   // a required anti-affinity term (which, NotIn on keys no pod has, selects every pod).
@@ -850,7 +843,8 @@ std::vector<HostileCase> CreateHostileObjects(HostileRun& run, const HostileOpti
     return node;
   };
   const std::string probe_node = run.node_id() + "-probe-labels";
-  n = run.LargestAccepted(o.node_labels, "/api/v1/nodes", probe_node, labelled, &limit);
+  std::string limit;
+  const int n = run.LargestAccepted(o.node_labels, "/api/v1/nodes", probe_node, labelled, &limit);
   run.AddNode("labels", {{"cpu", "4"}, {"memory", "16Gi"}}, [&](json& node) {
     json labels = labelled(n)["metadata"]["labels"];
     labels.erase("kubernetes.io/hostname");
@@ -867,19 +861,28 @@ std::vector<HostileCase> CreateHostileObjects(HostileRun& run, const HostileOpti
   // PodGroups, in each API the cluster serves.
   client::Client& client = run.client();
   const std::string groups = client::PodGroupsResource().Path(run.ns());
-  auto group_case = [&](const std::string& name, const std::string& what, json spec) {
-    HostileCase c{"pg/" + name,
+  // A PodGroup of `api_version` named `name` at `path`, reported as `prefix` + name; `created`
+  // gives the outcome when the apiserver takes it.
+  auto podgroup_case = [&](const std::string& prefix, const std::string& path,
+                           const char* api_version, const std::string& name,
+                           const std::string& what, json spec,
+                           const std::function<std::string()>& created) {
+    HostileCase c{prefix + name,
                   what,
-                  groups,
-                  {{"apiVersion", "scheduling.x-k8s.io/v1alpha1"},
+                  path,
+                  {{"apiVersion", api_version},
                    {"kind", "PodGroup"},
                    {"metadata", {{"name", name}}},
                    {"spec", std::move(spec)}},
                   false,
                   nullptr};
     run.Create(c);
-    if (c.created) c.outcome = "created";
+    if (c.created) c.outcome = created();
     cases.push_back(std::move(c));
+  };
+  auto group_case = [&](const std::string& name, const std::string& what, json spec) {
+    podgroup_case("pg/", groups, "scheduling.x-k8s.io/v1alpha1", name, what, std::move(spec),
+                  [] { return "created"; });
   };
   auto member = [&](const std::string& name, const std::string& group, json requests,
                     const std::string& workload_group = "",
@@ -924,22 +927,13 @@ std::vector<HostileCase> CreateHostileObjects(HostileRun& run, const HostileOpti
   if (testing::ApiServed(client, "/apis/scheduling.k8s.io/v1beta1", "podgroups")) {
     const std::string workload = client::WorkloadPodGroupsResource().Path(run.ns());
     auto workload_case = [&](const std::string& name, const std::string& what, json spec) {
-      HostileCase c{"wpg/" + name,
-                    what,
-                    workload,
-                    {{"apiVersion", "scheduling.k8s.io/v1beta1"},
-                     {"kind", "PodGroup"},
-                     {"metadata", {{"name", name}}},
-                     {"spec", std::move(spec)}},
-                    false,
-                    nullptr};
-      run.Create(c);
-      if (c.created) {
-        // A field behind a feature gate that is off is dropped, not refused: say what was kept.
-        const json stored = run.client().Get(workload + "/" + name);
-        c.outcome = "created; spec as stored: " + stored["spec"].dump();
-      }
-      cases.push_back(std::move(c));
+      podgroup_case("wpg/", workload, "scheduling.k8s.io/v1beta1", name, what, std::move(spec),
+                    [&] {
+                      // A field behind a feature gate that is off is dropped, not refused: say
+                      // what was kept.
+                      const json stored = run.client().Get(workload + "/" + name);
+                      return "created; spec as stored: " + stored["spec"].dump();
+                    });
     };
     workload_case("max-count", "gang minCount 2147483647",
                   {{"schedulingPolicy", {{"gang", {{"minCount", 2147483647}}}}}});

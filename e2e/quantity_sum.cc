@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <iterator>
 #include <string_view>
+#include <utility>
 
 namespace berth::e2e {
 namespace {
@@ -61,25 +63,14 @@ std::optional<Nanos> ParseNanos(const std::string& text) {
   std::string_view suffix = s.substr(i);
   int exp10 = 0;
   int exp2 = 0;
-  if (suffix.empty()) {
-  } else if (suffix == "n") {
-    exp10 = -9;
-  } else if (suffix == "u") {
-    exp10 = -6;
-  } else if (suffix == "m") {
-    exp10 = -3;
-  } else if (suffix == "k") {
-    exp10 = 3;
-  } else if (suffix == "M") {
-    exp10 = 6;
-  } else if (suffix == "G") {
-    exp10 = 9;
-  } else if (suffix == "T") {
-    exp10 = 12;
-  } else if (suffix == "P") {
-    exp10 = 15;
-  } else if (suffix == "E") {
-    exp10 = 18;
+  // The decimal suffixes (and none) with the power of ten each stands for.
+  constexpr std::pair<std::string_view, int> kDecimal[] = {
+      {"", 0},  {"n", -9}, {"u", -6}, {"m", -3}, {"k", 3},
+      {"M", 6}, {"G", 9},  {"T", 12}, {"P", 15}, {"E", 18}};
+  const auto* decimal = std::find_if(std::begin(kDecimal), std::end(kDecimal),
+                                     [&](const auto& d) { return d.first == suffix; });
+  if (decimal != std::end(kDecimal)) {
+    exp10 = decimal->second;
   } else if (suffix.size() == 2 && suffix[1] == 'i') {
     const std::string_view binary = "KMGTPE";
     const size_t at = binary.find(suffix[0]);

@@ -686,14 +686,7 @@ TEST(CacheTest, ConcurrentWritersAndSnapshots) {
 // A pod on `node` whose single container states these cpu and memory requests, as decoded.
 api::PodPtr PodRequesting(const std::string& name, const std::string& node, int64_t milli_cpu,
                           int64_t memory) {
-  PodBuilder b(name);
-  b.Container("", "").Node(node);
-  api::Container& container = b.pod().spec.containers.back();
-  container.resources.requests.milli_cpu = milli_cpu;
-  container.resources.requests.memory = memory;
-  container.resources.has_cpu_request = true;
-  container.resources.has_memory_request = true;
-  return b.Build();
+  return PodBuilder(name).ContainerRequesting(milli_cpu, memory).Node(node).Build();
 }
 
 // Seeded, so that a failure reproduces: informer adds, updates and deletes and scheduler assumes

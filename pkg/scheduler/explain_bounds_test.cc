@@ -20,6 +20,7 @@
 #include "test/testing/fake_handle.h"
 #include "test/testing/feedback_binder.h"
 #include "test/testing/objects.h"
+#include "test/testing/podgroups.h"
 
 namespace berth::scheduler {
 namespace {
@@ -29,6 +30,7 @@ using ::testing::Contains;
 using ::testing::HasSubstr;
 using testing::NodeBuilder;
 using testing::PodBuilder;
+using testing::PodGroupObject;
 
 // Sees every dry run (a dry run's CycleState says so) at PreFilter, which runs once per dry run
 // whatever the nodes' verdicts, and keeps every node. It counts the distinct copies of a pod that
@@ -98,6 +100,16 @@ class ExplainBoundsTest : public ::testing::Test {
     scheduler_ = std::make_unique<Scheduler>(cfg, registry_, deps, options);
     scheduler_->AddAllEventHandlers();
   }
+  // Starts with dry runs bounded by `budget` on a fake clock, which it returns for the test to
+  // step; the clock stands still unless stepped.
+  std::shared_ptr<util::FakeClock> StartWithDryRunBudget(std::chrono::milliseconds budget) {
+    auto clock = std::make_shared<util::FakeClock>();
+    SchedulerOptions options;
+    options.dry_run_clock = clock;
+    options.dry_run_budget = budget;
+    Start(options);
+    return clock;
+  }
   void TearDown() override {
     if (scheduler_) scheduler_->Stop(1s);
   }
@@ -106,14 +118,7 @@ class ExplainBoundsTest : public ::testing::Test {
     informers_.Nodes().Upsert(NodeBuilder(name).Capacity(cpu, "64Gi", pods).Build());
   }
   void Group(const std::string& name, int64_t min_member) {
-    informers_.For<api::PodGroup>().Upsert(std::make_shared<api::PodGroup>(
-        api::DecodePodGroup({{"metadata",
-                              {{"name", name},
-                               {"namespace", "default"},
-                               {"uid", "uid-" + name},
-                               {"resourceVersion", "1"},
-                               {"creationTimestamp", "2025-01-01T00:00:00Z"}}},
-                             {"spec", {{"minMember", min_member}}}})));
+    informers_.For<api::PodGroup>().Upsert(PodGroupObject(name, min_member));
   }
   static api::PodPtr Member(const std::string& name, const std::string& group,
                             const std::string& cpu) {
@@ -224,11 +229,7 @@ TEST_F(ExplainBoundsTest, CopiesBeyondTheCapAreNotTriedAndTheAnswerSaysSo) {
 // group's dry runs stop there and the answer says it was cut short, rather than placing all 49
 // copies.
 TEST_F(ExplainBoundsTest, AGroupsDryRunsStopAtTheBudgetAndSaySo) {
-  auto clock = std::make_shared<util::FakeClock>();
-  SchedulerOptions options;
-  options.dry_run_clock = clock;
-  options.dry_run_budget = 5s;
-  Start(options);
+  auto clock = StartWithDryRunBudget(5s);
   watcher_->StepClock(clock, 1s);
   Node("n1", "64");
   Group("g", 50);
@@ -250,11 +251,7 @@ TEST_F(ExplainBoundsTest, AGroupsDryRunsStopAtTheBudgetAndSaySo) {
 // TaintHintTolerationAdmitsThePromisedNodes offers it): with no time left after the pod's own dry
 // run, the change is not checked, so not offered, and the answer says it was cut short.
 TEST_F(ExplainBoundsTest, HintChecksStopAtTheBudgetAndSaySo) {
-  auto clock = std::make_shared<util::FakeClock>();
-  SchedulerOptions options;
-  options.dry_run_clock = clock;
-  options.dry_run_budget = 0s;
-  Start(options);
+  StartWithDryRunBudget(0s);
   for (const char* n : {"g1", "g2"}) {
     informers_.Nodes().Upsert(NodeBuilder(n)
                                   .Capacity("4", "8Gi")

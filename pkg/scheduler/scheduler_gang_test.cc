@@ -19,6 +19,7 @@
 #include "test/testing/fake_handle.h"
 #include "test/testing/feedback_binder.h"
 #include "test/testing/objects.h"
+#include "test/testing/podgroups.h"
 
 namespace berth::scheduler {
 namespace {
@@ -26,6 +27,7 @@ namespace {
 using namespace std::chrono_literals;
 using testing::NodeBuilder;
 using testing::PodBuilder;
+using testing::PodGroupObject;
 
 using testing::FeedbackBinder;
 
@@ -68,14 +70,7 @@ class GangSchedulerTest : public ::testing::Test {
     informers_.Nodes().Upsert(NodeBuilder(name).Capacity(cpu, "64Gi").Build());
   }
   void Group(const std::string& name, int min_member) {
-    informers_.For<api::PodGroup>().Upsert(std::make_shared<api::PodGroup>(
-        api::DecodePodGroup({{"metadata",
-                              {{"name", name},
-                               {"namespace", "default"},
-                               {"uid", "uid-" + name},
-                               {"resourceVersion", "1"},
-                               {"creationTimestamp", "2025-01-01T00:00:00Z"}}},
-                             {"spec", {{"minMember", min_member}}}})));
+    informers_.For<api::PodGroup>().Upsert(PodGroupObject(name, min_member));
   }
   void Pod(const std::string& name, const std::string& group, const std::string& cpu,
            const std::string& gate = "") {

@@ -9,12 +9,8 @@
 // the machine it runs on may be loaded by anything. Labelled "stress", so `make test` runs it and
 // `make unit` does not.
 
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <openssl/ssl.h>
-#include <sys/socket.h>
-#include <sys/time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -42,6 +38,7 @@
 #include "pkg/server/certificate.h"
 #include "pkg/server/server.h"
 #include "pkg/util/clock.h"
+#include "test/testing/server_test_util.h"
 
 namespace berth::server {
 namespace {
@@ -76,26 +73,10 @@ class ScrapersMayGetMetrics : public auth::Authorizer {
   }
 };
 
-// A blocking TCP connection from `source` to 127.0.0.1:`port`, with 2 s send and receive
-// timeouts so no attacker thread outlives the flood by much; -1 when refused.
+// An attacker's connection from `source`, with 2 s send and receive timeouts so no attacker
+// thread outlives the flood by much; -1 when refused (as a flood expects some to be).
 int Connect(const char* source, uint16_t port) {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  const timeval timeout{2, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
-  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout));
-  sockaddr_in from{};
-  from.sin_family = AF_INET;
-  inet_pton(AF_INET, source, &from.sin_addr);
-  sockaddr_in to{};
-  to.sin_family = AF_INET;
-  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  to.sin_port = htons(port);
-  if (bind(fd, reinterpret_cast<sockaddr*>(&from), sizeof(from)) != 0 ||
-      connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof(to)) != 0) {
-    close(fd);
-    return -1;
-  }
-  return fd;
+  return testing::TryConnect(port, source, std::chrono::seconds(2));
 }
 
 // An attacker's TLS connection (it verifies nothing: it wants load, not secrets).
@@ -148,18 +129,7 @@ TEST(SecurePortFloodTest, AuthorizedScrapesAreAllServedThroughAConnectionFlood) 
   // A connection the server closed must fail a write, not kill the test.
   std::signal(SIGPIPE, SIG_IGN);
   Options options;
-  // A free port: bind, read it, let go (as server_test does).
-  {
-    const int fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof(addr);
-    ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-    ASSERT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
-    options.bind_address = "127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
-    close(fd);
-  }
+  options.bind_address = "127.0.0.1:" + std::to_string(testing::FreePort());
   options.tls = Certificate{"", "", pair.cert_pem, pair.key_pem};
   options.filter = std::make_shared<auth::Filter>(
       std::make_shared<auth::CachedTokenAuthenticator>(std::make_unique<SlowTokenReview>(),

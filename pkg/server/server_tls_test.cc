@@ -9,6 +9,8 @@
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
+#include <initializer_list>
 #include <memory>
 #include <mutex>
 
@@ -270,34 +272,32 @@ TEST(HttpServerTest, Tls12NegotiatesOnlyEcdheWithAnAeadCipher) {
                          key + " -out " + cert + " >/dev/null 2>&1")
                             .c_str()),
             0);
-  Options ec = Plain(FreePort());
-  ec.tls = Certificate{"", "", ecdsa.cert_pem, ecdsa.key_pem};
-  HttpServer ec_server(ec, {});
-  ec_server.Start();
-  const uint16_t ec_port = ParseBindAddress(ec.bind_address).port;
-  for (const char* good : {"ECDHE-ECDSA-AES128-GCM-SHA256", "ECDHE-ECDSA-AES256-GCM-SHA384",
-                           "ECDHE-ECDSA-CHACHA20-POLY1305"}) {
-    EXPECT_TRUE(Handshakes(ec_port, good)) << good;
-  }
-  for (const char* bad :
-       {"ECDHE-ECDSA-AES128-SHA", "ECDHE-ECDSA-AES256-SHA384", "ECDHE-ECDSA-AES128-SHA256"}) {
-    EXPECT_FALSE(Handshakes(ec_port, bad)) << bad;
-  }
-  EXPECT_TRUE(Handshakes(ec_port, "", false)) << "TLS 1.3 with its own suites";
-
-  Options rsa = Plain(FreePort());
-  rsa.tls = Certificate{cert, key, "", ""};
-  HttpServer rsa_server(rsa, {});
-  rsa_server.Start();
-  const uint16_t rsa_port = ParseBindAddress(rsa.bind_address).port;
-  for (const char* good : {"ECDHE-RSA-AES128-GCM-SHA256", "ECDHE-RSA-AES256-GCM-SHA384",
-                           "ECDHE-RSA-CHACHA20-POLY1305"}) {
-    EXPECT_TRUE(Handshakes(rsa_port, good)) << good;
-  }
-  for (const char* bad : {"AES128-GCM-SHA256", "AES256-SHA", "DHE-RSA-AES128-GCM-SHA256",
-                          "ECDHE-RSA-AES128-SHA", "ECDHE-RSA-AES256-SHA384"}) {
-    EXPECT_FALSE(Handshakes(rsa_port, bad)) << bad;
-  }
+  // Serves `tls` and checks which TLS 1.2 suites a client gets it to agree to.
+  auto check_tls12_suites = [](const Certificate& tls, std::initializer_list<const char*> good,
+                               std::initializer_list<const char*> bad,
+                               const std::function<void(uint16_t)>& also = nullptr) {
+    Options options = Plain(FreePort());
+    options.tls = tls;
+    HttpServer server(options, {});
+    server.Start();
+    const uint16_t port = ParseBindAddress(options.bind_address).port;
+    for (const char* suite : good) EXPECT_TRUE(Handshakes(port, suite)) << suite;
+    for (const char* suite : bad) EXPECT_FALSE(Handshakes(port, suite)) << suite;
+    if (also) also(port);
+  };
+  check_tls12_suites(
+      Certificate{"", "", ecdsa.cert_pem, ecdsa.key_pem},
+      {"ECDHE-ECDSA-AES128-GCM-SHA256", "ECDHE-ECDSA-AES256-GCM-SHA384",
+       "ECDHE-ECDSA-CHACHA20-POLY1305"},
+      {"ECDHE-ECDSA-AES128-SHA", "ECDHE-ECDSA-AES256-SHA384", "ECDHE-ECDSA-AES128-SHA256"},
+      [](uint16_t port) {
+        EXPECT_TRUE(Handshakes(port, "", false)) << "TLS 1.3 with its own suites";
+      });
+  check_tls12_suites(
+      Certificate{cert, key, "", ""},
+      {"ECDHE-RSA-AES128-GCM-SHA256", "ECDHE-RSA-AES256-GCM-SHA384", "ECDHE-RSA-CHACHA20-POLY1305"},
+      {"AES128-GCM-SHA256", "AES256-SHA", "DHE-RSA-AES128-GCM-SHA256", "ECDHE-RSA-AES128-SHA",
+       "ECDHE-RSA-AES256-SHA384"});
 }
 
 // The serving pair is loaded once and again only when its files change: a renewed pair is served

@@ -4,6 +4,7 @@
 // Fluent builders for pods and nodes in unit tests. Requests are computed with the same code as
 // decoded pods (api::ComputePodRequests) so tests see what production sees.
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <utility>
@@ -32,6 +33,17 @@ class PodBuilder {
     c.name = "c" + std::to_string(pod_.spec.containers.size());
     SetRequests(c, cpu, memory, extra);
     pod_.spec.containers.push_back(std::move(c));
+    return *this;
+  }
+  // Adds a container whose cpu and memory requests are set as these numbers directly, so that
+  // they can be any int64.
+  PodBuilder& ContainerRequesting(int64_t milli_cpu, int64_t memory) {
+    Container("", "");
+    api::ResourceRequirements& resources = pod_.spec.containers.back().resources;
+    resources.requests.milli_cpu = milli_cpu;
+    resources.requests.memory = memory;
+    resources.has_cpu_request = true;
+    resources.has_memory_request = true;
     return *this;
   }
   PodBuilder& InitContainer(const std::string& cpu, const std::string& memory,

@@ -16,6 +16,7 @@
 #include <openssl/ssl.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <array>
@@ -97,9 +98,20 @@ inline server::Options Plain(uint16_t port) {
 }
 
 // A TCP connection to 127.0.0.1:`port` from `source` (any 127/8 address: loopback answers them
-// all), or -1.
-inline int Connect(uint16_t port, const char* source = "127.0.0.1") {
+// all), or -1 with errno set. A nonzero `timeout` bounds the connect and each later send and
+// receive (SO_SNDTIMEO and SO_RCVTIMEO), for a caller that must not block past it.
+inline int TryConnect(uint16_t port, const char* source = "127.0.0.1",
+                      std::chrono::milliseconds timeout = {}) {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (timeout.count() > 0) {
+    const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(timeout);
+    const timeval tv{
+        static_cast<time_t>(seconds.count()),
+        static_cast<suseconds_t>(
+            std::chrono::duration_cast<std::chrono::microseconds>(timeout - seconds).count())};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+  }
   sockaddr_in from{};
   from.sin_family = AF_INET;
   inet_pton(AF_INET, source, &from.sin_addr);
@@ -109,10 +121,19 @@ inline int Connect(uint16_t port, const char* source = "127.0.0.1") {
   to.sin_port = htons(port);
   if (bind(fd, reinterpret_cast<sockaddr*>(&from), sizeof(from)) != 0 ||
       connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof(to)) != 0) {
-    ADD_FAILURE() << "connect from " << source << ": " << std::strerror(errno);
+    const int error = errno;
     close(fd);
+    errno = error;
     return -1;
   }
+  return fd;
+}
+
+// TryConnect, for a test that expects the connection: a refusal fails the test.
+inline int Connect(uint16_t port, const char* source = "127.0.0.1",
+                   std::chrono::milliseconds timeout = {}) {
+  const int fd = TryConnect(port, source, timeout);
+  if (fd < 0) ADD_FAILURE() << "connect from " << source << ": " << std::strerror(errno);
   return fd;
 }
 

@@ -78,6 +78,14 @@ class PostFilterTest : public ::testing::Test {
     fixture_.plugin_->executor().Drain();
     return s;
   }
+  // One node, n1, of 2 cpus, holding low-1 and low-2 of 900m each at priority 1: a preemptor of
+  // 1800m needs both evicted, one of 900m just one.
+  void BuildTwoLowPodsNode() {
+    fixture_.Build(
+        {NodeBuilder("n1")
+             .Capacity("2", "8Gi")
+             .Info({Info(Pod("low-1", "900m", 1, "n1")), Info(Pod("low-2", "900m", 1, "n1"))})});
+  }
 
   testing::Fixture fixture_;
 };
@@ -100,10 +108,7 @@ TEST_F(PostFilterTest, PreemptionPolicyNeverNeitherEvictsNorNominates) {
 }
 
 TEST_F(PostFilterTest, EvictsTheOneVictimNeededAndNominatesThePreemptor) {
-  fixture_.Build(
-      {NodeBuilder("n1")
-           .Capacity("2", "8Gi")
-           .Info({Info(Pod("low-1", "900m", 1, "n1")), Info(Pod("low-2", "900m", 1, "n1"))})});
+  BuildTwoLowPodsNode();
   PostFilterResult result;
   framework::Status s = Cycle(Pod("high", "900m", 10), &result);
   ASSERT_TRUE(s.IsSuccess()) << s.Message();
@@ -247,10 +252,7 @@ TEST_F(PostFilterTest, VictimWaitingInPermitIsRejectedInsteadOfDeleted) {
 }
 
 TEST_F(PostFilterTest, PreemptorIsHeldBackUntilItsLastVictimIsBeingDeleted) {
-  fixture_.Build(
-      {NodeBuilder("n1")
-           .Capacity("2", "8Gi")
-           .Info({Info(Pod("low-1", "900m", 1, "n1")), Info(Pod("low-2", "900m", 1, "n1"))})});
+  BuildTwoLowPodsNode();
   auto& pods = fixture_.informers_.For<api::Pod>().store();
   fixture_.client_.OnDelete(
       [&](const std::string& path) { pods.Remove("default/" + path.substr(path.rfind('/') + 1)); });
@@ -270,10 +272,7 @@ TEST_F(PostFilterTest, PreemptorIsHeldBackUntilItsLastVictimIsBeingDeleted) {
 }
 
 TEST_F(PostFilterTest, FailedEvictionRetriesThePreemptorAtOnce) {
-  fixture_.Build(
-      {NodeBuilder("n1")
-           .Capacity("2", "8Gi")
-           .Info({Info(Pod("low-1", "900m", 1, "n1")), Info(Pod("low-2", "900m", 1, "n1"))})});
+  BuildTwoLowPodsNode();
   fixture_.client_.FailDeletes();
   PostFilterResult result;
   const api::PodPtr high = Pod("high", "1800m", 10);
@@ -304,10 +303,7 @@ TEST_F(PostFilterTest, VictimIsMarkedAndDeletedOnlyUnderItsUid) {
 // victim is gone. That is no failure: the next victim is still evicted, and the preemptor is
 // retried at once, since the victim's deletion event may have come while it was held back.
 TEST_F(PostFilterTest, VictimWhoseNameWasTakenByANewPodCountsAsGone) {
-  fixture_.Build(
-      {NodeBuilder("n1")
-           .Capacity("2", "8Gi")
-           .Info({Info(Pod("low-1", "900m", 1, "n1")), Info(Pod("low-2", "900m", 1, "n1"))})});
+  BuildTwoLowPodsNode();
   fixture_.client_.FailDeletes(client::ApiError(
       client::ErrorReason::kConflict, 409,
       "Operation cannot be fulfilled on Pod \"low-1\": the UID in the precondition "
@@ -328,10 +324,7 @@ TEST_F(PostFilterTest, VictimWhoseNameWasTakenByANewPodCountsAsGone) {
 // The condition patch carries metadata.uid, which may not change: the apiserver refuses it for a
 // pod created since under the victim's name, and that victim is gone, not deleted now.
 TEST_F(PostFilterTest, ConditionPatchRefusedForANewPodsUidCountsAsGone) {
-  fixture_.Build(
-      {NodeBuilder("n1")
-           .Capacity("2", "8Gi")
-           .Info({Info(Pod("low-1", "900m", 1, "n1")), Info(Pod("low-2", "900m", 1, "n1"))})});
+  BuildTwoLowPodsNode();
   fixture_.client_.FailConditionPatches(
       client::ApiError(client::ErrorReason::kInvalid, 422,
                        "Pod \"low-1\" is invalid: metadata.uid: Invalid value: "

@@ -98,14 +98,7 @@ constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
 // that they can be any int64.
 framework::PodInfoPtr PodRequesting(const std::string& name, const std::string& node,
                                     int64_t milli_cpu, int64_t memory) {
-  PodBuilder b(name);
-  b.Container("", "").Node(node);
-  api::Container& container = b.pod().spec.containers.back();
-  container.resources.requests.milli_cpu = milli_cpu;
-  container.resources.requests.memory = memory;
-  container.resources.has_cpu_request = true;
-  container.resources.has_memory_request = true;
-  return b.Info();
+  return PodBuilder(name).ContainerRequesting(milli_cpu, memory).Node(node).Info();
 }
 
 // 4000 cpus and the largest memory an int64 holds, with `pods` on it.
