@@ -282,7 +282,7 @@ class HttpServer::Impl : public Dispatcher {
       if (verdict.decided) return done({std::nullopt, !verdict.rejection});
       // A probe is never refused over its credentials: without a review it is told less.
       const bool queued = limits_.TakeRequest(source) &&
-                          Review(request, [done](std::optional<auth::Rejection> rejection) {
+                          Review(request, [done](const std::optional<auth::Rejection>& rejection) {
                             done({std::nullopt, !rejection});
                           });
       if (!queued) done({std::nullopt, false});
