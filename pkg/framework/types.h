@@ -77,6 +77,8 @@ class NodeInfo {
   // Sum of the requests of the pods on this node, saturated into int64 (kept exact underneath,
   // so removing a pod always undoes adding it; see api::ResourceSum).
   const api::ResourceList& requested() const { return requested_.clamped(); }
+  // The exact sum behind requested(), for taking some of the node's pods back out of it.
+  const api::ResourceSum& requested_sum() const { return requested_; }
   // The same with the non-zero defaults for containers without cpu/memory requests.
   int64_t non_zero_milli_cpu() const { return api::ClampToInt64(non_zero_milli_cpu_); }
   int64_t non_zero_memory() const { return api::ClampToInt64(non_zero_memory_); }

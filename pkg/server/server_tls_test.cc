@@ -205,6 +205,30 @@ TEST_F(ClientCertificateTest, ACertificateSignedByTheClientCaIsItsCommonNameAndO
       << forbidden.body;
 }
 
+// A client that offers the session of its last connection (curl, Java, Go with a session cache)
+// still gets a handshake, a full one: a client certificate is checked on every connection.
+TEST_F(ClientCertificateTest, AClientOfferingItsLastSessionGetsAFullHandshake) {
+  auto server = Serve(ca_file_);
+  const std::string url = server->url();
+  const auto port = static_cast<uint16_t>(std::stoi(url.substr(url.rfind(':') + 1)));
+  std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)> ctx(SSL_CTX_new(TLS_client_method()),
+                                                        SSL_CTX_free);
+  SSL_CTX_set_max_proto_version(ctx.get(), TLS1_2_VERSION);
+  SSL_CTX_set_session_cache_mode(ctx.get(), SSL_SESS_CACHE_CLIENT);
+  std::unique_ptr<SSL_SESSION, decltype(&SSL_SESSION_free)> last(nullptr, SSL_SESSION_free);
+  for (int attempt = 0; attempt < 2; attempt++) {
+    const int fd = testing::Connect(port);
+    std::unique_ptr<SSL, decltype(&SSL_free)> ssl(SSL_new(ctx.get()), SSL_free);
+    SSL_set_fd(ssl.get(), fd);
+    if (last) SSL_set_session(ssl.get(), last.get());
+    EXPECT_EQ(SSL_connect(ssl.get()), 1) << "attempt " << attempt;
+    EXPECT_EQ(SSL_session_reused(ssl.get()), 0) << "attempt " << attempt;
+    last.reset(SSL_get1_session(ssl.get()));
+    SSL_shutdown(ssl.get());
+    close(fd);
+  }
+}
+
 TEST_F(ClientCertificateTest, WithoutACertificateTheTokenDecides) {
   auto server = Serve(ca_file_);
   EXPECT_EQ(Metrics(*server, nullptr).status, 401);

@@ -166,6 +166,14 @@ std::shared_ptr<net::ssl::context> TlsContextCache::Build() const {
   // Renegotiation lets a client make the server redo the expensive half of a handshake at
   // will, on a connection already admitted.
   SSL_CTX_set_options(native, SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
+  // No session resumption: every connection makes a full handshake, as when each connection had
+  // a context of its own. A shared context would otherwise offer resumption, which OpenSSL
+  // refuses outright on a context that asks for client certificates without a session id
+  // context, and which would let a client certificate that has expired since the first handshake
+  // still name its user on a resumed one.
+  SSL_CTX_set_options(native, SSL_OP_NO_TICKET);
+  SSL_CTX_set_session_cache_mode(native, SSL_SESS_CACHE_OFF);
+  SSL_CTX_set_num_tickets(native, 0);
   if (SSL_CTX_set_cipher_list(native, kTls12Ciphers) != 1) {
     throw std::runtime_error("OpenSSL knows none of the TLS 1.2 cipher suites");
   }

@@ -6,6 +6,7 @@
 #include <prometheus/registry.h>
 
 #include <algorithm>
+#include <optional>
 #include <stdexcept>
 #include <tuple>
 #include <utility>
@@ -311,19 +312,24 @@ std::string Coscheduling::MissingResources(const GangKey& key, const GangSpec& s
   for (const auto& node : nodes) {
     if (node == nullptr || node->node() == nullptr) continue;
     api::ResourceList left = node->allocatable();
-    left.Subtract(node->requested());
-    left.pods = node->allocatable().pods - static_cast<int64_t>(node->pods().size());
-    // The gang's own pods hold room that is the gang's to use.
+    int64_t gang_pods = 0;
+    // The gang's own pods hold room that is the gang's to use. They come out of the node's exact
+    // sum before it is clamped: adding them back to a clamped sum would count room twice where
+    // the node's requests sum past int64.
+    std::optional<api::ResourceSum> others;
     if (gang_on_nodes) {
       for (const auto& pod : node->pods()) {
         GangKeyView view;
         if (state_->ViewOf(*pod->pod, &view) && view.source == key.source &&
             view.namespace_ == key.namespace_ && view.name == key.name) {
-          left.Add(pod->pod->requests);
-          left.pods++;
+          if (!others) others = node->requested_sum();
+          others->Subtract(pod->pod->requests);
+          gang_pods++;
         }
       }
     }
+    left.Subtract(others ? others->clamped() : node->requested());
+    left.pods = node->allocatable().pods - static_cast<int64_t>(node->pods().size()) + gang_pods;
     ClampAtZero(left);
     free.Add(left);
   }

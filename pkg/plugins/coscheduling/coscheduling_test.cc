@@ -340,6 +340,31 @@ TEST_F(CoschedulingTest, AMinimumPastInt64IsNeverFreeHoweverLargeTheNodes) {
   EXPECT_TRUE(PreFilter(Member("b", "large")).IsSuccess());
 }
 
+TEST_F(CoschedulingTest, AGangsOwnPodsGiveBackOnlyWhatTheyHoldWhereANodesSumIsPastInt64) {
+  Build();
+  // n1's requests sum past int64: another pod's max-10 millicores and the gang's bound 100m. Only
+  // 10m is free on it for the gang; handing the gang's 100m back to the clamped sum made it 100m.
+  Group("edge", 2, {{"minResources", {{"cpu", "50m"}}}});
+  auto gang_pod = [] {
+    return PodBuilder("e-0", kNs)
+        .Label(std::string(api::kPodGroupLabel), "edge")
+        .Node("n1")
+        .Container("100m", "1");
+  };
+  informers_.Pods().Upsert(gang_pod().Build());
+  lister_.Set(
+      {NodeBuilder("n1")
+           .Capacity("9223372036854775807m", "16Gi")
+           .Info({PodBuilder("other", kNs).Node("n1").Container("9223372036854775797m", "1").Info(),
+                  gang_pod().Info()})});
+  Status refused = PreFilter(Member("e-1", "edge"));
+  EXPECT_EQ(refused.code(), Code::kUnschedulableAndUnresolvable) << refused.Message();
+  EXPECT_EQ(refused.Message().rfind(
+                "pod group \"ml/edge\" needs more than the cluster has free: cpu ", 0),
+            0u)
+      << refused.Message();
+}
+
 // ---- Permit: wait for minMember, then allow all at once ----
 
 TEST_F(CoschedulingTest, PlacedPodsWaitUntilMinMemberThenAllBindTogether) {
