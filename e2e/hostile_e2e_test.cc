@@ -45,6 +45,7 @@
 #include "e2e/quantity_sum.h"
 #include "test/integration/gang_fixture.h"
 #include "test/testing/cluster.h"
+#include "test/testing/failure_recap.h"
 #include "test/testing/process.h"
 
 namespace berth::e2e {
@@ -184,17 +185,33 @@ struct ExplainRun {
   int exit_code = -1;  // -1: did not exit within the hang detector's minute.
   size_t output_bytes = 0;
   std::string first_line;
+  // When it hung: what the scheduler logged meanwhile and whether it answers a probe afterwards,
+  // which tells a stuck CLI from a stuck request or a stuck server.
+  std::string hang_report;
 };
 
-ExplainRun Explain(const std::string& url, const std::string& token_file, const std::string& pod) {
+ExplainRun Explain(const BerthProcess& berth, const DebugReader& reader, const std::string& pod) {
   testing::ChildProcess cli;
   const std::string log = testing::WriteTempFile("hostile-explain.log", "");
-  cli.Start({testing::BinaryPath("berth-scheduler"), "explain", pod, "--server", url,
-             "--token-file", token_file, "--insecure-skip-tls-verify"},
+  const size_t scheduler_log_at = berth.Log().size();
+  cli.Start({testing::BinaryPath("berth-scheduler"), "explain", pod, "--server", berth.url(),
+             "--token-file", reader.token_file, "--insecure-skip-tls-verify"},
             log);
   ExplainRun run;
   run.exit_code = cli.WaitExit(60s);
-  if (run.exit_code == -1) cli.Stop(SIGKILL, 10s);
+  if (run.exit_code == -1) {
+    const std::string scheduler_log = berth.Log();
+    const auto probe_start = Clock::now();
+    const HttpReply probe = HttpGet(berth.url() + "/readyz?verbose", reader.account.token());
+    const auto probe_ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - probe_start).count();
+    run.hang_report =
+        "/readyz?verbose with the same token after the hang: " + std::to_string(probe.status) +
+        " in " + std::to_string(probe_ms) + " ms; the CLI's output so far: \"" +
+        OneLine(Tail(cli.Log(), 300)) + "\"; the scheduler's log meanwhile (its end):\n" +
+        Tail(scheduler_log.substr(std::min(scheduler_log_at, scheduler_log.size())), 4000);
+    cli.Stop(SIGKILL, 10s);
+  }
   const std::string output = cli.Log();
   run.output_bytes = output.size();
   run.first_line = output.substr(0, output.find('\n'));
@@ -1015,7 +1032,7 @@ TEST(HostileE2E, HostileObjectsNeitherStopNorOverCommitNorStarveOrdinaryPods) {
   auto explain_all = [&] {
     for (auto& c : cases) {
       if (!c.is_pod || !c.created || !run.berth().process().Running()) continue;
-      c.explain = Explain(run.berth().url(), reader.token_file, run.ns() + "/" + c.name);
+      c.explain = Explain(run.berth(), reader, run.ns() + "/" + c.name);
     }
   };
   const char* no_explain = std::getenv("BERTH_HOSTILE_NO_EXPLAIN");
@@ -1032,13 +1049,16 @@ TEST(HostileE2E, HostileObjectsNeitherStopNorOverCommitNorStarveOrdinaryPods) {
   PrintComparison(baseline, hostile);
   for (const auto& c : cases) {
     if (c.explain && run.berth().process().Running()) {
-      EXPECT_NE(c.explain->exit_code, -1) << "explain " << c.name << " hung";
+      EXPECT_NE(c.explain->exit_code, -1)
+          << "explain " << c.name << " hung; " << c.explain->hang_report;
     }
   }
   if (::testing::Test::HasFailure()) {
     std::printf("\n--- berth-scheduler log: warnings and errors, then its tail ---\n%s\n",
                 run.LogExcerpt().c_str());
   }
+  // Last, so that a log cut in the middle still shows what failed.
+  testing::PrintFailureRecap();
   RecordProperty("baseline_peak_rss_kib", std::to_string(baseline.peak_rss_kib));
   RecordProperty("hostile_peak_rss_kib", std::to_string(hostile.peak_rss_kib));
   RecordProperty("baseline_p99_seconds", std::to_string(Percentile(baseline.latencies, 0.99)));
