@@ -258,7 +258,7 @@ int SimulateOffline(const ToolFlags& flags) {
   std::vector<std::string> summary;
   nlohmann::json results = nlohmann::json::array();
   for (const api::Pod& pod : todo) {
-    explain::Explanation e = sched.Simulate(pod);
+    explain::Explanation e = sched.dry_runs().Simulate(pod);
     if (flags.output == "json") {
       results.push_back(explain::ToJson(e));
     } else {

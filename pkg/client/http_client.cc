@@ -268,47 +268,30 @@ class HttpClient final : public Client {
         options.timeout_seconds > 0
             ? std::chrono::seconds(options.timeout_seconds) + kWatchTimeoutSlack
             : kUnboundedWatchInactivity;
-    bool reauthenticated = false;
-    for (int attempt = 1;; ++attempt) {
-      limiter_.Accept();
-      const auto start = std::chrono::steady_clock::now();
-      const Deadline deadline = start + config_.timeout + kWaitSlack;
-      int status = 0;
-      bool not_sent = false;
-      std::optional<ApiError> error;
-      const std::shared_ptr<const internal::Credentials> credentials = credentials_.Get();
-      try {
-        internal::Request request = NewRequest("GET", uri, nullptr, nullptr, true,
-                                               AcceptFor(options.prefer_protobuf), credentials);
-        request.stream = true;
-        // The stream lasts as long as the server keeps it open; only silence ends it early.
-        request.timeout = std::chrono::milliseconds(0);
-        request.inactivity = inactivity;
-        CancelOnExit transfer(transport_->Start(std::move(request)));
-        const internal::ResponseHead head = transfer->WaitHead(deadline);
-        status = head.status;
-        if (status == 200) {
-          Observe("WATCH", status, start);
-          return std::make_unique<HttpWatchStream>(transport_, transfer.Release(),
-                                                   api::IsProtobufMediaType(head.content_type),
-                                                   options.undecoded_protobuf_pods);
-        }
-        std::string body;
-        transfer->ReadRest(&body, deadline);
-        Observe("WATCH", status, start);
-        if (status == 401 && !reauthenticated &&
-            credentials_.RefreshAfterUnauthorized(credentials)) {
-          reauthenticated = true;
-          continue;
-        }
-        error = ErrorFromReply(status, head, body);
-      } catch (const internal::TransportError& e) {
-        Observe("WATCH", status, start);
-        not_sent = e.request_not_sent();
-        error = ApiError(e.reason(), 0, e.what());
-      }
-      MaybeBackoff("WATCH", path, attempt, *error, true, not_sent);
-    }
+    return WithRetries<std::unique_ptr<WatchStream>>(
+        "WATCH", path, true,
+        [&](AttemptContext& attempt,
+            std::optional<ApiError>* error) -> std::optional<std::unique_ptr<WatchStream>> {
+          internal::Request request =
+              NewRequest("GET", uri, nullptr, nullptr, true, AcceptFor(options.prefer_protobuf),
+                         attempt.credentials);
+          request.stream = true;
+          // The stream lasts as long as the server keeps it open; only silence ends it early.
+          request.timeout = std::chrono::milliseconds(0);
+          request.inactivity = inactivity;
+          CancelOnExit transfer(transport_->Start(std::move(request)));
+          const internal::ResponseHead head = transfer->WaitHead(attempt.deadline);
+          attempt.status = head.status;
+          if (head.status == 200) {
+            return std::make_unique<HttpWatchStream>(transport_, transfer.Release(),
+                                                     api::IsProtobufMediaType(head.content_type),
+                                                     options.undecoded_protobuf_pods);
+          }
+          std::string body;
+          transfer->ReadRest(&body, attempt.deadline);
+          *error = ErrorFromReply(head.status, head, body);
+          return std::nullopt;
+        });
   }
 
   const Config& config() const override { return config_; }
@@ -350,61 +333,89 @@ class HttpClient final : public Client {
                 const std::function<void(std::string_view)>* on_body = nullptr,
                 std::string_view accept = kAcceptJson, std::string* response_type = nullptr) {
     CheckTarget(uri);
+    // Once any of a body was handed on, a failure is not retried.
     bool delivered = false;
+    return WithRetries<Reply>(
+        verb, uri, idempotent,
+        [&](AttemptContext& attempt, std::optional<ApiError>* error) -> std::optional<Reply> {
+          internal::Request request =
+              NewRequest(method, uri, body, content_type, idempotent, accept, attempt.credentials);
+          request.stream = on_body != nullptr;
+          CancelOnExit transfer(transport_->Start(std::move(request)));
+          const internal::ResponseHead head = transfer->WaitHead(attempt.deadline);
+          attempt.status = head.status;
+          std::string text;
+          if (on_body != nullptr && IsSuccess(head.status)) {
+            if (response_type != nullptr) *response_type = head.content_type;
+            while (transfer->ReadSome(&text, attempt.deadline)) {
+              delivered = true;
+              (*on_body)(text);
+              text.clear();
+            }
+          } else if (IsSuccess(head.status)) {
+            transfer->ReadRest(&text, attempt.deadline);
+          } else {
+            // The status is the server's answer and the body only details it. Go's HTTP/2 server
+            // resets the stream of a request whose body it never read (one authentication turned
+            // away, say), and libcurl may report that as a body cut short: the answer stands.
+            try {
+              transfer->ReadRest(&text, attempt.deadline);
+            } catch (const internal::TransportError& e) {
+              spdlog::debug("client: {} {}: the body of the {} answer was cut short ({})", verb,
+                            uri, head.status, e.what());
+            }
+          }
+          if (IsSuccess(head.status)) return Reply{head.status, std::move(text), head.content_type};
+          *error = ErrorFromReply(head.status, head, text);
+          return std::nullopt;
+        },
+        &delivered);
+  }
+
+  // One try of a request: when it started, its deadline, the credentials it carries, and the
+  // status of the answer once its head arrived (0 until then).
+  struct AttemptContext {
+    std::chrono::steady_clock::time_point start;
+    Deadline deadline;
+    std::shared_ptr<const internal::Credentials> credentials;
+    int status = 0;
+  };
+
+  // The retry loop of every request and watch: the rate limiter before each try; a 401 answered
+  // to an exec plugin's credential runs the plugin again and repeats the request once (the server
+  // rejected the credential before acting, so that is safe); other failures are retried as
+  // MaybeBackoff allows. `attempt(context, &error)` returns the result, or nullopt with `error`
+  // set to the server's answer; a TransportError it throws fails the try, and ends the loop when
+  // `*no_retry` has become true. Credentials are fetched per try: a token file may have rotated,
+  // or an exec credential expired.
+  template <typename Result, typename Attempt>
+  Result WithRetries(const char* verb, const std::string& uri, bool idempotent, Attempt&& attempt,
+                     const bool* no_retry = nullptr) {
     bool reauthenticated = false;
-    for (int attempt = 1;; ++attempt) {
+    for (int n = 1;; ++n) {
       limiter_.Accept();
-      const auto start = std::chrono::steady_clock::now();
-      const Deadline deadline = start + config_.timeout + kWaitSlack;
-      int status = 0;
+      AttemptContext context;
+      context.start = std::chrono::steady_clock::now();
+      context.deadline = context.start + config_.timeout + kWaitSlack;
+      context.credentials = credentials_.Get();
       bool not_sent = false;
       std::optional<ApiError> error;
-      // Fetched per attempt: a token file may have rotated, or an exec credential expired.
-      const std::shared_ptr<const internal::Credentials> credentials = credentials_.Get();
       try {
-        internal::Request request =
-            NewRequest(method, uri, body, content_type, idempotent, accept, credentials);
-        request.stream = on_body != nullptr;
-        CancelOnExit transfer(transport_->Start(std::move(request)));
-        const internal::ResponseHead head = transfer->WaitHead(deadline);
-        status = head.status;
-        std::string text;
-        if (on_body != nullptr && IsSuccess(status)) {
-          if (response_type != nullptr) *response_type = head.content_type;
-          while (transfer->ReadSome(&text, deadline)) {
-            delivered = true;
-            (*on_body)(text);
-            text.clear();
-          }
-        } else if (IsSuccess(status)) {
-          transfer->ReadRest(&text, deadline);
-        } else {
-          // The status is the server's answer and the body only details it. Go's HTTP/2 server
-          // resets the stream of a request whose body it never read (one authentication turned
-          // away, say), and libcurl may report that as a body cut short: the answer stands.
-          try {
-            transfer->ReadRest(&text, deadline);
-          } catch (const internal::TransportError& e) {
-            spdlog::debug("client: {} {}: the body of the {} answer was cut short ({})", verb, uri,
-                          status, e.what());
-          }
-        }
-        Observe(verb, status, start);
-        if (IsSuccess(status)) return Reply{status, std::move(text), head.content_type};
-        if (status == 401 && !reauthenticated &&
-            credentials_.RefreshAfterUnauthorized(credentials)) {
-          // The server rejected the credential before acting on the request: safe to repeat.
+        std::optional<Result> result = attempt(context, &error);
+        Observe(verb, context.status, context.start);
+        if (result) return std::move(*result);
+        if (context.status == 401 && !reauthenticated &&
+            credentials_.RefreshAfterUnauthorized(context.credentials)) {
           reauthenticated = true;
           continue;
         }
-        error = ErrorFromReply(status, head, text);
       } catch (const internal::TransportError& e) {
-        Observe(verb, status, start);
+        Observe(verb, context.status, context.start);
         not_sent = e.request_not_sent();
         error = ApiError(e.reason(), 0, e.what());
-        if (delivered) throw *error;
+        if (no_retry != nullptr && *no_retry) throw *error;
       }
-      MaybeBackoff(verb, uri, attempt, *error, idempotent, not_sent);
+      MaybeBackoff(verb, uri, n, *error, idempotent, not_sent);
     }
   }
 

@@ -136,7 +136,7 @@ server::DebugResponse ServeDebug(Scheduler& scheduler, const server::DebugReques
     if (request.method != "GET") return Error(request, 405, "GET " + pods_prefix + " only");
     auto pending = request.query.find("pending");
     const bool pending_only = pending != request.query.end() && pending->second == "true";
-    std::vector<explain::AttemptPtr> attempts = scheduler.PendingAttempts();
+    std::vector<explain::AttemptPtr> attempts = scheduler.dry_runs().PendingAttempts();
     const size_t num_pending = attempts.size();
     if (!pending_only) {
       for (auto& a : scheduler.attempts().Recent()) attempts.push_back(std::move(a));
@@ -165,7 +165,7 @@ server::DebugResponse ServeDebug(Scheduler& scheduler, const server::DebugReques
         key.find('/', slash + 1) != std::string::npos) {
       return Error(request, 400, "expected /debug/pods/{namespace}/{name}, got " + path);
     }
-    std::optional<explain::Explanation> e = scheduler.Explain(key);
+    std::optional<explain::Explanation> e = scheduler.dry_runs().Explain(key);
     if (!e) {
       return Error(request, 404,
                    "no attempt of pod " + key +
@@ -192,7 +192,7 @@ server::DebugResponse ServeDebug(Scheduler& scheduler, const server::DebugReques
                        " (berth-scheduler simulate --cluster runs several offline)");
     }
     try {
-      explain::Explanation e = scheduler.Simulate(pods.front());
+      explain::Explanation e = scheduler.dry_runs().Simulate(pods.front());
       return Reply(request, explain::ToJson(e), explain::ToText(e));
     } catch (const std::invalid_argument& e) {
       return Error(request, 400, std::string("body: ") + e.what());

@@ -149,7 +149,7 @@ TEST_F(ExplainBoundsTest, AGangOfMinMemberInt32MaxIsExplainedWithExactCountsAndF
   informers_.Pods().Upsert(Member("g-0", "g", "100m"));
   ASSERT_TRUE(Eventually([&] { return scheduler_->attempts().Find("default/g-0") != nullptr; }));
   watcher_->Reset();
-  std::optional<explain::Explanation> e = scheduler_->Explain("default/g-0");
+  std::optional<explain::Explanation> e = scheduler_->dry_runs().Explain("default/g-0");
   ASSERT_TRUE(e.has_value());
   const std::string text = explain::ToText(*e);
   EXPECT_EQ(e->group, "pod group \"default/g\"");
@@ -176,7 +176,7 @@ TEST_F(ExplainBoundsTest, AGangFarShortOfMinMemberIsSimulatedWithoutACopyPerMiss
   Start();
   Node("n1", "4", 2);
   Group("g", 100000);
-  explain::Explanation e = scheduler_->Simulate(*Member("g-0", "g", "100m"));
+  explain::Explanation e = scheduler_->dry_runs().Simulate(*Member("g-0", "g", "100m"));
   const std::string text = explain::ToText(e);
   EXPECT_THAT(e.notes,
               Contains("pod group \"default/g\" lacks 99999 pods: it has 1 of minMember 100000"))
@@ -192,7 +192,7 @@ TEST_F(ExplainBoundsTest, CopiesStopAtTheFirstThatFitsNoNode) {
   Start();
   Node("n1", "4");
   Group("g", 50);
-  explain::Explanation e = scheduler_->Simulate(*Member("g-0", "g", "1"));
+  explain::Explanation e = scheduler_->dry_runs().Simulate(*Member("g-0", "g", "1"));
   const std::string text = explain::ToText(e);
   EXPECT_EQ(e.group_stand_ins, 4) << text;
   EXPECT_EQ(e.group_fit_now, 1) << text;
@@ -210,7 +210,7 @@ TEST_F(ExplainBoundsTest, CopiesBeyondTheCapAreNotTriedAndTheAnswerSaysSo) {
   Start();
   for (const char* n : {"n1", "n2", "n3"}) Node(n, "64");
   Group("g", 300);
-  explain::Explanation e = scheduler_->Simulate(*Member("g-0", "g", "10m"));
+  explain::Explanation e = scheduler_->dry_runs().Simulate(*Member("g-0", "g", "10m"));
   const std::string text = explain::ToText(e);
   EXPECT_EQ(e.group_stand_ins, explain::kMaxStandIns) << text;
   EXPECT_LE(watcher_->stand_ins(), static_cast<size_t>(explain::kMaxStandIns));
@@ -233,7 +233,7 @@ TEST_F(ExplainBoundsTest, AGroupsDryRunsStopAtTheBudgetAndSaySo) {
   watcher_->StepClock(clock, 1s);
   Node("n1", "64");
   Group("g", 50);
-  explain::Explanation e = scheduler_->Simulate(*Member("g-0", "g", "10m"));
+  explain::Explanation e = scheduler_->dry_runs().Simulate(*Member("g-0", "g", "10m"));
   const std::string text = explain::ToText(e);
   EXPECT_TRUE(e.cut_short) << text;
   EXPECT_TRUE(e.hints.empty()) << text;
@@ -258,7 +258,8 @@ TEST_F(ExplainBoundsTest, HintChecksStopAtTheBudgetAndSaySo) {
                                   .Taint("dedicated", "gpu", api::TaintEffect::kNoSchedule)
                                   .Build());
   }
-  explain::Explanation e = scheduler_->Simulate(*PodBuilder("p").Container("100m", "64Mi").Build());
+  explain::Explanation e =
+      scheduler_->dry_runs().Simulate(*PodBuilder("p").Container("100m", "64Mi").Build());
   const std::string text = explain::ToText(e);
   ASSERT_NE(e.attempt, nullptr);
   EXPECT_EQ(e.attempt->outcome, explain::Outcome::kUnschedulable);

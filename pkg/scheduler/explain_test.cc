@@ -253,7 +253,7 @@ TEST_F(ExplainTest, ABoundPodsRecordShowsTheWinnersScoresBesideTheRunnersUp) {
   }
   EXPECT_EQ(scheduler_->attempts().pending_count(), 0u);
   EXPECT_EQ(scheduler_->attempts().Recent().size(), 1u);
-  const std::string text = explain::ToText(*scheduler_->Explain("default/p"));
+  const std::string text = explain::ToText(*scheduler_->dry_runs().Explain("default/p"));
   EXPECT_THAT(text, HasSubstr("PLUGIN  "));
   EXPECT_THAT(text, HasSubstr("n4 (chosen)  n3"));
 }
@@ -303,7 +303,7 @@ TEST_F(ExplainTest, ResourceShortfallHintNamesTheSmallestReductionAndTheClosestN
   for (const char* n : {"c1", "c2", "c3"}) AddNode(NodeBuilder(n).Capacity("1", "8Gi"));
   for (const char* n : {"far1", "far2"}) AddNode(NodeBuilder(n).Capacity("500m", "8Gi"));
   ASSERT_NE(Schedule(PodBuilder("p").Container("1300m", "1Gi")), nullptr);
-  auto e = scheduler_->Explain("default/p");
+  auto e = scheduler_->dry_runs().Explain("default/p");
   ASSERT_TRUE(e.has_value());
   EXPECT_EQ(e->attempt->outcome, explain::Outcome::kUnschedulable);
   EXPECT_EQ(e->hints_nodes, 5);
@@ -320,7 +320,7 @@ TEST_F(ExplainTest, MemoryAndCpuShortfallsAreReducedTogether) {
   AddNode(NodeBuilder("m1").Capacity("2", "1Gi"));
   AddNode(NodeBuilder("m2").Capacity("1", "4Gi"));
   ASSERT_NE(Schedule(PodBuilder("p").Container("2500m", "1536Mi")), nullptr);
-  auto e = scheduler_->Explain("default/p");
+  auto e = scheduler_->dry_runs().Explain("default/p");
   ASSERT_TRUE(e.has_value());
   // m1 lacks 500m of 2500m and 512Mi of 1536Mi (0.53); m2 lacks 1500m (0.6).
   const explain::Hint h =
@@ -337,7 +337,7 @@ TEST_F(ExplainTest, TaintHintTolerationAdmitsThePromisedNodes) {
   AddNode(
       NodeBuilder("x").Capacity("4", "8Gi").Taint("maintenance", "", api::TaintEffect::kNoExecute));
   ASSERT_NE(Schedule(PodBuilder("p").Container("100m", "64Mi")), nullptr);
-  auto e = scheduler_->Explain("default/p");
+  auto e = scheduler_->dry_runs().Explain("default/p");
   ASSERT_TRUE(e.has_value());
   ASSERT_EQ(e->hints.size(), 2u) << explain::ToText(*e);
   const explain::Hint h =
@@ -360,7 +360,7 @@ TEST_F(ExplainTest, NodeSelectorHintRemovesTheTermThatExcludesTheMostNodes) {
                          .NodeSelector("disktype", "ssd")
                          .NodeSelector("zone", "a")),
             nullptr);
-  auto e = scheduler_->Explain("default/p");
+  auto e = scheduler_->dry_runs().Explain("default/p");
   ASSERT_TRUE(e.has_value());
   ASSERT_EQ(e->hints.size(), 1u) << "removing zone=a alone opens nothing\n" << explain::ToText(*e);
   const explain::Hint h = HintWithText(*e, "remove nodeSelector disktype=ssd (fits 2 nodes)");
@@ -383,7 +383,7 @@ TEST_F(ExplainTest, RequiredNodeAffinityHintDropsTheBlockingRequirement) {
   pod.pod().spec.affinity.emplace().node_affinity.emplace().required.emplace().terms.push_back(
       term);
   ASSERT_NE(Schedule(pod), nullptr);
-  auto e = scheduler_->Explain("default/p");
+  auto e = scheduler_->dry_runs().Explain("default/p");
   ASSERT_TRUE(e.has_value());
   const explain::Hint h =
       HintWithText(*e, "remove arch In (arm64) from required node affinity (fits 2 nodes)");
@@ -409,7 +409,7 @@ TEST_F(ExplainTest, AntiAffinityHintNamesTheTermAndTheDomainsThatBlockIt) {
   pod.Container("100m", "64Mi").Label("app", "web");
   pod.pod().spec.affinity.emplace().pod_anti_affinity.emplace().required.push_back(term);
   ASSERT_NE(Schedule(pod), nullptr);
-  auto e = scheduler_->Explain("default/p");
+  auto e = scheduler_->dry_runs().Explain("default/p");
   ASSERT_TRUE(e.has_value());
   const explain::Hint h = HintWithText(
       *e,
@@ -438,7 +438,7 @@ TEST_F(ExplainTest, ExistingPodsAntiAffinityHintRemovesTheLabelItSelects) {
   ASSERT_NE(
       Schedule(PodBuilder("p").Container("100m", "64Mi").Label("app", "web").Label("tier", "a")),
       nullptr);
-  auto e = scheduler_->Explain("default/p");
+  auto e = scheduler_->dry_runs().Explain("default/p");
   ASSERT_TRUE(e.has_value());
   const explain::Hint h = HintWithText(
       *e,
@@ -468,7 +468,7 @@ TEST_F(ExplainTest, ExistingAntiAffinityNoLabelEscapesIsANote) {
   api::PodPtr loner_pod = loner.Build();
   scheduler_->OnPodAdd(loner_pod);
   ASSERT_NE(Schedule(PodBuilder("p").Container("100m", "64Mi").Label("app", "web")), nullptr);
-  auto e = scheduler_->Explain("default/p");
+  auto e = scheduler_->dry_runs().Explain("default/p");
   ASSERT_TRUE(e.has_value());
   EXPECT_TRUE(e->hints.empty()) << explain::ToText(*e);
   EXPECT_THAT(e->notes,
@@ -501,7 +501,7 @@ TEST_F(ExplainTest, SpreadHintRelaxesTheConstraintAndTaintHintAdmitsTheOtherDoma
   pod.Container("100m", "64Mi").Label("app", "s");
   pod.pod().spec.topology_spread_constraints.push_back(c);
   ASSERT_NE(Schedule(pod), nullptr);
-  auto e = scheduler_->Explain("default/p");
+  auto e = scheduler_->dry_runs().Explain("default/p");
   ASSERT_TRUE(e.has_value());
   const explain::Hint spread = HintWithText(
       *e,
@@ -522,7 +522,7 @@ TEST_F(ExplainTest, SpreadHintRelaxesTheConstraintAndTaintHintAdmitsTheOtherDoma
 TEST_F(ExplainTest, CordonedNodesHintTheirToleration) {
   AddNode(NodeBuilder("c").Capacity("4", "8Gi").Unschedulable());
   ASSERT_NE(Schedule(PodBuilder("p").Container("100m", "64Mi")), nullptr);
-  auto e = scheduler_->Explain("default/p");
+  auto e = scheduler_->dry_runs().Explain("default/p");
   ASSERT_TRUE(e.has_value());
   const explain::Hint h =
       HintWithText(*e, "add toleration node.kubernetes.io/unschedulable:NoSchedule (fits 1 node)");
@@ -538,7 +538,7 @@ TEST_F(ExplainTest, APodThatFitsNowSaysSoInsteadOfHinting) {
   AddNode(NodeBuilder("small").Capacity("1", "4Gi"));
   ASSERT_NE(Schedule(PodBuilder("p").Container("2", "64Mi")), nullptr);
   AddNode(NodeBuilder("big").Capacity("4", "4Gi"));
-  auto e = scheduler_->Explain("default/p");
+  auto e = scheduler_->dry_runs().Explain("default/p");
   ASSERT_TRUE(e.has_value());
   EXPECT_EQ(e->feasible_now, 1);
   EXPECT_TRUE(e->hints.empty());
@@ -552,7 +552,7 @@ TEST_F(ExplainTest, SimulateScoresWithoutAssumingBindingOrReporting) {
     AddNode(NodeBuilder("n" + std::to_string(i)).Capacity(std::to_string(1 + i), "8Gi"));
   }
   auto pod = PodBuilder("what-if").Container("1500m", "64Mi").Build();
-  explain::Explanation e = scheduler_->Simulate(*pod);
+  explain::Explanation e = scheduler_->dry_runs().Simulate(*pod);
   EXPECT_TRUE(e.dry_run);
   ASSERT_NE(e.attempt, nullptr);
   EXPECT_EQ(e.attempt->outcome, explain::Outcome::kBound);
@@ -570,7 +570,7 @@ TEST_F(ExplainTest, SimulateScoresWithoutAssumingBindingOrReporting) {
   EXPECT_THAT(explain::ToText(e), HasSubstr("would bind to n3"));
 
   auto too_big = PodBuilder("huge").Container("16", "64Mi").Build();
-  explain::Explanation no = scheduler_->Simulate(*too_big);
+  explain::Explanation no = scheduler_->dry_runs().Simulate(*too_big);
   EXPECT_EQ(no.attempt->outcome, explain::Outcome::kUnschedulable);
   EXPECT_EQ(no.attempt->message, "0/4 nodes are available: 4 Insufficient cpu.");
   ASSERT_EQ(no.hints.size(), 1u);
@@ -578,7 +578,7 @@ TEST_F(ExplainTest, SimulateScoresWithoutAssumingBindingOrReporting) {
 
   PodBuilder other("other");
   other.pod().spec.scheduler_name = "default-scheduler";
-  EXPECT_THROW(scheduler_->Simulate(*other.Build()), std::invalid_argument);
+  EXPECT_THROW(scheduler_->dry_runs().Simulate(*other.Build()), std::invalid_argument);
 }
 
 // Dry runs take turns with the scheduling thread: many of them while it binds pods leave every
@@ -591,7 +591,7 @@ TEST_F(ExplainTest, DryRunsTakeTurnsWithTheSchedulingThread) {
   std::thread side([&] {
     auto pod = PodBuilder("probe").Container("500m", "64Mi").Build();
     while (!stop) {
-      explain::Explanation e = scheduler_->Simulate(*pod);
+      explain::Explanation e = scheduler_->dry_runs().Simulate(*pod);
       if (e.attempt && e.attempt->outcome != explain::Outcome::kError) simulated++;
     }
   });

@@ -590,10 +590,9 @@ std::shared_ptr<explain::Attempt> Scheduler::NewAttempt(const framework::runtime
   return attempt;
 }
 
-void Scheduler::RecordScores(const framework::runtime::Framework& fwk,
-                             const std::vector<framework::runtime::NodePluginScores>& scores,
-                             size_t chosen, std::span<const size_t> others,
-                             explain::Attempt* attempt) {
+void RecordScores(const framework::runtime::Framework& fwk,
+                  const std::vector<framework::runtime::NodePluginScores>& scores, size_t chosen,
+                  std::span<const size_t> others, explain::Attempt* attempt) {
   if (chosen >= scores.size()) return;
   // Every scored node lists the same plugins in the same order: weights are looked up once.
   const auto& plugins = scores[chosen].scores;

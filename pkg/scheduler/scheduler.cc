@@ -83,6 +83,9 @@ Scheduler::Scheduler(const config::Configuration& config,
                                                std::numeric_limits<size_t>::max());
   pre_binders_ = std::make_unique<util::TaskQueue>(std::max(1, options_.pre_bind_workers),
                                                    std::numeric_limits<size_t>::max());
+  dry_runs_ = std::make_unique<DryRunner>(
+      DryRunnerDeps{cache_, snapshot_, gate_, attempts_, parallelizer_, profiles_, deps_.informers},
+      options_.dry_run_budget, options_.dry_run_clock);
   if (deps_.metrics) RegisterScrapeHooks();
 }
 

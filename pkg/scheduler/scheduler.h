@@ -31,6 +31,7 @@
 #include "pkg/metrics/metrics.h"
 #include "pkg/queue/scheduling_queue.h"
 #include "pkg/scheduler/cycle_gate.h"
+#include "pkg/scheduler/dry_runner.h"
 #include "pkg/util/clock.h"
 #include "pkg/util/task_queue.h"
 
@@ -183,19 +184,8 @@ class Scheduler {
     size_t begin = 0;
   };
 
-  // ---- Explain and simulate (thread-safe; dry runs take turns with the scheduling cycle) ----
-
-  // The pod's last attempt ("namespace/name"); for a pod still pending, with the changes that
-  // would make it fit, each checked by a dry run on the current snapshot. Nullopt when no attempt
-  // of the pod is recorded.
-  std::optional<explain::Explanation> Explain(const std::string& pod_key);
-  // A dry run of `pod` on the current snapshot under its profile (spec.schedulerName): PreFilter,
-  // Filter over every node, PreScore and Score, nothing assumed, reserved or bound, and the
-  // changes that would make it fit. Throws std::invalid_argument when it names no profile.
-  explain::Explanation Simulate(const api::Pod& pod);
-  // The records of pending pods, newest first, leaving out (and forgetting) those whose pod the
-  // informer no longer has unbound.
-  std::vector<explain::AttemptPtr> PendingAttempts();
+  // Explain and simulate. Thread-safe: dry runs take turns with the scheduling cycle.
+  DryRunner& dry_runs() { return *dry_runs_; }
 
  private:
   // Pods and nodes have handlers of their own; the wildcard names no resource.
@@ -251,62 +241,6 @@ class Scheduler {
   // Chooses the node among `scores`: result->chosen, and result->others.
   void SelectHost(const std::vector<framework::runtime::NodePluginScores>& scores,
                   ScheduleResult* result);
-
-  // Writes the scores of scores[chosen], then of scores[i] for each i of `others`, into
-  // `attempt`.
-  static void RecordScores(const framework::runtime::Framework& fwk,
-                           const std::vector<framework::runtime::NodePluginScores>& scores,
-                           size_t chosen, std::span<const size_t> others,
-                           explain::Attempt* attempt);
-
-  // ---- Dry runs (explain.cc) ----
-  struct DryRun;
-  // A pod a dry run counts as placed on `node`, as if assumed there.
-  struct DryPlacement {
-    api::PodPtr pod;
-    std::string node;
-  };
-  // PreFilter and Filter (and with `score`, PreScore and Score) of `pod` over every node of a
-  // fresh snapshot, with `ignored` plugins left out and the `placed` pods on their nodes. Call
-  // holding a CycleGate::SideTurn.
-  std::unique_ptr<DryRun> RunDry(framework::runtime::Framework& fwk, const api::Pod& pod,
-                                 const framework::PluginSet& ignored, bool score,
-                                 const std::vector<DryPlacement>& placed = {});
-  struct DryRunBudget;
-  struct GroupPods;
-  struct GroupRun;
-  // Dry runs of `pods` one after the other, each placed on the node a cycle would choose with
-  // the ones before it placed, `ignored` plugins left out, until `enough` are placed, a pod fits
-  // no node (without `suggest`; with it, a copy), or `budget` is spent; a turn at the gate each.
-  // With `suggest`, also the changes the plugins propose for the first pod that fits no node.
-  GroupRun PlaceGroup(framework::runtime::Framework& fwk, const GroupPods& pods,
-                      const framework::PluginSet& ignored, int64_t enough, bool suggest,
-                      DryRunBudget& budget);
-  // Explains `pod` as one of `group` (held back by `plugin`): how many of the group's pods fit
-  // together, and the changes that, made to each of them, fit enough of them. `own_pre_filter`
-  // is the pod's own dry run's PreFilter verdict; `free_pod_slots`, how many more pods that dry
-  // run's nodes admit.
-  void ExplainGroup(framework::runtime::Framework& fwk, const api::Pod& pod,
-                    const framework::PodGroupHint& group, const std::string& plugin,
-                    const framework::Status& own_pre_filter, int64_t free_pod_slots,
-                    DryRunBudget& budget, explain::Explanation* e);
-  // Checks each of `changes` (proposed for `pod`, which fits no node) by a dry run of its own,
-  // within `budget`, and adds those that open nodes to `e` as hints, best first.
-  void ExplainChanges(framework::runtime::Framework& fwk, const api::Pod& pod,
-                      std::vector<std::pair<std::string, framework::PodChange>> changes,
-                      DryRunBudget& budget, explain::Explanation* e);
-  // The attempt record of a dry run. Call holding the turn `run` was made in.
-  std::shared_ptr<explain::Attempt> AttemptOf(const framework::runtime::Framework& fwk,
-                                              const api::Pod& pod, const DryRun& run);
-  // The changes the HintPlugins among the plugins that rejected nodes in `run` propose, with
-  // the plugin of each, most rejecting plugin first. Call holding the turn `run` was made in.
-  std::vector<std::pair<std::string, framework::PodChange>> SuggestChanges(
-      framework::runtime::Framework& fwk, const api::Pod& pod, const DryRun& run);
-  // A dry run of `pod`, then one per suggested change (each its own turn at the gate), those
-  // after the first within options_.dry_run_budget. Shows `recorded` as the attempt, or the dry
-  // run's own when null.
-  explain::Explanation ExplainPod(framework::runtime::Framework& fwk, const api::Pod& pod,
-                                  explain::AttemptPtr recorded);
 
   // The record of this cycle's attempt: what PreFilter did and Filter's verdicts (from
   // `diagnosis`), and with `result`, the chosen node's scores beside the best alternatives. With
@@ -367,7 +301,7 @@ class Scheduler {
   framework::runtime::WorkerPool parallelizer_;
   std::shared_ptr<framework::runtime::WaitingPods> waiting_pods_;
   std::unique_ptr<queue::SchedulingQueue> queue_;
-  std::map<std::string, std::unique_ptr<framework::runtime::Framework>> profiles_;
+  Profiles profiles_;
 
   // Scheduling-thread state.
   int next_start_node_index_ = 0;
@@ -390,6 +324,8 @@ class Scheduler {
   explain::Store attempts_;
   // Taken by ScheduleOne for each cycle and by dry runs between cycles.
   CycleGate gate_;
+  // After everything it borrows.
+  std::unique_ptr<DryRunner> dry_runs_;
 
   std::atomic<bool> running_{false};
   std::thread scheduling_thread_;

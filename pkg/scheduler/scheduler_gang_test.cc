@@ -298,7 +298,7 @@ TEST_F(GangSchedulerTest, ExplainSaysHowManyPodsTheGangLacks) {
       "nodes)";
   ASSERT_TRUE(Eventually(
       [&] {
-        e = scheduler_->Explain("default/g-0");
+        e = scheduler_->dry_runs().Explain("default/g-0");
         if (!e) return false;
         for (const auto& h : e->hints) {
           if (h.Text() == hint) return true;
@@ -342,7 +342,7 @@ TEST_F(GangSchedulerTest, ExplainHintsFitTheWholeGangNotOnePod) {
   explain::Hint hint;
   ASSERT_TRUE(Eventually(
       [&] {
-        e = scheduler_->Explain("default/g-0");
+        e = scheduler_->dry_runs().Explain("default/g-0");
         if (!e) return false;
         for (const auto& h : e->hints) {
           if (h.change == change) hint = h;
@@ -386,7 +386,7 @@ TEST_F(GangSchedulerTest, ExplainSaysWhenEvenAWholeGangWouldNotFit) {
   std::optional<explain::Explanation> e;
   ASSERT_TRUE(Eventually(
       [&] {
-        e = scheduler_->Explain("default/g-0");
+        e = scheduler_->dry_runs().Explain("default/g-0");
         return e && !e->notes.empty();
       },
       10s))

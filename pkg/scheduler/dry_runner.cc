@@ -1,3 +1,5 @@
+#include "pkg/scheduler/dry_runner.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -10,20 +12,16 @@
 #include <string>
 #include <vector>
 
+#include "pkg/explain/groups.h"
 #include "pkg/informer/factory.h"
 #include "pkg/scheduler/cluster_events.h"
 #include "pkg/scheduler/scheduler.h"
 #include "pkg/scheduler/unsupported_fields.h"
 #include "pkg/util/clock.h"
 
-// Dry runs for explain and simulate: PreFilter, Filter over every node, PreScore and Score of a
-// pod on the scheduler's own snapshot and profiles, between scheduling cycles (CycleGate), with
-// the CycleState marked dry_run so that no plugin changes anything. Nothing is assumed, reserved
-// or bound; no event, condition or metric is written.
-//
 // What one answer costs is bounded whatever the objects say: a gang's missing members are a
 // number, with at most explain::kMaxStandIns copies of the pod placed for them, and every dry run
-// after the pod's own starts only within the scheduler's dry-run budget (DryRunBudget).
+// after the pod's own starts only within the dry-run budget (DryRunBudget).
 
 namespace berth::scheduler {
 namespace {
@@ -77,11 +75,6 @@ std::string FormatBudget(std::chrono::milliseconds budget) {
   return std::to_string(budget.count()) + "ms";
 }
 
-const util::Clock& DryRunClock(const SchedulerOptions& options) {
-  static const util::RealClock real;
-  return options.dry_run_clock ? *options.dry_run_clock : real;
-}
-
 }  // namespace
 
 // The time one answer (an explain or a simulate) may spend in dry runs. Asked before every dry
@@ -89,7 +82,7 @@ const util::Clock& DryRunClock(const SchedulerOptions& options) {
 // attempt: a dry run is bounded by the cluster's nodes, but how many of them an answer makes (one
 // per change, one per pod of a gang, a gang's pods again per change) is what hostile input
 // drives. Not thread-safe: one answer, one thread.
-struct Scheduler::DryRunBudget {
+struct DryRunner::DryRunBudget {
   const util::Clock& clock;
   util::Clock::TimePoint deadline;
   bool cut_short = false;
@@ -103,7 +96,7 @@ struct Scheduler::DryRunBudget {
 
 // The pods a group's dry run places, in order: the group's pending pods, then copies of one pod
 // standing in for members no one has created yet, each made only when it is tried.
-struct Scheduler::GroupPods {
+struct DryRunner::GroupPods {
   std::vector<api::PodPtr> pending;
   // What each copy is made from; copies are named and identified after it and their number.
   api::PodPtr stand_in;
@@ -111,7 +104,7 @@ struct Scheduler::GroupPods {
   int stand_ins = 0;
 };
 
-struct Scheduler::DryRun {
+struct DryRunner::DryRun {
   std::unique_ptr<framework::CycleState> state;
   // Every node of the snapshot, in its order; statuses[i] is nodes[i]'s verdict (success: it
   // passed Filter). Valid until the snapshot is next updated, that is, for the turn.
@@ -134,7 +127,7 @@ struct Scheduler::DryRun {
   std::vector<std::shared_ptr<framework::NodeInfo>> copies;
 };
 
-struct Scheduler::GroupRun {
+struct DryRunner::GroupRun {
   // Pods placed, in the order given, and which of the pending ones were (parallel to them).
   int placed = 0;
   std::vector<char> fitted;
@@ -154,7 +147,20 @@ struct Scheduler::GroupRun {
   }
 };
 
-std::unique_ptr<Scheduler::DryRun> Scheduler::RunDry(framework::runtime::Framework& fwk,
+DryRunner::DryRunner(DryRunnerDeps deps, std::chrono::milliseconds budget,
+                     std::shared_ptr<const util::Clock> clock)
+    : deps_(deps),
+      budget_(budget),
+      clock_(clock ? std::move(clock) : std::make_shared<util::RealClock>()) {}
+
+DryRunner::~DryRunner() = default;
+
+framework::runtime::Framework* DryRunner::FrameworkFor(const std::string& scheduler_name) const {
+  auto it = deps_.profiles.find(scheduler_name);
+  return it == deps_.profiles.end() ? nullptr : it->second.get();
+}
+
+std::unique_ptr<DryRunner::DryRun> DryRunner::RunDry(framework::runtime::Framework& fwk,
                                                      const api::Pod& pod,
                                                      const framework::PluginSet& ignored,
                                                      bool score,
@@ -163,12 +169,12 @@ std::unique_ptr<Scheduler::DryRun> Scheduler::RunDry(framework::runtime::Framewo
   run->state = std::make_unique<framework::CycleState>();
   run->state->dry_run = true;
   run->state->ignored_plugins = ignored;
-  if (Status snap = cache_.UpdateSnapshot(snapshot_); !snap.IsSuccess()) {
+  if (Status snap = deps_.cache.UpdateSnapshot(deps_.snapshot); !snap.IsSuccess()) {
     run->pre_filter = snap;
     run->pre_filter_note = "error: " + snap.Message();
     return run;
   }
-  const auto& all = snapshot_.List();
+  const auto& all = deps_.snapshot.List();
   run->nodes.reserve(all.size());
   for (const auto& n : all) run->nodes.push_back(n.get());
   run->statuses.assign(all.size(), Status());
@@ -233,7 +239,7 @@ std::unique_ptr<Scheduler::DryRun> Scheduler::RunDry(framework::runtime::Framewo
   if (fwk.HasFilterPlugins() && !to_filter.empty()) {
     std::vector<Status> filtered(to_filter.size());
     const int count = static_cast<int>(to_filter.size());
-    parallelizer_.Until((count + kFilterRun - 1) / kFilterRun, [&](int piece) {
+    deps_.parallelizer.Until((count + kFilterRun - 1) / kFilterRun, [&](int piece) {
       const int begin = piece * kFilterRun;
       const size_t n = static_cast<size_t>(std::min(count, begin + kFilterRun) - begin);
       fwk.RunFilterPluginsOnNodes(*run->state, pod,
@@ -261,7 +267,7 @@ std::unique_ptr<Scheduler::DryRun> Scheduler::RunDry(framework::runtime::Framewo
   return run;
 }
 
-std::shared_ptr<explain::Attempt> Scheduler::AttemptOf(const framework::runtime::Framework& fwk,
+std::shared_ptr<explain::Attempt> DryRunner::AttemptOf(const framework::runtime::Framework& fwk,
                                                        const api::Pod& pod, const DryRun& run) {
   auto attempt = std::make_shared<explain::Attempt>();
   attempt->pod = pod.Key();
@@ -338,7 +344,7 @@ std::shared_ptr<explain::Attempt> Scheduler::AttemptOf(const framework::runtime:
   return attempt;
 }
 
-std::vector<std::pair<std::string, framework::PodChange>> Scheduler::SuggestChanges(
+std::vector<std::pair<std::string, framework::PodChange>> DryRunner::SuggestChanges(
     framework::runtime::Framework& fwk, const api::Pod& pod, const DryRun& run) {
   // Plugin -> the nodes it rejected.
   std::map<std::string, std::vector<size_t>> rejected_by;
@@ -384,7 +390,7 @@ std::vector<std::pair<std::string, framework::PodChange>> Scheduler::SuggestChan
   return out;
 }
 
-explain::Explanation Scheduler::ExplainPod(framework::runtime::Framework& fwk, const api::Pod& pod,
+explain::Explanation DryRunner::ExplainPod(framework::runtime::Framework& fwk, const api::Pod& pod,
                                            explain::AttemptPtr recorded) {
   explain::Explanation e;
   e.dry_run = recorded == nullptr;
@@ -402,17 +408,16 @@ explain::Explanation Scheduler::ExplainPod(framework::runtime::Framework& fwk, c
   std::vector<std::pair<std::string, framework::PodChange>> changes;
   Status own_pre_filter;
   int64_t free_pod_slots = 0;
-  const util::Clock& clock = DryRunClock(options_);
+  const util::Clock& clock = *clock_;
   const util::Clock::TimePoint start = clock.Now();
   // Saturates: a budget longer than the clock can count is no budget.
   const auto room =
       std::chrono::duration_cast<std::chrono::milliseconds>(util::Clock::TimePoint::max() - start);
-  const util::Clock::TimePoint deadline = options_.dry_run_budget >= room
-                                              ? util::Clock::TimePoint::max()
-                                              : start + options_.dry_run_budget;
+  const util::Clock::TimePoint deadline =
+      budget_ >= room ? util::Clock::TimePoint::max() : start + budget_;
   DryRunBudget budget{clock, deadline};
   {
-    CycleGate::SideTurn turn(gate_);
+    CycleGate::SideTurn turn(deps_.gate);
     auto run = RunDry(fwk, pod, {}, recorded == nullptr);
     e.attempt = recorded ? std::move(recorded) : AttemptOf(fwk, pod, *run);
     e.hints_time = std::chrono::system_clock::now();
@@ -434,14 +439,13 @@ explain::Explanation Scheduler::ExplainPod(framework::runtime::Framework& fwk, c
   }
   if (budget.cut_short) {
     e.cut_short = true;
-    e.notes.push_back("the dry runs were cut short at their budget of " +
-                      FormatBudget(options_.dry_run_budget) +
+    e.notes.push_back("the dry runs were cut short at their budget of " + FormatBudget(budget_) +
                       ": the hints and notes cover only the checks that ran");
   }
   return e;
 }
 
-void Scheduler::ExplainChanges(framework::runtime::Framework& fwk, const api::Pod& pod,
+void DryRunner::ExplainChanges(framework::runtime::Framework& fwk, const api::Pod& pod,
                                std::vector<std::pair<std::string, framework::PodChange>> changes,
                                DryRunBudget& budget, explain::Explanation* out) {
   explain::Explanation& e = *out;
@@ -457,7 +461,7 @@ void Scheduler::ExplainChanges(framework::runtime::Framework& fwk, const api::Po
         ignored.insert(framework::PluginName(c->first));
       }
     }
-    CycleGate::SideTurn turn(gate_);
+    CycleGate::SideTurn turn(deps_.gate);
     return static_cast<int>(RunDry(fwk, changed, ignored, false)->feasible.size());
   };
   for (const auto& change : changes) {
@@ -493,7 +497,7 @@ void Scheduler::ExplainChanges(framework::runtime::Framework& fwk, const api::Po
       [](const explain::Hint& a, const explain::Hint& b) { return a.nodes > b.nodes; });
 }
 
-Scheduler::GroupRun Scheduler::PlaceGroup(framework::runtime::Framework& fwk, const GroupPods& pods,
+DryRunner::GroupRun DryRunner::PlaceGroup(framework::runtime::Framework& fwk, const GroupPods& pods,
                                           const framework::PluginSet& ignored, int64_t enough,
                                           bool suggest, DryRunBudget& budget) {
   GroupRun out;
@@ -517,7 +521,7 @@ Scheduler::GroupRun Scheduler::PlaceGroup(framework::runtime::Framework& fwk, co
       out.stand_ins++;
     }
     // A turn per pod: the scheduling thread waits for one pod's dry run at most.
-    CycleGate::SideTurn turn(gate_);
+    CycleGate::SideTurn turn(deps_.gate);
     auto run = RunDry(fwk, *pod, ignored, true, out.placements);
     if (run->feasible.empty() || !run->error.IsSuccess()) {
       const bool copy = k >= pods.pending.size();
@@ -538,7 +542,7 @@ Scheduler::GroupRun Scheduler::PlaceGroup(framework::runtime::Framework& fwk, co
   return out;
 }
 
-void Scheduler::ExplainGroup(framework::runtime::Framework& fwk, const api::Pod& pod,
+void DryRunner::ExplainGroup(framework::runtime::Framework& fwk, const api::Pod& pod,
                              const framework::PodGroupHint& group, const std::string& plugin,
                              const Status& own_pre_filter, int64_t free_pod_slots,
                              DryRunBudget& budget, explain::Explanation* e) {
@@ -661,8 +665,8 @@ void Scheduler::ExplainGroup(framework::runtime::Framework& fwk, const api::Pod&
   }
 }
 
-std::optional<explain::Explanation> Scheduler::Explain(const std::string& pod_key) {
-  explain::AttemptPtr recorded = attempts_.Find(pod_key);
+std::optional<explain::Explanation> DryRunner::Explain(const std::string& pod_key) {
+  explain::AttemptPtr recorded = deps_.attempts.Find(pod_key);
   if (!recorded) return std::nullopt;
   explain::Explanation e;
   e.attempt = recorded;
@@ -678,11 +682,11 @@ std::optional<explain::Explanation> Scheduler::Explain(const std::string& pod_ke
   return ExplainPod(*fwk, *pod, recorded);
 }
 
-explain::Explanation Scheduler::Simulate(const api::Pod& pod) {
+explain::Explanation DryRunner::Simulate(const api::Pod& pod) {
   auto* fwk = FrameworkFor(pod.spec.scheduler_name);
   if (fwk == nullptr) {
     std::string profiles;
-    for (const auto& [name, f] : profiles_) profiles += (profiles.empty() ? "" : ", ") + name;
+    for (const auto& [name, f] : deps_.profiles) profiles += (profiles.empty() ? "" : ", ") + name;
     throw std::invalid_argument("spec.schedulerName: \"" + pod.spec.scheduler_name +
                                 "\" is not a profile of this scheduler (profiles: " + profiles +
                                 ")");
@@ -690,14 +694,14 @@ explain::Explanation Scheduler::Simulate(const api::Pod& pod) {
   return ExplainPod(*fwk, pod, nullptr);
 }
 
-std::vector<explain::AttemptPtr> Scheduler::PendingAttempts() {
-  std::vector<explain::AttemptPtr> out = attempts_.Pending();
+std::vector<explain::AttemptPtr> DryRunner::PendingAttempts() {
+  std::vector<explain::AttemptPtr> out = deps_.attempts.Pending();
   if (!deps_.informers) return out;
   auto& store = deps_.informers->Pods().store();
   std::erase_if(out, [&](const explain::AttemptPtr& a) {
     api::PodPtr pod = store.Get(a->pod);
     if (pod && pod->meta.uid == a->uid && !Assigned(*pod)) return false;
-    attempts_.Forget(a->uid);
+    deps_.attempts.Forget(a->uid);
     return true;
   });
   return out;
