@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "pkg/client/http_client.h"
+#include "pkg/util/base64.h"
 #include "pkg/util/time.h"
 #include "pkg/util/unique_fd.h"
 
@@ -144,7 +145,7 @@ std::string ExecInfo(const Config& config) {
     if (!config.tls_server_name.empty()) cluster["tls-server-name"] = config.tls_server_name;
     if (config.insecure_skip_tls_verify) cluster["insecure-skip-tls-verify"] = true;
     if (!config.ca_pem.empty())
-      cluster["certificate-authority-data"] = Base64Encode(config.ca_pem);
+      cluster["certificate-authority-data"] = util::Base64Encode(config.ca_pem);
     if (!config.proxy_url.empty()) cluster["proxy-url"] = config.proxy_url;
     if (!exec.cluster_config_json.empty()) {
       cluster["config"] = nlohmann::json::parse(exec.cluster_config_json, nullptr, false);
