@@ -5,8 +5,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "pkg/config/duration.h"
 #include "pkg/server/server.h"
+#include "pkg/util/time.h"
 
 namespace berth::cmd {
 
@@ -94,7 +94,7 @@ std::string ParseIp(const std::string& flag, const std::string& value, const std
 
 // Go's time.Duration flag syntax, as kube-scheduler's pflag reads it.
 std::chrono::nanoseconds ParseDuration(const std::string& flag, const std::string& value) {
-  const std::optional<std::chrono::nanoseconds> duration = config::ParseGoDuration(value);
+  const std::optional<std::chrono::nanoseconds> duration = util::ParseGoDuration(value);
   if (!duration) {
     Fail("flag " + flag + ": expected a duration such as 10s, 1m30s, 500ms or 0, got \"" + value +
          "\"");

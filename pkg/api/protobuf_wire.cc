@@ -1,8 +1,10 @@
-#include <cstdio>
+#include <optional>
 #include <string>
+#include <utility>
 
 #include "pkg/api/protobuf_internal.h"
 #include "pkg/api/utf8.h"
+#include "pkg/util/time.h"
 
 namespace berth::api {
 namespace {
@@ -20,33 +22,12 @@ std::string_view WireTypeName(uint32_t wire) {
   }
 }
 
-// Go's time.Unix(seconds, 0).UTC().Format(time.RFC3339), which is metav1.Time's JSON form.
+// Go's time.Unix(seconds, 0).UTC().Format(time.RFC3339), which is metav1.Time's JSON form. RFC
+// 3339 has four-digit years; Go's JSON encoding of a Time fails outside them as well.
 std::string FormatTime(int64_t seconds, const FieldPath& path) {
-  constexpr int64_t kSecondsPerDay = 86400;
-  int64_t days = seconds / kSecondsPerDay;
-  int64_t rem = seconds % kSecondsPerDay;
-  if (rem < 0) {
-    rem += kSecondsPerDay;
-    days--;
-  }
-  // Days since 1970-01-01 to a civil date (proleptic Gregorian), after Howard Hinnant's
-  // days_from_civil inverse.
-  const int64_t z = days + 719468;
-  const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-  const int64_t doe = z - era * 146097;
-  const int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  const int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  const int64_t mp = (5 * doy + 2) / 153;
-  const int64_t day = doy - (153 * mp + 2) / 5 + 1;
-  const int64_t month = mp < 10 ? mp + 3 : mp - 9;
-  const int64_t year = yoe + era * 400 + (month <= 2 ? 1 : 0);
-  // RFC 3339 has four-digit years; Go's JSON encoding of a Time fails outside them as well.
-  if (year < 0 || year > 9999) FailAt(path, "time out of the RFC 3339 range");
-  char text[32];
-  std::snprintf(text, sizeof(text), "%04d-%02d-%02dT%02d:%02d:%02dZ", static_cast<int>(year),
-                static_cast<int>(month), static_cast<int>(day), static_cast<int>(rem / 3600),
-                static_cast<int>(rem / 60 % 60), static_cast<int>(rem % 60));
-  return text;
+  std::optional<std::string> text = util::FormatUnixSecondsRfc3339(seconds);
+  if (!text) FailAt(path, "time out of the RFC 3339 range");
+  return *std::move(text);
 }
 
 }  // namespace

@@ -1,6 +1,5 @@
 #include <yaml-cpp/yaml.h>
 
-#include <array>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -14,6 +13,7 @@
 #include "pkg/client/client.h"
 #include "pkg/client/http_client.h"
 #include "pkg/client/proxy.h"
+#include "pkg/util/base64.h"
 #include "pkg/yaml/yaml.h"
 
 namespace berth::client {
@@ -183,7 +183,7 @@ class KubeconfigLoader {
   }
 
   std::string DecodeData(const std::string& data, const std::string& field) const {
-    std::optional<std::string> decoded = internal::Base64Decode(data);
+    std::optional<std::string> decoded = util::Base64Decode(data);
     if (!decoded) Fail(field, "invalid base64");
     return *decoded;
   }
@@ -381,74 +381,6 @@ std::string Env(const char* name) {
 }
 
 }  // namespace
-
-namespace internal {
-
-std::optional<std::string> Base64Decode(std::string_view input) {
-  static const std::array<int8_t, 256> kTable = [] {
-    std::array<int8_t, 256> table;
-    table.fill(-1);
-    const char* alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    for (int i = 0; i < 64; ++i) {
-      table[static_cast<unsigned char>(alphabet[i])] = static_cast<int8_t>(i);
-    }
-    return table;
-  }();
-  std::string out;
-  out.reserve(input.size() * 3 / 4);
-  uint32_t acc = 0;
-  int bits = 0;
-  int symbols = 0;
-  int padding = 0;
-  for (const char c : input) {
-    if (c == ' ' || c == '\t' || c == '\r' || c == '\n') continue;
-    if (c == '=') {
-      ++padding;
-      ++symbols;
-      continue;
-    }
-    if (padding > 0) return std::nullopt;  // Data after padding.
-    const int8_t v = kTable[static_cast<unsigned char>(c)];
-    if (v < 0) return std::nullopt;
-    ++symbols;
-    acc = (acc << 6) | static_cast<uint32_t>(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out.push_back(static_cast<char>((acc >> bits) & 0xFF));
-    }
-  }
-  if (symbols % 4 != 0 || padding > 2) return std::nullopt;
-  // Leftover bits must be the zero fill of a properly padded final quantum.
-  if ((acc & ((1u << bits) - 1)) != 0) return std::nullopt;
-  return out;
-}
-
-std::string Base64Encode(std::string_view input) {
-  static constexpr char kAlphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  out.reserve((input.size() + 2) / 3 * 4);
-  size_t i = 0;
-  for (; i + 3 <= input.size(); i += 3) {
-    const uint32_t v = (static_cast<unsigned char>(input[i]) << 16) |
-                       (static_cast<unsigned char>(input[i + 1]) << 8) |
-                       static_cast<unsigned char>(input[i + 2]);
-    out += {kAlphabet[v >> 18], kAlphabet[(v >> 12) & 63], kAlphabet[(v >> 6) & 63],
-            kAlphabet[v & 63]};
-  }
-  if (const size_t rest = input.size() - i; rest > 0) {
-    uint32_t v = static_cast<unsigned char>(input[i]) << 16;
-    if (rest == 2) v |= static_cast<unsigned char>(input[i + 1]) << 8;
-    out += kAlphabet[v >> 18];
-    out += kAlphabet[(v >> 12) & 63];
-    out += rest == 2 ? kAlphabet[(v >> 6) & 63] : '=';
-    out += '=';
-  }
-  return out;
-}
-
-}  // namespace internal
 
 std::string Config::Describe() const {
   // Userinfo in the URL would be a credential: show only scheme://host:port/path.

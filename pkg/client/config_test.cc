@@ -1,6 +1,5 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <openssl/evp.h>
 
 #include <nlohmann/json.hpp>
 #include <string>
@@ -9,6 +8,7 @@
 
 #include "pkg/client/client.h"
 #include "pkg/client/http_client.h"
+#include "pkg/util/base64.h"
 #include "test/testing/client_test_util.h"
 
 namespace berth::client {
@@ -25,13 +25,6 @@ constexpr char kCertPem[] =
     "-----BEGIN CERTIFICATE-----\nY2xpZW50LWNlcnQ=\n-----END CERTIFICATE-----\n";
 constexpr char kKeyPem[] =
     "-----BEGIN PRIVATE KEY-----\nY2xpZW50LWtleQ==\n-----END PRIVATE KEY-----\n";
-
-std::string Base64(const std::string& data) {
-  std::vector<unsigned char> out(4 * ((data.size() + 2) / 3) + 1);
-  const int n = EVP_EncodeBlock(out.data(), reinterpret_cast<const unsigned char*>(data.data()),
-                                static_cast<int>(data.size()));
-  return std::string(reinterpret_cast<char*>(out.data()), n);
-}
 
 // A kubeconfig with one context "ctx" -> cluster "c" + user "u", the given cluster and user
 // bodies (YAML mappings indented by 4 spaces).
@@ -82,10 +75,10 @@ TEST(KubeconfigTest, CertificateAuthorityFileResolvesRelativeToKubeconfigDir) {
 
 TEST(KubeconfigTest, CertificateAuthorityData) {
   TempDir dir;
-  const std::string path = dir.Write(
-      "kubeconfig",
-      Kubeconfig(std::string(kServer) + "    certificate-authority-data: " + Base64(kCaPem) + "\n",
-                 "    token: abc\n"));
+  const std::string path =
+      dir.Write("kubeconfig", Kubeconfig(std::string(kServer) + "    certificate-authority-data: " +
+                                             util::Base64Encode(kCaPem) + "\n",
+                                         "    token: abc\n"));
   EXPECT_EQ(LoadKubeconfig(path).ca_pem, kCaPem);
 }
 
@@ -197,8 +190,9 @@ TEST(KubeconfigTest, ClientCertificateAndKeyFiles) {
 TEST(KubeconfigTest, ClientCertificateAndKeyData) {
   TempDir dir;
   const std::string path = dir.Write(
-      "kubeconfig", Kubeconfig(kServer, "    client-certificate-data: " + Base64(kCertPem) +
-                                            "\n    client-key-data: " + Base64(kKeyPem) + "\n"));
+      "kubeconfig",
+      Kubeconfig(kServer, "    client-certificate-data: " + util::Base64Encode(kCertPem) +
+                              "\n    client-key-data: " + util::Base64Encode(kKeyPem) + "\n"));
   const Config config = LoadKubeconfig(path);
   EXPECT_EQ(config.client_cert_pem, kCertPem);
   EXPECT_EQ(config.client_key_pem, kKeyPem);
@@ -208,7 +202,8 @@ TEST(KubeconfigTest, ClientCertificateAndKeyData) {
 TEST(KubeconfigTest, ClientCertificateWithoutKeyIsAnError) {
   TempDir dir;
   const std::string path = dir.Write(
-      "kubeconfig", Kubeconfig(kServer, "    client-certificate-data: " + Base64(kCertPem) + "\n"));
+      "kubeconfig",
+      Kubeconfig(kServer, "    client-certificate-data: " + util::Base64Encode(kCertPem) + "\n"));
   EXPECT_THAT(ErrorOf(path), HasSubstr("client-key must be given together"));
 }
 
@@ -407,10 +402,10 @@ TEST(KubeconfigTest, BadBase64IsAnError) {
 
 TEST(KubeconfigTest, CaDataThatIsNotPemIsAnError) {
   TempDir dir;
-  const std::string path = dir.Write(
-      "kubeconfig",
-      Kubeconfig(std::string(kServer) + "    certificate-authority-data: " + Base64("hello") + "\n",
-                 "    token: t\n"));
+  const std::string path =
+      dir.Write("kubeconfig", Kubeconfig(std::string(kServer) + "    certificate-authority-data: " +
+                                             util::Base64Encode("hello") + "\n",
+                                         "    token: t\n"));
   EXPECT_THAT(ErrorOf(path), HasSubstr("certificate-authority-data: does not contain a PEM"));
 }
 
@@ -531,26 +526,6 @@ TEST(ConfigDescribeTest, NeverShowsSecrets) {
   config.server = "https://admin:pw@10.0.0.1:6443/";
   EXPECT_THAT(config.Describe(),
               AllOf(HasSubstr("server=https://10.0.0.1:6443/"), Not(HasSubstr("pw"))));
-}
-
-TEST(Base64Test, DecodesStandardAlphabetAndRejectsGarbage) {
-  using internal::Base64Decode;
-  EXPECT_EQ(Base64Decode("aGVsbG8="), "hello");
-  EXPECT_EQ(Base64Decode("aGVs\nbG8h"), "hello!");
-  EXPECT_EQ(Base64Decode(""), "");
-  EXPECT_EQ(Base64Decode("aGVsbG8"), std::nullopt);       // Missing padding.
-  EXPECT_EQ(Base64Decode("aGV$bG8="), std::nullopt);      // Bad symbol.
-  EXPECT_EQ(Base64Decode("aGVsbG8=aGVs"), std::nullopt);  // Data after padding.
-  EXPECT_EQ(Base64Decode(Base64(kCaPem)), kCaPem);
-}
-
-TEST(Base64Test, EncodesWithPadding) {
-  using internal::Base64Encode;
-  EXPECT_EQ(Base64Encode(""), "");
-  EXPECT_EQ(Base64Encode("h"), "aA==");
-  EXPECT_EQ(Base64Encode("he"), "aGU=");
-  EXPECT_EQ(Base64Encode("hello!"), "aGVsbG8h");
-  EXPECT_EQ(Base64Encode(kCaPem), Base64(kCaPem));
 }
 
 }  // namespace

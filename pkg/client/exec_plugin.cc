@@ -9,9 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <charconv>
 #include <cstring>
-#include <ctime>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
@@ -19,6 +17,8 @@
 #include <vector>
 
 #include "pkg/client/http_client.h"
+#include "pkg/util/base64.h"
+#include "pkg/util/time.h"
 #include "pkg/util/unique_fd.h"
 
 extern char** environ;
@@ -135,71 +135,7 @@ std::vector<char*> Pointers(std::vector<std::string>& strings) {
   return pointers;
 }
 
-int Digits(std::string_view text, size_t at, size_t count, bool* ok) {
-  int value = 0;
-  if (at + count > text.size()) {
-    *ok = false;
-    return 0;
-  }
-  const auto parsed = std::from_chars(text.data() + at, text.data() + at + count, value);
-  if (parsed.ec != std::errc() || parsed.ptr != text.data() + at + count) *ok = false;
-  return value;
-}
-
 }  // namespace
-
-std::optional<std::chrono::system_clock::time_point> ParseRfc3339(std::string_view text) {
-  // YYYY-MM-DDTHH:MM:SS[.fraction](Z|+HH:MM|-HH:MM)
-  bool ok = text.size() >= 20 && text[4] == '-' && text[7] == '-' &&
-            (text[10] == 'T' || text[10] == 't') && text[13] == ':' && text[16] == ':';
-  std::tm tm{};
-  tm.tm_year = Digits(text, 0, 4, &ok) - 1900;
-  tm.tm_mon = Digits(text, 5, 2, &ok) - 1;
-  tm.tm_mday = Digits(text, 8, 2, &ok);
-  tm.tm_hour = Digits(text, 11, 2, &ok);
-  tm.tm_min = Digits(text, 14, 2, &ok);
-  tm.tm_sec = Digits(text, 17, 2, &ok);
-  if (!ok || tm.tm_mon < 0 || tm.tm_mon > 11 || tm.tm_mday < 1 || tm.tm_mday > 31 ||
-      tm.tm_hour > 23 || tm.tm_min > 59 || tm.tm_sec > 60) {
-    return std::nullopt;
-  }
-  size_t at = 19;
-  std::chrono::nanoseconds fraction{0};
-  if (at < text.size() && text[at] == '.') {
-    int64_t scale = 100'000'000;
-    size_t digits = 0;
-    for (++at; at < text.size() && text[at] >= '0' && text[at] <= '9'; ++at, ++digits) {
-      fraction += std::chrono::nanoseconds((text[at] - '0') * scale);
-      scale /= 10;
-    }
-    if (digits == 0) return std::nullopt;
-  }
-  std::chrono::seconds offset{0};
-  if (at < text.size() && (text[at] == 'Z' || text[at] == 'z') && at + 1 == text.size()) {
-    // UTC.
-  } else if (at + 6 == text.size() && (text[at] == '+' || text[at] == '-') && text[at + 3] == ':') {
-    const int hours = Digits(text, at + 1, 2, &ok);
-    const int minutes = Digits(text, at + 4, 2, &ok);
-    if (!ok || hours > 23 || minutes > 59) return std::nullopt;
-    offset = std::chrono::hours(hours) + std::chrono::minutes(minutes);
-    if (text[at] == '-') offset = -offset;
-  } else {
-    return std::nullopt;
-  }
-  const time_t seconds = timegm(&tm);
-  if (seconds == static_cast<time_t>(-1)) return std::nullopt;
-  // system_clock counts nanoseconds, so it ends in 2262 (and begins in 1677) where RFC 3339 runs
-  // to 9999. A time beyond it becomes its last (first) instant: an expiry that far out never
-  // comes, one that far back has passed.
-  using Clock = std::chrono::system_clock;
-  const int64_t limit =
-      std::chrono::duration_cast<std::chrono::seconds>(Clock::duration::max()).count() - 1;
-  const int64_t total = static_cast<int64_t>(seconds) - offset.count();
-  if (total > limit) return Clock::time_point::max();
-  if (total < -limit) return Clock::time_point::min();
-  return Clock::time_point(std::chrono::seconds(total)) +
-         std::chrono::duration_cast<Clock::duration>(fraction);
-}
 
 std::string ExecInfo(const Config& config) {
   const ExecConfig& exec = *config.exec;
@@ -208,7 +144,8 @@ std::string ExecInfo(const Config& config) {
     nlohmann::json cluster = {{"server", config.server}};
     if (!config.tls_server_name.empty()) cluster["tls-server-name"] = config.tls_server_name;
     if (config.insecure_skip_tls_verify) cluster["insecure-skip-tls-verify"] = true;
-    if (!config.ca_pem.empty()) cluster["certificate-authority-data"] = Base64Encode(config.ca_pem);
+    if (!config.ca_pem.empty())
+      cluster["certificate-authority-data"] = util::Base64Encode(config.ca_pem);
     if (!config.proxy_url.empty()) cluster["proxy-url"] = config.proxy_url;
     if (!exec.cluster_config_json.empty()) {
       cluster["config"] = nlohmann::json::parse(exec.cluster_config_json, nullptr, false);
@@ -252,7 +189,7 @@ ExecCredential ParseExecCredential(std::string_view output, const std::string& a
     throw std::runtime_error("it returned only a certificate or a key, not both");
   }
   if (const std::string expiry = text(*status, "expirationTimestamp"); !expiry.empty()) {
-    credential.expiry = ParseRfc3339(expiry);
+    credential.expiry = util::ParseRfc3339(expiry);
     if (!credential.expiry) {
       throw std::runtime_error("status.expirationTimestamp \"" + expiry + "\" is not RFC 3339");
     }

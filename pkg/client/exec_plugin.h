@@ -45,10 +45,6 @@ ExecCredential ParseExecCredential(std::string_view output, const std::string& a
 ExecCredential RunExecPlugin(const Config& config,
                              std::chrono::milliseconds timeout = kExecPluginTimeout);
 
-// An RFC 3339 timestamp ("2024-05-01T10:00:00Z", "...T12:00:00.5+02:00"); nullopt when it is not
-// one.
-std::optional<std::chrono::system_clock::time_point> ParseRfc3339(std::string_view text);
-
 }  // namespace berth::client::internal
 
 #endif  // BERTH_PKG_CLIENT_EXEC_PLUGIN_H_

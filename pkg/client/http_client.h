@@ -126,12 +126,6 @@ using FileReader =
 Config LoadKubeconfigWith(const std::string& path, const std::string& context,
                           const FileReader& read_file);
 
-// Decodes standard base64 (RFC 4648 section 4), ignoring ASCII whitespace; nullopt on any other
-// invalid input.
-std::optional<std::string> Base64Decode(std::string_view input);
-// Standard base64 with padding.
-std::string Base64Encode(std::string_view input);
-
 // What the client's transport counted (tests and diagnostics); zeros for a Client that is not
 // NewClient's.
 TransportStats StatsOf(const Client& client);

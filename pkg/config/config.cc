@@ -4,6 +4,8 @@
 #include <set>
 #include <utility>
 
+#include "pkg/util/time.h"
+
 namespace berth::config {
 namespace {
 
@@ -177,42 +179,6 @@ Plugins MergePlugins(const Plugins& defaults, const Plugins& custom) {
   return merged;
 }
 
-std::string FormatGoDuration(std::chrono::milliseconds d) {
-  int64_t ms = d.count();
-  if (ms == 0) {
-    return "0s";
-  }
-  std::string sign = ms < 0 ? "-" : "";
-  // Magnitude in unsigned so INT64_MIN does not overflow.
-  uint64_t abs_ms = ms < 0 ? 0 - static_cast<uint64_t>(ms) : static_cast<uint64_t>(ms);
-  if (abs_ms < 1000) {
-    return sign + std::to_string(abs_ms) + "ms";
-  }
-
-  uint64_t hours = abs_ms / 3'600'000;
-  uint64_t minutes = abs_ms / 60'000 % 60;
-  uint64_t seconds = abs_ms / 1000 % 60;
-  uint64_t millis = abs_ms % 1000;
-  std::string out = sign;
-  if (hours > 0) {
-    out += std::to_string(hours) + "h";
-  }
-  if (hours > 0 || minutes > 0) {
-    out += std::to_string(minutes) + "m";
-  }
-  out += std::to_string(seconds);
-  if (millis > 0) {
-    std::string frac = std::to_string(millis);
-    frac.insert(0, 3 - frac.size(), '0');
-    while (frac.back() == '0') {
-      frac.pop_back();
-    }
-    out += "." + frac;
-  }
-  out += "s";
-  return out;
-}
-
 nlohmann::json ToJson(const Configuration& config) {
   const ClientConnection& cc = config.client_connection;
   const LeaderElection& le = config.leader_election;
@@ -233,9 +199,9 @@ nlohmann::json ToJson(const Configuration& config) {
       {"leaderElection",
        {
            {"leaderElect", le.leader_elect},
-           {"leaseDuration", FormatGoDuration(le.lease_duration)},
-           {"renewDeadline", FormatGoDuration(le.renew_deadline)},
-           {"retryPeriod", FormatGoDuration(le.retry_period)},
+           {"leaseDuration", util::FormatGoDuration(le.lease_duration)},
+           {"renewDeadline", util::FormatGoDuration(le.renew_deadline)},
+           {"retryPeriod", util::FormatGoDuration(le.retry_period)},
            {"resourceLock", le.resource_lock},
            {"resourceName", le.resource_name},
            {"resourceNamespace", le.resource_namespace},

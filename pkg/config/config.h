@@ -158,9 +158,6 @@ PluginSet MergePluginSet(const PluginSet& defaults, const PluginSet& custom);
 // MergePluginSet for every extension point.
 Plugins MergePlugins(const Plugins& defaults, const Plugins& custom);
 
-// Go's time.Duration.String() for whole milliseconds: "0s", "500ms", "1m30s", "1h0m0s", "1.5s".
-std::string FormatGoDuration(std::chrono::milliseconds d);
-
 // The configuration in the file format (camelCase, durations as Go strings), with apiVersion and
 // kind, so /configz output loads back to an equal Configuration.
 nlohmann::json ToJson(const Configuration& config);

@@ -8,7 +8,6 @@
 #include <string>
 #include <vector>
 
-#include "pkg/config/duration.h"
 #include "pkg/config/load.h"
 #include "pkg/config/validate.h"
 
@@ -331,39 +330,6 @@ TEST(LoadTest, ToJsonRoundTrips) {
   EXPECT_EQ(LoadString(json.dump(), "configz", kKnown), config);
   EXPECT_EQ(LoadString(ToJson(DefaultConfiguration()).dump(), "configz", kKnown),
             DefaultConfiguration());
-}
-
-TEST(DurationTest, ParseGoDuration) {
-  using std::chrono::nanoseconds;
-  EXPECT_EQ(ParseGoDuration("15s"), nanoseconds(15'000'000'000));
-  EXPECT_EQ(ParseGoDuration("1m30s"), nanoseconds(90'000'000'000));
-  EXPECT_EQ(ParseGoDuration("500ms"), nanoseconds(500'000'000));
-  EXPECT_EQ(ParseGoDuration("1.5h"), nanoseconds(5'400'000'000'000));
-  EXPECT_EQ(ParseGoDuration(".5s"), nanoseconds(500'000'000));
-  EXPECT_EQ(ParseGoDuration("-2m"), nanoseconds(-120'000'000'000));
-  EXPECT_EQ(ParseGoDuration("+3us"), nanoseconds(3'000));
-  EXPECT_EQ(ParseGoDuration("3\xC2\xB5s"), nanoseconds(3'000));
-  EXPECT_EQ(ParseGoDuration("1h2m3s4ms5us6ns"), nanoseconds(3'723'004'005'006));
-  EXPECT_EQ(ParseGoDuration("0"), nanoseconds(0));
-  EXPECT_EQ(ParseGoDuration("2562047h47m16.854775807s"),
-            nanoseconds(std::numeric_limits<int64_t>::max()));
-  EXPECT_EQ(ParseGoDuration("-2562047h47m16.854775808s"),
-            nanoseconds(std::numeric_limits<int64_t>::min()));
-  for (const char* bad : {"", "15", "s", "1x", "1.s.", "--1s", "1 s", "2562047h47m16.854775808s",
-                          "9999999999999999999h", ".s", "1e3s"}) {
-    EXPECT_EQ(ParseGoDuration(bad), std::nullopt) << bad;
-  }
-}
-
-TEST(DurationTest, FormatGoDuration) {
-  EXPECT_EQ(FormatGoDuration(milliseconds(0)), "0s");
-  EXPECT_EQ(FormatGoDuration(milliseconds(500)), "500ms");
-  EXPECT_EQ(FormatGoDuration(milliseconds(15'000)), "15s");
-  EXPECT_EQ(FormatGoDuration(milliseconds(90'000)), "1m30s");
-  EXPECT_EQ(FormatGoDuration(milliseconds(1'500)), "1.5s");
-  EXPECT_EQ(FormatGoDuration(milliseconds(61'050)), "1m1.05s");
-  EXPECT_EQ(FormatGoDuration(milliseconds(3'600'000)), "1h0m0s");
-  EXPECT_EQ(FormatGoDuration(milliseconds(-2'000)), "-2s");
 }
 
 TEST(LoadTest, IgnoredUpstreamFieldsAreTypeChecked) {

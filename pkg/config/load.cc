@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "pkg/api/utf8.h"
-#include "pkg/config/duration.h"
 #include "pkg/config/validate.h"
+#include "pkg/util/time.h"
 #include "pkg/yaml/yaml.h"
 
 namespace berth::config {
@@ -256,7 +256,7 @@ std::optional<std::chrono::milliseconds> Decoder::Duration(const YAML::Node& nod
     Fail(path, "expected a duration string such as \"15s\", got " + Describe(node));
     return std::nullopt;
   }
-  std::optional<std::chrono::nanoseconds> d = ParseGoDuration(node.Scalar());
+  std::optional<std::chrono::nanoseconds> d = util::ParseGoDuration(node.Scalar());
   if (!d) {
     Fail(path, "invalid duration " + Quote(node.Scalar()) +
                    "; expected a Go duration such as \"15s\", \"1m30s\" or \"500ms\"");

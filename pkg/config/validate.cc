@@ -4,6 +4,7 @@
 #include <map>
 #include <string_view>
 
+#include "pkg/util/time.h"
 #include "pkg/yaml/yaml.h"
 
 namespace berth::config {
@@ -100,9 +101,10 @@ void ValidateLeaderElection(const LeaderElection& le, std::vector<ConfigIssue>& 
     issues.push_back({"leaderElection.retryPeriod", "must be greater than zero"});
   }
   if (le.lease_duration <= le.renew_deadline) {
-    issues.push_back({"leaderElection.leaseDuration",
-                      "must be greater than renewDeadline (" + FormatGoDuration(le.renew_deadline) +
-                          "), got " + FormatGoDuration(le.lease_duration)});
+    issues.push_back(
+        {"leaderElection.leaseDuration", "must be greater than renewDeadline (" +
+                                             util::FormatGoDuration(le.renew_deadline) + "), got " +
+                                             util::FormatGoDuration(le.lease_duration)});
   }
   if (le.resource_lock != "leases") {
     issues.push_back(

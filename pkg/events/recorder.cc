@@ -7,7 +7,6 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdio>
-#include <ctime>
 #include <deque>
 #include <iterator>
 #include <limits>
@@ -19,28 +18,13 @@
 #include <unordered_map>
 #include <utility>
 
+#include "pkg/util/time.h"
+
 namespace berth::events {
 namespace {
 
 using MonoTime = std::chrono::steady_clock::time_point;
 using WallTime = std::chrono::system_clock::time_point;
-
-std::string FormatUtc(WallTime t, bool micros) {
-  std::time_t seconds = std::chrono::system_clock::to_time_t(t);
-  std::tm utc{};
-  gmtime_r(&seconds, &utc);
-  char buf[64];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &utc);
-  std::string out = buf;
-  if (micros) {
-    // to_time_t truncates toward zero for times after the epoch, so the remainder is >= 0.
-    auto us = std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count() %
-              1000000;
-    std::snprintf(buf, sizeof(buf), ".%06lld", static_cast<long long>(us));
-    out += buf;
-  }
-  return out + "Z";
-}
 
 class SystemClock final : public Clock {
  public:
@@ -515,7 +499,7 @@ class ApiEventRecorder::Impl {
           client_->Patch(client::EventsResource().Path(event.regarding.namespace_, event.name),
                          {{"series",
                            {{"count", write.count},
-                            {"lastObservedTime", FormatUtc(write.last_observed, true)}}}},
+                            {"lastObservedTime", util::FormatRfc3339Micro(write.last_observed)}}}},
                          client::PatchType::kMerge);
           series_patched_++;
           return Outcome::kPatched;
@@ -546,7 +530,7 @@ class ApiEventRecorder::Impl {
         {"apiVersion", "events.k8s.io/v1"},
         {"kind", "Event"},
         {"metadata", {{"name", event.name}, {"namespace", event.regarding.namespace_}}},
-        {"eventTime", FormatUtc(event.event_time, true)},
+        {"eventTime", util::FormatRfc3339Micro(event.event_time)},
         {"reportingController", controller_},
         {"reportingInstance", instance_},
         {"action", event.action},
@@ -562,7 +546,7 @@ class ApiEventRecorder::Impl {
           {"resourceVersion", event.regarding.resource_version}}}};
     if (write.count >= 2) {
       json["series"] = {{"count", write.count},
-                        {"lastObservedTime", FormatUtc(write.last_observed, true)}};
+                        {"lastObservedTime", util::FormatRfc3339Micro(write.last_observed)}};
     }
     return json;
   }
@@ -617,9 +601,6 @@ std::shared_ptr<const Clock> RealClock() {
   static const auto clock = std::make_shared<const SystemClock>();
   return clock;
 }
-
-std::string MicroTimeNow() { return FormatUtc(std::chrono::system_clock::now(), true); }
-std::string TimeNow() { return FormatUtc(std::chrono::system_clock::now(), false); }
 
 std::string DefaultReportingInstance() {
   char host[256] = {};

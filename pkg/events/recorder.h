@@ -145,11 +145,6 @@ class ApiEventRecorder : public framework::EventRecorder {
 // "berth-scheduler-<hostname>".
 std::string DefaultReportingInstance();
 
-// RFC 3339 with microseconds in UTC, as metav1.MicroTime serializes.
-std::string MicroTimeNow();
-// RFC 3339 with seconds in UTC, as metav1.Time serializes.
-std::string TimeNow();
-
 }  // namespace berth::events
 
 #endif  // BERTH_PKG_EVENTS_RECORDER_H_

@@ -1,8 +1,9 @@
 #include "pkg/explain/record.h"
 
 #include <algorithm>
-#include <ctime>
 #include <string>
+
+#include "pkg/util/time.h"
 
 namespace berth::explain {
 namespace {
@@ -108,20 +109,6 @@ std::string Hint::Text() const {
   return change + " (fits " + Plural(nodes, "node", "nodes") + ")";
 }
 
-std::string FormatTime(std::chrono::system_clock::time_point time) {
-  const auto since_epoch = time.time_since_epoch();
-  const auto secs = std::chrono::duration_cast<std::chrono::seconds>(since_epoch);
-  const auto millis = std::chrono::duration_cast<std::chrono::milliseconds>(since_epoch - secs);
-  const std::time_t t = static_cast<std::time_t>(secs.count());
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
-  char out[48];
-  std::snprintf(out, sizeof(out), "%s.%03dZ", buf, static_cast<int>(millis.count()));
-  return out;
-}
-
 nlohmann::json ToJson(const Attempt& a) {
   nlohmann::json groups = nlohmann::json::array();
   for (const auto& g : a.groups) {
@@ -147,7 +134,7 @@ nlohmann::json ToJson(const Attempt& a) {
   return {{"pod", a.pod},
           {"uid", a.uid},
           {"profile", a.profile},
-          {"time", FormatTime(a.time)},
+          {"time", util::FormatRfc3339Milli(a.time)},
           {"attempt", a.attempt},
           {"outcome", std::string(OutcomeName(a.outcome))},
           {"message", a.message},
@@ -183,7 +170,7 @@ nlohmann::json ToJson(const Explanation& e) {
   out["notes"] = e.notes;
   out["cutShort"] = e.cut_short;
   if (e.hints_computed) {
-    out["hintsCheckedAt"] = FormatTime(e.hints_time);
+    out["hintsCheckedAt"] = util::FormatRfc3339Milli(e.hints_time);
     out["hintsCheckedNodes"] = e.hints_nodes;
     out["feasibleNow"] = e.feasible_now;
   }
@@ -198,7 +185,7 @@ nlohmann::json ToJson(const Explanation& e) {
 
 std::string SummaryLine(const Attempt& a) {
   std::string reason = a.message.empty() ? std::string(OutcomeName(a.outcome)) : a.message;
-  return FormatTime(a.time) + "  " + a.pod + "  " + reason;
+  return util::FormatRfc3339Milli(a.time) + "  " + a.pod + "  " + reason;
 }
 
 std::string ToText(const Explanation& e) {
@@ -214,11 +201,11 @@ std::string ToText(const Explanation& e) {
     outcome = e.dry_run ? "would not fit" : "Unschedulable";
   }
   if (e.dry_run) {
-    out += "Dry run at " + FormatTime(a.time) +
+    out += "Dry run at " + util::FormatRfc3339Milli(a.time) +
            " (nothing assumed, reserved or bound): " + outcome + "\n";
   } else {
-    out += "Last attempt: " + FormatTime(a.time) + ", attempt " + std::to_string(a.attempt) + ": " +
-           outcome + "\n";
+    out += "Last attempt: " + util::FormatRfc3339Milli(a.time) + ", attempt " +
+           std::to_string(a.attempt) + ": " + outcome + "\n";
   }
   if (!a.message.empty()) out += "  " + a.message + "\n";
   out += "PreFilter: " +
@@ -272,19 +259,20 @@ std::string ToText(const Explanation& e) {
   const bool in_group = !e.group.empty();
   const bool fits_now = in_group ? e.group_fit_now >= e.group_needs : e.feasible_now > 0;
   if (e.hints_computed && in_group) {
-    out += "Now (" + FormatTime(e.hints_time) + "): " + std::to_string(e.group_fit_now) +
-           " of the " + std::to_string(e.group_needs) + " pods " + e.group + " needs fit together" +
+    out += "Now (" + util::FormatRfc3339Milli(e.hints_time) +
+           "): " + std::to_string(e.group_fit_now) + " of the " + std::to_string(e.group_needs) +
+           " pods " + e.group + " needs fit together" +
            (fits_now ? "; its next attempt should place them.\n" : ".\n");
   }
   if (e.hints_computed && fits_now) {
     // A dry run that places the pod says so above; a recorded failure may be out of date.
     if (!e.dry_run && !in_group) {
-      out += "Now (" + FormatTime(e.hints_time) + "): it fits " +
+      out += "Now (" + util::FormatRfc3339Milli(e.hints_time) + "): it fits " +
              Plural(e.feasible_now, "node", "nodes") + "; its next attempt should place it.\n";
     }
   } else if (e.hints_computed) {
-    out += "What would make it fit (checked " + FormatTime(e.hints_time) + " against " +
-           Plural(e.hints_nodes, "node", "nodes") + "):\n";
+    out += "What would make it fit (checked " + util::FormatRfc3339Milli(e.hints_time) +
+           " against " + Plural(e.hints_nodes, "node", "nodes") + "):\n";
     if (e.hints.empty() && e.cut_short) {
       // Not every change was checked: that none was found says nothing.
       out += "  none found before the dry runs were cut short\n";

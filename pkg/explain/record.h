@@ -176,9 +176,6 @@ std::string ToText(const Explanation& explanation);
 // The one line of /debug/pods?pending=true: time, pod, reason.
 std::string SummaryLine(const Attempt& attempt);
 
-// RFC 3339 in UTC with milliseconds: 2024-05-01T12:00:00.123Z.
-std::string FormatTime(std::chrono::system_clock::time_point time);
-
 }  // namespace berth::explain
 
 #endif  // BERTH_PKG_EXPLAIN_RECORD_H_

@@ -13,6 +13,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "pkg/util/time.h"
+
 namespace berth::leaderelection {
 namespace {
 
@@ -382,7 +384,7 @@ LeaderElector::Ending LeaderElector::Renew() {
 }
 
 LeaderElector::Attempt LeaderElector::TryAcquireOrRenew(util::Clock::TimePoint deadline) {
-  const std::string stamp = FormatMicroTime(std::chrono::system_clock::now());
+  const std::string stamp = util::FormatRfc3339Micro(std::chrono::system_clock::now());
   LeaseRecord desired{.holder_identity = config_.identity,
                       .lease_duration_seconds = LeaseSeconds(config_.lease_duration),
                       .acquire_time = stamp,
@@ -469,7 +471,7 @@ void LeaderElector::ReleaseLease() {
     if (observed_record_.holder_identity != config_.identity) return;
     released.lease_transitions = observed_record_.lease_transitions;
   }
-  const std::string stamp = FormatMicroTime(std::chrono::system_clock::now());
+  const std::string stamp = util::FormatRfc3339Micro(std::chrono::system_clock::now());
   released.lease_duration_seconds = 1;
   released.acquire_time = stamp;
   released.renew_time = stamp;

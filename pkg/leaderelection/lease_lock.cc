@@ -1,7 +1,5 @@
 #include "pkg/leaderelection/lease_lock.h"
 
-#include <cstdio>
-#include <ctime>
 #include <stdexcept>
 #include <utility>
 
@@ -37,24 +35,6 @@ LeaseRecord RecordFromLeaseSpec(const nlohmann::json& spec) {
   record.renew_time = StringField(spec, "renewTime");
   record.lease_transitions = IntField(spec, "leaseTransitions");
   return record;
-}
-
-std::string FormatMicroTime(std::chrono::system_clock::time_point t) {
-  const auto micros = std::chrono::floor<std::chrono::microseconds>(t.time_since_epoch()).count();
-  int64_t seconds = micros / 1000000;
-  int64_t fraction = micros % 1000000;
-  if (fraction < 0) {
-    fraction += 1000000;
-    seconds -= 1;
-  }
-  const auto when = static_cast<time_t>(seconds);
-  std::tm utc{};
-  gmtime_r(&when, &utc);
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d.%06lldZ", utc.tm_year + 1900,
-                utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec,
-                static_cast<long long>(fraction));
-  return buf;
 }
 
 LeaseLock::LeaseLock(std::shared_ptr<client::Client> client, std::string ns, std::string name)

@@ -4,7 +4,6 @@
 // A coordination.k8s.io/v1 Lease used as the leader-election lock, and the election record its
 // spec carries (client-go's resourcelock.LeaseLock and LeaderElectionRecord).
 
-#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -32,10 +31,6 @@ struct LeaseRecord {
 nlohmann::json LeaseSpecFromRecord(const LeaseRecord& record);
 // The record in a Lease spec; absent or null fields read as empty/zero.
 LeaseRecord RecordFromLeaseSpec(const nlohmann::json& spec);
-
-// metav1.MicroTime: RFC 3339 in UTC with exactly six fractional digits,
-// "2024-05-01T12:00:00.123456Z".
-std::string FormatMicroTime(std::chrono::system_clock::time_point t);
 
 // One Lease object on the apiserver. Remembers the object it last read or wrote, so Update
 // replaces exactly that version: the PUT carries its metadata.resourceVersion and fails with

@@ -23,15 +23,6 @@ LeaseRecord Held(const std::string& holder, int64_t seconds = 15) {
   return record;
 }
 
-TEST(FormatMicroTimeTest, WritesRfc3339UtcWithSixFractionalDigits) {
-  const std::chrono::system_clock::time_point t{std::chrono::seconds(1714564800) + 123456us};
-  EXPECT_EQ(FormatMicroTime(t), "2024-05-01T12:00:00.123456Z");
-  EXPECT_EQ(FormatMicroTime(std::chrono::system_clock::time_point{std::chrono::seconds(0)}),
-            "1970-01-01T00:00:00.000000Z");
-  EXPECT_EQ(FormatMicroTime(std::chrono::system_clock::time_point{-1us}),
-            "1969-12-31T23:59:59.999999Z");
-}
-
 TEST(LeaseRecordTest, RoundTripsThroughTheLeaseSpec) {
   const LeaseRecord record{.holder_identity = "host_1",
                            .lease_duration_seconds = 15,

@@ -5,10 +5,10 @@
 
 #include <chrono>
 #include <cstdio>
-#include <ctime>
 #include <memory>
 
 #include "pkg/api/utf8.h"
+#include "pkg/util/time.h"
 
 namespace berth::log {
 namespace {
@@ -171,25 +171,11 @@ int VerbosityOf(spdlog::level::level_enum level) {
   return 0;
 }
 
-std::string Timestamp(std::chrono::system_clock::time_point tp) {
-  std::time_t seconds = std::chrono::system_clock::to_time_t(tp);
-  std::tm utc{};
-  gmtime_r(&seconds, &utc);
-  char buf[40];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &utc);
-  auto micros =
-      std::chrono::duration_cast<std::chrono::microseconds>(tp.time_since_epoch()).count() %
-      1000000;
-  char frac[16];
-  std::snprintf(frac, sizeof(frac), ".%06lldZ", static_cast<long long>(micros));
-  return std::string(buf) + frac;
-}
-
 class Formatter : public spdlog::formatter {
  public:
   explicit Formatter(Format format) : format_(format) {}
   void format(const spdlog::details::log_msg& msg, spdlog::memory_buf_t& dest) override {
-    std::string line = Render(format_, Timestamp(msg.time), msg.level,
+    std::string line = Render(format_, util::FormatRfc3339Micro(msg.time), msg.level,
                               std::string_view(msg.payload.data(), msg.payload.size()),
                               msg.source.filename == kStructured);
     line += '\n';

@@ -8,6 +8,7 @@
 #include "pkg/api/errors.h"
 #include "pkg/config/load.h"
 #include "pkg/explain/record.h"
+#include "pkg/util/time.h"
 
 namespace berth::scheduler {
 namespace {
@@ -146,7 +147,7 @@ server::DebugResponse ServeDebug(Scheduler& scheduler, const server::DebugReques
     for (size_t i = 0; i < attempts.size(); i++) {
       const explain::Attempt& a = *attempts[i];
       items.push_back({{"pod", a.pod},
-                       {"time", explain::FormatTime(a.time)},
+                       {"time", util::FormatRfc3339Milli(a.time)},
                        {"attempt", a.attempt},
                        {"pending", i < num_pending},
                        {"outcome", std::string(explain::OutcomeName(a.outcome))},

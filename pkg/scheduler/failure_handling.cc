@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <string>
 #include <vector>
@@ -8,6 +9,7 @@
 #include "pkg/log/log.h"
 #include "pkg/scheduler/cluster_events.h"
 #include "pkg/scheduler/scheduler.h"
+#include "pkg/util/time.h"
 
 // Failure handling and reporting: the FailedScheduling message, requeueing a pod whose attempt
 // failed, and the event and PodScheduled condition that tell the user why (sent off-thread).
@@ -48,12 +50,14 @@ void ApiPodStatusWriter::SetUnschedulable(const api::Pod& pod, const std::string
                                           const std::string& message,
                                           const std::optional<std::string>& nominated_node_name) {
   nlohmann::json status = {
-      {"conditions", nlohmann::json::array({{{"type", "PodScheduled"},
-                                             {"status", "False"},
-                                             {"reason", reason},
-                                             {"message", message},
-                                             {"lastProbeTime", nullptr},
-                                             {"lastTransitionTime", events::TimeNow()}}})}};
+      {"conditions",
+       nlohmann::json::array(
+           {{{"type", "PodScheduled"},
+             {"status", "False"},
+             {"reason", reason},
+             {"message", message},
+             {"lastProbeTime", nullptr},
+             {"lastTransitionTime", util::FormatRfc3339(std::chrono::system_clock::now())}}})}};
   if (nominated_node_name) {
     status["nominatedNodeName"] = nominated_node_name->empty()
                                       ? nlohmann::json(nullptr)

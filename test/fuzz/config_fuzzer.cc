@@ -14,8 +14,8 @@
 #include <string_view>
 
 #include "pkg/config/config.h"
-#include "pkg/config/duration.h"
 #include "pkg/config/load.h"
+#include "pkg/util/time.h"
 #include "test/fuzz/fuzz.h"
 
 namespace berth::fuzz {
@@ -87,11 +87,9 @@ void CheckLoad(const std::string& text) {
 }
 
 void CheckDuration(std::string_view text) {
-  const std::optional<std::chrono::nanoseconds> parsed = config::ParseGoDuration(text);
+  const std::optional<std::chrono::nanoseconds> parsed = util::ParseGoDuration(text);
   if (!parsed) return;
-  const auto millis = std::chrono::duration_cast<std::chrono::milliseconds>(*parsed);
-  if (millis != *parsed) return;
-  Require(config::ParseGoDuration(config::FormatGoDuration(millis)) == *parsed,
+  Require(util::ParseGoDuration(util::FormatGoDuration(*parsed)) == *parsed,
           "FormatGoDuration writes a duration ParseGoDuration reads back");
 }
 

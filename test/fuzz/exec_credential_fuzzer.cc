@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "pkg/client/exec_plugin.h"
+#include "pkg/util/time.h"
 #include "test/fuzz/fuzz.h"
 
 namespace berth::fuzz {
@@ -30,8 +31,7 @@ void FuzzOneInput(std::string_view input) {
   } catch (const std::runtime_error&) {
   }
   // The same bytes as a timestamp: parsing never throws, and accepts only a full date and time.
-  const std::optional<std::chrono::system_clock::time_point> time =
-      client::internal::ParseRfc3339(output);
+  const std::optional<std::chrono::system_clock::time_point> time = util::ParseRfc3339(output);
   if (time) {
     Require(output.size() >= 20, "an RFC 3339 timestamp has at least 20 bytes", output);
   }

@@ -22,12 +22,10 @@
 #include "pkg/informer/factory.h"
 #include "pkg/log/log.h"
 #include "pkg/plugins/coscheduling/gang_source.h"
+#include "pkg/util/time.h"
 
 namespace berth::plugins::coscheduling {
 
-// metav1.Time as served ("2025-01-02T03:04:05Z"); the epoch when it cannot be read.
-std::chrono::system_clock::time_point ParseTime(const std::string& text);
-std::string FormatTime(std::chrono::system_clock::time_point t);
 // Patches a gang object's status subresource at `path`; an object deleted meanwhile is no error.
 void PatchStatus(client::Client& client, const std::string& path, const nlohmann::json& body,
                  client::PatchType type);
@@ -68,7 +66,9 @@ class InformerSource : public GangSource {
     *spec = GangSpec();
     Translate(*object, spec);
     spec->uid = object->meta.uid;
-    spec->created = ParseTime(object->meta.creation_timestamp);
+    // The epoch (unset) when the creation time cannot be read.
+    spec->created = util::ParseRfc3339(object->meta.creation_timestamp)
+                        .value_or(std::chrono::system_clock::time_point());
     spec->problem = object->problem;
     return Lookup::kFound;
   }

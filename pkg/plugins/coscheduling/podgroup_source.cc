@@ -5,6 +5,8 @@
 #include <set>
 #include <string>
 
+#include "pkg/util/time.h"
+
 namespace berth::plugins::coscheduling {
 namespace {
 
@@ -116,7 +118,7 @@ api::PodGroupStatus PodGroupSource::StatusFor(const json& pods, int32_t min_memb
   }
   status.schedule_start_time = current.schedule_start_time;
   if (status.schedule_start_time.empty() && progress.schedule_start) {
-    status.schedule_start_time = FormatTime(*progress.schedule_start);
+    status.schedule_start_time = util::FormatRfc3339(*progress.schedule_start);
   }
   return status;
 }

@@ -3,6 +3,8 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "pkg/util/time.h"
+
 namespace berth::plugins::coscheduling {
 namespace {
 
@@ -80,7 +82,7 @@ void WorkloadPodGroupSource::WriteStatus(const std::string& namespace_, const st
   // changes.
   const auto& current = group->initially_scheduled;
   if (!current || current->status != condition->status) {
-    item["lastTransitionTime"] = FormatTime(std::chrono::system_clock::now());
+    item["lastTransitionTime"] = util::FormatRfc3339(std::chrono::system_clock::now());
   }
   PatchStatus(*client_, client::WorkloadPodGroupsResource().Path(namespace_, name, "status"),
               {{"status", {{"conditions", {item}}}}}, client::PatchType::kStrategicMerge);

@@ -1,29 +1,19 @@
 #include "pkg/plugins/defaultpreemption/executor.h"
 
 #include <chrono>
-#include <ctime>
 #include <exception>
 #include <limits>
 #include <nlohmann/json.hpp>
 
 #include "pkg/client/client.h"
 #include "pkg/log/log.h"
+#include "pkg/util/time.h"
 
 namespace berth::plugins::defaultpreemption {
 namespace {
 
 constexpr std::string_view kDisruptionTarget = "DisruptionTarget";
 constexpr std::string_view kPreemptionByScheduler = "PreemptionByScheduler";
-
-// metav1.Time's JSON form.
-std::string Now() {
-  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm utc{};
-  gmtime_r(&now, &utc);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return text;
-}
 
 bool HasCondition(const api::Pod& pod, const std::string& message) {
   for (const api::Condition& c : pod.status.conditions) {
@@ -136,11 +126,12 @@ bool Executor::PreemptPod(const api::Pod& preemptor, const std::string& node,
     const client::Resource pods = client::PodsResource();
     try {
       if (!HasCondition(victim, message)) {
-        nlohmann::json condition = {{"type", kDisruptionTarget},
-                                    {"status", "True"},
-                                    {"reason", kPreemptionByScheduler},
-                                    {"message", message},
-                                    {"lastTransitionTime", Now()}};
+        nlohmann::json condition = {
+            {"type", kDisruptionTarget},
+            {"status", "True"},
+            {"reason", kPreemptionByScheduler},
+            {"message", message},
+            {"lastTransitionTime", util::FormatRfc3339(std::chrono::system_clock::now())}};
         // metadata.uid in the patch is a precondition: a pod created since under the victim's
         // name is not marked.
         client.Patch(pods.Path(victim.meta.namespace_, victim.meta.name, "status"),
