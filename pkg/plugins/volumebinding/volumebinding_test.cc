@@ -15,9 +15,9 @@
 
 #include "pkg/client/client.h"
 #include "pkg/informer/factory.h"
-#include "pkg/plugins/volumebinding/testing.h"
 #include "test/testing/fake_handle.h"
 #include "test/testing/unused_client.h"
+#include "test/testing/volumes.h"
 
 namespace berth::plugins::volumebinding {
 namespace {
