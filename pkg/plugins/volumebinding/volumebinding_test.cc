@@ -693,7 +693,8 @@ TEST(VolumeBindingArgs, DefaultsAndValidation) {
     ParseArgs({{"bindTimeoutSeconds", -5}});
   } catch (const std::invalid_argument& e) {
     EXPECT_EQ(std::string(e.what()),
-              "bindTimeoutSeconds: invalid BindTimeoutSeconds, should not be a negative value");
+              "bindTimeoutSeconds: Invalid value: -5: invalid BindTimeoutSeconds, should not be a "
+              "negative value");
   }
 }
 
