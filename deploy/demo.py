@@ -6,7 +6,7 @@ berth-scheduler (among them a group with required anti-affinity, a group spread 
 gangs: one that fits and binds whole, one that can never have all its pods placed and so binds
 none) and 5 for default-scheduler, runs berth-scheduler, shows progress, and ends with pods per
 node, how the constrained groups and the gangs were placed, every unschedulable pod with its
-reason, and `berth-scheduler explain` for each pod left Pending. Talks to the local control plane with the admin credentials deploy/local-cluster.sh wrote;
+reason, and `berth-scheduler explain` for each pod left Pending (once per gang). Talks to the local control plane with the admin credentials deploy/local-cluster.sh wrote;
 uses only the standard library.
 """
 
@@ -364,20 +364,34 @@ def scrape_metrics():
     return [l for l in text.splitlines() if l.startswith(wanted)]
 
 
+def gang_of(p):
+    """The pod group a pod belongs to (either gang API), or None."""
+    group = (p["spec"].get("schedulingGroup") or {}).get("podGroupName")
+    return group or p["metadata"].get("labels", {}).get("scheduling.x-k8s.io/pod-group")
+
+
 def explain_pending(binary, items):
-    """(name, output) of berth-scheduler explain for every pod of ours left Pending and not gated
-    (a gated pod has had no attempt to explain)."""
-    out = []
+    """(title, output) of berth-scheduler explain for every pod of ours left Pending and not gated
+    (a gated pod has had no attempt to explain). A gang's pods are explained once, through one
+    member: explain answers for the whole group, so the others would repeat it."""
+    pending = {}
     for p in items:
         if p["spec"].get("nodeName") or p["spec"]["schedulerName"] != "berth-scheduler":
             continue
         if p["spec"].get("schedulingGates"):
             continue
-        name = p["metadata"]["name"]
+        gang = gang_of(p)
+        pending.setdefault(gang or p["metadata"]["name"], []).append(p)
+    out = []
+    for key, members in pending.items():
+        name = members[0]["metadata"]["name"]
         run = subprocess.run(
             [binary, "explain", f"{NAMESPACE}/{name}", "--server", f"http://{METRICS_ADDRESS}"],
             capture_output=True, text=True, timeout=60)
-        out.append((name, run.stdout if run.returncode == 0 else run.stderr))
+        title = f"{NAMESPACE}/{name}"
+        if gang_of(members[0]):
+            title += f"   # pod group {key}: the answer for all {len(members)} of its Pending pods"
+        out.append((title, run.stdout if run.returncode == 0 else run.stderr))
     return out
 
 
@@ -504,9 +518,9 @@ def main():
     print()
     print(f"== why each pod is still Pending: berth-scheduler explain "
           f"(--server http://{METRICS_ADDRESS}, the insecure loopback port of this demo) ==")
-    for name, output in explanations:
+    for title, output in explanations:
         print()
-        print(f"$ berth-scheduler explain {NAMESPACE}/{name}")
+        print(f"$ berth-scheduler explain {title}")
         print(output.rstrip())
     if not untouched:
         sys.exit(1)

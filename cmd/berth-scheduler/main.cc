@@ -73,8 +73,9 @@ config::Configuration LoadConfiguration(const cmd::Flags& flags,
   *source = flags.config.empty() ? std::string("default configuration") : flags.config;
   config::Configuration cfg;
   try {
-    cfg = flags.config.empty() ? config::DefaultConfiguration()
-                               : config::LoadFile(flags.config, known);
+    cfg = flags.config.empty()
+              ? config::DefaultConfiguration()
+              : config::LoadFile(flags.config, known, plugins::registry::ValidateArgs);
   } catch (const std::exception& e) {
     Fail(e.what());
   }

@@ -191,7 +191,8 @@ int SimulateOffline(const ToolFlags& flags) {
   std::set<std::string> known;
   for (const auto& [name, factory] : registry) known.insert(name);
   config::Configuration cfg =
-      flags.config.empty() ? config::DefaultConfiguration() : config::LoadFile(flags.config, known);
+      flags.config.empty() ? config::DefaultConfiguration()
+                           : config::LoadFile(flags.config, known, plugins::registry::ValidateArgs);
   nlohmann::json dump;
   try {
     dump = nlohmann::json::parse(ReadFile("--cluster", flags.cluster));

@@ -9,7 +9,7 @@
 
 #include "pkg/api/errors.h"
 #include "pkg/api/resources_codec.h"
-#include "pkg/api/resources_testdata.h"
+#include "test/testing/resources_testdata.h"
 
 namespace berth::api {
 namespace {

@@ -9,8 +9,8 @@
 
 #include "pkg/api/errors.h"
 #include "pkg/api/resources.h"
-#include "pkg/api/resources_testdata.h"
 #include "pkg/api/types.h"
+#include "test/testing/resources_testdata.h"
 
 namespace berth::api {
 namespace {

@@ -659,7 +659,8 @@ std::vector<nlohmann::json> YamlDocumentsToJson(const std::string& text,
 }
 
 Configuration LoadString(const std::string& text, const std::string& source_name,
-                         const std::set<std::string>& known_plugins) {
+                         const std::set<std::string>& known_plugins,
+                         const ArgsValidator& validate_args) {
   const std::vector<YAML::Node> documents = LoadDocuments(text, source_name);
   if (documents.size() > 1) {
     throw ConfigError(source_name,
@@ -672,14 +673,15 @@ Configuration LoadString(const std::string& text, const std::string& source_name
   if (!decoder.issues().empty()) {
     throw ConfigError(source_name, std::move(decoder.issues()));
   }
-  std::vector<ConfigIssue> issues = Validate(config, known_plugins);
+  std::vector<ConfigIssue> issues = Validate(config, known_plugins, validate_args);
   if (!issues.empty()) {
     throw ConfigError(source_name, std::move(issues));
   }
   return config;
 }
 
-Configuration LoadFile(const std::string& path, const std::set<std::string>& known_plugins) {
+Configuration LoadFile(const std::string& path, const std::set<std::string>& known_plugins,
+                       const ArgsValidator& validate_args) {
   Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) {
     ThrowUnreadable(path, errno);
@@ -699,7 +701,7 @@ Configuration LoadFile(const std::string& path, const std::set<std::string>& kno
     }
     text.append(buffer.data(), static_cast<size_t>(n));
   }
-  return LoadString(text, path, known_plugins);
+  return LoadString(text, path, known_plugins, validate_args);
 }
 
 }  // namespace berth::config

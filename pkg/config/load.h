@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "pkg/config/config.h"
+#include "pkg/config/validate.h"
 
 namespace berth::config {
 
@@ -28,11 +29,14 @@ inline constexpr size_t kMaxDocumentValues = 100'000;
 
 // Throws ConfigError listing every problem found ("<path>: cannot read: <strerror>" when the file
 // cannot be read). `known_plugins`: every plugin name the binary has, in-tree and out-of-tree.
-Configuration LoadFile(const std::string& path, const std::set<std::string>& known_plugins);
+// `validate_args`: checks each pluginConfig entry's args (see Validate); none when empty.
+Configuration LoadFile(const std::string& path, const std::set<std::string>& known_plugins,
+                       const ArgsValidator& validate_args = {});
 
 // As LoadFile, for text already in memory; `source_name` prefixes every error.
 Configuration LoadString(const std::string& text, const std::string& source_name,
-                         const std::set<std::string>& known_plugins);
+                         const std::set<std::string>& known_plugins,
+                         const ArgsValidator& validate_args = {});
 
 // Whether a YAML text may use aliases (*name) of anchored values (&name). A file a person wrote
 // and Berth reads at their request may; a request body from a network client may not, since an

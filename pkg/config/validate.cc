@@ -161,7 +161,8 @@ void ValidatePlugins(const std::string& path, const Plugins& plugins,
 }
 
 void ValidateProfile(const std::string& path, const Profile& profile,
-                     const std::set<std::string>& known_plugins, std::vector<ConfigIssue>& issues) {
+                     const std::set<std::string>& known_plugins, const ArgsValidator& validate_args,
+                     std::vector<ConfigIssue>& issues) {
   if (profile.scheduler_name.empty()) {
     issues.push_back({path + ".schedulerName", "required"});
   }
@@ -181,6 +182,12 @@ void ValidateProfile(const std::string& path, const Profile& profile,
     }
     if (!known_plugins.contains(name)) {
       issues.push_back({name_path, UnknownPluginProblem(name, known_plugins)});
+    } else if (validate_args) {
+      const std::string args_path = Index(path + ".pluginConfig", i) + ".args";
+      for (ConfigIssue& issue : validate_args(name, profile.plugin_config[i].args)) {
+        issues.push_back(
+            {issue.field.empty() ? args_path : args_path + "." + issue.field, issue.problem});
+      }
     }
     if (auto [it, inserted] = seen.emplace(name, i); !inserted) {
       issues.push_back({name_path, "duplicate " + Quote(name) + "; already configured at " +
@@ -249,7 +256,8 @@ std::string UnknownPluginProblem(const std::string& name,
 }
 
 std::vector<ConfigIssue> Validate(const Configuration& config,
-                                  const std::set<std::string>& known_plugins) {
+                                  const std::set<std::string>& known_plugins,
+                                  const ArgsValidator& validate_args) {
   std::vector<ConfigIssue> issues;
   if (config.parallelism <= 0) {
     issues.push_back(
@@ -278,7 +286,7 @@ std::vector<ConfigIssue> Validate(const Configuration& config,
   for (size_t i = 0; i < config.profiles.size(); ++i) {
     const Profile& profile = config.profiles[i];
     std::string path = Index("profiles", i);
-    ValidateProfile(path, profile, known_plugins, issues);
+    ValidateProfile(path, profile, known_plugins, validate_args, issues);
     if (profile.scheduler_name.empty()) {
       continue;
     }

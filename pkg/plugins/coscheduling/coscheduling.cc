@@ -12,10 +12,10 @@
 #include <utility>
 
 #include "pkg/api/requests.h"
+#include "pkg/framework/args.h"
 #include "pkg/informer/factory.h"
 #include "pkg/plugins/coscheduling/podgroup_source.h"
 #include "pkg/plugins/coscheduling/workload_podgroup_source.h"
-#include "pkg/plugins/helper/args.h"
 
 namespace berth::plugins::coscheduling {
 namespace {
@@ -23,23 +23,6 @@ namespace {
 using framework::Code;
 using framework::Status;
 using json = nlohmann::json;
-
-[[noreturn]] void Fail(const std::string& field, const std::string& problem) {
-  throw std::invalid_argument(field + ": " + problem);
-}
-
-int64_t Seconds(const json& args, const char* field, int64_t min, int64_t max) {
-  const json& value = args[field];
-  if (!value.is_number_integer()) {
-    Fail(field, std::string("expected integer, got ") + value.type_name());
-  }
-  const int64_t seconds = value.get<int64_t>();
-  if (seconds < min || seconds > max) {
-    Fail(field, "must be in the range " + std::to_string(min) + "-" + std::to_string(max) +
-                    ", got " + std::to_string(seconds));
-  }
-  return seconds;
-}
 
 // Marks a cycle whose pod PreFilter turned away: its PostFilter is no failed attempt.
 const framework::StateKey& RefusedKey() {
@@ -132,17 +115,21 @@ const char* RejectionName(Rejection reason) {
 
 Args ParseArgs(const json& args) {
   Args out;
-  helper::ExpectArgsFields(args, {"permitWaitingTimeSeconds", "podGroupBackoffSeconds"});
-  if (args.is_null()) return out;
-  constexpr int64_t kMaxWait =
-      std::chrono::duration_cast<std::chrono::seconds>(framework::kMaxPermitTimeout).count();
-  if (args.contains("permitWaitingTimeSeconds") && !args["permitWaitingTimeSeconds"].is_null()) {
-    out.permit_waiting_time =
-        std::chrono::seconds(Seconds(args, "permitWaitingTimeSeconds", 1, kMaxWait));
+  framework::ArgsErrors errors;
+  if (errors.CheckObject(args, {"permitWaitingTimeSeconds", "podGroupBackoffSeconds"})) {
+    constexpr int64_t kMaxWait =
+        std::chrono::duration_cast<std::chrono::seconds>(framework::kMaxPermitTimeout).count();
+    constexpr int64_t kMaxBackoff = 3600;
+    int64_t wait = out.permit_waiting_time.count();
+    errors.ReadInt(args, "permitWaitingTimeSeconds", "", 1, kMaxWait,
+                   "not in valid range [1, " + std::to_string(kMaxWait) + "]", &wait);
+    out.permit_waiting_time = std::chrono::seconds(wait);
+    int64_t backoff = out.pod_group_backoff.count();
+    errors.ReadInt(args, "podGroupBackoffSeconds", "", 0, kMaxBackoff,
+                   "not in valid range [0, " + std::to_string(kMaxBackoff) + "]", &backoff);
+    out.pod_group_backoff = std::chrono::seconds(backoff);
   }
-  if (args.contains("podGroupBackoffSeconds") && !args["podGroupBackoffSeconds"].is_null()) {
-    out.pod_group_backoff = std::chrono::seconds(Seconds(args, "podGroupBackoffSeconds", 0, 3600));
-  }
+  errors.ThrowIfAny();
   return out;
 }
 

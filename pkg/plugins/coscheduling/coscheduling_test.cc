@@ -184,13 +184,16 @@ TEST(CoschedulingArgs, DefaultsValuesAndErrorsNamingTheField) {
     return std::string("no error");
   };
   EXPECT_EQ(error({{"permitWaitingTimeSeconds", 0}}),
-            "permitWaitingTimeSeconds: must be in the range 1-900, got 0");
+            "permitWaitingTimeSeconds: Invalid value: 0: not in valid range [1, 900]");
   EXPECT_EQ(error({{"permitWaitingTimeSeconds", "60s"}}),
-            "permitWaitingTimeSeconds: expected integer, got string");
+            "permitWaitingTimeSeconds: Invalid value: \"60s\": must be an integer");
   EXPECT_EQ(error({{"podGroupBackoffSeconds", -1}}),
-            "podGroupBackoffSeconds: must be in the range 0-3600, got -1");
+            "podGroupBackoffSeconds: Invalid value: -1: not in valid range [0, 3600]");
   EXPECT_EQ(error({{"kubeConfigPath", "/x"}}), "kubeConfigPath: unknown field");
-  EXPECT_EQ(error(json::array()), "args: expected object, got array");
+  EXPECT_EQ(error(json::array()), "args: Invalid value: []: must be an object");
+  EXPECT_EQ(error({{"permitWaitingTimeSeconds", 0}, {"podGroupBackoffSeconds", -1}}),
+            "[permitWaitingTimeSeconds: Invalid value: 0: not in valid range [1, 900], "
+            "podGroupBackoffSeconds: Invalid value: -1: not in valid range [0, 3600]]");
 }
 
 // ---- Pods outside gangs ----

@@ -8,6 +8,7 @@
 
 #include "pkg/api/binding.h"
 #include "pkg/client/client.h"
+#include "pkg/framework/args.h"
 #include "pkg/log/log.h"
 
 namespace berth::plugins::defaultbinder {
@@ -101,9 +102,7 @@ framework::Status DefaultBinder::Bind(framework::CycleState&, const api::Pod& po
 }
 
 framework::PluginPtr New(const nlohmann::json& args, framework::Handle& handle) {
-  if (!args.is_null() && !args.empty()) {
-    throw std::invalid_argument(std::string(kName) + ": plugin takes no args");
-  }
+  framework::ExpectNoArgs(args);
   return std::make_shared<DefaultBinder>(handle);
 }
 

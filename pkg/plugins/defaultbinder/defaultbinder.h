@@ -50,7 +50,7 @@ class DefaultBinder final : public framework::BindPlugin {
   const RetryPolicy retry_;
 };
 
-// Takes no args: throws std::invalid_argument for anything but null or an empty object.
+// Takes no args: see framework::ExpectNoArgs.
 framework::PluginPtr New(const nlohmann::json& args, framework::Handle& handle);
 
 }  // namespace berth::plugins::defaultbinder

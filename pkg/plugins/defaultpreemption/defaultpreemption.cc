@@ -5,8 +5,8 @@
 #include <limits>
 #include <stdexcept>
 
+#include "pkg/framework/args.h"
 #include "pkg/informer/factory.h"
-#include "pkg/plugins/noderesources/resource_allocation.h"
 
 namespace berth::plugins::defaultpreemption {
 namespace {
@@ -18,18 +18,19 @@ const framework::FixedReasons& Waiting() {
   return reasons;
 }
 
-// Reads an int32 field of the args into `out`; returns false (having said why) when it is not one.
-bool ReadInt32(const json& args, const char* field, noderesources::ArgErrors& errors,
+// Reads an int32 member of the args into `out`; returns false (having said why) when it is not one.
+bool ReadInt32(const json& args, std::string_view field, framework::ArgsErrors& errors,
                int32_t* out) {
-  auto it = args.find(field);
-  if (it == args.end() || it->is_null()) return true;
-  if (!it->is_number_integer() || it->get<int64_t>() < std::numeric_limits<int32_t>::min() ||
-      it->get<int64_t>() > std::numeric_limits<int32_t>::max()) {
-    errors.Add(std::string(field) + ": Invalid value: " + it->dump() +
-               ": must be a 32-bit integer");
+  if (auto it = args.find(field); it != args.end() && !it->is_null() && !it->is_number_integer()) {
+    errors.Invalid(std::string(field), *it, "must be a 32-bit integer");
     return false;
   }
-  *out = static_cast<int32_t>(it->get<int64_t>());
+  int64_t value = *out;
+  if (!errors.ReadInt(args, field, "", std::numeric_limits<int32_t>::min(),
+                      std::numeric_limits<int32_t>::max(), "must be a 32-bit integer", &value)) {
+    return false;
+  }
+  *out = static_cast<int32_t>(value);
   return true;
 }
 
@@ -44,11 +45,9 @@ struct Trial {
 }  // namespace
 
 Args ParseArgs(const json& args) {
-  noderesources::ArgErrors errors;
+  framework::ArgsErrors errors;
   Args out;
-  noderesources::CheckArgsObject(args, {"minCandidateNodesPercentage", "minCandidateNodesAbsolute"},
-                                 "", errors);
-  if (args.is_object()) {
+  if (errors.CheckObject(args, {"minCandidateNodesPercentage", "minCandidateNodesAbsolute"})) {
     const bool percentage_read =
         ReadInt32(args, "minCandidateNodesPercentage", errors, &out.min_candidate_nodes_percentage);
     const bool absolute_read =
@@ -56,20 +55,16 @@ Args ParseArgs(const json& args) {
     const int32_t percentage = out.min_candidate_nodes_percentage;
     const int32_t absolute = out.min_candidate_nodes_absolute;
     if (percentage_read && (percentage < 0 || percentage > 100)) {
-      errors.Add("minCandidateNodesPercentage: Invalid value: " + std::to_string(percentage) +
-                 ": not in valid range [0, 100]");
+      errors.Invalid("minCandidateNodesPercentage", percentage, "not in valid range [0, 100]");
     }
     if (absolute_read && absolute < 0) {
-      errors.Add("minCandidateNodesAbsolute: Invalid value: " + std::to_string(absolute) +
-                 ": not in valid range [0, inf)");
+      errors.Invalid("minCandidateNodesAbsolute", absolute, "not in valid range [0, inf)");
     }
     if (percentage_read && absolute_read && percentage == 0 && absolute == 0) {
-      errors.Add(
-          "minCandidateNodesPercentage: Invalid value: 0: cannot be zero at the same time as "
-          "minCandidateNodesAbsolute");
-      errors.Add(
-          "minCandidateNodesAbsolute: Invalid value: 0: cannot be zero at the same time as "
-          "minCandidateNodesPercentage");
+      errors.Invalid("minCandidateNodesPercentage", 0,
+                     "cannot be zero at the same time as minCandidateNodesAbsolute");
+      errors.Invalid("minCandidateNodesAbsolute", 0,
+                     "cannot be zero at the same time as minCandidateNodesPercentage");
     }
   }
   errors.ThrowIfAny();

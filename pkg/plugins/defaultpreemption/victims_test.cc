@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "pkg/plugins/defaultpreemption/preemption_testing.h"
+#include "test/testing/preemption_test_util.h"
 
 namespace berth::plugins::defaultpreemption {
 namespace {

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "pkg/api/requests.h"
+#include "pkg/framework/args.h"
 
 namespace berth::plugins::imagelocality {
 namespace {
@@ -187,16 +188,7 @@ framework::Status ImageLocality::ScoreNodes(const framework::CycleState& state, 
 
 framework::PluginPtr New(const nlohmann::json& args, framework::Handle& handle) {
   // Upstream ImageLocality has no args type; only the pluginConfig envelope fields may appear.
-  if (!args.is_null()) {
-    if (!args.is_object()) {
-      throw std::invalid_argument("args: Invalid value: " + args.dump() + ": must be an object");
-    }
-    for (const auto& [key, value] : args.items()) {
-      if (key != "apiVersion" && key != "kind") {
-        throw std::invalid_argument(key + ": unknown field");
-      }
-    }
-  }
+  framework::ExpectNoArgs(args);
   return std::make_shared<ImageLocality>(handle);
 }
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <utility>
 
+#include "pkg/framework/args.h"
 #include "pkg/informer/factory.h"
-#include "pkg/plugins/helper/args.h"
 
 namespace berth::plugins::interpodaffinity {
 namespace {
@@ -47,10 +47,6 @@ class Synced final : public framework::StateData {
 const TopologyCounts& NoCounts() {
   static const TopologyCounts kEmpty;
   return kEmpty;
-}
-
-[[noreturn]] void Fail(const std::string& field, const std::string& problem) {
-  throw std::invalid_argument(field + ": " + problem);
 }
 
 // A CountsEntry's version when it was read, to tell a state kept past its cycle.
@@ -308,35 +304,27 @@ const ValueTable* SelectorKeys(const CountsEntry& entry) {
   return keys.keys().empty() ? &kNoKeys : &keys.keys()[0].values;
 }
 
-const json* Member(const json& object, std::string_view key) {
-  auto it = object.find(key);
-  if (it == object.end() || it->is_null()) return nullptr;
-  return &*it;
-}
-
 }  // namespace
 
 Args ParseArgs(const json& args) {
   Args out;
-  helper::ExpectArgsFields(args, {"hardPodAffinityWeight", "ignorePreferredTermsOfExistingPods"});
-  if (args.is_null()) return out;
-  if (const json* weight = Member(args, "hardPodAffinityWeight")) {
-    if (!weight->is_number_integer()) {
-      Fail("hardPodAffinityWeight", std::string("expected integer, got ") + weight->type_name());
+  framework::ArgsErrors errors;
+  if (errors.CheckObject(args, {"hardPodAffinityWeight", "ignorePreferredTermsOfExistingPods"})) {
+    int64_t weight = out.hard_pod_affinity_weight;
+    errors.ReadInt(args, "hardPodAffinityWeight", "", 0, kMaxHardPodAffinityWeight,
+                   "not in valid range [0, " + std::to_string(kMaxHardPodAffinityWeight) + "]",
+                   &weight);
+    out.hard_pod_affinity_weight = static_cast<int32_t>(weight);
+    auto ignore = args.find("ignorePreferredTermsOfExistingPods");
+    if (ignore != args.end() && !ignore->is_null()) {
+      if (ignore->is_boolean()) {
+        out.ignore_preferred_terms_of_existing_pods = ignore->get<bool>();
+      } else {
+        errors.Invalid("ignorePreferredTermsOfExistingPods", *ignore, "must be a boolean");
+      }
     }
-    const int64_t w = weight->get<int64_t>();
-    if (w < 0 || w > kMaxHardPodAffinityWeight) {
-      Fail("hardPodAffinityWeight", "must be in the range 0-100, got " + std::to_string(w));
-    }
-    out.hard_pod_affinity_weight = static_cast<int32_t>(w);
   }
-  if (const json* ignore = Member(args, "ignorePreferredTermsOfExistingPods")) {
-    if (!ignore->is_boolean()) {
-      Fail("ignorePreferredTermsOfExistingPods",
-           std::string("expected boolean, got ") + ignore->type_name());
-    }
-    out.ignore_preferred_terms_of_existing_pods = ignore->get<bool>();
-  }
+  errors.ThrowIfAny();
   return out;
 }
 

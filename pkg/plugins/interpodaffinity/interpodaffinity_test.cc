@@ -918,14 +918,15 @@ TEST(InterPodAffinityArgs, BadArgsNameTheField) {
   };
   const Case cases[] = {
       {{{"hardPodAffinityWeight", -1}},
-       "hardPodAffinityWeight: must be in the range 0-100, got -1"},
+       "hardPodAffinityWeight: Invalid value: -1: not in valid range [0, 100]"},
       {{{"hardPodAffinityWeight", 101}},
-       "hardPodAffinityWeight: must be in the range 0-100, got 101"},
-      {{{"hardPodAffinityWeight", "1"}}, "hardPodAffinityWeight: expected integer, got string"},
+       "hardPodAffinityWeight: Invalid value: 101: not in valid range [0, 100]"},
+      {{{"hardPodAffinityWeight", "1"}},
+       "hardPodAffinityWeight: Invalid value: \"1\": must be an integer"},
       {{{"ignorePreferredTermsOfExistingPods", 1}},
-       "ignorePreferredTermsOfExistingPods: expected boolean, got number"},
+       "ignorePreferredTermsOfExistingPods: Invalid value: 1: must be a boolean"},
       {{{"hardPodAffinityWeigth", 1}}, "hardPodAffinityWeigth: unknown field"},
-      {nlohmann::json::array(), "args: expected object, got array"},
+      {nlohmann::json::array(), "args: Invalid value: []: must be an object"},
   };
   for (const Case& c : cases) {
     try {

@@ -1,9 +1,9 @@
 #include "pkg/plugins/nodeaffinity/nodeaffinity.h"
 
 #include <algorithm>
-#include <initializer_list>
 #include <iterator>
 #include <memory>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -11,6 +11,7 @@
 
 #include "pkg/api/codec.h"
 #include "pkg/api/errors.h"
+#include "pkg/framework/args.h"
 #include "pkg/plugins/helper/normalize_score.h"
 
 namespace berth::plugins::nodeaffinity {
@@ -21,27 +22,6 @@ using nlohmann::json;
 constexpr std::string_view kNodeNameField = "metadata.name";
 constexpr int32_t kMaxPreferredWeight = 100;
 
-[[noreturn]] void Fail(const std::string& field, const std::string& problem) {
-  throw std::invalid_argument(field + ": " + problem);
-}
-
-void ExpectType(const json& value, json::value_t type, const char* type_name,
-                const std::string& field) {
-  if (value.type() != type) {
-    Fail(field, std::string("expected ") + type_name + ", got " + value.type_name());
-  }
-}
-
-// Strict decoding, as upstream's: a misspelled field is an error rather than silently ignored.
-void RejectUnknownFields(const json& object, const std::string& field,
-                         std::initializer_list<std::string_view> known) {
-  for (auto it = object.begin(); it != object.end(); ++it) {
-    if (std::find(known.begin(), known.end(), it.key()) == known.end()) {
-      Fail(field.empty() ? it.key() : field + "." + it.key(), "unknown field");
-    }
-  }
-}
-
 // The member named `key`, or nullptr when absent or null.
 const json* Member(const json& object, std::string_view key) {
   auto it = object.find(key);
@@ -49,48 +29,74 @@ const json* Member(const json& object, std::string_view key) {
   return &*it;
 }
 
-api::NodeSelector ParseRequired(const json& value, const std::string& field) {
-  ExpectType(value, json::value_t::object, "object", field);
-  RejectUnknownFields(value, field, {"nodeSelectorTerms"});
+std::optional<api::NodeSelector> ParseRequired(const json& value, const std::string& field,
+                                               framework::ArgsErrors& errors) {
+  if (!errors.CheckObject(value, {"nodeSelectorTerms"}, field)) return std::nullopt;
   const std::string terms_field = field + ".nodeSelectorTerms";
   const json* terms = Member(value, "nodeSelectorTerms");
-  if (terms == nullptr) Fail(terms_field, "required");
-  ExpectType(*terms, json::value_t::array, "array", terms_field);
+  if (terms == nullptr) {
+    errors.Required(terms_field, "must have at least one node selector term");
+    return std::nullopt;
+  }
+  if (!terms->is_array()) {
+    errors.Invalid(terms_field, *terms, "must be a list");
+    return std::nullopt;
+  }
   // An empty selector would match no node and silently make the profile unschedulable.
-  if (terms->empty()) Fail(terms_field, "must have at least one node selector term");
+  if (terms->empty()) {
+    errors.Required(terms_field, "must have at least one node selector term");
+    return std::nullopt;
+  }
   api::NodeSelector selector;
   for (size_t i = 0; i < terms->size(); i++) {
-    selector.terms.push_back(
-        api::DecodeNodeSelectorTerm((*terms)[i], terms_field + "[" + std::to_string(i) + "]"));
+    try {
+      selector.terms.push_back(
+          api::DecodeNodeSelectorTerm((*terms)[i], framework::IndexField(terms_field, i)));
+    } catch (const api::DecodeError& e) {
+      errors.Add(e);
+    }
   }
   return selector;
 }
 
 std::vector<api::PreferredSchedulingTerm> ParsePreferred(const json& value,
-                                                         const std::string& field) {
-  ExpectType(value, json::value_t::array, "array", field);
+                                                         const std::string& field,
+                                                         framework::ArgsErrors& errors) {
   std::vector<api::PreferredSchedulingTerm> terms;
+  if (!value.is_array()) {
+    errors.Invalid(field, value, "must be a list");
+    return terms;
+  }
   for (size_t i = 0; i < value.size(); i++) {
-    const std::string term_field = field + "[" + std::to_string(i) + "]";
+    const std::string term_field = framework::IndexField(field, i);
     const json& term = value[i];
-    ExpectType(term, json::value_t::object, "object", term_field);
-    RejectUnknownFields(term, term_field, {"weight", "preference"});
+    if (term.is_null()) {
+      errors.Invalid(term_field, term, "must be an object");
+      continue;
+    }
+    if (!errors.CheckObject(term, {"weight", "preference"}, term_field)) continue;
 
-    const std::string weight_field = term_field + ".weight";
-    const json* weight = Member(term, "weight");
-    if (weight == nullptr) Fail(weight_field, "required");
-    if (!weight->is_number_integer()) {
-      Fail(weight_field, std::string("expected integer, got ") + weight->type_name());
+    if (Member(term, "weight") == nullptr) {
+      errors.Required(term_field + ".weight", "must be given");
+      continue;
     }
     // Scores must stay non-negative for normalization; 100 is the apiserver's cap for the same
     // field in a pod spec.
-    const int64_t w = weight->get<int64_t>();
-    if (w < 0 || w > kMaxPreferredWeight) Fail(weight_field, "must be in the range 0-100");
-
+    int64_t weight = 0;
+    if (!errors.ReadInt(term, "weight", term_field, 0, kMaxPreferredWeight,
+                        "not in valid range [0, " + std::to_string(kMaxPreferredWeight) + "]",
+                        &weight)) {
+      continue;
+    }
     api::PreferredSchedulingTerm parsed;
-    parsed.weight = static_cast<int32_t>(w);
+    parsed.weight = static_cast<int32_t>(weight);
     if (const json* preference = Member(term, "preference")) {
-      parsed.preference = api::DecodeNodeSelectorTerm(*preference, term_field + ".preference");
+      try {
+        parsed.preference = api::DecodeNodeSelectorTerm(*preference, term_field + ".preference");
+      } catch (const api::DecodeError& e) {
+        errors.Add(e);
+        continue;
+      }
     }
     // A zero weight can never change a score (upstream drops such terms too).
     if (parsed.weight != 0) terms.push_back(std::move(parsed));
@@ -258,31 +264,26 @@ std::shared_ptr<const SelectionColumns::Column> SelectionColumns::Get(
 
 AddedAffinity ParseArgs(const json& args) {
   AddedAffinity added;
-  if (args.is_null()) return added;
-  ExpectType(args, json::value_t::object, "object", "args");
-  RejectUnknownFields(args, "", {"addedAffinity", "apiVersion", "kind"});
-  const json* affinity = Member(args, "addedAffinity");
-  if (affinity == nullptr) return added;
-
+  framework::ArgsErrors errors;
   const std::string field = "addedAffinity";
-  ExpectType(*affinity, json::value_t::object, "object", field);
-  RejectUnknownFields(*affinity, field,
-                      {"requiredDuringSchedulingIgnoredDuringExecution",
-                       "preferredDuringSchedulingIgnoredDuringExecution"});
-  try {
+  const json* affinity =
+      errors.CheckObject(args, {"addedAffinity"}) ? Member(args, field) : nullptr;
+  if (affinity != nullptr && errors.CheckObject(*affinity,
+                                                {"requiredDuringSchedulingIgnoredDuringExecution",
+                                                 "preferredDuringSchedulingIgnoredDuringExecution"},
+                                                field)) {
     if (const json* required =
             Member(*affinity, "requiredDuringSchedulingIgnoredDuringExecution")) {
-      added.required =
-          ParseRequired(*required, field + ".requiredDuringSchedulingIgnoredDuringExecution");
+      added.required = ParseRequired(
+          *required, field + ".requiredDuringSchedulingIgnoredDuringExecution", errors);
     }
     if (const json* preferred =
             Member(*affinity, "preferredDuringSchedulingIgnoredDuringExecution")) {
-      added.preferred =
-          ParsePreferred(*preferred, field + ".preferredDuringSchedulingIgnoredDuringExecution");
+      added.preferred = ParsePreferred(
+          *preferred, field + ".preferredDuringSchedulingIgnoredDuringExecution", errors);
     }
-  } catch (const api::DecodeError& e) {
-    throw std::invalid_argument(e.what());
   }
+  errors.ThrowIfAny();
   return added;
 }
 

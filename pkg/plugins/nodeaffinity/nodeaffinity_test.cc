@@ -489,7 +489,7 @@ TEST(NodeAffinityTest, Args) {
   EXPECT_THAT(error_of(R"({"addedAffinity": {"requiredDuringScheduling": {}}})"),
               StartsWith("addedAffinity.requiredDuringScheduling: unknown field"));
   EXPECT_THAT(error_of(R"({"addedAfinity": {}})"), StartsWith("addedAfinity: unknown field"));
-  EXPECT_THAT(error_of(R"([1])"), HasSubstr("expected object"));
+  EXPECT_THAT(error_of(R"([1])"), HasSubstr("must be an object"));
 }
 
 TEST(NodeAffinityTest, EventsToRegister) {

@@ -4,6 +4,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "pkg/framework/args.h"
+
 namespace berth::plugins::nodename {
 
 bool Fits(const api::Pod& pod, std::string_view node_name) {
@@ -49,9 +51,7 @@ framework::QueueingHint IsSchedulableAfterNodeChange(const api::Pod& pod,
 }
 
 framework::PluginPtr New(const nlohmann::json& args, framework::Handle&) {
-  if (!args.is_null() && !args.empty()) {
-    throw std::invalid_argument(std::string(kName) + ": plugin takes no args");
-  }
+  framework::ExpectNoArgs(args);
   return std::make_shared<NodeName>();
 }
 

@@ -34,7 +34,7 @@ bool Fits(const api::Pod& pod, std::string_view node_name);
 framework::QueueingHint IsSchedulableAfterNodeChange(const api::Pod& pod,
                                                      const framework::EventObjects& event);
 
-// Takes no args: throws std::invalid_argument for anything but null or an empty object.
+// Takes no args: see framework::ExpectNoArgs.
 framework::PluginPtr New(const nlohmann::json& args, framework::Handle& handle);
 
 }  // namespace berth::plugins::nodename

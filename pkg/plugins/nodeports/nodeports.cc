@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "pkg/framework/args.h"
+
 namespace berth::plugins::nodeports {
 namespace {
 
@@ -83,9 +85,7 @@ framework::QueueingHint IsSchedulableAfterPodDeleted(const api::Pod& pod,
 }
 
 framework::PluginPtr New(const nlohmann::json& args, framework::Handle&) {
-  if (!args.is_null() && !args.empty()) {
-    throw std::invalid_argument(std::string(kName) + ": plugin takes no args");
-  }
+  framework::ExpectNoArgs(args);
   return std::make_shared<NodePorts>();
 }
 

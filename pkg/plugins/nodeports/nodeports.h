@@ -41,7 +41,7 @@ bool FitsPorts(const std::vector<api::ContainerPort>& ports, const framework::Ho
 framework::QueueingHint IsSchedulableAfterPodDeleted(const api::Pod& pod,
                                                      const framework::EventObjects& event);
 
-// Takes no args: throws std::invalid_argument for anything but null or an empty object.
+// Takes no args: see framework::ExpectNoArgs.
 framework::PluginPtr New(const nlohmann::json& args, framework::Handle& handle);
 
 }  // namespace berth::plugins::nodeports

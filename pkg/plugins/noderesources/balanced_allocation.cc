@@ -19,22 +19,21 @@ const framework::StateKey& PreScoreKey() {
 }  // namespace
 
 BalancedAllocationArgs ParseBalancedAllocationArgs(const nlohmann::json& args) {
-  ArgErrors errors;
+  framework::ArgsErrors errors;
   BalancedAllocationArgs parsed;
-  CheckArgsObject(args, {"resources"}, "", errors);
-  if (args.is_object()) {
+  if (errors.CheckObject(args, {"resources"})) {
     auto resources = args.find("resources");
     parsed.resources =
         ParseResourceSpecs(resources == args.end() ? nullptr : &*resources, "resources", errors);
     std::set<std::string> seen;
     for (size_t i = 0; i < parsed.resources.size(); i++) {
       const ResourceSpec& spec = parsed.resources[i];
-      const std::string path = "resources[" + std::to_string(i) + "]";
+      const std::string path = framework::IndexField("resources", i);
       if (!spec.name.empty() && !seen.insert(spec.name).second) {
-        errors.Add(path + ".name: Duplicate value: \"" + spec.name + "\"");
+        errors.Duplicate(path + ".name", spec.name);
       }
       if (spec.weight != 1) {
-        errors.Add(path + ".weight: Invalid value: " + std::to_string(spec.weight) + ": must be 1");
+        errors.Invalid(path + ".weight", spec.weight, "must be 1");
       }
     }
   }

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "pkg/api/requests.h"
+#include "pkg/framework/args.h"
 
 namespace berth::plugins::noderesources {
 namespace {
@@ -178,23 +179,22 @@ ResourceScorer BuildScorer(const ScoringStrategy& strategy) {
   return LeastAllocatedScorer(strategy.resources);
 }
 
-// Reads a list of strings at `path`; entries that are not strings are reported.
+// Reads a list of strings at `field`; entries that are not strings are reported.
 std::vector<std::string> ParseStringList(const nlohmann::json& args, const char* field,
-                                         ArgErrors& errors) {
+                                         framework::ArgsErrors& errors) {
   std::vector<std::string> values;
   auto it = args.find(field);
   if (it == args.end() || it->is_null()) {
     return values;
   }
   if (!it->is_array()) {
-    errors.Add(std::string(field) + ": Invalid value: " + JsonValueText(*it) + ": must be a list");
+    errors.Invalid(field, *it, "must be a list");
     return values;
   }
   for (size_t i = 0; i < it->size(); i++) {
     const nlohmann::json& entry = (*it)[i];
     if (!entry.is_string()) {
-      errors.Add(std::string(field) + "[" + std::to_string(i) +
-                 "]: Invalid value: " + JsonValueText(entry) + ": must be a string");
+      errors.Invalid(framework::IndexField(field, i), entry, "must be a string");
       continue;
     }
     values.push_back(entry.get<std::string>());
@@ -203,73 +203,19 @@ std::vector<std::string> ParseStringList(const nlohmann::json& args, const char*
 }
 
 std::vector<UtilizationShapePoint> ParseShape(const nlohmann::json& ratio, const std::string& path,
-                                              ArgErrors& errors) {
-  std::vector<UtilizationShapePoint> shape;
-  const std::string shape_path = path + ".shape";
-  CheckArgsObject(ratio, {"shape"}, path, errors);
-  if (!ratio.is_object()) {
-    return shape;
+                                              framework::ArgsErrors& errors) {
+  if (!errors.CheckObject(ratio, {"shape"}, path)) {
+    return {};
   }
   auto list = ratio.find("shape");
-  if (list == ratio.end() || list->is_null() || (list->is_array() && list->empty())) {
-    errors.Add(shape_path + ": Required value: at least one point must be specified");
-    return shape;
-  }
-  if (!list->is_array()) {
-    errors.Add(shape_path + ": Invalid value: " + JsonValueText(*list) + ": must be a list");
-    return shape;
-  }
-  for (size_t i = 0; i < list->size(); i++) {
-    const nlohmann::json& entry = (*list)[i];
-    const std::string point_path = shape_path + "[" + std::to_string(i) + "]";
-    CheckArgsObject(entry, {"utilization", "score"}, point_path, errors);
-    if (!entry.is_object()) {
-      continue;
-    }
-    UtilizationShapePoint point;
-    for (auto [key, target] : {std::pair<const char*, int64_t*>{"utilization", &point.utilization},
-                               std::pair<const char*, int64_t*>{"score", &point.score}}) {
-      auto value = entry.find(key);
-      if (value == entry.end() || value->is_null()) {
-        continue;
-      }
-      if (!value->is_number_integer()) {
-        errors.Add(point_path + "." + key + ": Invalid value: " + JsonValueText(*value) +
-                   ": must be an integer");
-        continue;
-      }
-      *target = value->get<int64_t>();
-    }
-    shape.push_back(point);
-  }
-  for (size_t i = 1; i < shape.size(); i++) {
-    if (shape[i - 1].utilization >= shape[i].utilization) {
-      errors.Add(shape_path + "[" + std::to_string(i) +
-                 "].utilization: Invalid value: " + std::to_string(shape[i].utilization) +
-                 ": utilization values must be sorted in increasing order");
-      break;
-    }
-  }
-  for (size_t i = 0; i < shape.size(); i++) {
-    const std::string point_path = shape_path + "[" + std::to_string(i) + "]";
-    if (shape[i].utilization < 0 || shape[i].utilization > kMaxUtilization) {
-      errors.Add(point_path +
-                 ".utilization: Invalid value: " + std::to_string(shape[i].utilization) +
-                 ": not in valid range [0, " + std::to_string(kMaxUtilization) + "]");
-    }
-    if (shape[i].score < 0 || shape[i].score > kMaxCustomPriorityScore) {
-      errors.Add(point_path + ".score: Invalid value: " + std::to_string(shape[i].score) +
-                 ": not in valid range [0, " + std::to_string(kMaxCustomPriorityScore) + "]");
-    }
-  }
-  return shape;
+  return ParseShapePoints(list == ratio.end() ? nlohmann::json() : *list,
+                          framework::ChildField(path, "shape"), errors);
 }
 
-ScoringStrategy ParseScoringStrategy(const nlohmann::json& json, ArgErrors& errors) {
+ScoringStrategy ParseScoringStrategy(const nlohmann::json& json, framework::ArgsErrors& errors) {
   const std::string path = "scoringStrategy";
   ScoringStrategy strategy;
-  CheckArgsObject(json, {"type", "resources", "requestedToCapacityRatio"}, path, errors);
-  if (!json.is_object()) {
+  if (!errors.CheckObject(json, {"type", "resources", "requestedToCapacityRatio"}, path)) {
     return strategy;
   }
 
@@ -286,10 +232,8 @@ ScoringStrategy ParseScoringStrategy(const nlohmann::json& json, ArgErrors& erro
   } else if (type_name == kRequestedToCapacityRatio) {
     strategy.type = ScoringStrategyType::kRequestedToCapacityRatio;
   } else {
-    std::string value = type == json.end() ? "\"\"" : JsonValueText(*type);
-    errors.Add(path + ".type: Unsupported value: " + value + ": supported values: \"" +
-               std::string(kLeastAllocated) + "\", \"" + std::string(kMostAllocated) + "\", \"" +
-               std::string(kRequestedToCapacityRatio) + "\"");
+    errors.NotSupported(path + ".type", type == json.end() ? nlohmann::json("") : *type,
+                        {kLeastAllocated, kMostAllocated, kRequestedToCapacityRatio});
   }
 
   auto resources = json.find("resources");
@@ -298,18 +242,23 @@ ScoringStrategy ParseScoringStrategy(const nlohmann::json& json, ArgErrors& erro
   for (size_t i = 0; i < strategy.resources.size(); i++) {
     const ResourceSpec& spec = strategy.resources[i];
     if (spec.weight <= 0 || spec.weight > kMaxResourceWeight) {
-      errors.Add(path + ".resources[" + std::to_string(i) + "].weight: Invalid value: " +
-                 std::to_string(spec.weight) + ": resource weight of " + spec.name +
-                 " not in valid range (0, " + std::to_string(kMaxResourceWeight) + "]");
+      errors.Invalid(framework::IndexField(path + ".resources", i) + ".weight", spec.weight,
+                     "resource weight of " + spec.name + " not in valid range (0, " +
+                         std::to_string(kMaxResourceWeight) + "]");
     }
   }
 
   auto ratio = json.find("requestedToCapacityRatio");
   const std::string ratio_path = path + ".requestedToCapacityRatio";
-  if (ratio != json.end() && !ratio->is_null()) {
-    strategy.shape = ParseShape(*ratio, ratio_path, errors);
-  } else if (strategy.type == ScoringStrategyType::kRequestedToCapacityRatio) {
-    errors.Add(ratio_path + ".shape: Required value: at least one point must be specified");
+  const bool has_ratio = ratio != json.end() && !ratio->is_null();
+  if (strategy.type == ScoringStrategyType::kRequestedToCapacityRatio) {
+    if (has_ratio) {
+      strategy.shape = ParseShape(*ratio, ratio_path, errors);
+    } else {
+      errors.Required(ratio_path, "must be specified when type is RequestedToCapacityRatio");
+    }
+  } else if (has_ratio && (type_name == kLeastAllocated || type_name == kMostAllocated)) {
+    errors.Forbidden(ratio_path, "must be nil when type is not RequestedToCapacityRatio");
   }
   return strategy;
 }
@@ -317,27 +266,24 @@ ScoringStrategy ParseScoringStrategy(const nlohmann::json& json, ArgErrors& erro
 }  // namespace
 
 FitArgs ParseFitArgs(const nlohmann::json& args) {
-  ArgErrors errors;
+  framework::ArgsErrors errors;
   FitArgs parsed;
-  CheckArgsObject(args, {"ignoredResources", "ignoredResourceGroups", "scoringStrategy"}, "",
-                  errors);
-  if (args.is_object()) {
+  if (errors.CheckObject(args, {"ignoredResources", "ignoredResourceGroups", "scoringStrategy"})) {
     std::vector<std::string> names = ParseStringList(args, "ignoredResources", errors);
     for (size_t i = 0; i < names.size(); i++) {
       if (!IsQualifiedName(names[i])) {
-        errors.Add("ignoredResources[" + std::to_string(i) + "]: Invalid value: \"" + names[i] +
-                   "\": must be a qualified name");
+        errors.Invalid(framework::IndexField("ignoredResources", i), names[i],
+                       "must be a qualified name");
       }
       parsed.ignored_resources.insert(names[i]);
     }
     std::vector<std::string> groups = ParseStringList(args, "ignoredResourceGroups", errors);
     for (size_t i = 0; i < groups.size(); i++) {
-      const std::string path = "ignoredResourceGroups[" + std::to_string(i) + "]";
+      const std::string path = framework::IndexField("ignoredResourceGroups", i);
       if (groups[i].find('/') != std::string::npos) {
-        errors.Add(path + ": Invalid value: \"" + groups[i] +
-                   "\": resource group name can't contain '/'");
+        errors.Invalid(path, groups[i], "resource group name can't contain '/'");
       } else if (!IsQualifiedName(groups[i])) {
-        errors.Add(path + ": Invalid value: \"" + groups[i] + "\": must be a qualified name");
+        errors.Invalid(path, groups[i], "must be a qualified name");
       }
       parsed.ignored_resource_groups.insert(groups[i]);
     }

@@ -737,8 +737,18 @@ TEST(FitArgs, WeightsOutOfRangeNameTheEntry) {
 }
 
 TEST(FitArgs, ShapeErrorsNameTheField) {
-  EXPECT_THAT(ArgsError(Strategy("RequestedToCapacityRatio")),
+  EXPECT_EQ(ArgsError(Strategy("RequestedToCapacityRatio")),
+            "scoringStrategy.requestedToCapacityRatio: Required value: must be specified when type "
+            "is RequestedToCapacityRatio");
+  EXPECT_THAT(ArgsError(RatioArgs({})),
               HasSubstr("scoringStrategy.requestedToCapacityRatio.shape: Required value"));
+  EXPECT_EQ(
+      ArgsError(
+          {{"scoringStrategy",
+            {{"type", "MostAllocated"},
+             {"requestedToCapacityRatio", {{"shape", {{{"utilization", 0}, {"score", 1}}}}}}}}}),
+      "scoringStrategy.requestedToCapacityRatio: Forbidden: must be nil when type is not "
+      "RequestedToCapacityRatio");
   EXPECT_THAT(ArgsError(RatioArgs(
                   {{{"utilization", 50}, {"score", 1}}, {{"utilization", 10}, {"score", 2}}})),
               HasSubstr("shape[1].utilization"));

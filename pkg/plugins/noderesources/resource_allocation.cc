@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdint>
+#include <limits>
 #include <stdexcept>
 
 #include "pkg/api/requests.h"
@@ -414,80 +416,33 @@ void ResourceAllocationScorer::FillValues(const std::vector<int64_t>& pod_reques
   }
 }
 
-void ArgErrors::ThrowIfAny() const {
-  if (messages_.empty()) {
-    return;
-  }
-  if (messages_.size() == 1) {
-    throw std::invalid_argument(messages_.front());
-  }
-  std::string joined = "[";
-  for (size_t i = 0; i < messages_.size(); i++) {
-    if (i > 0) {
-      joined += ", ";
-    }
-    joined += messages_[i];
-  }
-  joined += "]";
-  throw std::invalid_argument(joined);
-}
-
-void CheckArgsObject(const nlohmann::json& args, const std::vector<std::string_view>& known_fields,
-                     const std::string& path, ArgErrors& errors) {
-  if (args.is_null()) {
-    return;
-  }
-  if (!args.is_object()) {
-    errors.Add((path.empty() ? std::string("args") : path) +
-               ": Invalid value: " + JsonValueText(args) + ": must be an object");
-    return;
-  }
-  for (const auto& [key, value] : args.items()) {
-    if (path.empty() && (key == "apiVersion" || key == "kind")) {
-      continue;
-    }
-    if (std::find(known_fields.begin(), known_fields.end(), key) != known_fields.end()) {
-      continue;
-    }
-    std::string field = path;
-    if (!field.empty()) {
-      field += '.';
-    }
-    field += key;
-    field += ": unknown field";
-    errors.Add(std::move(field));
-  }
-}
-
 std::vector<ResourceSpec> ParseResourceSpecs(const nlohmann::json* list, const std::string& path,
-                                             ArgErrors& errors) {
+                                             framework::ArgsErrors& errors) {
   if (list == nullptr || list->is_null()) {
     return DefaultResourceSpecs();
   }
   if (!list->is_array()) {
-    errors.Add(path + ": Invalid value: " + JsonValueText(*list) + ": must be a list");
+    errors.Invalid(path, *list, "must be a list");
     return DefaultResourceSpecs();
   }
   std::vector<ResourceSpec> specs;
   for (size_t i = 0; i < list->size(); i++) {
     const nlohmann::json& entry = (*list)[i];
-    const std::string entry_path = path + "[" + std::to_string(i) + "]";
-    CheckArgsObject(entry, {"name", "weight"}, entry_path, errors);
-    if (!entry.is_object()) {
+    const std::string entry_path = framework::IndexField(path, i);
+    if (!errors.CheckObject(entry, {"name", "weight"}, entry_path)) {
       continue;
     }
     ResourceSpec spec;
     auto name = entry.find("name");
     if (name == entry.end() || !name->is_string() || name->get<std::string>().empty()) {
-      errors.Add(entry_path + ".name: Required value: must be a non-empty string");
+      errors.Required(entry_path + ".name", "must be a non-empty string");
     } else {
       spec.name = name->get<std::string>();
     }
     auto weight = entry.find("weight");
     if (weight != entry.end() && !weight->is_null()) {
       if (!weight->is_number_integer()) {
-        errors.Add(entry_path + ".weight: Invalid value: " + JsonValueText(*weight) +
-                   ": must be an integer");
+        errors.Invalid(entry_path + ".weight", *weight, "must be an integer");
       } else {
         spec.weight = weight->get<int64_t>();
       }
@@ -501,6 +456,52 @@ std::vector<ResourceSpec> ParseResourceSpecs(const nlohmann::json* list, const s
   return specs.empty() ? DefaultResourceSpecs() : specs;
 }
 
-std::string JsonValueText(const nlohmann::json& value) { return value.dump(); }
+std::vector<UtilizationShapePoint> ParseShapePoints(const nlohmann::json& list,
+                                                    const std::string& path,
+                                                    framework::ArgsErrors& errors) {
+  std::vector<UtilizationShapePoint> shape;
+  if (list.is_null() || (list.is_array() && list.empty())) {
+    errors.Required(path, "at least one point must be specified");
+    return shape;
+  }
+  if (!list.is_array()) {
+    errors.Invalid(path, list, "must be a list");
+    return shape;
+  }
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  for (size_t i = 0; i < list.size(); i++) {
+    const nlohmann::json& entry = list[i];
+    const std::string point_path = framework::IndexField(path, i);
+    if (!errors.CheckObject(entry, {"utilization", "score"}, point_path)) {
+      continue;
+    }
+    // Range errors come below, once the order is known, as upstream reports them.
+    UtilizationShapePoint point;
+    errors.ReadInt(entry, "utilization", point_path, kMin, kMax, "out of range",
+                   &point.utilization);
+    errors.ReadInt(entry, "score", point_path, kMin, kMax, "out of range", &point.score);
+    shape.push_back(point);
+  }
+  for (size_t i = 1; i < shape.size(); i++) {
+    if (shape[i - 1].utilization >= shape[i].utilization) {
+      errors.Invalid(framework::IndexField(path, i) + ".utilization", shape[i].utilization,
+                     "values must be sorted in increasing order");
+      break;
+    }
+  }
+  for (size_t i = 0; i < shape.size(); i++) {
+    const std::string point_path = framework::IndexField(path, i);
+    if (shape[i].utilization < 0 || shape[i].utilization > kMaxUtilization) {
+      errors.Invalid(point_path + ".utilization", shape[i].utilization,
+                     "not in valid range [0, " + std::to_string(kMaxUtilization) + "]");
+    }
+    if (shape[i].score < 0 || shape[i].score > kMaxCustomPriorityScore) {
+      errors.Invalid(point_path + ".score", shape[i].score,
+                     "not in valid range [0, " + std::to_string(kMaxCustomPriorityScore) + "]");
+    }
+  }
+  return shape;
+}
 
 }  // namespace berth::plugins::noderesources

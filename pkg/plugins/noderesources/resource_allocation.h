@@ -18,6 +18,7 @@
 
 #include "pkg/api/requests.h"
 #include "pkg/api/types.h"
+#include "pkg/framework/args.h"
 #include "pkg/framework/interface.h"
 #include "pkg/framework/types.h"
 
@@ -176,33 +177,18 @@ class ResourceAllocationScorer {
   ResourceScorer scorer_;
 };
 
-// Collects "field: problem" messages while parsing plugin args, then throws them together as
-// one std::invalid_argument (a single message, or "[first, second, ...]" like upstream's
-// aggregated field errors).
-class ArgErrors {
- public:
-  void Add(std::string message) { messages_.push_back(std::move(message)); }
-  bool empty() const { return messages_.empty(); }
-  // Throws std::invalid_argument when any error was added.
-  void ThrowIfAny() const;
-
- private:
-  std::vector<std::string> messages_;
-};
-
-// Reads an optional JSON object of plugin args: null means "all defaults". Rejects non-objects
-// and keys outside `known_fields` (strict decoding, as kube-scheduler does for its config);
-// "apiVersion" and "kind" are always accepted since pluginConfig args may carry them.
-void CheckArgsObject(const nlohmann::json& args, const std::vector<std::string_view>& known_fields,
-                     const std::string& path, ArgErrors& errors);
-
 // Parses a `resources: [{name, weight}]` list at `path`. A missing or zero weight becomes 1
 // (v1 defaulting); an empty or absent list yields DefaultResourceSpecs().
 std::vector<ResourceSpec> ParseResourceSpecs(const nlohmann::json* list, const std::string& path,
-                                             ArgErrors& errors);
+                                             framework::ArgsErrors& errors);
 
-// Formats an integer JSON value for error messages, or the JSON text for anything else.
-std::string JsonValueText(const nlohmann::json& value);
+// Parses a utilization shape (a list of {utilization, score} points) at `path` with upstream's
+// checks: at least one point, utilization strictly increasing and in [0, kMaxUtilization], score in
+// [0, kMaxCustomPriorityScore]. Shared by NodeResourcesFit's RequestedToCapacityRatio and
+// VolumeBinding's storage capacity scoring.
+std::vector<UtilizationShapePoint> ParseShapePoints(const nlohmann::json& list,
+                                                    const std::string& path,
+                                                    framework::ArgsErrors& errors);
 
 }  // namespace berth::plugins::noderesources
 

@@ -4,6 +4,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "pkg/framework/args.h"
+
 namespace berth::plugins::nodeunschedulable {
 
 bool ToleratesUnschedulable(const api::Pod& pod) {
@@ -68,9 +70,7 @@ framework::QueueingHint IsSchedulableAfterPodTolerationChange(
 }
 
 framework::PluginPtr New(const nlohmann::json& args, framework::Handle&) {
-  if (!args.is_null() && !args.empty()) {
-    throw std::invalid_argument(std::string(kName) + ": plugin takes no args");
-  }
+  framework::ExpectNoArgs(args);
   return std::make_shared<NodeUnschedulable>();
 }
 

@@ -5,6 +5,7 @@
 #include <random>
 #include <stdexcept>
 
+#include "pkg/framework/args.h"
 #include "pkg/informer/factory.h"
 #include "pkg/plugins/helper/volumes.h"
 
@@ -417,9 +418,7 @@ std::vector<framework::ClusterEventWithHint> NodeVolumeLimits::EventsToRegister(
 }
 
 framework::PluginPtr New(const nlohmann::json& args, framework::Handle& handle) {
-  if (!args.is_null() && !args.empty()) {
-    throw std::invalid_argument(std::string(kName) + ": plugin takes no args");
-  }
+  framework::ExpectNoArgs(args);
   auto& informers = handle.SharedInformerFactory();
   Listers listers{informers.ListerFor<api::PersistentVolumeClaim>(),
                   informers.ListerFor<api::PersistentVolume>(),

@@ -8,8 +8,8 @@
 
 #include "pkg/api/resources_codec.h"
 #include "pkg/informer/factory.h"
-#include "pkg/plugins/volumebinding/testing.h"
 #include "test/testing/fake_handle.h"
+#include "test/testing/volumes.h"
 
 namespace berth::plugins::nodevolumelimits {
 namespace {

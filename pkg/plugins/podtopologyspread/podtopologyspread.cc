@@ -8,6 +8,7 @@
 
 #include "pkg/api/codec.h"
 #include "pkg/api/errors.h"
+#include "pkg/framework/args.h"
 #include "pkg/informer/factory.h"
 #include "pkg/plugins/noderesources/resource_allocation.h"
 #include "pkg/plugins/podtopologyspread/common.h"
@@ -15,13 +16,11 @@
 namespace berth::plugins::podtopologyspread {
 namespace {
 
+using framework::ArgsErrors;
 using nlohmann::json;
-using noderesources::ArgErrors;
 
 constexpr std::string_view kDoNotSchedule = "DoNotSchedule";
 constexpr std::string_view kScheduleAnyway = "ScheduleAnyway";
-
-std::string Quoted(std::string_view text) { return "\"" + std::string(text) + "\""; }
 
 api::TopologySpreadConstraint SystemConstraint(std::string_view key, int32_t max_skew) {
   api::TopologySpreadConstraint c;
@@ -33,53 +32,48 @@ api::TopologySpreadConstraint SystemConstraint(std::string_view key, int32_t max
 
 // Checks what upstream's validation checks of one default constraint, from its JSON (so that an
 // absent maxSkew reads as 0, as in Go), and decodes it when it has the right shape.
-void ParseDefaultConstraint(const json& item, const std::string& path, ArgErrors& errors,
+void ParseDefaultConstraint(const json& item, const std::string& path, ArgsErrors& errors,
                             std::vector<api::TopologySpreadConstraint>* out) {
   if (!item.is_object()) {
-    errors.Add(path + ": Invalid value: " + noderesources::JsonValueText(item) +
-               ": must be an object");
+    errors.Invalid(path, item, "must be an object");
     return;
   }
   bool ok = true;
   auto max_skew = item.find("maxSkew");
   if (max_skew == item.end() || max_skew->is_null()) {
-    errors.Add(path + ".maxSkew: Invalid value: 0: not in valid range (0, inf)");
+    errors.Invalid(path + ".maxSkew", 0, "not in valid range (0, inf)");
     ok = false;
   } else if (max_skew->is_number_integer() && max_skew->get<int64_t>() <= 0) {
-    errors.Add(path + ".maxSkew: Invalid value: " + noderesources::JsonValueText(*max_skew) +
-               ": not in valid range (0, inf)");
+    errors.Invalid(path + ".maxSkew", *max_skew, "not in valid range (0, inf)");
     ok = false;
   }
   auto key = item.find("topologyKey");
   if (key == item.end() || key->is_null() || (key->is_string() && key->empty())) {
-    errors.Add(path + ".topologyKey: Required value: can not be empty");
+    errors.Required(path + ".topologyKey", "can not be empty");
     ok = false;
   } else if (key->is_string() && !noderesources::IsQualifiedName(key->get<std::string>())) {
-    errors.Add(path + ".topologyKey: Invalid value: " + Quoted(key->get<std::string>()) +
-               ": must be a qualified name");
+    errors.Invalid(path + ".topologyKey", *key, "must be a qualified name");
     ok = false;
   }
   auto when = item.find("whenUnsatisfiable");
   if (when == item.end() || when->is_null() || (when->is_string() && when->empty())) {
-    errors.Add(path + ".whenUnsatisfiable: Required value: can not be empty");
+    errors.Required(path + ".whenUnsatisfiable", "can not be empty");
     ok = false;
   } else if (when->is_string() && *when != kDoNotSchedule && *when != kScheduleAnyway) {
-    errors.Add(path + ".whenUnsatisfiable: Unsupported value: " + Quoted(when->get<std::string>()) +
-               ": supported values: \"DoNotSchedule\", " + "\"ScheduleAnyway\"");
+    errors.NotSupported(path + ".whenUnsatisfiable", *when, {kDoNotSchedule, kScheduleAnyway});
     ok = false;
   }
   auto selector = item.find("labelSelector");
   if (selector != item.end() && !selector->is_null()) {
-    errors.Add(path +
-               ".labelSelector: Forbidden: constraint must not define a selector, as they "
-               "deduced for each pod");
+    errors.Forbidden(path + ".labelSelector",
+                     "constraint must not define a selector, as they deduced for each pod");
     ok = false;
   }
   if (!ok) return;
   try {
     out->push_back(api::DecodeTopologySpreadConstraint(item, path));
   } catch (const api::DecodeError& e) {
-    errors.Add(e.what());
+    errors.Add(e);
   }
 }
 
@@ -173,10 +167,9 @@ const std::vector<api::TopologySpreadConstraint>& SystemDefaultConstraints() {
 }
 
 Args ParseArgs(const json& args) {
-  ArgErrors errors;
+  ArgsErrors errors;
   Args parsed;
-  noderesources::CheckArgsObject(args, {"defaultConstraints", "defaultingType"}, "", errors);
-  if (args.is_object()) {
+  if (errors.CheckObject(args, {"defaultConstraints", "defaultingType"})) {
     bool type_supported = true;
     auto type = args.find("defaultingType");
     if (type != args.end() && !type->is_null()) {
@@ -185,23 +178,20 @@ Args ParseArgs(const json& args) {
         parsed.defaulting_type = DefaultingType::kList;
       } else if (text != "System" && !(type->is_string() && text.empty())) {
         type_supported = false;
-        errors.Add("defaultingType: Unsupported value: " + Quoted(text) +
-                   ": supported values: \"System\", \"List\"");
+        errors.NotSupported("defaultingType", text, {"System", "List"});
       }
     }
     auto list = args.find("defaultConstraints");
     const bool has_constraints = list != args.end() && list->is_array() && !list->empty();
     if (parsed.defaulting_type == DefaultingType::kSystem && has_constraints && type_supported) {
-      errors.Add(
-          "defaultingType: Invalid value: \"System\": when .defaultConstraints are not empty");
+      errors.Invalid("defaultingType", "System", "when .defaultConstraints are not empty");
     }
     if (list != args.end() && !list->is_null()) {
       if (!list->is_array()) {
-        errors.Add("defaultConstraints: Invalid value: " + noderesources::JsonValueText(*list) +
-                   ": must be a list");
+        errors.Invalid("defaultConstraints", *list, "must be a list");
       } else {
         for (size_t i = 0; i < list->size(); i++) {
-          const std::string path = "defaultConstraints[" + std::to_string(i) + "]";
+          const std::string path = framework::IndexField("defaultConstraints", i);
           const size_t before = parsed.default_constraints.size();
           ParseDefaultConstraint((*list)[i], path, errors, &parsed.default_constraints);
           if (parsed.default_constraints.size() == before) continue;
@@ -213,8 +203,7 @@ Args ParseArgs(const json& args) {
               const std::string_view action =
                   c.when_unsatisfiable == api::WhenUnsatisfiable::kDoNotSchedule ? kDoNotSchedule
                                                                                  : kScheduleAnyway;
-              errors.Add(path + ": Duplicate value: \"{" + c.topology_key + ", " +
-                         std::string(action) + "}\"");
+              errors.Duplicate(path, "{" + c.topology_key + ", " + std::string(action) + "}");
               break;
             }
           }

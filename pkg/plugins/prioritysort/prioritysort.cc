@@ -4,6 +4,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "pkg/framework/args.h"
+
 namespace berth::plugins::prioritysort {
 
 bool PrioritySort::Less(const framework::QueuedPodInfo& a,
@@ -15,9 +17,7 @@ bool PrioritySort::Less(const framework::QueuedPodInfo& a,
 }
 
 framework::PluginPtr New(const nlohmann::json& args, framework::Handle&) {
-  if (!args.is_null() && !args.empty()) {
-    throw std::invalid_argument(std::string(kName) + ": plugin takes no args");
-  }
+  framework::ExpectNoArgs(args);
   return std::make_shared<PrioritySort>();
 }
 

@@ -20,7 +20,7 @@ class PrioritySort final : public framework::QueueSortPlugin {
   bool Less(const framework::QueuedPodInfo& a, const framework::QueuedPodInfo& b) const override;
 };
 
-// Takes no args: throws std::invalid_argument for anything but null or an empty object.
+// Takes no args: see framework::ExpectNoArgs.
 framework::PluginPtr New(const nlohmann::json& args, framework::Handle& handle);
 
 }  // namespace berth::plugins::prioritysort

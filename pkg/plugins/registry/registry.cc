@@ -1,8 +1,12 @@
 #include "pkg/plugins/registry/registry.h"
 
+#include <functional>
+#include <map>
 #include <mutex>
 #include <stdexcept>
+#include <string_view>
 
+#include "pkg/framework/args.h"
 #include "pkg/plugins/coscheduling/coscheduling.h"
 #include "pkg/plugins/defaultbinder/defaultbinder.h"
 #include "pkg/plugins/defaultpreemption/defaultpreemption.h"
@@ -72,6 +76,47 @@ framework::runtime::Registry Registry() {
     }
   }
   return all;
+}
+
+std::vector<config::ConfigIssue> ValidateArgs(const std::string& plugin,
+                                              const nlohmann::json& args) {
+  using Parser = std::function<void(const nlohmann::json&)>;
+  // Each in-tree plugin's args parser, the one its factory runs; plugins that take no args check
+  // for that alone.
+  static const std::map<std::string_view, Parser> kParsers = {
+      {coscheduling::kName, [](const nlohmann::json& a) { coscheduling::ParseArgs(a); }},
+      {defaultpreemption::kName, [](const nlohmann::json& a) { defaultpreemption::ParseArgs(a); }},
+      {interpodaffinity::kName, [](const nlohmann::json& a) { interpodaffinity::ParseArgs(a); }},
+      {nodeaffinity::kName, [](const nlohmann::json& a) { nodeaffinity::ParseArgs(a); }},
+      {noderesources::kName, [](const nlohmann::json& a) { noderesources::ParseFitArgs(a); }},
+      {noderesources::kBalancedAllocationName,
+       [](const nlohmann::json& a) { noderesources::ParseBalancedAllocationArgs(a); }},
+      {podtopologyspread::kName, [](const nlohmann::json& a) { podtopologyspread::ParseArgs(a); }},
+      {volumebinding::kName, [](const nlohmann::json& a) { volumebinding::ParseArgs(a); }},
+      {prioritysort::kName, framework::ExpectNoArgs},
+      {schedulinggates::kName, framework::ExpectNoArgs},
+      {nodeunschedulable::kName, framework::ExpectNoArgs},
+      {nodename::kName, framework::ExpectNoArgs},
+      {tainttoleration::kName, framework::ExpectNoArgs},
+      {nodeports::kName, framework::ExpectNoArgs},
+      {volumerestrictions::kName, framework::ExpectNoArgs},
+      {nodevolumelimits::kName, framework::ExpectNoArgs},
+      {volumezone::kName, framework::ExpectNoArgs},
+      {imagelocality::kName, framework::ExpectNoArgs},
+      {defaultbinder::kName, framework::ExpectNoArgs},
+  };
+  auto parser = kParsers.find(plugin);
+  if (parser == kParsers.end()) return {};
+  try {
+    parser->second(args);
+  } catch (const framework::InvalidArgs& e) {
+    std::vector<config::ConfigIssue> issues;
+    for (const framework::ArgsFieldError& error : e.errors()) {
+      issues.push_back({error.field, error.detail});
+    }
+    return issues;
+  }
+  return {};
 }
 
 Registration::Registration(std::string name, framework::PluginFactory factory) {

@@ -3,6 +3,8 @@
 #include <memory>
 #include <stdexcept>
 
+#include "pkg/framework/args.h"
+
 namespace berth::plugins::schedulinggates {
 
 framework::Status SchedulingGates::PreEnqueue(const api::Pod& pod) {
@@ -37,9 +39,7 @@ framework::QueueingHint IsSchedulableAfterGatesChange(const api::Pod& pod,
 }
 
 framework::PluginPtr New(const nlohmann::json& args, framework::Handle&) {
-  if (!args.is_null() && !args.empty()) {
-    throw std::invalid_argument(std::string(kName) + ": plugin takes no args");
-  }
+  framework::ExpectNoArgs(args);
   return std::make_shared<SchedulingGates>();
 }
 

@@ -31,7 +31,7 @@ class SchedulingGates final : public framework::PreEnqueuePlugin,
 framework::QueueingHint IsSchedulableAfterGatesChange(const api::Pod& pod,
                                                       const framework::EventObjects& event);
 
-// Takes no args: throws std::invalid_argument for anything but null or an empty object.
+// Takes no args: see framework::ExpectNoArgs.
 framework::PluginPtr New(const nlohmann::json& args, framework::Handle& handle);
 
 }  // namespace berth::plugins::schedulinggates

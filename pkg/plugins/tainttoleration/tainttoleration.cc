@@ -3,6 +3,7 @@
 #include <memory>
 #include <stdexcept>
 
+#include "pkg/framework/args.h"
 #include "pkg/plugins/helper/normalize_score.h"
 
 namespace berth::plugins::tainttoleration {
@@ -159,9 +160,7 @@ framework::QueueingHint IsSchedulableAfterPodTolerationChange(
 }
 
 framework::PluginPtr New(const nlohmann::json& args, framework::Handle&) {
-  if (!args.is_null() && !args.empty()) {
-    throw std::invalid_argument(std::string(kName) + ": plugin takes no args");
-  }
+  framework::ExpectNoArgs(args);
   return std::make_shared<TaintToleration>();
 }
 

@@ -84,7 +84,7 @@ framework::QueueingHint IsSchedulableAfterNodeChange(const api::Pod& pod,
 framework::QueueingHint IsSchedulableAfterPodTolerationChange(const api::Pod& pod,
                                                               const framework::EventObjects& event);
 
-// Takes no args: throws std::invalid_argument for anything but null or an empty object.
+// Takes no args: see framework::ExpectNoArgs.
 framework::PluginPtr New(const nlohmann::json& args, framework::Handle& handle);
 
 }  // namespace berth::plugins::tainttoleration

@@ -8,7 +8,7 @@
 
 #include "pkg/informer/factory.h"
 #include "pkg/plugins/volumebinding/assume_cache.h"
-#include "pkg/plugins/volumebinding/testing.h"
+#include "test/testing/volumes.h"
 
 namespace berth::plugins::volumebinding {
 namespace {

@@ -1,6 +1,8 @@
 #include "pkg/plugins/volumebinding/volumebinding.h"
 
 #include <cmath>
+#include <cstdint>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <stdexcept>
@@ -9,8 +11,8 @@
 #include <utility>
 
 #include "pkg/api/requests.h"
+#include "pkg/framework/args.h"
 #include "pkg/informer/factory.h"
-#include "pkg/plugins/helper/args.h"
 #include "pkg/plugins/helper/volumes.h"
 
 namespace berth::plugins::volumebinding {
@@ -74,43 +76,6 @@ const framework::FixedReasons& ReasonsFor(unsigned bits) {
   return *kAll[bits & 15];
 }
 
-[[noreturn]] void Fail(const std::string& field, const std::string& problem) {
-  throw std::invalid_argument(field + ": " + problem);
-}
-
-std::vector<noderesources::UtilizationShapePoint> ParseShape(const json& list) {
-  if (!list.is_array()) Fail("shape", std::string("expected array, got ") + list.type_name());
-  if (list.empty()) Fail("shape", "at least one point must be specified");
-  std::vector<noderesources::UtilizationShapePoint> shape;
-  for (size_t i = 0; i < list.size(); i++) {
-    const std::string path = "shape[" + std::to_string(i) + "]";
-    const json& point = list[i];
-    if (!point.is_object()) Fail(path, std::string("expected object, got ") + point.type_name());
-    noderesources::UtilizationShapePoint p;
-    for (auto it = point.begin(); it != point.end(); ++it) {
-      int64_t* target = it.key() == "utilization" ? &p.utilization
-                        : it.key() == "score"     ? &p.score
-                                                  : nullptr;
-      if (target == nullptr) Fail(path + "." + it.key(), "unknown field");
-      if (!it->is_number_integer()) {
-        Fail(path + "." + it.key(), std::string("expected integer, got ") + it->type_name());
-      }
-      *target = it->get<int64_t>();
-    }
-    if (p.utilization < 0 || p.utilization > noderesources::kMaxUtilization) {
-      Fail(path + ".utilization", "not in valid range [0, 100]");
-    }
-    if (p.score < 0 || p.score > noderesources::kMaxCustomPriorityScore) {
-      Fail(path + ".score", "not in valid range [0, 10]");
-    }
-    if (!shape.empty() && shape.back().utilization >= p.utilization) {
-      Fail(path + ".utilization", "values must be sorted in increasing order");
-    }
-    shape.push_back(p);
-  }
-  return shape;
-}
-
 // Whether the pod uses the claim named `name` in `namespace_`.
 bool PodUsesClaim(const api::Pod& pod, const std::string& namespace_, const std::string& name) {
   if (pod.meta.namespace_ != namespace_) return false;
@@ -129,22 +94,18 @@ std::optional<int64_t> VolumeLimit(const api::CSIStorageCapacity& capacity) {
 
 Args ParseArgs(const json& args) {
   Args out;
-  helper::ExpectArgsFields(args, {"bindTimeoutSeconds", "shape"});
-  if (args.is_null()) return out;
-  if (auto it = args.find("bindTimeoutSeconds"); it != args.end() && !it->is_null()) {
-    if (!it->is_number_integer()) {
-      Fail("bindTimeoutSeconds", std::string("expected integer, got ") + it->type_name());
-    }
-    const int64_t seconds = it->get<int64_t>();
-    if (seconds < 0) {
-      Fail("bindTimeoutSeconds", "invalid BindTimeoutSeconds, should not be a negative value");
-    }
+  framework::ArgsErrors errors;
+  if (errors.CheckObject(args, {"bindTimeoutSeconds", "shape"})) {
+    int64_t seconds = out.bind_timeout.count();
+    errors.ReadInt(args, "bindTimeoutSeconds", "", 0, std::numeric_limits<int64_t>::max(),
+                   "invalid BindTimeoutSeconds, should not be a negative value", &seconds);
     out.bind_timeout = std::chrono::seconds(seconds);
+    if (auto it = args.find("shape");
+        it != args.end() && !it->is_null() && !(it->is_array() && it->empty())) {
+      out.shape = noderesources::ParseShapePoints(*it, "shape", errors);
+    }
   }
-  if (auto it = args.find("shape");
-      it != args.end() && !it->is_null() && !(it->is_array() && it->empty())) {
-    out.shape = ParseShape(*it);
-  }
+  errors.ThrowIfAny();
   return out;
 }
 

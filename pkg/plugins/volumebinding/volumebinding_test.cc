@@ -15,9 +15,9 @@
 
 #include "pkg/client/client.h"
 #include "pkg/informer/factory.h"
-#include "pkg/plugins/volumebinding/testing.h"
 #include "test/testing/fake_handle.h"
 #include "test/testing/unused_client.h"
+#include "test/testing/volumes.h"
 
 namespace berth::plugins::volumebinding {
 namespace {
@@ -693,7 +693,8 @@ TEST(VolumeBindingArgs, DefaultsAndValidation) {
     ParseArgs({{"bindTimeoutSeconds", -5}});
   } catch (const std::invalid_argument& e) {
     EXPECT_EQ(std::string(e.what()),
-              "bindTimeoutSeconds: invalid BindTimeoutSeconds, should not be a negative value");
+              "bindTimeoutSeconds: Invalid value: -5: invalid BindTimeoutSeconds, should not be a "
+              "negative value");
   }
 }
 

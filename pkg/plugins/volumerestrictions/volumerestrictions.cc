@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "pkg/framework/args.h"
 #include "pkg/informer/factory.h"
 #include "pkg/plugins/helper/volumes.h"
 
@@ -189,9 +190,7 @@ std::vector<framework::ClusterEventWithHint> VolumeRestrictions::EventsToRegiste
 }
 
 framework::PluginPtr New(const nlohmann::json& args, framework::Handle& handle) {
-  if (!args.is_null() && !args.empty()) {
-    throw std::invalid_argument(std::string(kName) + ": plugin takes no args");
-  }
+  framework::ExpectNoArgs(args);
   return std::make_shared<VolumeRestrictions>(
       handle.SharedInformerFactory().ListerFor<api::PersistentVolumeClaim>(),
       handle.SnapshotSharedLister());

@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "pkg/framework/args.h"
 #include "pkg/informer/factory.h"
 #include "pkg/plugins/helper/volumes.h"
 
@@ -192,9 +193,7 @@ std::vector<framework::ClusterEventWithHint> VolumeZone::EventsToRegister() cons
 }
 
 framework::PluginPtr New(const nlohmann::json& args, framework::Handle& handle) {
-  if (!args.is_null() && !args.empty()) {
-    throw std::invalid_argument(std::string(kName) + ": plugin takes no args");
-  }
+  framework::ExpectNoArgs(args);
   auto& informers = handle.SharedInformerFactory();
   return std::make_shared<VolumeZone>(informers.ListerFor<api::PersistentVolumeClaim>(),
                                       informers.ListerFor<api::PersistentVolume>(),

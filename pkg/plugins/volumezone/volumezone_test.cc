@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "pkg/informer/factory.h"
-#include "pkg/plugins/volumebinding/testing.h"
 #include "test/testing/fake_handle.h"
+#include "test/testing/volumes.h"
 
 namespace berth::plugins::volumezone {
 namespace {

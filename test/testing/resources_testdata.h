@@ -1,5 +1,5 @@
-#ifndef BERTH_PKG_API_RESOURCES_TESTDATA_H_
-#define BERTH_PKG_API_RESOURCES_TESTDATA_H_
+#ifndef BERTH_TEST_TESTING_RESOURCES_TESTDATA_H_
+#define BERTH_TEST_TESTING_RESOURCES_TESTDATA_H_
 
 // Objects of every resource the slim decoders read, as `kubectl get -o json` shows them; shared by
 // the decoders' tests of realistic objects and of malformed fields.
@@ -346,4 +346,4 @@ inline constexpr const char* kPodGroupJson = R"json({
 
 }  // namespace berth::api::testdata
 
-#endif  // BERTH_PKG_API_RESOURCES_TESTDATA_H_
+#endif  // BERTH_TEST_TESTING_RESOURCES_TESTDATA_H_

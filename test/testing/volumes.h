@@ -1,5 +1,5 @@
-#ifndef BERTH_PKG_PLUGINS_VOLUMEBINDING_TESTING_H_
-#define BERTH_PKG_PLUGINS_VOLUMEBINDING_TESTING_H_
+#ifndef BERTH_TEST_TESTING_VOLUMES_H_
+#define BERTH_TEST_TESTING_VOLUMES_H_
 
 // Storage objects for the volume plugins' tests, made as the apiserver serves them and decoded
 // with the real decoders.
@@ -113,4 +113,4 @@ inline json ClaimVolume(const std::string& claim, const std::string& name = "dat
 
 }  // namespace berth::plugins::volumetesting
 
-#endif  // BERTH_PKG_PLUGINS_VOLUMEBINDING_TESTING_H_
+#endif  // BERTH_TEST_TESTING_VOLUMES_H_

@@ -1,5 +1,5 @@
-#ifndef BERTH_PKG_PLUGINS_DEFAULTPREEMPTION_PREEMPTION_TESTING_H_
-#define BERTH_PKG_PLUGINS_DEFAULTPREEMPTION_PREEMPTION_TESTING_H_
+#ifndef BERTH_TEST_TESTING_PREEMPTION_TEST_UTIL_H_
+#define BERTH_TEST_TESTING_PREEMPTION_TEST_UTIL_H_
 
 // What the DefaultPreemption tests share: a framework of the default profile (so victims are
 // chosen by the real Filter plugins and PreFilter extensions) over a fixed snapshot, with a
@@ -208,4 +208,4 @@ class Fixture {
 
 }  // namespace berth::plugins::defaultpreemption::testing
 
-#endif  // BERTH_PKG_PLUGINS_DEFAULTPREEMPTION_PREEMPTION_TESTING_H_
+#endif  // BERTH_TEST_TESTING_PREEMPTION_TEST_UTIL_H_
