@@ -14,7 +14,6 @@ set -euo pipefail
 # installs exactly these; test/packaging checks every library `ldd` reports is covered.
 RUNTIME_PACKAGES=(
   ca-certificates
-  libcpprest2.10
   libssl3
   libprometheus-cpp-core1.0
   libprometheus-cpp-pull1.0
