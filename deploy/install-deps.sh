@@ -14,7 +14,6 @@ set -euo pipefail
 # installs exactly these; test/packaging checks every library `ldd` reports is covered.
 RUNTIME_PACKAGES=(
   ca-certificates
-  libcpprest2.10
   libssl3
   libprometheus-cpp-core1.0
   libprometheus-cpp-pull1.0
@@ -60,10 +59,9 @@ BUILD_PACKAGES=(
   ninja-build
   pkg-config
   git
-  libcpprest-dev
   libcurl4-openssl-dev
-  # Boost.Beast and Boost.Asio (the secure port's HTTP server): header-only, in the unversioned
-  # Boost headers package rather than only pulled in by libcpprest-dev.
+  # Boost.Beast and Boost.Asio (the secure port's HTTP server and the tests' fake apiserver):
+  # header-only, in the unversioned Boost headers package, named here since nothing else pulls it in.
   libboost-dev
   libssl-dev
   nlohmann-json3-dev

@@ -1,11 +1,7 @@
 #include "e2e/harness.h"
 
-// cpprestsdk's U() macro would break gtest's templates in files that include both; the name is
-// cpprestsdk's to choose.
-#define _TURN_OFF_PLATFORM_STRING  // NOLINT(bugprone-reserved-identifier)
-#include <cpprest/http_client.h>
-
-#include <boost/asio/ssl.hpp>
+#include <chrono>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -13,25 +9,21 @@
 #include <stdexcept>
 #include <thread>
 
+#include "test/testing/http_call.h"
+
 namespace berth::e2e {
 
 HttpReply HttpGet(const std::string& url, const std::string& token, const std::string& cert_file,
                   const std::string& key_file) {
+  testing::HttpCallOptions options;
+  options.token = token;
+  options.insecure = true;
+  options.cert_file = cert_file;
+  options.key_file = key_file;
+  options.timeout = std::chrono::seconds(5);
   try {
-    web::http::client::http_client_config config;
-    config.set_timeout(std::chrono::seconds(5));
-    config.set_validate_certificates(false);
-    if (!cert_file.empty()) {
-      config.set_ssl_context_callback([cert_file, key_file](boost::asio::ssl::context& ctx) {
-        ctx.use_certificate_chain_file(cert_file);
-        ctx.use_private_key_file(key_file, boost::asio::ssl::context::pem);
-      });
-    }
-    web::http::client::http_client client(url, config);
-    web::http::http_request request(web::http::methods::GET);
-    if (!token.empty()) request.headers().add("Authorization", "Bearer " + token);
-    auto response = client.request(request).get();
-    return {response.status_code(), response.extract_utf8string(true).get()};
+    const testing::HttpResult result = testing::HttpCall(url, options);
+    return {result.status, result.body};
   } catch (const std::exception&) {
     return {};
   }
@@ -168,7 +160,7 @@ Prometheus::~Prometheus() {
 }
 
 std::optional<double> Prometheus::Query(const std::string& promql) {
-  HttpReply reply = HttpGet(url_ + "/api/v1/query?query=" + web::uri::encode_data_string(promql));
+  HttpReply reply = HttpGet(url_ + "/api/v1/query?query=" + testing::PercentEncode(promql));
   if (reply.status != 200) return std::nullopt;
   auto body = nlohmann::json::parse(reply.body, nullptr, false);
   if (body.is_discarded() || body.value("status", "") != "success") return std::nullopt;

@@ -226,9 +226,9 @@ struct WatchEvent {
   std::string protobuf_pod;
 };
 
-// One open watch stream. Next() blocks the calling thread (never a pplx continuation) until an
-// event arrives, the server ends the stream (returns false), or Stop() is called from another
-// thread (returns false). A decode or transport failure throws ApiError.
+// One open watch stream. Next() blocks the calling thread until an event arrives, the server ends
+// the stream (returns false), or Stop() is called from another thread (returns false). A decode or
+// transport failure throws ApiError.
 class WatchStream {
  public:
   virtual ~WatchStream() = default;

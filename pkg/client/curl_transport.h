@@ -5,7 +5,9 @@
 // Transport drives a curl multi handle carrying every request and watch of its client, so that
 // against an apiserver whose ALPN offers h2 they share one multiplexed TLS connection, as
 // client-go's do; against HTTP/1.1 servers connections are kept alive and reused. Callers block
-// on their own Transfer with a deadline. Internal to pkg/client and its unit tests.
+// on their own Transfer with a deadline. Internal to pkg/client and its unit tests, and the one
+// other user, the explain CLI's client (cmd/berth-scheduler/debug_client.cc), which needs any
+// response's status and body where Client decodes objects and throws on errors.
 
 #include <chrono>
 #include <cstdint>

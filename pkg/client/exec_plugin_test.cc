@@ -24,6 +24,7 @@
 namespace berth::client {
 namespace {
 
+using ::berth::client::testing::FakeRequest;
 using ::berth::client::testing::FakeServer;
 using ::berth::client::testing::MakePki;
 using ::berth::client::testing::ReadAll;
@@ -98,7 +99,7 @@ Config ExecConfigFor(const std::string& server, const std::string& command) {
 
 TEST(ExecPluginFakeServerTest, TokenIsSentAndKeptUntilItExpires) {
   TempDir dir;
-  FakeServer server([](int, web::http::http_request request) { Reply(request, 200, "{}"); });
+  FakeServer server([](int, FakeRequest& request) { Reply(request, 200, "{}"); });
   Config config = ExecConfigFor(server.url(), CountingPlugin(dir, 2));
   config.exec->provide_cluster_info = true;
   config.exec->cluster_config_json = R"({"audience":"berth"})";
@@ -129,8 +130,8 @@ TEST(ExecPluginFakeServerTest, TokenIsSentAndKeptUntilItExpires) {
 TEST(ExecPluginFakeServerTest, UnauthorizedRunsThePluginAgainAndRepeatsTheRequestOnce) {
   TempDir dir;
   // The first token was revoked early: the server rejects it though it has not expired.
-  FakeServer server([](int, web::http::http_request request) {
-    if (request.headers()["Authorization"] == "Bearer token-1") {
+  FakeServer server([](int, FakeRequest& request) {
+    if (request.Header("Authorization") == "Bearer token-1") {
       Reply(request, 401, Status(401, "Unauthorized"));
     } else {
       Reply(request, 201, R"({"kind":"Binding"})");
@@ -152,9 +153,8 @@ TEST(ExecPluginFakeServerTest, UnauthorizedRunsThePluginAgainAndRepeatsTheReques
 
 TEST(ExecPluginFakeServerTest, PersistentUnauthorizedIsReturnedAfterOneRerun) {
   TempDir dir;
-  FakeServer server([](int, web::http::http_request request) {
-    Reply(request, 401, Status(401, "Unauthorized"));
-  });
+  FakeServer server(
+      [](int, FakeRequest& request) { Reply(request, 401, Status(401, "Unauthorized")); });
   auto client = NewClient(ExecConfigFor(server.url(), CountingPlugin(dir, -1)));
   try {
     client->Get("/api/v1/nodes");
@@ -168,7 +168,7 @@ TEST(ExecPluginFakeServerTest, PersistentUnauthorizedIsReturnedAfterOneRerun) {
 }
 
 TEST(ExecPluginFakeServerTest, MissingCommandNamesTheFieldAndTheInstallHint) {
-  FakeServer server([](int, web::http::http_request request) { Reply(request, 200, "{}"); });
+  FakeServer server([](int, FakeRequest& request) { Reply(request, 200, "{}"); });
   Config config = ExecConfigFor(server.url(), "berth-test-no-such-credential-plugin");
   config.exec->install_hint = "Install it with: make credential-plugin";
   auto client = NewClient(config);
@@ -186,7 +186,7 @@ TEST(ExecPluginFakeServerTest, MissingCommandNamesTheFieldAndTheInstallHint) {
 
 TEST(ExecPluginFakeServerTest, FailingPluginIsReportedWithItsExitCode) {
   TempDir dir;
-  FakeServer server([](int, web::http::http_request request) { Reply(request, 200, "{}"); });
+  FakeServer server([](int, FakeRequest& request) { Reply(request, 200, "{}"); });
   auto client =
       NewClient(ExecConfigFor(server.url(), WriteShellScript(dir, "fail.sh", "exit 3\n")));
   try {
@@ -213,7 +213,7 @@ TEST(ExecPluginFakeServerTest, ClientCertificateFromThePluginIsPresented) {
   dir.Write("credential.json", credential);
   const std::string plugin =
       WriteShellScript(dir, "cert.sh", "cat " + dir.Join("credential.json") + "\n");
-  FakeServer server([](int, web::http::http_request request) { Reply(request, 200, "{}"); },
+  FakeServer server([](int, FakeRequest& request) { Reply(request, 200, "{}"); },
                     ServeWith(pki->server_cert, pki->server_key, pki->ca));
   Config config = ExecConfigFor(server.url(), plugin);
   config.ca_pem = pki->ca;

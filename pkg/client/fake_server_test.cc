@@ -19,6 +19,7 @@
 namespace berth::client {
 namespace {
 
+using ::berth::client::testing::FakeRequest;
 using ::berth::client::testing::FakeServer;
 using ::berth::client::testing::Reply;
 using ::berth::client::testing::TempDir;
@@ -27,8 +28,6 @@ using std::chrono::steady_clock;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Pair;
-
-using Producer = concurrency::streams::producer_consumer_buffer<uint8_t>;
 
 std::string Status(int code, const std::string& reason, const std::string& message) {
   return nlohmann::json{{"kind", "Status"},   {"apiVersion", "v1"}, {"status", "Failure"},
@@ -63,18 +62,14 @@ struct Observations {
 
 // Replies 200 with a chunked JSON body and feeds it `parts`, pausing between them so each one
 // reaches the client in its own read; closes the body afterwards.
-void StreamParts(web::http::http_request& request, const std::vector<std::string>& parts) {
-  Producer body;
-  web::http::http_response response(web::http::status_codes::OK);
-  response.set_body(body.create_istream(), "application/json");
-  request.reply(response);
+void StreamParts(FakeRequest& request, const std::vector<std::string>& parts) {
+  request.StartStream(200, "application/json");
   for (const std::string& part : parts) {
     std::this_thread::sleep_for(milliseconds(200));
-    body.putn_nocopy(reinterpret_cast<const uint8_t*>(part.data()), part.size()).wait();
-    body.sync().wait();
+    request.Send(part);
   }
   std::this_thread::sleep_for(milliseconds(200));
-  body.close(std::ios_base::out).wait();
+  request.EndStream();
 }
 
 // Restores the default token refresh interval when a test is done with it.
@@ -88,7 +83,7 @@ struct TokenIntervalOverride {
 };
 
 TEST(ClientFakeServerTest, RetriesTooManyRequestsAfterRetryAfter) {
-  FakeServer server([](int index, web::http::http_request request) {
+  FakeServer server([](int index, FakeRequest& request) {
     if (index == 0) {
       Reply(request, 429, Status(429, "TooManyRequests", "slow down"), {{"Retry-After", "1"}});
     } else {
@@ -107,7 +102,7 @@ TEST(ClientFakeServerTest, RetriesTooManyRequestsAfterRetryAfter) {
 }
 
 TEST(ClientFakeServerTest, RetriesServiceUnavailable) {
-  FakeServer server([](int index, web::http::http_request request) {
+  FakeServer server([](int index, FakeRequest& request) {
     if (index < 2) {
       Reply(request, 503, Status(503, "ServiceUnavailable", "not ready"));
     } else {
@@ -120,7 +115,7 @@ TEST(ClientFakeServerTest, RetriesServiceUnavailable) {
 }
 
 TEST(ClientFakeServerTest, NotFoundIsNotRetried) {
-  FakeServer server([](int, web::http::http_request request) {
+  FakeServer server([](int, FakeRequest& request) {
     Reply(request, 404, Status(404, "NotFound", "pods \"p\" not found"));
   });
   auto client = NewClient(ConfigFor(server));
@@ -136,7 +131,7 @@ TEST(ClientFakeServerTest, NotFoundIsNotRetried) {
 }
 
 TEST(ClientFakeServerTest, GivesUpAfterFiveAttempts) {
-  FakeServer server([](int, web::http::http_request request) {
+  FakeServer server([](int, FakeRequest& request) {
     Reply(request, 500, Status(500, "InternalError", "etcd is sad"));
   });
   auto client = NewClient(ConfigFor(server));
@@ -151,9 +146,8 @@ TEST(ClientFakeServerTest, GivesUpAfterFiveAttempts) {
 }
 
 TEST(ClientFakeServerTest, PostIsNotRetriedOnInternalError) {
-  FakeServer server([](int, web::http::http_request request) {
-    Reply(request, 500, Status(500, "InternalError", "boom"));
-  });
+  FakeServer server(
+      [](int, FakeRequest& request) { Reply(request, 500, Status(500, "InternalError", "boom")); });
   auto client = NewClient(ConfigFor(server));
   EXPECT_THROW(client->Post("/api/v1/namespaces/d/pods/p/binding", {{"kind", "Binding"}}),
                ApiError);
@@ -161,7 +155,7 @@ TEST(ClientFakeServerTest, PostIsNotRetriedOnInternalError) {
 }
 
 TEST(ClientFakeServerTest, PostIsRetriedOnServiceUnavailable) {
-  FakeServer server([](int index, web::http::http_request request) {
+  FakeServer server([](int index, FakeRequest& request) {
     if (index == 0) {
       Reply(request, 503, Status(503, "ServiceUnavailable", "later"));
     } else {
@@ -180,7 +174,7 @@ TEST(ClientFakeServerTest, PostIsRetriedOnServiceUnavailable) {
 }
 
 TEST(ClientFakeServerTest, PostRawReturnsTheRawBody) {
-  FakeServer server([](int, web::http::http_request request) {
+  FakeServer server([](int, FakeRequest& request) {
     Reply(request, 201, R"({"kind":"Status","status":"Success"})");
   });
   auto client = NewClient(ConfigFor(server));
@@ -192,7 +186,7 @@ TEST(ClientFakeServerTest, PostRawReturnsTheRawBody) {
 TEST(ClientFakeServerTest, TransportErrorsAreRetriedThenReportedWithStatusZero) {
   std::string url;
   {
-    FakeServer gone([](int, web::http::http_request request) { Reply(request, 200, "{}"); });
+    FakeServer gone([](int, FakeRequest& request) { Reply(request, 200, "{}"); });
     url = gone.url();
   }
   Config config;
@@ -216,7 +210,7 @@ TEST(ClientFakeServerTest, TransportErrorsAreRetriedThenReportedWithStatusZero) 
 }
 
 TEST(ClientFakeServerTest, SendsUserAgentAcceptAndBearerToken) {
-  FakeServer server([](int, web::http::http_request request) { Reply(request, 200, "{}"); });
+  FakeServer server([](int, FakeRequest& request) { Reply(request, 200, "{}"); });
   Config config = ConfigFor(server);
   config.bearer_token = "static-token";
   auto client = NewClient(config);
@@ -229,14 +223,14 @@ TEST(ClientFakeServerTest, SendsUserAgentAcceptAndBearerToken) {
 }
 
 TEST(ClientFakeServerTest, NoAuthorizationHeaderWithoutCredentials) {
-  FakeServer server([](int, web::http::http_request request) { Reply(request, 200, "{}"); });
+  FakeServer server([](int, FakeRequest& request) { Reply(request, 200, "{}"); });
   auto client = NewClient(ConfigFor(server));
   client->Get("/version");
   EXPECT_EQ(server.requests().at(0).headers.count("Authorization"), 0u);
 }
 
 TEST(ClientFakeServerTest, RereadsTokenFileAfterItChanges) {
-  FakeServer server([](int, web::http::http_request request) { Reply(request, 200, "{}"); });
+  FakeServer server([](int, FakeRequest& request) { Reply(request, 200, "{}"); });
   TempDir dir;
   const std::string token_file = dir.Write("token", "first-token\n");
   Config config = ConfigFor(server);
@@ -262,7 +256,7 @@ TEST(ClientFakeServerTest, RereadsTokenFileAfterItChanges) {
 }
 
 TEST(ClientFakeServerTest, ListPageRawSendsEncodedQuery) {
-  FakeServer server([](int, web::http::http_request request) {
+  FakeServer server([](int, FakeRequest& request) {
     Reply(request, 200, R"({"kind":"PodList","metadata":{"continue":"c2"},"items":[]})");
   });
   auto client = NewClient(ConfigFor(server));
@@ -287,8 +281,7 @@ TEST(ClientFakeServerTest, ListPageRawSendsEncodedQuery) {
 }
 
 TEST(ClientFakeServerTest, PatchContentTypesAndDelete) {
-  FakeServer server(
-      [](int, web::http::http_request request) { Reply(request, 200, R"({"kind":"Pod"})"); });
+  FakeServer server([](int, FakeRequest& request) { Reply(request, 200, R"({"kind":"Pod"})"); });
   auto client = NewClient(ConfigFor(server));
   Observations observed;
   client->SetRequestObserver(observed.Observer());
@@ -316,7 +309,7 @@ TEST(ClientFakeServerTest, PatchContentTypesAndDelete) {
 // A uid precondition goes as a DeleteOptions body on every attempt: a retried DELETE that finds
 // the name taken by a new object gets 409 Conflict, which is final.
 TEST(ClientFakeServerTest, DeleteSendsItsUidPreconditionOnEveryAttempt) {
-  FakeServer server([](int index, web::http::http_request request) {
+  FakeServer server([](int index, FakeRequest& request) {
     if (index == 0) {
       Reply(request, 503, Status(503, "ServiceUnavailable", "not ready"));
     } else {
@@ -345,7 +338,7 @@ TEST(ClientFakeServerTest, DeleteSendsItsUidPreconditionOnEveryAttempt) {
 }
 
 TEST(ClientFakeServerTest, WatchYieldsEventsSplitMidLineThenEnds) {
-  FakeServer server([](int, web::http::http_request request) {
+  FakeServer server([](int, FakeRequest& request) {
     StreamParts(request, {
                              R"({"type":"ADDED","object":{"metadata":{"name":"a"}}})"
                              "\n"
@@ -392,7 +385,7 @@ TEST(ClientFakeServerTest, WatchYieldsEventsSplitMidLineThenEnds) {
 }
 
 TEST(ClientFakeServerTest, WatchErrorEventAndUnterminatedLastLine) {
-  FakeServer server([](int, web::http::http_request request) {
+  FakeServer server([](int, FakeRequest& request) {
     StreamParts(request,
                 {
                     R"({"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"7"}}})"
@@ -414,7 +407,7 @@ TEST(ClientFakeServerTest, WatchErrorEventAndUnterminatedLastLine) {
 }
 
 TEST(ClientFakeServerTest, WatchOpenFailureIsDecoded) {
-  FakeServer server([](int, web::http::http_request request) {
+  FakeServer server([](int, FakeRequest& request) {
     Reply(request, 403,
           Status(403, "Forbidden",
                  "pods is forbidden: User \"x\" cannot watch resource \"pods\" in API group \"\" "
@@ -432,17 +425,10 @@ TEST(ClientFakeServerTest, WatchOpenFailureIsDecoded) {
 }
 
 TEST(ClientFakeServerTest, StopUnblocksNextOnSilentStream) {
-  std::mutex mu;
-  std::optional<Producer> silent;  // Guarded by mu; closed at the end to release the listener.
-  FakeServer server([&](int, const web::http::http_request& request) {
-    Producer body;
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      silent = body;
-    }
-    web::http::http_response response(web::http::status_codes::OK);
-    response.set_body(body.create_istream(), "application/json");
-    request.reply(response).wait();
+  // The head, then nothing for as long as the client keeps the connection.
+  FakeServer server([](int, FakeRequest& request) {
+    request.StartStream(200, "application/json");
+    request.WaitForClose();
   });
   // The request timeout must not cut a quiet watch: watches use timeoutSeconds plus slack.
   Config config = ConfigFor(server);
@@ -469,10 +455,6 @@ TEST(ClientFakeServerTest, StopUnblocksNextOnSilentStream) {
   if (unblocked) {
     EXPECT_FALSE(done.get());
     EXPECT_LT(steady_clock::now() - stop_at, std::chrono::seconds(2));
-  }
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    if (silent) silent->close(std::ios_base::out).wait();
   }
   reader.join();
 }

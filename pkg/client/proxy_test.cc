@@ -21,6 +21,7 @@
 namespace berth::client {
 namespace {
 
+using ::berth::client::testing::FakeRequest;
 using ::berth::client::testing::FakeServer;
 using ::berth::client::testing::MakePki;
 using ::berth::client::testing::Pki;
@@ -173,7 +174,7 @@ class FakeConnectProxy {
 
 int PortOf(const std::string& url) { return std::stoi(url.substr(url.rfind(':') + 1)); }
 
-void ReplyOk(int, web::http::http_request request) { Reply(request, 200, R"({"kind":"Ok"})"); }
+void ReplyOk(int, FakeRequest& request) { Reply(request, 200, R"({"kind":"Ok"})"); }
 
 class ProxyFakeServerTest : public ::testing::Test {
  protected:

@@ -18,6 +18,7 @@
 namespace berth::client {
 namespace {
 
+using ::berth::client::testing::FakeRequest;
 using ::berth::client::testing::FakeServer;
 using ::berth::client::testing::LoopbackTcpServer;
 using ::berth::client::testing::MakePki;
@@ -27,7 +28,7 @@ using ::berth::client::testing::ServeWith;
 using ::berth::client::testing::TempDir;
 using ::testing::HasSubstr;
 
-void ReplyOk(int, web::http::http_request request) { Reply(request, 200, R"({"kind":"Ok"})"); }
+void ReplyOk(int, FakeRequest& request) { Reply(request, 200, R"({"kind":"Ok"})"); }
 
 class TlsFakeServerTest : public ::testing::Test {
  protected:

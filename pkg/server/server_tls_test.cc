@@ -1,8 +1,3 @@
-#include "pkg/server/server.h"
-
-// cpprestsdk's U() macro would break gtest's templates; the name is cpprestsdk's to choose.
-#define _TURN_OFF_PLATFORM_STRING  // NOLINT(bugprone-reserved-identifier)
-#include <cpprest/http_client.h>
 #include <gtest/gtest.h>
 #include <openssl/ssl.h>
 
@@ -16,6 +11,7 @@
 
 #include "pkg/server/auth/delegating.h"
 #include "pkg/server/certificate.h"
+#include "pkg/server/server.h"
 #include "test/testing/pki.h"
 #include "test/testing/server_test_util.h"
 #include "test/testing/temp_dir.h"

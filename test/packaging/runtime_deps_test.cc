@@ -114,7 +114,7 @@ TEST(RuntimeDeps, EveryLoadedLibraryIsOnTheRuntimeList) {
       EXPECT_THAT(line, HasSubstr("linux-vdso")) << "unexpected ldd line";
     }
   }
-  // libc, libstdc++, OpenSSL, cpprestsdk at the very least.
+  // libc, libstdc++, OpenSSL, libcurl at the very least.
   ASSERT_GE(package_of.size(), 4u) << ldd.out;
 
   std::set<std::string> missing;
@@ -132,6 +132,19 @@ TEST(RuntimeDeps, EveryLoadedLibraryIsOnTheRuntimeList) {
       << "berth-scheduler loads libraries from packages missing from RUNTIME_PACKAGES in "
          "deploy/install-deps.sh (the Dockerfile's runtime stage would lack them): "
       << ::testing::PrintToString(missing);
+}
+
+// One library per job: libcurl makes every outgoing request and Boost.Beast (header-only) serves
+// the secure port, so cpprestsdk, which once did both, is not loaded at all.
+TEST(RuntimeDeps, NoSecondHttpStackIsLoaded) {
+  const std::string binary = testing::BinaryPath("berth-scheduler");
+  ASSERT_TRUE(std::filesystem::exists(binary)) << binary << " is not built";
+  CommandResult ldd = RunCommand({"ldd", binary});
+  ASSERT_EQ(ldd.exit_code, 0) << ldd.out << ldd.err;
+  EXPECT_THAT(ldd.out, HasSubstr("libcurl"));
+  for (const std::string& line : Lines(ldd.out)) {
+    EXPECT_THAT(line, ::testing::Not(HasSubstr("libcpprest")));
+  }
 }
 
 }  // namespace

@@ -1,18 +1,19 @@
 #ifndef BERTH_TEST_TESTING_CLIENT_TEST_UTIL_H_
 #define BERTH_TEST_TESTING_CLIENT_TEST_UTIL_H_
 
-// Helpers for the pkg/client unit tests: temporary directories, environment overrides and a
-// scriptable HTTP(S) server built on cpprestsdk's http_listener, and a test PKI.
+// Helpers for the pkg/client unit tests: temporary directories, environment overrides, a raw TCP
+// server, a scriptable HTTP(S) server on Boost.Beast (FakeServer, in test/testing's library) and a
+// test PKI.
 
 #include <arpa/inet.h>
-#include <cpprest/http_listener.h>
-#include <cpprest/producerconsumerstream.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
-#include <boost/asio/ssl.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <cctype>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -22,10 +23,9 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <random>
-#include <sstream>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -166,54 +166,74 @@ class LoopbackTcpServer {
 // What the fake server saw of one request.
 struct RecordedRequest {
   std::string method;
-  std::string path;   // Without the query.
-  std::string query;  // Still percent-encoded.
-  std::map<std::string, std::string> headers;
+  std::string path;                            // Without the query.
+  std::string query;                           // Still percent-encoded.
+  std::map<std::string, std::string> headers;  // Names as the client spelled them.
   std::string body;
 
+  // The value of header `name`, whatever its case; empty when absent.
   std::string Header(const std::string& name) const {
-    auto it = headers.find(name);
-    return it == headers.end() ? "" : it->second;
+    for (const auto& [key, value] : headers) {
+      if (key.size() == name.size() &&
+          std::equal(key.begin(), key.end(), name.begin(), [](char a, char b) {
+            return std::tolower(static_cast<unsigned char>(a)) ==
+                   std::tolower(static_cast<unsigned char>(b));
+          })) {
+        return value;
+      }
+    }
+    return "";
   }
 };
 
-// A scriptable server on 127.0.0.1 (plain HTTP, or HTTPS when given an SSL setup). The handler
-// runs on cpprestsdk's listener threads with the request already recorded, and must reply.
+// One request to a FakeServer, read whole and recorded before its handler sees it, and the means
+// to answer it: Reply, or StartStream, then Send any number of times, then EndStream. A handler
+// that does neither, or leaves a stream open, has the connection closed when it returns. Used by
+// the handler's thread only.
+class FakeRequest {
+ public:
+  virtual ~FakeRequest() = default;
+  FakeRequest(const FakeRequest&) = delete;
+  FakeRequest& operator=(const FakeRequest&) = delete;
+
+  const RecordedRequest& recorded() const { return recorded_; }
+  std::string Header(const std::string& name) const { return recorded_.Header(name); }
+
+  // The whole response, with Content-Length: `status`, `body` as `content_type`, and `headers`.
+  virtual void Reply(int status, const std::string& body,
+                     const std::map<std::string, std::string>& headers = {},
+                     const std::string& content_type = "application/json") = 0;
+  // The head of a chunked response, sent at once; each Send is flushed as one chunk, so the client
+  // receives it in a read of its own when the handler pauses between them.
+  virtual void StartStream(int status, const std::string& content_type = "application/json") = 0;
+  // False when no stream is open or the client is gone.
+  virtual bool Send(std::string_view piece) = 0;
+  // The last chunk: the body ends.
+  virtual void EndStream() = 0;
+  // Blocks until the client closes the connection or the server is destroyed: a stream that stays
+  // silent for as long as the client keeps it.
+  virtual void WaitForClose() = 0;
+
+ protected:
+  explicit FakeRequest(RecordedRequest recorded) : recorded_(std::move(recorded)) {}
+
+ private:
+  RecordedRequest recorded_;
+};
+
+// A scriptable server on 127.0.0.1 (plain HTTP/1.1, or HTTPS when given an SSL setup) on
+// Boost.Beast, the secure port's HTTP library. Each connection is served on a thread of its own,
+// its requests one after another (kept alive as the client asks); the handler runs on that thread
+// with the request already recorded, and must answer it. Destruction shuts every connection down
+// and joins their threads, so a handler blocked in WaitForClose returns; one blocked elsewhere
+// must be released first.
 class FakeServer {
  public:
-  using Handler = std::function<void(int request_index, web::http::http_request request)>;
+  using Handler = std::function<void(int request_index, FakeRequest& request)>;
   using SslSetup = std::function<void(boost::asio::ssl::context&)>;
 
-  explicit FakeServer(Handler handler, SslSetup ssl = nullptr) : handler_(std::move(handler)) {
-    std::mt19937 rng(std::random_device{}());
-    std::uniform_int_distribution<int> ports(20000, 60000);
-    for (int attempt = 0; attempt < 50; ++attempt) {
-      const int port = ports(rng);
-      const std::string url =
-          std::string(ssl ? "https" : "http") + "://127.0.0.1:" + std::to_string(port);
-      web::http::experimental::listener::http_listener_config config;
-      if (ssl) config.set_ssl_context_callback(ssl);
-      auto listener =
-          std::make_unique<web::http::experimental::listener::http_listener>(url, config);
-      listener->support([this](web::http::http_request request) { Handle(std::move(request)); });
-      try {
-        listener->open().wait();
-      } catch (const std::exception&) {
-        continue;  // Port in use.
-      }
-      listener_ = std::move(listener);
-      url_ = url;
-      return;
-    }
-    throw std::runtime_error("FakeServer: no free port");
-  }
-
-  ~FakeServer() {
-    try {
-      listener_->close().wait();
-    } catch (const std::exception&) {
-    }
-  }
+  explicit FakeServer(Handler handler, const SslSetup& ssl = nullptr);
+  ~FakeServer();
   FakeServer(const FakeServer&) = delete;
   FakeServer& operator=(const FakeServer&) = delete;
 
@@ -230,39 +250,23 @@ class FakeServer {
   }
 
  private:
-  void Handle(web::http::http_request request) {
-    RecordedRequest recorded;
-    recorded.method = request.method();
-    recorded.path = request.relative_uri().path();
-    recorded.query = request.relative_uri().query();
-    for (const auto& [name, value] : request.headers()) recorded.headers[name] = value;
-    try {
-      recorded.body = request.extract_utf8string(true).get();
-    } catch (const std::exception&) {
-    }
-    int index;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      index = static_cast<int>(requests_.size());
-      requests_.push_back(std::move(recorded));
-    }
-    handler_(index, std::move(request));
-  }
+  void Serve(int fd);
+  // Appends to requests_; returns the request's index.
+  int Record(const RecordedRequest& request);
 
-  Handler handler_;
-  std::unique_ptr<web::http::experimental::listener::http_listener> listener_;
-  std::string url_;
+  const Handler handler_;
+  const std::unique_ptr<boost::asio::ssl::context> ssl_;  // Null: plain HTTP.
   mutable std::mutex mu_;
   std::vector<RecordedRequest> requests_;  // Guarded by mu_.
+  // Last but the URL: its connection threads use everything above, and stop when it goes.
+  LoopbackTcpServer listener_;
+  const std::string url_;
 };
 
 // Replies with `status`, a JSON body and optional extra headers.
-inline void Reply(web::http::http_request& request, int status, const std::string& body,
+inline void Reply(FakeRequest& request, int status, const std::string& body,
                   const std::map<std::string, std::string>& headers = {}) {
-  web::http::http_response response(static_cast<web::http::status_code>(status));
-  for (const auto& [name, value] : headers) response.headers().add(name, value);
-  response.set_body(body, "application/json");
-  request.reply(response).wait();
+  request.Reply(status, body, headers);
 }
 
 // The certificates every TLS test of the client shares, as PEM text: a CA, server and client

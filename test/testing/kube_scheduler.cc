@@ -2,10 +2,6 @@
 
 #include <signal.h>
 
-// Keeps cpprestsdk from defining its U() macro. NOLINTNEXTLINE(bugprone-reserved-identifier)
-#define _TURN_OFF_PLATFORM_STRING
-#include <cpprest/http_client.h>
-
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -13,6 +9,7 @@
 #include <thread>
 
 #include "test/testing/cluster.h"
+#include "test/testing/http_call.h"
 
 namespace berth::testing {
 
@@ -36,11 +33,10 @@ std::string KubeSchedulerConfigHead(const std::string& kubeconfig, double qps) {
 
 int HttpStatus(const std::string& url) {
   try {
-    web::http::client::http_client_config config;
-    config.set_timeout(std::chrono::seconds(2));
-    config.set_validate_certificates(false);
-    web::http::client::http_client client(url, config);
-    return client.request(web::http::methods::GET).get().status_code();
+    HttpCallOptions options;
+    options.insecure = true;
+    options.timeout = std::chrono::seconds(2);
+    return HttpCall(url, options).status;
   } catch (const std::exception&) {
     return 0;
   }

@@ -1,16 +1,11 @@
 #ifndef BERTH_TEST_TESTING_SERVER_TEST_UTIL_H_
 #define BERTH_TEST_TESTING_SERVER_TEST_UTIL_H_
 
-// Helpers for the pkg/server unit tests: free ports, requests over cpprestsdk and over raw
-// sockets from any loopback address, TLS handshakes with chosen suites, and a listener guarded
-// like the secure port.
+// Helpers for the pkg/server unit tests: free ports, requests over libcurl (test/testing's
+// HttpCall) and over raw sockets from any loopback address, TLS handshakes with chosen suites, and
+// a listener guarded like the secure port.
 
-// cpprestsdk's U() macro would break gtest's templates; the name is cpprestsdk's to choose.
-#ifndef _TURN_OFF_PLATFORM_STRING
-#define _TURN_OFF_PLATFORM_STRING  // NOLINT(bugprone-reserved-identifier)
-#endif
 #include <arpa/inet.h>
-#include <cpprest/http_client.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <openssl/ssl.h>
@@ -21,7 +16,6 @@
 
 #include <array>
 #include <atomic>
-#include <boost/asio/ssl.hpp>
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
@@ -34,6 +28,7 @@
 
 #include "pkg/server/auth/filter.h"
 #include "pkg/server/server.h"
+#include "test/testing/http_call.h"
 #include "test/testing/pki.h"
 
 namespace berth::testing {
@@ -58,36 +53,25 @@ struct Reply {
   std::string body;
 };
 
-// `ca` is a file name, or PEM text when it starts with "-----". `cert`: the certificate the
-// client presents, if any.
+// `ca` is a file name, or PEM text when it starts with "-----"; empty: the system's roots. `cert`:
+// the certificate the client presents, if any. Throws std::runtime_error when no response arrives.
 inline Reply Request(const std::string& url, const std::string& method, const std::string& ca = "",
                      const std::string& token = "", const CertificateFiles* cert = nullptr) {
-  web::http::client::http_client_config config;
-  if (!ca.empty()) {
-    std::optional<CertificateFiles> presented;
-    if (cert != nullptr) presented = *cert;
-    config.set_ssl_context_callback([ca, presented](boost::asio::ssl::context& ctx) {
-      if (ca.rfind("-----", 0) == 0) {
-        ctx.add_certificate_authority(boost::asio::buffer(ca));
-      } else {
-        ctx.load_verify_file(ca);
-      }
-      if (presented) {
-        ctx.use_certificate_chain_file(presented->cert_file);
-        ctx.use_private_key_file(presented->key_file, boost::asio::ssl::context::pem);
-      }
-    });
+  HttpCallOptions options;
+  options.method = method;
+  options.ca = ca;
+  options.token = token;
+  if (cert != nullptr) {
+    options.cert_file = cert->cert_file;
+    options.key_file = cert->key_file;
   }
-  web::http::client::http_client client(url, config);
-  web::http::http_request request(method);
-  if (!token.empty()) request.headers().add("Authorization", "Bearer " + token);
-  auto response = client.request(request).get();
-  return {response.status_code(), response.extract_utf8string(true).get()};
+  const HttpResult result = HttpCall(url, options);
+  return {result.status, result.body};
 }
 
 inline Reply Get(const std::string& url, const std::string& ca = "", const std::string& token = "",
                  const CertificateFiles* cert = nullptr) {
-  return Request(url, web::http::methods::GET, ca, token, cert);
+  return Request(url, "GET", ca, token, cert);
 }
 
 inline server::Options Plain(uint16_t port) {
