@@ -85,6 +85,12 @@ Url Split(CURLU* handle) {
   url.has_query = query.has_value();
   url.query = query.value_or("");
   url.has_fragment = Part(handle, CURLUPART_FRAGMENT).has_value();
+  url.text = Part(handle, CURLUPART_URL).value_or("");
+  // libcurl writes a "/" path when the URL has none.
+  if (url.path == "/" && !url.has_query && !url.has_fragment && !url.text.empty() &&
+      url.text.back() == '/') {
+    url.text.pop_back();
+  }
   return url;
 }
 

@@ -30,6 +30,9 @@ struct Url {
   bool has_query = false;
   std::string query;  // Without the '?', as written.
   bool has_fragment = false;
+  // libcurl's form of the whole URL, userinfo included, with a bare "/" path left out
+  // ("HTTPS://h:1/" is "https://h:1"): what to hand to libcurl.
+  std::string text;
 
   // authority_host, then ":port" when the URL names one: the Host header and client-go's
   // metrics "host" label.
