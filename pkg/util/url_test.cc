@@ -178,15 +178,18 @@ TEST(MakeUrlTest, BuildsAndChecksEachPart) {
 }
 
 TEST(RedactUrlTest, RemovesUserinfo) {
-  EXPECT_EQ(RedactUrl("http://user:pw@proxy:3128/x"), "http://proxy:3128/x");
-  EXPECT_EQ(RedactUrl("https://admin:pw@10.0.0.1:6443/"), "https://10.0.0.1:6443/");
-  EXPECT_EQ(RedactUrl("socks5://u:p%40ss@[::1]:1080"), "socks5://[::1]:1080/");
-  EXPECT_EQ(RedactUrl("http://user@h/a/../b?q"), "http://h/a/../b?q");
-  // Nothing to remove: unchanged, as written.
-  EXPECT_EQ(RedactUrl("http://proxy:3128"), "http://proxy:3128");
-  EXPECT_EQ(RedactUrl("proxy:3128"), "proxy:3128");
-  // Without a scheme it is read as http://.
-  EXPECT_EQ(RedactUrl("user:pw@proxy:3128"), "http://proxy:3128/");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"http://user:pw@proxy:3128/x", "http://proxy:3128/x"},
+      {"https://admin:pw@10.0.0.1:6443/", "https://10.0.0.1:6443/"},
+      {"socks5://u:p%40ss@[::1]:1080", "socks5://[::1]:1080/"},
+      {"http://user@h/a/../b?q", "http://h/a/../b?q"},
+      // Nothing to remove: unchanged, as written.
+      {"http://proxy:3128", "http://proxy:3128"},
+      {"proxy:3128", "proxy:3128"},
+      // Without a scheme it is read as http://.
+      {"user:pw@proxy:3128", "http://proxy:3128/"},
+  };
+  for (const auto& [text, shown] : cases) EXPECT_EQ(RedactUrl(text), shown) << text;
 }
 
 TEST(RedactUrlTest, UnreadableTextIsNeverShown) {
