@@ -38,6 +38,7 @@
 #include "pkg/server/certificate.h"
 #include "pkg/server/server.h"
 #include "pkg/util/clock.h"
+#include "pkg/util/url.h"
 
 namespace {
 
@@ -49,12 +50,11 @@ using Clock = std::chrono::steady_clock;
 // behind more than a few scrapes at once.
 constexpr size_t kServerThreads = 4;
 
-// "127.0.0.1:6443" from "https://127.0.0.1:6443", the rest_client_* "host" label.
+// "127.0.0.1:6443" from "https://127.0.0.1:6443", the rest_client_* "host" label (client-go's
+// URL.Host). The client has already refused a server that is not a URL.
 std::string HostOf(const std::string& server) {
-  std::string host = server;
-  if (auto scheme = host.find("://"); scheme != std::string::npos) host = host.substr(scheme + 3);
-  if (auto slash = host.find('/'); slash != std::string::npos) host = host.substr(0, slash);
-  return host;
+  const util::UrlResult url = util::ParseUrl(server);
+  return url ? url.url->Authority() : util::RedactUrl(server);
 }
 
 // What /readyz reports about leader election, and what SIGTERM and a lost lease do.

@@ -14,6 +14,7 @@
 #include "pkg/client/http_client.h"
 #include "pkg/client/proxy.h"
 #include "pkg/util/base64.h"
+#include "pkg/util/url.h"
 #include "pkg/yaml/yaml.h"
 
 namespace berth::client {
@@ -52,10 +53,6 @@ std::string TrimWhitespace(const std::string& s) {
   if (begin == std::string::npos) return "";
   const auto end = s.find_last_not_of(" \t\r\n");
   return s.substr(begin, end - begin + 1);
-}
-
-bool StartsWith(const std::string& s, std::string_view prefix) {
-  return s.compare(0, prefix.size(), prefix) == 0;
 }
 
 // Parses one kubeconfig and reports every problem as "kubeconfig <file>: <field>: <what>".
@@ -117,9 +114,11 @@ class KubeconfigLoader {
     const bool has_credentials = !config.bearer_token.empty() ||
                                  !config.bearer_token_file.empty() ||
                                  !config.client_cert_pem.empty() || config.exec.has_value();
-    if (has_credentials && !StartsWith(config.server, "https://")) {
+    if (has_credentials &&
+        util::ParseUrl(config.server).url.value_or(util::Url{}).scheme != "https") {
       Fail("clusters[name=" + cluster_name + "].cluster.server",
-           "credentials would be sent in clear text to " + config.server + "; use https://");
+           "credentials would be sent in clear text to " + util::RedactUrl(config.server) +
+               "; use https://");
     }
     return config;
   }
@@ -215,8 +214,14 @@ class KubeconfigLoader {
                    std::string* exec_extension) const {
     config->server = Scalar(cluster["server"], prefix + ".server");
     if (config->server.empty()) Fail(prefix + ".server", "not set");
-    if (!StartsWith(config->server, "https://") && !StartsWith(config->server, "http://")) {
-      Fail(prefix + ".server", "\"" + config->server + "\" is not an https:// URL");
+    const util::UrlResult server = util::ParseUrl(config->server);
+    if (!server) {
+      Fail(prefix + ".server",
+           "\"" + util::RedactUrl(config->server) + "\" is not a URL: " + server.error);
+    }
+    if (server.url->scheme != "https" && server.url->scheme != "http") {
+      Fail(prefix + ".server",
+           "\"" + util::RedactUrl(config->server) + "\" is not an https:// URL");
     }
     while (config->server.size() > 8 && config->server.back() == '/') config->server.pop_back();
 
@@ -383,16 +388,8 @@ std::string Env(const char* name) {
 }  // namespace
 
 std::string Config::Describe() const {
-  // Userinfo in the URL would be a credential: show only scheme://host:port/path.
-  std::string shown = server;
-  if (const auto scheme_end = shown.find("://"); scheme_end != std::string::npos) {
-    const auto authority_begin = scheme_end + 3;
-    const auto authority_end = shown.find('/', authority_begin);
-    const auto at =
-        shown.rfind('@', authority_end == std::string::npos ? shown.size() - 1 : authority_end - 1);
-    if (at != std::string::npos && at >= authority_begin)
-      shown.erase(authority_begin, at + 1 - authority_begin);
-  }
+  // Userinfo in the URL would be a credential.
+  const std::string shown = util::RedactUrl(server);
   std::string auth = "none";
   if (exec) {
     auth = "exec(" + exec->command + ")";
@@ -441,9 +438,17 @@ Config InClusterConfig(const std::string& service_account_dir) {
         "in-cluster config: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must both be "
         "set");
   }
+  // Built through libcurl, which checks both: an IPv6 address gets its brackets, and a value that
+  // would add a path, userinfo or a bad port to the URL is refused.
+  const util::UrlResult server = util::MakeUrl("https", host, port);
+  if (!server) {
+    throw ConfigError(
+        "in-cluster config: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT do not make a "
+        "URL: " +
+        server.error);
+  }
   Config config;
-  const bool ipv6 = host.find(':') != std::string::npos && host.front() != '[';
-  config.server = "https://" + (ipv6 ? "[" + host + "]" : host) + ":" + port;
+  config.server = server.url->Origin();
 
   const std::string token_path = (fs::path(dir) / "token").string();
   std::string token;

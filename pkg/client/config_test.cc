@@ -424,6 +424,24 @@ TEST(KubeconfigTest, PlainHttpServerWithCredentialsIsRejected) {
       dir.Write("kubeconfig", Kubeconfig("    server: http://127.0.0.1:8080\n", "    token: t\n"));
   EXPECT_THAT(ErrorOf(path),
               AllOf(HasSubstr("clusters[name=c].cluster.server"), HasSubstr("clear text")));
+  // The refusal does not show userinfo, a credential itself.
+  const std::string with_userinfo = dir.Write(
+      "userinfo", Kubeconfig("    server: http://u:secret@127.0.0.1:8080\n", "    token: t\n"));
+  EXPECT_THAT(ErrorOf(with_userinfo), AllOf(HasSubstr("clear text"), Not(HasSubstr("secret"))));
+}
+
+// The server is read as libcurl (and Go's url.Parse) reads it: the scheme in any case, and a
+// server libcurl cannot use is refused when the kubeconfig loads, naming the field.
+TEST(KubeconfigTest, ServerIsReadAsAUrl) {
+  TempDir dir;
+  const std::string upper =
+      dir.Write("upper", Kubeconfig("    server: HTTPS://127.0.0.1:6443\n", "    token: t\n"));
+  EXPECT_EQ(LoadKubeconfig(upper).server, "HTTPS://127.0.0.1:6443");
+  for (const char* server : {"https://[::1", "https://[zzz]:6443", "https://a b:6443"}) {
+    const std::string bad = dir.Write(
+        "bad", Kubeconfig("    server: '" + std::string(server) + "'\n", "    token: t\n"));
+    EXPECT_THAT(ErrorOf(bad), HasSubstr("clusters[name=c].cluster.server")) << server;
+  }
 }
 
 TEST(KubeconfigTest, UnreadableKubeconfig) {
@@ -458,6 +476,26 @@ TEST(InClusterConfigTest, Ipv4Host) {
   ScopedEnv host("KUBERNETES_SERVICE_HOST", "10.96.0.1");
   ScopedEnv port("KUBERNETES_SERVICE_PORT", "6443");
   EXPECT_EQ(InClusterConfig(dir.path()).server, "https://10.96.0.1:6443");
+}
+
+// KUBERNETES_SERVICE_HOST and _PORT go into the URL through libcurl, which checks them: a value
+// that would put a path, userinfo or a bad port into the server URL is refused here, naming them.
+TEST(InClusterConfigTest, MalformedHostOrPortIsRefused) {
+  TempDir dir;
+  dir.Write("token", "sa-token");
+  dir.Write("ca.crt", kCaPem);
+  for (const auto& [host_value, port_value] :
+       std::vector<std::pair<std::string, std::string>>{{"10.0.0.1", "abc"},
+                                                        {"10.0.0.1", "99999"},
+                                                        {"evil@10.0.0.1", "443"},
+                                                        {"10.0.0.1/path", "443"},
+                                                        {"fd00::zz", "443"}}) {
+    ScopedEnv host("KUBERNETES_SERVICE_HOST", host_value);
+    ScopedEnv port("KUBERNETES_SERVICE_PORT", port_value);
+    EXPECT_THAT([&] { InClusterConfig(dir.path()); },
+                ::testing::ThrowsMessage<ConfigError>(HasSubstr("KUBERNETES_SERVICE_")))
+        << host_value << " " << port_value;
+  }
 }
 
 TEST(InClusterConfigTest, MissingEnvironmentOrFiles) {

@@ -27,6 +27,7 @@
 
 #include "pkg/client/curl_easy.h"
 #include "pkg/util/unique_fd.h"
+#include "pkg/util/url.h"
 
 namespace berth::client::internal {
 namespace {
@@ -45,8 +46,7 @@ class Loop;
 class CurlTransfer final : public Transfer, public std::enable_shared_from_this<CurlTransfer> {
  public:
   CurlTransfer(Loop* loop, std::shared_ptr<const TransportOptions> options,
-               const Endpoint& endpoint, const std::string& base_url, curl_slist* connect_to,
-               Request request);
+               const Endpoint& endpoint, curl_slist* connect_to, Request request);
 
   ResponseHead WaitHead(Deadline deadline) override;
   bool ReadSome(std::string* out, Deadline deadline) override;
@@ -340,8 +340,7 @@ class Loop {
 };
 
 CurlTransfer::CurlTransfer(Loop* loop, std::shared_ptr<const TransportOptions> options,
-                           const Endpoint& endpoint, const std::string& base_url,
-                           curl_slist* connect_to, Request request)
+                           const Endpoint& endpoint, curl_slist* connect_to, Request request)
     : loop_(loop),
       options_(std::move(options)),
       url_(endpoint.url),
@@ -352,7 +351,7 @@ CurlTransfer::CurlTransfer(Loop* loop, std::shared_ptr<const TransportOptions> o
     throw TransportError(ErrorReason::kUnknown, "client: libcurl cannot create a request", true);
   }
   CURL* easy = easy_.get();
-  const std::string url = base_url + request_.target;
+  const std::string url = endpoint.base_url + request_.target;
   SetOpt(easy, CURLOPT_URL, url.c_str());
   SetOpt(easy, CURLOPT_PROTOCOLS_STR, "http,https");
   SetOpt(easy, CURLOPT_PATH_AS_IS, 1L);
@@ -647,11 +646,7 @@ class CurlTransport final : public Transport {
   CurlTransport(Endpoint endpoint, TransportOptions options)
       : endpoint_(std::move(endpoint)),
         options_(std::make_shared<const TransportOptions>(std::move(options))) {
-    const bool remap = endpoint_.tls && endpoint_.verify_name != endpoint_.host;
-    const std::string& url_host = remap ? endpoint_.verify_name : endpoint_.host;
-    base_url_ = std::string(endpoint_.tls ? "https://" : "http://") + Bracketed(url_host) + ":" +
-                endpoint_.port;
-    if (remap) {
+    if (endpoint_.tls && endpoint_.verify_name != endpoint_.host) {
       // Connect to the server's address while libcurl checks (and sends as SNI) tls-server-name.
       connect_to_ = Append(nullptr, Bracketed(endpoint_.verify_name) + ":" + endpoint_.port + ":" +
                                         Bracketed(endpoint_.host) + ":" + endpoint_.port);
@@ -660,7 +655,7 @@ class CurlTransport final : public Transport {
   }
 
   std::shared_ptr<Transfer> Start(Request request) override {
-    auto transfer = std::make_shared<CurlTransfer>(loop_.get(), options_, endpoint_, base_url_,
+    auto transfer = std::make_shared<CurlTransfer>(loop_.get(), options_, endpoint_,
                                                    connect_to_.get(), std::move(request));
     loop_->Add(transfer);
     return transfer;
@@ -672,7 +667,6 @@ class CurlTransport final : public Transport {
  private:
   const Endpoint endpoint_;
   const std::shared_ptr<const TransportOptions> options_;
-  std::string base_url_;
   SlistPtr connect_to_;
   std::unique_ptr<Loop> loop_;  // Last: its thread stops before the rest goes.
 };
@@ -691,52 +685,44 @@ void Transfer::ReadRest(std::string* out, Deadline deadline) {
 }
 
 Endpoint ParseEndpoint(const Config& config) {
-  const std::string& url = config.server;
-  Endpoint endpoint;
-  std::string_view rest;
-  if (url.rfind("https://", 0) == 0) {
-    endpoint.tls = true;
-    rest = std::string_view(url).substr(8);
-  } else if (url.rfind("http://", 0) == 0) {
-    endpoint.tls = false;
-    rest = std::string_view(url).substr(7);
-  } else {
-    throw ConfigError("client: server \"" + url + "\" is not an https:// URL");
+  const std::string& server = config.server;
+  const util::UrlResult parsed = util::ParseUrl(server);
+  if (!parsed) {
+    throw ConfigError("client: server \"" + util::RedactUrl(server) +
+                      "\" is not a URL: " + parsed.error);
   }
-  while (!rest.empty() && rest.back() == '/') rest.remove_suffix(1);
-  if (rest.empty() || rest.find_first_of("/?#@ ") != std::string_view::npos) {
-    throw ConfigError("client: server \"" + url +
+  const util::Url& url = *parsed.url;
+  if (url.scheme != "https" && url.scheme != "http") {
+    throw ConfigError("client: server \"" + util::RedactUrl(server) + "\" is not an https:// URL");
+  }
+  // Requests name their whole path, so the server URL may not add one; a trailing "/" (or
+  // several) is no path.
+  if (url.has_user || url.has_query || url.has_fragment ||
+      url.path.find_first_not_of('/') != std::string::npos) {
+    throw ConfigError("client: server \"" + util::RedactUrl(server) +
                       "\" must be scheme://host[:port] without a path, query or user info");
   }
-  endpoint.authority = std::string(rest);
-  std::string_view port;
-  if (rest.front() == '[') {
-    const size_t close = rest.find(']');
-    if (close == std::string_view::npos) {
-      throw ConfigError("client: server \"" + url + "\" has an unterminated IPv6 address");
-    }
-    endpoint.host = std::string(rest.substr(1, close - 1));
-    if (close + 1 < rest.size()) {
-      if (rest[close + 1] != ':') {
-        throw ConfigError("client: server \"" + url + "\" has junk after the IPv6 address");
-      }
-      port = rest.substr(close + 2);
-    }
-  } else {
-    const size_t colon = rest.rfind(':');
-    endpoint.host = std::string(rest.substr(0, colon));
-    if (colon != std::string_view::npos) port = rest.substr(colon + 1);
+  if (url.port == 0) {
+    throw ConfigError("client: server \"" + util::RedactUrl(server) +
+                      "\" needs a host and a port in 1-65535");
   }
-  if (port.empty()) port = endpoint.tls ? "443" : "80";
-  int port_number = 0;
-  const auto parsed = std::from_chars(port.data(), port.data() + port.size(), port_number);
-  if (parsed.ec != std::errc() || parsed.ptr != port.data() + port.size() || port_number <= 0 ||
-      port_number > 65535 || endpoint.host.empty()) {
-    throw ConfigError("client: server \"" + url + "\" needs a host and a port in 1-65535");
-  }
-  endpoint.port = std::string(port);
+  Endpoint endpoint;
+  endpoint.tls = url.scheme == "https";
+  endpoint.host = url.host;
+  endpoint.port = std::to_string(url.port);
+  endpoint.authority = url.Authority();
   endpoint.verify_name = config.tls_server_name.empty() ? endpoint.host : config.tls_server_name;
-  endpoint.url = url;
+  endpoint.url = server;
+  const bool remap = endpoint.tls && endpoint.verify_name != endpoint.host;
+  const util::UrlResult base =
+      util::MakeUrl(url.scheme, remap ? endpoint.verify_name : endpoint.host, endpoint.port);
+  if (!base) {
+    throw ConfigError(remap ? "client: tls-server-name \"" + endpoint.verify_name +
+                                  "\" cannot stand for the host in a URL: " + base.error
+                            : "client: server \"" + util::RedactUrl(server) +
+                                  "\" has a host libcurl cannot use: " + base.error);
+  }
+  endpoint.base_url = base.url->Origin();
   return endpoint;
 }
 

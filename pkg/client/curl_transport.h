@@ -42,6 +42,9 @@ struct Endpoint {
   // The name checked against the server certificate and sent as SNI (tls-server-name or host).
   std::string verify_name;
   std::string url;  // Config::server, for messages.
+  // "scheme://host:port" that requests go to, built by libcurl: with verify_name in place of the
+  // host when they differ over TLS, so that libcurl checks (and sends as SNI) that name.
+  std::string base_url;
 };
 
 // Throws ConfigError unless `server` is an http(s)://host[:port] URL without a path.

@@ -12,6 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "pkg/util/url.h"
+
 namespace berth::client::internal {
 namespace {
 
@@ -135,27 +137,23 @@ bool Exempts(const std::string& entry, const std::string& host,
   return (suffix || (match_host && host == entry_host.substr(1))) && port_matches;
 }
 
-// Checks a proxy URL and returns it in libcurl's form.
-std::string Normalize(std::string url, bool default_scheme) {
-  if (url.find("://") == std::string::npos) {
-    if (!default_scheme) {
-      throw ConfigError("proxy URL \"" + RedactProxyUrl(url) +
-                        "\" needs a scheme (http://, https:// or socks5://)");
-    }
-    url = "http://" + url;
+// Checks a proxy URL and returns it in libcurl's form. With `default_scheme`, a text that is not
+// a URL is read as http://text, as Go reads the proxy variables.
+std::string Normalize(const std::string& text, bool default_scheme) {
+  const util::UrlResult parsed =
+      util::ParseUrl(text, {.any_scheme = true, .default_scheme = default_scheme ? "http" : ""});
+  if (!parsed) {
+    const bool lacks_scheme =
+        !default_scheme && util::ParseUrl(text, {.any_scheme = true, .default_scheme = "http"});
+    throw ConfigError("proxy URL \"" + RedactProxyUrl(text) + "\" " +
+                      (lacks_scheme ? "needs a scheme (http://, https:// or socks5://)"
+                                    : "is not a URL: " + parsed.error));
   }
-  const size_t scheme_end = url.find("://");
-  const std::string scheme = Lower(std::string_view(url).substr(0, scheme_end));
-  std::string rest = url.substr(scheme_end + 3);
-  const std::string authority = rest.substr(0, rest.find_first_of("/?#"));
-  const std::string host =
-      authority.substr(authority.rfind('@') == std::string::npos ? 0 : authority.rfind('@') + 1);
-  if (host.empty() || host.front() == ':') {
-    throw ConfigError("proxy URL \"" + RedactProxyUrl(url) + "\" has no host");
-  }
-  if (scheme == "http" || scheme == "https") return scheme + "://" + rest;
-  if (scheme == "socks5") return "socks5h://" + rest;
-  throw ConfigError("proxy URL \"" + RedactProxyUrl(url) +
+  const util::Url& url = *parsed.url;
+  if (url.scheme == "http" || url.scheme == "https") return url.text;
+  // Go's SOCKS5 dialer has the proxy resolve the server's name; in libcurl that is socks5h.
+  if (url.scheme == "socks5") return "socks5h" + url.text.substr(url.scheme.size());
+  throw ConfigError("proxy URL \"" + RedactProxyUrl(text) +
                     "\" has an unsupported scheme; use http, https or socks5");
 }
 
@@ -203,14 +201,6 @@ std::string ProxyFor(const Endpoint& endpoint, const std::string& proxy_url, con
   }
 }
 
-std::string RedactProxyUrl(const std::string& proxy_url) {
-  const size_t scheme_end = proxy_url.find("://");
-  const size_t authority_begin = scheme_end == std::string::npos ? 0 : scheme_end + 3;
-  const size_t authority_end = proxy_url.find_first_of("/?#", authority_begin);
-  const size_t at = proxy_url.rfind(
-      '@', authority_end == std::string::npos ? std::string::npos : authority_end - 1);
-  if (at == std::string::npos || at < authority_begin) return proxy_url;
-  return proxy_url.substr(0, authority_begin) + proxy_url.substr(at + 1);
-}
+std::string RedactProxyUrl(const std::string& proxy_url) { return util::RedactUrl(proxy_url); }
 
 }  // namespace berth::client::internal

@@ -50,6 +50,18 @@ TEST(ProxyForTest, KubeconfigProxyUrlWinsOverTheEnvironment) {
   EXPECT_THROW(ProxyOf("https://api.example:6443", env, "corp:3128"), ConfigError);
 }
 
+// A proxy URL libcurl could not read is refused when the configuration loads, not at every
+// request: an unencoded '@' in the password (libcurl splits at the first one), a malformed host.
+TEST(ProxyForTest, ProxyUrlLibcurlCannotReadIsRefused) {
+  for (const char* proxy_url :
+       {"http://user:p@ss@proxy:3128", "http://pro xy:3128", "http://[::1:3128", "socks5://"}) {
+    EXPECT_THROW(internal::NormalizeProxyUrl(proxy_url), ConfigError) << proxy_url;
+  }
+  EXPECT_EQ(internal::NormalizeProxyUrl("http://user:p%40ss@proxy:3128"),
+            "http://user:p%40ss@proxy:3128");
+  EXPECT_EQ(internal::NormalizeProxyUrl("HTTP://[::1]:3128"), "http://[::1]:3128");
+}
+
 TEST(ProxyForTest, SchemeOfTheServerPicksTheVariableUpperCaseFirst) {
   const std::map<std::string, std::string> env = {{"HTTPS_PROXY", "http://upper:1"},
                                                   {"https_proxy", "http://lower:1"},
@@ -107,6 +119,9 @@ TEST(ProxyForTest, NoProxyEntries) {
 TEST(ProxyForTest, RedactsUserInfo) {
   EXPECT_EQ(internal::RedactProxyUrl("http://user:pw@proxy:3128/x"), "http://proxy:3128/x");
   EXPECT_EQ(internal::RedactProxyUrl("http://proxy:3128"), "http://proxy:3128");
+  // Text libcurl cannot read is not shown at all: who knows where its secret is.
+  EXPECT_THAT(internal::RedactProxyUrl("http://user:p@ss@proxy:3128"),
+              ::testing::Not(HasSubstr("ss@")));
 }
 
 // A fake HTTP CONNECT proxy on 127.0.0.1: it records each CONNECT target and tunnels every one to

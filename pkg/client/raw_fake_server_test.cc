@@ -424,6 +424,31 @@ TEST(RawFakeServerTest, ServerUrlWithPathOrBadPortIsAConfigError) {
   EXPECT_NO_THROW(NewClient(config));
 }
 
+// A refused server URL is named in the error without its userinfo, which is a credential.
+TEST(RawFakeServerTest, ServerUrlRefusalDoesNotShowUserinfo) {
+  Config config;
+  config.server = "https://admin:secret@127.0.0.1:6443";
+  EXPECT_THAT(
+      [&] { internal::ParseEndpoint(config); },
+      ::testing::ThrowsMessage<ConfigError>(::testing::Not(::testing::HasSubstr("secret"))));
+}
+
+TEST(RawFakeServerTest, ServerUrlIsReadAsLibcurlReadsIt) {
+  Config config;
+  config.server = "HTTPS://[::1]:6443";
+  const internal::Endpoint endpoint = internal::ParseEndpoint(config);
+  EXPECT_TRUE(endpoint.tls);
+  EXPECT_EQ(endpoint.host, "::1");
+  EXPECT_EQ(endpoint.port, "6443");
+  EXPECT_EQ(endpoint.authority, "[::1]:6443");
+  config.server = "https://[zzz]:6443";
+  EXPECT_THROW(internal::ParseEndpoint(config), ConfigError);
+  config.server = "https://127.0.0.1:0";
+  EXPECT_THROW(internal::ParseEndpoint(config), ConfigError);
+  config.server = "https://127.0.0.1:6443?x";
+  EXPECT_THROW(internal::ParseEndpoint(config), ConfigError);
+}
+
 // The error of a GET answered with `reply` (a request of each kind is retried, so the server
 // sees several).
 ApiError ErrorOfGet(const std::string& reply) {

@@ -11,6 +11,7 @@
 #include "pkg/client/client.h"
 #include "pkg/client/curl_transport.h"
 #include "pkg/client/http_client.h"
+#include "pkg/util/url.h"
 #include "test/fuzz/fuzz.h"
 
 namespace berth::fuzz {
@@ -22,7 +23,8 @@ constexpr char kPem[] =
     "-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----\n";
 
 void CheckLoaded(const client::Config& config) {
-  Require(config.server.rfind("https://", 0) == 0 || config.server.rfind("http://", 0) == 0,
+  const util::UrlResult server = util::ParseUrl(config.server);
+  Require(server && (server.url->scheme == "https" || server.url->scheme == "http"),
           "a kubeconfig's server is an http(s) URL");
   try {
     client::internal::ParseEndpoint(config);
