@@ -736,6 +736,14 @@ TEST(FitArgs, WeightsOutOfRangeNameTheEntry) {
               HasSubstr("scoringStrategy.resources[1].weight"));
 }
 
+// A null point is the zero point, as kube-scheduler decodes it.
+TEST(FitArgs, ANullShapePointIsTheZeroPoint) {
+  const FitArgs args = ParseFitArgs(RatioArgs(nlohmann::json::array({nullptr})));
+  ASSERT_EQ(args.scoring_strategy.shape.size(), 1u);
+  EXPECT_EQ(args.scoring_strategy.shape[0].utilization, 0);
+  EXPECT_EQ(args.scoring_strategy.shape[0].score, 0);
+}
+
 TEST(FitArgs, ShapeErrorsNameTheField) {
   EXPECT_EQ(ArgsError(Strategy("RequestedToCapacityRatio")),
             "scoringStrategy.requestedToCapacityRatio: Required value: must be specified when type "

@@ -473,11 +473,17 @@ std::vector<UtilizationShapePoint> ParseShapePoints(const nlohmann::json& list,
   for (size_t i = 0; i < list.size(); i++) {
     const nlohmann::json& entry = list[i];
     const std::string point_path = framework::IndexField(path, i);
+    // A null point is the zero point, as kube-scheduler decodes it; skipping it instead could
+    // leave a shape without points and no error.
+    UtilizationShapePoint point;
+    if (entry.is_null()) {
+      shape.push_back(point);
+      continue;
+    }
     if (!errors.CheckObject(entry, {"utilization", "score"}, point_path)) {
       continue;
     }
     // Range errors come below, once the order is known, as upstream reports them.
-    UtilizationShapePoint point;
     errors.ReadInt(entry, "utilization", point_path, kMin, kMax, "out of range",
                    &point.utilization);
     errors.ReadInt(entry, "score", point_path, kMin, kMax, "out of range", &point.score);

@@ -698,6 +698,16 @@ TEST(VolumeBindingArgs, DefaultsAndValidation) {
   }
 }
 
+// A null point is the zero point, as kube-scheduler decodes it: the shape is never left without
+// points, which scoring could not use.
+TEST(VolumeBindingArgs, ANullShapePointIsTheZeroPoint) {
+  const Args args = ParseArgs({{"shape", json::array({nullptr})}});
+  ASSERT_EQ(args.shape.size(), 1u);
+  EXPECT_EQ(args.shape[0].utilization, 0);
+  EXPECT_EQ(args.shape[0].score, 0);
+  EXPECT_THROW(ParseArgs({{"shape", json::array({nullptr, 7})}}), std::invalid_argument);
+}
+
 TEST(VolumeBindingHints, ClaimStorageClassCSINodeDriverAndCapacityChanges) {
   auto pod =
       PodWith("p", json::array({ClaimVolume("data"),
