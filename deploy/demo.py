@@ -365,9 +365,13 @@ def scrape_metrics():
 
 
 def gang_of(p):
-    """The pod group a pod belongs to (either gang API), or None."""
+    """The pod group a pod belongs to, as (API, name), or None. The two gang APIs are two name
+    spaces, and neither shares one with pods."""
     group = (p["spec"].get("schedulingGroup") or {}).get("podGroupName")
-    return group or p["metadata"].get("labels", {}).get("scheduling.x-k8s.io/pod-group")
+    if group:
+        return ("scheduling.k8s.io", group)
+    label = p["metadata"].get("labels", {}).get("scheduling.x-k8s.io/pod-group")
+    return ("scheduling.x-k8s.io", label) if label else None
 
 
 def explain_pending(binary, items):
@@ -381,7 +385,7 @@ def explain_pending(binary, items):
         if p["spec"].get("schedulingGates"):
             continue
         gang = gang_of(p)
-        pending.setdefault(gang or p["metadata"]["name"], []).append(p)
+        pending.setdefault(gang or ("pod", p["metadata"]["name"]), []).append(p)
     out = []
     for key, members in pending.items():
         name = members[0]["metadata"]["name"]
@@ -390,7 +394,7 @@ def explain_pending(binary, items):
             capture_output=True, text=True, timeout=60)
         title = f"{NAMESPACE}/{name}"
         if gang_of(members[0]):
-            title += f"   # pod group {key}: the answer for all {len(members)} of its Pending pods"
+            title += f"   # pod group {key[1]}: the answer for all {len(members)} of its Pending pods"
         out.append((title, run.stdout if run.returncode == 0 else run.stderr))
     return out
 
