@@ -12,6 +12,7 @@
 
 #include "pkg/client/client.h"
 #include "pkg/client/curl_transport.h"
+#include "pkg/util/url.h"
 
 namespace berth::cmd {
 namespace {
@@ -46,6 +47,17 @@ DebugResponse DebugCall(const DebugServer& server, const std::string& method,
                         const std::string& content_type) {
   client::Config config;
   config.server = server.url;
+  // A path in --server (a proxy's, such as the one `kubectl proxy` serves for a service) goes in
+  // front of every request's path. The rest of the URL is checked as the apiserver's is, so a URL
+  // with userinfo, a query or a fragment is still refused there.
+  std::string prefix;
+  if (const util::UrlResult parsed = util::ParseUrl(server.url);
+      parsed.url && parsed.url->path != "/" && !parsed.url->has_user && !parsed.url->has_query &&
+      !parsed.url->has_fragment) {
+    prefix = parsed.url->path;
+    while (!prefix.empty() && prefix.back() == '/') prefix.pop_back();
+    config.server = parsed.url->Origin();
+  }
   internal::Endpoint endpoint;
   try {
     endpoint = internal::ParseEndpoint(config);
@@ -59,7 +71,7 @@ DebugResponse DebugCall(const DebugServer& server, const std::string& method,
 
   internal::Request request;
   request.method = method.c_str();
-  request.target = path_and_query;
+  request.target = prefix + path_and_query;
   request.accept = "*/*";
   if (method == "POST") {
     request.has_body = true;

@@ -11,7 +11,9 @@
 namespace berth::cmd {
 
 struct DebugServer {
-  std::string url;      // "https://127.0.0.1:10259"
+  // "https://127.0.0.1:10259"; a path in it ("http://127.0.0.1:8001/api/v1/namespaces/kube-system/
+  // services/https:berth:10259/proxy", a proxy's) goes in front of every request's path.
+  std::string url;
   std::string ca_file;  // Verify an https server with this CA (PEM); empty: the system's.
   bool insecure = false;
   std::string token;  // Sent as "Authorization: Bearer"; empty: none. Never logged.

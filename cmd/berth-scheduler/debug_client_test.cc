@@ -94,6 +94,15 @@ TEST_F(DebugClientTest, GetReachesTheServerDecodedWithTheTokenAndReturnsStatusAn
   EXPECT_EQ(r.body, "GET /debug/pods/ns/a b format=text;  ");
 }
 
+// `kubectl proxy` serves a service under a path: the client puts it in front of every request's.
+TEST_F(DebugClientTest, APathInTheServerUrlPrefixesEveryRequest) {
+  DebugServer proxied = Verified();
+  proxied.url += "/debug/proxied/";
+  const DebugResponse r = DebugCall(proxied, "GET", "/pods/ns/p?format=text");
+  EXPECT_EQ(r.status, 201);
+  EXPECT_EQ(r.body, "GET /debug/proxied/pods/ns/p format=text;  ");
+}
+
 TEST_F(DebugClientTest, PostSendsItsBodyAndContentType) {
   const DebugResponse r =
       DebugCall(Verified(), "POST", "/debug/simulate", "kind: Pod\n", "application/yaml");
