@@ -27,8 +27,15 @@ struct Split {
 
 Split SplitTime(SystemTime t) {
   const auto since = std::chrono::duration_cast<nanoseconds>(t.time_since_epoch());
-  const auto whole = std::chrono::floor<seconds>(since);
-  return {whole.count(), (since - whole).count()};
+  // Truncated, then floored by hand: floor<seconds> of the earliest time_point is a second
+  // before anything nanoseconds can hold, and the difference would overflow.
+  int64_t whole = std::chrono::duration_cast<seconds>(since).count();
+  int64_t nanos = (since % seconds(1)).count();
+  if (nanos < 0) {
+    nanos += 1'000'000'000;
+    whole--;
+  }
+  return {whole, nanos};
 }
 
 // The caller keeps `seconds` within the RFC 3339 years, so the civil date fits its fields.

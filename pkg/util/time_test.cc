@@ -68,6 +68,14 @@ TEST(Rfc3339FormatTest, BeforeTheEpochTheSecondIsFloored) {
   EXPECT_EQ(FormatRfc3339Micro(SystemTime(-microseconds(1))), "1969-12-31T23:59:59.999999Z");
 }
 
+// The earliest and latest times the clock holds (what ParseRfc3339 saturates to) format without
+// overflow: flooring the earliest to a whole second leaves the range of nanoseconds.
+TEST(Rfc3339FormatTest, TheClocksEndsFormatWithoutOverflow) {
+  EXPECT_EQ(FormatRfc3339Nano(SystemTime::min()), "1677-09-21T00:12:43.145224192Z");
+  EXPECT_EQ(FormatRfc3339(SystemTime::min()), "1677-09-21T00:12:43Z");
+  EXPECT_EQ(FormatRfc3339Nano(SystemTime::max()), "2262-04-11T23:47:16.854775807Z");
+}
+
 TEST(Rfc3339FormatTest, CivilDatesAcrossLeapYears) {
   const std::vector<std::pair<int64_t, std::string>> cases = {
       {0, "1970-01-01T00:00:00Z"},
