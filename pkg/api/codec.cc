@@ -572,9 +572,9 @@ void DecodePodSpec(const json& spec, const Path& path, PodSpec* out) {
   ReadArray(spec, path.Field("volumes"), &out->volumes, DecodeVolume);
   ReadBool(spec, path.Field("hostNetwork"), &out->host_network);
   ReadArray(spec, path.Field("resourceClaims"), &out->resource_claims,
-            [](const json& e, const Path& p, std::string* name) {
+            [](const json& e, const Path& p, PodResourceClaim* claim) {
               ExpectObject(e, p);
-              ReadString(e, p.Field("name"), name);
+              ReadString(e, p.Field("name"), &claim->name);
             });
   Path group_path = path.Field("schedulingGroup");
   if (const json* group = GetObject(spec, group_path)) {

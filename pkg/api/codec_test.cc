@@ -365,7 +365,9 @@ TEST(DecodePodTest, RealisticPod) {
   EXPECT_EQ(spec.volumes[1].claim_name, "");
   EXPECT_EQ(spec.volumes[2].source, "projected");
 
-  EXPECT_EQ(spec.resource_claims, (std::vector<std::string>{"gpu", "license"}));
+  ASSERT_EQ(spec.resource_claims.size(), 2u);
+  EXPECT_EQ(spec.resource_claims[0].name, "gpu");
+  EXPECT_EQ(spec.resource_claims[1].name, "license");
 
   EXPECT_EQ(pod.status.phase, "Pending");
   // Ready is dropped; what scheduling reads is kept.

@@ -349,10 +349,10 @@ void ReadSpec(std::string_view message, PodSpec* out) {
         break;
       }
       case 39: {
-        std::string& claim = out->resource_claims.emplace_back();
+        PodResourceClaim& claim = out->resource_claims.emplace_back();
         Fields c(f.Bytes());
         while (c.Next()) {
-          if (c.number() == 1) claim = c.String();
+          if (c.number() == 1) claim.name = c.String();
         }
         break;
       }

@@ -54,7 +54,8 @@ TEST(TryDecodeProtobufPod, RichPodIsTheGeneralPathsPod) {
   EXPECT_EQ(direct->spec.volumes.at(0).claim_name, "data-web-0");
   EXPECT_TRUE(direct->spec.init_containers.at(0).restartable);
   EXPECT_EQ(direct->spec.priority, -5);
-  EXPECT_EQ(direct->spec.resource_claims, std::vector<std::string>{"gpu"});
+  ASSERT_EQ(direct->spec.resource_claims.size(), 1u);
+  EXPECT_EQ(direct->spec.resource_claims[0].name, "gpu");
   EXPECT_EQ(direct->requests.milli_cpu, 260);
   EXPECT_EQ(direct->status.conditions.size(), 2u);
   EXPECT_EQ(direct->status.start_time, "2024-05-01T10:01:00Z");

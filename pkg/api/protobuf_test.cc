@@ -110,7 +110,8 @@ TEST(ProtobufDecode, PodBecomesTheJsonOfTheFieldsBerthReads) {
   EXPECT_EQ(pod.spec.volumes[0].claim_name, "data-web-0");
   EXPECT_EQ(pod.spec.volumes[1].source, "emptyDir");
   EXPECT_TRUE(pod.spec.init_containers[0].restartable);
-  EXPECT_EQ(pod.spec.resource_claims, std::vector<std::string>{"gpu"});
+  ASSERT_EQ(pod.spec.resource_claims.size(), 1u);
+  EXPECT_EQ(pod.spec.resource_claims[0].name, "gpu");
   EXPECT_EQ(pod.spec.scheduling_group, "train");
   EXPECT_FALSE(pod.meta.annotations.Contains("kubectl.kubernetes.io/last-applied-configuration"));
   EXPECT_EQ(pod.requests.milli_cpu, 260);  // 250m + 10m overhead.

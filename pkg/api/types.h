@@ -329,6 +329,42 @@ struct Volume {
 
 enum class PreemptionPolicy { kPreemptLowerPriority, kNever };
 
+// One entry of spec.resourceClaims: a claim the pod names, or a template the resourceclaim
+// controller makes the pod's own claim from. At most one source is set in a valid pod.
+struct PodResourceClaim {
+  std::string name;
+  std::optional<std::string> resource_claim_name;
+  std::optional<std::string> resource_claim_template_name;
+
+  bool operator==(const PodResourceClaim& other) const = default;
+};
+
+// status.resourceClaimStatuses: the claim the controller made for a template entry (unset
+// resource_claim_name: no claim is needed for that entry).
+struct PodResourceClaimStatus {
+  std::string name;
+  std::optional<std::string> resource_claim_name;
+
+  bool operator==(const PodResourceClaimStatus& other) const = default;
+};
+
+// status.extendedResourceClaimStatus: the claim the scheduler made for the pod's DRA-backed
+// extended resources, and which container request each of its device requests serves.
+struct ContainerExtendedResourceRequest {
+  std::string container_name;
+  std::string resource_name;
+  std::string request_name;
+
+  bool operator==(const ContainerExtendedResourceRequest& other) const = default;
+};
+
+struct PodExtendedResourceClaimStatus {
+  std::vector<ContainerExtendedResourceRequest> request_mappings;
+  std::string resource_claim_name;
+
+  bool operator==(const PodExtendedResourceClaimStatus& other) const = default;
+};
+
 struct PodSpec {
   std::string scheduler_name = "default-scheduler";
   std::string node_name;
@@ -347,9 +383,8 @@ struct PodSpec {
   std::vector<std::string> scheduling_gates;
   std::vector<Volume> volumes;
   bool host_network = false;
-  // The names of spec.resourceClaims (dynamic resource allocation); their sources are not kept,
-  // since no plugin allocates claims yet and the names are enough to recognise such a pod.
-  std::vector<std::string> resource_claims;
+  // spec.resourceClaims (dynamic resource allocation).
+  std::vector<PodResourceClaim> resource_claims;
   // spec.schedulingGroup.podGroupName: the upstream PodGroup (scheduling.k8s.io) the pod joins, in
   // its own namespace. Empty but set when schedulingGroup names no PodGroup (a form of it Berth
   // does not know), so the pod is not taken for one outside any group.
@@ -374,6 +409,8 @@ struct PodStatus {
   std::string nominated_node_name;
   // status.startTime as served (RFC 3339 in UTC, whole seconds); empty until the kubelet sets it.
   std::string start_time;
+  std::vector<PodResourceClaimStatus> resource_claim_statuses;
+  std::optional<PodExtendedResourceClaimStatus> extended_resource_claim_status;
 
   bool operator==(const PodStatus& other) const = default;
 };

@@ -931,7 +931,8 @@ TEST(PodEventsTest, IsPodUpdatedSeesFieldsAddedToThePodLater) {
   PodBuilder base("p");
   api::PodPtr v1 = base.Build();
   PodBuilder claims("p");
-  claims.pod().spec.resource_claims = {"gpu"};
+  claims.pod().spec.resource_claims = {api::PodResourceClaim{
+      .name = "gpu", .resource_claim_name = "gpu", .resource_claim_template_name = std::nullopt}};
   claims.pod().meta.resource_version = "8";
   EXPECT_TRUE(IsPodUpdated(*v1, *claims.Build()));
   PodBuilder owned("p");

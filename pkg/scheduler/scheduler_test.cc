@@ -315,7 +315,8 @@ TEST_F(SchedulerTest, PodsUsingUnsupportedFieldsAreNotBoundAndSayWhy) {
   Start();
   scheduler_->OnNodeAdd(NodeBuilder("a").Capacity("4", "8Gi").Build());
   PodBuilder claims("claims");
-  claims.Container("100m", "64Mi").pod().spec.resource_claims = {"gpu"};
+  claims.Container("100m", "64Mi").pod().spec.resource_claims = {api::PodResourceClaim{
+      .name = "gpu", .resource_claim_name = "gpu", .resource_claim_template_name = std::nullopt}};
   scheduler_->OnPodAdd(claims.Build());
   PodBuilder group("group");
   group.Container("100m", "64Mi").pod().spec.scheduling_group = "";

@@ -85,7 +85,8 @@ TEST(FindUnsupportedField, FieldsBerthHonoursAreNotReported) {
 
 TEST(FindUnsupportedField, ResourceClaims) {
   PodBuilder b("p");
-  b.pod().spec.resource_claims = {"gpu"};
+  b.pod().spec.resource_claims = {api::PodResourceClaim{
+      .name = "gpu", .resource_claim_name = "gpu", .resource_claim_template_name = std::nullopt}};
   auto field = FindUnsupportedField(*b.Build());
   ASSERT_TRUE(field);
   EXPECT_EQ(field->path, "spec.resourceClaims");
@@ -120,7 +121,8 @@ TEST(FindUnsupportedField, ReportsTheFirstInTableOrder) {
   PodBuilder b("p");
   b.pod().spec.scheduling_group = "";
   EXPECT_EQ(FindUnsupportedField(*b.Build())->path, "spec.schedulingGroup");
-  b.pod().spec.resource_claims = {"gpu"};
+  b.pod().spec.resource_claims = {api::PodResourceClaim{
+      .name = "gpu", .resource_claim_name = "gpu", .resource_claim_template_name = std::nullopt}};
   EXPECT_EQ(FindUnsupportedField(*b.Build())->path, "spec.resourceClaims");
 }
 
