@@ -383,6 +383,31 @@ void DecodeContainerPort(const json& value, const Path& path, ContainerPort* out
   ReadString(value, path.Field("hostIP"), &out->host_ip);
 }
 
+// Whether some restartPolicyRules entry of a container has action RestartAllContainers.
+bool ReadRestartsAllContainers(const json& container, const Path& path) {
+  std::vector<std::string> actions;
+  ReadArray(container, path.Field("restartPolicyRules"), &actions,
+            [](const json& e, const Path& p, std::string* action) {
+              ExpectObject(e, p);
+              ReadString(e, p.Field("action"), action);
+            });
+  return std::find(actions.begin(), actions.end(), "RestartAllContainers") != actions.end();
+}
+
+// Whether some volumeMounts entry of a container sets bindMountOptions.
+bool ReadSetsBindMountOptions(const json& container, const Path& path) {
+  std::vector<size_t> option_counts;
+  ReadArray(container, path.Field("volumeMounts"), &option_counts,
+            [](const json& e, const Path& p, size_t* count) {
+              ExpectObject(e, p);
+              std::vector<std::string> options;
+              ReadStringList(e, p.Field("bindMountOptions"), &options);
+              *count = options.size();
+            });
+  return std::any_of(option_counts.begin(), option_counts.end(),
+                     [](size_t count) { return count > 0; });
+}
+
 void DecodeContainer(const json& value, const Path& path, bool init, Container* out) {
   ExpectObject(value, path);
   ReadString(value, path.Field("name"), &out->name);
@@ -396,6 +421,8 @@ void DecodeContainer(const json& value, const Path& path, bool init, Container* 
   if (ReadString(value, path.Field("restartPolicy"), &restart_policy)) {
     out->restartable = init && restart_policy == "Always";
   }
+  out->restarts_all_containers = ReadRestartsAllContainers(value, path);
+  out->bind_mount_options = ReadSetsBindMountOptions(value, path);
 }
 
 PodAffinityTerm DecodePodAffinityTerm(const json& value, const Path& path) {
@@ -571,6 +598,18 @@ void DecodePodSpec(const json& spec, const Path& path, PodSpec* out) {
             });
   ReadArray(spec, path.Field("volumes"), &out->volumes, DecodeVolume);
   ReadBool(spec, path.Field("hostNetwork"), &out->host_network);
+  if (bool host_users = true; ReadBool(spec, path.Field("hostUsers"), &host_users)) {
+    out->host_users = host_users;
+  }
+  std::vector<char> ephemeral_bind_mounts;
+  ReadArray(spec, path.Field("ephemeralContainers"), &ephemeral_bind_mounts,
+            [](const json& e, const Path& p, char* sets) {
+              ExpectObject(e, p);
+              *sets = ReadSetsBindMountOptions(e, p) ? 1 : 0;
+            });
+  out->ephemeral_bind_mount_options =
+      std::find(ephemeral_bind_mounts.begin(), ephemeral_bind_mounts.end(), 1) !=
+      ephemeral_bind_mounts.end();
   ReadArray(spec, path.Field("resourceClaims"), &out->resource_claims,
             [](const json& e, const Path& p, PodResourceClaim* claim) {
               ExpectObject(e, p);
@@ -608,6 +647,7 @@ void DecodeNodeStatus(const json& status, const Path& path, NodeStatus* out) {
   }
   ReadArray(status, path.Field("images"), &out->images, DecodeImage);
   ReadArray(status, path.Field("conditions"), &out->conditions, DecodeCondition);
+  ReadStringList(status, path.Field("declaredFeatures"), &out->declared_features);
 }
 
 }  // namespace

@@ -175,14 +175,30 @@ constexpr ProtobufField kContainerPortFields[] = {
 };
 constexpr ProtobufMessage kContainerPort{kContainerPortFields};
 
+constexpr ProtobufField kVolumeMountFields[] = {{8, "bindMountOptions", K::kString, true}};
+constexpr ProtobufMessage kVolumeMount{kVolumeMountFields};
+
+constexpr ProtobufField kContainerRestartRuleFields[] = {{1, "action", K::kString}};
+constexpr ProtobufMessage kContainerRestartRule{kContainerRestartRuleFields};
+
 constexpr ProtobufField kContainerFields[] = {
     {1, "name", K::kString},
     {2, "image", K::kString},
     {6, "ports", K::kMessage, true, &kContainerPort},
     {8, "resources", K::kMessage, false, &kResourceRequirements},
+    {9, "volumeMounts", K::kMessage, true, &kVolumeMount},
     {24, "restartPolicy", K::kString},
+    {25, "restartPolicyRules", K::kMessage, true, &kContainerRestartRule},
 };
 constexpr ProtobufMessage kContainer{kContainerFields};
+
+// EphemeralContainer: its common part is inlined in JSON; only volume mounts are read.
+constexpr ProtobufField kEphemeralContainerCommonFields[] = {
+    {9, "volumeMounts", K::kMessage, true, &kVolumeMount}};
+constexpr ProtobufMessage kEphemeralContainerCommon{kEphemeralContainerCommonFields};
+constexpr ProtobufField kEphemeralContainerFields[] = {
+    {1, "", K::kInline, false, &kEphemeralContainerCommon}};
+constexpr ProtobufMessage kEphemeralContainer{kEphemeralContainerFields};
 
 constexpr ProtobufField kClaimSourceFields[] = {{1, "claimName", K::kString},
                                                 {2, "readOnly", K::kBool}};
@@ -273,6 +289,8 @@ constexpr ProtobufField kPodSpecFields[] = {
     {31, "preemptionPolicy", K::kString},
     {32, "overhead", K::kQuantityMap},
     {33, "topologySpreadConstraints", K::kMessage, true, &kTopologySpreadConstraint},
+    {34, "ephemeralContainers", K::kMessage, true, &kEphemeralContainer},
+    {37, "hostUsers", K::kBool},
     {38, "schedulingGates", K::kMessage, true, &kSchedulingGate},
     {39, "resourceClaims", K::kMessage, true, &kPodResourceClaim},
     {40, "resources", K::kMessage, false, &kResourceRequirements},
@@ -321,6 +339,7 @@ constexpr ProtobufField kNodeStatusFields[] = {
     {2, "allocatable", K::kQuantityMap},
     {4, "conditions", K::kMessage, true, &kCondition},
     {8, "images", K::kMessage, true, &kContainerImage},
+    {14, "declaredFeatures", K::kString, true},
 };
 constexpr ProtobufMessage kNodeStatus{kNodeStatusFields};
 

@@ -169,6 +169,19 @@ void ReadPort(std::string_view message, ContainerPort* out) {
   }
 }
 
+// Whether a VolumeMount message sets bindMountOptions (field 8).
+bool SetsBindMountOptions(std::string_view volume_mount) {
+  Fields m(volume_mount);
+  bool sets = false;
+  while (m.Next()) {
+    if (m.number() == 8) {
+      m.String();  // Read, and so checked, like every string on the general path.
+      sets = true;
+    }
+  }
+  return sets;
+}
+
 void ReadContainer(std::string_view message, bool init, Container* out) {
   uint64_t seen = 0;
   Fields f(message);
@@ -186,10 +199,23 @@ void ReadContainer(std::string_view message, bool init, Container* out) {
       case 8:
         ReadRequirements(f.Message(&seen), &out->resources);
         break;
+      case 9:
+        if (SetsBindMountOptions(f.Bytes())) out->bind_mount_options = true;
+        break;
       case 24: {
         // Read (and so checked) for every container, as the general path does.
         const bool always = f.String() == "Always";
         out->restartable = init && always;
+        break;
+      }
+      case 25: {
+        // A repeated scalar field keeps its last value, as on the general path.
+        std::string action;
+        Fields rule(f.Bytes());
+        while (rule.Next()) {
+          if (rule.number() == 1) action = rule.String();
+        }
+        if (action == "RestartAllContainers") out->restarts_all_containers = true;
         break;
       }
       default:
@@ -339,6 +365,23 @@ void ReadSpec(std::string_view message, PodSpec* out) {
       case 33:
         out->topology_spread_constraints.push_back(DecodeTopologySpreadConstraint(
             ProtobufSpreadConstraintToJson(f.Bytes(), kUnreported), ""));
+        break;
+      case 34: {
+        // EphemeralContainer: field 1 is its common part, whose field 9 is volumeMounts.
+        Fields ephemeral(f.Bytes());
+        while (ephemeral.Next()) {
+          if (ephemeral.number() != 1) continue;
+          Fields common(ephemeral.Bytes());
+          while (common.Next()) {
+            if (common.number() == 9 && SetsBindMountOptions(common.Bytes())) {
+              out->ephemeral_bind_mount_options = true;
+            }
+          }
+        }
+        break;
+      }
+      case 37:
+        out->host_users = f.Bool();
         break;
       case 38: {
         std::string& gate = out->scheduling_gates.emplace_back();

@@ -77,6 +77,49 @@ TEST(TryDecodeProtobufPod, BarePodGetsTheSameDefaults) {
   EXPECT_EQ(*direct, *DecodeGeneral(message).pod);
 }
 
+// The fields NodeDeclaredFeatures reads: restart rules, bind mount options (also in init and
+// ephemeral containers) and hostUsers, read by both paths alike.
+TEST(TryDecodeProtobufPod, NodeFeatureFieldsAreTheGeneralPaths) {
+  const Proto bind_mount = Proto().Bytes(1, "v").Bytes(3, "/v").Bytes(8, "noexec");
+  const std::string message =
+      Proto()
+          .Message(1, Proto().Bytes(1, "features"))
+          .Message(2, Proto()
+                          .Message(2, Proto().Bytes(1, "c").Message(
+                                          25, Proto().Bytes(1, "RestartAllContainers")))
+                          .Message(20, Proto().Bytes(1, "init").Message(9, bind_mount))
+                          .Message(34, Proto().Message(
+                                           1, Proto().Bytes(1, "debug").Message(9, bind_mount)))
+                          .Varint(11, 1)
+                          .Varint(37, 0))
+          .str();
+  const std::optional<Pod> direct = TryDecodeProtobufPod(message);
+  ASSERT_TRUE(direct.has_value());
+  EXPECT_TRUE(direct->spec.containers.at(0).restarts_all_containers);
+  EXPECT_FALSE(direct->spec.containers.at(0).bind_mount_options);
+  EXPECT_TRUE(direct->spec.init_containers.at(0).bind_mount_options);
+  EXPECT_TRUE(direct->spec.ephemeral_bind_mount_options);
+  EXPECT_EQ(direct->spec.host_users, std::optional<bool>(false));
+  const General general = DecodeGeneral(message);
+  ASSERT_TRUE(general.pod.has_value()) << general.error;
+  EXPECT_EQ(*direct, *general.pod);
+}
+
+// The last of two actions in one restart rule is the rule's action on both paths.
+TEST(TryDecodeProtobufPod, RestartRuleKeepsItsLastAction) {
+  const std::string message =
+      Proto()
+          .Message(1, Proto().Bytes(1, "twice"))
+          .Message(2, Proto().Message(
+                          2, Proto().Bytes(1, "c").Message(
+                                 25, Proto().Bytes(1, "RestartAllContainers").Bytes(1, "Restart"))))
+          .str();
+  const std::optional<Pod> direct = TryDecodeProtobufPod(message);
+  ASSERT_TRUE(direct.has_value());
+  EXPECT_FALSE(direct->spec.containers.at(0).restarts_all_containers);
+  EXPECT_EQ(*direct, *DecodeGeneral(message).pod);
+}
+
 // The disk sources' members, read by both paths alike.
 TEST(TryDecodeProtobufPod, VolumeSourcesThePluginsRead) {
   const auto volume = [](std::string_view name, uint32_t source, const Proto& members) {

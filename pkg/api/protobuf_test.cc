@@ -125,14 +125,15 @@ TEST(ProtobufDecode, NodeBecomesTheJsonOfTheFieldsBerthReads) {
                       .Bytes(1, "10.0.0.0/24")
                       .Varint(4, 1)
                       .Message(5, Proto().Bytes(1, "gpu").Bytes(2, "true").Bytes(3, "NoSchedule")))
-      .Message(3,
-               Proto()
-                   .QuantityEntry(1, "cpu", "4")
-                   .QuantityEntry(2, "cpu", "3800m")
-                   .QuantityEntry(2, "pods", "110")
-                   .Bytes(3, "Running")
-                   .Message(4, Proto().Bytes(1, "Ready").Bytes(2, "True"))
-                   .Message(8, Proto().Bytes(1, "nginx:1").Bytes(1, "nginx@sha").Varint(2, 1000)));
+      .Message(3, Proto()
+                      .QuantityEntry(1, "cpu", "4")
+                      .QuantityEntry(2, "cpu", "3800m")
+                      .QuantityEntry(2, "pods", "110")
+                      .Bytes(3, "Running")
+                      .Message(4, Proto().Bytes(1, "Ready").Bytes(2, "True"))
+                      .Message(8, Proto().Bytes(1, "nginx:1").Bytes(1, "nginx@sha").Varint(2, 1000))
+                      .Bytes(14, "VolumeBindMountOptions")
+                      .Bytes(14, "RestartAllContainersOnContainerExits"));
   const json decoded = DecodeProtobufObject(node.Envelope("Node"));
   EXPECT_EQ(decoded, json::parse(R"json({
     "metadata": {"name": "node-1", "resourceVersion": "7", "labels": {"zone": "a"}},
@@ -140,10 +141,15 @@ TEST(ProtobufDecode, NodeBecomesTheJsonOfTheFieldsBerthReads) {
              "taints": [{"key": "gpu", "value": "true", "effect": "NoSchedule"}]},
     "status": {"capacity": {"cpu": "4"}, "allocatable": {"cpu": "3800m", "pods": "110"},
                "conditions": [{"type": "Ready", "status": "True"}],
-               "images": [{"names": ["nginx:1", "nginx@sha"], "sizeBytes": 1000}]}
+               "images": [{"names": ["nginx:1", "nginx@sha"], "sizeBytes": 1000}],
+               "declaredFeatures": ["VolumeBindMountOptions",
+                                    "RestartAllContainersOnContainerExits"]}
   })json"))
       << decoded.dump(2);
   const Node decoded_node = DecodeNode(decoded);
+  EXPECT_EQ(
+      decoded_node.status.declared_features,
+      (std::vector<std::string>{"VolumeBindMountOptions", "RestartAllContainersOnContainerExits"}));
   EXPECT_EQ(decoded_node.status.allocatable.milli_cpu, 3800);
   EXPECT_TRUE(decoded_node.spec.unschedulable);
 }

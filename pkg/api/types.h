@@ -302,6 +302,11 @@ struct Container {
   std::vector<ContainerPort> ports;
   // An init container with restartPolicy: Always (a sidecar).
   bool restartable = false;
+  // Some restartPolicyRules entry has action RestartAllContainers: the node must declare the
+  // RestartAllContainersOnContainerExits feature (NodeDeclaredFeatures).
+  bool restarts_all_containers = false;
+  // Some volumeMounts entry sets bindMountOptions: the node must declare VolumeBindMountOptions.
+  bool bind_mount_options = false;
 
   bool operator==(const Container& other) const = default;
 };
@@ -383,6 +388,10 @@ struct PodSpec {
   std::vector<std::string> scheduling_gates;
   std::vector<Volume> volumes;
   bool host_network = false;
+  std::optional<bool> host_users;  // spec.hostUsers; unset means true.
+  // Some ephemeral container's volumeMounts entry sets bindMountOptions (ephemeral containers
+  // are otherwise not kept: they request no resources).
+  bool ephemeral_bind_mount_options = false;
   // spec.resourceClaims (dynamic resource allocation).
   std::vector<PodResourceClaim> resource_claims;
   // spec.schedulingGroup.podGroupName: the upstream PodGroup (scheduling.k8s.io) the pod joins, in
@@ -455,6 +464,8 @@ struct NodeStatus {
   ResourceList allocatable;
   std::vector<ContainerImage> images;
   std::vector<Condition> conditions;
+  // status.declaredFeatures: the node features the kubelet declares (NodeDeclaredFeatures).
+  std::vector<std::string> declared_features;
 
   bool operator==(const NodeStatus& other) const = default;
 };

@@ -121,6 +121,7 @@ Plugins DefaultPlugins() {
       {"NodeResourcesBalancedAllocation", 1},
       {"ImageLocality", 1},
       {"DefaultBinder", 0},
+      {"NodeDeclaredFeatures", 0},
   };
   return plugins;
 }

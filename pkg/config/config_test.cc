@@ -19,13 +19,28 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 const std::set<std::string> kKnown = {
-    "SchedulingGates",   "PrioritySort",     "NodeUnschedulable",
-    "NodeName",          "TaintToleration",  "NodeAffinity",
-    "NodePorts",         "NodeResourcesFit", "NodeResourcesBalancedAllocation",
-    "ImageLocality",     "DefaultBinder",    "CustomScore",
-    "CustomSort",        "InterPodAffinity", "PodTopologySpread",
-    "DefaultPreemption", "Coscheduling",     "VolumeRestrictions",
-    "NodeVolumeLimits",  "VolumeBinding",    "VolumeZone",
+    "SchedulingGates",
+    "PrioritySort",
+    "NodeUnschedulable",
+    "NodeName",
+    "TaintToleration",
+    "NodeAffinity",
+    "NodePorts",
+    "NodeResourcesFit",
+    "NodeResourcesBalancedAllocation",
+    "ImageLocality",
+    "DefaultBinder",
+    "CustomScore",
+    "CustomSort",
+    "InterPodAffinity",
+    "PodTopologySpread",
+    "DefaultPreemption",
+    "Coscheduling",
+    "VolumeRestrictions",
+    "NodeVolumeLimits",
+    "VolumeBinding",
+    "VolumeZone",
+    "NodeDeclaredFeatures",
 };
 
 constexpr char kHeader[] =
@@ -111,7 +126,8 @@ TEST(DefaultsTest, DefaultPluginsAreUpstreamOrderAndWeights) {
                                                {"DefaultPreemption", 0},
                                                {"NodeResourcesBalancedAllocation", 1},
                                                {"ImageLocality", 1},
-                                               {"DefaultBinder", 0}}));
+                                               {"DefaultBinder", 0},
+                                               {"NodeDeclaredFeatures", 0}}));
   EXPECT_TRUE(plugins.multi_point.disabled.empty());
   for (const ExtensionPoint& point : ExtensionPoints()) {
     if (point.key == "multiPoint") {
@@ -156,6 +172,7 @@ TEST(LoadTest, KubeSchedulerStyleFileWithTwoProfiles) {
                                                      {"NodeResourcesBalancedAllocation", 1},
                                                      {"ImageLocality", 1},
                                                      {"DefaultBinder", 0},
+                                                     {"NodeDeclaredFeatures", 0},
                                                      {"CustomScore", 2}}));
   EXPECT_EQ(first.plugins.score.enabled, Refs({{"NodeResourcesFit", 10}, {"ImageLocality", 0}}));
   EXPECT_EQ(first.plugins.score.disabled, Refs({{"*", 0}}));
@@ -282,6 +299,7 @@ TEST(LoadTest, MergeSemantics) {
                               {"NodeResourcesBalancedAllocation", 1},
                               {"ImageLocality", 1},
                               {"DefaultBinder", 0},
+                              {"NodeDeclaredFeatures", 0},
                               {"CustomScore", 0}}));
   EXPECT_EQ(mp.disabled, Refs({{"NodePorts", 0}}));
 }
@@ -462,14 +480,14 @@ TEST(ErrorTest, LeaderElectionRules) {
 }
 
 TEST(ErrorTest, UnknownPluginListsKnownPlugins) {
-  EXPECT_EQ(
-      FileError("pkg/config/testdata/unknown-plugin.yaml"),
-      "pkg/config/testdata/unknown-plugin.yaml: profiles[0].plugins.score.enabled[2].name: "
-      "unknown plugin \"Foo\"; known plugins: Coscheduling, CustomScore, CustomSort, "
-      "DefaultBinder, DefaultPreemption, ImageLocality, InterPodAffinity, NodeAffinity, NodeName, "
-      "NodePorts, NodeResourcesBalancedAllocation, NodeResourcesFit, NodeUnschedulable, "
-      "NodeVolumeLimits, PodTopologySpread, PrioritySort, SchedulingGates, TaintToleration, "
-      "VolumeBinding, VolumeRestrictions, VolumeZone");
+  EXPECT_EQ(FileError("pkg/config/testdata/unknown-plugin.yaml"),
+            "pkg/config/testdata/unknown-plugin.yaml: profiles[0].plugins.score.enabled[2].name: "
+            "unknown plugin \"Foo\"; known plugins: Coscheduling, CustomScore, CustomSort, "
+            "DefaultBinder, DefaultPreemption, ImageLocality, InterPodAffinity, NodeAffinity, "
+            "NodeDeclaredFeatures, NodeName, "
+            "NodePorts, NodeResourcesBalancedAllocation, NodeResourcesFit, NodeUnschedulable, "
+            "NodeVolumeLimits, PodTopologySpread, PrioritySort, SchedulingGates, TaintToleration, "
+            "VolumeBinding, VolumeRestrictions, VolumeZone");
 
   ConfigIssue issue =
       LoadIssue(std::string(kHeader) + "profiles:\n- pluginConfig:\n  - name: DynamicResources\n");

@@ -641,10 +641,11 @@ enum ActionType : uint32_t {
   kUpdatePodSchedulingGatesEliminated = 1u << 10,
   kUpdatePodGeneratedResourceClaim = 1u << 11,
   kUpdateNodeSpecUnschedulable = 1u << 12,
+  kUpdateNodeDeclaredFeature = 1u << 13,
   kUpdate = kUpdateNodeAllocatable | kUpdateNodeLabel | kUpdateNodeTaint | kUpdateNodeCondition |
             kUpdateNodeAnnotation | kUpdatePodLabel | kUpdatePodScaleDown | kUpdatePodTolerations |
             kUpdatePodSchedulingGatesEliminated | kUpdatePodGeneratedResourceClaim |
-            kUpdateNodeSpecUnschedulable,
+            kUpdateNodeSpecUnschedulable | kUpdateNodeDeclaredFeature,
   kAll = kAdd | kDelete | kUpdate,
 };
 

@@ -55,6 +55,7 @@ std::string ActionNames(uint32_t actions) {
       {framework::kUpdatePodSchedulingGatesEliminated, "UpdatePodSchedulingGatesEliminated"},
       {framework::kUpdatePodGeneratedResourceClaim, "UpdatePodGeneratedResourceClaim"},
       {framework::kUpdateNodeSpecUnschedulable, "UpdateNodeSpecUnschedulable"},
+      {framework::kUpdateNodeDeclaredFeature, "UpdateNodeDeclaredFeature"},
   };
   std::string out;
   for (const auto& [bit, name] : kNames) {

@@ -55,6 +55,9 @@ uint32_t NodeChangeActions(const api::Node& old_node, const api::Node& new_node)
   if (!(old_node.meta.annotations == new_node.meta.annotations)) {
     actions |= framework::kUpdateNodeAnnotation;
   }
+  if (old_node.status.declared_features != new_node.status.declared_features) {
+    actions |= framework::kUpdateNodeDeclaredFeature;
+  }
   return actions;
 }
 

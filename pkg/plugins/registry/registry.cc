@@ -13,6 +13,7 @@
 #include "pkg/plugins/imagelocality/image_locality.h"
 #include "pkg/plugins/interpodaffinity/interpodaffinity.h"
 #include "pkg/plugins/nodeaffinity/nodeaffinity.h"
+#include "pkg/plugins/nodedeclaredfeatures/nodedeclaredfeatures.h"
 #include "pkg/plugins/nodename/nodename.h"
 #include "pkg/plugins/nodeports/nodeports.h"
 #include "pkg/plugins/noderesources/balanced_allocation.h"
@@ -53,6 +54,7 @@ framework::runtime::Registry InTree() {
       {std::string(tainttoleration::kName), tainttoleration::New},
       {std::string(nodeaffinity::kName), nodeaffinity::New},
       {std::string(nodeports::kName), nodeports::New},
+      {std::string(nodedeclaredfeatures::kName), nodedeclaredfeatures::New},
       {std::string(noderesources::kName), noderesources::New},
       {std::string(volumerestrictions::kName), volumerestrictions::New},
       {std::string(nodevolumelimits::kName), nodevolumelimits::New},
@@ -99,6 +101,7 @@ std::vector<config::ConfigIssue> ValidateArgs(const std::string& plugin,
       {nodename::kName, framework::ExpectNoArgs},
       {tainttoleration::kName, framework::ExpectNoArgs},
       {nodeports::kName, framework::ExpectNoArgs},
+      {nodedeclaredfeatures::kName, framework::ExpectNoArgs},
       {volumerestrictions::kName, framework::ExpectNoArgs},
       {nodevolumelimits::kName, framework::ExpectNoArgs},
       {volumezone::kName, framework::ExpectNoArgs},
