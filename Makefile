@@ -30,7 +30,8 @@ configure: deps
 build: configure
 	@$(CMAKE) --build $(BUILD_DIR) -j$(JOBS)
 
-# The control plane at the pinned release (local-cluster.sh builds its etcd and kube-apiserver).
+# The control plane at the pinned release (local-cluster.sh builds its etcd, kube-apiserver and
+# kube-controller-manager).
 cluster-up: deps
 	@BERTH_COMPAT=0 BERTH_GENERIC_WORKLOAD=1 deploy/local-cluster.sh up
 
@@ -106,7 +107,7 @@ scheduler: configure
 # Local control plane + 20 simulated nodes + 234 pods, among them two gangs (one that fits, one
 # that waits); berth-scheduler binds them and the table shows where every pod went and why the
 # rest could not go anywhere, then `berth-scheduler explain` for each pod left Pending. Builds
-# only what it runs: berth-scheduler, etcd and kube-apiserver.
+# only what it runs: berth-scheduler, etcd, kube-apiserver and kube-controller-manager.
 demo: scheduler cluster-up
 	@source _output/cluster/env && python3 deploy/demo.py
 

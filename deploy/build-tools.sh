@@ -4,10 +4,11 @@
 # _output/tools/. Built binaries are cached outside the work tree, keyed by name and version,
 # so a second run (or a fresh clone on the same machine) only makes links.
 #
-#   deploy/build-tools.sh [etcd] [kube-apiserver] [kube-scheduler] [helm] [kwok]
-#                         [servicemonitor-crd]
-#   (no arguments: etcd and kube-apiserver, what the local control plane needs)
-#   deploy/build-tools.sh --compat [etcd] [kube-apiserver]
+#   deploy/build-tools.sh [etcd] [kube-apiserver] [kube-controller-manager] [kube-scheduler]
+#                         [helm] [kwok] [servicemonitor-crd]
+#   (no arguments: etcd, kube-apiserver and kube-controller-manager, what the local control
+#   plane needs)
+#   deploy/build-tools.sh --compat [etcd] [kube-apiserver] [kube-controller-manager]
 #   (the oldest supported minor, KUBERNETES_COMPAT_VERSION, and the etcd it bundles,
 #   ETCD_COMPAT_VERSION, from deploy/tools/{kubernetes,etcd}-compat, linked into
 #   _output/tools/compat/ for `BERTH_COMPAT=1 deploy/local-cluster.sh up`)
@@ -53,17 +54,18 @@ command -v go >/dev/null 2>&1 || {
 export GOTOOLCHAIN=local GOFLAGS=-mod=mod CGO_ENABLED=0
 
 version_of() {
-  if $compat && [[ $1 != etcd && $1 != kube-apiserver ]]; then
-    echo "build-tools: --compat builds only etcd and kube-apiserver, not '$1'" >&2
+  if $compat && [[ $1 != etcd && $1 != kube-apiserver && $1 != kube-controller-manager ]]; then
+    echo "build-tools: --compat builds only etcd, kube-apiserver and kube-controller-manager," \
+      "not '$1'" >&2
     return 1
   fi
   case $1 in
     etcd) echo "$ETCD_VERSION" ;;
-    kube-apiserver | kube-scheduler) echo "$KUBERNETES_VERSION" ;;
+    kube-apiserver | kube-controller-manager | kube-scheduler) echo "$KUBERNETES_VERSION" ;;
     helm) echo "$HELM_VERSION" ;;
     kwok) echo "$KWOK_VERSION" ;;
     servicemonitor-crd) echo "$PROMETHEUS_OPERATOR_VERSION" ;;
-    *) echo "build-tools: unknown tool '$1' (known: etcd kube-apiserver kube-scheduler helm kwok servicemonitor-crd)" >&2; return 1 ;;
+    *) echo "build-tools: unknown tool '$1' (known: etcd kube-apiserver kube-controller-manager kube-scheduler helm kwok servicemonitor-crd)" >&2; return 1 ;;
   esac
 }
 
@@ -120,7 +122,7 @@ build_one() {
         check_pin "$module_dir" go.etcd.io/etcd/server/v3 "$ETCD_VERSION"
         pkg=go.etcd.io/etcd/server/v3
         ;;
-      kube-apiserver | kube-scheduler)
+      kube-apiserver | kube-controller-manager | kube-scheduler)
         module_dir=$repo/deploy/tools/kubernetes$module_suffix
         check_pin "$module_dir" k8s.io/kubernetes "$KUBERNETES_VERSION"
         check_staging_pins "$module_dir" "$KUBERNETES_STAGING_VERSION"
@@ -166,7 +168,7 @@ build_one() {
 }
 
 tools=("$@")
-((${#tools[@]})) || tools=(etcd kube-apiserver)
+((${#tools[@]})) || tools=(etcd kube-apiserver kube-controller-manager)
 
 # Binaries and the CRD appear in the cache only complete (renamed into place), so one that is
 # there can be linked without the lock.

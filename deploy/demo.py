@@ -120,11 +120,16 @@ def install_podgroup_crd():
 def clean_previous_run():
     call("DELETE", f"/api/v1/namespaces/{NAMESPACE}/pods?gracePeriodSeconds=0", ok_missing=True)
     if served("scheduling.k8s.io/v1beta1", "podgroups"):
-        # Only kube-controller-manager, which does not run here, would lift their finalizer.
-        for g in (call("GET", UP_GROUPS, ok_missing=True) or {}).get("items", []):
-            call("PATCH", f"{UP_GROUPS}/{g['metadata']['name']}", {"metadata": {"finalizers": None}},
-                 ok_missing=True, content_type="application/merge-patch+json")
         call("DELETE", UP_GROUPS, ok_missing=True)
+        # Each keeps a finalizer until kube-controller-manager's podgroup-protection controller sees
+        # none of its pods left; the demo creates one of the same name again.
+        deadline = time.time() + 60
+        while (call("GET", UP_GROUPS, ok_missing=True) or {}).get("items"):
+            if time.time() > deadline:
+                raise SystemExit("demo: the previous run's PodGroups are still there after 60s "
+                                 "(is kube-controller-manager running? see _output/cluster/"
+                                 "kube-controller-manager.log)")
+            time.sleep(0.2)
     if served("scheduling.x-k8s.io/v1alpha1", "podgroups"):
         call("DELETE", SP_GROUPS, ok_missing=True)
     call("DELETE", f"/api/v1/nodes?labelSelector={NODE_LABEL}%3Dtrue", ok_missing=True)

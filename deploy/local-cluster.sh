@@ -1,12 +1,24 @@
 #!/usr/bin/env bash
-# The local control plane the tests, the demo and the benchmarks run against: a real etcd and a
-# real kube-apiserver (the versions pinned in deploy/versions.env) on loopback, with their own
-# PKI. There is no controller-manager, no kubelet and no default scheduler, so a pod stays
-# Pending until something (Berth) binds it.
+# The local control plane the tests, the demo and the benchmarks run against: a real etcd, a real
+# kube-apiserver and a real kube-controller-manager (the versions pinned in deploy/versions.env)
+# on loopback, with their own PKI. There is no kubelet and no default scheduler, so a pod stays
+# Pending until something (Berth) binds it, and a bound pod never runs.
+#
+# kube-controller-manager runs only the controllers whose work the tests and the demo need done
+# for real (see start_controller_manager): resourceclaim (ResourceClaims from a pod's
+# ResourceClaimTemplates), persistentvolume-binder (claims and volumes Bound), disruption
+# (PodDisruptionBudget status), namespace (a deleted namespace's content removed, then the
+# namespace), garbage-collector (dependents of deleted owners), the pvc-, pv- and (with
+# BERTH_GENERIC_WORKLOAD=1) podgroup-protection controllers (their finalizers lifted once nothing
+# uses the object). Controllers that would act as a kubelet or a workload controller (replicaset,
+# node lifecycle, serviceaccount, ...) stay off: the tests create exactly the pods and nodes they
+# mean to.
 #
 #   deploy/local-cluster.sh up                 start (idempotent); stdout: the admin kubeconfig path
-#   deploy/local-cluster.sh down [--purge]     stop apiserver then etcd; --purge also deletes all state
-#   deploy/local-cluster.sh status             print "running" and exit 0 when /readyz is ok
+#   deploy/local-cluster.sh down [--purge]     stop controller-manager, apiserver, etcd; --purge also
+#                                              deletes all state
+#   deploy/local-cluster.sh status             print "running" and exit 0 when the apiserver's
+#                                              /readyz and the controller-manager's /healthz are ok
 #   deploy/local-cluster.sh restart-apiserver  SIGKILL the apiserver and start it again (an outage)
 #   deploy/local-cluster.sh stop-apiserver [--kill]   SIGTERM (or SIGKILL) only the apiserver
 #   deploy/local-cluster.sh start-apiserver    start the apiserver again (etcd must be running)
@@ -16,29 +28,37 @@
 #   pki/                      ca.crt (trusted), wrong-ca.crt (an unrelated CA), apiserver.*,
 #                             admin.* (CN=berth-admin, O=system:masters), noperms.*
 #                             (CN=berth-test-noperms, no groups, so RBAC forbids everything),
+#                             controller-manager.* (CN=system:kube-controller-manager, the user
+#                             the apiserver's bootstrap RBAC grants its role),
+#                             controller-manager-serving.* (its /healthz's certificate),
 #                             sa.key/sa.pub (service-account token signing)
 #   kubeconfig                admin, credentials embedded
 #   kubeconfig-noperms        the RBAC-less user
 #   kubeconfig-wrong-ca       admin credentials, but wrong-ca.crt as the trusted CA
+#   kubeconfig-controller-manager   kube-controller-manager's own
 #   env                       `source` it: BERTH_KUBECONFIG, BERTH_APISERVER_URL, BERTH_CLUSTER_DIR, ...
-#   etcd/ etcd.log etcd.pid kube-apiserver.log kube-apiserver.pid ports
+#   etcd/ etcd.log etcd.pid kube-apiserver.log kube-apiserver.pid kube-controller-manager.log
+#   kube-controller-manager.pid ports
 #
 # Ports (defaults in brackets): BERTH_APISERVER_PORT [6443], BERTH_ETCD_PORT [2379],
-# BERTH_ETCD_PEER_PORT [2380]. While this checkout's cluster runs, every subcommand uses the
-# ports it was started with, so only `up` needs them.
+# BERTH_ETCD_PEER_PORT [2380], BERTH_CONTROLLER_MANAGER_PORT [10257] (its secure port: /healthz).
+# While this checkout's cluster runs, every subcommand uses the ports it was started with, so only
+# `up` needs them.
 #
 # BERTH_COMPAT=1 selects the compatibility cluster instead: the oldest supported Kubernetes minor
 # (KUBERNETES_COMPAT_VERSION and ETCD_COMPAT_VERSION in deploy/versions.env), built by
 # `deploy/build-tools.sh --compat`, living in _output/cluster-compat/ with its own ports
 # BERTH_COMPAT_APISERVER_PORT [7443], BERTH_COMPAT_ETCD_PORT [3379], BERTH_COMPAT_ETCD_PEER_PORT
-# [3380], so it runs beside the default cluster. Every subcommand acts on the selected cluster;
+# [3380], BERTH_COMPAT_CONTROLLER_MANAGER_PORT [11257], so it runs beside the default cluster. Every subcommand acts on the selected cluster;
 # its env file exports BERTH_COMPAT=1, so a test that sources it and restarts "the" apiserver
 # restarts the compat one.
 #
 # BERTH_GENERIC_WORKLOAD=1 (the default of the pinned-release cluster) starts kube-apiserver with
 # the GenericWorkload feature gate and scheduling.k8s.io/v1beta1 enabled, so it serves upstream's
 # own gang API (PodGroup, Workload) and keeps pods' spec.schedulingGroup; 0 starts it without
-# them, as a default cluster runs. The gate only adds an API. `up` restarts a running apiserver
+# them, as a default cluster runs. The gate only adds an API (and kube-controller-manager gets the
+# same gate, so its resourceclaim controller serves pods of a PodGroup and its
+# podgroup-protection controller runs). `up` restarts a running apiserver
 # whose setting differs; restart-apiserver and start-apiserver keep the one `up` chose. The
 # compatibility cluster's minor has no such API: there it must be 0 (its default).
 set -euo pipefail
@@ -52,6 +72,7 @@ case ${BERTH_COMPAT:-0} in
     build_tools_args=()
     port_prefix=BERTH_
     default_apiserver_port=6443 default_etcd_port=2379 default_etcd_peer_port=2380
+    default_controller_manager_port=10257
     ;;
   1)
     compat=1
@@ -60,6 +81,7 @@ case ${BERTH_COMPAT:-0} in
     build_tools_args=(--compat)
     port_prefix=BERTH_COMPAT_
     default_apiserver_port=7443 default_etcd_port=3379 default_etcd_peer_port=3380
+    default_controller_manager_port=11257
     ;;
   *)
     echo "local-cluster: BERTH_COMPAT must be 0 or 1, not '$BERTH_COMPAT'" >&2
@@ -110,7 +132,8 @@ is_ours() {
   return 1
 }
 
-# Prints the pid of this checkout's $1 (etcd | kube-apiserver) when it runs. When the pid file
+# Prints the pid of this checkout's $1 (etcd | kube-apiserver | kube-controller-manager) when it
+# runs. When the pid file
 # is missing or stale it looks through /proc, so a lost pid file never leaves an orphan behind.
 our_pid() {
   local name=$1 pidfile=$cluster/$1.pid pid dir
@@ -201,8 +224,10 @@ show_log_tail() {
 # else the defaults.
 load_ports() {
   local recorded_apiserver_port="" recorded_etcd_port="" recorded_etcd_peer_port=""
+  local recorded_controller_manager_port=""
   recorded_generic_workload=""
-  if [[ -f $cluster/ports ]] && { our_pid etcd >/dev/null || our_pid kube-apiserver >/dev/null; }; then
+  if [[ -f $cluster/ports ]] && { our_pid etcd >/dev/null || our_pid kube-apiserver >/dev/null ||
+    our_pid kube-controller-manager >/dev/null; }; then
     # shellcheck source=/dev/null
     source "$cluster/ports"
   fi
@@ -210,26 +235,34 @@ load_ports() {
   generic_workload=${generic_workload_wanted:-${recorded_generic_workload:-$default_generic_workload}}
   local apiserver_var=${port_prefix}APISERVER_PORT etcd_var=${port_prefix}ETCD_PORT
   local etcd_peer_var=${port_prefix}ETCD_PEER_PORT
+  local controller_manager_var=${port_prefix}CONTROLLER_MANAGER_PORT
   apiserver_port=${!apiserver_var:-${recorded_apiserver_port:-$default_apiserver_port}}
   etcd_port=${!etcd_var:-${recorded_etcd_port:-$default_etcd_port}}
   etcd_peer_port=${!etcd_peer_var:-${recorded_etcd_peer_port:-$default_etcd_peer_port}}
+  controller_manager_port=${!controller_manager_var:-${recorded_controller_manager_port:-$default_controller_manager_port}}
   local port
-  for port in "$apiserver_port" "$etcd_port" "$etcd_peer_port"; do
+  for port in "$apiserver_port" "$etcd_port" "$etcd_peer_port" "$controller_manager_port"; do
     [[ $port =~ ^[0-9]+$ ]] && ((port > 0 && port < 65536)) || die "invalid port '$port'"
   done
+  # A cluster started before the controller-manager joined it recorded no port for it.
   if [[ -n $recorded_etcd_port ]] &&
     [[ $apiserver_port != "$recorded_apiserver_port" || $etcd_port != "$recorded_etcd_port" ||
-      $etcd_peer_port != "$recorded_etcd_peer_port" ]]; then
+      $etcd_peer_port != "$recorded_etcd_peer_port" ||
+      $controller_manager_port != "${recorded_controller_manager_port:-$controller_manager_port}" ]]; then
     die "this checkout's cluster already runs on apiserver port $recorded_apiserver_port," \
-      "etcd ports $recorded_etcd_port/$recorded_etcd_peer_port; run '$0 down' before changing ports"
+      "etcd ports $recorded_etcd_port/$recorded_etcd_peer_port, controller-manager port" \
+      "${recorded_controller_manager_port:-$controller_manager_port}; run '$0 down' before" \
+      "changing ports"
   fi
   apiserver_url=https://127.0.0.1:$apiserver_port
   etcd_url=http://127.0.0.1:$etcd_port
+  controller_manager_url=https://127.0.0.1:$controller_manager_port
 }
 
 record_ports() {
   printf 'recorded_apiserver_port=%s\nrecorded_etcd_port=%s\nrecorded_etcd_peer_port=%s\n' \
     "$apiserver_port" "$etcd_port" "$etcd_peer_port" >"$cluster/ports"
+  printf 'recorded_controller_manager_port=%s\n' "$controller_manager_port" >>"$cluster/ports"
   printf 'recorded_generic_workload=%s\n' "$generic_workload" >>"$cluster/ports"
 }
 
@@ -249,7 +282,8 @@ require_free_port() {
     "not by this checkout's cluster. Stop that process, or choose other ports, e.g." \
     "${port_prefix}APISERVER_PORT=$((apiserver_port + 10000))" \
     "${port_prefix}ETCD_PORT=$((etcd_port + 10000))" \
-    "${port_prefix}ETCD_PEER_PORT=$((etcd_peer_port + 10000)) $0 up"
+    "${port_prefix}ETCD_PEER_PORT=$((etcd_peer_port + 10000))" \
+    "${port_prefix}CONTROLLER_MANAGER_PORT=$((controller_manager_port + 10000)) $0 up"
 }
 
 # --- PKI --------------------------------------------------------------------------------
@@ -295,14 +329,16 @@ new_leaf() {
 pki_complete() {
   local file
   for file in ca.crt ca.key wrong-ca.crt apiserver.crt apiserver.key admin.crt admin.key \
-    noperms.crt noperms.key sa.key sa.pub; do
+    noperms.crt noperms.key controller-manager.crt controller-manager.key \
+    controller-manager-serving.crt controller-manager-serving.key sa.key sa.pub; do
     [[ -f $pki/$file ]] || return 1
   done
 }
 
-# Mints whatever is missing or expiring; sets pki_changed when the apiserver's view changed.
+# Mints whatever is missing or expiring; sets pki_changed when the apiserver's view changed and
+# controller_manager_pki_changed when the controller-manager's did.
 ensure_pki() {
-  pki_changed=false
+  pki_changed=false controller_manager_pki_changed=false
   mkdir -p "$pki"
   if ! cert_usable ca; then
     log "creating the cluster CA in $pki"
@@ -317,11 +353,22 @@ ensure_pki() {
   fi
   cert_usable admin ca || new_leaf admin /O=system:masters/CN=berth-admin client_ext
   cert_usable noperms ca || new_leaf noperms /CN=berth-test-noperms client_ext
+  if ! cert_usable controller-manager ca; then
+    new_leaf controller-manager /CN=system:kube-controller-manager client_ext
+    controller_manager_pki_changed=true
+  fi
+  if ! cert_usable controller-manager-serving ca; then
+    new_leaf controller-manager-serving /CN=kube-controller-manager loopback_serving_ext
+    controller_manager_pki_changed=true
+  fi
   if [[ ! -f $pki/sa.key || ! -f $pki/sa.pub ]]; then
     new_key sa
     openssl_quiet pkey -in "$pki/sa.key" -pubout -out "$pki/sa.pub"
     pki_changed=true
   fi
+  # The controllers authenticate with tokens the apiserver signs, and trust the CA.
+  $pki_changed && controller_manager_pki_changed=true
+  return 0
 }
 
 # --- etcd and kube-apiserver ------------------------------------------------------------
@@ -378,11 +425,12 @@ start_apiserver() {
   # and queue or reject them with 429 when a benchmark creates and binds thousands of pods: the
   # benchmark would measure APF, not Berth. In this single-user cluster the plain max-in-flight
   # limits below bound concurrency instead.
-  # --disable-admission-plugins=ServiceAccount: that plugin rejects a pod until the token
-  # controller (a controller-manager, which does not run here) has created the namespace's
-  # default service account. TaintNodesByCondition taints every new Node not-ready:NoSchedule
-  # until the node lifecycle controller (also a controller-manager part) sees it Ready; the
-  # simulated nodes here are created Ready and no controller would ever lift that taint.
+  # --disable-admission-plugins=ServiceAccount: that plugin rejects a pod until the serviceaccount
+  # controller has created the namespace's default service account, and the controller-manager
+  # here does not run it (no pod here ever runs, so none needs an account). TaintNodesByCondition
+  # taints every new Node not-ready:NoSchedule until the node lifecycle controller (not run here
+  # either: no kubelet heartbeats) sees it Ready; the simulated nodes here are created Ready and
+  # nothing would ever lift that taint.
   # Every other default admission plugin stays on.
   # --endpoint-reconciler-type=none: the reconciler would publish the advertise address as the
   # `kubernetes` service's endpoint, but Endpoints validation rejects loopback addresses and it
@@ -436,6 +484,105 @@ wait_apiserver_ready() {
     if ((SECONDS >= deadline)); then
       show_log_tail kube-apiserver
       die "kube-apiserver not ready at $apiserver_url/readyz after 120s"
+    fi
+    sleep 0.5
+  done
+}
+
+# --- kube-controller-manager -----------------------------------------------------------
+
+# The controllers to run, by their canonical names (the same in every supported minor). Each
+# registers a health check of its own name once started, which is what readiness waits for.
+controllers() {
+  local list=(
+    resourceclaim-controller
+    persistentvolume-binder-controller
+    persistentvolumeclaim-protection-controller
+    persistentvolume-protection-controller
+    disruption-controller
+    namespace-controller
+    garbage-collector-controller
+  )
+  # Upstream's PodGroups (GenericWorkload) get a finalizer only this controller lifts; the
+  # controller exists in the minors that have the API, and only with the gate.
+  ((generic_workload)) && list+=(podgroup-protection-controller)
+  local IFS=,
+  echo "${list[*]}"
+}
+
+controller_manager_health() {
+  [[ -f $pki/ca.crt ]] || return 1
+  curl -sS --max-time 3 --cacert "$pki/ca.crt" "$controller_manager_url/healthz?verbose" 2>/dev/null
+}
+
+# Healthy, and every controller asked for has started (its named check is listed and ok).
+controller_manager_ready() {
+  local health name
+  health=$(controller_manager_health) || return 1
+  [[ $health == *"healthz check passed"* ]] || return 1
+  for name in $(controllers | tr , ' '); do
+    [[ $health == *"[+]$name ok"* ]] || return 1
+  done
+}
+
+start_controller_manager() {
+  our_pid kube-controller-manager >/dev/null && return 0
+  require_free_port "$controller_manager_port" kube-controller-manager \
+    "${port_prefix}CONTROLLER_MANAGER_PORT"
+  write_kubeconfig "$cluster/kubeconfig-controller-manager" controller-manager ca
+  # --use-service-account-credentials: each controller gets its own service account in
+  # kube-system (created by the controller-manager) and a token for it from the apiserver's
+  # TokenRequest API (signed with sa.key, see --service-account-signing-key-file), so it acts
+  # with exactly the RBAC role the apiserver bootstraps for it, as in a real cluster. No
+  # --service-account-private-key-file: that key only serves the legacy token-secret controller,
+  # which does not run. No --root-ca-file: only the token-secret and root-ca-cert-publisher
+  # controllers read it. No --cluster-signing-*: no CSR signing controller runs.
+  # --authentication-/--authorization-kubeconfig: its secure port checks bearer tokens and
+  # permissions with the apiserver (TokenReview, SubjectAccessReview; the bootstrap role allows
+  # both) and client certificates against --client-ca-file. --authentication-skip-lookup: the
+  # apiserver runs without a front proxy, so the extension-apiserver-authentication ConfigMap has
+  # no request-header CA, and looking it up would log an error every few seconds. /healthz is
+  # always open, served with a certificate of the cluster CA so probes verify it.
+  # --leader-elect=false: one instance; no Lease traffic, and a restarted apiserver never makes it
+  # give up leadership and exit.
+  # --kube-api-qps/burst: the default 20/30 per controller would leave the namespace controller
+  # (which lists and deletes every resource type of a namespace) minutes behind a test suite that
+  # deletes a namespace per test.
+  local gate_flags=()
+  ((generic_workload)) && gate_flags=(--feature-gates=GenericWorkload=true)
+  launch kube-controller-manager "$tools/kube-controller-manager" \
+    "${gate_flags[@]}" \
+    --kubeconfig="$cluster/kubeconfig-controller-manager" \
+    --authentication-kubeconfig="$cluster/kubeconfig-controller-manager" \
+    --authorization-kubeconfig="$cluster/kubeconfig-controller-manager" \
+    --authentication-skip-lookup=true \
+    --client-ca-file="$pki/ca.crt" \
+    --bind-address=127.0.0.1 \
+    --secure-port="$controller_manager_port" \
+    --tls-cert-file="$pki/controller-manager-serving.crt" \
+    --tls-private-key-file="$pki/controller-manager-serving.key" \
+    --use-service-account-credentials=true \
+    --leader-elect=false \
+    --controllers="$(controllers)" \
+    --kube-api-qps=100 \
+    --kube-api-burst=200 \
+    --profiling=false \
+    --v=1
+  record_ports
+}
+
+wait_controller_manager_ready() {
+  local deadline=$((SECONDS + 60))
+  until controller_manager_ready; do
+    if ! our_pid kube-controller-manager >/dev/null; then
+      show_log_tail kube-controller-manager
+      die "kube-controller-manager exited during startup"
+    fi
+    if ((SECONDS >= deadline)); then
+      show_log_tail kube-controller-manager
+      log "its health report: $(controller_manager_health | tr '\n' ' ')"
+      die "kube-controller-manager not healthy with controllers $(controllers) at" \
+        "$controller_manager_url/healthz after 60s"
     fi
     sleep 0.5
   done
@@ -502,28 +649,44 @@ cmd_up() {
   take_lock
   load_ports
   generic_workload=${generic_workload_wanted:-$default_generic_workload}
-  if our_pid kube-apiserver >/dev/null && pki_complete && readyz_ok; then
+  if our_pid kube-apiserver >/dev/null && pki_complete && readyz_ok &&
+    our_pid kube-controller-manager >/dev/null && controller_manager_ready; then
     if [[ ${recorded_generic_workload:-0} == "$generic_workload" ]]; then
       write_client_files
-      log "already running: $apiserver_url (etcd $etcd_url)"
+      log "already running: $apiserver_url (etcd $etcd_url, controller-manager $controller_manager_url)"
       echo "$cluster/kubeconfig"
       return 0
     fi
-    log "restarting kube-apiserver with BERTH_GENERIC_WORKLOAD=$generic_workload"
+  fi
+  if [[ ${recorded_generic_workload:-0} != "$generic_workload" ]] &&
+    { our_pid kube-apiserver >/dev/null || our_pid kube-controller-manager >/dev/null; }; then
+    log "restarting kube-apiserver and kube-controller-manager with" \
+      "BERTH_GENERIC_WORKLOAD=$generic_workload"
+    stop_process kube-controller-manager
     stop_process kube-apiserver
   fi
-  (umask 022 && "$repo/deploy/build-tools.sh" "${build_tools_args[@]}" etcd kube-apiserver >&2)
+  (umask 022 && "$repo/deploy/build-tools.sh" "${build_tools_args[@]}" etcd kube-apiserver \
+    kube-controller-manager >&2)
   ensure_pki
   if $pki_changed && our_pid kube-apiserver >/dev/null; then
     log "certificates changed; restarting kube-apiserver"
     stop_process kube-apiserver
   fi
+  if $controller_manager_pki_changed && our_pid kube-controller-manager >/dev/null; then
+    log "certificates changed; restarting kube-controller-manager"
+    stop_process kube-controller-manager
+  fi
   start_etcd
   start_apiserver
   wait_apiserver_ready
+  local controller_manager_start=$SECONDS
+  start_controller_manager
+  wait_controller_manager_ready
   write_client_files
   log "up in $((SECONDS - start))s: kube-apiserver $apiserver_url ($("$tools/kube-apiserver" --version 2>/dev/null | awk '{print $2}'))," \
-    "etcd $etcd_url; kubeconfig $cluster/kubeconfig; source $cluster/env"
+    "etcd $etcd_url, kube-controller-manager $controller_manager_url" \
+    "(ready in $((SECONDS - controller_manager_start))s); kubeconfig $cluster/kubeconfig;" \
+    "source $cluster/env"
   echo "$cluster/kubeconfig"
 }
 
@@ -536,6 +699,7 @@ cmd_down() {
   esac
   [[ -d $cluster ]] || return 0
   take_lock
+  stop_process kube-controller-manager
   stop_process kube-apiserver
   stop_process etcd
   rm -f "$cluster/ports"
@@ -548,7 +712,7 @@ cmd_down() {
 }
 
 cmd_status() {
-  [[ -d $cluster ]] && load_ports 2>/dev/null && readyz_ok && {
+  [[ -d $cluster ]] && load_ports 2>/dev/null && readyz_ok && controller_manager_ready && {
     echo running
     return 0
   }

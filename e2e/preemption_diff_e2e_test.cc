@@ -45,8 +45,8 @@ constexpr size_t kPools = 2;
 constexpr size_t kPoolSize = 3;
 constexpr int kNodeMilliCpu = 4000;
 constexpr const char* kPoolLabel = "berth-diff-pool";
-// The budget-protected pods' label; the budget allows no disruption (no disruption controller
-// runs here, and minAvailable equals their number).
+// The budget-protected pods' label; the budget allows no disruption (minAvailable equals their
+// number, and the disruption controller counts none of them healthy: no kubelet runs them).
 constexpr const char* kGuarded = "guarded";
 
 // One cpu request per priority: equal priority, interchangeable pods.

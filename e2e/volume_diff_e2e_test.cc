@@ -1,6 +1,7 @@
 // Differential test against kube-scheduler for the volume plugins: 9 nodes in 3 zones, each with
-// a CSINode allowing two volumes of one CSI driver, and pods whose claims are bound already (no
-// volume controller runs here, so nothing is left for PreBind to write). kube-scheduler (the
+// a CSINode allowing two volumes of one CSI driver, and pods whose claims are bound already (the
+// controller-manager's persistentvolume-binder binds each pre-bound claim and volume before the
+// pods come, so nothing is left for PreBind to write). kube-scheduler (the
 // pinned release) schedules them in one namespace, then, once those pods are gone, berth-scheduler
 // schedules identical pods with identical claims and volumes in another. Each pod's outcome is
 // fixed by its volumes: a local volume's node, a zone-labelled volume's zone, a volume no node
@@ -42,15 +43,15 @@ const std::vector<std::string> kZones = {"zone-a", "zone-b", "zone-c"};
 constexpr int kNodesPerZone = 3;
 constexpr int kCSIVolumesPerNode = 2;
 
-// Cluster-scoped objects and claims outlive a namespace's deletion, held by the protection
-// finalizers the apiserver adds for a controller that does not run here; this removes them.
+// The test's volumes, claims and CSINodes, deleted when it ends (volumes are cluster-scoped and
+// outlive the namespaces); the pvc- and pv-protection controllers let each go once nothing uses
+// it, without the test waiting.
 class VolumeObjects {
  public:
   explicit VolumeObjects(std::shared_ptr<client::Client> client) : client_(std::move(client)) {}
   ~VolumeObjects() {
     for (auto it = created_.rbegin(); it != created_.rend(); ++it) {
       try {
-        client_->Patch(*it, {{"metadata", {{"finalizers", nullptr}}}}, client::PatchType::kMerge);
         client_->Delete(*it);
       } catch (const std::exception&) {
         // Best effort: names are unique per run.
@@ -65,8 +66,8 @@ class VolumeObjects {
     created_.push_back(collection + "/" + object["metadata"]["name"].get<std::string>());
   }
 
-  // A volume bound to claim ns/`claim` (empty: Available), with `extra` merged into its spec and
-  // `labels` on it.
+  // A volume pre-bound to claim ns/`claim` (empty: left Available by the controller), with
+  // `extra` merged into its spec and `labels` on it.
   std::string Volume(const std::string& name, const std::string& ns, const std::string& claim,
                      const json& extra, const json& labels = json::object(),
                      const json& access_modes = {"ReadWriteOnce"}) {
@@ -81,13 +82,12 @@ class VolumeObjects {
     pv["spec"].update(extra);
     if (!claim.empty()) pv["spec"]["claimRef"] = {{"namespace", ns}, {"name", claim}};
     Create(kVolumesPath, pv);
-    client_->Patch(std::string(kVolumesPath) + "/" + name + "/status",
-                   {{"status", {{"phase", claim.empty() ? "Available" : "Bound"}}}},
-                   client::PatchType::kMerge);
     return name;
   }
 
-  // A claim in `ns`, bound to `volume` as the volume controller leaves it (empty: unbound).
+  // A claim in `ns`, pre-bound to `volume` (see WaitForBindings), or with none: then it selects
+  // a label no volume has, so it stays unbound even when some other test's volume of the same
+  // (empty) class is Available.
   void Claim(const std::string& ns, const std::string& name, const std::string& volume,
              const json& access_modes = {"ReadWriteOnce"}) {
     json claim = {{"apiVersion", "v1"},
@@ -97,16 +97,40 @@ class VolumeObjects {
                    {{"accessModes", access_modes},
                     {"storageClassName", ""},
                     {"resources", {{"requests", {{"storage", "1Gi"}}}}}}}};
-    if (!volume.empty()) {
+    if (volume.empty()) {
+      claim["spec"]["selector"] = {{"matchLabels", {{"berth-vdiff", "no-such-volume"}}}};
+    } else {
       claim["spec"]["volumeName"] = volume;
-      claim["metadata"]["annotations"] = {{"pv.kubernetes.io/bind-completed", "yes"}};
+      prebound_.push_back(client::PersistentVolumeClaimsResource().Path(ns, name));
     }
     Create(client::PersistentVolumeClaimsResource().Path(ns), claim);
+  }
+
+  // Waits until the controller has bound every pre-bound claim created so far to its volume;
+  // false (naming the first claim still unbound) when one is not Bound within a minute.
+  bool WaitForBindings(std::string* unbound) {
+    for (const auto& path : prebound_) {
+      if (!testing::Eventually(
+              [&] {
+                const json claim = client_->Get(path);
+                return claim["status"].value("phase", "") == "Bound" &&
+                       claim["metadata"]
+                           .value("annotations", json::object())
+                           .contains("pv.kubernetes.io/bind-completed");
+              },
+              60s)) {
+        *unbound = path;
+        return false;
+      }
+    }
+    prebound_.clear();
+    return true;
   }
 
  private:
   std::shared_ptr<client::Client> client_;
   std::vector<std::string> created_;
+  std::vector<std::string> prebound_;
 };
 
 // A local volume's source and the node affinity that pins it to `node`.
@@ -256,6 +280,8 @@ TEST(VolumeDiffE2E, PodsLandWhereTheirVolumesAllowAndPendingMessagesMatchKubeSch
 
   testing::TestNamespace kube_ns(admin, "e2e-vdiff-kube");
   const auto kube_pods = Prepare(objects, kube_ns.name(), nodes.id(), names);
+  std::string unbound;
+  ASSERT_TRUE(objects.WaitForBindings(&unbound)) << "the controller did not bind " << unbound;
   Outcome kube;
   {
     const std::string name = "vdiff-kube-scheduler-" + nodes.id();
@@ -269,6 +295,7 @@ TEST(VolumeDiffE2E, PodsLandWhereTheirVolumesAllowAndPendingMessagesMatchKubeSch
 
   testing::TestNamespace berth_ns(admin, "e2e-vdiff-berth");
   const auto berth_pods = Prepare(objects, berth_ns.name(), nodes.id(), names);
+  ASSERT_TRUE(objects.WaitForBindings(&unbound)) << "the controller did not bind " << unbound;
   Outcome berth;
   {
     const std::string name = "vdiff-berth-" + nodes.id();

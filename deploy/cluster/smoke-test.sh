@@ -3,8 +3,11 @@
 # nothing but curl and the credentials embedded in the kubeconfigs it wrote:
 #   admin can list and create pods; a pod for berth-scheduler is admitted without a service
 #   account and stays Pending; the RBAC-less user gets 403 naming verb and resource; the
-#   wrong-CA kubeconfig fails TLS verification; data survives restart-apiserver; compact makes
-#   an old resourceVersion 410 Gone; a second `up` is quick.
+#   wrong-CA kubeconfig fails TLS verification; kube-controller-manager is healthy over verified
+#   TLS and its controllers act (a ResourceClaim made from a pod's template, a pre-bound claim
+#   and volume Bound, a budget's status written, a deleted namespace emptied and gone); data
+#   survives restart-apiserver; compact makes an old resourceVersion 410 Gone; a second `up` is
+#   quick.
 #
 #   deploy/cluster/smoke-test.sh            uses (and leaves running) the cluster; starts it if needed
 #   deploy/cluster/smoke-test.sh --cycle    also checks `down` followed by `up`
@@ -112,6 +115,84 @@ code=$?
 set -e
 ((code == 60)) || fail "wrong-CA kubeconfig did not fail verification (curl exit $code: $(cat "$work/wrong.out"))"
 pass "wrong-CA kubeconfig fails TLS verification (curl exit 60)"
+
+# --- kube-controller-manager --------------------------------------------------------------
+tools_dir=$repo/_output/tools
+[[ $BERTH_COMPAT == 1 ]] && tools_dir=$tools_dir/compat
+kcm_version=$("$tools_dir/kube-controller-manager" --version | awk '{print $2}')
+[[ $kcm_version == "$expected_version" ]] ||
+  fail "kube-controller-manager is $kcm_version, deploy/versions.env pins $expected_version"
+# shellcheck source=/dev/null
+source "$BERTH_CLUSTER_DIR/ports"
+health=$(curl -sS --cacert "$work/ca.crt" "https://127.0.0.1:$recorded_controller_manager_port/healthz?verbose") ||
+  fail "kube-controller-manager's /healthz does not answer over TLS verified with the cluster CA"
+for controller in resourceclaim persistentvolume-binder disruption namespace garbage-collector; do
+  [[ $health == *"[+]$controller-controller ok"* ]] || fail "$controller-controller not healthy: $health"
+done
+pass "kube-controller-manager $kcm_version healthy over verified TLS, port $recorded_controller_manager_port"
+
+# Polls the shell expression $2 every 0.2 s for up to $3 s (default 30); fails naming $1.
+wait_for() {
+  local what=$1 condition=$2 deadline=$((SECONDS + ${3:-30}))
+  until eval "$condition"; do
+    ((SECONDS < deadline)) || fail "$what: not within ${3:-30}s"
+    sleep 0.2
+  done
+}
+scratch=berth-smoke-kcm-$$
+api admin POST /api/v1/namespaces -d '{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"'$scratch'"}}' >/dev/null
+api admin POST "/apis/resource.k8s.io/v1/namespaces/$scratch/resourceclaimtemplates" -d '{
+  "apiVersion":"resource.k8s.io/v1","kind":"ResourceClaimTemplate","metadata":{"name":"gpu"},
+  "spec":{"spec":{"devices":{"requests":[{"name":"gpu","exactly":{"deviceClassName":"gpu.example.com"}}]}}}}' >/dev/null
+api admin POST "/api/v1/namespaces/$scratch/pods" -d '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"dra"},
+  "spec":{"schedulerName":"berth-scheduler","containers":[{"name":"c","image":"registry.k8s.io/pause:3.10",
+  "resources":{"claims":[{"name":"gpu"}]}}],"resourceClaims":[{"name":"gpu","resourceClaimTemplateName":"gpu"}]}}' >/dev/null
+claim_of_pod() {
+  api admin GET "/api/v1/namespaces/$scratch/pods/dra" | sed '$d' |
+    json '[s.get("resourceClaimName", "") for s in d["status"].get("resourceClaimStatuses", [])]'
+}
+wait_for "resourceclaim controller: a claim for the pod's template" '[[ $(claim_of_pod) == *dra-gpu-* ]]'
+claim=$(claim_of_pod | tr -d "[]'")
+owner=$(api admin GET "/apis/resource.k8s.io/v1/namespaces/$scratch/resourceclaims/$claim" | sed '$d' |
+  json 'd["metadata"]["ownerReferences"][0]["name"]')
+[[ $owner == dra ]] || fail "claim $claim is owned by '$owner', not the pod"
+pass "resourceclaim controller made ResourceClaim $claim from the pod's template"
+
+api admin POST /api/v1/persistentvolumes -d '{"apiVersion":"v1","kind":"PersistentVolume","metadata":{"name":"'$scratch'"},
+  "spec":{"capacity":{"storage":"1Gi"},"accessModes":["ReadWriteOnce"],"storageClassName":"",
+  "persistentVolumeReclaimPolicy":"Retain","hostPath":{"path":"/tmp/'$scratch'"},
+  "claimRef":{"namespace":"'$scratch'","name":"data"}}}' >/dev/null
+api admin POST "/api/v1/namespaces/$scratch/persistentvolumeclaims" -d '{"apiVersion":"v1",
+  "kind":"PersistentVolumeClaim","metadata":{"name":"data"},"spec":{"accessModes":["ReadWriteOnce"],
+  "storageClassName":"","volumeName":"'$scratch'","resources":{"requests":{"storage":"1Gi"}}}}' >/dev/null
+claim_phase() {
+  api admin GET "/api/v1/namespaces/$scratch/persistentvolumeclaims/data" | sed '$d' | json 'd["status"].get("phase")'
+}
+wait_for "persistentvolume-binder controller: claim data Bound" '[[ $(claim_phase) == Bound ]]'
+pass "persistentvolume-binder controller bound a pre-bound claim and volume"
+
+api admin POST "/apis/policy/v1/namespaces/$scratch/poddisruptionbudgets" -d '{"apiVersion":"policy/v1",
+  "kind":"PodDisruptionBudget","metadata":{"name":"budget"},"spec":{"minAvailable":1,
+  "selector":{"matchLabels":{"app":"none"}}}}' >/dev/null
+budget_observed() {
+  api admin GET "/apis/policy/v1/namespaces/$scratch/poddisruptionbudgets/budget" | sed '$d' |
+    json 'd["status"].get("observedGeneration") == d["metadata"]["generation"]'
+}
+wait_for "disruption controller: the budget's status" '[[ $(budget_observed) == True ]]'
+pass "disruption controller wrote the budget's status"
+
+api admin DELETE "/api/v1/namespaces/$scratch/pods/dra?gracePeriodSeconds=0" >/dev/null
+api admin DELETE "/api/v1/namespaces/$scratch" >/dev/null
+namespace_status() { status_of "$(api admin GET "/api/v1/namespaces/$scratch")"; }
+start=$SECONDS
+wait_for "namespace controller: namespace $scratch deleted" '[[ $(namespace_status) == 404 ]]' 60
+pass "namespace controller emptied and removed namespace $scratch in $((SECONDS - start))s"
+claim_status() { status_of "$(api admin GET "/apis/resource.k8s.io/v1/namespaces/$scratch/resourceclaims/$claim")"; }
+[[ $(claim_status) == 404 ]] || fail "claim $claim outlived its namespace"
+api admin DELETE "/api/v1/persistentvolumes/$scratch" >/dev/null
+volume_status() { status_of "$(api admin GET "/api/v1/persistentvolumes/$scratch")"; }
+wait_for "pv-protection controller: released volume $scratch deleted" '[[ $(volume_status) == 404 ]]' 60
+pass "the volume, released with its claim, is deleted (pv-protection finalizer lifted)"
 
 start=$SECONDS
 "$lc" restart-apiserver

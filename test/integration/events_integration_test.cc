@@ -27,14 +27,6 @@ class EventsIntegrationTest : public ::testing::Test {
     pod_ = api::DecodePod(client_->Post(client::PodsResource().Path(ns_->name()),
                                         PodManifest(ns_->name(), "pending")));
   }
-  void TearDown() override {
-    try {
-      // Nothing garbage-collects a deleted namespace's events on this control plane.
-      client_->Delete(client::EventsResource().Path(ns_->name()));
-    } catch (const std::exception&) {
-      // Best effort: the events' TTL removes them anyway.
-    }
-  }
 
   std::unique_ptr<ApiEventRecorder> NewRecorder() {
     return std::make_unique<ApiEventRecorder>(client_, "berth-scheduler",

@@ -164,14 +164,25 @@ TEST_F(PreemptionIntegration, ADisruptionBudgetProtectsItsPodWhenAnotherVictimSu
   guarded["metadata"]["labels"]["app"] = "guarded";
   client_->Post(PodsPath(), guarded);
   client_->Post(PodsPath(), ClassPod("plain", "900m", low, node));
-  // No disruption controller runs here, so the budget allows no disruption, as minAvailable 1
-  // over its one pod would.
+  const std::string budget =
+      "/apis/policy/v1/namespaces/" + ns_->name() + "/poddisruptionbudgets/guarded";
   client_->Post(
       "/apis/policy/v1/namespaces/" + ns_->name() + "/poddisruptionbudgets",
       {{"apiVersion", "policy/v1"},
        {"kind", "PodDisruptionBudget"},
        {"metadata", {{"name", "guarded"}}},
        {"spec", {{"minAvailable", 1}, {"selector", {{"matchLabels", {{"app", "guarded"}}}}}}}});
+  // The disruption controller counts the budget's one pod (not healthy: no kubelet runs it, and
+  // minAvailable 1 would allow no disruption of a healthy one either) and allows no disruption.
+  ASSERT_TRUE(Eventually(
+      [&] {
+        const json pdb = client_->Get(budget);
+        const json& status = pdb["status"];
+        return status.value("observedGeneration", 0) == pdb["metadata"].value("generation", -1) &&
+               status.value("expectedPods", 0) == 1 && status.value("disruptionsAllowed", -1) == 0;
+      },
+      30s))
+      << client_->Get(budget).dump();
   StartScheduler();
   client_->Post(PodsPath(), ClassPod("high", "900m", high));
 

@@ -461,7 +461,8 @@ TEST_F(SchedulerIntegration, ReplicaSetPodsSpreadByTheSystemDefaultConstraints) 
   client_->Delete(PodsPath() + "?labelSelector=app%3Dsolo&gracePeriodSeconds=0");
   ASSERT_TRUE(Eventually([&] { return BoundWithApp("solo").empty(); }, 30s));
 
-  // No controller-manager runs, so the ReplicaSet creates no pods: the test does.
+  // The controller-manager here runs no ReplicaSet controller, so the ReplicaSet creates no pods:
+  // the test does, owned by it as that controller's would be.
   const nlohmann::json replica_set = client_->Post(
       client::ReplicaSetsResource().Path(ns_->name()),
       {{"apiVersion", "apps/v1"},

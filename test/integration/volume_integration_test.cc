@@ -1,8 +1,8 @@
-// The volume plugins in the real binary against the real apiserver. No volume controller or
-// provisioner runs in the local control plane, so the tests play them: they make volumes
-// Available, bind a claim to the volume the scheduler chose (claimRef) or to one they provision
-// for the node the scheduler selected, as kube-controller-manager and an external provisioner
-// would.
+// The volume plugins in the real binary against the real apiserver and kube-controller-manager:
+// its persistentvolume-binder controller makes volumes Available and completes every binding (a
+// pre-bound claim and volume, the volume the scheduler chose, a volume provisioned for the node
+// the scheduler selected). No external provisioner runs in the local control plane, so the
+// provisioning test plays that part alone: it creates the volume the controller asked for.
 
 #include <gtest/gtest.h>
 
@@ -29,11 +29,10 @@ constexpr const char* kStoragePath = "/apis/storage.k8s.io/v1/";
 class VolumeIntegration : public SchedulerIntegration {
  protected:
   ~VolumeIntegration() override {
-    // Cluster-scoped objects outlive the namespace; the protection finalizers the apiserver adds
-    // would keep deleted volumes forever without their controller.
+    // Cluster-scoped objects outlive the namespace. A deleted volume goes once the pv-protection
+    // controller sees it unbound (its claim deleted with the namespace); the test does not wait.
     for (auto it = created_.rbegin(); it != created_.rend(); ++it) {
       try {
-        client_->Patch(*it, {{"metadata", {{"finalizers", nullptr}}}}, client::PatchType::kMerge);
         client_->Delete(*it);
       } catch (const std::exception&) {
         // Best effort: names are unique per run.
@@ -63,10 +62,12 @@ class VolumeIntegration : public SchedulerIntegration {
   }
 
   // A volume on `node` (none: reachable everywhere) from `source` (default: a local or host path),
-  // made Available as the volume controller would, or Bound to `claim` when given.
+  // pre-bound to `claim` when given (to that claim object only when `claim_uid` is given too, as
+  // a provisioner writes it). The controller makes it Available or binds it.
   std::string CreateVolume(const std::string& name, const std::string& class_name,
                            const std::string& node, const std::string& claim = "",
-                           const json& access_modes = {"ReadWriteOnce"}, json source = nullptr) {
+                           const json& access_modes = {"ReadWriteOnce"}, json source = nullptr,
+                           const std::string& claim_uid = "") {
     std::string full = Unique(name);
     json pv = {{"apiVersion", "v1"},
                {"kind", "PersistentVolume"},
@@ -92,14 +93,14 @@ class VolumeIntegration : public SchedulerIntegration {
     }
     if (!claim.empty()) {
       pv["spec"]["claimRef"] = {{"namespace", ns_->name()}, {"name", claim}};
+      if (!claim_uid.empty()) pv["spec"]["claimRef"]["uid"] = claim_uid;
     }
     CreateClusterScoped(kVolumesPath, pv);
-    client_->Patch(std::string(kVolumesPath) + "/" + full + "/status",
-                   {{"status", {{"phase", claim.empty() ? "Available" : "Bound"}}}},
-                   client::PatchType::kMerge);
     return full;
   }
 
+  // A claim of `class_name`; pre-bound to `volume` when given, and then waited for until the
+  // controller has bound the two.
   void CreateClaim(const std::string& name, const std::string& class_name,
                    const std::string& volume = "", const json& access_modes = {"ReadWriteOnce"}) {
     json claim = {{"apiVersion", "v1"},
@@ -109,11 +110,11 @@ class VolumeIntegration : public SchedulerIntegration {
                    {{"accessModes", access_modes},
                     {"storageClassName", class_name},
                     {"resources", {{"requests", {{"storage", "1Gi"}}}}}}}};
-    if (!volume.empty()) {
-      claim["spec"]["volumeName"] = volume;
-      claim["metadata"]["annotations"] = {{"pv.kubernetes.io/bind-completed", "yes"}};
-    }
+    if (!volume.empty()) claim["spec"]["volumeName"] = volume;
     client_->Post(ClaimsPath(), claim);
+    if (!volume.empty()) {
+      ASSERT_TRUE(WaitClaimBound(name, volume)) << GetClaim(name).dump();
+    }
   }
 
   json PodWithClaims(const std::string& name, const std::vector<std::string>& claims) {
@@ -129,9 +130,27 @@ class VolumeIntegration : public SchedulerIntegration {
 
   json GetClaim(const std::string& name) { return client_->Get(ClaimsPath() + "/" + name); }
 
-  // The volume controller's part once the scheduler chose a volume for `claim`: the claim names
-  // it and is marked bound. Returns the volume ("" when none was chosen within the timeout).
-  std::string BindClaimToChosenVolume(const std::string& claim) {
+  // Whether the controller bound `claim` and `volume` to each other within the timeout: both
+  // Bound, the claim naming the volume and marked bind-completed, the volume naming the claim.
+  bool WaitClaimBound(const std::string& claim, const std::string& volume) {
+    return Eventually(
+        [&] {
+          const json c = GetClaim(claim);
+          const json pv = client_->Get(std::string(kVolumesPath) + "/" + volume);
+          return c["spec"].value("volumeName", "") == volume &&
+                 c["status"].value("phase", "") == "Bound" &&
+                 c["metadata"]
+                     .value("annotations", json::object())
+                     .contains("pv.kubernetes.io/bind-completed") &&
+                 pv["status"].value("phase", "") == "Bound" &&
+                 pv["spec"]["claimRef"].value("uid", "") == c["metadata"]["uid"];
+        },
+        30s);
+  }
+
+  // The volume the scheduler chose for `claim` (its claimRef names the claim's uid), once the
+  // controller has bound the two; "" when that did not happen within the timeouts.
+  std::string ChosenVolumeOnceBound(const std::string& claim) {
     std::string chosen;
     Eventually(
         [&] {
@@ -148,13 +167,7 @@ class VolumeIntegration : public SchedulerIntegration {
           return false;
         },
         30s);
-    if (chosen.empty()) return chosen;
-    client_->Patch(ClaimsPath() + "/" + claim,
-                   {{"metadata", {{"annotations", {{"pv.kubernetes.io/bind-completed", "yes"}}}}},
-                    {"spec", {{"volumeName", chosen}}}},
-                   client::PatchType::kMerge);
-    client_->Patch(std::string(kVolumesPath) + "/" + chosen + "/status",
-                   {{"status", {{"phase", "Bound"}}}}, client::PatchType::kMerge);
+    if (chosen.empty() || !WaitClaimBound(claim, chosen)) return "";
     return chosen;
   }
 
@@ -181,8 +194,8 @@ TEST_F(VolumeIntegration, APodWithAMissingClaimWaitsThenGoesWhereItsVolumeIs) {
 }
 
 // Two local volumes on two nodes and a WaitForFirstConsumer class: each pod goes to the node of
-// a volume it can take, the scheduler writes the volume's claimRef, and the pods are bound once
-// the claims are.
+// a volume it can take, the scheduler writes the volume's claimRef, the controller completes the
+// binding, and the pods are bound once the claims are.
 TEST_F(VolumeIntegration, WaitForFirstConsumerClaimsTakeLocalVolumesOnTheirPodsNodes) {
   const std::string n0 = nodes_->Add("n0", "4", "8Gi");
   const std::string n1 = nodes_->Add("n1", "4", "8Gi");
@@ -197,7 +210,7 @@ TEST_F(VolumeIntegration, WaitForFirstConsumerClaimsTakeLocalVolumesOnTheirPodsN
 
   for (const auto& [pod, claim] : {std::pair{"db-0", "data-0"}, std::pair{"db-1", "data-1"}}) {
     SCOPED_TRACE(pod);
-    const std::string volume = BindClaimToChosenVolume(claim);
+    const std::string volume = ChosenVolumeOnceBound(claim);
     ASSERT_NE(volume, "");
     const json pv = client_->Get(std::string(kVolumesPath) + "/" + volume);
     EXPECT_EQ(pv["spec"]["claimRef"]["uid"], GetClaim(claim)["metadata"]["uid"]);
@@ -208,12 +221,15 @@ TEST_F(VolumeIntegration, WaitForFirstConsumerClaimsTakeLocalVolumesOnTheirPodsN
   EXPECT_NE(NodeOf("db-0"), NodeOf("db-1"));
 }
 
-// Dynamic provisioning: the claim gets volume.kubernetes.io/selected-node; the test provisions a
-// volume on that node and binds the claim to it, and the pod is bound there.
+// Dynamic provisioning: the claim gets volume.kubernetes.io/selected-node and the controller asks
+// the class's provisioner for a volume (volume.kubernetes.io/storage-provisioner); the test, as
+// that provisioner, creates one on that node for the claim, the controller binds the two, and
+// the pod is bound there.
 TEST_F(VolumeIntegration, AClaimToProvisionIsToldItsPodsNode) {
   nodes_->Add("n0", "4", "8Gi");
   nodes_->Add("n1", "4", "8Gi");
-  const std::string dynamic = CreateClass("dynamic", "example.com/berth-it-provisioner");
+  const std::string provisioner = "example.com/berth-it-provisioner";
+  const std::string dynamic = CreateClass("dynamic", provisioner);
   CreateClaim("scratch", dynamic);
   StartScheduler();
   client_->Post(PodsPath(), PodWithClaims("job-0", {"scratch"}));
@@ -221,25 +237,20 @@ TEST_F(VolumeIntegration, AClaimToProvisionIsToldItsPodsNode) {
   std::string selected;
   ASSERT_TRUE(Eventually(
       [&] {
-        selected = GetClaim("scratch")["metadata"]
-                       .value("annotations", json::object())
-                       .value("volume.kubernetes.io/selected-node", "");
-        return !selected.empty();
+        const json annotations =
+            GetClaim("scratch")["metadata"].value("annotations", json::object());
+        selected = annotations.value("volume.kubernetes.io/selected-node", "");
+        return !selected.empty() &&
+               annotations.value("volume.kubernetes.io/storage-provisioner", "") == provisioner;
       },
-      30s));
+      30s))
+      << GetClaim("scratch").dump();
   EXPECT_EQ(NodeOf("job-0"), "");
   const json claim = GetClaim("scratch");
-  const std::string volume = CreateVolume("pvc-scratch", dynamic, selected);
-  client_->Patch(
-      std::string(kVolumesPath) + "/" + volume,
-      {{"spec",
-        {{"claimRef",
-          {{"namespace", ns_->name()}, {"name", "scratch"}, {"uid", claim["metadata"]["uid"]}}}}}},
-      client::PatchType::kMerge);
-  client_->Patch(ClaimsPath() + "/scratch",
-                 {{"metadata", {{"annotations", {{"pv.kubernetes.io/bind-completed", "yes"}}}}},
-                  {"spec", {{"volumeName", volume}}}},
-                 client::PatchType::kMerge);
+  const std::string volume =
+      CreateVolume("pvc-scratch", dynamic, selected, "scratch", {"ReadWriteOnce"}, nullptr,
+                   claim["metadata"]["uid"].get<std::string>());
+  ASSERT_TRUE(WaitClaimBound("scratch", volume)) << GetClaim("scratch").dump();
   ASSERT_TRUE(WaitBound("job-0", 60s));
   EXPECT_EQ(NodeOf("job-0"), selected);
 }

@@ -24,17 +24,6 @@ class WorkloadGang : public testing::GangTest {
         << "the apiserver does not serve scheduling.k8s.io/v1beta1 PodGroups: start the local "
            "cluster with BERTH_GENERIC_WORKLOAD=1 (deploy/local-cluster.sh up)";
   }
-  void TearDown() override {
-    // The apiserver puts a finalizer on every PodGroup that only kube-controller-manager, which
-    // does not run here, would lift; without it, deleting the test's namespace could never end.
-    const std::string path = client::WorkloadPodGroupsResource().Path(ns_->name());
-    const json groups = client_->Get(path);
-    for (const json& group : groups["items"]) {
-      client_->Patch(path + "/" + group["metadata"]["name"].get<std::string>(),
-                     {{"metadata", {{"finalizers", nullptr}}}}, client::PatchType::kMerge);
-    }
-    testing::GangTest::TearDown();
-  }
 
   // The group's PodGroupInitiallyScheduled condition; empty when it has none.
   json Scheduled(const std::string& name) {

@@ -83,15 +83,11 @@ TestNamespace::TestNamespace(std::shared_ptr<client::Client> client, const std::
 
 TestNamespace::~TestNamespace() {
   try {
-    // Without a controller-manager nothing garbage-collects a namespace's content, so delete the
-    // pods first (immediately) and then the namespace object itself.
+    // The namespace controller deletes the namespace's content and then the namespace. The pods go
+    // first, at once: no kubelet runs here to confirm a bound pod's graceful deletion, so one with
+    // a grace period would stay Terminating and keep the namespace with it.
     client_->Delete("/api/v1/namespaces/" + name_ + "/pods?gracePeriodSeconds=0");
     client_->Delete("/api/v1/namespaces/" + name_);
-    // Nor does anything run the namespace's "kubernetes" finalizer: clear it so the namespace
-    // object goes away instead of staying Terminating.
-    auto ns = client_->Get("/api/v1/namespaces/" + name_);
-    ns["spec"]["finalizers"] = nlohmann::json::array();
-    client_->Put("/api/v1/namespaces/" + name_ + "/finalize", ns);
   } catch (const std::exception&) {
     // Best effort: a failed cleanup must not mask the test's own result.
   }

@@ -29,7 +29,8 @@ std::shared_ptr<client::Client> AdminClient();
 // Runs deploy/local-cluster.sh with `args`; throws on a non-zero exit.
 void RunClusterScript(const std::string& args);
 
-// A namespace with a unique name, deleted (best effort) when the object goes away.
+// A namespace with a unique name, deleted (best effort) when the object goes away; the
+// controller-manager's namespace controller then removes what is in it, without the test waiting.
 class TestNamespace {
  public:
   TestNamespace(std::shared_ptr<client::Client> client, const std::string& prefix);

@@ -474,9 +474,9 @@ void CreatePaced(client::Client& client, const std::string& ns, int count, doubl
 
 void DeleteNamespace(client::Client& client, const std::string& ns) {
   try {
-    // No kubelet confirms deletion here: remove the pods at once, then the namespace. No
-    // namespace controller runs either, so the schedulers' events (one per pod) would stay in etcd
-    // for their hour-long TTL and slow every later phase a little more.
+    // No kubelet confirms deletion here: remove the pods at once, then the namespace. The events
+    // (one per pod) go here too, in one request, rather than be left to the namespace controller,
+    // which would delete them while the next phase is being measured.
     client.Delete(client::PodsResource().Path(ns) + "?gracePeriodSeconds=0");
     client.Delete("/api/v1/namespaces/" + ns + "/events");
     client.Delete("/api/v1/namespaces/" + ns);
@@ -493,8 +493,8 @@ void RemoveLeftovers(client::Client& client) {
   int removed_nodes = static_cast<int>(nodes["items"].size());
   if (removed_nodes > 0) client.Delete("/api/v1/nodes?labelSelector=berth-bench");
   int namespaces = 0;
-  // Namespaces stay Terminating for good (no namespace controller runs here); only their pods
-  // matter.
+  // A namespace of an interrupted run may still be Terminating (the namespace controller empties
+  // it in the background); only its pods matter.
   const nlohmann::json list = client.Get("/api/v1/namespaces");
   for (const auto& ns : list["items"]) {
     const std::string name = ns["metadata"]["name"];
