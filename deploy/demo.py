@@ -80,18 +80,6 @@ def call(method, path, body=None, ok_missing=False, content_type="application/js
         raise SystemExit(f"demo: {method} {path}: HTTP {e.code}: {e.read().decode()[:300]}")
 
 
-def wait_gone(path, timeout=30):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        try:
-            req = urllib.request.Request(SERVER + path)
-            urllib.request.urlopen(req, context=CTX, timeout=10)
-        except urllib.error.HTTPError as e:
-            if e.code == 404:
-                return
-        time.sleep(0.2)
-
-
 # The two gang APIs Berth reads: scheduler-plugins' PodGroup (a CRD, installed from the chart's
 # copy) and upstream's own (served when the apiserver runs with the GenericWorkload gate, as
 # deploy/local-cluster.sh starts it by default).
