@@ -667,6 +667,24 @@ NodeSelectorTerm DecodeNodeSelectorTerm(const json& object, const std::string& f
   return DecodeNodeSelectorTermAt(object, path);
 }
 
+NodeSelector DecodeNodeSelector(const json& object, const std::string& field) {
+  Path path(field);
+  ExpectObject(object, path);
+  NodeSelector selector;
+  ReadArray(object, path.Field("nodeSelectorTerms"), &selector.terms,
+            [](const json& e, const Path& p, NodeSelectorTerm* t) {
+              *t = DecodeNodeSelectorTermAt(e, p);
+            });
+  return selector;
+}
+
+Condition DecodeCondition(const json& object, const std::string& field) {
+  Path path(field);
+  Condition condition;
+  DecodeCondition(object, path, &condition);
+  return condition;
+}
+
 Toleration DecodeToleration(const json& object, const std::string& field) {
   Path path(field);
   return DecodeTolerationAt(object, path);

@@ -27,6 +27,10 @@ ResourceList DecodeResourceList(const nlohmann::json& object, const std::string&
 LabelSelector DecodeLabelSelector(const nlohmann::json& object, const std::string& field);
 // Parses a v1.NodeSelectorTerm object.
 NodeSelectorTerm DecodeNodeSelectorTerm(const nlohmann::json& object, const std::string& field);
+// Parses a v1.NodeSelector object ({"nodeSelectorTerms": [...]}).
+NodeSelector DecodeNodeSelector(const nlohmann::json& object, const std::string& field);
+// Parses a pod or node condition, or a metav1.Condition: type, status, reason and message.
+Condition DecodeCondition(const nlohmann::json& object, const std::string& field);
 Toleration DecodeToleration(const nlohmann::json& object, const std::string& field);
 Taint DecodeTaint(const nlohmann::json& object, const std::string& field);
 

@@ -45,6 +45,31 @@ inline constexpr size_t kResourceClaimReservedForMaxSize = 256;
 inline constexpr size_t kAllocationResultsMaxSize = 32;
 inline constexpr size_t kCelSelectorExpressionMaxLength = 10 * 1024;
 inline constexpr uint64_t kCelSelectorExpressionMaxCost = 1000000;
+// The other count and size limits of resource.k8s.io/v1 validation the decoders enforce, so that
+// an object no apiserver would have accepted cannot make the allocator's work larger.
+inline constexpr size_t kResourceSliceMaxDevices = 128;
+// When any device of the slice has taints or consumes counters.
+inline constexpr size_t kResourceSliceMaxDevicesWithAdvancedFeatures = 64;
+inline constexpr size_t kResourceSliceMaxCounterSets = 8;
+inline constexpr size_t kResourceSliceMaxCountersPerCounterSet = 32;
+inline constexpr size_t kResourceSliceMaxDeviceCounterConsumptionsPerDevice = 2;
+inline constexpr size_t kResourceSliceMaxCountersPerDeviceCounterConsumption = 32;
+inline constexpr size_t kResourceSliceMaxAttributesAndCapacitiesPerDevice = 32;
+inline constexpr size_t kDeviceAttributeMaxValueLength = 64;
+inline constexpr size_t kDeviceTaintsMaxLength = 16;
+inline constexpr size_t kDeviceTolerationsMaxLength = 16;
+inline constexpr size_t kBindingConditionsMaxSize = 4;
+inline constexpr size_t kBindingFailureConditionsMaxSize = 4;
+inline constexpr size_t kCapacityRequestPolicyDiscreteMaxOptions = 10;
+inline constexpr size_t kDeviceRequestsMaxSize = kAllocationResultsMaxSize;
+inline constexpr size_t kDeviceConstraintsMaxSize = 32;
+inline constexpr size_t kDeviceConfigMaxSize = 32;
+inline constexpr size_t kDeviceSelectorsMaxSize = 32;
+inline constexpr size_t kFirstAvailableDeviceRequestMaxSize = 8;
+// requests[] of a constraint or a configuration entry.
+inline constexpr size_t kDeviceRequestNamesMaxSize = 32;
+inline constexpr size_t kAllocationConfigMaxSize = 64;
+inline constexpr size_t kOpaqueParametersMaxLength = 10 * 1024;
 
 // One value of a device attribute. Exactly one alternative is set in a valid object.
 struct DeviceAttribute {
@@ -132,7 +157,7 @@ struct ResourceSliceSpec {
 };
 
 struct ResourceSlice {
-  ObjectMeta metadata;
+  ObjectMeta meta;
   ResourceSliceSpec spec;
   std::vector<std::string> unsupported_fields;
 };
@@ -141,14 +166,23 @@ struct CelDeviceSelector {
   std::string expression;
 };
 
+// One entry of a DeviceClass's spec.config: opaque parameters for one driver.
+struct DeviceClassConfiguration {
+  std::string driver;
+  // The opaque parameters, kept as the JSON text served, to be copied into the allocation.
+  std::string parameters_json;
+};
+
 struct DeviceClass {
-  ObjectMeta metadata;
+  ObjectMeta meta;
   std::vector<CelDeviceSelector> selectors;
   // The extended resource a pod may ask for in its containers' requests to be served by a
   // device of this class (DRA-backed extended resources).
   std::optional<std::string> extended_resource_name;
   // True when spec.config is set: opaque driver configuration, copied into the allocation.
   bool has_config = false;
+  // spec.config, copied into an allocation's config with source FromClass.
+  std::vector<DeviceClassConfiguration> config;
   std::vector<std::string> unsupported_fields;
 };
 
@@ -257,7 +291,7 @@ struct ResourceClaimStatus {
 };
 
 struct ResourceClaim {
-  ObjectMeta metadata;
+  ObjectMeta meta;
   std::vector<std::string> finalizers;
   ResourceClaimSpec spec;
   ResourceClaimStatus status;
@@ -265,7 +299,7 @@ struct ResourceClaim {
 };
 
 struct ResourceClaimTemplate {
-  ObjectMeta metadata;
+  ObjectMeta meta;
   ResourceClaimSpec spec;
   std::vector<std::string> unsupported_fields;
 };
@@ -278,7 +312,7 @@ struct DeviceTaintSelector {
 };
 
 struct DeviceTaintRule {
-  ObjectMeta metadata;
+  ObjectMeta meta;
   std::optional<DeviceTaintSelector> device_selector;
   DeviceTaint taint;
   std::vector<std::string> unsupported_fields;

@@ -107,16 +107,6 @@ void ReadLabelSelector(const json& parent, const Path& field, std::optional<Labe
   }
 }
 
-NodeSelector DecodeNodeSelectorAt(const json& value, const Path& path) {
-  ExpectObject(value, path);
-  NodeSelector selector;
-  ReadArray(value, path.Field("nodeSelectorTerms"), &selector.terms,
-            [](const json& e, const Path& p, NodeSelectorTerm* term) {
-              *term = DecodeNodeSelectorTerm(e, p.str());
-            });
-  return selector;
-}
-
 void ReadAccessModes(const json& parent, const Path& field,
                      std::vector<PersistentVolumeAccessMode>* out) {
   ReadArray(parent, field, out, [](const json& e, const Path& p, PersistentVolumeAccessMode* mode) {
@@ -278,7 +268,7 @@ PersistentVolume DecodePersistentVolume(const json& object) {
     if (const json* affinity = GetObject(*spec, affinity_path)) {
       const Path required_path = affinity_path.Field("required");
       if (const json* required = Member(*affinity, required_path)) {
-        s.node_affinity = DecodeNodeSelectorAt(*required, required_path);
+        s.node_affinity = DecodeNodeSelector(*required, required_path.str());
       }
     }
     ReadEnum(*spec, spec_path.Field("volumeMode"), kVolumeModes, &s.volume_mode);
