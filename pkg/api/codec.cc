@@ -49,6 +49,14 @@ void ReadStringList(const json& parent, const Path& field, std::vector<std::stri
   ReadArray(parent, field, out, DecodeString);
 }
 
+// Reads an optional string member: absent or null stays std::nullopt.
+void ReadOptionalString(const json& parent, const Path& field, std::optional<std::string>* out) {
+  std::string value;
+  if (ReadString(parent, field, &value)) {
+    *out = std::move(value);
+  }
+}
+
 // Reads an object of string values, dropping the member named `skip` when given.
 void ReadStringMap(const json& parent, const Path& field, StringMap* out,
                    std::string_view skip = {}) {
@@ -614,6 +622,9 @@ void DecodePodSpec(const json& spec, const Path& path, PodSpec* out) {
             [](const json& e, const Path& p, PodResourceClaim* claim) {
               ExpectObject(e, p);
               ReadString(e, p.Field("name"), &claim->name);
+              ReadOptionalString(e, p.Field("resourceClaimName"), &claim->resource_claim_name);
+              ReadOptionalString(e, p.Field("resourceClaimTemplateName"),
+                                 &claim->resource_claim_template_name);
             });
   Path group_path = path.Field("schedulingGroup");
   if (const json* group = GetObject(spec, group_path)) {
@@ -626,6 +637,24 @@ void DecodePodStatus(const json& status, const Path& path, PodStatus* out) {
   ReadArray(status, path.Field("conditions"), &out->conditions, DecodeCondition);
   ReadString(status, path.Field("startTime"), &out->start_time);
   ReadString(status, path.Field("nominatedNodeName"), &out->nominated_node_name);
+  ReadArray(status, path.Field("resourceClaimStatuses"), &out->resource_claim_statuses,
+            [](const json& e, const Path& p, PodResourceClaimStatus* claim) {
+              ExpectObject(e, p);
+              ReadString(e, p.Field("name"), &claim->name);
+              ReadOptionalString(e, p.Field("resourceClaimName"), &claim->resource_claim_name);
+            });
+  Path extended_path = path.Field("extendedResourceClaimStatus");
+  if (const json* extended = GetObject(status, extended_path)) {
+    PodExtendedResourceClaimStatus& e = out->extended_resource_claim_status.emplace();
+    ReadArray(*extended, extended_path.Field("requestMappings"), &e.request_mappings,
+              [](const json& m, const Path& p, ContainerExtendedResourceRequest* mapping) {
+                ExpectObject(m, p);
+                ReadString(m, p.Field("containerName"), &mapping->container_name);
+                ReadString(m, p.Field("resourceName"), &mapping->resource_name);
+                ReadString(m, p.Field("requestName"), &mapping->request_name);
+              });
+    ReadString(*extended, extended_path.Field("resourceClaimName"), &e.resource_claim_name);
+  }
 }
 
 // ---- Node ----

@@ -225,7 +225,17 @@ constexpr const char* kPodJson = R"json({
     ],
     "nominatedNodeName": "gpu-node-3",
     "startTime": "2024-05-01T10:00:02Z",
-    "qosClass": "Burstable"
+    "qosClass": "Burstable",
+    "resourceClaimStatuses": [
+      {"name": "gpu", "resourceClaimName": "checkout-7c9d6b5f8-x2x4q-gpu-5fz8k"}
+    ],
+    "extendedResourceClaimStatus": {
+      "requestMappings": [
+        {"containerName": "checkout", "resourceName": "example.com/gpu",
+         "requestName": "container-0-request-0"}
+      ],
+      "resourceClaimName": "checkout-7c9d6b5f8-x2x4q-extended-resources-b9r2w"
+    }
   }
 })json";
 
@@ -367,7 +377,23 @@ TEST(DecodePodTest, RealisticPod) {
 
   ASSERT_EQ(spec.resource_claims.size(), 2u);
   EXPECT_EQ(spec.resource_claims[0].name, "gpu");
+  EXPECT_EQ(spec.resource_claims[0].resource_claim_template_name, "checkout-gpu");
+  EXPECT_FALSE(spec.resource_claims[0].resource_claim_name.has_value());
   EXPECT_EQ(spec.resource_claims[1].name, "license");
+  EXPECT_EQ(spec.resource_claims[1].resource_claim_name, "shared-license");
+  EXPECT_FALSE(spec.resource_claims[1].resource_claim_template_name.has_value());
+
+  ASSERT_EQ(pod.status.resource_claim_statuses.size(), 1u);
+  EXPECT_EQ(pod.status.resource_claim_statuses[0].name, "gpu");
+  EXPECT_EQ(pod.status.resource_claim_statuses[0].resource_claim_name,
+            "checkout-7c9d6b5f8-x2x4q-gpu-5fz8k");
+  ASSERT_TRUE(pod.status.extended_resource_claim_status.has_value());
+  const PodExtendedResourceClaimStatus& extended = *pod.status.extended_resource_claim_status;
+  EXPECT_EQ(extended.resource_claim_name, "checkout-7c9d6b5f8-x2x4q-extended-resources-b9r2w");
+  ASSERT_EQ(extended.request_mappings.size(), 1u);
+  EXPECT_EQ(extended.request_mappings[0].container_name, "checkout");
+  EXPECT_EQ(extended.request_mappings[0].resource_name, "example.com/gpu");
+  EXPECT_EQ(extended.request_mappings[0].request_name, "container-0-request-0");
 
   EXPECT_EQ(pod.status.phase, "Pending");
   // Ready is dropped; what scheduling reads is kept.
@@ -559,6 +585,28 @@ TEST(DecodePodTest, MalformedFieldsNameTheirPath) {
       {"resource claims not an array", json::parse(R"([{"op": "replace", "path":
          "/spec/resourceClaims", "value": {"name": "gpu"}}])"),
        "spec.resourceClaims", "expected array, got object"},
+      {"resource claim template name", json::parse(R"([{"op": "replace", "path":
+         "/spec/resourceClaims/0/resourceClaimTemplateName", "value": ["checkout-gpu"]}])"),
+       "spec.resourceClaims[0].resourceClaimTemplateName", "expected string, got array"},
+      {"resource claim source name", json::parse(R"([{"op": "replace", "path":
+         "/spec/resourceClaims/1/resourceClaimName", "value": 1}])"),
+       "spec.resourceClaims[1].resourceClaimName", "expected string, got number"},
+      {"resource claim status", json::parse(R"([{"op": "replace", "path":
+         "/status/resourceClaimStatuses/0", "value": "gpu"}])"),
+       "status.resourceClaimStatuses[0]", "expected object, got string"},
+      {"resource claim status claim name", json::parse(R"([{"op": "replace", "path":
+         "/status/resourceClaimStatuses/0/resourceClaimName", "value": false}])"),
+       "status.resourceClaimStatuses[0].resourceClaimName", "expected string, got boolean"},
+      {"extended resource claim status", json::parse(R"([{"op": "replace", "path":
+         "/status/extendedResourceClaimStatus", "value": []}])"),
+       "status.extendedResourceClaimStatus", "expected object, got array"},
+      {"extended resource request mapping", json::parse(R"([{"op": "replace", "path":
+         "/status/extendedResourceClaimStatus/requestMappings/0/requestName", "value": 0}])"),
+       "status.extendedResourceClaimStatus.requestMappings[0].requestName",
+       "expected string, got number"},
+      {"extended resource claim name", json::parse(R"([{"op": "replace", "path":
+         "/status/extendedResourceClaimStatus/resourceClaimName", "value": {}}])"),
+       "status.extendedResourceClaimStatus.resourceClaimName", "expected string, got object"},
       {"scheduling group", json::parse(R"([{"op": "replace", "path": "/spec/schedulingGroup",
          "value": "checkout-workers"}])"),
        "spec.schedulingGroup", "expected object, got string"},

@@ -266,8 +266,12 @@ constexpr ProtobufMessage kVolume{kVolumeFields};
 constexpr ProtobufField kSchedulingGateFields[] = {{1, "name", K::kString}};
 constexpr ProtobufMessage kSchedulingGate{kSchedulingGateFields};
 
-// PodResourceClaim: only the name; the claim's source is not read.
-constexpr ProtobufField kPodResourceClaimFields[] = {{1, "name", K::kString}};
+// PodResourceClaim: the name and its source.
+constexpr ProtobufField kPodResourceClaimFields[] = {
+    {1, "name", K::kString},
+    {3, "resourceClaimName", K::kString},
+    {4, "resourceClaimTemplateName", K::kString},
+};
 constexpr ProtobufMessage kPodResourceClaim{kPodResourceClaimFields};
 
 // PodSchedulingGroup: the PodGroup a pod joins (the Workload API).
@@ -307,11 +311,33 @@ constexpr ProtobufField kConditionFields[] = {
 };
 constexpr ProtobufMessage kCondition{kConditionFields};
 
+constexpr ProtobufField kPodResourceClaimStatusFields[] = {
+    {1, "name", K::kString},
+    {2, "resourceClaimName", K::kString},
+};
+constexpr ProtobufMessage kPodResourceClaimStatus{kPodResourceClaimStatusFields};
+
+constexpr ProtobufField kContainerExtendedResourceRequestFields[] = {
+    {1, "containerName", K::kString},
+    {2, "resourceName", K::kString},
+    {3, "requestName", K::kString},
+};
+constexpr ProtobufMessage kContainerExtendedResourceRequest{
+    kContainerExtendedResourceRequestFields};
+
+constexpr ProtobufField kPodExtendedResourceClaimStatusFields[] = {
+    {1, "requestMappings", K::kMessage, true, &kContainerExtendedResourceRequest},
+    {2, "resourceClaimName", K::kString},
+};
+constexpr ProtobufMessage kPodExtendedResourceClaimStatus{kPodExtendedResourceClaimStatusFields};
+
 constexpr ProtobufField kPodStatusFields[] = {
     {1, "phase", K::kString},
     {2, "conditions", K::kMessage, true, &kCondition},
     {7, "startTime", K::kTime},
     {11, "nominatedNodeName", K::kString},
+    {15, "resourceClaimStatuses", K::kMessage, true, &kPodResourceClaimStatus},
+    {18, "extendedResourceClaimStatus", K::kMessage, false, &kPodExtendedResourceClaimStatus},
 };
 constexpr ProtobufMessage kPodStatus{kPodStatusFields};
 

@@ -395,7 +395,19 @@ void ReadSpec(std::string_view message, PodSpec* out) {
         PodResourceClaim& claim = out->resource_claims.emplace_back();
         Fields c(f.Bytes());
         while (c.Next()) {
-          if (c.number() == 1) claim.name = c.String();
+          switch (c.number()) {
+            case 1:
+              claim.name = c.String();
+              break;
+            case 3:
+              claim.resource_claim_name = c.String();
+              break;
+            case 4:
+              claim.resource_claim_template_name = c.String();
+              break;
+            default:
+              break;
+          }
         }
         break;
       }
@@ -439,7 +451,42 @@ void ReadCondition(std::string_view message, Condition* out) {
   }
 }
 
+void ReadExtendedResourceClaimStatus(std::string_view message,
+                                     PodExtendedResourceClaimStatus* out) {
+  Fields f(message);
+  while (f.Next()) {
+    switch (f.number()) {
+      case 1: {
+        ContainerExtendedResourceRequest& mapping = out->request_mappings.emplace_back();
+        Fields m(f.Bytes());
+        while (m.Next()) {
+          switch (m.number()) {
+            case 1:
+              mapping.container_name = m.String();
+              break;
+            case 2:
+              mapping.resource_name = m.String();
+              break;
+            case 3:
+              mapping.request_name = m.String();
+              break;
+            default:
+              break;
+          }
+        }
+        break;
+      }
+      case 2:
+        out->resource_claim_name = f.String();
+        break;
+      default:
+        break;
+    }
+  }
+}
+
 void ReadStatus(std::string_view message, PodStatus* out) {
+  uint64_t seen = 0;
   Fields f(message);
   while (f.Next()) {
     switch (f.number()) {
@@ -454,6 +501,27 @@ void ReadStatus(std::string_view message, PodStatus* out) {
         break;
       case 11:
         out->nominated_node_name = f.String();
+        break;
+      case 15: {
+        PodResourceClaimStatus& claim = out->resource_claim_statuses.emplace_back();
+        Fields c(f.Bytes());
+        while (c.Next()) {
+          switch (c.number()) {
+            case 1:
+              claim.name = c.String();
+              break;
+            case 2:
+              claim.resource_claim_name = c.String();
+              break;
+            default:
+              break;
+          }
+        }
+        break;
+      }
+      case 18:
+        ReadExtendedResourceClaimStatus(f.Message(&seen),
+                                        &out->extended_resource_claim_status.emplace());
         break;
       default:
         break;

@@ -54,8 +54,15 @@ TEST(TryDecodeProtobufPod, RichPodIsTheGeneralPathsPod) {
   EXPECT_EQ(direct->spec.volumes.at(0).claim_name, "data-web-0");
   EXPECT_TRUE(direct->spec.init_containers.at(0).restartable);
   EXPECT_EQ(direct->spec.priority, -5);
-  ASSERT_EQ(direct->spec.resource_claims.size(), 1u);
-  EXPECT_EQ(direct->spec.resource_claims[0].name, "gpu");
+  ASSERT_EQ(direct->spec.resource_claims.size(), 2u);
+  EXPECT_EQ(direct->spec.resource_claims[0].resource_claim_template_name, "web-gpu");
+  EXPECT_EQ(direct->spec.resource_claims[1].resource_claim_name, "shared-license");
+  ASSERT_EQ(direct->status.resource_claim_statuses.size(), 2u);
+  EXPECT_EQ(direct->status.resource_claim_statuses[0].resource_claim_name, "web-0-gpu-x7k2p");
+  EXPECT_FALSE(direct->status.resource_claim_statuses[1].resource_claim_name.has_value());
+  ASSERT_TRUE(direct->status.extended_resource_claim_status.has_value());
+  EXPECT_EQ(direct->status.extended_resource_claim_status->request_mappings.at(0).request_name,
+            "container-0-request-0");
   EXPECT_EQ(direct->requests.milli_cpu, 260);
   EXPECT_EQ(direct->status.conditions.size(), 2u);
   EXPECT_EQ(direct->status.start_time, "2024-05-01T10:01:00Z");
@@ -207,6 +214,15 @@ TEST(TryDecodeProtobufPod, LeavesTheUnusualToTheGeneralPath) {
       {"time out of range",
        Proto().Message(1, Proto().Bytes(1, "p").Message(8, Time(1LL << 40))).str(),
        "metadata.creationTimestamp: time out of the RFC 3339 range"},
+      {"extended resource claim status sent twice is merged",
+       Proto()
+           .Message(1, meta)
+           .Message(3,
+                    Proto()
+                        .Message(18, Proto().Bytes(2, "claim-a"))
+                        .Message(18, Proto().Message(1, Proto().Bytes(1, "app"))))
+           .str(),
+       ""},
       {"truncated", RichPod().str().substr(0, 100), ""},
   };
   for (const Case& c : cases) {
@@ -423,6 +439,21 @@ class RandomPod {
     }
     if (Chance(30)) s.Message(7, Time(Pick(0, 1 << 30)));
     if (Chance(10)) s.Bytes(11, Text());
+    for (int i = Chance(15) ? Pick(1, 2) : 0; i > 0; i--) {
+      Proto claim;
+      claim.Bytes(1, Text());
+      if (Chance(70)) claim.Bytes(2, Text());
+      s.Message(15, claim);
+    }
+    if (Chance(15)) {
+      Proto extended;
+      for (int i = Pick(0, 2); i > 0; i--) {
+        extended.Message(1, Proto().Bytes(1, Text()).Bytes(2, Text()).Bytes(3, Text()));
+      }
+      if (Chance(80)) extended.Bytes(2, Text());
+      s.Message(18, extended);
+    }
+    if (Chance(3)) s.Message(18, Proto().Bytes(2, Text())), valid_ = false;  // Sent twice.
     return s;
   }
 

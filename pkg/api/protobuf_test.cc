@@ -85,7 +85,8 @@ const json kRichPodJson = json::parse(R"json({
       "matchLabelKeys": ["pod-template-hash"]
     }],
     "schedulingGates": [{"name": "wait"}],
-    "resourceClaims": [{"name": "gpu"}],
+    "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "web-gpu"},
+                       {"name": "license", "resourceClaimName": "shared-license"}],
     "resources": {"requests": {"memory": "1Gi"}},
     "schedulingGroup": {"podGroupName": "train"}
   },
@@ -96,7 +97,14 @@ const json kRichPodJson = json::parse(R"json({
                    {"type": "DisruptionTarget", "status": "True",
                     "reason": "PreemptionByScheduler", "message": "berth-scheduler: preempting"}],
     "startTime": "2024-05-01T10:01:00Z",
-    "nominatedNodeName": "node-2"
+    "nominatedNodeName": "node-2",
+    "resourceClaimStatuses": [{"name": "gpu", "resourceClaimName": "web-0-gpu-x7k2p"},
+                              {"name": "license"}],
+    "extendedResourceClaimStatus": {
+      "requestMappings": [{"containerName": "app", "resourceName": "example.com/gpu",
+                           "requestName": "container-0-request-0"}],
+      "resourceClaimName": "web-0-extended-resources-abcde"
+    }
   }
 })json");
 
@@ -110,8 +118,27 @@ TEST(ProtobufDecode, PodBecomesTheJsonOfTheFieldsBerthReads) {
   EXPECT_EQ(pod.spec.volumes[0].claim_name, "data-web-0");
   EXPECT_EQ(pod.spec.volumes[1].source, "emptyDir");
   EXPECT_TRUE(pod.spec.init_containers[0].restartable);
-  ASSERT_EQ(pod.spec.resource_claims.size(), 1u);
-  EXPECT_EQ(pod.spec.resource_claims[0].name, "gpu");
+  ASSERT_EQ(pod.spec.resource_claims.size(), 2u);
+  EXPECT_EQ(pod.spec.resource_claims[0],
+            (PodResourceClaim{.name = "gpu",
+                              .resource_claim_name = std::nullopt,
+                              .resource_claim_template_name = "web-gpu"}));
+  EXPECT_EQ(pod.spec.resource_claims[1],
+            (PodResourceClaim{.name = "license",
+                              .resource_claim_name = "shared-license",
+                              .resource_claim_template_name = std::nullopt}));
+  EXPECT_EQ(pod.status.resource_claim_statuses,
+            (std::vector<PodResourceClaimStatus>{
+                {.name = "gpu", .resource_claim_name = "web-0-gpu-x7k2p"},
+                {.name = "license", .resource_claim_name = std::nullopt}}));
+  ASSERT_TRUE(pod.status.extended_resource_claim_status.has_value());
+  EXPECT_EQ(pod.status.extended_resource_claim_status->resource_claim_name,
+            "web-0-extended-resources-abcde");
+  EXPECT_EQ(
+      pod.status.extended_resource_claim_status->request_mappings,
+      (std::vector<ContainerExtendedResourceRequest>{{.container_name = "app",
+                                                      .resource_name = "example.com/gpu",
+                                                      .request_name = "container-0-request-0"}}));
   EXPECT_EQ(pod.spec.scheduling_group, "train");
   EXPECT_FALSE(pod.meta.annotations.Contains("kubectl.kubernetes.io/last-applied-configuration"));
   EXPECT_EQ(pod.requests.milli_cpu, 260);  // 250m + 10m overhead.

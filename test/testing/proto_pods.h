@@ -122,6 +122,7 @@ inline Proto RichPod() {
                        .Bytes(8, "pod-template-hash"))
       .Message(38, Proto().Bytes(1, "wait"))
       .Message(39, Proto().Bytes(1, "gpu").Bytes(4, "web-gpu"))
+      .Message(39, Proto().Bytes(1, "license").Bytes(3, "shared-license"))
       .Message(40, Proto().QuantityEntry(2, "memory", "1Gi"))
       .Message(43, Proto().Bytes(1, "train"));
 
@@ -140,7 +141,15 @@ inline Proto RichPod() {
                       .Bytes(6, "berth-scheduler: preempting"))
       .Message(7, Time(1714557660))
       .Message(8, Proto().Bytes(1, "app"))
-      .Bytes(11, "node-2");
+      .Bytes(11, "node-2")
+      .Message(15, Proto().Bytes(1, "gpu").Bytes(2, "web-0-gpu-x7k2p"))
+      .Message(15, Proto().Bytes(1, "license"))
+      .Message(18, Proto()
+                       .Message(1, Proto()
+                                       .Bytes(1, "app")
+                                       .Bytes(2, "example.com/gpu")
+                                       .Bytes(3, "container-0-request-0"))
+                       .Bytes(2, "web-0-extended-resources-abcde"));
 
   return Proto().Message(1, meta).Message(2, spec).Message(3, status);
 }
