@@ -54,10 +54,10 @@ constexpr EnumTable<bool, 2> kConfigSources = {{
                    std::to_string(limit));
 }
 
-// Fails when an array or object member has more than `limit` entries, before any is decoded.
+// Fails when an array member has more than `limit` entries, before any is decoded.
 void CheckCount(const json& parent, const Path& field, size_t limit) {
   const json* value = Member(parent, field);
-  if (value != nullptr && (value->is_array() || value->is_object()) && value->size() > limit) {
+  if (value != nullptr && value->is_array() && value->size() > limit) {
     FailLimit(field, value->size(), "entries", limit);
   }
 }
