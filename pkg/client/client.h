@@ -177,6 +177,12 @@ Resource CSIStorageCapacitiesResource();  // storage.k8s.io/v1
 Resource VolumeAttachmentsResource();     // storage.k8s.io/v1
 Resource PodGroupsResource();             // scheduling.x-k8s.io/v1alpha1 (a custom resource)
 Resource WorkloadPodGroupsResource();     // scheduling.k8s.io/v1beta1 (behind GenericWorkload)
+// resource.k8s.io/v1: dynamic resource allocation.
+Resource ResourceSlicesResource();
+Resource DeviceClassesResource();
+Resource ResourceClaimsResource();
+Resource ResourceClaimTemplatesResource();
+Resource DeviceTaintRulesResource();  // Behind the DRADeviceTaintRules feature gate.
 
 struct ListOptions {
   std::string label_selector;

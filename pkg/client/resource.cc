@@ -51,6 +51,21 @@ Resource PodGroupsResource() {
 Resource WorkloadPodGroupsResource() {
   return Resource{"scheduling.k8s.io", "v1beta1", "podgroups", true};
 }
+Resource ResourceSlicesResource() {
+  return Resource{"resource.k8s.io", "v1", "resourceslices", false};
+}
+Resource DeviceClassesResource() {
+  return Resource{"resource.k8s.io", "v1", "deviceclasses", false};
+}
+Resource ResourceClaimsResource() {
+  return Resource{"resource.k8s.io", "v1", "resourceclaims", true};
+}
+Resource ResourceClaimTemplatesResource() {
+  return Resource{"resource.k8s.io", "v1", "resourceclaimtemplates", true};
+}
+Resource DeviceTaintRulesResource() {
+  return Resource{"resource.k8s.io", "v1", "devicetaintrules", false};
+}
 
 const char* BerthVersion() { return BERTH_VERSION; }
 

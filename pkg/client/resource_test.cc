@@ -85,6 +85,16 @@ TEST(ResourceTest, ListerResourcePaths) {
       {CSIStorageCapacitiesResource(), "", "", "/apis/storage.k8s.io/v1/csistoragecapacities"},
       {VolumeAttachmentsResource(), "", "csi-123",
        "/apis/storage.k8s.io/v1/volumeattachments/csi-123"},
+      {ResourceSlicesResource(), "ns", "worker-1-gpu",
+       "/apis/resource.k8s.io/v1/resourceslices/worker-1-gpu"},
+      {DeviceClassesResource(), "", "gpu.example.com",
+       "/apis/resource.k8s.io/v1/deviceclasses/gpu.example.com"},
+      {ResourceClaimsResource(), "ml", "gpu",
+       "/apis/resource.k8s.io/v1/namespaces/ml/resourceclaims/gpu"},
+      {ResourceClaimsResource(), "", "", "/apis/resource.k8s.io/v1/resourceclaims"},
+      {ResourceClaimTemplatesResource(), "ml", "",
+       "/apis/resource.k8s.io/v1/namespaces/ml/resourceclaimtemplates"},
+      {DeviceTaintRulesResource(), "", "drain", "/apis/resource.k8s.io/v1/devicetaintrules/drain"},
   };
   for (const Case& c : cases) {
     EXPECT_EQ(c.resource.Path(c.ns, c.name), c.want) << c.want;

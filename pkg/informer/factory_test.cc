@@ -5,10 +5,12 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "pkg/api/dra_types.h"
 #include "pkg/api/resources.h"
 
 namespace berth::informer {
@@ -55,6 +57,44 @@ TEST(SharedInformerFactory, ResourceNamesCarryTheirGroup) {
   EXPECT_EQ(names,
             (std::vector<std::string>{"csinodes.storage.k8s.io", "poddisruptionbudgets.policy",
                                       "podgroups.scheduling.x-k8s.io"}));
+}
+
+TEST(SharedInformerFactory, DynamicResourceAllocationKindsAreResourceK8sIoV1) {
+  SharedInformerFactory factory(nullptr);
+  factory.For<api::ResourceSlice>();
+  factory.For<api::DeviceClass>();
+  factory.For<api::ResourceClaim>();
+  factory.For<api::ResourceClaimTemplate>();
+  factory.For<api::DeviceTaintRule>();
+  std::vector<std::string> names;
+  for (const auto& state : factory.States()) names.push_back(state.resource);
+  EXPECT_EQ(names, (std::vector<std::string>{
+                       "deviceclasses.resource.k8s.io", "devicetaintrules.resource.k8s.io",
+                       "resourceclaims.resource.k8s.io", "resourceclaimtemplates.resource.k8s.io",
+                       "resourceslices.resource.k8s.io"}));
+
+  // Claims are namespaced and listed by namespace and name like any other object.
+  auto& claims = factory.For<api::ResourceClaim>();
+  claims.Upsert(std::make_shared<const api::ResourceClaim>(
+      ResourceTraits<api::ResourceClaim>::Decode(nlohmann::json::parse(R"({
+        "metadata": {"name": "gpu", "namespace": "ml", "resourceVersion": "5"},
+        "spec": {"devices": {"requests": [
+          {"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}]}}})"))));
+  const auto claim = factory.ListerFor<api::ResourceClaim>().Get("ml", "gpu");
+  ASSERT_NE(claim, nullptr);
+  EXPECT_EQ(claim->spec.requests.at(0).exactly->device_class_name, "gpu.example.com");
+}
+
+TEST(ResourceTraits, DeviceTaintRulesAreListedOnlyWhenServed) {
+  // The kind is served only behind a feature gate; the others are GA in resource.k8s.io/v1.
+  ReflectorOptions options;
+  ResourceTraits<api::DeviceTaintRule>::Configure(options);
+  EXPECT_TRUE(options.discover);
+  EXPECT_EQ(ResourceTraits<api::DeviceTaintRule>::Resource().Path(),
+            "/apis/resource.k8s.io/v1/devicetaintrules");
+  EXPECT_FALSE(ResourceTraits<api::ResourceSlice>::Resource().namespaced);
+  EXPECT_FALSE(ResourceTraits<api::DeviceClass>::Resource().namespaced);
+  EXPECT_TRUE(ResourceTraits<api::ResourceClaimTemplate>::Resource().namespaced);
 }
 
 TEST(SharedInformerFactory, AResourceAskedForAsAnotherTypeIsRefused) {

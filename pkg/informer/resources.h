@@ -9,6 +9,8 @@
 #include <string_view>
 
 #include "pkg/api/codec.h"
+#include "pkg/api/dra_codec.h"
+#include "pkg/api/dra_types.h"
 #include "pkg/api/podgroup.h"
 #include "pkg/api/protobuf.h"
 #include "pkg/api/resources.h"
@@ -109,6 +111,31 @@ struct ResourceTraits<api::ReplicaSet>
 template <>
 struct ResourceTraits<api::StatefulSet>
     : JsonResourceTraits<api::StatefulSet, client::StatefulSetsResource, api::DecodeStatefulSet> {};
+
+template <>
+struct ResourceTraits<api::ResourceSlice>
+    : JsonResourceTraits<api::ResourceSlice, client::ResourceSlicesResource,
+                         api::DecodeResourceSlice> {};
+template <>
+struct ResourceTraits<api::DeviceClass>
+    : JsonResourceTraits<api::DeviceClass, client::DeviceClassesResource, api::DecodeDeviceClass> {
+};
+template <>
+struct ResourceTraits<api::ResourceClaim>
+    : JsonResourceTraits<api::ResourceClaim, client::ResourceClaimsResource,
+                         api::DecodeResourceClaim> {};
+template <>
+struct ResourceTraits<api::ResourceClaimTemplate>
+    : JsonResourceTraits<api::ResourceClaimTemplate, client::ResourceClaimTemplatesResource,
+                         api::DecodeResourceClaimTemplate> {};
+// Served only while the DRADeviceTaintRules feature gate is on: listed only when discovery finds
+// it.
+template <>
+struct ResourceTraits<api::DeviceTaintRule>
+    : JsonResourceTraits<api::DeviceTaintRule, client::DeviceTaintRulesResource,
+                         api::DecodeDeviceTaintRule> {
+  static void Configure(ReflectorOptions& options) { options.discover = true; }
+};
 
 // A custom resource: listed only when discovery finds its definition installed.
 template <>
