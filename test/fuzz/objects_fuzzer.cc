@@ -1,18 +1,23 @@
 // Every JSON object decoder (pkg/api/codec.h, resources_codec.h, podgroup.h,
-// workload_podgroup.h) on one JSON document: the objects Berth lists and watches, and the parts of
-// them other decoders share. Decoders must reject a malformed object with api::DecodeError only.
+// workload_podgroup.h, dra_codec.h) on one JSON document: the objects Berth lists and watches, and
+// the parts of them other decoders share. Decoders must reject a malformed object with
+// api::DecodeError only.
 //
 // Lists and watches hand decoders the object as the skipping parser (pkg/api/list_parser.h) built
 // it, without the subtrees it drops; the decoders never read those, so an object must decode to
 // the same value from both trees.
 
+#include <cstddef>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "pkg/api/codec.h"
+#include "pkg/api/dra_codec.h"
+#include "pkg/api/dra_types.h"
 #include "pkg/api/errors.h"
 #include "pkg/api/list_parser.h"
 #include "pkg/api/podgroup.h"
@@ -48,6 +53,75 @@ auto Both(const Decode& decode, const json& full, const json* skipped) {
             "an object decodes the same with the subtrees lists and watches skip");
   }
   return value;
+}
+
+// The resource.k8s.io objects hold quantities, which have no equality, so what the two trees give
+// is compared through this projection: the unsupported fields, what scheduling keys on, and the
+// allocation as it would be written back.
+struct DraSummary {
+  std::string key;
+  std::vector<std::string> unsupported_fields;
+  size_t items = 0;
+  json allocation;
+
+  bool operator==(const DraSummary& other) const = default;
+};
+
+template <typename T>
+DraSummary Summarize(const T& object, size_t items) {
+  return DraSummary{object.meta.Key(), object.unsupported_fields, items, nullptr};
+}
+
+// The limits the DRA decoders promise to enforce, and the allocation's encoding read back.
+DraSummary CheckSlice(const api::ResourceSlice& slice) {
+  Require(slice.spec.devices.size() <= api::kResourceSliceMaxDevices, "devices per slice bounded");
+  Require(slice.spec.shared_counters.size() <= api::kResourceSliceMaxCounterSets,
+          "counter sets bounded");
+  for (const api::Device& device : slice.spec.devices) {
+    Require(device.attributes.size() + device.capacity.size() <=
+                api::kResourceSliceMaxAttributesAndCapacitiesPerDevice,
+            "attributes and capacities bounded");
+    Require(device.taints.size() <= api::kDeviceTaintsMaxLength, "taints bounded");
+  }
+  return Summarize(slice, slice.spec.devices.size());
+}
+
+void CheckClaimSpec(const api::ResourceClaimSpec& spec) {
+  Require(spec.requests.size() <= api::kDeviceRequestsMaxSize, "requests bounded");
+  for (const api::DeviceRequest& request : spec.requests) {
+    Require(request.exactly.has_value() != !request.first_available.empty(),
+            "a request is exact or a list of alternatives");
+    if (request.exactly) {
+      for (const api::CelDeviceSelector& s : request.exactly->selectors) {
+        Require(s.expression.size() <= api::kCelSelectorExpressionMaxLength, "expressions bounded");
+      }
+    }
+  }
+}
+
+DraSummary CheckClaim(const api::ResourceClaim& claim) {
+  CheckClaimSpec(claim.spec);
+  Require(claim.status.reserved_for.size() <= api::kResourceClaimReservedForMaxSize,
+          "reservedFor bounded");
+  DraSummary summary = Summarize(claim, claim.spec.requests.size());
+  if (claim.status.allocation) {
+    Require(claim.status.allocation->results.size() <= api::kAllocationResultsMaxSize,
+            "results bounded");
+    summary.allocation = api::EncodeAllocationResult(*claim.status.allocation);
+    // What the plugin would write back reads as the same allocation.
+    json again = {{"metadata", {{"name", "x"}}}, {"status", {{"allocation", summary.allocation}}}};
+    try {
+      const api::ResourceClaim reread = api::DecodeResourceClaim(again);
+      Require(api::EncodeAllocationResult(*reread.status.allocation) == summary.allocation,
+              "an encoded allocation decodes to itself");
+    } catch (const api::DecodeError& e) {
+      Require(false, "an encoded allocation decodes", e.what());
+    }
+  }
+  for (const api::ResourceClaimConsumerReference& r : claim.status.reserved_for) {
+    api::EncodeConsumerReference(r);
+  }
+  return summary;
 }
 
 // The object as a watch event carries it, or null when the skipping parser rejects the event.
@@ -101,6 +175,28 @@ void FuzzOneInput(std::string_view text) {
   Both(api::DecodeStatefulSet, full, skipped);
   Both(api::DecodePodGroup, full, skipped);
   Both(api::DecodeWorkloadPodGroup, full, skipped);
+  Both([](const json& j) { return CheckSlice(api::DecodeResourceSlice(j)); }, full, skipped);
+  Both(
+      [](const json& j) {
+        const api::DeviceClass c = api::DecodeDeviceClass(j);
+        Require(c.has_config == !c.config.empty(), "has_config says whether config is set");
+        return Summarize(c, c.selectors.size());
+      },
+      full, skipped);
+  Both([](const json& j) { return CheckClaim(api::DecodeResourceClaim(j)); }, full, skipped);
+  Both(
+      [](const json& j) {
+        const api::ResourceClaimTemplate t = api::DecodeResourceClaimTemplate(j);
+        CheckClaimSpec(t.spec);
+        return Summarize(t, t.spec.requests.size());
+      },
+      full, skipped);
+  Both(
+      [](const json& j) {
+        const api::DeviceTaintRule r = api::DecodeDeviceTaintRule(j);
+        return Summarize(r, r.device_selector.has_value() ? 1 : 0);
+      },
+      full, skipped);
   // Unstructured keeps the whole object, skipped subtrees included, so only `full` is compared.
   Both(api::DecodeUnstructured, full, nullptr);
 
@@ -109,6 +205,8 @@ void FuzzOneInput(std::string_view text) {
   Both([&](const json& j) { return api::DecodeResourceList(j, field); }, full, nullptr);
   Both([&](const json& j) { return api::DecodeLabelSelector(j, field); }, full, nullptr);
   Both([&](const json& j) { return api::DecodeNodeSelectorTerm(j, field); }, full, nullptr);
+  Both([&](const json& j) { return api::DecodeNodeSelector(j, field); }, full, nullptr);
+  Both([&](const json& j) { return api::DecodeCondition(j, field); }, full, nullptr);
   Both([&](const json& j) { return api::DecodeToleration(j, field); }, full, nullptr);
   Both([&](const json& j) { return api::DecodeTaint(j, field); }, full, nullptr);
   Both([&](const json& j) { return api::DecodeAffinity(j, field); }, full, nullptr);
