@@ -1,0 +1,73 @@
+#ifndef BERTH_PKG_CEL_FUNCTIONS_H_
+#define BERTH_PKG_CEL_FUNCTIONS_H_
+
+// The function overloads of the selector environment: CEL's standard operators and
+// conversions, the strings (v2), lists (v3) and sets extensions, and Kubernetes' regex,
+// lists (v1), quantity and semver libraries. One table serves the checker (signatures) and
+// the evaluator (implementations and call costs), so the two cannot disagree.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "pkg/cel/types.h"
+#include "pkg/cel/value.h"
+
+namespace berth::cel {
+
+// The state of one evaluation: its cost so far against the limit, and the bytes of strings,
+// lists and maps it has built against a fixed bound (cost alone does not bound memory: CEL
+// charges one unit for a list concatenation of any size).
+class EvalBudget {
+ public:
+  static constexpr uint64_t kMaxAllocatedBytes = uint64_t{64} << 20;
+
+  explicit EvalBudget(uint64_t limit) : limit_(limit) {}
+  // Adds `units`; false once the total passes the limit (it stays exceeded).
+  bool Charge(uint64_t units);
+  bool Allocate(uint64_t bytes);
+  uint64_t cost() const { return cost_; }
+  bool exceeded() const { return exceeded_; }
+
+ private:
+  uint64_t cost_ = 0;
+  uint64_t limit_;
+  uint64_t allocated_ = 0;
+  bool exceeded_ = false;
+};
+
+inline constexpr const char* kCostLimitMessage = "operation cancelled: actual cost limit exceeded";
+inline constexpr const char* kMemoryLimitMessage =
+    "operation cancelled: the evaluation built more than 64 MiB of values";
+
+struct Overload {
+  const char* id;
+  std::string function;
+  bool member;
+  std::vector<TypePtr> params;
+  TypePtr result;
+  // Computes the call from evaluated, non-error arguments whose runtime kinds match params.
+  Value (*impl)(const std::vector<Value>& args, EvalBudget& budget);
+};
+
+// The overloads of `function` (global and member alike); nullptr for an unknown name.
+const std::vector<const Overload*>* FindOverloads(std::string_view function);
+
+// True for functions the v1.37 environment declares but Berth does not implement (URL, IP,
+// CIDR, format, timestamps, durations, optional values, authorization); the checker refuses
+// them by name.
+bool IsUnsupportedFunction(std::string_view function);
+
+// Whether a value of this runtime kind may be passed where the signature says `t`.
+bool RuntimeMatches(const TypePtr& t, const Value& v);
+
+// The cost CEL charges for one call of `function` with these arguments and result.
+uint64_t CallCost(std::string_view function, const std::vector<Value>& args, const Value& result);
+
+// The Go type name cel-go shows for a value in "got '...', expected iterable type".
+std::string GoTypeName(const Value& v);
+
+}  // namespace berth::cel
+
+#endif  // BERTH_PKG_CEL_FUNCTIONS_H_
