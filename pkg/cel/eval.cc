@@ -1,0 +1,250 @@
+#include "pkg/cel/eval.h"
+
+#include <utility>
+
+#include "pkg/cel/checker.h"
+
+namespace berth::cel {
+namespace {
+
+constexpr uint64_t kListCreateCost = 10;
+constexpr uint64_t kMapCreateCost = 30;
+
+Value NoOverload(const std::string& fn) { return Value::Error("no such overload: " + fn); }
+
+class Evaluator {
+ public:
+  Evaluator(std::vector<Value>* slots, EvalBudget* budget) : slots_(*slots), budget_(*budget) {}
+
+  Value Eval(const Expr& e) {
+    if (budget_.exceeded()) return Value::Error(kCostLimitMessage);
+    switch (e.kind) {
+      case ExprKind::kLiteral:
+        return e.literal;
+      case ExprKind::kIdent:
+        budget_.Charge(1);
+        return slots_[static_cast<size_t>(e.slot)];
+      case ExprKind::kSelect:
+      case ExprKind::kPresence:
+        return Select(e);
+      case ExprKind::kCall:
+        return Call(e);
+      case ExprKind::kList:
+        return List(e);
+      case ExprKind::kMap:
+        return Map(e);
+      case ExprKind::kComprehension:
+        return Comprehension(e);
+    }
+    return Value::Error("unknown expression");
+  }
+
+ private:
+  Value Select(const Expr& e) {
+    Value operand = Eval(*e.args[0]);
+    if (operand.IsError()) return operand;
+    // A presence test costs nothing, as the Kubernetes environment configures CEL.
+    if (e.kind == ExprKind::kSelect) budget_.Charge(1);
+    if (!operand.Is<MapValue>()) {
+      return Value::Error("type '" + operand.TypeName() + "' does not support field selection");
+    }
+    const Value key = Value::String(e.name);
+    const Value* found = MapFind(operand, key);
+    const bool defaults = operand.As<MapValue>().absent_is_empty;
+    if (e.kind == ExprKind::kPresence) return Value::Bool(found != nullptr || defaults);
+    if (found != nullptr) return *found;
+    if (defaults) return Value::Map({});
+    return Value::Error("no such key: " + e.name);
+  }
+
+  // Logical operators absorb an error when the other side decides the result, in either
+  // order, as CEL's commutative && and || do.
+  Value Logical(const Expr& e, bool is_and) {
+    const Value l = Eval(*e.args[0]);
+    if (l.Is<bool>() && l.As<bool>() != is_and) return l;
+    const Value r = Eval(*e.args[1]);
+    if (r.Is<bool>() && r.As<bool>() != is_and) return r;
+    if (l.Is<bool>() && r.Is<bool>()) return r;
+    if (l.IsError()) return l;
+    if (r.IsError()) return r;
+    return NoOverload(e.name);
+  }
+
+  Value Call(const Expr& e) {
+    if (e.name == "_&&_") return Logical(e, true);
+    if (e.name == "_||_") return Logical(e, false);
+    if (e.name == "_?_:_") {
+      const Value c = Eval(*e.args[0]);
+      if (c.IsError()) return c;
+      if (!c.Is<bool>()) return NoOverload(e.name);
+      return Eval(*e.args[c.As<bool>() ? 1 : 2]);
+    }
+    std::vector<Value> args;
+    args.reserve(e.args.size());
+    for (const auto& a : e.args) {
+      args.push_back(Eval(*a));
+      if (args.back().IsError()) return args.back();
+    }
+    // device.attributes["domain"] of an absent domain is an empty map.
+    if (e.name == "_[_]" && args[0].Is<MapValue>() && args[0].As<MapValue>().absent_is_empty &&
+        MapFind(args[0], args[1]) == nullptr) {
+      budget_.Charge(1);
+      return Value::Map({});
+    }
+    for (const Overload* o : e.overloads) {
+      bool match = true;
+      for (size_t i = 0; i < args.size() && match; ++i)
+        match = RuntimeMatches(o->params[i], args[i]);
+      if (!match) continue;
+      Value result = o->impl(args, budget_);
+      budget_.Charge(CallCost(e.name, args, result));
+      return result;
+    }
+    return NoOverload(e.name);
+  }
+
+  Value List(const Expr& e) {
+    std::vector<Value> items;
+    items.reserve(e.args.size());
+    for (const auto& a : e.args) {
+      items.push_back(Eval(*a));
+      if (items.back().IsError()) return items.back();
+    }
+    budget_.Charge(kListCreateCost);
+    if (!budget_.Allocate(items.size() * sizeof(Value))) return Value::Error(kMemoryLimitMessage);
+    return Value::List(std::move(items));
+  }
+
+  Value Map(const Expr& e) {
+    MapEntries entries;
+    for (size_t i = 0; i < e.args.size(); i += 2) {
+      Value k = Eval(*e.args[i]);
+      if (k.IsError()) return k;
+      Value v = Eval(*e.args[i + 1]);
+      if (v.IsError()) return v;
+      MapKey key;
+      if (!ToMapKey(k, &key)) return Value::Error("unsupported key type");
+      if (entries.count(key) != 0) return Value::Error("Failed with repeated key");
+      entries.emplace(std::move(key), std::make_pair(std::move(k), std::move(v)));
+    }
+    budget_.Charge(kMapCreateCost);
+    if (!budget_.Allocate(entries.size() * 2 * sizeof(Value))) {
+      return Value::Error(kMemoryLimitMessage);
+    }
+    return Value::Map(std::move(entries));
+  }
+
+  // The (first, second) variable values of each iteration.
+  static std::vector<std::pair<Value, Value>> Iterations(const Value& range, bool two) {
+    std::vector<std::pair<Value, Value>> out;
+    if (range.Is<ListValue>()) {
+      const auto& items = range.Items();
+      for (size_t i = 0; i < items.size(); ++i) {
+        out.emplace_back(two ? Value::Int(static_cast<int64_t>(i)) : items[i], items[i]);
+      }
+    } else {
+      for (const auto& [key, kv] : range.Entries()) out.emplace_back(kv.first, kv.second);
+    }
+    return out;
+  }
+
+  Value Comprehension(const Expr& e) {
+    if (e.macro == Macro::kBind) {
+      slots_[static_cast<size_t>(e.slot)] = Eval(*e.args[0]);
+      return Eval(*e.args[1]);
+    }
+    const Value range = Eval(*e.args[0]);
+    if (range.IsError()) return range;
+    if (!range.Is<ListValue>() && !range.Is<MapValue>()) {
+      return Value::Error("got '" + GoTypeName(range) + "', expected iterable type");
+    }
+    const bool two = !e.var2.empty();
+    const auto slot = static_cast<size_t>(e.slot);
+    Value error;
+    bool have_error = false;
+    int64_t count = 0;
+    std::vector<Value> list_out;
+    MapEntries map_out;
+    for (auto& [first, second] : Iterations(range, two)) {
+      if (budget_.exceeded()) return Value::Error(kCostLimitMessage);
+      slots_[slot] = first;
+      if (two) slots_[slot + 1] = second;
+      switch (e.macro) {
+        case Macro::kAll:
+        case Macro::kExists: {
+          // The fold reads its accumulator twice per step (loop condition and step).
+          budget_.Charge(3);
+          const Value p = Eval(*e.args[1]);
+          const bool decisive = e.macro == Macro::kExists;
+          if (p.Is<bool>()) {
+            if (p.As<bool>() == decisive) return Value::Bool(decisive);
+          } else if (!have_error) {
+            have_error = true;
+            error = p.IsError() ? p : NoOverload(e.macro == Macro::kAll ? "_&&_" : "_||_");
+          }
+          break;
+        }
+        case Macro::kExistsOne: {
+          budget_.Charge(1);
+          const Value p = Eval(*e.args[1]);
+          if (!p.Is<bool>()) return p.IsError() ? p : NoOverload("_?_:_");
+          if (p.As<bool>()) {
+            budget_.Charge(2);
+            ++count;
+          }
+          break;
+        }
+        case Macro::kFilter:
+        case Macro::kMap:
+        case Macro::kTransformList:
+        case Macro::kTransformMap: {
+          budget_.Charge(1);
+          const bool filtered = e.macro == Macro::kFilter || e.has_filter;
+          if (filtered) {
+            const Value p = Eval(*e.args[1]);
+            if (!p.Is<bool>()) return p.IsError() ? p : NoOverload("_?_:_");
+            if (!p.As<bool>()) break;
+          }
+          Value out = e.macro == Macro::kFilter ? second : Eval(*e.args.back());
+          if (out.IsError()) return out;
+          budget_.Charge(kListCreateCost + 1);
+          if (!budget_.Allocate(sizeof(Value) * 2)) return Value::Error(kMemoryLimitMessage);
+          if (e.macro == Macro::kTransformMap) {
+            MapKey key;
+            ToMapKey(first, &key);
+            map_out.emplace(std::move(key), std::make_pair(first, std::move(out)));
+          } else {
+            list_out.push_back(std::move(out));
+          }
+          break;
+        }
+        default:
+          return Value::Error("unknown macro");
+      }
+    }
+    budget_.Charge(1);  // the result read
+    switch (e.macro) {
+      case Macro::kAll:
+      case Macro::kExists:
+        if (have_error) return error;
+        return Value::Bool(e.macro == Macro::kAll);
+      case Macro::kExistsOne:
+        return Value::Bool(count == 1);
+      case Macro::kTransformMap:
+        return Value::Map(std::move(map_out));
+      default:
+        return Value::List(std::move(list_out));
+    }
+  }
+
+  std::vector<Value>& slots_;
+  EvalBudget& budget_;
+};
+
+}  // namespace
+
+Value Evaluate(const Expr& expr, std::vector<Value>* slots, EvalBudget* budget) {
+  return Evaluator(slots, budget).Eval(expr);
+}
+
+}  // namespace berth::cel
