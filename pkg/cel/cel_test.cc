@@ -83,7 +83,7 @@ TEST(Matches, CostLimitIsTheCallersChoice) {
 
 TEST(Matches, DoublingValuesHitTheMemoryBoundOrTheCostLimit) {
   std::string expr = "x";
-  for (int i = 0; i < 40; ++i) expr = "cel.bind(x, x + x, " + expr + ")";
+  for (int i = 0; i < 40; ++i) expr = std::string("cel.bind(x, x + x, ").append(expr).append(")");
   const CompileResult r = Compile("cel.bind(x, [1], " + expr + ".size() > 0)");
   ASSERT_TRUE(r.program) << r.error;
   const EvalResult e = Matches(*r.program, DeviceView{});
@@ -97,6 +97,7 @@ TEST(Matches, OneProgramEvaluatesOnManyThreads) {
       "[1, 2, 3].map(x, x * a.cores).sum() == 648)");
   ASSERT_TRUE(r.program) << r.error;
   std::vector<std::thread> threads;
+  threads.reserve(4);
   std::vector<int> ok(4, 0);
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&, t] {

@@ -207,7 +207,7 @@ class Checker {
     }
     std::vector<TypePtr> args;
     for (auto& a : e->args) args.push_back(Visit(a.get()));
-    const TypePtr kBool = Type::Of(TypeKind::kBool);
+    TypePtr kBool = Type::Of(TypeKind::kBool);
     if (e->name == "_&&_" || e->name == "_||_") {
       Bindings b;
       if (!Unify(kBool, args[0], &b) || !Unify(kBool, args[1], &b)) {
@@ -322,13 +322,13 @@ class Checker {
   };
 
   TypePtr Comprehension(Expr* e) {
-    const TypePtr kBool = Type::Of(TypeKind::kBool);
-    const TypePtr kDyn = Type::Of(TypeKind::kDyn);
+    TypePtr kBool = Type::Of(TypeKind::kBool);
+    TypePtr kDyn = Type::Of(TypeKind::kDyn);
     if (e->macro == Macro::kBind) {
       const TypePtr init = Visit(e->args[0].get());
       e->slot = next_slot_++;
       scope_.push_back({e->var, e->slot, init});
-      const TypePtr body = Visit(e->args[1].get());
+      TypePtr body = Visit(e->args[1].get());
       scope_.pop_back();
       return body;
     }
@@ -382,9 +382,7 @@ class Checker {
       case Macro::kFilter:
         require_bool(0, "_?_:_");
         return Type::ListOf(first);
-      case Macro::kMap:
-        if (e->has_filter) require_bool(0, "_?_:_");
-        return Type::ListOf(bodies.back());
+      case Macro::kMap:  // the transform is last, after an optional filter
       case Macro::kTransformList:
         if (e->has_filter) require_bool(0, "_?_:_");
         return Type::ListOf(bodies.back());

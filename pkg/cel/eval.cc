@@ -60,9 +60,9 @@ class Evaluator {
   // Logical operators absorb an error when the other side decides the result, in either
   // order, as CEL's commutative && and || do.
   Value Logical(const Expr& e, bool is_and) {
-    const Value l = Eval(*e.args[0]);
+    Value l = Eval(*e.args[0]);
     if (l.Is<bool>() && l.As<bool>() != is_and) return l;
-    const Value r = Eval(*e.args[1]);
+    Value r = Eval(*e.args[1]);
     if (r.Is<bool>() && r.As<bool>() != is_and) return r;
     if (l.Is<bool>() && r.Is<bool>()) return r;
     if (l.IsError()) return l;
@@ -74,7 +74,7 @@ class Evaluator {
     if (e.name == "_&&_") return Logical(e, true);
     if (e.name == "_||_") return Logical(e, false);
     if (e.name == "_?_:_") {
-      const Value c = Eval(*e.args[0]);
+      Value c = Eval(*e.args[0]);
       if (c.IsError()) return c;
       if (!c.Is<bool>()) return NoOverload(e.name);
       return Eval(*e.args[c.As<bool>() ? 1 : 2]);
@@ -153,7 +153,7 @@ class Evaluator {
       slots_[static_cast<size_t>(e.slot)] = Eval(*e.args[0]);
       return Eval(*e.args[1]);
     }
-    const Value range = Eval(*e.args[0]);
+    Value range = Eval(*e.args[0]);
     if (range.IsError()) return range;
     if (!range.Is<ListValue>() && !range.Is<MapValue>()) {
       return Value::Error("got '" + GoTypeName(range) + "', expected iterable type");

@@ -964,20 +964,20 @@ struct Registry {
   std::vector<std::unique_ptr<Overload>> all;
   std::map<std::string, std::vector<const Overload*>, std::less<>> by_name;
 
-  void Add(const char* id, std::string fn, bool member, std::vector<TypePtr> params, TypePtr result,
-           Value (*impl)(const Args&, EvalBudget&)) {
+  void Add(const char* id, const std::string& fn, bool member, std::vector<TypePtr> params,
+           TypePtr result, Value (*impl)(const Args&, EvalBudget&)) {
     auto o = std::make_unique<Overload>(
         Overload{id, fn, member, std::move(params), std::move(result), impl});
     by_name[fn].push_back(o.get());
     all.push_back(std::move(o));
   }
-  void Global(const char* id, std::string fn, std::vector<TypePtr> p, TypePtr r,
+  void Global(const char* id, const std::string& fn, std::vector<TypePtr> p, TypePtr r,
               Value (*impl)(const Args&, EvalBudget&)) {
-    Add(id, std::move(fn), false, std::move(p), std::move(r), impl);
+    Add(id, fn, false, std::move(p), std::move(r), impl);
   }
-  void Member(const char* id, std::string fn, std::vector<TypePtr> p, TypePtr r,
+  void Member(const char* id, const std::string& fn, std::vector<TypePtr> p, TypePtr r,
               Value (*impl)(const Args&, EvalBudget&)) {
-    Add(id, std::move(fn), true, std::move(p), std::move(r), impl);
+    Add(id, fn, true, std::move(p), std::move(r), impl);
   }
 };
 

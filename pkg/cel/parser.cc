@@ -358,7 +358,7 @@ class Parser {
         if (Accept(Tok::kLParen)) {
           std::vector<ExprPtr> args;
           ParseArgs(&args, Tok::kRParen);
-          return GlobalCall(std::move(name), name_at, std::move(args));
+          return GlobalCall(name, name_at, std::move(args));
         }
         if (Cur().kind == Tok::kLBrace) {
           Fail(Cur().offset,
@@ -380,7 +380,7 @@ class Parser {
     return e->name;
   }
 
-  ExprPtr GlobalCall(std::string name, int32_t at, std::vector<ExprPtr> args) {
+  ExprPtr GlobalCall(const std::string& name, int32_t at, std::vector<ExprPtr> args) {
     if (name == "has" && args.size() == 1) {
       if (args[0]->kind != ExprKind::kSelect) {
         Fail(args[0]->offset, "invalid argument to has() macro");

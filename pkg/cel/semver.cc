@@ -140,7 +140,7 @@ bool Semver::Parse(std::string_view text, bool normalize, Semver* out, std::stri
     if (part.size() > 1) {
       const size_t first = part.find_first_not_of('0');
       part = first == std::string::npos ? std::string() : part.substr(first);
-      if (part.empty() || part[0] < '0' || part[0] > '9') part = "0" + part;
+      if (part.empty() || part[0] < '0' || part[0] > '9') part.insert(0, 1, '0');
     }
     parts.push_back(std::move(part));
   }
@@ -175,8 +175,14 @@ int Semver::Compare(const Semver& o) const {
 
 std::string Semver::ToString() const {
   std::string s = std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
-  for (size_t i = 0; i < pre.size(); ++i) s += (i == 0 ? "-" : ".") + pre[i];
-  for (size_t i = 0; i < build.size(); ++i) s += (i == 0 ? "+" : ".") + build[i];
+  for (size_t i = 0; i < pre.size(); ++i) {
+    s += i == 0 ? "-" : ".";
+    s += pre[i];
+  }
+  for (size_t i = 0; i < build.size(); ++i) {
+    s += i == 0 ? "+" : ".";
+    s += build[i];
+  }
   return s;
 }
 
