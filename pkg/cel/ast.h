@@ -12,6 +12,10 @@
 #include "pkg/cel/types.h"
 #include "pkg/cel/value.h"
 
+namespace re2 {
+class RE2;
+}
+
 namespace berth::cel {
 
 struct Overload;
@@ -59,6 +63,11 @@ struct Expr {
   TypePtr type;
   int slot = -1;  // kIdent: the variable slot read; kComprehension: the first slot written
   std::vector<const Overload*> overloads;  // kCall: candidates, tried in order at runtime
+  // kCall of `in` over a literal list of scalars: CEL plans it as a set lookup that costs
+  // nothing.
+  bool free_call = false;
+  // kCall of matches/find/findAll with a literal pattern: the pattern, compiled once.
+  std::shared_ptr<const re2::RE2> regex;
 };
 
 using ExprPtr = std::unique_ptr<Expr>;

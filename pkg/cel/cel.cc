@@ -129,7 +129,9 @@ CompileResult Compile(std::string_view expression) {
   auto compiled = std::make_shared<internal::CompiledExpr>();
   compiled->root = Parse(expression, &error);
   if (!compiled->root || !Check(compiled->root.get(), &compiled->slots, &error)) {
-    result.error = "compilation failed: " + FormatIssue(expression, error.offset, error.message);
+    result.error =
+        error.plain ? error.message
+                    : "compilation failed: " + FormatIssue(expression, error.offset, error.message);
     return result;
   }
   const TypePtr& t = compiled->root->type;
@@ -154,7 +156,11 @@ EvalResult Matches(const Program& program, const DeviceView& device, uint64_t co
   } else if (v.IsError()) {
     result.error = v.ErrorMessage();
   } else if (!v.Is<bool>()) {
-    result.error = "CEL result of type " + v.TypeName() + " could not be converted to bool";
+    // cel-go's conversion refusal, which upstream appends.
+    const std::string type = v.TypeName();
+    result.error = "CEL result of type " + type + " could not be converted to bool: " +
+                   (v.Is<StringValue>() ? "unsupported native conversion from string to 'bool'"
+                                        : "type conversion error from " + type + " to 'bool'");
   } else {
     result.matches = v.As<bool>();
   }

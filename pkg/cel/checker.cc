@@ -1,5 +1,6 @@
 #include "pkg/cel/checker.h"
 
+#include <limits>
 #include <map>
 #include <set>
 #include <utility>
@@ -13,6 +14,7 @@ namespace {
 struct Failure {
   int32_t offset;
   std::string message;
+  bool plain = false;
 };
 
 using Bindings = std::map<char, TypePtr>;
@@ -73,6 +75,9 @@ class Checker {
     return e->type;
   }
   int slots() const { return next_slot_; }
+  // The first failure of planning; reported only when the expression checks cleanly, since
+  // cel-go plans the program after checking it.
+  const std::string& deferred() const { return deferred_; }
 
  private:
   [[noreturn]] void Fail(const Expr* e, std::string msg) {
@@ -205,15 +210,21 @@ class Checker {
         e->args.erase(e->args.begin());
       }
     }
+    // An unknown function is reported at its '(' before anything in its arguments (cel-go
+    // reports every issue, in source order; this one comes first).
+    const bool builtin = e->name == "_&&_" || e->name == "_||_" || e->name == "_?_:_";
+    if (!builtin && FindOverloads(e->name) == nullptr) {
+      if (e->member) Visit(e->args[0].get());
+      if (IsUnsupportedFunction(e->name)) {
+        Fail(e, "function '" + e->name + "' is not supported by Berth's CEL evaluator");
+      }
+      Fail(e, "undeclared reference to '" + e->name + "' (in container '')");
+    }
     std::vector<TypePtr> args;
     for (auto& a : e->args) args.push_back(Visit(a.get()));
     TypePtr kBool = Type::Of(TypeKind::kBool);
     if (e->name == "_&&_" || e->name == "_||_") {
-      Bindings b;
-      if (!Unify(kBool, args[0], &b) || !Unify(kBool, args[1], &b)) {
-        Fail(e, "found no matching overload for '" + e->name + "' applied to '" +
-                    Signature(args, false) + "'");
-      }
+      for (size_t i = 0; i < 2; ++i) RequireBool(e->args[i].get(), args[i]);
       return kBool;
     }
     if (e->name == "_?_:_") {
@@ -229,12 +240,6 @@ class Checker {
       return Substitute(param, b);
     }
     const auto* overloads = FindOverloads(e->name);
-    if (overloads == nullptr) {
-      if (IsUnsupportedFunction(e->name)) {
-        Fail(e, "function '" + e->name + "' is not supported by Berth's CEL evaluator");
-      }
-      Fail(e, "undeclared reference to '" + e->name + "' (in container '')");
-    }
     TypePtr result;
     bool mixed = false;
     for (const Overload* o : *overloads) {
@@ -249,13 +254,86 @@ class Checker {
       if (!result) result = r;
     }
     if (e->overloads.empty()) {
-      bool declared = false;
-      for (const Overload* o : *overloads) declared = declared || o->member == e->member;
-      if (!declared) Fail(e, "undeclared reference to '" + e->name + "' (in container '')");
       Fail(e, "found no matching overload for '" + e->name + "' applied to '" +
                   Signature(args, e->member) + "'");
     }
+    Plan(e);
     return mixed ? Type::Of(TypeKind::kDyn) : result;
+  }
+
+  void RequireBool(const Expr* at, const TypePtr& t) {
+    Bindings b;
+    if (!Unify(Type::Of(TypeKind::kBool), t, &b)) {
+      Fail(at, "expected type 'bool' but found '" + TypeString(t) + "'");
+    }
+  }
+
+  // What cel-go does when it plans the program: literal conversions are computed once (an
+  // error there fails the program), literal patterns are compiled once, and `in` over a
+  // literal list of scalars becomes a free set lookup.
+  void Plan(Expr* e) {
+    static const std::set<std::string> kConversions = {"int",   "uint", "double", "string",
+                                                       "bytes", "bool", "dyn",    "type"};
+    if (kConversions.count(e->name) != 0 && !e->member && e->args.size() == 1 &&
+        e->args[0]->kind == ExprKind::kLiteral) {
+      EvalBudget budget(std::numeric_limits<uint64_t>::max());
+      for (const Overload* o : e->overloads) {
+        if (!RuntimeMatches(o->params[0], e->args[0]->literal)) continue;
+        Value v = o->impl({e->args[0]->literal}, budget);
+        if (v.IsError()) {
+          Defer("program instantiation failed: " + v.ErrorMessage());
+          return;
+        }
+        e->kind = ExprKind::kLiteral;
+        e->literal = std::move(v);
+        e->args.clear();
+        e->overloads.clear();
+        return;
+      }
+    }
+    if ((e->name == "matches" || e->name == "find" || e->name == "findAll") &&
+        e->args.size() >= 2 && e->args[1]->kind == ExprKind::kLiteral &&
+        e->args[1]->literal.Is<StringValue>()) {
+      std::string error;
+      e->regex = CompileRegex(e->args[1]->literal.Str(), &error);
+      if (!e->regex) {
+        // CEL's literal pattern validator covers matches(); the others fail when planned.
+        if (e->name == "matches") Fail(e->args[1].get(), "invalid matches argument");
+        Defer("program instantiation failed: " + error);
+        return;
+      }
+    }
+    if (e->name == "@in" && e->args[1]->kind == ExprKind::kLiteral &&
+        e->args[1]->literal.Is<ListValue>()) {
+      bool scalars = true;
+      for (const Value& v : e->args[1]->literal.Items()) {
+        scalars = scalars && (v.Is<bool>() || v.Is<int64_t>() || v.Is<uint64_t>() ||
+                              v.Is<double>() || v.Is<StringValue>());
+      }
+      e->free_call = scalars;
+    }
+  }
+
+  // A list or map literal of literals is built once, as cel-go builds it when it plans.
+  static void FoldAggregate(Expr* e) {
+    for (const auto& a : e->args) {
+      if (a->kind != ExprKind::kLiteral) return;
+    }
+    if (e->kind == ExprKind::kList) {
+      std::vector<Value> items;
+      for (const auto& a : e->args) items.push_back(a->literal);
+      e->literal = Value::List(std::move(items));
+    } else {
+      MapEntries entries;
+      for (size_t i = 0; i < e->args.size(); i += 2) {
+        MapKey key;
+        if (!ToMapKey(e->args[i]->literal, &key)) return;  // the evaluation reports it
+        entries[key] = std::make_pair(e->args[i]->literal, e->args[i + 1]->literal);
+      }
+      e->literal = Value::Map(std::move(entries));
+    }
+    e->kind = ExprKind::kLiteral;
+    e->args.clear();
   }
 
   bool InScope(const std::string& name) const {
@@ -282,7 +360,9 @@ class Checker {
   TypePtr ListLiteral(Expr* e) {
     std::vector<Expr*> items;
     for (auto& a : e->args) items.push_back(a.get());
-    return Type::ListOf(Homogeneous(items));
+    TypePtr t = Type::ListOf(Homogeneous(items));
+    FoldAggregate(e);
+    return t;
   }
 
   TypePtr MapLiteral(Expr* e) {
@@ -311,6 +391,7 @@ class Checker {
              "expected type '" + TypeString(value) + "' but found '" + TypeString(v) + "'");
       }
     }
+    FoldAggregate(e);
     if (!key) return Type::MapOf(Type::Of(TypeKind::kDyn), Type::Of(TypeKind::kDyn));
     return Type::MapOf(key, value);
   }
@@ -362,41 +443,48 @@ class Checker {
     for (size_t i = 1; i < e->args.size(); ++i) bodies.push_back(Visit(e->args[i].get()));
     scope_.pop_back();
     if (two) scope_.pop_back();
-    auto require_bool = [&](size_t i, const char* op) {
+    // The macros expand to folds whose steps are `_&&_`/`_||_` (all, exists) or a
+    // `_?_:_` over the accumulator (the others); a non-bool predicate fails there.
+    auto ternary = [&](const TypePtr& accumulator) {
       Bindings b;
-      if (!Unify(kBool, bodies[i], &b)) {
-        Fail(e->args[i + 1].get(), std::string("found no matching overload for '") + op +
-                                       "' applied to '(bool, " + TypeString(bodies[i]) + ")'");
+      if (!Unify(kBool, bodies[0], &b)) {
+        Fail(e, "found no matching overload for '_?_:_' applied to '(" + TypeString(bodies[0]) +
+                    ", " + TypeString(accumulator) + ", " + TypeString(accumulator) + ")'");
       }
+      return accumulator;
     };
     switch (e->macro) {
       case Macro::kAll:
-        require_bool(0, "_&&_");
-        return kBool;
       case Macro::kExists:
-        require_bool(0, "_||_");
+        RequireBool(e->args[1].get(), bodies[0]);
         return kBool;
       case Macro::kExistsOne:
-        require_bool(0, "_?_:_");
+        ternary(Type::Of(TypeKind::kInt));
         return kBool;
       case Macro::kFilter:
-        require_bool(0, "_?_:_");
-        return Type::ListOf(first);
+        return ternary(Type::ListOf(first));
       case Macro::kMap:  // the transform is last, after an optional filter
-      case Macro::kTransformList:
-        if (e->has_filter) require_bool(0, "_?_:_");
-        return Type::ListOf(bodies.back());
-      case Macro::kTransformMap:
-        if (e->has_filter) require_bool(0, "_?_:_");
-        return Type::MapOf(range->kind == TypeKind::kList ? Type::Of(TypeKind::kInt) : first,
-                           bodies.back());
+      case Macro::kTransformList: {
+        TypePtr out = Type::ListOf(bodies.back());
+        return e->has_filter ? ternary(out) : out;
+      }
+      case Macro::kTransformMap: {
+        TypePtr out = Type::MapOf(range->kind == TypeKind::kList ? Type::Of(TypeKind::kInt) : first,
+                                  bodies.back());
+        return e->has_filter ? ternary(out) : out;
+      }
       default:
         return kDyn;
     }
   }
 
+  void Defer(std::string message) {
+    if (deferred_.empty()) deferred_ = std::move(message);
+  }
+
   std::vector<Var> scope_;
   int next_slot_ = kDeviceSlot + 1;
+  std::string deferred_;
 };
 
 }  // namespace
@@ -408,6 +496,13 @@ bool Check(Expr* root, int* slots, ParseError* error) {
   } catch (const Failure& f) {
     error->offset = f.offset;
     error->message = f.message;
+    error->plain = f.plain;
+    return false;
+  }
+  if (!checker.deferred().empty()) {
+    error->offset = 0;
+    error->message = checker.deferred();
+    error->plain = true;
     return false;
   }
   *slots = checker.slots();

@@ -87,8 +87,72 @@ Decimal Decimal::FromQuantity(const api::Quantity& q) {
   }
   d.scale_ = q.exp10();
   d.negative_ = q.Negative();
+  int digits = 0;
+  for (unsigned __int128 m = q.mantissa(); m != 0; m /= 10) ++digits;
   d.Normalize();
+  // apimachinery's ParseQuantity keeps the int64 form for at most 18 digits at a scale of at
+  // least nano (decimal), or for a whole number whose binary suffix leaves enough precision;
+  // everything else becomes a decimal rounded up to nano, binary ones capped at 2^63-1.
+  if (q.exp2() == 0) {
+    d.int64_form_ = digits <= 18 && q.exp10() >= -9;
+    d.int64_scale_ = q.exp10();
+  } else {
+    const int precision = 15 - std::max(digits, 1) - q.exp2() * 3 / 10 - 1;
+    d.int64_form_ = q.exp10() == 0 && precision >= 0 && d.AtScale(0).has_value();
+    d.int64_scale_ = 0;
+  }
+  if (d.limbs_.empty()) {
+    d.int64_form_ = true;
+    d.int64_scale_ = q.exp10();
+  }
+  if (!d.int64_form_) {
+    d.RoundUpToNano();
+    if (q.exp2() != 0 && d.Compare(FromInt(std::numeric_limits<int64_t>::max())) > 0) {
+      d = FromInt(std::numeric_limits<int64_t>::max());
+      d.int64_form_ = false;
+    }
+  }
   return d;
+}
+
+void Decimal::RoundUpToNano() {
+  if (limbs_.empty() || scale_ >= -9) return;
+  if (Digits() + scale_ <= -9) {
+    // Every digit is below a nano: the value rounds up (away from zero) to one nano.
+    limbs_ = {1};
+    scale_ = -9;
+    return;
+  }
+  // Drop the digits below a nano, remembering whether any was not zero.
+  int64_t drop = -9 - scale_;
+  bool inexact = false;
+  while (drop > 0) {
+    const int step = static_cast<int>(std::min<int64_t>(drop, 9));
+    const uint32_t div = kPow10[step];
+    uint64_t rem = 0;
+    for (size_t i = limbs_.size(); i-- > 0;) {
+      const uint64_t v = rem * kBase + limbs_[i];
+      limbs_[i] = static_cast<uint32_t>(v / div);
+      rem = v % div;
+    }
+    inexact = inexact || rem != 0;
+    while (!limbs_.empty() && limbs_.back() == 0) limbs_.pop_back();
+    drop -= step;
+  }
+  scale_ = -9;
+  if (inexact) limbs_ = AddLimbs(limbs_, {1});
+  Normalize();
+}
+
+std::optional<int64_t> Decimal::AtScale(int64_t scale) const {
+  if (limbs_.empty()) return 0;
+  if (scale_ < scale || Digits() + (scale_ - scale) > 19) return std::nullopt;
+  unsigned __int128 v = 0;
+  for (size_t i = limbs_.size(); i-- > 0;) v = v * kBase + limbs_[i];
+  for (int64_t i = scale; i < scale_; ++i) v *= 10;
+  const auto max = static_cast<unsigned __int128>(std::numeric_limits<int64_t>::max());
+  if (v > max + (negative_ ? 1 : 0)) return std::nullopt;
+  return negative_ ? static_cast<int64_t>(0 - static_cast<uint64_t>(v)) : static_cast<int64_t>(v);
 }
 
 Decimal Decimal::FromInt(int64_t v) {
@@ -100,6 +164,7 @@ Decimal Decimal::FromInt(int64_t v) {
     m /= kBase;
   }
   d.Normalize();
+  d.int64_form_ = true;
   return d;
 }
 
@@ -160,6 +225,31 @@ int Decimal::Compare(const Decimal& o) const {
 }
 
 std::optional<Decimal> Decimal::Add(const Decimal& o) const {
+  // apimachinery adds int64 forms as int64 forms at the smaller scale while the result fits;
+  // a zero operand leaves the other as it is.
+  if (int64_form_ && o.int64_form_) {
+    if (o.limbs_.empty()) return *this;
+    if (limbs_.empty()) return o;
+  }
+  std::optional<int64_t> a;
+  std::optional<int64_t> b;
+  const int64_t form_scale = std::min(int64_scale_, o.int64_scale_);
+  if (int64_form_ && o.int64_form_) {
+    a = AtScale(form_scale);
+    b = o.AtScale(form_scale);
+  }
+  int64_t sum = 0;
+  const bool stays_int64 = a && b && !__builtin_add_overflow(*a, *b, &sum);
+  std::optional<Decimal> result = AddExact(o);
+  if (result) {
+    result->int64_form_ = stays_int64;
+    result->int64_scale_ = form_scale;
+    if (!stays_int64) result->RoundUpToNano();
+  }
+  return result;
+}
+
+std::optional<Decimal> Decimal::AddExact(const Decimal& o) const {
   if (o.limbs_.empty()) return *this;
   if (limbs_.empty()) return o;
   const int64_t scale = std::min(scale_, o.scale_);
@@ -193,6 +283,7 @@ std::optional<Decimal> Decimal::Sub(const Decimal& o) const {
 }
 
 std::optional<int64_t> Decimal::AsInt64() const {
+  if (!int64_form_ || int64_scale_ < 0) return std::nullopt;
   if (limbs_.empty()) return 0;
   if (scale_ < 0 || Digits() + scale_ > 19) return std::nullopt;
   unsigned __int128 v = 0;

@@ -11,9 +11,14 @@
 namespace berth::cel {
 
 // An exact signed decimal, magnitude * 10^scale, for the quantity library's comparisons and
-// arithmetic (apimachinery computes these exactly too). The magnitude is kept in base-10^9
-// limbs, least significant first, with no high zero limbs and no trailing decimal zeros (they
-// move into scale), so equal values have equal representations.
+// arithmetic (apimachinery computes these exactly too, at nano precision). The magnitude is
+// kept in base-10^9 limbs, least significant first, with no high zero limbs and no trailing
+// decimal zeros (they move into scale), so equal values have equal representations.
+//
+// Beside the value it tracks whether apimachinery would hold the quantity as its int64 form
+// (value, scale) and at which scale, because asInteger()/isInteger() answer from that form:
+// "1000m" is held as (1000, -3) and is not an integer to them, "1Pi" is held as a big decimal
+// and is not one either.
 class Decimal {
  public:
   // Results of Add/Sub whose magnitude would need more digits than this are refused instead
@@ -35,12 +40,18 @@ class Decimal {
 
  private:
   int CompareMagnitude(const Decimal& other) const;
+  std::optional<Decimal> AddExact(const Decimal& other) const;
   int64_t Digits() const;
   void Normalize();
+  void RoundUpToNano();
+  // The value / 10^scale as an integer, when it is one and fits int64.
+  std::optional<int64_t> AtScale(int64_t scale) const;
 
   bool negative_ = false;
   std::vector<uint32_t> limbs_;  // empty for zero
   int64_t scale_ = 0;
+  bool int64_form_ = false;  // apimachinery's int64Amount{value, int64_scale_}
+  int64_t int64_scale_ = 0;
 };
 
 }  // namespace berth::cel

@@ -1,5 +1,7 @@
 #include "pkg/cel/eval.h"
 
+#include <re2/re2.h>
+
 #include <utility>
 
 #include "pkg/cel/checker.h"
@@ -10,7 +12,19 @@ namespace {
 constexpr uint64_t kListCreateCost = 10;
 constexpr uint64_t kMapCreateCost = 30;
 
-Value NoOverload(const std::string& fn) { return Value::Error("no such overload: " + fn); }
+// cel-go's wording when no overload takes the runtime arguments (the function is not named).
+Value NoOverload(const std::string&) { return Value::Error("no such overload"); }
+
+bool IsQualifier(const Expr& e) {
+  return e.kind == ExprKind::kSelect || (e.kind == ExprKind::kCall && e.name == "_[_]");
+}
+
+// CEL charges a field selection or index as one step of an attribute path; a path that starts
+// at an expression other than a variable costs one more for the path itself.
+uint64_t QualifierCost(const Expr& e) {
+  const Expr& operand = *e.args[0];
+  return operand.kind == ExprKind::kIdent || IsQualifier(operand) ? 1 : 2;
+}
 
 class Evaluator {
  public:
@@ -44,9 +58,12 @@ class Evaluator {
     Value operand = Eval(*e.args[0]);
     if (operand.IsError()) return operand;
     // A presence test costs nothing, as the Kubernetes environment configures CEL.
-    if (e.kind == ExprKind::kSelect) budget_.Charge(1);
+    // A presence test costs nothing itself, as the Kubernetes environment configures CEL (a
+    // path rooted at an expression still costs its one).
+    budget_.Charge(QualifierCost(e) - (e.kind == ExprKind::kPresence ? 1 : 0));
     if (!operand.Is<MapValue>()) {
-      return Value::Error("type '" + operand.TypeName() + "' does not support field selection");
+      if (e.kind == ExprKind::kPresence) return Value::Bool(false);
+      return Value::Error("no such key: " + e.name);
     }
     const Value key = Value::String(e.name);
     const Value* found = MapFind(operand, key);
@@ -79,27 +96,59 @@ class Evaluator {
       if (!c.Is<bool>()) return NoOverload(e.name);
       return Eval(*e.args[c.As<bool>() ? 1 : 2]);
     }
+    // Every argument is evaluated, even after one fails, as cel-go's strict calls do (their
+    // costs count); the first error is the result.
     std::vector<Value> args;
     args.reserve(e.args.size());
+    const Value* error = nullptr;
     for (const auto& a : e.args) {
       args.push_back(Eval(*a));
-      if (args.back().IsError()) return args.back();
+      if (budget_.exceeded()) return Value::Error(kCostLimitMessage);
     }
-    // device.attributes["domain"] of an absent domain is an empty map.
-    if (e.name == "_[_]" && args[0].Is<MapValue>() && args[0].As<MapValue>().absent_is_empty &&
-        MapFind(args[0], args[1]) == nullptr) {
-      budget_.Charge(1);
-      return Value::Map({});
+    for (const Value& a : args) {
+      if (a.IsError()) {
+        error = &a;
+        break;
+      }
+    }
+    if (e.name == "_[_]") {
+      // A path stops at its first failing step; later steps cost nothing.
+      if (!args[0].IsError()) budget_.Charge(QualifierCost(e));
+      if (error != nullptr) return *error;
+      if (!args[0].Is<MapValue>() && !args[0].Is<ListValue>()) {
+        return Value::Error("no such key: " + Describe(args[1]));
+      }
+      // device.attributes["domain"] of an absent domain is an empty map.
+      if (args[0].Is<MapValue>() && args[0].As<MapValue>().absent_is_empty &&
+          MapFind(args[0], args[1]) == nullptr) {
+        return Value::Map({});
+      }
+    }
+    const bool resolved = e.overloads.size() == 1;
+    if (error != nullptr) {
+      // A failed argument still costs the call, except where cel-go planned a literal pattern.
+      if (!e.free_call && !e.regex && e.name != "_[_]") {
+        budget_.Charge(CallCost(e.name, resolved, args, *error));
+      }
+      return *error;
     }
     for (const Overload* o : e.overloads) {
       bool match = true;
-      for (size_t i = 0; i < args.size() && match; ++i)
+      for (size_t i = 0; i < args.size() && match; ++i) {
         match = RuntimeMatches(o->params[i], args[i]);
+      }
       if (!match) continue;
-      Value result = o->impl(args, budget_);
-      budget_.Charge(CallCost(e.name, args, result));
+      if (const uint64_t work = WorkBound(e.name, args); work > 0 && !budget_.Fits(work)) {
+        budget_.Charge(work);
+        return Value::Error(kCostLimitMessage);
+      }
+      Value result = e.regex ? RegexCall(e.name, *e.regex, args, budget_) : o->impl(args, budget_);
+      if (!e.free_call && e.name != "_[_]") {
+        budget_.Charge(CallCost(e.name, resolved, args, result));
+      }
       return result;
     }
+    if (e.name != "_[_]") budget_.Charge(1);
     return NoOverload(e.name);
   }
 
@@ -124,8 +173,8 @@ class Evaluator {
       if (v.IsError()) return v;
       MapKey key;
       if (!ToMapKey(k, &key)) return Value::Error("unsupported key type");
-      if (entries.count(key) != 0) return Value::Error("Failed with repeated key");
-      entries.emplace(std::move(key), std::make_pair(std::move(k), std::move(v)));
+      // A repeated key keeps its last value, as cel-go's map literals do.
+      entries[key] = std::make_pair(std::move(k), std::move(v));
     }
     budget_.Charge(kMapCreateCost);
     if (!budget_.Allocate(entries.size() * 2 * sizeof(Value))) {
@@ -148,6 +197,12 @@ class Evaluator {
     return out;
   }
 
+  static void Record(const Value& v, Value* error, bool* have_error) {
+    if (*have_error) return;
+    *error = v;
+    *have_error = true;
+  }
+
   Value Comprehension(const Expr& e) {
     if (e.macro == Macro::kBind) {
       slots_[static_cast<size_t>(e.slot)] = Eval(*e.args[0]);
@@ -165,19 +220,28 @@ class Evaluator {
     int64_t count = 0;
     std::vector<Value> list_out;
     MapEntries map_out;
-    for (auto& [first, second] : Iterations(range, two)) {
+    const auto iterations = Iterations(range, two);
+    for (size_t index = 0; index < iterations.size(); ++index) {
+      const auto& [first, second] = iterations[index];
       if (budget_.exceeded()) return Value::Error(kCostLimitMessage);
       slots_[slot] = first;
       if (two) slots_[slot + 1] = second;
       switch (e.macro) {
         case Macro::kAll:
         case Macro::kExists: {
-          // The fold reads its accumulator twice per step (loop condition and step).
-          budget_.Charge(3);
+          // cel-go's fold checks its loop condition (2 for all, 3 for exists: accumulator,
+          // `!`, not_strictly_false) and steps with the accumulator (1) and the predicate.
+          const uint64_t condition = e.macro == Macro::kAll ? 2 : 3;
+          budget_.Charge(condition + 1);
           const Value p = Eval(*e.args[1]);
           const bool decisive = e.macro == Macro::kExists;
           if (p.Is<bool>()) {
-            if (p.As<bool>() == decisive) return Value::Bool(decisive);
+            if (p.As<bool>() == decisive) {
+              // The next condition check ends the loop, if there is a next element.
+              if (index + 1 < iterations.size()) budget_.Charge(condition);
+              budget_.Charge(1);
+              return Value::Bool(decisive);
+            }
           } else if (!have_error) {
             have_error = true;
             error = p.IsError() ? p : NoOverload(e.macro == Macro::kAll ? "_&&_" : "_||_");
@@ -185,11 +249,13 @@ class Evaluator {
           break;
         }
         case Macro::kExistsOne: {
-          budget_.Charge(1);
           const Value p = Eval(*e.args[1]);
-          if (!p.Is<bool>()) return p.IsError() ? p : NoOverload("_?_:_");
+          if (!p.Is<bool>()) {
+            Record(p.IsError() ? p : NoOverload("_?_:_"), &error, &have_error);
+            break;
+          }
           if (p.As<bool>()) {
-            budget_.Charge(2);
+            budget_.Charge(2);  // accumulator + 1
             ++count;
           }
           break;
@@ -198,17 +264,26 @@ class Evaluator {
         case Macro::kMap:
         case Macro::kTransformList:
         case Macro::kTransformMap: {
-          budget_.Charge(1);
+          // An error becomes the accumulator and the fold goes on (its steps still cost), as
+          // cel-go's folds do; the first error is the result.
           const bool filtered = e.macro == Macro::kFilter || e.has_filter;
           if (filtered) {
             const Value p = Eval(*e.args[1]);
-            if (!p.Is<bool>()) return p.IsError() ? p : NoOverload("_?_:_");
+            if (!p.Is<bool>()) {
+              Record(p.IsError() ? p : NoOverload("_?_:_"), &error, &have_error);
+              break;
+            }
             if (!p.As<bool>()) break;
           }
           Value out = e.macro == Macro::kFilter ? second : Eval(*e.args.back());
-          if (out.IsError()) return out;
-          budget_.Charge(kListCreateCost + 1);
+          if (out.IsError()) Record(out, &error, &have_error);
+          // accumulator + [out] + the concatenation; a filter also reads its variable.
+          // A map transform inserts (accumulator, key, insertion).
+          budget_.Charge(e.macro == Macro::kTransformMap
+                             ? 3
+                             : kListCreateCost + 2 + (e.macro == Macro::kFilter ? 1 : 0));
           if (!budget_.Allocate(sizeof(Value) * 2)) return Value::Error(kMemoryLimitMessage);
+          if (have_error) break;
           if (e.macro == Macro::kTransformMap) {
             MapKey key;
             ToMapKey(first, &key);
@@ -222,17 +297,21 @@ class Evaluator {
           return Value::Error("unknown macro");
       }
     }
-    budget_.Charge(1);  // the result read
+    // The result reads the accumulator (exists_one also compares it with 1).
+    budget_.Charge(e.macro == Macro::kExistsOne ? 2 : 1);
     switch (e.macro) {
       case Macro::kAll:
       case Macro::kExists:
         if (have_error) return error;
         return Value::Bool(e.macro == Macro::kAll);
       case Macro::kExistsOne:
+        if (have_error) return error;
         return Value::Bool(count == 1);
       case Macro::kTransformMap:
+        if (have_error) return error;
         return Value::Map(std::move(map_out));
       default:
+        if (have_error) return error;
         return Value::List(std::move(list_out));
     }
   }

@@ -155,6 +155,35 @@ std::string FormatDouble(double d) {
   return neg ? "-" + out : out;
 }
 
+// Substring search in linear time (Knuth-Morris-Pratt): std::string::find is quadratic on
+// periodic inputs ("aaa...a".contains("aa...ab")), which an expression controls.
+class Searcher {
+ public:
+  explicit Searcher(const std::string& needle) : needle_(needle), fail_(needle.size() + 1, 0) {
+    size_t k = 0;
+    for (size_t i = 1; i < needle.size(); ++i) {
+      while (k > 0 && needle[i] != needle[k]) k = fail_[k];
+      if (needle[i] == needle[k]) ++k;
+      fail_[i + 1] = k;
+    }
+  }
+  // The first occurrence at or after `from`, or npos.
+  size_t Find(const std::string& hay, size_t from) const {
+    if (needle_.empty()) return from <= hay.size() ? from : std::string::npos;
+    size_t k = 0;
+    for (size_t i = from; i < hay.size(); ++i) {
+      while (k > 0 && hay[i] != needle_[k]) k = fail_[k];
+      if (hay[i] == needle_[k]) ++k;
+      if (k == needle_.size()) return i + 1 - k;
+    }
+    return std::string::npos;
+  }
+
+ private:
+  const std::string& needle_;
+  std::vector<size_t> fail_;
+};
+
 // ---- arithmetic
 Value AddInt(const Args& a, EvalBudget&) {
   int64_t r;
@@ -233,8 +262,7 @@ Value Rel(const Args& a, EvalBudget&) {
   bool ordered = false;
   const int c = Compare(a[0], a[1], &ordered);
   if (!ordered) {
-    // NaN compares false with everything.
-    if (a[0].Is<double>() || a[1].Is<double>()) return Value::Bool(false);
+    if (a[0].Is<double>() || a[1].Is<double>()) return Err("NaN values cannot be ordered");
     return Err("no such overload");
   }
   switch (kOp) {
@@ -274,8 +302,7 @@ Value IndexList(const Args& a, EvalBudget&) {
     return Err("unsupported index type '" + idx.TypeName() + "' in list");
   }
   if (i < 0 || static_cast<uint64_t>(i) >= items.size()) {
-    return Err("index '" + std::to_string(i) + "' out of range in list size '" +
-               std::to_string(items.size()) + "'");
+    return Err("index out of bounds: " + std::to_string(i));
   }
   return items[static_cast<size_t>(i)];
 }
@@ -321,8 +348,7 @@ Value IntFromString(const Args& a, EvalBudget&) {
   const long long v = std::strtoll(s.c_str(), &end, 10);
   const bool syntax =
       s.empty() || end != s.c_str() + s.size() || std::isspace(static_cast<unsigned char>(s[0]));
-  if (syntax) return Err("strconv.ParseInt: parsing \"" + s + "\": invalid syntax");
-  if (errno == ERANGE) return Err("strconv.ParseInt: parsing \"" + s + "\": value out of range");
+  if (syntax || errno == ERANGE) return Err("type conversion error from 'string' to 'int'");
   return Value::Int(v);
 }
 Value UintFromInt(const Args& a, EvalBudget&) {
@@ -341,9 +367,9 @@ Value UintFromString(const Args& a, EvalBudget&) {
   const unsigned long long v = std::strtoull(s.c_str(), &end, 10);
   if (s.empty() || end != s.c_str() + s.size() || s[0] == '-' || s[0] == '+' ||
       std::isspace(static_cast<unsigned char>(s[0]))) {
-    return Err("strconv.ParseUint: parsing \"" + s + "\": invalid syntax");
+    return Err("type conversion error from 'string' to 'uint'");
   }
-  if (errno == ERANGE) return Err("strconv.ParseUint: parsing \"" + s + "\": value out of range");
+  if (errno == ERANGE) return Err("type conversion error from 'string' to 'uint'");
   return Value::Uint(v);
 }
 Value DoubleFromInt(const Args& a, EvalBudget&) {
@@ -355,9 +381,13 @@ Value DoubleFromUint(const Args& a, EvalBudget&) {
 Value DoubleFromString(const Args& a, EvalBudget&) {
   const std::string& s = S(a[0]);
   char* end = nullptr;
+  errno = 0;
   const double v = std::strtod(s.c_str(), &end);
-  if (s.empty() || end != s.c_str() + s.size() || std::isspace(static_cast<unsigned char>(s[0]))) {
-    return Err("strconv.ParseFloat: parsing \"" + s + "\": invalid syntax");
+  // Go's ParseFloat refuses what overflows to an infinity (a written "inf" is fine).
+  const bool overflow = errno == ERANGE && std::isinf(v);
+  if (s.empty() || end != s.c_str() + s.size() || std::isspace(static_cast<unsigned char>(s[0])) ||
+      overflow) {
+    return Err("type conversion error from 'string' to 'double'");
   }
   return Value::Double(v);
 }
@@ -377,12 +407,12 @@ Value BoolFromString(const Args& a, EvalBudget&) {
   static const std::set<std::string> kFalse = {"0", "f", "F", "FALSE", "false", "False"};
   if (kTrue.count(S(a[0])) != 0) return Value::Bool(true);
   if (kFalse.count(S(a[0])) != 0) return Value::Bool(false);
-  return Err("strconv.ParseBool: parsing \"" + S(a[0]) + "\": invalid syntax");
+  return Err("type conversion error from 'string' to 'bool'");
 }
 
 // ---- strings
 Value Contains(const Args& a, EvalBudget&) {
-  return Value::Bool(S(a[0]).find(S(a[1])) != std::string::npos);
+  return Value::Bool(Searcher(S(a[1])).Find(S(a[0]), 0) != std::string::npos);
 }
 Value StartsWith(const Args& a, EvalBudget&) {
   return Value::Bool(S(a[0]).compare(0, S(a[1]).size(), S(a[1])) == 0 &&
@@ -394,42 +424,27 @@ Value EndsWith(const Args& a, EvalBudget&) {
   return Value::Bool(s.size() >= x.size() && s.compare(s.size() - x.size(), x.size(), x) == 0);
 }
 
-std::unique_ptr<RE2> CompileRegex(const std::string& pattern, std::string* error) {
-  RE2::Options opts;
-  opts.set_log_errors(false);
-  opts.set_max_mem(int64_t{8} << 20);
-  auto re = std::make_unique<RE2>(pattern, opts);
-  if (!re->ok()) {
-    *error = "error parsing regexp: " + re->error();
-    return nullptr;
-  }
-  return re;
+Value MatchesWith(const RE2& re, const Args& a) {
+  return Value::Bool(RE2::PartialMatch(S(a[0]), re));
 }
-Value Matches(const Args& a, EvalBudget&) {
-  std::string error;
-  const auto re = CompileRegex(S(a[1]), &error);
-  if (!re) return Err(error);
-  return Value::Bool(RE2::PartialMatch(S(a[0]), *re));
-}
-Value Find(const Args& a, EvalBudget&) {
-  std::string error;
-  const auto re = CompileRegex(S(a[1]), &error);
-  if (!re) return Err(error);
+Value FindWith(const RE2& re, const Args& a) {
   re2::StringPiece match;
-  if (!re->Match(S(a[0]), 0, S(a[0]).size(), RE2::UNANCHORED, &match, 1)) return Value::String("");
+  if (!re.Match(S(a[0]), 0, S(a[0]).size(), RE2::UNANCHORED, &match, 1)) {
+    return Value::String("");
+  }
   return Value::String(std::string(match.data(), match.size()));
 }
-Value FindAllN(const std::string& s, const std::string& pattern, int64_t n, EvalBudget& b) {
-  std::string error;
-  const auto re = CompileRegex(pattern, &error);
-  if (!re) return Err(error);
+Value FindAllWith(const RE2& re, const Args& a, EvalBudget& b) {
+  const std::string& s = S(a[0]);
+  const int64_t n = a.size() > 2 ? I(a[2]) : -1;
   std::vector<Value> out;
+  if (n == 0) return Value::List({});
   size_t pos = 0;
   size_t last_end = std::string::npos;
   while ((n < 0 || static_cast<int64_t>(out.size()) < n) && pos <= s.size()) {
     re2::StringPiece match;
-    if (!re->Match(s, pos, s.size(), RE2::UNANCHORED, &match, 1)) break;
-    const size_t start = static_cast<size_t>(match.data() - s.data());
+    if (!re.Match(s, pos, s.size(), RE2::UNANCHORED, &match, 1)) break;
+    const auto start = static_cast<size_t>(match.data() - s.data());
     const size_t end = start + match.size();
     // As Go's FindAllString: an empty match right after the previous match is skipped.
     if (!(match.empty() && start == last_end)) {
@@ -447,11 +462,24 @@ Value FindAllN(const std::string& s, const std::string& pattern, int64_t n, Eval
   }
   return Value::List(std::move(out));
 }
-Value FindAll(const Args& a, EvalBudget& b) { return FindAllN(S(a[0]), S(a[1]), -1, b); }
-Value FindAllLimit(const Args& a, EvalBudget& b) {
-  if (I(a[2]) == 0) return Value::List({});
-  return FindAllN(S(a[0]), S(a[1]), I(a[2]), b);
+template <int kFn>
+Value RegexFn(const Args& a, EvalBudget& b) {
+  std::string error;
+  const auto re = CompileRegex(S(a[1]), &error);
+  if (!re) return Err(error);
+  switch (kFn) {
+    case 0:
+      return MatchesWith(*re, a);
+    case 1:
+      return FindWith(*re, a);
+    default:
+      return FindAllWith(*re, a, b);
+  }
 }
+Value Matches(const Args& a, EvalBudget& b) { return RegexFn<0>(a, b); }
+Value Find(const Args& a, EvalBudget& b) { return RegexFn<1>(a, b); }
+Value FindAll(const Args& a, EvalBudget& b) { return RegexFn<2>(a, b); }
+Value FindAllLimit(const Args& a, EvalBudget& b) { return RegexFn<2>(a, b); }
 
 Value CharAt(const Args& a, EvalBudget&) {
   const auto offs = CodePointOffsets(S(a[0]));
@@ -467,35 +495,46 @@ Value CharAt(const Args& a, EvalBudget&) {
 int64_t CpIndex(const std::vector<size_t>& offs, size_t byte) {
   return static_cast<int64_t>(std::lower_bound(offs.begin(), offs.end(), byte) - offs.begin());
 }
-Value IndexOfImpl(const std::string& s, const std::string& sub, int64_t from, bool has_from) {
+// The strings extension's indexOf/lastIndexOf over code points: a negative offset is an error,
+// an offset past the end finds nothing (the empty string is found at the clamped offset).
+Value IndexOfImpl(const std::string& s, const std::string& sub, int64_t off) {
+  if (off < 0) return Err("index out of range: " + std::to_string(off));
   const auto offs = CodePointOffsets(s);
   const auto n = static_cast<int64_t>(offs.size() - 1);
-  if (has_from && (from < 0 || from > n)) return Err("index out of range: " + std::to_string(from));
-  const size_t at = s.find(sub, offs[static_cast<size_t>(has_from ? from : 0)]);
+  if (sub.empty()) return Value::Int(std::min(off, n));
+  if (off >= n) return Value::Int(-1);
+  const size_t at = Searcher(sub).Find(s, offs[static_cast<size_t>(off)]);
   if (at == std::string::npos) return Value::Int(-1);
   return Value::Int(CpIndex(offs, at));
 }
-Value IndexOf(const Args& a, EvalBudget&) { return IndexOfImpl(S(a[0]), S(a[1]), 0, false); }
-Value IndexOfFrom(const Args& a, EvalBudget&) {
-  return IndexOfImpl(S(a[0]), S(a[1]), I(a[2]), true);
-}
-Value LastIndexOfImpl(const std::string& s, const std::string& sub, int64_t from, bool has_from) {
+Value IndexOf(const Args& a, EvalBudget&) { return IndexOfImpl(S(a[0]), S(a[1]), 0); }
+Value IndexOfFrom(const Args& a, EvalBudget&) { return IndexOfImpl(S(a[0]), S(a[1]), I(a[2])); }
+Value LastIndexOfImpl(const std::string& s, const std::string& sub, int64_t off) {
+  if (off < 0) return Err("index out of range: " + std::to_string(off));
   const auto offs = CodePointOffsets(s);
   const auto n = static_cast<int64_t>(offs.size() - 1);
-  if (has_from && (from < 0 || from >= n + (n == 0 ? 1 : 0))) {
-    return Err("index out of range: " + std::to_string(from));
-  }
-  if (sub.empty()) return Value::Int(has_from ? from : n);
-  size_t limit = has_from ? offs[static_cast<size_t>(from)] : s.size();
-  const size_t at = s.rfind(sub, limit);
-  if (at == std::string::npos) return Value::Int(-1);
-  return Value::Int(CpIndex(offs, at));
+  if (sub.empty()) return Value::Int(std::min(off, n));
+  if (off >= n) return Value::Int(-1);
+  const int64_t m = CodePoints(sub);
+  if (m > n) return Value::Int(-1);
+  off = std::min(off, n - m);
+  // The last occurrence starting at or before `off`: the first one in the reversed string
+  // starting at or after the mirrored position.
+  const size_t limit = offs[static_cast<size_t>(off)];
+  const std::string reversed(s.rbegin(), s.rend());
+  const std::string reversed_sub(sub.rbegin(), sub.rend());
+  const size_t start = limit + sub.size() >= s.size() ? 0 : s.size() - limit - sub.size();
+  const size_t found = Searcher(reversed_sub).Find(reversed, start);
+  if (found == std::string::npos) return Value::Int(-1);
+  return Value::Int(CpIndex(offs, s.size() - found - sub.size()));
 }
 Value LastIndexOf(const Args& a, EvalBudget&) {
-  return LastIndexOfImpl(S(a[0]), S(a[1]), 0, false);
+  if (S(a[1]).empty()) return Value::Int(CodePoints(S(a[0])));
+  if (S(a[0]).size() < S(a[1]).size()) return Value::Int(-1);
+  return LastIndexOfImpl(S(a[0]), S(a[1]), CodePoints(S(a[0])) - 1);
 }
 Value LastIndexOfFrom(const Args& a, EvalBudget&) {
-  return LastIndexOfImpl(S(a[0]), S(a[1]), I(a[2]), true);
+  return LastIndexOfImpl(S(a[0]), S(a[1]), I(a[2]));
 }
 Value LowerAscii(const Args& a, EvalBudget& b) {
   std::string s = S(a[0]);
@@ -522,9 +561,10 @@ Value ReplaceN(const std::string& s, const std::string& from, const std::string&
       at.push_back(offs[i]);
     }
   } else {
-    for (size_t p = s.find(from);
+    const Searcher searcher(from);
+    for (size_t p = searcher.Find(s, 0);
          p != std::string::npos && (n < 0 || static_cast<int64_t>(at.size()) < n);
-         p = s.find(from, p + from.size())) {
+         p = searcher.Find(s, p + from.size())) {
       at.push_back(p);
     }
   }
@@ -559,8 +599,9 @@ Value SplitN(const std::string& s, const std::string& sep, int64_t n, EvalBudget
     }
   } else {
     size_t prev = 0;
+    const Searcher searcher(sep);
     while (n < 0 || static_cast<int64_t>(out.size()) < n - 1) {
-      const size_t p = s.find(sep, prev);
+      const size_t p = searcher.Find(s, prev);
       if (p == std::string::npos) break;
       out.push_back(Value::String(s.substr(prev, p - prev)));
       prev = p + sep.size();
@@ -575,17 +616,19 @@ Value SplitLimit(const Args& a, EvalBudget& b) { return SplitN(S(a[0]), S(a[1]),
 Value Substring(const std::string& s, int64_t from, int64_t to) {
   const auto offs = CodePointOffsets(s);
   const auto n = static_cast<int64_t>(offs.size() - 1);
-  if (from < 0 || from > n) return Err("index out of range: " + std::to_string(from));
-  if (to < 0 || to > n) return Err("index out of range: " + std::to_string(to));
   if (from > to) {
     return Err("invalid substring range. start: " + std::to_string(from) +
                ", end: " + std::to_string(to));
   }
+  if (from < 0 || from > n) return Err("index out of range: " + std::to_string(from));
+  if (to < 0 || to > n) return Err("index out of range: " + std::to_string(to));
   return Value::String(s.substr(offs[static_cast<size_t>(from)],
                                 offs[static_cast<size_t>(to)] - offs[static_cast<size_t>(from)]));
 }
 Value Substring1(const Args& a, EvalBudget&) {
-  return Substring(S(a[0]), I(a[1]), CodePoints(S(a[0])));
+  const int64_t n = CodePoints(S(a[0]));
+  if (I(a[1]) < 0 || I(a[1]) > n) return Err("index out of range: " + std::to_string(I(a[1])));
+  return Substring(S(a[0]), I(a[1]), n);
 }
 Value Substring2(const Args& a, EvalBudget&) { return Substring(S(a[0]), I(a[1]), I(a[2])); }
 Value Trim(const Args& a, EvalBudget&) {
@@ -843,14 +886,18 @@ Value Sort(const Args& a, EvalBudget& b) {
   return MakeList(std::move(items), b);
 }
 Value Range(const Args& a, EvalBudget& b) {
+  constexpr int64_t kMaxRange = 1000000;
   const int64_t n = I(a[0]);
+  if (n > kMaxRange) {
+    return Err("lists.range: size " + std::to_string(n) + " exceeds maximum allowed (" +
+               std::to_string(kMaxRange) + ")");
+  }
   if (n <= 0) return Value::List({});
-  // Charge the list's length up front so a huge range is refused before it is built.
-  if (!b.Charge(static_cast<uint64_t>(n))) return Err(kCostLimitMessage);
+  if (!b.Allocate(static_cast<uint64_t>(n) * sizeof(Value))) return Err(kMemoryLimitMessage);
   std::vector<Value> out;
   out.reserve(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) out.push_back(Value::Int(i));
-  return MakeList(std::move(out), b);
+  return Value::List(std::move(out));
 }
 Value Reverse(const Args& a, EvalBudget& b) {
   std::vector<Value> items(a[0].Items().rbegin(), a[0].Items().rend());
@@ -899,13 +946,21 @@ Value SetsIntersects(const Args& a, EvalBudget&) {
 }
 
 // ---- quantity
+// apimachinery's three refusals: the text's shape, its suffix, or its number.
+std::string QuantityError(const std::string& text) {
+  static const RE2 shape("[+-]?[0-9]*(\\.[0-9]*)?[eEinumkKMGTP]*[-+0-9]*");
+  if (text.empty() || !RE2::FullMatch(text, shape)) {
+    return "quantities must match the regular expression "
+           "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
+  }
+  if (text.find_first_of("0123456789") == std::string::npos) {
+    return "unable to parse numeric part of quantity";
+  }
+  return "unable to parse quantity's suffix";
+}
 Value QuantityOf(const Args& a, EvalBudget&) {
   api::Quantity q;
-  std::string error;
-  if (!api::Quantity::TryParse(S(a[0]), &q, &error))
-    return Err(
-        "quantities must match the regular expression "
-        "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'");
+  if (!api::Quantity::TryParse(S(a[0]), &q, nullptr)) return Err(QuantityError(S(a[0])));
   return Value::Quantity(Decimal::FromQuantity(q));
 }
 Value IsQuantity(const Args& a, EvalBudget&) {
@@ -1158,6 +1213,16 @@ uint64_t Traversal(const Value& v) {
 
 uint64_t Tenth(double n) { return static_cast<uint64_t>(std::ceil(n * 0.1)); }
 
+// The lists extension's O(n^2) charge for sort() and distinct().
+uint64_t SelfCompareCost(const Value& list) {
+  const uint64_t n = Size(list);
+  double factor = 2.0;
+  if (n > 0 && (list.Items()[0].Is<StringValue>() || list.Items()[0].Is<BytesValue>())) {
+    factor += 0.1;
+  }
+  return static_cast<uint64_t>(static_cast<double>(n * n) * factor);
+}
+
 }  // namespace
 
 const std::vector<const Overload*>* FindOverloads(std::string_view function) {
@@ -1267,39 +1332,132 @@ bool RuntimeMatches(const TypePtr& t, const Value& v) {
   return false;
 }
 
-uint64_t CallCost(std::string_view fn, const std::vector<Value>& args, const Value& result) {
-  if (fn == "startsWith" || fn == "endsWith") return Tenth(static_cast<double>(Size(args[1])));
-  if (fn == "bytes" || (fn == "string" && args[0].Is<BytesValue>()) || fn == "strings.quote") {
-    return Tenth(static_cast<double>(Size(args[0])));
-  }
-  if (fn == "@in" && args[1].Is<ListValue>()) return Size(args[1]);
-  if (fn == "_==_" || fn == "_!=_" || fn == "_<_" || fn == "_<=_" || fn == "_>_" || fn == "_>=_") {
-    if (args[0].Is<QuantityValue>() || args[0].Is<SemverValue>()) return 1;
-    return std::max<uint64_t>(1,
-                              Tenth(static_cast<double>(std::min(Size(args[0]), Size(args[1])))));
-  }
-  if (fn == "_+_" && (args[0].Is<StringValue>() || args[0].Is<BytesValue>())) {
-    return std::max<uint64_t>(1, Tenth(static_cast<double>(Size(args[0]) + Size(args[1]))));
-  }
-  if (fn == "matches" || fn == "find" || fn == "findAll") {
-    const auto str =
-        static_cast<uint64_t>(std::ceil((1.0 + static_cast<double>(Size(args[0]))) * 0.1));
-    const auto re = static_cast<uint64_t>(std::ceil(static_cast<double>(Size(args[1])) * 0.25));
-    return str * re;
-  }
-  if (fn == "contains")
-    return Tenth(static_cast<double>(Size(args[0]))) * Tenth(static_cast<double>(Size(args[1])));
-  if (fn == "isSorted" || fn == "sum" || fn == "max" || fn == "min" || fn == "includes" ||
-      ((fn == "indexOf" || fn == "lastIndexOf") && args[0].Is<ListValue>())) {
+uint64_t CallCost(std::string_view fn, bool resolved, const std::vector<Value>& args,
+                  const Value& result) {
+  const auto size = [&args](size_t i) { return static_cast<double>(Size(args[i])); };
+  // The Kubernetes cost estimator, by function name.
+  if (fn == "isSorted" || fn == "sum" || fn == "max" || fn == "min" || fn == "indexOf" ||
+      fn == "lastIndexOf" || fn == "includes") {
     return Traversal(args[0]);
   }
   if (fn == "lowerAscii" || fn == "upperAscii" || fn == "substring" || fn == "trim" ||
       fn == "quantity" || fn == "isQuantity" || fn == "semver" || fn == "isSemver") {
-    return Tenth(static_cast<double>(Size(args[0])));
+    return Tenth(size(0));
   }
-  if (fn == "replace" || fn == "split") return Tenth(2.0 * static_cast<double>(Size(args[0])));
+  if (fn == "replace" || fn == "split") return Tenth(2.0 * size(0));
   if (fn == "join") return Tenth(2.0 * static_cast<double>(Size(result)));
+  if (fn == "find" || fn == "findAll") {
+    return static_cast<uint64_t>(std::ceil((1.0 + size(0)) * 0.1)) *
+           static_cast<uint64_t>(std::ceil(size(1) * 0.25));
+  }
+  if ((fn == "_==_" || fn == "_!=_") &&
+      (args[0].Is<QuantityValue>() || args[0].Is<SemverValue>())) {
+    return 1;
+  }
+  // cel-go's own costs and the lists and sets extensions' trackers are keyed by overload, so
+  // they apply only where the checker resolved the call to a single overload.
+  if (!resolved) return 1;
+  if (fn == "startsWith" || fn == "endsWith") return Tenth(size(1));
+  if ((fn == "bytes" && args[0].Is<StringValue>()) ||
+      (fn == "string" && args[0].Is<BytesValue>()) || fn == "strings.quote") {
+    return Tenth(size(0));
+  }
+  if (fn == "@in" && args[1].Is<ListValue>()) return Size(args[1]);
+  const bool text = args.size() == 2 && ((args[0].Is<StringValue>() && args[1].Is<StringValue>()) ||
+                                         (args[0].Is<BytesValue>() && args[1].Is<BytesValue>()));
+  if (fn == "_==_" || fn == "_!=_" ||
+      (text && (fn == "_<_" || fn == "_<=_" || fn == "_>_" || fn == "_>=_"))) {
+    return Tenth(std::min(size(0), size(1)));
+  }
+  if (fn == "_+_" && text) return Tenth(size(0) + size(1));
+  if (fn == "matches") {
+    return static_cast<uint64_t>(std::ceil((1.0 + size(0)) * 0.1)) *
+           static_cast<uint64_t>(std::ceil(size(1) * 0.25));
+  }
+  if (fn == "contains") return Tenth(size(0)) * Tenth(size(1));
+  if (fn == "slice" || fn == "lists.range" || fn == "reverse") return 11 + Size(result);
+  if (fn == "flatten") {
+    const double depth = args.size() == 2 && args[1].Is<int64_t>()
+                             ? static_cast<double>(args[1].As<int64_t>())
+                             : 1.0;
+    return 11 + static_cast<uint64_t>(size(0) * (depth < 0 ? 1.0 : depth));
+  }
+  if (fn == "distinct" || fn == "sort") return 11 + SelfCompareCost(args[0]);
+  if (fn == "sets.contains" || fn == "sets.intersects") return 1 + Size(args[0]) * Size(args[1]);
+  if (fn == "sets.equivalent") return 1 + 2 * Size(args[0]) * Size(args[1]);
   return 1;
+}
+
+uint64_t WorkBound(std::string_view fn, const std::vector<Value>& args) {
+  if (fn == "distinct" && args[0].Is<ListValue>()) return SelfCompareCost(args[0]);
+  if ((fn == "sets.contains" || fn == "sets.intersects" || fn == "sets.equivalent") &&
+      args[0].Is<ListValue>() && args[1].Is<ListValue>()) {
+    return Size(args[0]) * Size(args[1]);
+  }
+  return 0;
+}
+
+std::shared_ptr<const RE2> CompileRegex(const std::string& pattern, std::string* error) {
+  RE2::Options opts;
+  opts.set_log_errors(false);
+  // RE2 bounds the memory of a compiled pattern; past it the pattern is refused.
+  opts.set_max_mem(int64_t{8} << 20);
+  auto re = std::make_shared<const RE2>(pattern, opts);
+  if (re->ok()) return re;
+  // Go's regexp/syntax wording of the error, which upstream reports.
+  const char* what = "invalid regular expression";
+  switch (re->error_code()) {
+    case RE2::ErrorBadEscape:
+      what = "invalid escape sequence";
+      break;
+    case RE2::ErrorBadCharClass:
+      what = "invalid character class";
+      break;
+    case RE2::ErrorBadCharRange:
+      what = "invalid character class range";
+      break;
+    case RE2::ErrorMissingBracket:
+      what = "missing closing ]";
+      break;
+    case RE2::ErrorMissingParen:
+      what = "missing closing )";
+      break;
+    case RE2::ErrorTrailingBackslash:
+      what = "trailing backslash at end of expression";
+      break;
+    case RE2::ErrorRepeatArgument:
+      what = "missing argument to repetition operator";
+      break;
+    case RE2::ErrorRepeatSize:
+      what = "invalid repeat count";
+      break;
+    case RE2::ErrorRepeatOp:
+      what = "invalid nested repetition operator";
+      break;
+    case RE2::ErrorBadPerlOp:
+      what = "invalid or unsupported Perl syntax";
+      break;
+    case RE2::ErrorBadUTF8:
+      what = "invalid UTF-8";
+      break;
+    case RE2::ErrorBadNamedCapture:
+      what = "invalid named capture";
+      break;
+    case RE2::ErrorPatternTooLarge:
+      what = "expression too large";
+      break;
+    default:
+      break;
+  }
+  *error = std::string("error parsing regexp: ") + what + ": `" + re->error_arg() + "`";
+  return nullptr;
+}
+
+Value RegexCall(std::string_view function, const RE2& re, const std::vector<Value>& args,
+                EvalBudget& budget) {
+  if (function == "matches") return MatchesWith(re, args);
+  if (function == "find") return FindWith(re, args);
+  return FindAllWith(re, args, budget);
 }
 
 std::string GoTypeName(const Value& v) {

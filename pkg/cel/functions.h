@@ -7,12 +7,17 @@
 // the evaluator (implementations and call costs), so the two cannot disagree.
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "pkg/cel/types.h"
 #include "pkg/cel/value.h"
+
+namespace re2 {
+class RE2;
+}
 
 namespace berth::cel {
 
@@ -27,6 +32,8 @@ class EvalBudget {
   // Adds `units`; false once the total passes the limit (it stays exceeded).
   bool Charge(uint64_t units);
   bool Allocate(uint64_t bytes);
+  // Whether `units` more would stay within the limit.
+  bool Fits(uint64_t units) const { return units <= limit_ && cost_ <= limit_ - units; }
   uint64_t cost() const { return cost_; }
   bool exceeded() const { return exceeded_; }
 
@@ -62,8 +69,23 @@ bool IsUnsupportedFunction(std::string_view function);
 // Whether a value of this runtime kind may be passed where the signature says `t`.
 bool RuntimeMatches(const TypePtr& t, const Value& v);
 
-// The cost CEL charges for one call of `function` with these arguments and result.
-uint64_t CallCost(std::string_view function, const std::vector<Value>& args, const Value& result);
+// The cost CEL charges for one call of `function` with these arguments and result. `resolved`:
+// the checker found exactly one overload (cel-go's per-overload costs apply only then).
+uint64_t CallCost(std::string_view function, bool resolved, const std::vector<Value>& args,
+                  const Value& result);
+
+// For the calls whose work grows faster than their inputs (distinct(), the sets functions):
+// the work, charged before the call so that an over-limit call is refused instead of run.
+uint64_t WorkBound(std::string_view function, const std::vector<Value>& args);
+
+// Compiles a regular expression of matches(), find() or findAll(); nullptr and Go's wording of
+// the error ("error parsing regexp: missing closing ): `(`") when it is malformed.
+std::shared_ptr<const re2::RE2> CompileRegex(const std::string& pattern, std::string* error);
+
+// matches(), find() or findAll() with an already compiled pattern (a literal one is compiled
+// once, when the expression is).
+Value RegexCall(std::string_view function, const re2::RE2& re, const std::vector<Value>& args,
+                EvalBudget& budget);
 
 // The Go type name cel-go shows for a value in "got '...', expected iterable type".
 std::string GoTypeName(const Value& v);

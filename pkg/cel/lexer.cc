@@ -1,5 +1,6 @@
 #include "pkg/cel/lexer.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <string>
@@ -219,7 +220,7 @@ class Lexer {
       shown = "\\x" + std::string(1, "0123456789abcdef"[(c >> 4) & 0xF]) +
               std::string(1, "0123456789abcdef"[c & 0xF]);
     }
-    return Fail(start, "token recognition error at: '" + shown + "'");
+    return Fail(start, "Syntax error: token recognition error at: '" + shown + "'");
   }
 
   bool Number(Token* t) {
@@ -281,29 +282,37 @@ class Lexer {
     return true;
   }
 
+  // A malformed string is reported as ANTLR's lexer reports it: the text from the token's
+  // start through the character it could not take.
+  bool BadString(size_t start, size_t end) {
+    end = std::min(end, in_.size());
+    return Fail(start, "Syntax error: token recognition error at: '" +
+                           std::string(in_.substr(start, end - start)) + "'");
+  }
+
   bool String(Token* t, bool raw, bool bytes) {
-    const size_t start = pos_;
+    const auto start = static_cast<size_t>(t->offset);
     const char quote = Peek();
     const bool triple = Peek(1) == quote && Peek(2) == quote;
     pos_ += triple ? 3 : 1;
     std::string out;
     while (true) {
-      if (pos_ >= in_.size()) return Fail(start, "unterminated string literal");
+      if (pos_ >= in_.size()) return BadString(start, pos_);
       const char c = in_[pos_];
       if (c == quote && (!triple || (Peek(1) == quote && Peek(2) == quote))) {
         pos_ += triple ? 3 : 1;
         break;
       }
-      if (!triple && (c == '\n' || c == '\r')) return Fail(start, "newline in string literal");
+      if (!triple && (c == '\n' || c == '\r')) return BadString(start, pos_ + 1);
       if (c != '\\' || raw) {
         out.push_back(c);
         ++pos_;
         continue;
       }
-      if (!Escape(&out, bytes)) return false;
+      if (!Escape(&out, bytes)) return BadString(start, pos_);
     }
     t->kind = bytes ? Tok::kBytes : Tok::kString;
-    if (!bytes && !ValidUtf8(out)) return Fail(start, "invalid UTF-8 in string literal");
+    if (!bytes && !ValidUtf8(out)) return BadString(start, pos_);
     t->value = std::move(out);
     return true;
   }
@@ -349,7 +358,10 @@ class Lexer {
         const int n = (c == 'x' || c == 'X') ? 2 : (c == 'u' ? 4 : 8);
         uint32_t v = 0;
         for (int i = 0; i < n; ++i) {
-          if (!IsHex(Peek())) return Fail(at, "invalid escape sequence in string literal");
+          if (!IsHex(Peek())) {
+            ++pos_;
+            return Fail(at, "invalid escape sequence");
+          }
           v = (v << 4) | static_cast<uint32_t>(HexVal(Peek()));
           ++pos_;
         }

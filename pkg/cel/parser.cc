@@ -29,7 +29,10 @@ class Parser {
 
   ExprPtr ParseAll() {
     ExprPtr e = ParseExpr();
-    if (Cur().kind != Tok::kEof) Unexpected("<EOF>");
+    if (Cur().kind != Tok::kEof) {
+      Fail(Cur().offset,
+           "Syntax error: extraneous input '" + std::string(Cur().text) + "' expecting <EOF>");
+    }
     return e;
   }
 
@@ -44,12 +47,16 @@ class Parser {
   [[noreturn]] void Fail(int32_t offset, std::string msg) { throw Failure{offset, std::move(msg)}; }
   [[noreturn]] void Unexpected(std::string_view expecting) {
     const std::string shown =
-        Cur().kind == Tok::kEof ? "<EOF>" : "'" + std::string(Cur().text) + "'";
+        "'" + (Cur().kind == Tok::kEof ? std::string("<EOF>") : std::string(Cur().text)) + "'";
     Fail(Cur().offset,
          "Syntax error: mismatched input " + shown + " expecting " + std::string(expecting));
   }
+  // A missing closing token is reported as ANTLR's single-token insertion: "missing ')' at 'x'".
   void Expect(Tok k, std::string_view what) {
-    if (!Accept(k)) Unexpected(what);
+    if (Accept(k)) return;
+    const std::string shown =
+        Cur().kind == Tok::kEof ? std::string("<EOF>") : std::string(Cur().text);
+    Fail(Cur().offset, "Syntax error: missing " + std::string(what) + " at '" + shown + "'");
   }
 
   ExprPtr Node(ExprKind kind, int32_t offset) {
@@ -194,30 +201,27 @@ class Parser {
   }
 
   ExprPtr ParseUnary() {
-    std::vector<int32_t> ops;
     const Tok op = Cur().kind;
     if (op != Tok::kNot && op != Tok::kMinus) return ParseMember();
+    const int32_t at = Cur().offset;
+    // One minus directly before a number is the number's sign (so -9223372036854775808 is an
+    // int literal), as CEL's grammar reads it.
+    if (op == Tok::kMinus && (Ahead(1).kind == Tok::kInt || Ahead(1).kind == Tok::kDouble)) {
+      ++pos_;
+      return ParseMember(/*negate_literal=*/true, at);
+    }
+    // A run of `!` or `-` is one operator when its length is odd and none when even, as
+    // cel-go's parser folds it.
+    size_t count = 0;
     while (Cur().kind == op) {
-      ops.push_back(Cur().offset);
+      ++count;
       ++pos_;
     }
-    ExprPtr e;
-    // A minus directly before a number is the number's sign (so -9223372036854775808 is an
-    // int literal), as CEL's grammar reads it.
-    if (op == Tok::kMinus && (Cur().kind == Tok::kInt || Cur().kind == Tok::kDouble)) {
-      e = ParseMember(/*negate_literal=*/true, ops.back());
-      ops.pop_back();
-    } else {
-      e = ParseMember();
-    }
-    const std::string name = op == Tok::kNot ? "!_" : "-_";
-    while (!ops.empty()) {
-      std::vector<ExprPtr> args;
-      args.push_back(std::move(e));
-      e = Call(name, ops.back(), std::move(args));
-      ops.pop_back();
-    }
-    return e;
+    ExprPtr e = ParseMember();
+    if (count % 2 == 0) return e;
+    std::vector<ExprPtr> args;
+    args.push_back(std::move(e));
+    return Call(op == Tok::kNot ? "!_" : "-_", at, std::move(args));
   }
 
   ExprPtr ParseMember(bool negate_literal = false, int32_t sign_offset = 0) {
@@ -231,13 +235,14 @@ class Parser {
         }
         if (Cur().kind != Tok::kIdent) Unexpected("IDENTIFIER");
         std::string field = Cur().value;
-        const int32_t field_at = Cur().offset;
         ++pos_;
+        // A call's position is its '(' as in cel-go's messages; a selection's is its '.'.
+        const int32_t paren_at = Cur().offset;
         if (Accept(Tok::kLParen)) {
           std::vector<ExprPtr> args;
           args.push_back(std::move(e));
           ParseArgs(&args, Tok::kRParen);
-          e = MemberCall(field, field_at, std::move(args));
+          e = MemberCall(field, paren_at, std::move(args));
         } else {
           ExprPtr s = Node(ExprKind::kSelect, at);
           s->name = std::move(field);
@@ -262,7 +267,7 @@ class Parser {
     while (true) {
       args->push_back(ParseExpr());
       if (Accept(close)) return;
-      Expect(Tok::kComma, close == Tok::kRParen ? "{',', ')'}" : "{',', ']'}");
+      if (!Accept(Tok::kComma)) Unexpected(close == Tok::kRParen ? "{',', ')'}" : "{',', ']'}");
       if (Accept(close)) return;  // a trailing comma
     }
   }
@@ -341,7 +346,7 @@ class Parser {
             Expect(Tok::kColon, "':'");
             e->args.push_back(ParseExpr());
             if (Accept(Tok::kRBrace)) break;
-            Expect(Tok::kComma, "{',', '}'}");
+            if (!Accept(Tok::kComma)) Unexpected("{',', '}'}");
             if (Accept(Tok::kRBrace)) break;
           }
         }
@@ -355,10 +360,11 @@ class Parser {
         const int32_t name_at = Cur().offset;
         if (ReservedWords().count(name) != 0) Fail(name_at, "reserved identifier: " + name);
         ++pos_;
+        const int32_t paren_at = Cur().offset;
         if (Accept(Tok::kLParen)) {
           std::vector<ExprPtr> args;
           ParseArgs(&args, Tok::kRParen);
-          return GlobalCall(name, name_at, std::move(args));
+          return GlobalCall(name, paren_at, std::move(args));
         }
         if (Cur().kind == Tok::kLBrace) {
           Fail(Cur().offset,
@@ -412,7 +418,10 @@ class Parser {
     if (name == "bind" && n == 3 && args[0]->kind == ExprKind::kIdent && args[0]->name == "cel") {
       ExprPtr e = Node(ExprKind::kComprehension, at);
       e->macro = Macro::kBind;
-      e->var = SimpleName(args[1]);
+      if (args[1]->kind != ExprKind::kIdent) {
+        Fail(args[1]->offset, "cel.bind() variable names must be simple identifiers");
+      }
+      e->var = args[1]->name;
       e->args.push_back(std::move(args[2]));
       e->args.push_back(std::move(args[3]));
       return Finish(std::move(e));
@@ -472,7 +481,6 @@ ExprPtr Parse(std::string_view input, ParseError* error) {
   }
   std::vector<Token> tokens;
   if (!Lex(input, &tokens, &error->offset, &error->message)) {
-    error->message = "Syntax error: " + error->message;
     return nullptr;
   }
   try {

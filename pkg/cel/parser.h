@@ -20,6 +20,9 @@ inline constexpr size_t kMaxCodePoints = 100000;
 struct ParseError {
   int32_t offset = 0;
   std::string message;
+  // The message stands alone, without a source location: upstream reports it when it builds
+  // the program (a literal that cannot convert, a malformed literal pattern), not as an issue.
+  bool plain = false;
 };
 
 // Parses `input` with CEL's grammar and expands the macros (has, all, exists, exists_one,

@@ -28,20 +28,74 @@ std::vector<std::string_view> SplitN(std::string_view s, char sep, size_t n) {
   return parts;
 }
 
+// Go's %q of a string, as blang/semver's messages quote the offending part.
+std::string Quoted(std::string_view s) {
+  std::string out = "\"";
+  for (const char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\a':
+        out += "\\a";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\v':
+        out += "\\v";
+        break;
+      default:
+        if (u < 0x20 || u == 0x7f) {
+          static const char kHex[] = "0123456789abcdef";
+          out += "\\x";
+          out.push_back(kHex[u >> 4]);
+          out.push_back(kHex[u & 0xF]);
+        } else {
+          out.push_back(c);
+        }
+    }
+  }
+  return out + "\"";
+}
+
+// blang/semver's messages start with the part's name capitalized ("Major number ...").
+std::string Capitalized(const char* what) {
+  std::string s(what);
+  s[0] = static_cast<char>(s[0] - 'a' + 'A');
+  return s;
+}
+
 bool ParseNumber(std::string_view s, const char* what, uint64_t* out, std::string* error) {
-  if (s.empty() || !AllDigits(s)) {
-    *error =
-        std::string("invalid character(s) found in ") + what + " number \"" + std::string(s) + "\"";
+  if (!AllDigits(s)) {
+    *error = std::string("Invalid character(s) found in ") + what + " number " + Quoted(s);
     return false;
   }
   if (s.size() > 1 && s[0] == '0') {
-    *error =
-        std::string(what) + " number must not contain leading zeroes \"" + std::string(s) + "\"";
+    *error = Capitalized(what) + " number must not contain leading zeroes " + Quoted(s);
     return false;
   }
   const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
-  if (ec != std::errc() || end != s.data() + s.size()) {
-    *error = std::string(what) + " number out of range \"" + std::string(s) + "\"";
+  if (s.empty() || ec != std::errc() || end != s.data() + s.size()) {
+    // Go's strconv.ParseUint, which blang/semver reports as it is.
+    *error = "strconv.ParseUint: parsing \"" + std::string(s) +
+             "\": " + (s.empty() ? "invalid syntax" : "value out of range");
     return false;
   }
   return true;
@@ -49,12 +103,12 @@ bool ParseNumber(std::string_view s, const char* what, uint64_t* out, std::strin
 
 bool ParseStrict(std::string_view s, Semver* v, std::string* error) {
   if (s.empty()) {
-    *error = "version string empty";
+    *error = "Version string empty";
     return false;
   }
   const auto parts = SplitN(s, '.', 3);
   if (parts.size() != 3) {
-    *error = "no Major.Minor.Patch elements found";
+    *error = "No Major.Minor.Patch elements found";
     return false;
   }
   if (!ParseNumber(parts[0], "major", &v->major, error) ||
@@ -80,16 +134,16 @@ bool ParseStrict(std::string_view s, Semver* v, std::string* error) {
   if (has_pre) {
     for (std::string_view id : SplitN(pre, '.', std::string_view::npos)) {
       if (id.empty()) {
-        *error = "prerelease is empty";
+        *error = "Prerelease is empty";
         return false;
       }
       if (AllDigits(id)) {
         if (id.size() > 1 && id[0] == '0') {
-          *error = "prerelease number must not contain leading zeroes \"" + std::string(id) + "\"";
+          *error = "Numeric PreRelease version must not contain leading zeroes " + Quoted(id);
           return false;
         }
       } else if (!AlphaNum(id)) {
-        *error = "invalid character(s) found in prerelease \"" + std::string(id) + "\"";
+        *error = "Invalid character(s) found in prerelease " + Quoted(id);
         return false;
       }
       v->pre.emplace_back(id);
@@ -98,11 +152,11 @@ bool ParseStrict(std::string_view s, Semver* v, std::string* error) {
   if (has_build) {
     for (std::string_view id : SplitN(build, '.', std::string_view::npos)) {
       if (id.empty()) {
-        *error = "build meta data is empty";
+        *error = "Build meta data is empty";
         return false;
       }
       if (!AlphaNum(id)) {
-        *error = "invalid character(s) found in build meta data \"" + std::string(id) + "\"";
+        *error = "Invalid character(s) found in build meta data " + Quoted(id);
         return false;
       }
       v->build.emplace_back(id);

@@ -35,7 +35,7 @@ std::string TypeString(const TypePtr& t) {
     case TypeKind::kDyn:
       return "dyn";
     case TypeKind::kNull:
-      return "null_type";
+      return "null";
     case TypeKind::kBool:
       return "bool";
     case TypeKind::kInt:

@@ -1,6 +1,7 @@
 #include "pkg/cel/value.h"
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 namespace berth::cel {
@@ -179,22 +180,30 @@ bool ToMapKey(const Value& v, MapKey* key) {
     key->s = v.Str();
     return true;
   }
+  if (v.Is<double>()) {
+    const double d = v.As<double>();
+    if (d >= -9223372036854775808.0 && d < 18446744073709551616.0 && std::trunc(d) == d) {
+      key->rank = 1;
+      key->n = d < 0 ? static_cast<__int128>(static_cast<int64_t>(d))
+                     : static_cast<__int128>(static_cast<uint64_t>(d));
+      return true;
+    }
+    uint64_t bits = 0;
+    std::memcpy(&bits, &d, sizeof bits);
+    key->rank = 3;
+    key->n = static_cast<__int128>(bits);
+    return true;
+  }
+  if (v.Is<NullValue>()) {
+    key->rank = 4;
+    return true;
+  }
   return false;
 }
 
 const Value* MapFind(const Value& map, const Value& key) {
   MapKey k;
-  if (key.Is<double>()) {
-    const double d = key.As<double>();
-    if (!(d >= -9223372036854775808.0 && d < 18446744073709551616.0) || std::trunc(d) != d) {
-      return nullptr;
-    }
-    k.rank = 1;
-    k.n = d < 0 ? static_cast<__int128>(static_cast<int64_t>(d))
-                : static_cast<__int128>(static_cast<uint64_t>(d));
-  } else if (!ToMapKey(key, &k)) {
-    return nullptr;
-  }
+  if (!ToMapKey(key, &k)) return nullptr;
   const auto it = map.Entries().find(k);
   return it == map.Entries().end() ? nullptr : &it->second.second;
 }

@@ -31,11 +31,11 @@ struct ListValue {
   std::shared_ptr<const std::vector<Value>> items;
 };
 
-// A map key in CEL's key domain: bool, a number (int and uint keys of one value are one key,
-// as CEL's heterogeneous equality has it) or a string. Doubles are looked up by their integral
-// value; a double with a fraction matches no key.
+// A map key: bool, a number (int, uint and integral double keys of one value are one key, as
+// CEL's heterogeneous equality has it), a string, a double with a fraction (by its bits) or
+// null.
 struct MapKey {
-  int rank = 0;  // 0 bool, 1 number, 2 string: keys of different ranks never compare equal
+  int rank = 0;  // 0 bool, 1 number, 2 string, 3 fractional double, 4 null
   bool b = false;
   __int128 n = 0;
   std::string s;
