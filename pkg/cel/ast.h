@@ -42,6 +42,7 @@ enum class Macro {
   kTransformList,  // range.transformList(i, v, args[1][, args[2]])
   kTransformMap,   // range.transformMap(k, v, args[1][, args[2]])
   kBind,           // cel.bind(var, args[0], args[1])
+  kSortBy,         // range.sortBy(var, args[1]): range ordered by the keys args[1] computes
 };
 
 struct Expr {

@@ -463,6 +463,17 @@ class Checker {
         return kBool;
       case Macro::kFilter:
         return ternary(Type::ListOf(first));
+      case Macro::kSortBy: {
+        const TypeKind k = bodies[0]->kind;
+        if (range->kind == TypeKind::kMap ||
+            (k != TypeKind::kDyn && k != TypeKind::kInt && k != TypeKind::kUint &&
+             k != TypeKind::kDouble && k != TypeKind::kBool && k != TypeKind::kString &&
+             k != TypeKind::kBytes)) {
+          Fail(e, "found no matching overload for '@sortByAssociatedKeys' applied to '" +
+                      TypeString(range) + ".(list(" + TypeString(bodies[0]) + "))'");
+        }
+        return range->kind == TypeKind::kList ? range : kDyn;
+      }
       case Macro::kMap:  // the transform is last, after an optional filter
       case Macro::kTransformList: {
         TypePtr out = Type::ListOf(bodies.back());

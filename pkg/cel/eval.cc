@@ -2,6 +2,7 @@
 
 #include <re2/re2.h>
 
+#include <algorithm>
 #include <utility>
 
 #include "pkg/cel/checker.h"
@@ -197,6 +198,54 @@ class Evaluator {
     return out;
   }
 
+  // sortBy(): the keys are computed as map() would compute them, then the list is ordered by
+  // them (keys of one comparable type), as the lists extension's @sortByAssociatedKeys does.
+  Value SortBy(const Expr& e, const Value& range) {
+    budget_.Charge(2);  // the bound input, read as the map's range and as the call's target
+    if (!range.Is<ListValue>()) return NoOverload("@sortByAssociatedKeys");
+    const auto& items = range.Items();
+    std::vector<Value> keys;
+    keys.reserve(items.size());
+    Value error;
+    bool have_error = false;
+    for (const Value& item : items) {
+      if (budget_.exceeded()) return Value::Error(kCostLimitMessage);
+      slots_[static_cast<size_t>(e.slot)] = item;
+      Value key = Eval(*e.args[1]);
+      budget_.Charge(kListCreateCost + 2);
+      if (key.IsError()) Record(key, &error, &have_error);
+      keys.push_back(std::move(key));
+    }
+    budget_.Charge(1);  // the map's result
+    if (have_error) return error;
+    if (!budget_.Allocate(2 * keys.size() * sizeof(Value))) {
+      return Value::Error(kMemoryLimitMessage);
+    }
+    const Value key_list = Value::List(keys);
+    budget_.Charge(CallCost("sort", true, {key_list}, Value()));
+    if (keys.empty()) return range;
+    const Value& first = keys[0];
+    if (!first.Is<bool>() && !first.Is<int64_t>() && !first.Is<uint64_t>() && !first.Is<double>() &&
+        !first.Is<StringValue>() && !first.Is<BytesValue>()) {
+      return Value::Error("list elements must be comparable");
+    }
+    for (const Value& k : keys) {
+      if (k.data().index() != first.data().index()) {
+        return Value::Error("list elements must have the same type");
+      }
+    }
+    std::vector<size_t> order(items.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&keys](size_t a, size_t b) {
+      bool ordered = false;
+      return Compare(keys[a], keys[b], &ordered) < 0 && ordered;
+    });
+    std::vector<Value> out;
+    out.reserve(order.size());
+    for (size_t i : order) out.push_back(items[i]);
+    return Value::List(std::move(out));
+  }
+
   static void Record(const Value& v, Value* error, bool* have_error) {
     if (*have_error) return;
     *error = v;
@@ -213,6 +262,7 @@ class Evaluator {
     if (!range.Is<ListValue>() && !range.Is<MapValue>()) {
       return Value::Error("got '" + GoTypeName(range) + "', expected iterable type");
     }
+    if (e.macro == Macro::kSortBy) return SortBy(e, range);
     const bool two = !e.var2.empty();
     const auto slot = static_cast<size_t>(e.slot);
     Value error;

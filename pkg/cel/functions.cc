@@ -316,7 +316,9 @@ Value IndexMap(const Args& a, EvalBudget&) {
 }
 
 // ---- size and conversions
-Value SizeString(const Args& a, EvalBudget&) { return Value::Int(CodePoints(S(a[0]))); }
+Value SizeString(const Args& a, EvalBudget&) {
+  return Value::Int(a[0].As<StringValue>().code_points);
+}
 Value SizeBytes(const Args& a, EvalBudget&) {
   return Value::Int(static_cast<int64_t>(S(a[0]).size()));
 }
@@ -482,6 +484,15 @@ Value FindAll(const Args& a, EvalBudget& b) { return RegexFn<2>(a, b); }
 Value FindAllLimit(const Args& a, EvalBudget& b) { return RegexFn<2>(a, b); }
 
 Value CharAt(const Args& a, EvalBudget&) {
+  // An ASCII string (as many code points as bytes) is indexed directly; charAt() costs one unit
+  // in CEL whatever the length.
+  if (a[0].As<StringValue>().code_points == static_cast<int64_t>(S(a[0]).size())) {
+    const int64_t i = I(a[1]);
+    const auto n = static_cast<int64_t>(S(a[0]).size());
+    if (i < 0 || i > n) return Err("index out of range: " + std::to_string(i));
+    if (i == n) return Value::String("");
+    return Value::String(S(a[0]).substr(static_cast<size_t>(i), 1));
+  }
   const auto offs = CodePointOffsets(S(a[0]));
   const int64_t i = I(a[1]);
   const auto n = static_cast<int64_t>(offs.size() - 1);
@@ -1188,7 +1199,7 @@ const Registry& GetRegistry() {
 }
 
 uint64_t Size(const Value& v) {
-  if (v.Is<StringValue>()) return static_cast<uint64_t>(CodePoints(v.Str()));
+  if (v.Is<StringValue>()) return static_cast<uint64_t>(v.As<StringValue>().code_points);
   if (v.Is<BytesValue>()) return v.Str().size();
   if (v.Is<ListValue>()) return v.Items().size();
   if (v.Is<MapValue>()) return v.Entries().size();

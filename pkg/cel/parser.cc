@@ -451,8 +451,14 @@ class Parser {
       return e;
     }
     if (name == "sortBy" && n == 2) {
-      Fail(at,
-           "the sortBy() macro of the lists extension is not supported by Berth's CEL evaluator");
+      const ExprKind k = args[0]->kind;
+      if (k != ExprKind::kList && k != ExprKind::kSelect && k != ExprKind::kIdent &&
+          k != ExprKind::kComprehension && k != ExprKind::kCall) {
+        Fail(args[0]->offset,
+             "sortBy can only be applied to a list, identifier, comprehension, call or select "
+             "expression");
+      }
+      return Comprehension(Macro::kSortBy, at, std::move(args), 1);
     }
     if (name == "transformMapEntry") {
       Fail(at, "the transformMapEntry() macro is not supported by Berth's CEL evaluator");

@@ -116,8 +116,11 @@ bool Equal(const Value& a, const Value& b) {
         } else if constexpr (std::is_same_v<T, bool>) {
           return x == y;
         } else if constexpr (std::is_same_v<T, StringValue> || std::is_same_v<T, BytesValue>) {
-          return *x.s == *y.s;
+          // One shared string (a variable compared with itself, list elements from one
+          // source) is equal without reading it.
+          return x.s == y.s || *x.s == *y.s;
         } else if constexpr (std::is_same_v<T, ListValue>) {
+          if (x.items == y.items) return true;
           if (x.items->size() != y.items->size()) return false;
           for (size_t i = 0; i < x.items->size(); ++i) {
             if (!Equal((*x.items)[i], (*y.items)[i])) return false;

@@ -23,6 +23,9 @@ class Value;
 struct NullValue {};
 struct StringValue {
   std::shared_ptr<const std::string> s;
+  // Counted once when the string is made: size() costs one unit in CEL whatever the length,
+  // so it must not walk the string each time.
+  int64_t code_points = 0;
 };
 struct BytesValue {
   std::shared_ptr<const std::string> s;
@@ -80,7 +83,9 @@ class Value {
   static Value Uint(uint64_t u) { return Value(u); }
   static Value Double(double d) { return Value(d); }
   static Value String(std::string s) {
-    return Value(StringValue{std::make_shared<const std::string>(std::move(s))});
+    int64_t code_points = 0;
+    for (const char c : s) code_points += (static_cast<unsigned char>(c) & 0xC0) != 0x80 ? 1 : 0;
+    return Value(StringValue{std::make_shared<const std::string>(std::move(s)), code_points});
   }
   static Value Bytes(std::string s) {
     return Value(BytesValue{std::make_shared<const std::string>(std::move(s))});
