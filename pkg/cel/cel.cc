@@ -152,7 +152,7 @@ EvalResult Matches(const Program& program, const DeviceView& device, uint64_t co
   const Value v = Evaluate(*expr.root, &slots, &budget);
   result.cost = budget.cost();
   if (budget.exceeded()) {
-    result.error = kCostLimitMessage;
+    result.error = budget.cancellation();
   } else if (v.IsError()) {
     result.error = v.ErrorMessage();
   } else if (!v.Is<bool>()) {

@@ -32,7 +32,7 @@ class Evaluator {
   Evaluator(std::vector<Value>* slots, EvalBudget* budget) : slots_(*slots), budget_(*budget) {}
 
   Value Eval(const Expr& e) {
-    if (budget_.exceeded()) return Value::Error(kCostLimitMessage);
+    if (budget_.exceeded()) return Value::Error(budget_.cancellation());
     switch (e.kind) {
       case ExprKind::kLiteral:
         return e.literal;
@@ -104,7 +104,7 @@ class Evaluator {
     const Value* error = nullptr;
     for (const auto& a : e.args) {
       args.push_back(Eval(*a));
-      if (budget_.exceeded()) return Value::Error(kCostLimitMessage);
+      if (budget_.exceeded()) return Value::Error(budget_.cancellation());
     }
     for (const Value& a : args) {
       if (a.IsError()) {
@@ -209,7 +209,7 @@ class Evaluator {
     Value error;
     bool have_error = false;
     for (const Value& item : items) {
-      if (budget_.exceeded()) return Value::Error(kCostLimitMessage);
+      if (budget_.exceeded()) return Value::Error(budget_.cancellation());
       slots_[static_cast<size_t>(e.slot)] = item;
       Value key = Eval(*e.args[1]);
       budget_.Charge(kListCreateCost + 2);
@@ -273,7 +273,7 @@ class Evaluator {
     const auto iterations = Iterations(range, two);
     for (size_t index = 0; index < iterations.size(); ++index) {
       const auto& [first, second] = iterations[index];
-      if (budget_.exceeded()) return Value::Error(kCostLimitMessage);
+      if (budget_.exceeded()) return Value::Error(budget_.cancellation());
       slots_[slot] = first;
       if (two) slots_[slot + 1] = second;
       switch (e.macro) {

@@ -24,7 +24,12 @@ bool EvalBudget::Charge(uint64_t units) {
 
 bool EvalBudget::Allocate(uint64_t bytes) {
   allocated_ += bytes;
-  return allocated_ <= kMaxAllocatedBytes;
+  if (allocated_ > kMaxAllocatedBytes) out_of_memory_ = true;
+  return !out_of_memory_;
+}
+
+const char* EvalBudget::cancellation() const {
+  return exceeded_ ? kCostLimitMessage : kMemoryLimitMessage;
 }
 
 namespace {

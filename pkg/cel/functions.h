@@ -35,13 +35,18 @@ class EvalBudget {
   // Whether `units` more would stay within the limit.
   bool Fits(uint64_t units) const { return units <= limit_ && cost_ <= limit_ - units; }
   uint64_t cost() const { return cost_; }
-  bool exceeded() const { return exceeded_; }
+  // Either bound is passed: the evaluation is cancelled and unwinds (no `||` absorbs it).
+  bool exceeded() const { return exceeded_ || out_of_memory_; }
+  bool out_of_memory() const { return out_of_memory_; }
+  // The message the cancelled evaluation reports.
+  const char* cancellation() const;
 
  private:
   uint64_t cost_ = 0;
   uint64_t limit_;
   uint64_t allocated_ = 0;
   bool exceeded_ = false;
+  bool out_of_memory_ = false;
 };
 
 inline constexpr const char* kCostLimitMessage = "operation cancelled: actual cost limit exceeded";
