@@ -222,7 +222,9 @@ class Evaluator {
       return Value::Error(kMemoryLimitMessage);
     }
     const Value key_list = Value::List(keys);
-    budget_.Charge(CallCost("sort", true, {key_list}, Value()));
+    // The lists extension's charge applies when the checker knew the target to be a list.
+    const bool resolved = e.args[0]->type && e.args[0]->type->kind == TypeKind::kList;
+    budget_.Charge(CallCost("sort", resolved, {key_list}, Value()));
     if (keys.empty()) return range;
     const Value& first = keys[0];
     if (!first.Is<bool>() && !first.Is<int64_t>() && !first.Is<uint64_t>() && !first.Is<double>() &&
