@@ -72,6 +72,8 @@ BUILD_PACKAGES=(
   libgtest-dev
   libgmock-dev
   zlib1g-dev
+  # RE2, the regular expressions of the DRA selectors' CEL (pkg/cel): Go's regexp syntax.
+  libre2-dev
 )
 
 # Tools the tests and scripts run: openssl mints the local control plane's PKI, curl probes

@@ -34,6 +34,11 @@ class Quantity {
   int64_t MilliValue() const;
 
   bool IsZero() const { return mantissa_ == 0; }
+  // The exact representation, |value| = mantissa() * 10^exp10() * 2^exp2(), for code that must
+  // compute with quantities exactly (pkg/cel's quantity library).
+  unsigned __int128 mantissa() const { return mantissa_; }
+  int exp10() const { return exp10_; }
+  int exp2() const { return exp2_; }
   bool Negative() const { return negative_; }
 
   // A canonical string for logs and errors (not necessarily the apiserver's canonical form).
