@@ -439,9 +439,18 @@ start_apiserver() {
   # --shutdown-watch-termination-grace-period=2s: without it a SIGTERM'd apiserver with open
   # watches waits out its 60 s shutdown timeout (so `down` would always end in SIGKILL after
   # 10 s); with it the watches are closed cleanly and the apiserver exits in about a second.
-  local workload_flags=()
+  # DRAListTypeAttributes (pinned release only; the compatibility minor has no such gate): a
+  # ResourceSlice may carry list-typed device attributes (ints, strings, ...), which the DRA
+  # device-selector table (e2e/cel_selectors_e2e_test.cc) puts on its devices; with the gate off
+  # the apiserver drops those fields and refuses the slice.
+  local gates=() workload_flags=()
+  ((compat)) || gates+=(DRAListTypeAttributes=true)
   if ((generic_workload)); then
-    workload_flags=(--feature-gates=GenericWorkload=true --runtime-config=scheduling.k8s.io/v1beta1=true)
+    gates+=(GenericWorkload=true)
+    workload_flags=(--runtime-config=scheduling.k8s.io/v1beta1=true)
+  fi
+  if ((${#gates[@]})); then
+    workload_flags+=(--feature-gates="$(IFS=,; echo "${gates[*]}")")
   fi
   launch kube-apiserver "$tools/kube-apiserver" \
     "${workload_flags[@]}" \

@@ -42,7 +42,8 @@ int HttpStatus(const std::string& url) {
   }
 }
 
-KubeSchedulerProcess::KubeSchedulerProcess(const std::string& config_yaml, const std::string& dir) {
+KubeSchedulerProcess::KubeSchedulerProcess(const std::string& config_yaml, const std::string& dir,
+                                           const std::vector<std::string>& extra_args) {
   const std::string binary = KubeSchedulerBinary();
   const std::string kubeconfig = ClusterDir() + "/kubeconfig";
   const std::string port = std::to_string(FreePort());
@@ -50,11 +51,16 @@ KubeSchedulerProcess::KubeSchedulerProcess(const std::string& config_yaml, const
   std::ofstream(dir + "/kube-scheduler.yaml") << config_yaml;
   ready_url_ = "https://127.0.0.1:" + port + "/readyz";
   process_ = std::make_unique<ChildProcess>();
-  process_->Start({binary, "--config=" + dir + "/kube-scheduler.yaml", "--secure-port=" + port,
-                   "--bind-address=127.0.0.1", "--cert-dir=" + dir + "/certs",
-                   "--authentication-kubeconfig=" + kubeconfig,
-                   "--authorization-kubeconfig=" + kubeconfig, "--v=0"},
-                  dir + "/kube-scheduler.log");
+  std::vector<std::string> args = {binary,
+                                   "--config=" + dir + "/kube-scheduler.yaml",
+                                   "--secure-port=" + port,
+                                   "--bind-address=127.0.0.1",
+                                   "--cert-dir=" + dir + "/certs",
+                                   "--authentication-kubeconfig=" + kubeconfig,
+                                   "--authorization-kubeconfig=" + kubeconfig,
+                                   "--v=0"};
+  args.insert(args.end(), extra_args.begin(), extra_args.end());
+  process_->Start(args, dir + "/kube-scheduler.log");
 }
 
 KubeSchedulerProcess::~KubeSchedulerProcess() {

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "test/testing/process.h"
 
@@ -29,10 +30,12 @@ int HttpStatus(const std::string& url);
 // One kube-scheduler process with `config_yaml` written to `dir`/kube-scheduler.yaml, serving on a
 // free loopback port with its self-signed certificate in `dir`/certs and its log in
 // `dir`/kube-scheduler.log. Authentication and authorization of its endpoint go through the
-// cluster's admin kubeconfig. Stopped (SIGTERM) when the object goes away.
+// cluster's admin kubeconfig. `extra_args` are appended to its command line (--feature-gates=...).
+// Stopped (SIGTERM) when the object goes away.
 class KubeSchedulerProcess {
  public:
-  KubeSchedulerProcess(const std::string& config_yaml, const std::string& dir);
+  KubeSchedulerProcess(const std::string& config_yaml, const std::string& dir,
+                       const std::vector<std::string>& extra_args = {});
   ~KubeSchedulerProcess();
   KubeSchedulerProcess(const KubeSchedulerProcess&) = delete;
   KubeSchedulerProcess& operator=(const KubeSchedulerProcess&) = delete;
