@@ -176,6 +176,8 @@ struct DeviceClassConfiguration {
 struct DeviceClass {
   ObjectMeta meta;
   std::vector<CelDeviceSelector> selectors;
+  // spec.config, copied into the allocation of every request served by this class.
+  std::vector<DeviceClassConfiguration> config;
   // The extended resource a pod may ask for in its containers' requests to be served by a
   // device of this class (DRA-backed extended resources).
   std::optional<std::string> extended_resource_name;
@@ -225,6 +227,8 @@ struct DeviceRequest {
 struct DeviceConstraint {
   std::vector<std::string> requests;  // Empty: every request of the claim.
   std::optional<std::string> match_attribute;
+  // Every device must have the attribute, each with a different value (DRAConsumableCapacity).
+  std::optional<std::string> distinct_attribute;
 };
 
 struct DeviceClaimConfiguration {

@@ -1,0 +1,437 @@
+// The basic cases of kube-scheduler's allocator table: pools and slices, classes and requests,
+// counts and "All", errors. Feature-specific cases are in allocator_*_test.cc.
+
+#include "pkg/plugins/dynamicresources/allocator.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "test/testing/dra_allocator_case.h"
+#include "test/testing/dra_builders.h"
+
+namespace berth::plugins::dynamicresources {
+namespace {
+
+using namespace berth::testing::dra;  // NOLINT(google-build-using-namespace): test vocabulary.
+
+std::vector<AllocatorCase> BasicCases() {
+  std::vector<AllocatorCase> cases;
+  cases.push_back({.name = "empty"});
+  cases.push_back({
+      .name = "simple",
+      .claims = {SimpleClaim(kClaim0, kReq0, kClassA)},
+      .classes = {Class(kClassA, kDriverA)},
+      .slices = {SliceWithOneDevice(kSlice1, kNode1, Pool(kPool1), kDriverA)},
+      .expect = {Allocation(LocalSelector(kNode1),
+                            {DeviceResult(kReq0, kDriverA, kPool1, kDevice1)})},
+  });
+  cases.push_back({
+      .name = "other-node",
+      .claims = {SimpleClaim(kClaim0, kReq0, kClassA)},
+      .classes = {Class(kClassA, kDriverA)},
+      .slices = {SliceWithOneDevice(kSlice1, kNode1, Pool(kPool1), kDriverB),
+                 SliceWithOneDevice(kSlice2, kNode2, Pool(kPool2), kDriverA)},
+      .node = MakeNode(kNode2, kRegion2),
+      .expect = {Allocation(LocalSelector(kNode2),
+                            {DeviceResult(kReq0, kDriverA, kPool2, kDevice1)})},
+  });
+  const std::string one_gi =
+      "device.capacity[\"" + kDriverA + "\"].memory.compareTo(quantity(\"1Gi\")) >= 0";
+  const std::string two_gi =
+      "device.capacity[\"" + kDriverA + "\"].memory.compareTo(quantity(\"2Gi\")) >= 0";
+  cases.push_back({
+      .name = "small-and-large",
+      .claims = {Claim(kClaim0, {Request(kReq0, kClassA).Selectors({one_gi}),
+                                 Request(kReq1, kClassA).Selectors({two_gi})})},
+      .classes = {Class(kClassA, kDriverA)},
+      .slices = {Slice(kSlice1, kNode1, Pool(kPool1), kDriverA,
+                       {Device(kDevice1).Capacity("memory", "1Gi"),
+                        Device(kDevice2).Capacity("memory", "2Gi")})},
+      .expect = {Allocation(LocalSelector(kNode1),
+                            {DeviceResult(kReq0, kDriverA, kPool1, kDevice1),
+                             DeviceResult(kReq1, kDriverA, kPool1, kDevice2)})},
+  });
+  cases.push_back({
+      .name = "small-and-large-backtrack-requests",
+      .claims = {Claim(kClaim0, {Request(kReq0, kClassA).Selectors({one_gi}),
+                                 Request(kReq1, kClassA).Selectors({two_gi})})},
+      .classes = {Class(kClassA, kDriverA)},
+      .slices = {Slice(kSlice1, kNode1, Pool(kPool1), kDriverA,
+                       {Device(kDevice2).Capacity("memory", "2Gi"),
+                        Device(kDevice1).Capacity("memory", "1Gi")})},
+      .expect = {Allocation(LocalSelector(kNode1),
+                            {DeviceResult(kReq0, kDriverA, kPool1, kDevice1),
+                             DeviceResult(kReq1, kDriverA, kPool1, kDevice2)})},
+  });
+  cases.push_back({
+      .name = "small-and-large-backtrack-claims",
+      .claims = {Claim(kClaim0, {Request(kReq0, kClassA).Selectors({one_gi})}),
+                 Claim(kClaim1, {Request(kReq1, kClassA).Selectors({two_gi})})},
+      .classes = {Class(kClassA, kDriverA)},
+      .slices = {Slice(kSlice1, kNode1, Pool(kPool1), kDriverA,
+                       {Device(kDevice2).Capacity("memory", "2Gi"),
+                        Device(kDevice1).Capacity("memory", "1Gi")})},
+      .expect = {Allocation(LocalSelector(kNode1),
+                            {DeviceResult(kReq0, kDriverA, kPool1, kDevice1)}),
+                 Allocation(LocalSelector(kNode1),
+                            {DeviceResult(kReq1, kDriverA, kPool1, kDevice2)})},
+  });
+  cases.push_back({
+      .name = "devices-split-across-different-slices",
+      .claims = {Claim(kClaim0, {Request(kReq0, kClassA, 2)})},
+      .classes = {Class(kClassA, kDriverA)},
+      .slices = {SliceWithOneDevice(kSlice1, kNode1, Pool(kPool1), kDriverA),
+                 SliceWithOneDevice(kSlice2, kNode1, Pool(kPool2), kDriverA)},
+      .expect = {Allocation(LocalSelector(kNode1),
+                            {DeviceResult(kReq0, kDriverA, kPool1, kDevice1),
+                             DeviceResult(kReq0, kDriverA, kPool2, kDevice1)})},
+  });
+  cases.push_back({
+      .name = "obsolete-slice",
+      .claims = {SimpleClaim(kClaim0, kReq0, kClassA)},
+      .classes = {Class(kClassA, kDriverA)},
+      .slices = {Slice("slice-1-obsolete", kNode1, Pool(kPool1, 2), kDriverA, {Device(kDevice1)}),
+                 Slice("slice-1-obsolete", kNode1, Pool(kPool1, 2), kDriverA, {Device(kDevice2)})
+                     .Generation(2)},
+  });
+  cases.push_back({
+      .name = "duplicate-slice",
+      .claims = {SimpleClaim(kClaim0, kReq0, kClassA)},
+      .classes = {Class(kClassA, kDriverA)},
+      .slices = {SliceWithOneDevice(kSlice1, kNode1, Pool(kPool1, 2), kDriverA),
+                 SliceWithOneDevice(kSlice1 + "-2", kNode1, Pool(kPool1, 2), kDriverA)},
+      .expect_unschedulable = "invalid resource pools were encountered",
+  });
+  cases.push_back({
+      .name = "no-slices",
+      .claims = {SimpleClaim(kClaim0, kReq0, kClassA)},
+      .classes = {Class(kClassA, kDriverA)},
+  });
+  cases.push_back({
+      .name = "not-enough-suitable-devices",
+      .claims = {SimpleClaim(kClaim0, kReq0, kClassA), SimpleClaim(kClaim0, kReq1, kClassA)},
+      .classes = {Class(kClassA, kDriverA)},
+      .slices = {SliceWithOneDevice(kSlice1, kNode1, Pool(kPool1), kDriverA)},
+  });
+  cases.push_back({
+      .name = "no-classes",
+      .claims = {SimpleClaim(kClaim0, kReq0, kClassA)},
+      .slices = {SliceWithOneDevice(kSlice1, kNode1, Pool(kPool1), kDriverA)},
+      .expect_error = "could not retrieve device class class-a",
+  });
+  cases.push_back({
+      .name = "unknown-class",
+      .claims = {SimpleClaim(kClaim0, kReq0, "unknown-class")},
+      .classes = {Class(kClassA, kDriverA)},
+      .slices = {SliceWithOneDevice(kSlice1, kNode1, Pool(kPool1), kDriverA)},
+      .expect_error = "could not retrieve device class unknown-class",
+  });
+  cases.push_back({
+      .name = "empty-class",
+      .claims = {SimpleClaim(kClaim0, kReq0, "")},
+      .classes = {Class(kClassA, kDriverA)},
+      .slices = {SliceWithOneDevice(kSlice1, kNode1, Pool(kPool1), kDriverA)},
+      .expect_error =
+          "claim claim-0, request req-0: missing device class name (unsupported request type?)",
+  });
+  cases.push_back({
+      .name = "no-claims-to-allocate",
+      .classes = {Class(kClassA, kDriverA)},
+      .slices = {SliceWithOneDevice(kSlice1, kNode1, Pool(kPool1), kDriverA)},
+  });
+  return cases;
+}
+
+std::vector<AllocatorCase> AllModeCases() {
+  std::vector<AllocatorCase> cases;
+  cases.push_back({
+      .name = "all-devices-single",
+      .claims = {Claim(kClaim0, {AllRequest(kReq0, kClassA)})},
+      .classes = {Class(kClassA, kDriverA)},
+      .slices = {SliceWithOneDevice(kSlice1, kNode1, Pool(kPool1), kDriverA)},
+      .expect = {Allocation(LocalSelector(kNode1),
+                            {DeviceResult(kReq0, kDriverA, kPool1, kDevice1)})},
+  });
+  cases.push_back({
+      .name = "all-devices-with-consumed-counters",
+      .claims = {Claim(kClaim0, {AllRequest(kReq0, kClassA)})},
+      .classes = {Class(kClassA, kDriverA)},
+      .slices = {Slice(kSlice1, kNode1, Pool(kPool1, 2), kDriverA,
+                       {Device(kDevice1).Consumes(kCounterSet1, {{"memory", "4Gi"}})}),
+                 SliceWithCounters(kSlice2, kNode1, Pool(kPool1, 2), kDriverA,
+                                   {CounterSet(kCounterSet1, {{"memory", "8Gi"}})})},
+      .expect = {Allocation(LocalSelector(kNode1),
+                            {DeviceResult(kReq0, kDriverA, kPool1, kDevice1)})},
+  });
+  cases.push_back({
+      .name = "all-devices-many",
+      .claims = {Claim(kClaim0, {AllRequest(kReq0, kClassA)})},
+      .classes = {Class(kClassA, kDriverA)},
+      .slices = {SliceWithOneDevice(kSlice1, kNode1, Pool(kPool1), kDriverA),
+                 SliceWithOneDevice(kSlice1, kNode1, Pool(kPool2), kDriverA)},
+      .expect = {Allocation(LocalSelector(kNode1),
+                            {DeviceResult(kReq0, kDriverA, kPool1, kDevice1),
+                             DeviceResult(kReq0, kDriverA, kPool2, kDevice1)})},
+  });
+  cases.push_back({
+      .name = "all-devices-of-the-incomplete-pool",
+      .claims = {Claim(kClaim0, {AllRequest(kReq0, kClassA)})},
+      .classes = {Class(kClassA, kDriverA)},
+      .slices = {SliceWithOneDevice(kSlice1, kNode1, Pool(kPool1, 2), kDriverA)},
+      .expect_error = "claim claim-0, request req-0: asks for all devices, but resource pool "
+                      "driver-a/pool-1 is currently being updated",
+  });
+  const std::vector<api::DeviceClassPtr> classes_ab = {Class(kClassA, kDriverA),
+                                                       Class(kClassB, kDriverB)};
+  cases.push_back({
+      .name = "all-devices-plus-another",
+      .claims = {Claim(kClaim0, {AllRequest(kReq0, kClassA)}),
+                 SimpleClaim(kClaim1, kReq0, kClassB)},
+      .classes = classes_ab,
+      .slices = {SliceWithOneDevice(kSlice1, kNode1, Pool(kPool1), kDriverA),
+                 SliceWithOneDevice(kSlice1, kNode1, Pool(kPool1), kDriverB)},
+      .expect = {Allocation(LocalSelector(kNode1),
+                            {DeviceResult(kReq0, kDriverA, kPool1, kDevice1)}),
+                 Allocation(LocalSelector(kNode1),
+                            {DeviceResult(kReq0, kDriverB, kPool1, kDevice1)})},
+  });
+  cases.push_back({
+      .name = "all-devices-plus-another-reversed",
+      .claims = {SimpleClaim(kClaim1, kReq0, kClassB),
+                 Claim(kClaim0, {AllRequest(kReq0, kClassA)})},
+      .classes = classes_ab,
+      .slices = {SliceWithOneDevice(kSlice1, kNode1, Pool(kPool1), kDriverA),
+                 SliceWithOneDevice(kSlice1, kNode1, Pool(kPool1), kDriverB)},
+      .expect = {Allocation(LocalSelector(kNode1),
+                            {DeviceResult(kReq0, kDriverB, kPool1, kDevice1)}),
+                 Allocation(LocalSelector(kNode1),
+                            {DeviceResult(kReq0, kDriverA, kPool1, kDevice1)})},
+  });
+  cases.push_back({
+      .name = "all-devices-many-plus-another",
+      .claims = {Claim(kClaim0, {AllRequest(kReq0, kClassA)}),
+                 SimpleClaim(kClaim1, kReq0, kClassB)},
+      .classes = classes_ab,
+      .slices = {Slice(kSlice1, kNode1, Pool(kPool1), kDriverA,
+                       {Device(kDevice1), Device(kDevice2)}),
+                 SliceWithOneDevice(kSlice1, kNode1, Pool(kPool1), kDriverB)},
+      .expect = {Allocation(LocalSelector(kNode1),
+                            {DeviceResult(kReq0, kDriverA, kPool1, kDevice1),
+                             DeviceResult(kReq0, kDriverA, kPool1, kDevice2)}),
+                 Allocation(LocalSelector(kNode1),
+                            {DeviceResult(kReq0, kDriverB, kPool1, kDevice1)})},
+  });
+  cases.push_back({
+      .name = "all-devices-many-plus-another-reversed",
+      .claims = {SimpleClaim(kClaim1, kReq0, kClassB),
+                 Claim(kClaim0, {AllRequest(kReq0, kClassA)})},
+      .classes = classes_ab,
+      .slices = {Slice(kSlice1, kNode1, Pool(kPool1), kDriverA,
+                       {Device(kDevice1), Device(kDevice2)}),
+                 SliceWithOneDevice(kSlice1, kNode1, Pool(kPool1), kDriverB)},
+      .expect = {Allocation(LocalSelector(kNode1),
+                            {DeviceResult(kReq0, kDriverB, kPool1, kDevice1)}),
+                 Allocation(LocalSelector(kNode1),
+                            {DeviceResult(kReq0, kDriverA, kPool1, kDevice1),
+                             DeviceResult(kReq0, kDriverA, kPool1, kDevice2)})},
+  });
+  cases.push_back({
+      .name = "all-devices-no-solution",
+      .claims = {SimpleClaim(kClaim1, kReq0, kClassA),
+                 Claim(kClaim0, {AllRequest(kReq0, kClassA)})},
+      .classes = {Class(kClassA, kDriverA)},
+      .slices = {SliceWithOneDevice(kSlice1, kNode1, Pool(kPool1), kDriverA)},
+  });
+  cases.push_back({
+      .name = "all-devices-no-solution-reversed",
+      .claims = {Claim(kClaim0, {AllRequest(kReq0, kClassA)}),
+                 SimpleClaim(kClaim1, kReq0, kClassA)},
+      .classes = {Class(kClassA, kDriverA)},
+      .slices = {SliceWithOneDevice(kSlice1, kNode1, Pool(kPool1), kDriverA)},
+  });
+  cases.push_back({
+      .name = "all-devices-slice-without-devices",
+      .claims = {Claim(kClaim0, {AllRequest(kReq0, kClassA)})},
+      .classes = {Class(kClassA, kDriverA)},
+      .slices = {Slice(kSlice1, kNode1, Pool(kPool1), kDriverA, {})},
+  });
+  cases.push_back({
+      .name = "all-devices-no-slices",
+      .claims = {Claim(kClaim0, {AllRequest(kReq0, kClassA)})},
+      .classes = {Class(kClassA, kDriverA)},
+  });
+  cases.push_back({
+      .name = "all-devices-some-allocated",
+      .claims = {Claim(kClaim0, {AllRequest(kReq0, kClassA)})},
+      .allocated = {{kDriverA, kPool1, kDevice1}},
+      .classes = {Class(kClassA, kDriverA)},
+      .slices = {Slice(kSlice1, kNode1, Pool(kPool1), kDriverA,
+                       {Device(kDevice1), Device(kDevice2)})},
+  });
+  cases.push_back({
+      .name = "all-devices-some-allocated-admin-access",
+      .claims = {Claim(kClaim0, {AllRequest(kReq0, kClassA).AdminAccess()})},
+      .allocated = {{kDriverA, kPool1, kDevice1}},
+      .classes = {Class(kClassA, kDriverA)},
+      .slices = {Slice(kSlice1, kNode1, Pool(kPool1), kDriverA,
+                       {Device(kDevice1), Device(kDevice2)})},
+      .expect = {Allocation(LocalSelector(kNode1),
+                            {DeviceResult(kReq0, kDriverA, kPool1, kDevice1).Admin(),
+                             DeviceResult(kReq0, kDriverA, kPool1, kDevice2).Admin()})},
+  });
+  cases.push_back({
+      .name = "all-devices-some-allocating-admin-access",
+      .claims = {Claim(kClaim0, {Request(kReq0, kClassA).AdminAccess(),
+                                 AllRequest(kReq1, kClassA).AdminAccess()})},
+      .classes = {Class(kClassA, kDriverA)},
+      .slices = {Slice(kSlice1, kNode1, Pool(kPool1), kDriverA,
+                       {Device(kDevice1), Device(kDevice2)})},
+  });
+  cases.push_back({
+      .name = "count-devices-some-allocated-admin-access",
+      .claims = {Claim(kClaim0, {Request(kReq0, kClassA, 2).AdminAccess()})},
+      .allocated = {{kDriverA, kPool1, kDevice1}},
+      .classes = {Class(kClassA, kDriverA)},
+      .slices = {Slice(kSlice1, kNode1, Pool(kPool1), kDriverA,
+                       {Device(kDevice1), Device(kDevice2)})},
+      .expect = {Allocation(LocalSelector(kNode1),
+                            {DeviceResult(kReq0, kDriverA, kPool1, kDevice1).Admin(),
+                             DeviceResult(kReq0, kDriverA, kPool1, kDevice2).Admin()})},
+  });
+  cases.push_back({
+      .name = "separate-claims-share-device-admin-access",
+      .claims = {Claim(kClaim0, {Request(kReq0, kClassA).AdminAccess()}),
+                 Claim(kClaim1, {Request(kReq0, kClassA).AdminAccess()})},
+      .classes = {Class(kClassA, kDriverA)},
+      .slices = {Slice(kSlice1, kNode1, Pool(kPool1), kDriverA,
+                       {Device(kDevice1), Device(kDevice2)})},
+      .expect = {Allocation(LocalSelector(kNode1),
+                            {DeviceResult(kReq0, kDriverA, kPool1, kDevice1).Admin()}),
+                 Allocation(LocalSelector(kNode1),
+                            {DeviceResult(kReq0, kDriverA, kPool1, kDevice1).Admin()})},
+  });
+  cases.push_back({
+      .name = "admin-access-claims-device-allocating-for-non-admin-access",
+      .claims = {SimpleClaim(kClaim0, kReq0, kClassA),
+                 Claim(kClaim1, {Request(kReq0, kClassA).AdminAccess()})},
+      .classes = {Class(kClassA, kDriverA)},
+      .slices = {Slice(kSlice1, kNode1, Pool(kPool1), kDriverA,
+                       {Device(kDevice1), Device(kDevice2)})},
+      .expect = {Allocation(LocalSelector(kNode1),
+                            {DeviceResult(kReq0, kDriverA, kPool1, kDevice1)}),
+                 Allocation(LocalSelector(kNode1),
+                            {DeviceResult(kReq0, kDriverA, kPool1, kDevice1).Admin()})},
+  });
+  cases.push_back({
+      .name = "all-devices-slice-without-devices-prioritized-list",
+      .claims = {Claim(kClaim0, {FirstAvailable(kReq0, {SubRequest(kSubReq0, kClassA, 0).All(),
+                                                        SubRequest(kSubReq1, kClassB, 1)})})},
+      .classes = classes_ab,
+      .slices = {Slice(kSlice1, kNode1, Pool(kPool1), kDriverA, {}),
+                 SliceWithOneDevice(kSlice2, kNode1, Pool(kPool2), kDriverB)},
+      .expect = {Allocation(LocalSelector(kNode1),
+                            {DeviceResult(Join(kReq0, kSubReq1), kDriverB, kPool2, kDevice1)})},
+  });
+  cases.push_back({
+      .name = "all-devices-no-slices-prioritized-list",
+      .claims = {Claim(kClaim0, {FirstAvailable(kReq0, {SubRequest(kSubReq0, kClassA, 0).All(),
+                                                        SubRequest(kSubReq1, kClassB, 1)})})},
+      .classes = classes_ab,
+      .slices = {SliceWithOneDevice(kSlice2, kNode1, Pool(kPool2), kDriverB)},
+      .expect = {Allocation(LocalSelector(kNode1),
+                            {DeviceResult(Join(kReq0, kSubReq1), kDriverB, kPool2, kDevice1)})},
+  });
+  cases.push_back({
+      .name = "all-devices-some-allocated-prioritized-list",
+      .claims = {Claim(kClaim0, {FirstAvailable(kReq0, {SubRequest(kSubReq0, kClassA, 0).All(),
+                                                        SubRequest(kSubReq1, kClassB, 1)})})},
+      .allocated = {{kDriverA, kPool1, kDevice1}},
+      .classes = classes_ab,
+      .slices = {Slice(kSlice1, kNode1, Pool(kPool1), kDriverA,
+                       {Device(kDevice1), Device(kDevice2)}),
+                 SliceWithOneDevice(kSlice2, kNode1, Pool(kPool2), kDriverB)},
+      .expect = {Allocation(LocalSelector(kNode1),
+                            {DeviceResult(Join(kReq0, kSubReq1), kDriverB, kPool2, kDevice1)})},
+  });
+  return cases;
+}
+
+std::vector<AllocatorCase> PlacementCases() {
+  std::vector<AllocatorCase> cases;
+  const api::NodeSelector region1 = LabelSelector("region", {kRegion1});
+  cases.push_back({
+      .name = "network-attached-device",
+      .claims = {SimpleClaim(kClaim0, kReq0, kClassA)},
+      .classes = {Class(kClassA, kDriverA)},
+      .slices = {SliceWithOneDevice(kSlice1, region1, Pool(kPool1), kDriverA)},
+      .expect = {Allocation(region1, {DeviceResult(kReq0, kDriverA, kPool1, kDevice1)})},
+  });
+  cases.push_back({
+      .name = "unsuccessful-allocation-network-attached-device",
+      .claims = {SimpleClaim(kClaim0, kReq0, kClassA)},
+      .classes = {Class(kClassA, kDriverA)},
+      .slices = {SliceWithOneDevice(kSlice1, region1, Pool(kPool1), kDriverA)},
+      .node = MakeNode(kNode2, kRegion2),
+  });
+  api::NodeSelector union_selector = LabelSelector("region", {kRegion1});
+  union_selector.terms[0].match_expressions.push_back(
+      api::Requirement{"planet", api::SelectorOperator::kIn, {"earth"}, 0});
+  union_selector.terms[0].match_fields.push_back(
+      api::Requirement{"metadata.name", api::SelectorOperator::kIn, {kNode1}, 0});
+  cases.push_back({
+      .name = "many-network-attached-devices",
+      .claims = {Claim(kClaim0, {Request(kReq0, kClassA, 4)})},
+      .classes = {Class(kClassA, kDriverA)},
+      .slices = {SliceWithOneDevice(kSlice1, region1, Pool(kPool1), kDriverA),
+                 SliceWithOneDevice(kSlice1, AllNodes{}, Pool(kPool2), kDriverA),
+                 SliceWithOneDevice(kSlice1, LabelSelector("planet", {"earth"}), Pool(kPool3),
+                                    kDriverA),
+                 SliceWithOneDevice(kSlice1, LocalSelector(kNode1), Pool("pool-4"), kDriverA)},
+      .expect = {Allocation(union_selector, {DeviceResult(kReq0, kDriverA, kPool1, kDevice1),
+                                             DeviceResult(kReq0, kDriverA, kPool2, kDevice1),
+                                             DeviceResult(kReq0, kDriverA, kPool3, kDevice1),
+                                             DeviceResult(kReq0, kDriverA, "pool-4", kDevice1)})},
+  });
+  cases.push_back({
+      .name = "local-and-network-attached-devices",
+      .claims = {Claim(kClaim0, {Request(kReq0, kClassA, 2)})},
+      .classes = {Class(kClassA, kDriverA)},
+      .slices = {SliceWithOneDevice(kSlice1, region1, Pool(kPool1), kDriverA),
+                 SliceWithOneDevice(kSlice1, kNode1, Pool(kPool2), kDriverA)},
+      .expect = {Allocation(LocalSelector(kNode1),
+                            {DeviceResult(kReq0, kDriverA, kPool1, kDevice1),
+                             DeviceResult(kReq0, kDriverA, kPool2, kDevice1)})},
+  });
+  cases.push_back({
+      .name = "several-different-drivers",
+      .claims = {SimpleClaim(kClaim0, kReq0, kClassA), SimpleClaim(kClaim0, kReq0, kClassB)},
+      .classes = {Class(kClassA, kDriverA), Class(kClassB, kDriverB)},
+      .slices = {Slice(kSlice1, kNode1, Pool(kPool1), kDriverA,
+                       {Device(kDevice1), Device(kDevice2)}),
+                 SliceWithOneDevice(kSlice1, kNode1, Pool(kPool1), kDriverB)},
+      .expect = {Allocation(LocalSelector(kNode1),
+                            {DeviceResult(kReq0, kDriverA, kPool1, kDevice1)}),
+                 Allocation(LocalSelector(kNode1),
+                            {DeviceResult(kReq0, kDriverB, kPool1, kDevice1)})},
+  });
+  cases.push_back({
+      .name = "already-allocated-devices",
+      .claims = {SimpleClaim(kClaim0, kReq0, kClassA)},
+      .allocated = {{kDriverA, kPool1, kDevice1}, {kDriverA, kPool1, kDevice2}},
+      .classes = {Class(kClassA, kDriverA)},
+      .slices = {SliceWithOneDevice(kSlice1, kNode1, Pool(kPool1), kDriverA)},
+  });
+  return cases;
+}
+
+TEST_P(AllocatorTable, Case) { RunAllocatorCase(GetParam()); }
+
+INSTANTIATE_TEST_SUITE_P(Basic, AllocatorTable, ::testing::ValuesIn(BasicCases()), CaseName);
+INSTANTIATE_TEST_SUITE_P(AllMode, AllocatorTable, ::testing::ValuesIn(AllModeCases()), CaseName);
+INSTANTIATE_TEST_SUITE_P(Placement, AllocatorTable, ::testing::ValuesIn(PlacementCases()),
+                         CaseName);
+
+}  // namespace
+}  // namespace berth::plugins::dynamicresources
