@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -423,6 +425,277 @@ std::vector<AllocatorCase> PlacementCases() {
       .classes = {Class(kClassA, kDriverA)},
       .slices = {SliceWithOneDevice(kSlice1, kNode1, Pool(kPool1), kDriverA)},
   });
+  cases.push_back({
+      .name = "admin-access-enabled",
+      .claims = {Claim(kClaim0, {Request(kReq0, kClassA).AdminAccess()})},
+      .allocated = {{kDriverA, kPool1, kDevice1}, {kDriverA, kPool1, kDevice2}},
+      .classes = {Class(kClassA, kDriverA)},
+      .slices = {SliceWithOneDevice(kSlice1, kNode1, Pool(kPool1), kDriverA)},
+      .expect = {Allocation(LocalSelector(kNode1),
+                            {DeviceResult(kReq0, kDriverA, kPool1, kDevice1).Admin()})},
+  });
+  return cases;
+}
+
+const std::string kIntAttribute = kDriverA + "/numa";
+const std::string kVersionAttribute = kDriverA + "/driverVersion";
+const std::string kStringAttribute = kDriverA + "/stringAttribute";
+const std::string kBoolAttribute = kDriverA + "/boolAttribute";
+
+std::vector<AllocatorCase> ConstraintCases() {
+  std::vector<AllocatorCase> cases;
+  const std::vector<api::DeviceClassPtr> classes_ab = {Class(kClassA, kDriverA),
+                                                       Class(kClassB, kDriverB)};
+  auto full = [](const std::string& name) {
+    return Device(name)
+        .Attr("driverVersion", VersionAttr("1.0.0"))
+        .Attr("numa", IntAttr(1))
+        .Attr("stringAttribute", StringAttr("stringAttributeValue"))
+        .Attr("boolAttribute", BoolAttr(true));
+  };
+  cases.push_back({
+      .name = "with-constraint",
+      .claims = {Claim(kClaim0, {Request(kReq0, kClassA), Request(kReq1, kClassA)})
+                     .Constraints({MatchAttribute(kIntAttribute), MatchAttribute(kVersionAttribute),
+                                   MatchAttribute(kStringAttribute),
+                                   MatchAttribute(kBoolAttribute)})},
+      .classes = {Class(kClassA, kDriverA)},
+      .slices = {Slice(kSlice1, kNode1, Pool(kPool1), kDriverA, {full(kDevice1), full(kDevice2)})},
+      .expect = {Allocation(LocalSelector(kNode1),
+                            {DeviceResult(kReq0, kDriverA, kPool1, kDevice1),
+                             DeviceResult(kReq1, kDriverA, kPool1, kDevice2)})},
+  });
+  cases.push_back({
+      .name = "with-constraint-non-existent-attribute",
+      .claims = {SimpleClaim(kClaim0, kReq0, kClassA)
+                     .Constraints({MatchAttribute(kDriverA + "/NonExistentAttribute")})},
+      .classes = {Class(kClassA, kDriverA)},
+      .slices = {SliceWithOneDevice(kSlice1, kNode1, Pool(kPool1), kDriverA)},
+  });
+  struct Mismatch {
+    const char* name;
+    std::string attribute;
+    std::string key;
+    api::DeviceAttribute first;
+    api::DeviceAttribute second;
+  };
+  for (const Mismatch& m :
+       {Mismatch{"with-constraint-not-matching-int-attribute", kIntAttribute, "numa", IntAttr(1),
+                 IntAttr(2)},
+        Mismatch{"with-constraint-not-matching-string-attribute", kStringAttribute,
+                 "stringAttribute", StringAttr("stringAttributeValue"),
+                 StringAttr("stringAttributeValue2")},
+        Mismatch{"with-constraint-not-matching-bool-attribute", kBoolAttribute, "boolAttribute",
+                 BoolAttr(true), BoolAttr(false)},
+        Mismatch{"with-constraint-not-matching-version-attribute", kVersionAttribute,
+                 "driverVersion", VersionAttr("1.0.0"), VersionAttr("2.0.0")}}) {
+    cases.push_back({
+        .name = m.name,
+        .claims = {Claim(kClaim0, {Request(kReq0, kClassA, 2)})
+                       .Constraints({MatchAttribute(m.attribute)})},
+        .classes = classes_ab,
+        .slices = {Slice(
+            kSlice1, kNode1, Pool(kPool1), kDriverA,
+            {Device(kDevice1).Attr(m.key, m.first), Device(kDevice2).Attr(m.key, m.second)})},
+    });
+  }
+  cases.push_back({
+      .name = "with-constraint-not-matching-int-attribute-all-devices",
+      .claims = {Claim(kClaim0, {AllRequest(kReq0, kClassA)})
+                     .Constraints({MatchAttribute(kIntAttribute)})},
+      .classes = classes_ab,
+      .slices = {Slice(
+          kSlice1, kNode1, Pool(kPool1), kDriverA,
+          {Device(kDevice1).Attr("numa", IntAttr(1)), Device(kDevice2).Attr("numa", IntAttr(2))})},
+      .expect_error = "claim claim-0, request req-0: cannot add device driver-a/pool-1/device-2 "
+                      "because a claim constraint would not be satisfied",
+  });
+  cases.push_back({
+      .name = "partitionable-all-mode-constraint-must-error-with-reserved-counter",
+      .claims = {Claim(kClaim0, {AllRequest(kReq0, kClassA)})
+                     .Constraints({MatchAttribute(kIntAttribute)})},
+      .classes = {Class(kClassA, kDriverA)},
+      .slices =
+          {Slice(kSlice1, kNode1, Pool(kPool1, 2), kDriverA,
+                 {Device(kDevice1).Attr("numa", IntAttr(1)),
+                  Device(kDevice2).Attr("numa", IntAttr(2)).Consumes(kCounterSet1, {{"c", "1"}})}),
+           SliceWithCounters(kSlice2, kNode1, Pool(kPool1, 2), kDriverA,
+                             {CounterSet(kCounterSet1, {{"c", "1"}})})},
+      .expect_error = "claim claim-0, request req-0: cannot add device driver-a/pool-1/device-2 "
+                      "because a claim constraint would not be satisfied",
+  });
+  cases.push_back({
+      .name = "with-constraint-for-request",
+      .claims = {Claim(kClaim0, {Request(kReq0, kClassA), Request(kReq1, kClassA)})
+                     .Constraints({MatchAttribute(kVersionAttribute, {kReq0})})},
+      .classes = classes_ab,
+      .slices = {Slice(kSlice1, kNode1, Pool(kPool1), kDriverA,
+                       {Device(kDevice1).Attr("driverVersion", VersionAttr("1.0.0")),
+                        Device(kDevice2).Attr("driverVersion", VersionAttr("2.0.0"))})},
+      .expect = {Allocation(LocalSelector(kNode1),
+                            {DeviceResult(kReq0, kDriverA, kPool1, kDevice1),
+                             DeviceResult(kReq1, kDriverA, kPool1, kDevice2)})},
+  });
+  cases.push_back({
+      .name = "with-constraint-for-request-retry",
+      .claims = {Claim(kClaim0, {Request(kReq0, kClassA), Request(kReq1, kClassA)})
+                     .Constraints({MatchAttribute(kVersionAttribute, {kReq0}),
+                                   MatchAttribute(kStringAttribute)})},
+      .classes = classes_ab,
+      .slices = {Slice(kSlice1, kNode1, Pool(kPool1), kDriverA,
+                       {Device(kDevice1)
+                            .Attr("driverVersion", VersionAttr("1.0.0"))
+                            .Attr("stringAttribute", StringAttr("a")),
+                        Device(kDevice2)
+                            .Attr("driverVersion", VersionAttr("2.0.0"))
+                            .Attr("stringAttribute", StringAttr("b")),
+                        Device(kDevice3)
+                            .Attr("driverVersion", VersionAttr("3.0.0"))
+                            .Attr("stringAttribute", StringAttr("b"))})},
+      .expect = {Allocation(LocalSelector(kNode1),
+                            {DeviceResult(kReq0, kDriverA, kPool1, kDevice2),
+                             DeviceResult(kReq1, kDriverA, kPool1, kDevice3)})},
+  });
+  cases.push_back({
+      .name = "unknown-constraint",
+      .claims = {SimpleClaim(kClaim0, kReq0, kClassA).Constraints({api::DeviceConstraint{}})},
+      .classes = {Class(kClassA, kDriverA)},
+      .slices = {SliceWithOneDevice(kSlice1, kNode1, Pool(kPool1), kDriverA)},
+      .expect_error = "empty constraint (unsupported constraint type?)",
+  });
+  return cases;
+}
+
+std::vector<AllocatorCase> ConfigCases() {
+  std::vector<AllocatorCase> cases;
+  cases.push_back({
+      .name = "with-class-device-config",
+      .claims = {SimpleClaim(kClaim0, kReq0, kClassA)},
+      .classes = {ClassWithConfig(kClassA, kDriverA, "classAttribute")},
+      .slices = {SliceWithOneDevice(kSlice1, kNode1, Pool(kPool1), kDriverA)},
+      .expect = {Allocation(LocalSelector(kNode1),
+                            {DeviceResult(kReq0, kDriverA, kPool1, kDevice1)})
+                     .Config(true, {}, kDriverA, "classAttribute")},
+  });
+  cases.push_back({
+      .name = "with-class-device-config-with-multiple-request-and-configs",
+      .claims = {Claim(
+          kClaim0, {Request(kReq0, kClassA), Request(kReq1, kClassA), Request(kReq2, kClassB)})},
+      .classes = {ClassWithConfig(kClassA, kDriverA, "classAttribute-A"),
+                  ClassWithConfig(kClassB, kDriverB, "classAttribute-B")},
+      .slices = {SliceWithDevices(kSlice1, kNode1, Pool(kPool1), kDriverA, 2),
+                 SliceWithOneDevice(kSlice2, kNode1, Pool(kPool1), kDriverB)},
+      .expect = {Allocation(LocalSelector(kNode1),
+                            {DeviceResult(kReq0, kDriverA, kPool1, kDevice0),
+                             DeviceResult(kReq1, kDriverA, kPool1, kDevice1),
+                             DeviceResult(kReq2, kDriverB, kPool1, kDevice1)})
+                     .Config(true, {kReq0, kReq1}, kDriverA, "classAttribute-A")
+                     .Config(true, {kReq2}, kDriverB, "classAttribute-B")},
+  });
+  cases.push_back({
+      .name = "with-claim-config-for-two-requests",
+      .claims = {Claim(kClaim0,
+                       {Request(kReq0, kClassA), Request(kReq1, kClassA), Request(kReq2, kClassA)})
+                     .Config({kReq0, kReq1}, kDriverA, "deviceAttribute")},
+      .classes = {Class(kClassA, kDriverA)},
+      .slices = {SliceWithDevices(kSlice1, kNode1, Pool(kPool1), kDriverA, 3)},
+      .expect = {Allocation(LocalSelector(kNode1),
+                            {DeviceResult(kReq0, kDriverA, kPool1, kDevice0),
+                             DeviceResult(kReq1, kDriverA, kPool1, kDevice1),
+                             DeviceResult(kReq2, kDriverA, kPool1, kDevice2)})
+                     .Config(false, {kReq0, kReq1}, kDriverA, "deviceAttribute")},
+  });
+  cases.push_back({
+      .name = "claim-with-device-config",
+      .claims = {SimpleClaim(kClaim0, kReq0, kClassA).Config({}, kDriverA, "deviceAttribute")},
+      .classes = {Class(kClassA, kDriverA)},
+      .slices = {SliceWithOneDevice(kSlice1, kNode1, Pool(kPool1), kDriverA)},
+      .expect = {Allocation(LocalSelector(kNode1),
+                            {DeviceResult(kReq0, kDriverA, kPool1, kDevice1)})
+                     .Config(false, {}, kDriverA, "deviceAttribute")},
+  });
+  return cases;
+}
+
+std::vector<AllocatorCase> ErrorCases() {
+  std::vector<AllocatorCase> cases;
+  cases.push_back({
+      .name = "invalid-CEL-one-device",
+      .claims = {Claim(kClaim0, {Request(kReq0, kClassA).Selectors({"noSuchVar"})})},
+      .classes = {Class(kClassA, kDriverA)},
+      .slices = {SliceWithOneDevice(kSlice1, kNode1, Pool(kPool1), kDriverA)},
+      .expect_error = "claim claim-0: selector #0: CEL compile error: undeclared reference",
+  });
+  cases.push_back({
+      .name = "invalid-CEL-one-device-class",
+      .claims = {SimpleClaim(kClaim0, kReq0, kClassA)},
+      .classes = {ClassWithSelectors(kClassA, {"noSuchVar"})},
+      .slices = {SliceWithOneDevice(kSlice1, kNode1, Pool(kPool1), kDriverA)},
+      .expect_error = "class class-a: selector #0: CEL compile error: undeclared reference",
+  });
+  cases.push_back({
+      .name = "invalid-CEL-all-devices",
+      .claims = {Claim(kClaim0, {AllRequest(kReq0, kClassA).Selectors({"noSuchVar"})})},
+      .classes = {Class(kClassA, kDriverA)},
+      .slices = {SliceWithOneDevice(kSlice1, kNode1, Pool(kPool1), kDriverA)},
+      .expect_error = "undeclared reference",
+  });
+  cases.push_back({
+      .name = "too-many-devices-single-request",
+      .claims = {Claim(kClaim0, {Request(kReq0, kClassA, 500)})},
+      .classes = {Class(kClassA, kDriverA)},
+      .expect_error = "exceeds the claim limit",
+  });
+  cases.push_back({
+      .name = "many-devices-okay",
+      .claims = {Claim(kClaim0, {Request(kReq0, kClassA, 32)})},
+      .classes = {Class(kClassA, kDriverA)},
+  });
+  cases.push_back({
+      .name = "too-many-devices-total",
+      .claims = {Claim(kClaim0, {Request(kReq0, kClassA, 32), Request(kReq1, kClassA, 1)})},
+      .classes = {Class(kClassA, kDriverA)},
+      .slices = {SliceWithDevices(kSlice1, kNode1, Pool(kPool1), kDriverA, 33)},
+      .expect_error = "exceeds the claim limit",
+  });
+  const int64_t half_max = std::numeric_limits<int64_t>::max() / 2 + 1;
+  cases.push_back({
+      .name = "exact-count-total-overflows-claim-limit",
+      .claims = {Claim(kClaim0,
+                       {Request(kReq0, kClassA, half_max), Request(kReq1, kClassA, half_max)})},
+      .classes = {Class(kClassA, kDriverA)},
+      .expect_error = "exceeds the claim limit",
+  });
+  cases.push_back({
+      .name = "exact-count-total-would-wrap-to-zero",
+      .claims = {Claim(kClaim0,
+                       {Request(kReq0, kClassA, half_max), Request(kReq1, kClassA, half_max),
+                        Request(kReq2, kClassA, half_max), Request("req-3", kClassA, half_max)})},
+      .classes = {Class(kClassA, kDriverA)},
+      .expect_error = "exceeds the claim limit",
+  });
+  cases.push_back({
+      .name = "exact-count-sum-exceeds-claim-limit",
+      .claims = {Claim(kClaim0, {Request(kReq0, kClassA, 20), Request(kReq1, kClassA, 20)})},
+      .classes = {Class(kClassA, kDriverA)},
+      .expect_error = "claim claim-0, request req-1: adding 20 devices exceeds the claim limit of "
+                      "32, with 20 already accounted for",
+  });
+  cases.push_back({
+      .name = "exact-count-sum-exactly-fills-claim-limit",
+      .claims = {Claim(kClaim0, {Request(kReq0, kClassA, 16), Request(kReq1, kClassA, 16)})},
+      .classes = {Class(kClassA, kDriverA)},
+      .slices = {SliceWithDevices(kSlice1, kNode1, Pool(kPool1), kDriverA, 32)},
+      .expect = {Allocation(LocalSelector(kNode1),
+                            Concat(DeviceResults(kReq0, kDriverA, kPool1, 16, 0),
+                                   DeviceResults(kReq1, kDriverA, kPool1, 16, 16)))},
+  });
+  cases.push_back({
+      .name = "all-devices-invalid-CEL",
+      .claims = {Claim(kClaim0, {Request(kReq0, kClassA, 500)})},
+      .classes = {Class(kClassA, kDriverA)},
+      .expect_error = "exceeds the claim limit",
+  });
   return cases;
 }
 
@@ -430,6 +703,10 @@ TEST_P(AllocatorTable, Case) { RunAllocatorCase(GetParam()); }
 
 INSTANTIATE_TEST_SUITE_P(Basic, AllocatorTable, ::testing::ValuesIn(BasicCases()), CaseName);
 INSTANTIATE_TEST_SUITE_P(AllMode, AllocatorTable, ::testing::ValuesIn(AllModeCases()), CaseName);
+INSTANTIATE_TEST_SUITE_P(Constraints, AllocatorTable, ::testing::ValuesIn(ConstraintCases()),
+                         CaseName);
+INSTANTIATE_TEST_SUITE_P(Config, AllocatorTable, ::testing::ValuesIn(ConfigCases()), CaseName);
+INSTANTIATE_TEST_SUITE_P(Errors, AllocatorTable, ::testing::ValuesIn(ErrorCases()), CaseName);
 INSTANTIATE_TEST_SUITE_P(Placement, AllocatorTable, ::testing::ValuesIn(PlacementCases()),
                          CaseName);
 
