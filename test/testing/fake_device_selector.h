@@ -23,6 +23,7 @@ namespace berth::testing {
 //   device.attributes["DOMAIN"].NAME == "S"       (string or version attribute)
 //   device.capacity["DOMAIN"].NAME.compareTo(quantity("Q")) >= 0
 //   device.capacity["DOMAIN"]["NAME"].compareTo(quantity("Q")) >= 0
+//   A || B                                        (each side one of the above)
 // A missing attribute or capacity is a runtime error ("no such key: NAME"), as in CEL; anything
 // else does not compile ("undeclared reference to 'EXPR'").
 class FakeDeviceSelectorEvaluator : public plugins::dynamicresources::DeviceSelectorEvaluator {
@@ -32,6 +33,15 @@ class FakeDeviceSelectorEvaluator : public plugins::dynamicresources::DeviceSele
   SelectorResult Evaluate(std::string_view expression_view, std::string_view driver,
                           const api::Device& device) const override {
     const std::string expression(expression_view);
+    // "a || b": true when either side is (an error on one side does not matter then).
+    if (const size_t bar = expression.find(" || "); bar != std::string::npos) {
+      SelectorResult left = Evaluate(expression.substr(0, bar), driver, device);
+      SelectorResult right = Evaluate(expression.substr(bar + 4), driver, device);
+      if (left.matches || right.matches) {
+        return SelectorResult::Match(true);
+      }
+      return left.failure != SelectorResult::Failure::kNone ? left : right;
+    }
     std::smatch m;
     if (expression == "true" || expression == "false") {
       return SelectorResult::Match(expression == "true");
