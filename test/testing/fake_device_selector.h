@@ -17,13 +17,13 @@ namespace berth::testing {
 // evaluator (pkg/cel) replaces it everywhere else. Shapes:
 //   true | false
 //   device.driver == "D"
-//   device.driver == "D" && device.allowMultipleAllocations == true|false
+//   device.allowMultipleAllocations == true|false
 //   device.attributes["DOMAIN"].NAME              (bool attribute)
 //   device.attributes["DOMAIN"]["NAME"]           (bool attribute)
 //   device.attributes["DOMAIN"].NAME == "S"       (string or version attribute)
 //   device.capacity["DOMAIN"].NAME.compareTo(quantity("Q")) >= 0
 //   device.capacity["DOMAIN"]["NAME"].compareTo(quantity("Q")) >= 0
-//   A || B                                        (each side one of the above)
+//   A || B, A && B                                (each side one of the above)
 // A missing attribute or capacity is a runtime error ("no such key: NAME"), as in CEL; anything
 // else does not compile ("undeclared reference to 'EXPR'").
 class FakeDeviceSelectorEvaluator : public plugins::dynamicresources::DeviceSelectorEvaluator {
@@ -42,6 +42,18 @@ class FakeDeviceSelectorEvaluator : public plugins::dynamicresources::DeviceSele
       }
       return left.failure != SelectorResult::Failure::kNone ? left : right;
     }
+    // "a && b": false when either side is, an error when neither is false and one fails.
+    if (const size_t amp = expression.find(" && "); amp != std::string::npos) {
+      SelectorResult left = Evaluate(expression.substr(0, amp), driver, device);
+      SelectorResult right = Evaluate(expression.substr(amp + 4), driver, device);
+      const auto is_false = [](const SelectorResult& r) {
+        return r.failure == SelectorResult::Failure::kNone && !r.matches;
+      };
+      if (is_false(left) || is_false(right)) {
+        return SelectorResult::Match(false);
+      }
+      return left.failure != SelectorResult::Failure::kNone ? left : right;
+    }
     std::smatch m;
     if (expression == "true" || expression == "false") {
       return SelectorResult::Match(expression == "true");
@@ -50,11 +62,9 @@ class FakeDeviceSelectorEvaluator : public plugins::dynamicresources::DeviceSele
     if (std::regex_match(expression, m, kDriver)) {
       return SelectorResult::Match(m[1].str() == driver);
     }
-    static const std::regex kDriverMulti(
-        R"re(^device\.driver == "([^"]*)" && device\.allowMultipleAllocations == (true|false)$)re");
-    if (std::regex_match(expression, m, kDriverMulti)) {
-      return SelectorResult::Match(m[1].str() == driver &&
-                                   device.allow_multiple_allocations == (m[2] == "true"));
+    static const std::regex kMulti(R"re(^device\.allowMultipleAllocations == (true|false)$)re");
+    if (std::regex_match(expression, m, kMulti)) {
+      return SelectorResult::Match(device.allow_multiple_allocations == (m[1] == "true"));
     }
     static const std::regex kBoolAttribute(
         R"re(^device\.attributes\["([^"]*)"\](?:\.(\w+)|\["(\w+)"\])$)re");

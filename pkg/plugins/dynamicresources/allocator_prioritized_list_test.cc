@@ -236,6 +236,103 @@ std::vector<AllocatorCase> PrioritizedListCases() {
                              DeviceResult(Join(kReq1, kSubReq1), kDriverA, kPool1, kDevice2)})},
       .expect_steps = 8,
   });
+  cases.push_back({
+      .name = "prioritized-list-allocation-mode-all",
+      .claims = {Claim(kClaim0, {FirstAvailable(kReq0, {SubRequest(kSubReq0, kClassA, 0).All(),
+                                                        SubRequest(kSubReq1, kClassA, 1)})})},
+      .allocated = {{kDriverA, kPool1, kDevice2}},
+      .classes = {Class(kClassA, kDriverA)},
+      .slices = {Slice(kSlice1, kNode1, Pool(kPool1), kDriverA,
+                       {Device(kDevice1), Device(kDevice2)})},
+      .expect = {Allocation(LocalSelector(kNode1),
+                            {DeviceResult(Join(kReq0, kSubReq1), kDriverA, kPool1, kDevice1)})},
+  });
+  auto generation = [](const char* value) {
+    return "device.attributes[\"" + kDriverA + "\"].generation == \"" + value + "\"";
+  };
+  auto v6_or_v5 = [&] {
+    return Claim(
+        kClaim0,
+        {FirstAvailable(kReq0,
+                        {SubRequest(kSubReq0, kClassA, 0).Selectors({generation("v6")}).All(),
+                         SubRequest(kSubReq1, kClassA, 0).Selectors({generation("v5")}).All()})});
+  };
+  cases.push_back({
+      .name = "prioritized-list-allocation-mode-all-with-selectors",
+      .claims = {v6_or_v5()},
+      .classes = {Class(kClassA, kDriverA)},
+      .slices = {Slice(kSlice1, kNode1, Pool(kPool1), kDriverA,
+                       {Device(kDevice1).Attr("generation", StringAttr("v5"))})},
+      .expect = {Allocation(LocalSelector(kNode1),
+                            {DeviceResult(Join(kReq0, kSubReq1), kDriverA, kPool1, kDevice1)})},
+  });
+  cases.push_back({
+      .name = "prioritized-list-allocation-mode-all-with-selectors-multiple-pools",
+      .claims = {v6_or_v5()},
+      .classes = {Class(kClassA, kDriverA)},
+      .slices = {Slice(kSlice1, kNode1, Pool(kPool1), kDriverA,
+                       {Device(kDevice1).Attr("generation", StringAttr("v5"))}),
+                 Slice(kSlice2, kNode1, Pool(kPool2), kDriverA,
+                       {Device(kDevice1).Attr("generation", StringAttr("v5"))})},
+      .expect = {Allocation(LocalSelector(kNode1),
+                            {DeviceResult(Join(kReq0, kSubReq1), kDriverA, kPool1, kDevice1),
+                             DeviceResult(Join(kReq0, kSubReq1), kDriverA, kPool2, kDevice1)})},
+  });
+  cases.push_back({
+      .name = "prioritized-list-allocation-mode-all-with-selectors-multiple-pools-across-nodes",
+      .claims = {v6_or_v5()},
+      .classes = {Class(kClassA, kDriverA)},
+      .slices = {Slice(kSlice1, kNode1, Pool(kPool1), kDriverA,
+                       {Device(kDevice1).Attr("generation", StringAttr("v5"))}),
+                 Slice(kSlice2, kNode2, Pool(kPool2), kDriverA,
+                       {Device(kDevice1).Attr("generation", StringAttr("v5")),
+                        Device(kDevice2).Attr("generation", StringAttr("v6"))})},
+      .expect = {Allocation(LocalSelector(kNode1),
+                            {DeviceResult(Join(kReq0, kSubReq1), kDriverA, kPool1, kDevice1)})},
+  });
+  cases.push_back({
+      .name = "prioritized-list-allocation-mode-all-with-selectors-deviceclass-subset",
+      .claims = {v6_or_v5()},
+      .classes = {ClassWithSelectors(
+          kClassA, {"device.driver == \"" + kDriverA + "\" && device.attributes[\"" + kDriverA +
+                    "\"].selected"})},
+      .slices = {Slice(
+          kSlice1, kNode1, Pool(kPool1), kDriverA,
+          {Device(kDevice1).Attr("generation", StringAttr("v6")).Attr("selected", BoolAttr(false)),
+           Device(kDevice2).Attr("generation", StringAttr("v5")).Attr("selected", BoolAttr(false)),
+           Device(kDevice3)
+               .Attr("generation", StringAttr("v5"))
+               .Attr("selected", BoolAttr(true))})},
+      .expect = {Allocation(LocalSelector(kNode1),
+                            {DeviceResult(Join(kReq0, kSubReq1), kDriverA, kPool1, kDevice3)})},
+  });
+  cases.push_back({
+      .name = "prioritized-list-max-allocation-limit-request",
+      .claims = {Claim(kClaim0, {FirstAvailable(kReq0, {SubRequest(kSubReq0, kClassA, 32),
+                                                        SubRequest(kSubReq1, kClassA, 16)}),
+                                 FirstAvailable(kReq1, {SubRequest(kSubReq0, kClassA, 32),
+                                                        SubRequest(kSubReq1, kClassA, 16)})})},
+      .classes = {Class(kClassA, kDriverA)},
+      .slices = {SliceWithDevices(kSlice1, kNode1, Pool(kPool1), kDriverA, 64)},
+      .expect = {Allocation(
+          LocalSelector(kNode1),
+          Concat(DeviceResults(Join(kReq0, kSubReq1), kDriverA, kPool1, 16, 0),
+                 DeviceResults(Join(kReq1, kSubReq1), kDriverA, kPool1, 16, 16)))},
+      .expect_steps = 75,
+  });
+  cases.push_back({
+      .name = "prioritized-list-max-allocation-allocation-mode-all",
+      .claims = {Claim(kClaim0, {FirstAvailable(kReq0, {SubRequest(kSubReq0, kClassA, 0).All(),
+                                                        SubRequest(kSubReq1, kClassA, 2)}),
+                                 Request(kReq1, kClassB, 2)})},
+      .classes = classes_ab,
+      .slices = {SliceWithDevices(kSlice1, kNode1, Pool(kPool1), kDriverA, 31),
+                 SliceWithDevices(kSlice2, kNode1, Pool(kPool2), kDriverB, 2)},
+      .expect = {Allocation(LocalSelector(kNode1),
+                            Concat(DeviceResults(Join(kReq0, kSubReq1), kDriverA, kPool1, 2, 0),
+                                   DeviceResults(kReq1, kDriverB, kPool2, 2, 0)))},
+      .expect_steps = 42,
+  });
   return cases;
 }
 

@@ -691,6 +691,13 @@ std::vector<AllocatorCase> ErrorCases() {
                                    DeviceResults(kReq1, kDriverA, kPool1, 16, 16)))},
   });
   cases.push_back({
+      .name = "max-number-devices",
+      .claims = {Claim(kClaim0, {Request(kReq0, kClassA, 32)})},
+      .classes = {Class(kClassA, kDriverA)},
+      .slices = {SliceWithDevices(kSlice1, kNode1, Pool(kPool1), kDriverA, 32)},
+      .expect = {Allocation(LocalSelector(kNode1), DeviceResults(kReq0, kDriverA, kPool1, 32, 0))},
+  });
+  cases.push_back({
       .name = "all-devices-invalid-CEL",
       .claims = {Claim(kClaim0, {Request(kReq0, kClassA, 500)})},
       .classes = {Class(kClassA, kDriverA)},
