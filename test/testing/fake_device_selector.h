@@ -67,7 +67,7 @@ class FakeDeviceSelectorEvaluator : public plugins::dynamicresources::DeviceSele
       return SelectorResult::Match(device.allow_multiple_allocations == (m[1] == "true"));
     }
     static const std::regex kBoolAttribute(
-        R"re(^device\.attributes\["([^"]*)"\](?:\.(\w+)|\["(\w+)"\])$)re");
+        R"re(^device\.attributes\["([^"]*)"\](?:\.(\w+)|\["([^"]+)"\])$)re");
     if (std::regex_match(expression, m, kBoolAttribute)) {
       const std::string name = m[2].matched ? m[2].str() : m[3].str();
       const api::DeviceAttribute* attribute = Attribute(device, driver, m[1].str(), name);
@@ -91,7 +91,7 @@ class FakeDeviceSelectorEvaluator : public plugins::dynamicresources::DeviceSele
                                    attribute->string_value == m[3].str());
     }
     static const std::regex kCapacity(
-        R"re(^device\.capacity\["([^"]*)"\](?:\.(\w+)|\["(\w+)"\])\.compareTo\(quantity\("([^"]*)"\)\) >= 0$)re");
+        R"re(^device\.capacity\["([^"]*)"\](?:\.(\w+)|\["([^"]+)"\])\.compareTo\(quantity\("([^"]*)"\)\) >= 0$)re");
     if (std::regex_match(expression, m, kCapacity)) {
       const std::string name = m[2].matched ? m[2].str() : m[3].str();
       const api::DeviceCapacity* capacity = Capacity(device, driver, m[1].str(), name);
