@@ -548,6 +548,30 @@ std::vector<AllocatorCase> CapacityCases() {
           LocalSelector(kNode1),
           {DeviceResult(kReq0, kDriverA, kPool1, kDevice1).Share({{kCapacity0, "300m"}})})},
   });
+  cases.push_back({
+      .name = "consumable-capacity-rejection-rolls-back-constraints",
+      .claims = {Claim(kClaim0,
+                       {CapRequest(kReq0, "2").Selectors({Attribute("stringAttribute", "cap")})}),
+                 Claim(kClaim1, {FirstAvailable(
+                                    kReq0, {SubRequest(kSubReq0, kClassA, 1)
+                                                .Selectors({Attribute("stringAttribute", "cap")})
+                                                .All()
+                                                .Capacity(kCapacity0, "2"),
+                                            SubRequest(kSubReq1, kClassA, 1)
+                                                .Selectors({Attribute("stringAttribute", "fb")})})})
+                     .Constraints({MatchAttribute(kDriverA + "/stringAttribute")})},
+      .classes = {Class(kClassA, kDriverA)},
+      .slices = {Slice(kSlice1, kNode1, Pool(kPool1), kDriverA,
+                       {Device(kDevice1)
+                            .Capacity(kCapacity0, "2")
+                            .Attr("stringAttribute", StringAttr("cap"))
+                            .MultiAlloc(),
+                        Device(kDevice2).Attr("stringAttribute", StringAttr("fb"))})},
+      .expect = {Allocation(LocalSelector(kNode1), {DeviceResult(kReq0, kDriverA, kPool1, kDevice1)
+                                                        .Share({{kCapacity0, "2"}})}),
+                 Allocation(LocalSelector(kNode1),
+                            {DeviceResult(Join(kReq0, kSubReq1), kDriverA, kPool1, kDevice2)})},
+  });
   return cases;
 }
 

@@ -347,6 +347,31 @@ std::vector<AllocatorCase> PartitionableCases() {
                              DeviceResult(kReq1, kDriverB, kPool2, kDevice2),
                              DeviceResult(kReq1, kDriverB, kPool2, kDevice3)})},
   });
+  const std::string special = "device.attributes[\"" + kDriverA + "\"].special";
+  auto special_device = [](const std::string& name, bool flag, const char* cpu) {
+    return Device(name)
+        .Attr("special", BoolAttr(flag))
+        .Consumes(kCounterSet1, {{cpu, "1"}})
+        .Consumes(kCounterSet2, {{"mem", "10Gi"}});
+  };
+  cases.push_back({
+      .name = "partitionable-devices-with-attribute-selector",
+      .claims = {Claim(kClaim0,
+                       {Request(kReq0, kClassA, 2), Request(kReq1, kClassA).Selectors({special})})},
+      .classes = {Class(kClassA, kDriverA)},
+      .slices = {Slice(kSlice1, kNode1, Pool(kPool1, 2), kDriverA,
+                       {special_device(kDevice1, true, "cpu1"),
+                        special_device(kDevice2, false, "cpu2"),
+                        special_device(kDevice3, false, "cpu3")}),
+                 SliceWithCounters(
+                     kSlice2, kNode1, Pool(kPool1, 2), kDriverA,
+                     {CounterSet(kCounterSet1, {{"cpu1", "1"}, {"cpu2", "1"}, {"cpu3", "1"}}),
+                      CounterSet(kCounterSet2, {{"mem", "30Gi"}})})},
+      .expect = {Allocation(LocalSelector(kNode1),
+                            {DeviceResult(kReq0, kDriverA, kPool1, kDevice2),
+                             DeviceResult(kReq0, kDriverA, kPool1, kDevice3),
+                             DeviceResult(kReq1, kDriverA, kPool1, kDevice1)})},
+  });
   return cases;
 }
 
