@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -12,6 +14,7 @@
 
 #include "test/testing/dra_allocator_case.h"
 #include "test/testing/dra_builders.h"
+#include "test/testing/fake_device_selector.h"
 
 namespace berth::plugins::dynamicresources {
 namespace {
@@ -716,6 +719,186 @@ INSTANTIATE_TEST_SUITE_P(Config, AllocatorTable, ::testing::ValuesIn(ConfigCases
 INSTANTIATE_TEST_SUITE_P(Errors, AllocatorTable, ::testing::ValuesIn(ErrorCases()), CaseName);
 INSTANTIATE_TEST_SUITE_P(Placement, AllocatorTable, ::testing::ValuesIn(PlacementCases()),
                          CaseName);
+
+// ---- Berth's own cases: what upstream's table does not cover ----
+
+AllocateOutcome RunAllocator(
+    const std::vector<api::ResourceClaimPtr>& claims,
+    const std::vector<api::ResourceSlicePtr>& slices, const AllocatedState& state = {},
+    const std::vector<api::DeviceTaintRule>& rules = {}, const AllocateOptions& options = {},
+    const std::vector<api::DeviceClassPtr>& classes = {Class(kClassA, kDriverA)}) {
+  testing::FakeDeviceSelectorEvaluator evaluator;
+  Allocator allocator(state, classes, slices, rules, evaluator,
+                      [] { return std::string("share"); });
+  return allocator.Allocate(MakeNode(kNode1, kRegion1), claims, options);
+}
+
+TEST(AllocatorTest, DeviceTaintRulesTaintDevicesAndTolerationsAllowThem) {
+  api::DeviceTaintRule rule;
+  rule.device_selector = api::DeviceTaintSelector{kDriverA, kPool1, kDevice1};
+  rule.taint = {"maintenance", "", api::DeviceTaint::Effect::kNoSchedule, std::nullopt};
+  const std::vector<api::ResourceSlicePtr> slices = {
+      SliceWithOneDevice(kSlice1, kNode1, Pool(kPool1), kDriverA)};
+
+  AllocateOutcome blocked =
+      RunAllocator({SimpleClaim(kClaim0, kReq0, kClassA)}, slices, {}, {rule});
+  EXPECT_EQ(blocked.kind, AllocateOutcome::Kind::kUnschedulable);
+  EXPECT_EQ(blocked.message, "cannot allocate all claims");
+
+  api::DeviceToleration toleration{"maintenance", api::DeviceToleration::Operator::kExists, "",
+                                   std::nullopt, std::nullopt};
+  AllocateOutcome allowed = RunAllocator(
+      {SimpleClaim(kClaim0, kReq0, kClassA).Tolerations({toleration})}, slices, {}, {rule});
+  ASSERT_EQ(allowed.kind, AllocateOutcome::Kind::kAllocated) << allowed.message;
+  ASSERT_EQ(allowed.results.size(), 1u);
+  EXPECT_EQ(allowed.results[0].results[0].tolerations,
+            std::vector<api::DeviceToleration>{toleration});
+
+  // A rule with the None effect is informational.
+  rule.taint.effect = api::DeviceTaint::Effect::kNone;
+  EXPECT_EQ(RunAllocator({SimpleClaim(kClaim0, kReq0, kClassA)}, slices, {}, {rule}).kind,
+            AllocateOutcome::Kind::kAllocated);
+}
+
+TEST(AllocatorTest, InFlightAllocationsAreNotHandedOutAgain) {
+  const std::vector<api::ResourceSlicePtr> slices = {
+      Slice(kSlice1, kNode1, Pool(kPool1), kDriverA, {Device(kDevice1), Device(kDevice2)})};
+  AllocatedState state;
+  api::AllocationResult in_flight;
+  in_flight.results.push_back(DeviceResult(kReq0, kDriverA, kPool1, kDevice1).result);
+  ASSERT_TRUE(state.AddAllocation(in_flight));
+  AllocateOutcome outcome = RunAllocator({SimpleClaim(kClaim0, kReq0, kClassA)}, slices, state);
+  ASSERT_EQ(outcome.kind, AllocateOutcome::Kind::kAllocated) << outcome.message;
+  EXPECT_EQ(outcome.results[0].results[0].device, kDevice2);
+
+  // An in-flight share uses up capacity of a multi-allocatable device.
+  const std::vector<api::ResourceSlicePtr> shared = {
+      Slice(kSlice1, kNode1, Pool(kPool1), kDriverA,
+            {Device(kDevice1).Capacity("mem", "2").MultiAlloc()})};
+  AllocatedState share_state;
+  api::AllocationResult share;
+  share.results.push_back(
+      DeviceResult(kReq0, kDriverA, kPool1, kDevice1).Share({{"mem", "2"}}).result);
+  ASSERT_TRUE(share_state.AddAllocation(share));
+  EXPECT_EQ(RunAllocator({Claim(kClaim0, {Request(kReq0, kClassA).Capacity("mem", "1")})}, shared,
+                         share_state)
+                .kind,
+            AllocateOutcome::Kind::kUnschedulable);
+  EXPECT_EQ(
+      RunAllocator({Claim(kClaim0, {Request(kReq0, kClassA).Capacity("mem", "1")})}, shared).kind,
+      AllocateOutcome::Kind::kAllocated);
+}
+
+TEST(AllocatorTest, StepBudgetStopsTheSearchWithAClearError) {
+  // Five devices wanted from four: the search tries every combination before giving up.
+  const std::vector<api::ResourceSlicePtr> slices = {
+      SliceWithDevices(kSlice1, kNode1, Pool(kPool1), kDriverA, 4)};
+  const std::vector<api::ResourceClaimPtr> claims = {Claim(kClaim0, {Request(kReq0, kClassA, 5)})};
+  AllocateOutcome unbounded = RunAllocator(claims, slices);
+  EXPECT_EQ(unbounded.kind, AllocateOutcome::Kind::kUnschedulable);
+  EXPECT_EQ(unbounded.steps, 16);
+
+  AllocateOptions options;
+  options.max_steps = 10;
+  AllocateOutcome bounded = RunAllocator(claims, slices, {}, {}, options);
+  EXPECT_EQ(bounded.kind, AllocateOutcome::Kind::kAborted);
+  EXPECT_EQ(bounded.message, "filter operation aborted: search step budget of 10 exceeded");
+  EXPECT_TRUE(bounded.results.empty());
+
+  options.max_steps = 16;
+  EXPECT_EQ(RunAllocator(claims, slices, {}, {}, options).kind,
+            AllocateOutcome::Kind::kUnschedulable);
+}
+
+TEST(AllocatorTest, CancellationAndPastDeadlineStopTheSearch) {
+  const std::vector<api::ResourceSlicePtr> slices = {
+      SliceWithOneDevice(kSlice1, kNode1, Pool(kPool1), kDriverA)};
+  const std::vector<api::ResourceClaimPtr> claims = {SimpleClaim(kClaim0, kReq0, kClassA)};
+  std::atomic<bool> cancelled{true};
+  AllocateOptions options;
+  options.cancelled = &cancelled;
+  AllocateOutcome outcome = RunAllocator(claims, slices, {}, {}, options);
+  EXPECT_EQ(outcome.kind, AllocateOutcome::Kind::kAborted);
+  EXPECT_EQ(outcome.message, "filter operation aborted: canceled");
+
+  AllocateOptions past;
+  past.deadline = std::chrono::steady_clock::time_point{};
+  outcome = RunAllocator(claims, slices, {}, {}, past);
+  EXPECT_EQ(outcome.kind, AllocateOutcome::Kind::kAborted);
+  EXPECT_EQ(outcome.message, "filter operation aborted: deadline exceeded");
+
+  AllocateOptions far;
+  far.deadline = std::chrono::steady_clock::time_point::max();
+  EXPECT_EQ(RunAllocator(claims, slices, {}, {}, far).kind, AllocateOutcome::Kind::kAllocated);
+}
+
+TEST(AllocatorTest, CelErrorsNameTheSelectorAndDevice) {
+  const std::vector<api::ResourceSlicePtr> slices = {
+      SliceWithOneDevice(kSlice1, kNode1, Pool(kPool1), kDriverA)};
+  const std::string missing = "device.attributes[\"" + kDriverA + "\"][\"missingAttr\"]";
+  AllocateOutcome claim_error = RunAllocator(
+      {Claim(kClaim0, {Request(kReq0, kClassA).Selectors({"true", missing})})}, slices);
+  EXPECT_EQ(claim_error.kind, AllocateOutcome::Kind::kError);
+  EXPECT_EQ(claim_error.message,
+            "claim claim-0: selector #1 on device driver-a/pool-1/device-1: CEL runtime error: no "
+            "such key: missingAttr");
+
+  AllocateOutcome class_error = RunAllocator({SimpleClaim(kClaim0, kReq0, kClassA)}, slices, {}, {},
+                                             {}, {ClassWithSelectors(kClassA, {missing})});
+  EXPECT_EQ(class_error.kind, AllocateOutcome::Kind::kError);
+  EXPECT_EQ(class_error.message,
+            "class class-a: selector #0 on device driver-a/pool-1/device-1: CEL runtime error: no "
+            "such key: missingAttr");
+
+  // A namespaced claim is named namespace/name.
+  ClaimB namespaced = SimpleClaim(kClaim0, kReq0, kClassA);
+  namespaced.claim.metadata.namespace_ = "team";
+  namespaced.claim.spec.requests[0].exactly->selectors.push_back(Cel("noSuchVar"));
+  AllocateOutcome compile_error = RunAllocator({namespaced}, slices);
+  EXPECT_EQ(compile_error.message,
+            "claim team/claim-0: selector #0: CEL compile error: undeclared reference to "
+            "'noSuchVar'");
+}
+
+TEST(AllocatorTest, DefaultShareIdsAreDistinctUuids) {
+  testing::FakeDeviceSelectorEvaluator evaluator;
+  const std::vector<api::ResourceSlicePtr> slices = {
+      Slice(kSlice1, kNode1, Pool(kPool1), kDriverA, {Device(kDevice1).MultiAlloc()})};
+  Allocator allocator({}, {Class(kClassA, kDriverA)}, slices, {}, evaluator);
+  AllocateOutcome outcome =
+      allocator.Allocate(MakeNode(kNode1, kRegion1),
+                         {Claim(kClaim0, {Request(kReq0, kClassA), Request(kReq1, kClassA)})});
+  ASSERT_EQ(outcome.kind, AllocateOutcome::Kind::kAllocated) << outcome.message;
+  const auto& results = outcome.results[0].results;
+  ASSERT_EQ(results.size(), 2u);
+  ASSERT_TRUE(results[0].share_id && results[1].share_id);
+  EXPECT_NE(*results[0].share_id, *results[1].share_id);
+  for (const auto& r : results) {
+    const std::string& id = *r.share_id;
+    ASSERT_EQ(id.size(), 36u) << id;
+    EXPECT_EQ(id[8], '-');
+    EXPECT_EQ(id[14], '4') << "version 4: " << id;
+    EXPECT_NE(std::string("89ab").find(id[19]), std::string::npos) << "RFC 4122 variant: " << id;
+  }
+}
+
+TEST(AllocatorTest, AllocatorIsReusableAcrossNodesAndCalls) {
+  testing::FakeDeviceSelectorEvaluator evaluator;
+  const std::vector<api::ResourceSlicePtr> slices = {
+      SliceWithOneDevice(kSlice1, kNode1, Pool(kPool1), kDriverA),
+      SliceWithOneDevice(kSlice2, kNode2, Pool(kPool2), kDriverA)};
+  Allocator allocator({}, {Class(kClassA, kDriverA)}, slices, {}, evaluator);
+  const std::vector<api::ResourceClaimPtr> claims = {SimpleClaim(kClaim0, kReq0, kClassA)};
+  for (int i = 0; i < 2; ++i) {
+    AllocateOutcome on_node1 = allocator.Allocate(MakeNode(kNode1, kRegion1), claims);
+    ASSERT_EQ(on_node1.kind, AllocateOutcome::Kind::kAllocated);
+    EXPECT_EQ(on_node1.results[0].results[0].pool, kPool1);
+    AllocateOutcome on_node2 = allocator.Allocate(MakeNode(kNode2, kRegion2), claims);
+    ASSERT_EQ(on_node2.kind, AllocateOutcome::Kind::kAllocated);
+    EXPECT_EQ(on_node2.results[0].results[0].pool, kPool2);
+    EXPECT_EQ(on_node2.results[0].node_selector, LocalSelector(kNode2));
+  }
+}
 
 }  // namespace
 }  // namespace berth::plugins::dynamicresources

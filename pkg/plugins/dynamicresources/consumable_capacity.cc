@@ -13,13 +13,8 @@ using api::Quantity;
 constexpr std::string_view kNotRepresentable =
     "capacity request cannot be represented in the device's range arithmetic";
 
-// The amount computed for one capacity, or an error reason.
-struct Amount {
-  Quantity value;
-  std::optional<std::string> error;
-};
+}  // namespace
 
-// The milli value of q when q has no finer digits than thousandths and fits int64.
 std::optional<int64_t> ExactMilliValue(const Quantity& q) {
   const int64_t milli = q.MilliValue();
   if (Quantity::Compare(q, Quantity::FromMilli(milli)) != 0) {
@@ -28,10 +23,7 @@ std::optional<int64_t> ExactMilliValue(const Quantity& q) {
   return milli;
 }
 
-// Range arithmetic runs in thousandths only when fractional ranges are enabled and every bound
-// of the range is a whole number of thousandths (and the step at least one thousandth);
-// otherwise it runs in whole units, as upstream does.
-bool UseMilli(const api::CapacityRequestPolicyRange& range, bool fractional_range) {
+bool UseMilliArithmetic(const api::CapacityRequestPolicyRange& range, bool fractional_range) {
   if (!fractional_range) {
     return false;
   }
@@ -49,6 +41,8 @@ bool UseMilli(const api::CapacityRequestPolicyRange& range, bool fractional_rang
   }
   return true;
 }
+
+namespace {
 
 // min + step * ceil((requested - min) / step), with every int64 operation checked.
 std::optional<int64_t> RoundUpToStep(int64_t requested, int64_t min, int64_t step) {
@@ -68,15 +62,15 @@ std::optional<int64_t> RoundUpToStep(int64_t requested, int64_t min, int64_t ste
   return result;
 }
 
-Amount RoundUpRange(const Quantity& requested, const api::CapacityRequestPolicyRange& range,
-                    bool fractional_range) {
+CapacityAmount RoundUpRange(const Quantity& requested, const api::CapacityRequestPolicyRange& range,
+                            bool fractional_range) {
   if (Quantity::Compare(requested, range.min) < 0) {
     return {range.min, std::nullopt};
   }
   if (!range.step) {
     return {requested, std::nullopt};
   }
-  if (UseMilli(range, fractional_range)) {
+  if (UseMilliArithmetic(range, fractional_range)) {
     std::optional<int64_t> requested_milli = ExactMilliValue(requested);
     if (!requested_milli) {
       return {{},
@@ -117,8 +111,10 @@ Quantity RoundUpValidValues(const Quantity& requested, const std::vector<Quantit
   return requested;
 }
 
-Amount ConsumedAmount(const Quantity* requested, const api::DeviceCapacity& capacity,
-                      bool fractional_range) {
+}  // namespace
+
+CapacityAmount ConsumedAmount(const Quantity* requested, const api::DeviceCapacity& capacity,
+                              bool fractional_range) {
   const std::optional<api::CapacityRequestPolicy>& policy = capacity.request_policy;
   if (requested == nullptr) {
     if (policy && policy->default_value) {
@@ -138,6 +134,8 @@ Amount ConsumedAmount(const Quantity* requested, const api::DeviceCapacity& capa
   return {*requested, std::nullopt};
 }
 
+namespace {
+
 bool ViolatesRange(const Quantity& amount, const api::CapacityRequestPolicyRange& range,
                    bool fractional_range) {
   if (range.max && Quantity::Compare(amount, *range.max) > 0) {
@@ -149,7 +147,7 @@ bool ViolatesRange(const Quantity& amount, const api::CapacityRequestPolicyRange
   int64_t requested = 0;
   int64_t step = 0;
   int64_t min = 0;
-  if (UseMilli(range, fractional_range)) {
+  if (UseMilliArithmetic(range, fractional_range)) {
     std::optional<int64_t> milli = ExactMilliValue(amount);
     if (!milli) {
       return true;
@@ -170,8 +168,11 @@ bool ViolatesRange(const Quantity& amount, const api::CapacityRequestPolicyRange
   return offset % step != 0;
 }
 
-bool ViolatesPolicy(const Quantity& amount, const std::optional<api::CapacityRequestPolicy>& policy,
-                    bool fractional_range) {
+}  // namespace
+
+bool ViolatesRequestPolicy(const Quantity& amount,
+                           const std::optional<api::CapacityRequestPolicy>& policy,
+                           bool fractional_range) {
   if (!policy) {
     return false;
   }
@@ -192,6 +193,8 @@ bool ViolatesPolicy(const Quantity& amount, const std::optional<api::CapacityReq
   return false;
 }
 
+namespace {
+
 std::string CapacityError(const std::string& name, const std::string& reason) {
   return "capacity \"" + name + "\": " + reason;
 }
@@ -209,8 +212,8 @@ CapacityFit RequestFitsCapacity(const ConsumedCapacity& allocated, const Capacit
   std::map<std::string, Quantity, std::less<>> consumed;
   for (const auto& [name, capacity] : capacities) {
     auto requested = requests.find(name);
-    Amount amount = ConsumedAmount(requested == requests.end() ? nullptr : &requested->second,
-                                   capacity, fractional_range);
+    CapacityAmount amount = ConsumedAmount(
+        requested == requests.end() ? nullptr : &requested->second, capacity, fractional_range);
     if (amount.error) {
       return {false, CapacityError(name, *amount.error)};
     }
@@ -221,7 +224,7 @@ CapacityFit RequestFitsCapacity(const ConsumedCapacity& allocated, const Capacit
   }
   for (const auto& [name, capacity] : capacities) {
     const Quantity& amount = consumed.at(name);
-    if (ViolatesPolicy(amount, capacity.request_policy, fractional_range)) {
+    if (ViolatesRequestPolicy(amount, capacity.request_policy, fractional_range)) {
       return {false, std::nullopt};
     }
     std::optional<Quantity> total = amount;
@@ -249,8 +252,8 @@ std::optional<std::string> ConsumedCapacityFromRequests(const CapacityRequests& 
   out->clear();
   for (const auto& [name, capacity] : capacities) {
     auto requested = requests.find(name);
-    Amount amount = ConsumedAmount(requested == requests.end() ? nullptr : &requested->second,
-                                   capacity, fractional_range);
+    CapacityAmount amount = ConsumedAmount(
+        requested == requests.end() ? nullptr : &requested->second, capacity, fractional_range);
     if (amount.error) {
       return CapacityError(name, *amount.error);
     }

@@ -1,6 +1,7 @@
 #ifndef BERTH_PKG_PLUGINS_DYNAMICRESOURCES_CONSUMABLE_CAPACITY_H_
 #define BERTH_PKG_PLUGINS_DYNAMICRESOURCES_CONSUMABLE_CAPACITY_H_
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -19,6 +20,33 @@ namespace berth::plugins::dynamicresources {
 
 using DeviceCapacities = std::map<std::string, api::DeviceCapacity, std::less<>>;
 using CapacityRequests = std::map<std::string, api::Quantity, std::less<>>;
+
+// The amount one allocation consumes of one capacity, or why it cannot be computed.
+struct CapacityAmount {
+  api::Quantity value;
+  std::optional<std::string> error;
+};
+
+// The amount of `capacity` one allocation consumes: with no request, the policy's default, else
+// the whole capacity; with a request, rounded up to the policy (the range's minimum, then
+// min + a multiple of step; or the smallest valid value at or above it). An error when the
+// request or the rounded amount cannot be represented in the range arithmetic.
+CapacityAmount ConsumedAmount(const api::Quantity* requested, const api::DeviceCapacity& capacity,
+                              bool fractional_range);
+
+// Whether an amount is not allowed by the policy (above max, off the step grid, not a valid
+// value); the default is always allowed.
+bool ViolatesRequestPolicy(const api::Quantity& amount,
+                           const std::optional<api::CapacityRequestPolicy>& policy,
+                           bool fractional_range);
+
+// The milli value of q when q has no finer digits than thousandths and fits int64.
+std::optional<int64_t> ExactMilliValue(const api::Quantity& q);
+
+// Range arithmetic runs in thousandths only when fractional ranges are enabled and every bound
+// of the range is a whole number of thousandths (and the step at least one thousandth);
+// otherwise it runs in whole units (Value(), rounded up), as upstream does.
+bool UseMilliArithmetic(const api::CapacityRequestPolicyRange& range, bool fractional_range);
 
 struct CapacityFit {
   bool fits = false;
