@@ -1081,11 +1081,8 @@ std::optional<std::string> AllocationRun::BuildResults(std::vector<api::Allocati
     for (const api::DeviceClaimConfiguration& config : claim.spec.config) {
       bool applies = config.requests.empty();
       for (size_t i = 0; i < requests.size() && !applies; ++i) {
-        if (names(config.requests, requests[i].name)) {
-          applies = true;
-        } else if (auto sub = selected_name(i); sub && names(config.requests, *sub)) {
-          applies = true;
-        }
+        const std::optional<std::string> sub = selected_name(i);
+        applies = names(config.requests, requests[i].name) || (sub && names(config.requests, *sub));
       }
       if (applies) {
         allocation.config.push_back(api::DeviceAllocationConfiguration{

@@ -36,7 +36,7 @@ api::CapacityRequestPolicy RangePolicy(std::optional<const char*> default_value,
 }
 
 api::CapacityRequestPolicy ValuesPolicy(const char* default_value,
-                                        std::vector<const char*> values) {
+                                        const std::vector<const char*>& values) {
   api::CapacityRequestPolicy policy;
   policy.default_value = Q(default_value);
   for (const char* v : values) {

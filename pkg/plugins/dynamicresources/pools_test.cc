@@ -17,6 +17,7 @@ namespace dra = berth::testing::dra;  // dra::Pool builds a pool spec; Pool is t
 
 std::vector<const api::ResourceSlice*> Raw(const std::vector<api::ResourceSlicePtr>& slices) {
   std::vector<const api::ResourceSlice*> out;
+  out.reserve(slices.size());
   for (const auto& s : slices) {
     out.push_back(s.get());
   }
@@ -47,6 +48,7 @@ TEST(GatherPoolsTest, SortedByDriverAndPoolWithBindingConditionsLast) {
   };
   std::vector<Pool> pools = GatherPools(Raw(slices), MakeNode("node-1", "region-1"), Raw(slices));
   std::vector<std::string> ids;
+  ids.reserve(pools.size());
   for (const Pool& p : pools) {
     ids.push_back(p.id.ToString());
   }
