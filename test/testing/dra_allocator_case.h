@@ -79,8 +79,6 @@ struct AllocatorCase {
   std::string expect_unschedulable{};
   // Upstream's expectNumAllocateOneInvocations, when the case pins it.
   int64_t expect_steps = 0;
-  // For cases upstream has no entry for.
-  bool berth_only = false;
 };
 
 inline void RunAllocatorCase(const AllocatorCase& tc) {

@@ -248,9 +248,19 @@ struct MatchKeyHash {
   }
 };
 
+// A consumed counter as it was before a reservation changed it (unset: it did not exist), so the
+// reservation is undone by restoring values rather than by subtracting.
+struct CounterSnapshot {
+  std::string set;
+  std::string counter;
+  std::optional<Quantity> previous;
+};
+using CounterUndo = std::vector<CounterSnapshot>;
+
 // What AllocateDevice changed, so that Rollback can undo exactly that.
 struct Undo {
   bool counters_reserved = false;
+  CounterUndo counters;
   size_t constraints_added = 0;
   bool device_marked = false;
   // The device's entry in allocating_capacity_ before this share; unset when there was none.
@@ -324,8 +334,10 @@ class AllocationRun {
                            const DeviceId& id) const;
   Placement AllocateDevice(const Indices& r, const DeviceRef& device, bool must, Undo* undo);
   void Rollback(const Indices& r, const DeviceRef& device, const Undo& undo);
-  std::optional<bool> ReserveCounters(const DeviceRef& device);
-  void ReleaseCounters(const DeviceRef& device);
+  // Adds the device's counter consumption to the pool's; nullopt when a sum is not
+  // representable, false when a counter would be overdrawn (nothing is kept in either case).
+  std::optional<bool> ReserveCounters(const DeviceRef& device, CounterUndo* undo);
+  void RestoreCounters(const PoolId& pool, const CounterUndo& undo);
   const CounterSets& AvailableCounters(const Pool& pool);
   bool DeviceInUse(const DeviceId& id) const;
   bool AllocatingForClaim(const DeviceId& id, size_t claim) const;
@@ -811,7 +823,7 @@ Placement AllocationRun::AllocateDevice(const Indices& r, const DeviceRef& devic
   // Another share of a multi-allocatable device already drew its counters.
   const bool skip_counters = multiple && DeviceSharesInUse(device.id);
   if (!skip_counters && !d.consumes_counters.empty()) {
-    std::optional<bool> reserved = ReserveCounters(device);
+    std::optional<bool> reserved = ReserveCounters(device, &undo->counters);
     if (!reserved) {
       error_ = "claim " + claim_ref + ", request " + rd.name + ": counters of device " +
                device.id.ToString() + " cannot be summed exactly";
@@ -927,7 +939,7 @@ void AllocationRun::Rollback(const Indices& r, const DeviceRef& device, const Un
     }
   }
   if (undo.counters_reserved) {
-    ReleaseCounters(device);
+    RestoreCounters(device.pool->id, undo.counters);
   }
 }
 
@@ -972,7 +984,7 @@ const CounterSets& AllocationRun::AvailableCounters(const Pool& pool) {
   return available;
 }
 
-std::optional<bool> AllocationRun::ReserveCounters(const DeviceRef& device) {
+std::optional<bool> AllocationRun::ReserveCounters(const DeviceRef& device, CounterUndo* undo) {
   const Pool& pool = *device.pool;
   const CounterSets& available = AvailableCounters(pool);
   CounterSets& consumed = consumed_counters_[pool.id];
@@ -981,12 +993,15 @@ std::optional<bool> AllocationRun::ReserveCounters(const DeviceRef& device) {
     for (const auto& [name, amount] : consumption.counters) {
       auto [counter, inserted] = set.try_emplace(name, amount);
       if (inserted) {
+        undo->push_back({consumption.counter_set, name, std::nullopt});
         continue;
       }
       std::optional<Quantity> sum = Quantity::Add(counter->second, amount);
       if (!sum) {
+        RestoreCounters(pool.id, *undo);
         return std::nullopt;
       }
+      undo->push_back({consumption.counter_set, name, counter->second});
       counter->second = *sum;
     }
   }
@@ -1000,7 +1015,7 @@ std::optional<bool> AllocationRun::ReserveCounters(const DeviceRef& device) {
         }
       }
       if (Quantity::Compare(amount, used) < 0) {
-        ReleaseCounters(device);
+        RestoreCounters(pool.id, *undo);
         return false;
       }
     }
@@ -1008,16 +1023,14 @@ std::optional<bool> AllocationRun::ReserveCounters(const DeviceRef& device) {
   return true;
 }
 
-void AllocationRun::ReleaseCounters(const DeviceRef& device) {
-  CounterSets& consumed = consumed_counters_[device.pool->id];
-  for (const api::DeviceCounterConsumption& consumption : device.device->consumes_counters) {
-    auto& set = consumed[consumption.counter_set];
-    for (const auto& [name, amount] : consumption.counters) {
-      Quantity& counter = set[name];
-      // Subtracts exactly what ReserveCounters added to a representable sum, so the difference
-      // (the earlier sum) is representable too.
-      std::optional<Quantity> left = Quantity::Sub(counter, amount);
-      counter = left ? *left : Quantity();
+void AllocationRun::RestoreCounters(const PoolId& pool, const CounterUndo& undo) {
+  CounterSets& consumed = consumed_counters_[pool];
+  for (auto it = undo.rbegin(); it != undo.rend(); ++it) {
+    auto& set = consumed[it->set];
+    if (it->previous) {
+      set[it->counter] = *it->previous;
+    } else {
+      set.erase(it->counter);
     }
   }
 }

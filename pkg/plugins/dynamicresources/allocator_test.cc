@@ -900,5 +900,24 @@ TEST(AllocatorTest, AllocatorIsReusableAcrossNodesAndCalls) {
   }
 }
 
+TEST(AllocatorTest, CounterSumsBeyondExactArithmeticAreReportedNotRounded) {
+  // 1e60 + 1 needs 61 significant digits, more than a Quantity holds: the allocator reports it
+  // instead of rounding the sum (upstream's arbitrary-precision decimals would allocate both).
+  const std::vector<api::ResourceSlicePtr> slices = {
+      Slice(kSlice1, kNode1, Pool(kPool1, 2), kDriverA,
+            {Device(kDevice1).Consumes(kCounterSet1, {{"c", "1e60"}}),
+             Device(kDevice2).Consumes(kCounterSet1, {{"c", "1"}})}),
+      SliceWithCounters(kSlice2, kNode1, Pool(kPool1, 2), kDriverA,
+                        {CounterSet(kCounterSet1, {{"c", "2e60"}})})};
+  AllocateOutcome outcome = RunAllocator({Claim(kClaim0, {Request(kReq0, kClassA, 2)})}, slices);
+  EXPECT_EQ(outcome.kind, AllocateOutcome::Kind::kError);
+  EXPECT_EQ(outcome.message,
+            "claim claim-0, request req-0: counters of device driver-a/pool-1/device-2 cannot be "
+            "summed exactly");
+  // Each alone is fine.
+  EXPECT_EQ(RunAllocator({SimpleClaim(kClaim0, kReq0, kClassA)}, slices).kind,
+            AllocateOutcome::Kind::kAllocated);
+}
+
 }  // namespace
 }  // namespace berth::plugins::dynamicresources
