@@ -70,7 +70,8 @@ class Allocator {
   // `allocated`: devices allocated in the cluster, including in-flight allocations.
   // `taint_rules`: DeviceTaintRules, applied to the slices' devices here.
   // `share_ids`: makes the share ID of each allocation of a multi-allocatable device; a random
-  // UUID when empty.
+  // (version 4) UUID when empty. Called from concurrent Allocate calls, so it must be
+  // thread-safe.
   Allocator(AllocatedState allocated, const std::vector<api::DeviceClassPtr>& classes,
             const std::vector<api::ResourceSlicePtr>& slices,
             const std::vector<api::DeviceTaintRule>& taint_rules,
