@@ -176,8 +176,6 @@ struct DeviceClassConfiguration {
 struct DeviceClass {
   ObjectMeta meta;
   std::vector<CelDeviceSelector> selectors;
-  // spec.config, copied into the allocation of every request served by this class.
-  std::vector<DeviceClassConfiguration> config;
   // The extended resource a pod may ask for in its containers' requests to be served by a
   // device of this class (DRA-backed extended resources).
   std::optional<std::string> extended_resource_name;

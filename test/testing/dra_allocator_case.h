@@ -17,6 +17,7 @@
 #include "pkg/api/dra_types.h"
 #include "pkg/plugins/dynamicresources/allocated_state.h"
 #include "pkg/plugins/dynamicresources/allocator.h"
+#include "pkg/plugins/dynamicresources/cel_selector_evaluator.h"
 #include "test/testing/dra_builders.h"
 #include "test/testing/fake_device_selector.h"
 
@@ -81,9 +82,9 @@ struct AllocatorCase {
   int64_t expect_steps = 0;
 };
 
-inline void RunAllocatorCase(const AllocatorCase& tc) {
-  SCOPED_TRACE(tc.name);
-  FakeDeviceSelectorEvaluator evaluator;
+// Runs one case with `evaluator` deciding selectors.
+inline void RunAllocatorCaseWith(
+    const AllocatorCase& tc, const plugins::dynamicresources::DeviceSelectorEvaluator& evaluator) {
   AllocatedState state = tc.state;
   state.devices.insert(tc.allocated.begin(), tc.allocated.end());
   Allocator allocator(state, tc.classes, tc.slices, tc.taint_rules, evaluator,
@@ -111,6 +112,20 @@ inline void RunAllocatorCase(const AllocatorCase& tc) {
   }
   if (tc.expect_steps > 0) {
     EXPECT_EQ(outcome.steps, tc.expect_steps) << "search steps (allocateOne invocations)";
+  }
+}
+
+// Runs one case twice: with the test-only selector evaluator and with the real CEL evaluator,
+// so the table also checks that the two agree on the selectors it uses.
+inline void RunAllocatorCase(const AllocatorCase& tc) {
+  SCOPED_TRACE(tc.name);
+  {
+    SCOPED_TRACE("fake selector evaluator");
+    RunAllocatorCaseWith(tc, FakeDeviceSelectorEvaluator());
+  }
+  {
+    SCOPED_TRACE("CEL selector evaluator");
+    RunAllocatorCaseWith(tc, plugins::dynamicresources::CelSelectorEvaluator());
   }
 }
 

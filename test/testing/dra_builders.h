@@ -54,7 +54,7 @@ inline api::CelDeviceSelector Cel(std::string expression) {
 
 inline api::DeviceClassPtr Class(const std::string& name, const std::string& driver) {
   auto c = std::make_shared<api::DeviceClass>();
-  c->metadata.name = name;
+  c->meta.name = name;
   c->selectors.push_back(Cel("device.driver == \"" + driver + "\""));
   return c;
 }
@@ -62,7 +62,7 @@ inline api::DeviceClassPtr Class(const std::string& name, const std::string& dri
 inline api::DeviceClassPtr ClassWithSelectors(const std::string& name,
                                               std::vector<std::string> expressions) {
   auto c = std::make_shared<api::DeviceClass>();
-  c->metadata.name = name;
+  c->meta.name = name;
   for (std::string& e : expressions) {
     c->selectors.push_back(Cel(std::move(e)));
   }
@@ -222,7 +222,7 @@ struct ClaimB {
 
 inline ClaimB Claim(const std::string& name, std::vector<api::DeviceRequest> requests = {}) {
   ClaimB c;
-  c.claim.metadata.name = name;
+  c.claim.meta.name = name;
   c.claim.spec.requests = std::move(requests);
   return c;
 }
@@ -392,7 +392,7 @@ struct SliceB {
 inline SliceB SliceBase(const std::string& name, const Placement& placement, const PoolSpec& pool,
                         const std::string& driver) {
   SliceB s;
-  s.slice.metadata.name = name;
+  s.slice.meta.name = name;
   s.slice.spec.driver = driver;
   s.slice.spec.pool = api::ResourcePool{pool.name, pool.generation, pool.slice_count};
   if (const auto* node = std::get_if<std::string>(&placement)) {

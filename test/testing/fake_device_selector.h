@@ -14,7 +14,8 @@ namespace berth::testing {
 
 // A stand-in for the CEL evaluator of DRA device selectors in the allocator's unit tests. It
 // recognises only a fixed set of expression shapes, the ones the allocator tests use; the real
-// evaluator (pkg/cel) replaces it everywhere else. Shapes:
+// evaluator (CelSelectorEvaluator over pkg/cel) replaces it everywhere else, and the allocator
+// table runs every case with both so that they are known to agree. Shapes:
 //   true | false
 //   device.driver == "D"
 //   device.allowMultipleAllocations == true|false
@@ -25,7 +26,7 @@ namespace berth::testing {
 //   device.capacity["DOMAIN"]["NAME"].compareTo(quantity("Q")) >= 0
 //   A || B, A && B                                (each side one of the above)
 // A missing attribute or capacity is a runtime error ("no such key: NAME"), as in CEL; anything
-// else does not compile ("undeclared reference to 'EXPR'").
+// else does not compile ("undeclared reference to 'EXPR'", worded as CEL's checker words it).
 class FakeDeviceSelectorEvaluator : public plugins::dynamicresources::DeviceSelectorEvaluator {
  public:
   using SelectorResult = plugins::dynamicresources::SelectorResult;
@@ -101,7 +102,9 @@ class FakeDeviceSelectorEvaluator : public plugins::dynamicresources::DeviceSele
       return SelectorResult::Match(
           api::Quantity::Compare(capacity->value, api::Quantity::Parse(m[4].str())) >= 0);
     }
-    return SelectorResult::CompileError("undeclared reference to '" + expression + "'");
+    return SelectorResult::CompileError(
+        "compilation failed: ERROR: <input>:1:1: undeclared reference to '" + expression +
+        "' (in container '')");
   }
 
  private:

@@ -44,7 +44,7 @@ std::string RandomUuid() {
 }
 
 // klog.KObj's form: "namespace/name", or "name" without a namespace.
-std::string ClaimRef(const api::ResourceClaim& claim) { return claim.metadata.Key(); }
+std::string ClaimRef(const api::ResourceClaim& claim) { return claim.meta.Key(); }
 
 bool Tolerates(const api::DeviceToleration& toleration, const api::DeviceTaint& taint) {
   if (toleration.effect && *toleration.effect != taint.effect) {
@@ -376,7 +376,7 @@ Allocator::Allocator(AllocatedState allocated, const std::vector<api::DeviceClas
       evaluator_(evaluator),
       share_ids_(std::move(share_ids)) {
   for (const api::DeviceClassPtr& device_class : classes) {
-    classes_.emplace(device_class->metadata.name, device_class);
+    classes_.emplace(device_class->meta.name, device_class);
   }
   for (const api::ResourceSlicePtr& slice : slices_) {
     all_slices_.push_back(slice.get());
@@ -752,7 +752,7 @@ std::optional<bool> AllocationRun::SelectorsMatch(
     const api::DeviceClass* device_class, const std::vector<api::CelDeviceSelector>& selectors) {
   for (size_t i = 0; i < selectors.size(); ++i) {
     SelectorResult result = a_.evaluator_.Evaluate(selectors[i].expression, id.driver, device);
-    const std::string owner = device_class != nullptr ? "class " + device_class->metadata.name
+    const std::string owner = device_class != nullptr ? "class " + device_class->meta.name
                                                       : "claim " + ClaimRef(*claims_[claim]);
     switch (result.failure) {
       case SelectorResult::Failure::kCompile:
@@ -1064,8 +1064,7 @@ std::optional<std::string> AllocationRun::BuildResults(std::vector<api::Allocati
         continue;
       }
       const std::string name = rd.ResultName();
-      if (auto range = class_ranges.find(rd.device_class->metadata.name);
-          range != class_ranges.end()) {
+      if (auto range = class_ranges.find(rd.device_class->meta.name); range != class_ranges.end()) {
         for (size_t k = range->second.first; k < range->second.second; ++k) {
           allocation.config[k].requests.push_back(name);
         }
@@ -1076,7 +1075,7 @@ std::optional<std::string> AllocationRun::BuildResults(std::vector<api::Allocati
         allocation.config.push_back(api::DeviceAllocationConfiguration{
             true, {name}, config.driver, config.parameters_json});
       }
-      class_ranges.emplace(rd.device_class->metadata.name,
+      class_ranges.emplace(rd.device_class->meta.name,
                            std::make_pair(begin, allocation.config.size()));
     }
     auto selected_name = [&](size_t i) -> std::optional<std::string> {
@@ -1138,7 +1137,7 @@ std::optional<std::string> AllocationRun::BuildResults(std::vector<api::Allocati
         continue;
       }
       if (selector->terms.size() > 1) {
-        return "create NodeSelector for claim " + claim.metadata.name +
+        return "create NodeSelector for claim " + claim.meta.name +
                ": unsupported ResourceSlice.NodeSelector with " +
                std::to_string(selector->terms.size()) + " terms";
       }

@@ -627,14 +627,16 @@ std::vector<AllocatorCase> ErrorCases() {
       .claims = {Claim(kClaim0, {Request(kReq0, kClassA).Selectors({"noSuchVar"})})},
       .classes = {Class(kClassA, kDriverA)},
       .slices = {SliceWithOneDevice(kSlice1, kNode1, Pool(kPool1), kDriverA)},
-      .expect_error = "claim claim-0: selector #0: CEL compile error: undeclared reference",
+      .expect_error = "claim claim-0: selector #0: CEL compile error: compilation failed: ERROR: "
+                      "<input>:1:1: undeclared reference to 'noSuchVar' (in container '')",
   });
   cases.push_back({
       .name = "invalid-CEL-one-device-class",
       .claims = {SimpleClaim(kClaim0, kReq0, kClassA)},
       .classes = {ClassWithSelectors(kClassA, {"noSuchVar"})},
       .slices = {SliceWithOneDevice(kSlice1, kNode1, Pool(kPool1), kDriverA)},
-      .expect_error = "class class-a: selector #0: CEL compile error: undeclared reference",
+      .expect_error = "class class-a: selector #0: CEL compile error: compilation failed: ERROR: "
+                      "<input>:1:1: undeclared reference to 'noSuchVar' (in container '')",
   });
   cases.push_back({
       .name = "invalid-CEL-all-devices",
@@ -852,12 +854,12 @@ TEST(AllocatorTest, CelErrorsNameTheSelectorAndDevice) {
 
   // A namespaced claim is named namespace/name.
   ClaimB namespaced = SimpleClaim(kClaim0, kReq0, kClassA);
-  namespaced.claim.metadata.namespace_ = "team";
+  namespaced.claim.meta.namespace_ = "team";
   namespaced.claim.spec.requests[0].exactly->selectors.push_back(Cel("noSuchVar"));
   AllocateOutcome compile_error = RunAllocator({namespaced}, slices);
   EXPECT_EQ(compile_error.message,
-            "claim team/claim-0: selector #0: CEL compile error: undeclared reference to "
-            "'noSuchVar'");
+            "claim team/claim-0: selector #0: CEL compile error: compilation failed: ERROR: "
+            "<input>:1:1: undeclared reference to 'noSuchVar' (in container '')");
 }
 
 TEST(AllocatorTest, DefaultShareIdsAreDistinctUuids) {

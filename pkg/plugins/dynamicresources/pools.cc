@@ -56,7 +56,7 @@ Pool BuildPool(const PoolId& id, std::vector<const api::ResourceSlice*> slices,
                const std::vector<const api::ResourceSlice*>& all_for_pool) {
   std::stable_sort(slices.begin(), slices.end(),
                    [](const api::ResourceSlice* a, const api::ResourceSlice* b) {
-                     return a->metadata.name < b->metadata.name;
+                     return a->meta.name < b->meta.name;
                    });
   Pool pool;
   pool.id = id;
@@ -71,10 +71,10 @@ Pool BuildPool(const PoolId& id, std::vector<const api::ResourceSlice*> slices,
   if (slices.size() < all_for_pool.size()) {
     std::set<std::string, std::less<>> targeting;
     for (const api::ResourceSlice* slice : slices) {
-      targeting.insert(slice->metadata.name);
+      targeting.insert(slice->meta.name);
     }
     for (const api::ResourceSlice* slice : all_for_pool) {
-      if (targeting.count(slice->metadata.name) != 0) {
+      if (targeting.count(slice->meta.name) != 0) {
         continue;
       }
       if (!slice->spec.shared_counters.empty()) {

@@ -65,8 +65,8 @@ TEST(GatherPoolsTest, SlicesOfAPoolAreSearchedInNameOrder) {
   std::vector<Pool> pools = GatherPools(Raw(slices), MakeNode("node-1", "r"), Raw(slices));
   ASSERT_EQ(pools.size(), 1u);
   ASSERT_EQ(pools[0].slices_targeting_node.size(), 3u);
-  EXPECT_EQ(pools[0].slices_targeting_node[0]->metadata.name, "a");
-  EXPECT_EQ(pools[0].slices_targeting_node[2]->metadata.name, "c");
+  EXPECT_EQ(pools[0].slices_targeting_node[0]->meta.name, "a");
+  EXPECT_EQ(pools[0].slices_targeting_node[2]->meta.name, "c");
 }
 
 TEST(GatherPoolsTest, IncompleteInvalidAndObsoletePools) {
@@ -117,7 +117,7 @@ TEST(GatherPoolsTest, PoolSpanningNodesKeepsOtherNodesSlicesForCounters) {
   EXPECT_FALSE(pools[0].invalid) << pools[0].invalid_reason;
   ASSERT_EQ(pools[0].slices_targeting_node.size(), 1u);
   ASSERT_EQ(pools[0].slices_not_targeting_node.size(), 1u);
-  EXPECT_EQ(pools[0].slices_not_targeting_node[0]->metadata.name, "theirs");
+  EXPECT_EQ(pools[0].slices_not_targeting_node[0]->meta.name, "theirs");
   EXPECT_EQ(pools[0].counter_sets.count("set"), 1u);
 }
 
