@@ -516,14 +516,14 @@ void DecodeClaimSpec(const json& spec, const Path& path, Unsupported& unsupporte
                    [&unsupported](const json& e, const Path& p, DeviceRequest* r) {
                      DecodeRequest(e, p, unsupported, r);
                    });
-  ReadBoundedArray(
-      *devices, devices_path.Field("constraints"), kDeviceConstraintsMaxSize, &out->constraints,
-      [&unsupported](const json& e, const Path& p, DeviceConstraint* c) {
-        ExpectObject(e, p);
-        ReadBoundedStringList(e, p.Field("requests"), kDeviceRequestNamesMaxSize, &c->requests);
-        ReadOptionalString(e, p.Field("matchAttribute"), &c->match_attribute);
-        unsupported.Record(e, p, {"distinctAttribute"});
-      });
+  ReadBoundedArray(*devices, devices_path.Field("constraints"), kDeviceConstraintsMaxSize,
+                   &out->constraints, [](const json& e, const Path& p, DeviceConstraint* c) {
+                     ExpectObject(e, p);
+                     ReadBoundedStringList(e, p.Field("requests"), kDeviceRequestNamesMaxSize,
+                                           &c->requests);
+                     ReadOptionalString(e, p.Field("matchAttribute"), &c->match_attribute);
+                     ReadOptionalString(e, p.Field("distinctAttribute"), &c->distinct_attribute);
+                   });
   ReadBoundedArray(*devices, devices_path.Field("config"), kDeviceConfigMaxSize, &out->config,
                    [](const json& e, const Path& p, DeviceClaimConfiguration* c) {
                      ExpectObject(e, p);

@@ -10,8 +10,8 @@
 // or time, and a device attribute must hold exactly one value.
 //
 // Fields of features that are alpha in v1.37 (list-type attribute values, derived attributes,
-// compatibility groups, node-allocatable resources, skipNodeOperations, partitionTypeAttribute,
-// distinctAttribute) are not modelled; when an object sets one, its JSON path is appended to the
+// compatibility groups, node-allocatable resources, skipNodeOperations, partitionTypeAttribute)
+// are not modelled; when an object sets one, its JSON path is appended to the
 // object's `unsupported_fields` (a list-type attribute is left out of the device's attributes).
 // What drivers write into status.devices[] besides its conditions (data, networkData) is not
 // read: scheduling never depends on it.

@@ -225,6 +225,8 @@ struct DeviceRequest {
 struct DeviceConstraint {
   std::vector<std::string> requests;  // Empty: every request of the claim.
   std::optional<std::string> match_attribute;
+  // Every device must have the attribute, each with a different value (DRAConsumableCapacity).
+  std::optional<std::string> distinct_attribute;
 };
 
 struct DeviceClaimConfiguration {

@@ -3,6 +3,7 @@
 #include <array>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -172,7 +173,214 @@ int64_t ClampToInt(int64_t v) {
   return v;
 }
 
+// A fixed 512-bit unsigned integer for exact comparison and addition. Operands are brought to a
+// common exponent first; the callers bound the exponent gap (kMaxExponentGap) so that a
+// mantissa (< 2^127) times 10^gap times 2^60 stays below 2^453 and nothing here overflows.
+class BigNat {
+ public:
+  static constexpr size_t kLimbs = 16;
+
+  explicit BigNat(u128 v) {
+    for (auto& limb : limbs_) {
+      limb = static_cast<uint32_t>(v);
+      v >>= 32;
+    }
+  }
+
+  void MulSmall(uint32_t factor) {
+    uint64_t carry = 0;
+    for (auto& limb : limbs_) {
+      uint64_t cur = static_cast<uint64_t>(limb) * factor + carry;
+      limb = static_cast<uint32_t>(cur);
+      carry = cur >> 32;
+    }
+  }
+
+  void MulPow10(int k) {
+    for (int i = 0; i < k; ++i) {
+      MulSmall(10);
+    }
+  }
+
+  void ShiftLeft(int bits) {
+    for (int i = 0; i < bits; ++i) {
+      MulSmall(2);
+    }
+  }
+
+  uint32_t DivMod(uint32_t divisor) {
+    uint64_t rem = 0;
+    for (size_t i = kLimbs; i-- > 0;) {
+      uint64_t cur = (rem << 32) | limbs_[i];
+      limbs_[i] = static_cast<uint32_t>(cur / divisor);
+      rem = cur % divisor;
+    }
+    return static_cast<uint32_t>(rem);
+  }
+
+  uint32_t Mod(uint32_t divisor) const {
+    BigNat copy = *this;
+    return copy.DivMod(divisor);
+  }
+
+  bool IsZero() const {
+    for (uint32_t limb : limbs_) {
+      if (limb != 0) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  static int Compare(const BigNat& a, const BigNat& b) {
+    for (size_t i = kLimbs; i-- > 0;) {
+      if (a.limbs_[i] != b.limbs_[i]) {
+        return a.limbs_[i] < b.limbs_[i] ? -1 : 1;
+      }
+    }
+    return 0;
+  }
+
+  void AddInPlace(const BigNat& other) {
+    uint64_t carry = 0;
+    for (size_t i = 0; i < kLimbs; ++i) {
+      uint64_t cur = static_cast<uint64_t>(limbs_[i]) + other.limbs_[i] + carry;
+      limbs_[i] = static_cast<uint32_t>(cur);
+      carry = cur >> 32;
+    }
+  }
+
+  // Requires *this >= other.
+  void SubInPlace(const BigNat& other) {
+    int64_t borrow = 0;
+    for (size_t i = 0; i < kLimbs; ++i) {
+      int64_t cur = static_cast<int64_t>(limbs_[i]) - other.limbs_[i] - borrow;
+      borrow = cur < 0 ? 1 : 0;
+      limbs_[i] = static_cast<uint32_t>(cur + (borrow << 32));
+    }
+  }
+
+  // True with *out set when the value is below 2^127, the mantissa bound of Quantity.
+  bool ToMantissa(u128* out) const {
+    for (size_t i = 4; i < kLimbs; ++i) {
+      if (limbs_[i] != 0) {
+        return false;
+      }
+    }
+    if ((limbs_[3] >> 31) != 0) {
+      return false;
+    }
+    u128 v = 0;
+    for (size_t i = 4; i-- > 0;) {
+      v = (v << 32) | limbs_[i];
+    }
+    *out = v;
+    return true;
+  }
+
+ private:
+  std::array<uint32_t, kLimbs> limbs_{};
+};
+
+// A non-zero magnitude m * 10^e10 * 2^e2 with m < 2^127 and e2 <= 60 lies in
+// [10^e10, 10^(e10 + 58)), so when the decimal exponents differ by this much or more the larger
+// exponent decides a comparison, and an exact sum would need more digits than a mantissa holds.
+constexpr int kMaxExponentGap = 58;
+
 }  // namespace
+
+int Quantity::Compare(const Quantity& a, const Quantity& b) {
+  const int sa = a.Sign();
+  const int sb = b.Sign();
+  if (sa != sb) {
+    return sa < sb ? -1 : 1;
+  }
+  if (sa == 0) {
+    return 0;
+  }
+  int magnitude = 0;
+  const int64_t gap = static_cast<int64_t>(a.exp10_) - b.exp10_;
+  if (gap == 0 && a.exp2_ == b.exp2_) {
+    magnitude = a.mantissa_ == b.mantissa_ ? 0 : (a.mantissa_ < b.mantissa_ ? -1 : 1);
+  } else if (gap >= kMaxExponentGap) {
+    magnitude = 1;
+  } else if (gap <= -kMaxExponentGap) {
+    magnitude = -1;
+  } else {
+    const int common = a.exp10_ < b.exp10_ ? a.exp10_ : b.exp10_;
+    BigNat ma(a.mantissa_);
+    ma.MulPow10(a.exp10_ - common);
+    ma.ShiftLeft(a.exp2_);
+    BigNat mb(b.mantissa_);
+    mb.MulPow10(b.exp10_ - common);
+    mb.ShiftLeft(b.exp2_);
+    magnitude = BigNat::Compare(ma, mb);
+  }
+  return sa < 0 ? -magnitude : magnitude;
+}
+
+std::optional<Quantity> Quantity::Add(const Quantity& a, const Quantity& b) {
+  if (a.IsZero()) {
+    return b;
+  }
+  if (b.IsZero()) {
+    return a;
+  }
+  const int64_t gap = static_cast<int64_t>(a.exp10_) - b.exp10_;
+  if (gap >= kMaxExponentGap || gap <= -kMaxExponentGap) {
+    return std::nullopt;
+  }
+  const int common10 = a.exp10_ < b.exp10_ ? a.exp10_ : b.exp10_;
+  int common2 = a.exp2_ < b.exp2_ ? a.exp2_ : b.exp2_;
+  BigNat ma(a.mantissa_);
+  ma.MulPow10(a.exp10_ - common10);
+  ma.ShiftLeft(a.exp2_ - common2);
+  BigNat mb(b.mantissa_);
+  mb.MulPow10(b.exp10_ - common10);
+  mb.ShiftLeft(b.exp2_ - common2);
+
+  bool negative = a.negative_;
+  if (a.negative_ == b.negative_) {
+    ma.AddInPlace(mb);
+  } else if (BigNat::Compare(ma, mb) >= 0) {
+    ma.SubInPlace(mb);
+  } else {
+    mb.SubInPlace(ma);
+    ma = mb;
+    negative = b.negative_;
+  }
+  Quantity out;
+  if (ma.IsZero()) {
+    return out;
+  }
+  int exp10 = common10;
+  u128 mantissa = 0;
+  // Strip trailing decimal zeros and whole binary suffix steps until the mantissa fits.
+  while (ma.Mod(10) == 0) {
+    ma.DivMod(10);
+    ++exp10;
+  }
+  while (!ma.ToMantissa(&mantissa)) {
+    if (common2 >= 60 || ma.Mod(1024) != 0) {
+      return std::nullopt;
+    }
+    ma.DivMod(1024);
+    common2 += 10;
+  }
+  out.mantissa_ = mantissa;
+  out.exp10_ = exp10;
+  out.exp2_ = common2;
+  out.negative_ = negative;
+  return out;
+}
+
+std::optional<Quantity> Quantity::Sub(const Quantity& a, const Quantity& b) {
+  Quantity negated = b;
+  if (!negated.IsZero()) {
+    negated.negative_ = !negated.negative_;
+  }
+  return Add(a, negated);
+}
 
 bool Quantity::TryParse(std::string_view text, Quantity* out, std::string* error) {
   std::string why;

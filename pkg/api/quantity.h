@@ -2,6 +2,7 @@
 #define BERTH_PKG_API_QUANTITY_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -40,6 +41,21 @@ class Quantity {
   int exp10() const { return exp10_; }
   int exp2() const { return exp2_; }
   bool Negative() const { return negative_; }
+  // -1, 0 or 1.
+  int Sign() const { return mantissa_ == 0 ? 0 : (negative_ ? -1 : 1); }
+
+  // Exact comparison of the values (-1, 0, 1), whatever their suffixes: "1Ki" equals "1024",
+  // "0.5" equals "500m". Never rounds.
+  static int Compare(const Quantity& a, const Quantity& b);
+
+  // The exact sum or difference. std::nullopt when the exact result does not fit the
+  // representation (more than 38 significant digits, e.g. "1e60" + "1"), so arithmetic never
+  // rounds or wraps silently; callers decide how to report it.
+  static std::optional<Quantity> Add(const Quantity& a, const Quantity& b);
+  static std::optional<Quantity> Sub(const Quantity& a, const Quantity& b);
+
+  // Value equality (Compare == 0), not equality of the written form.
+  friend bool operator==(const Quantity& a, const Quantity& b) { return Compare(a, b) == 0; }
 
   // A canonical string for logs and errors (not necessarily the apiserver's canonical form).
   std::string ToString() const;

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 
 #include "pkg/api/errors.h"
@@ -238,6 +239,95 @@ TEST(QuantityTest, DefaultFieldName) {
   } catch (const DecodeError& e) {
     EXPECT_EQ(e.field(), "quantity");
   }
+}
+
+Quantity Q(const char* text) { return Quantity::Parse(text); }
+
+TEST(QuantityArithmeticTest, CompareIsExactAcrossForms) {
+  struct Case {
+    const char* a;
+    const char* b;
+    int want;
+  };
+  const Case cases[] = {
+      {"0", "-0", 0},
+      {"0", "0Ki", 0},
+      {"1Ki", "1024", 0},
+      {"1Ki", "1k", 1},
+      {"1k", "1Ki", -1},
+      {"0.5", "500m", 0},
+      {"1m", "1000u", 0},
+      {"1.000000000000000000000000000000000001", "1", 1},
+      {"-1", "1", -1},
+      {"-2", "-1", -1},
+      {"-1Ki", "-1000", -1},
+      {"1e100", "1e99", 1},
+      {"1e-100", "1e100", -1},
+      {"1Ei", "1152921504606846976", 0},
+      {"1Ei", "1152921504606846975", 1},
+      {"9223372036854775807", "9223372036854775808", -1},
+      {"1e3", "1k", 0},
+      {"200m", "0.2", 0},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(Quantity::Compare(Q(c.a), Q(c.b)), c.want) << c.a << " vs " << c.b;
+    EXPECT_EQ(Quantity::Compare(Q(c.b), Q(c.a)), -c.want) << c.b << " vs " << c.a;
+    EXPECT_EQ(Q(c.a) == Q(c.b), c.want == 0) << c.a << " == " << c.b;
+  }
+}
+
+TEST(QuantityArithmeticTest, AddAndSubAreExact) {
+  struct Case {
+    const char* a;
+    const char* b;
+    const char* sum;
+    const char* difference;
+  };
+  const Case cases[] = {
+      {"1", "2", "3", "-1"},
+      {"1Ki", "1", "1025", "1023"},
+      {"1Gi", "1Mi", "1025Mi", "1023Mi"},
+      {"100m", "200m", "300m", "-100m"},
+      {"0.1", "1Ki", "1024.1", "-1023.9"},
+      {"0", "5", "5", "-5"},
+      {"-3", "-4", "-7", "1"},
+      {"9223372036854775807", "1", "9223372036854775808", "9223372036854775806"},
+      {"1Ei", "1Ei", "2Ei", "0"},
+      {"1e30", "1e-7", "1000000000000000000000000000000.0000001",
+       "999999999999999999999999999999.9999999"},
+  };
+  for (const Case& c : cases) {
+    std::optional<Quantity> sum = Quantity::Add(Q(c.a), Q(c.b));
+    ASSERT_TRUE(sum.has_value()) << c.a << " + " << c.b;
+    EXPECT_EQ(Quantity::Compare(*sum, Q(c.sum)), 0)
+        << c.a << " + " << c.b << " = " << sum->ToString();
+    std::optional<Quantity> difference = Quantity::Sub(Q(c.a), Q(c.b));
+    ASSERT_TRUE(difference.has_value()) << c.a << " - " << c.b;
+    EXPECT_EQ(Quantity::Compare(*difference, Q(c.difference)), 0)
+        << c.a << " - " << c.b << " = " << difference->ToString();
+  }
+  // A zero difference is the canonical zero.
+  std::optional<Quantity> zero = Quantity::Sub(Q("1Ki"), Q("1024"));
+  ASSERT_TRUE(zero.has_value());
+  EXPECT_TRUE(zero->IsZero());
+  EXPECT_FALSE(zero->Negative());
+  EXPECT_EQ(zero->Sign(), 0);
+}
+
+TEST(QuantityArithmeticTest, UnrepresentableResultsAreReportedNotRounded) {
+  // The exact sums need more significant digits than a mantissa holds.
+  EXPECT_FALSE(Quantity::Add(Q("1e60"), Q("1")).has_value());
+  EXPECT_FALSE(Quantity::Add(Q("99999999999999999999999999999999999999"), Q("1e-10")).has_value());
+  EXPECT_FALSE(Quantity::Sub(Q("1e-100"), Q("1e100")).has_value());
+  // Large but exact: trailing zeros are folded into the exponent.
+  std::optional<Quantity> big = Quantity::Add(Q("1e60"), Q("1e60"));
+  ASSERT_TRUE(big.has_value());
+  EXPECT_EQ(Quantity::Compare(*big, Q("2e60")), 0);
+  // Saturation stays with Value(): the sum is exact, reading it as int64 saturates.
+  std::optional<Quantity> over = Quantity::Add(Q("9223372036854775807"), Q("9223372036854775807"));
+  ASSERT_TRUE(over.has_value());
+  EXPECT_EQ(over->Value(), kMax);
+  EXPECT_EQ(Quantity::Sub(Q("-9223372036854775808"), Q("1"))->Value(), kMin);
 }
 
 }  // namespace

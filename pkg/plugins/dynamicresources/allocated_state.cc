@@ -1,0 +1,64 @@
+#include "pkg/plugins/dynamicresources/allocated_state.h"
+
+#include <string>
+
+namespace berth::plugins::dynamicresources {
+
+std::string DeviceId::ToString() const { return driver + "/" + pool + "/" + device; }
+
+size_t DeviceIdHash::operator()(const DeviceId& id) const {
+  std::hash<std::string> h;
+  size_t seed = h(id.driver);
+  seed ^= h(id.pool) + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2);
+  seed ^= h(id.device) + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2);
+  return seed;
+}
+
+bool AddConsumedCapacity(ConsumedCapacity& total, const ConsumedCapacity& added) {
+  for (const auto& [name, quantity] : added) {
+    auto it = total.find(name);
+    if (it == total.end()) {
+      total.emplace(name, quantity);
+      continue;
+    }
+    std::optional<api::Quantity> sum = api::Quantity::Add(it->second, quantity);
+    if (!sum) {
+      return false;
+    }
+    it->second = *sum;
+  }
+  return true;
+}
+
+bool AllocatedState::AddAllocation(const api::AllocationResult& allocation) {
+  for (const api::DeviceRequestAllocationResult& result : allocation.results) {
+    if (result.admin_access) {
+      continue;
+    }
+    DeviceId id{result.driver, result.pool, result.device};
+    if (result.share_id) {
+      shared_devices.insert(SharedDeviceId{id, *result.share_id});
+      if (!result.consumed_capacity.empty() &&
+          !AddConsumedCapacity(aggregated_capacity[id], result.consumed_capacity)) {
+        return false;
+      }
+      continue;
+    }
+    devices.insert(std::move(id));
+  }
+  return true;
+}
+
+bool AllocatedState::IsAllocated(const DeviceId& id) const {
+  return devices.count(id) != 0 || HasShare(id);
+}
+
+bool AllocatedState::HasShare(const DeviceId& id) const {
+  if (aggregated_capacity.count(id) != 0) {
+    return true;
+  }
+  auto it = shared_devices.lower_bound(SharedDeviceId{id, ""});
+  return it != shared_devices.end() && it->device == id;
+}
+
+}  // namespace berth::plugins::dynamicresources

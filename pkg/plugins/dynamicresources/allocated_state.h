@@ -1,0 +1,76 @@
+#ifndef BERTH_PKG_PLUGINS_DYNAMICRESOURCES_ALLOCATED_STATE_H_
+#define BERTH_PKG_PLUGINS_DYNAMICRESOURCES_ALLOCATED_STATE_H_
+
+#include <compare>
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "pkg/api/dra_types.h"
+#include "pkg/api/quantity.h"
+
+namespace berth::plugins::dynamicresources {
+
+// A device is named by its driver, its pool and its name within the pool.
+struct DeviceId {
+  std::string driver;
+  std::string pool;
+  std::string device;
+
+  // "driver/pool/device", the form errors name devices by.
+  std::string ToString() const;
+  auto operator<=>(const DeviceId& other) const = default;
+  bool operator==(const DeviceId& other) const = default;
+};
+
+struct DeviceIdHash {
+  size_t operator()(const DeviceId& id) const;
+};
+
+// One share of a device that allows multiple allocations.
+struct SharedDeviceId {
+  DeviceId device;
+  std::string share_id;
+
+  auto operator<=>(const SharedDeviceId& other) const = default;
+  bool operator==(const SharedDeviceId& other) const = default;
+};
+
+// Capacity name -> amount consumed.
+using ConsumedCapacity = std::map<std::string, api::Quantity, std::less<>>;
+
+// Adds `added` into `total` name by name. Returns false (leaving `total` partly updated) when
+// a sum is not representable exactly.
+bool AddConsumedCapacity(ConsumedCapacity& total, const ConsumedCapacity& added);
+
+// What is already allocated in the cluster, from the claims' status.allocation plus the
+// allocations the scheduler has made but not yet written (in flight). Devices given with admin
+// access are not part of it: they do not take the device away from others.
+//
+// Not thread-safe to modify; an Allocator takes its own copy.
+struct AllocatedState {
+  // Devices allocated exclusively.
+  std::set<DeviceId> devices;
+  // Shares of devices that allow multiple allocations.
+  std::set<SharedDeviceId> shared_devices;
+  // The capacity all shares of a device consume together.
+  std::map<DeviceId, ConsumedCapacity> aggregated_capacity;
+
+  // Records the devices of one allocation result, the way kube-scheduler's allocated-devices
+  // tracker does with consumable capacity enabled: a result with a share ID is a share (its
+  // consumed capacity aggregated per device), any other result an exclusive device. Returns
+  // false when an aggregated capacity is no longer representable exactly.
+  bool AddAllocation(const api::AllocationResult& allocation);
+
+  // True when the device is allocated exclusively, has a share, or has consumed capacity.
+  bool IsAllocated(const DeviceId& id) const;
+  // True when some share of the device is allocated or accounted for.
+  bool HasShare(const DeviceId& id) const;
+};
+
+}  // namespace berth::plugins::dynamicresources
+
+#endif  // BERTH_PKG_PLUGINS_DYNAMICRESOURCES_ALLOCATED_STATE_H_
