@@ -67,19 +67,6 @@ Value MakeList(std::vector<Value> items, EvalBudget& b) {
   return Value::List(std::move(items));
 }
 
-// ---- UTF-8 helpers: CEL string functions count code points.
-std::vector<size_t> CodePointOffsets(const std::string& s) {
-  std::vector<size_t> offs;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80) offs.push_back(i);
-  }
-  offs.push_back(s.size());
-  return offs;
-}
-int64_t CodePoints(const std::string& s) {
-  return static_cast<int64_t>(CodePointOffsets(s).size() - 1);
-}
-
 bool ValidUtf8(const std::string& s) {
   size_t i = 0;
   while (i < s.size()) {

@@ -1,5 +1,6 @@
 #include "pkg/cel/value.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -72,6 +73,59 @@ int CompareNumbers(const Value& a, const Value& b) {
 bool IsNumber(const Value& v) { return v.Is<int64_t>() || v.Is<uint64_t>() || v.Is<double>(); }
 
 }  // namespace
+
+namespace {
+
+bool StartsCodePoint(char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }
+
+}  // namespace
+
+Value Value::String(std::string s) {
+  int64_t code_points = 0;
+  std::vector<size_t> checkpoints;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (!StartsCodePoint(s[i])) continue;
+    if (code_points % StringValue::kCheckpointStride == 0) checkpoints.push_back(i);
+    ++code_points;
+  }
+  StringValue v{std::make_shared<const std::string>(std::move(s)), code_points, nullptr};
+  if (code_points != static_cast<int64_t>(v.s->size()) &&
+      code_points > StringValue::kCheckpointStride) {
+    v.checkpoints = std::make_shared<const std::vector<size_t>>(std::move(checkpoints));
+  }
+  return Value(std::move(v));
+}
+
+size_t StringValue::ByteOffset(int64_t index) const {
+  if (code_points == static_cast<int64_t>(s->size())) return static_cast<size_t>(index);
+  if (index >= code_points) return s->size();
+  size_t at = 0;
+  int64_t k = 0;
+  if (checkpoints) {
+    at = (*checkpoints)[static_cast<size_t>(index / kCheckpointStride)];
+    k = index - index % kCheckpointStride;
+  }
+  // Steps over code points until `index` is reached; `at` starts a code point throughout.
+  for (; k < index; ++k) {
+    ++at;
+    while (at < s->size() && !StartsCodePoint((*s)[at])) ++at;
+  }
+  return at;
+}
+
+int64_t StringValue::CodePointAt(size_t offset) const {
+  if (code_points == static_cast<int64_t>(s->size())) return static_cast<int64_t>(offset);
+  size_t from = 0;
+  int64_t k = 0;
+  if (checkpoints) {
+    const auto it = std::upper_bound(checkpoints->begin(), checkpoints->end(), offset);
+    const auto block = static_cast<int64_t>(it - checkpoints->begin()) - 1;
+    from = (*checkpoints)[static_cast<size_t>(block)];
+    k = block * kCheckpointStride;
+  }
+  for (size_t i = from; i < offset && i < s->size(); ++i) k += StartsCodePoint((*s)[i]) ? 1 : 0;
+  return k;
+}
 
 std::string Value::TypeName() const {
   switch (data_.index()) {

@@ -22,10 +22,23 @@ class Value;
 
 struct NullValue {};
 struct StringValue {
+  // Code points per entry of `checkpoints`.
+  static constexpr int64_t kCheckpointStride = 128;
+
   std::shared_ptr<const std::string> s;
   // Counted once when the string is made: size() costs one unit in CEL whatever the length,
   // so it must not walk the string each time.
   int64_t code_points = 0;
+  // For a string longer than one stride with a multi-byte code point: the byte offset of code
+  // point k * kCheckpointStride at [k], built with the count. Indexing by code point (charAt(),
+  // substring(), indexOf()) then walks at most one stride and allocates nothing per call; CEL
+  // charges charAt() one unit whatever the length. Null otherwise (bytes index directly).
+  std::shared_ptr<const std::vector<size_t>> checkpoints;
+
+  // The byte offset of code point `index`, 0 <= index <= code_points.
+  size_t ByteOffset(int64_t index) const;
+  // The index of the code point starting at byte `offset` (the count of code points before it).
+  int64_t CodePointAt(size_t offset) const;
 };
 struct BytesValue {
   std::shared_ptr<const std::string> s;
@@ -82,11 +95,7 @@ class Value {
   static Value Int(int64_t i) { return Value(i); }
   static Value Uint(uint64_t u) { return Value(u); }
   static Value Double(double d) { return Value(d); }
-  static Value String(std::string s) {
-    int64_t code_points = 0;
-    for (const char c : s) code_points += (static_cast<unsigned char>(c) & 0xC0) != 0x80 ? 1 : 0;
-    return Value(StringValue{std::make_shared<const std::string>(std::move(s)), code_points});
-  }
+  static Value String(std::string s);
   static Value Bytes(std::string s) {
     return Value(BytesValue{std::make_shared<const std::string>(std::move(s))});
   }
