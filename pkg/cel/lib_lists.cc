@@ -147,11 +147,12 @@ Value Sort(const Args& a, EvalBudget& b) {
 Value Range(const Args& a, EvalBudget& b) {
   constexpr int64_t kMaxRange = 1000000;
   const int64_t n = I(a[0]);
+  if (n < 0) return Err("lists.range: size must be non-negative, got " + std::to_string(n));
   if (n > kMaxRange) {
     return Err("lists.range: size " + std::to_string(n) + " exceeds maximum allowed (" +
                std::to_string(kMaxRange) + ")");
   }
-  if (n <= 0) return Value::List({});
+  if (n == 0) return Value::List({});
   if (!b.Allocate(static_cast<uint64_t>(n) * sizeof(Value))) return Err(kMemoryLimitMessage);
   std::vector<Value> out;
   out.reserve(static_cast<size_t>(n));
