@@ -5,6 +5,7 @@
 
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "pkg/cel/functions.h"
@@ -43,6 +44,29 @@ TEST(Compile, DeepNestingIsRefusedNotRecursedInto) {
   const CompileResult r = Compile(deep);
   ASSERT_FALSE(r.program);
   EXPECT_NE(r.error.find("expression recursion limit exceeded"), std::string::npos) << r.error;
+}
+
+// CEL counts one level per nested expression (a parenthesis, a list, a call argument), up to
+// 250 for the outermost expression and everything inside it.
+TEST(Compile, NestingLimitIsCELs) {
+  for (const auto& [open, close, inner, tail] :
+       std::vector<std::tuple<std::string, std::string, std::string, std::string>>{
+           {"(", ")", "true", ""},
+           {"[", "]", "true", ".size() == 1"},
+           {"int(", ")", "1", " == 1"}}) {
+    SCOPED_TRACE(open);
+    const auto nested = [&](int levels) {
+      std::string e = inner;
+      for (int i = 0; i < levels; ++i) e = open + e + close;
+      return e + tail;
+    };
+    const CompileResult deepest = Compile(nested(249));
+    EXPECT_TRUE(deepest.program) << deepest.error;
+    const CompileResult over = Compile(nested(250));
+    ASSERT_FALSE(over.program);
+    EXPECT_NE(over.error.find("expression recursion limit exceeded: 250"), std::string::npos)
+        << over.error;
+  }
 }
 
 TEST(Compile, LongOperatorChainsAreBounded) {
