@@ -185,6 +185,22 @@ TEST(Matches, SearchingALongStringEndsAtTheCostLimit) {
   EXPECT_LT(PeakResidentBytes(), kBoundedPeak);
 }
 
+// Kubernetes' functions that traverse a string (indexOf(), lastIndexOf()) cost a tenth of its
+// bytes: 1000 three-byte code points cost as much as 3000 ASCII ones.
+TEST(Matches, StringTraversalCostCountsBytes) {
+  std::string euros;
+  for (int i = 0; i < 1000; ++i) euros += "\xe2\x82\xac";
+  const auto cost = [](const std::string& s) {
+    const CompileResult r =
+        Compile("'" + s + "'.indexOf('x') == -1 && '" + s + "'.lastIndexOf('x') == -1");
+    EXPECT_TRUE(r.program) << r.error;
+    const EvalResult e = Matches(*r.program, DeviceView{});
+    EXPECT_TRUE(e.matches) << e.error;
+    return e.cost;
+  };
+  EXPECT_EQ(cost(euros), cost(std::string(3000, 'a')));
+}
+
 TEST(Matches, OneProgramEvaluatesOnManyThreads) {
   const CompileResult r = Compile(
       "cel.bind(a, device.attributes['dra.example.com'], a.cores > 100 && "
