@@ -47,13 +47,14 @@ struct ListValue {
   std::shared_ptr<const std::vector<Value>> items;
 };
 
-// A map key: bool, a number (int, uint and integral double keys of one value are one key, as
-// CEL's heterogeneous equality has it), a string, a double with a fraction (by its bits) or
-// null.
+// A map key: bool, a number, a string, a double with a fraction (by its bits) or null. Keys
+// of different numeric kinds are different keys even with one value (`{1: a, 1u: b}` has two
+// entries, as cel-go's map literals do); MapFind() falls back across the kinds.
 struct MapKey {
   int rank = 0;  // 0 bool, 1 number, 2 string, 3 fractional double, 4 null
   bool b = false;
   __int128 n = 0;
+  int number_kind = 0;  // rank 1: 0 int, 1 uint, 2 integral double
   std::string s;
   auto operator<=>(const MapKey&) const = default;
 };
@@ -151,7 +152,9 @@ int Compare(const Value& a, const Value& b, bool* ordered);
 // The key a value is stored under in a map; false if the value cannot be a key.
 bool ToMapKey(const Value& v, MapKey* key);
 
-// Looks `key` up in `map`; nullptr when absent.
+// Looks `key` up in `map`; nullptr when absent. A number not found under its own kind is
+// looked up as cel-go does: an int as a uint, a uint as an int, an integral double as an int
+// and then a uint (never an int as a double).
 const Value* MapFind(const Value& map, const Value& key);
 
 // A rendering of the value for error messages (e.g. "no such key: model").
