@@ -71,6 +71,9 @@ class Evaluator {
     // A presence test costs nothing itself, as the Kubernetes environment configures CEL (a
     // path rooted at an expression still costs its one).
     budget_.Charge(QualifierCost(e) - (e.kind == ExprKind::kPresence ? 1 : 0));
+    // A field of a list is a string index into it, an error even in a presence test; a field
+    // of a scalar is absent.
+    if (operand.Is<ListValue>()) return Value::Error("unsupported index type 'string' in list");
     if (!operand.Is<MapValue>()) {
       if (e.kind == ExprKind::kPresence) return Value::Bool(false);
       return Value::Error("no such key: " + e.name);
