@@ -85,15 +85,18 @@ bool StartsCodePoint(char c) { return (static_cast<unsigned char>(c) & 0xC0) != 
 
 Value Value::String(std::string s) {
   int64_t code_points = 0;
-  std::vector<size_t> checkpoints;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (!StartsCodePoint(s[i])) continue;
-    if (code_points % StringValue::kCheckpointStride == 0) checkpoints.push_back(i);
-    ++code_points;
-  }
+  for (const char c : s) code_points += StartsCodePoint(c) ? 1 : 0;
   StringValue v{std::make_shared<const std::string>(std::move(s)), code_points, nullptr};
   if (code_points != static_cast<int64_t>(v.s->size()) &&
       code_points > StringValue::kCheckpointStride) {
+    std::vector<size_t> checkpoints;
+    checkpoints.reserve(static_cast<size_t>(code_points / StringValue::kCheckpointStride) + 1);
+    int64_t k = 0;
+    for (size_t i = 0; i < v.s->size(); ++i) {
+      if (!StartsCodePoint((*v.s)[i])) continue;
+      if (k % StringValue::kCheckpointStride == 0) checkpoints.push_back(i);
+      ++k;
+    }
     v.checkpoints = std::make_shared<const std::vector<size_t>>(std::move(checkpoints));
   }
   return Value(std::move(v));
