@@ -403,7 +403,7 @@ void DecodeDevice(const json& value, const Path& path, bool per_device_node_sele
   ReadBoundedStringList(value, path.Field("bindingFailureConditions"),
                         kBindingFailureConditionsMaxSize, &out->binding_failure_conditions);
   ReadBool(value, path.Field("allowMultipleAllocations"), &out->allow_multiple_allocations);
-  unsupported.Record(value, path, {"nodeAllocatableResources", "derivedAttributes"});
+  unsupported.Record(value, path, {"nodeAllocatableResources"});
 }
 
 void DecodeSliceSpec(const json& spec, const Path& path, Unsupported& unsupported,
@@ -589,18 +589,19 @@ void DecodeClaimStatus(const json& status, const Path& path, Unsupported& unsupp
                      ReadRequiredString(e, p.Field("name"), &r->name);
                      ReadRequiredString(e, p.Field("uid"), &r->uid);
                    });
-  ReadArray(status, path.Field("devices"), &out->devices,
-            [](const json& e, const Path& p, AllocatedDeviceStatus* d) {
-              ExpectObject(e, p);
-              ReadString(e, p.Field("driver"), &d->driver);
-              ReadString(e, p.Field("pool"), &d->pool);
-              ReadString(e, p.Field("device"), &d->device);
-              ReadOptionalString(e, p.Field("shareID"), &d->share_id);
-              ReadArray(e, p.Field("conditions"), &d->conditions,
-                        [](const json& ce, const Path& cp, Condition* c) {
-                          *c = DecodeCondition(ce, cp.str());
-                        });
-            });
+  ReadBoundedArray(status, path.Field("devices"), kAllocatedDeviceStatusMaxSize, &out->devices,
+                   [](const json& e, const Path& p, AllocatedDeviceStatus* d) {
+                     ExpectObject(e, p);
+                     ReadString(e, p.Field("driver"), &d->driver);
+                     ReadString(e, p.Field("pool"), &d->pool);
+                     ReadString(e, p.Field("device"), &d->device);
+                     ReadOptionalString(e, p.Field("shareID"), &d->share_id);
+                     ReadBoundedArray(e, p.Field("conditions"), kAllocatedDeviceStatusMaxConditions,
+                                      &d->conditions,
+                                      [](const json& ce, const Path& cp, Condition* c) {
+                                        *c = DecodeCondition(ce, cp.str());
+                                      });
+                   });
 }
 
 // ---- Encoding ----

@@ -483,6 +483,7 @@ TEST(UnsupportedFields, SliceRecordsEveryAlphaFieldByPath) {
                           {"gpu.example.com/firmware", {{"versions", {"1.0.0"}}}}};
   device["consumesCounters"][0]["compatibilityGroups"] = {"mig"};
   device["nodeAllocatableResources"] = {{"cpu", {{"mapping", {{"deviceMultiplier", "4"}}}}}};
+  // Requests have derivedAttributes; a device has no such field, so it is not reported.
   device["derivedAttributes"] = {{{"name", "x/y"}, {"expression", "1"}}};
   // Empty lists are what unset fields decode to.
   slice["spec"]["devices"][1]["attributes"] = {{"empty", {{"int", 3}, {"ints", json::array()}}}};
@@ -496,7 +497,6 @@ TEST(UnsupportedFields, SliceRecordsEveryAlphaFieldByPath) {
                 "spec.devices[0].attributes.names.strings",
                 "spec.devices[0].consumesCounters[0].compatibilityGroups",
                 "spec.devices[0].nodeAllocatableResources",
-                "spec.devices[0].derivedAttributes",
                 "spec.partitionTypeAttribute",
                 "spec.skipNodeOperations",
             }));
@@ -863,7 +863,13 @@ INSTANTIATE_TEST_SUITE_P(
                       Remove("/status/reservedFor/0/uid"), "status.reservedFor[0].uid: required"},
         MalformedCase{"device status condition", kClaimDecode, kClaim,
                       Replace("/status/devices/0/conditions/0/status", true),
-                      "status.devices[0].conditions[0].status: expected string, got boolean"}));
+                      "status.devices[0].conditions[0].status: expected string, got boolean"},
+        MalformedCase{"too many device statuses", kClaimDecode, kClaim,
+                      Replace("/status/devices", Repeat({{"driver", "d"}, {"device", "x"}}, 33)),
+                      "status.devices: 33 entries, more than the limit of 32"},
+        MalformedCase{"too many device conditions", kClaimDecode, kClaim,
+                      Replace("/status/devices/0/conditions", Repeat({{"type", "Ready"}}, 9)),
+                      "status.devices[0].conditions: 9 entries, more than the limit of 8"}));
 
 INSTANTIATE_TEST_SUITE_P(
     TemplateAndRule, MalformedDraObject,

@@ -70,6 +70,10 @@ inline constexpr size_t kFirstAvailableDeviceRequestMaxSize = 8;
 inline constexpr size_t kDeviceRequestNamesMaxSize = 32;
 inline constexpr size_t kAllocationConfigMaxSize = 64;
 inline constexpr size_t kOpaqueParametersMaxLength = 10 * 1024;
+// status.devices[]: one entry per allocated device, so no more than the allocation's results.
+inline constexpr size_t kAllocatedDeviceStatusMaxSize = kAllocationResultsMaxSize;
+// status.devices[].conditions[].
+inline constexpr size_t kAllocatedDeviceStatusMaxConditions = 8;
 
 // One value of a device attribute. Exactly one alternative is set in a valid object.
 struct DeviceAttribute {

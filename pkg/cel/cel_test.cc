@@ -1,10 +1,14 @@
 #include "pkg/cel/cel.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
+
+#include "pkg/cel/functions.h"
 
 namespace berth::cel {
 namespace {
@@ -40,6 +44,29 @@ TEST(Compile, DeepNestingIsRefusedNotRecursedInto) {
   const CompileResult r = Compile(deep);
   ASSERT_FALSE(r.program);
   EXPECT_NE(r.error.find("expression recursion limit exceeded"), std::string::npos) << r.error;
+}
+
+// CEL counts one level per nested expression (a parenthesis, a list, a call argument), up to
+// 250 for the outermost expression and everything inside it.
+TEST(Compile, NestingLimitIsCELs) {
+  for (const auto& [open, close, inner, tail] :
+       std::vector<std::tuple<std::string, std::string, std::string, std::string>>{
+           {"(", ")", "true", ""},
+           {"[", "]", "true", ".size() == 1"},
+           {"int(", ")", "1", " == 1"}}) {
+    SCOPED_TRACE(open);
+    const auto nested = [&](int levels) {
+      std::string e = inner;
+      for (int i = 0; i < levels; ++i) e = open + e + close;
+      return e + tail;
+    };
+    const CompileResult deepest = Compile(nested(249));
+    EXPECT_TRUE(deepest.program) << deepest.error;
+    const CompileResult over = Compile(nested(250));
+    ASSERT_FALSE(over.program);
+    EXPECT_NE(over.error.find("expression recursion limit exceeded: 250"), std::string::npos)
+        << over.error;
+  }
 }
 
 TEST(Compile, LongOperatorChainsAreBounded) {
@@ -89,6 +116,89 @@ TEST(Matches, DoublingValuesHitTheMemoryBoundOrTheCostLimit) {
   const EvalResult e = Matches(*r.program, DeviceView{});
   EXPECT_FALSE(e.matches);
   EXPECT_NE(e.error.find("operation cancelled"), std::string::npos) << e.error;
+}
+
+// The peak resident memory of this process, in bytes (Linux reports kibibytes).
+uint64_t PeakResidentBytes() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<uint64_t>(usage.ru_maxrss) * 1024;
+}
+
+// An 83-code-point literal with a two-byte code point, grown quadratically by two replaces of
+// the empty string into about 50 MB: within the memory bound, at a cost of a few thousand.
+std::string Grown(const std::string& body) {
+  const std::string seed = "'" + std::string(82, 'a') + "\xc3\xa9'";
+  return "cel.bind(s, " + seed + ", cel.bind(t, s.replace('', s), cel.bind(u, t.replace('', t), " +
+         body + ")))";
+}
+
+// Well above the 64 MiB the evaluation may build, well below an input-sized table per call.
+constexpr uint64_t kBoundedPeak = uint64_t{256} << 20;
+
+TEST(Matches, SplittingIntoMorePiecesThanTheMemoryBoundHoldsIsRefused) {
+  const CompileResult r = Compile(Grown("u.split('').size() > 0"));
+  ASSERT_TRUE(r.program) << r.error;
+  const EvalResult e = Matches(*r.program, DeviceView{});
+  EXPECT_FALSE(e.matches);
+  // Both bounds are passed (split() costs a fifth of the length); either may be named.
+  EXPECT_EQ(e.error.rfind("operation cancelled", 0), 0u) << e.error;
+  EXPECT_LT(PeakResidentBytes(), kBoundedPeak);
+}
+
+TEST(Matches, ReplacingPastTheMemoryBoundIsRefused) {
+  const CompileResult r = Compile(Grown("u.replace('', u).size() > 0"));
+  ASSERT_TRUE(r.program) << r.error;
+  const EvalResult e = Matches(*r.program, DeviceView{});
+  EXPECT_FALSE(e.matches);
+  EXPECT_EQ(e.error.rfind("operation cancelled", 0), 0u) << e.error;
+  EXPECT_LT(PeakResidentBytes(), kBoundedPeak);
+}
+
+TEST(Matches, IndexingALongStringByCodePointAllocatesNothingPerCall) {
+  // Each charAt() costs one unit, so 100000 of them fit the cost limit; on a 50 MB string each
+  // must not walk or copy the string.
+  const CompileResult r =
+      Compile(Grown("lists.range(100000).all(i, u.charAt(i) != '') && u.charAt(1) == 'a'"));
+  ASSERT_TRUE(r.program) << r.error;
+  const EvalResult e = Matches(*r.program, DeviceView{});
+  EXPECT_EQ(e.error, "");
+  EXPECT_TRUE(e.matches);
+  EXPECT_LT(PeakResidentBytes(), kBoundedPeak);
+}
+
+TEST(Matches, SearchingALongStringEndsAtTheCostLimit) {
+  for (const char* body : {"u.indexOf('x') == -1", "u.lastIndexOf('a', 3) == 3",
+                           "u.substring(1).size() > 0", "u.charAt(5) == 'a'"}) {
+    SCOPED_TRACE(body);
+    const CompileResult r = Compile(Grown(body));
+    ASSERT_TRUE(r.program) << r.error;
+    const EvalResult e = Matches(*r.program, DeviceView{});
+    // charAt() is cheap and answers; the others cost a tenth of the string's length.
+    if (std::string(body).find("charAt") != std::string::npos) {
+      EXPECT_EQ(e.error, "");
+      EXPECT_TRUE(e.matches);
+    } else {
+      EXPECT_EQ(e.error, kCostLimitMessage);
+    }
+  }
+  EXPECT_LT(PeakResidentBytes(), kBoundedPeak);
+}
+
+// Kubernetes' functions that traverse a string (indexOf(), lastIndexOf()) cost a tenth of its
+// bytes: 1000 three-byte code points cost as much as 3000 ASCII ones.
+TEST(Matches, StringTraversalCostCountsBytes) {
+  std::string euros;
+  for (int i = 0; i < 1000; ++i) euros += "\xe2\x82\xac";
+  const auto cost = [](const std::string& s) {
+    const CompileResult r =
+        Compile("'" + s + "'.indexOf('x') == -1 && '" + s + "'.lastIndexOf('x') == -1");
+    EXPECT_TRUE(r.program) << r.error;
+    const EvalResult e = Matches(*r.program, DeviceView{});
+    EXPECT_TRUE(e.matches) << e.error;
+    return e.cost;
+  };
+  EXPECT_EQ(cost(euros), cost(std::string(3000, 'a')));
 }
 
 TEST(Matches, OneProgramEvaluatesOnManyThreads) {

@@ -27,6 +27,15 @@ uint64_t QualifierCost(const Expr& e) {
   return operand.kind == ExprKind::kIdent || IsQualifier(operand) ? 1 : 2;
 }
 
+// The lists extension declares sort() once per comparable element type, and its cost tracker
+// is keyed by those overloads: it applies only where the checker typed the target as a list of
+// one concrete type (a dyn target is dispatched at run time and costs one).
+bool TypedAsConcreteList(const Expr& target) {
+  const TypePtr& t = target.type;
+  return t && t->kind == TypeKind::kList && t->a && t->a->kind != TypeKind::kDyn &&
+         t->a->kind != TypeKind::kParam;
+}
+
 class Evaluator {
  public:
   Evaluator(std::vector<Value>* slots, EvalBudget* budget) : slots_(*slots), budget_(*budget) {}
@@ -62,6 +71,9 @@ class Evaluator {
     // A presence test costs nothing itself, as the Kubernetes environment configures CEL (a
     // path rooted at an expression still costs its one).
     budget_.Charge(QualifierCost(e) - (e.kind == ExprKind::kPresence ? 1 : 0));
+    // A field of a list is a string index into it, an error even in a presence test; a field
+    // of a scalar is absent.
+    if (operand.Is<ListValue>()) return Value::Error("unsupported index type 'string' in list");
     if (!operand.Is<MapValue>()) {
       if (e.kind == ExprKind::kPresence) return Value::Bool(false);
       return Value::Error("no such key: " + e.name);
@@ -125,7 +137,8 @@ class Evaluator {
         return Value::Map({});
       }
     }
-    const bool resolved = e.overloads.size() == 1;
+    const bool resolved =
+        e.overloads.size() == 1 && (e.name != "sort" || TypedAsConcreteList(*e.args[0]));
     if (error != nullptr) {
       // A failed argument still costs the call, except where cel-go planned a literal pattern.
       if (!e.free_call && !e.regex && e.name != "_[_]") {

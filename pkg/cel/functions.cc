@@ -67,19 +67,6 @@ Value MakeList(std::vector<Value> items, EvalBudget& b) {
   return Value::List(std::move(items));
 }
 
-// ---- UTF-8 helpers: CEL string functions count code points.
-std::vector<size_t> CodePointOffsets(const std::string& s) {
-  std::vector<size_t> offs;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80) offs.push_back(i);
-  }
-  offs.push_back(s.size());
-  return offs;
-}
-int64_t CodePoints(const std::string& s) {
-  return static_cast<int64_t>(CodePointOffsets(s).size() - 1);
-}
-
 bool ValidUtf8(const std::string& s) {
   size_t i = 0;
   while (i < s.size()) {
@@ -151,9 +138,12 @@ uint64_t Size(const Value& v) {
   return 1;
 }
 
+// Kubernetes' traversal cost: a tenth of each string's bytes (not its code points, which
+// size() counts), one per other leaf.
 uint64_t Traversal(const Value& v) {
-  if (v.Is<StringValue>() || v.Is<BytesValue>())
-    return static_cast<uint64_t>(static_cast<double>(Size(v)) * 0.1);
+  if (v.Is<StringValue>() || v.Is<BytesValue>()) {
+    return static_cast<uint64_t>(static_cast<double>(v.Str().size()) * 0.1);
+  }
   if (v.Is<ListValue>()) {
     uint64_t c = 0;
     for (const Value& x : v.Items()) c += Traversal(x);

@@ -9,13 +9,22 @@ namespace berth::cel::lib {
 namespace {
 
 // ---- lists (Kubernetes and the lists extension)
+// The kinds CEL can order (its Comparer values); anything else in isSorted(), min() or max()
+// is an error.
+bool Orderable(const Value& v) {
+  return v.Is<bool>() || v.Is<int64_t>() || v.Is<uint64_t>() || v.Is<double>() ||
+         v.Is<StringValue>() || v.Is<BytesValue>();
+}
+// Kubernetes' isSorted(): a pair out of order gives false; a pair with no order between them
+// (NaN, a string after an int in a dyn list) is skipped, as upstream skips a failed comparison.
 Value IsSorted(const Args& a, EvalBudget&) {
   const auto& items = a[0].Items();
-  for (size_t i = 1; i < items.size(); ++i) {
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (!Orderable(items[i])) return Err("no such overload");
     bool ordered = false;
-    const int c = Compare(items[i - 1], items[i], &ordered);
-    if (!ordered) return Err("no such overload");
-    if (c > 0) return Value::Bool(false);
+    if (i > 0 && Compare(items[i - 1], items[i], &ordered) > 0 && ordered) {
+      return Value::Bool(false);
+    }
   }
   return Value::Bool(true);
 }
@@ -44,20 +53,19 @@ Value Sum(const Args& a, EvalBudget&) {
     return Err("no such overload");
   return acc;
 }
+// Kubernetes' min() and max(): the running result is replaced only by an element it compares
+// as greater (min) or less (max) than; a failed comparison keeps it.
 Value MinMax(const Args& a, bool want_max) {
   const auto& items = a[0].Items();
   if (items.empty()) return Err(std::string(want_max ? "max" : "min") + " called on empty list");
-  Value best = items[0];
-  for (size_t i = 1; i < items.size(); ++i) {
+  size_t best = 0;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (!Orderable(items[i])) return Err("no such overload");
     bool ordered = false;
-    const int c = Compare(items[i], best, &ordered);
-    if (!ordered && !(items[i].Is<double>() || best.Is<double>())) return Err("no such overload");
-    if ((want_max && c > 0 && ordered) || (!want_max && c < 0 && ordered)) best = items[i];
+    const int c = Compare(items[best], items[i], &ordered);
+    if (ordered && c == (want_max ? -1 : 1)) best = i;
   }
-  if (items.size() == 1 && (best.Is<ListValue>() || best.Is<MapValue>() || best.Is<NullValue>())) {
-    return Err("no such overload");
-  }
-  return best;
+  return items[best];
 }
 Value Max(const Args& a, EvalBudget&) { return MinMax(a, true); }
 Value Min(const Args& a, EvalBudget&) { return MinMax(a, false); }
@@ -147,11 +155,12 @@ Value Sort(const Args& a, EvalBudget& b) {
 Value Range(const Args& a, EvalBudget& b) {
   constexpr int64_t kMaxRange = 1000000;
   const int64_t n = I(a[0]);
+  if (n < 0) return Err("lists.range: size must be non-negative, got " + std::to_string(n));
   if (n > kMaxRange) {
     return Err("lists.range: size " + std::to_string(n) + " exceeds maximum allowed (" +
                std::to_string(kMaxRange) + ")");
   }
-  if (n <= 0) return Value::List({});
+  if (n == 0) return Value::List({});
   if (!b.Allocate(static_cast<uint64_t>(n) * sizeof(Value))) return Err(kMemoryLimitMessage);
   std::vector<Value> out;
   out.reserve(static_cast<size_t>(n));

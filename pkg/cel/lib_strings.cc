@@ -5,6 +5,7 @@
 #include <re2/re2.h>
 
 #include <algorithm>
+#include <limits>
 #include <string>
 
 #include "pkg/cel/library.h"
@@ -34,6 +35,22 @@ class Searcher {
       if (k == needle_.size()) return i + 1 - k;
     }
     return std::string::npos;
+  }
+  // The last occurrence starting at or before `limit`, or npos; the needle is not empty. One
+  // forward pass that keeps its state across matches, so overlapping ones cost nothing extra.
+  size_t FindLast(const std::string& hay, size_t limit) const {
+    size_t last = std::string::npos;
+    const size_t end = std::min(hay.size(), limit + needle_.size());
+    size_t k = 0;
+    for (size_t i = 0; i < end; ++i) {
+      while (k > 0 && hay[i] != needle_[k]) k = fail_[k];
+      if (hay[i] == needle_[k]) ++k;
+      if (k == needle_.size()) {
+        last = i + 1 - k;
+        k = fail_[k];
+      }
+    }
+    return last;
   }
 
  private:
@@ -112,69 +129,52 @@ Value Find(const Args& a, EvalBudget& b) { return RegexFn<1>(a, b); }
 Value FindAll(const Args& a, EvalBudget& b) { return RegexFn<2>(a, b); }
 Value FindAllLimit(const Args& a, EvalBudget& b) { return RegexFn<2>(a, b); }
 
+const StringValue& Sv(const Value& v) { return v.As<StringValue>(); }
+
+// Code points are located through the string's checkpoints: no call allocates or walks more
+// than one stride to find an index (charAt() costs one unit whatever the length).
 Value CharAt(const Args& a, EvalBudget&) {
-  // An ASCII string (as many code points as bytes) is indexed directly; charAt() costs one unit
-  // in CEL whatever the length.
-  if (a[0].As<StringValue>().code_points == static_cast<int64_t>(S(a[0]).size())) {
-    const int64_t i = I(a[1]);
-    const auto n = static_cast<int64_t>(S(a[0]).size());
-    if (i < 0 || i > n) return Err("index out of range: " + std::to_string(i));
-    if (i == n) return Value::String("");
-    return Value::String(S(a[0]).substr(static_cast<size_t>(i), 1));
-  }
-  const auto offs = CodePointOffsets(S(a[0]));
+  const StringValue& s = Sv(a[0]);
   const int64_t i = I(a[1]);
-  const auto n = static_cast<int64_t>(offs.size() - 1);
-  if (i < 0 || i > n) return Err("index out of range: " + std::to_string(i));
-  if (i == n) return Value::String("");
-  return Value::String(
-      S(a[0]).substr(offs[static_cast<size_t>(i)],
-                     offs[static_cast<size_t>(i) + 1] - offs[static_cast<size_t>(i)]));
-}
-// Code-point index of a byte offset.
-int64_t CpIndex(const std::vector<size_t>& offs, size_t byte) {
-  return static_cast<int64_t>(std::lower_bound(offs.begin(), offs.end(), byte) - offs.begin());
+  if (i < 0 || i > s.code_points) return Err("index out of range: " + std::to_string(i));
+  if (i == s.code_points) return Value::String("");
+  const size_t from = s.ByteOffset(i);
+  size_t to = from + 1;
+  while (to < s.s->size() && (static_cast<unsigned char>((*s.s)[to]) & 0xC0) == 0x80) ++to;
+  return Value::String(s.s->substr(from, to - from));
 }
 // The strings extension's indexOf/lastIndexOf over code points: a negative offset is an error,
 // an offset past the end finds nothing (the empty string is found at the clamped offset).
-Value IndexOfImpl(const std::string& s, const std::string& sub, int64_t off) {
+Value IndexOfImpl(const StringValue& s, const std::string& sub, int64_t off) {
   if (off < 0) return Err("index out of range: " + std::to_string(off));
-  const auto offs = CodePointOffsets(s);
-  const auto n = static_cast<int64_t>(offs.size() - 1);
+  const int64_t n = s.code_points;
   if (sub.empty()) return Value::Int(std::min(off, n));
   if (off >= n) return Value::Int(-1);
-  const size_t at = Searcher(sub).Find(s, offs[static_cast<size_t>(off)]);
+  const size_t at = Searcher(sub).Find(*s.s, s.ByteOffset(off));
   if (at == std::string::npos) return Value::Int(-1);
-  return Value::Int(CpIndex(offs, at));
+  return Value::Int(s.CodePointAt(at));
 }
-Value IndexOf(const Args& a, EvalBudget&) { return IndexOfImpl(S(a[0]), S(a[1]), 0); }
-Value IndexOfFrom(const Args& a, EvalBudget&) { return IndexOfImpl(S(a[0]), S(a[1]), I(a[2])); }
-Value LastIndexOfImpl(const std::string& s, const std::string& sub, int64_t off) {
+Value IndexOf(const Args& a, EvalBudget&) { return IndexOfImpl(Sv(a[0]), S(a[1]), 0); }
+Value IndexOfFrom(const Args& a, EvalBudget&) { return IndexOfImpl(Sv(a[0]), S(a[1]), I(a[2])); }
+Value LastIndexOfImpl(const StringValue& s, const Value& sub, int64_t off) {
   if (off < 0) return Err("index out of range: " + std::to_string(off));
-  const auto offs = CodePointOffsets(s);
-  const auto n = static_cast<int64_t>(offs.size() - 1);
-  if (sub.empty()) return Value::Int(std::min(off, n));
+  const int64_t n = s.code_points;
+  if (S(sub).empty()) return Value::Int(std::min(off, n));
   if (off >= n) return Value::Int(-1);
-  const int64_t m = CodePoints(sub);
+  const int64_t m = Sv(sub).code_points;
   if (m > n) return Value::Int(-1);
   off = std::min(off, n - m);
-  // The last occurrence starting at or before `off`: the first one in the reversed string
-  // starting at or after the mirrored position.
-  const size_t limit = offs[static_cast<size_t>(off)];
-  const std::string reversed(s.rbegin(), s.rend());
-  const std::string reversed_sub(sub.rbegin(), sub.rend());
-  const size_t start = limit + sub.size() >= s.size() ? 0 : s.size() - limit - sub.size();
-  const size_t found = Searcher(reversed_sub).Find(reversed, start);
+  const size_t found = Searcher(S(sub)).FindLast(*s.s, s.ByteOffset(off));
   if (found == std::string::npos) return Value::Int(-1);
-  return Value::Int(CpIndex(offs, s.size() - found - sub.size()));
+  return Value::Int(s.CodePointAt(found));
 }
 Value LastIndexOf(const Args& a, EvalBudget&) {
-  if (S(a[1]).empty()) return Value::Int(CodePoints(S(a[0])));
+  if (S(a[1]).empty()) return Value::Int(Sv(a[0]).code_points);
   if (S(a[0]).size() < S(a[1]).size()) return Value::Int(-1);
-  return LastIndexOfImpl(S(a[0]), S(a[1]), CodePoints(S(a[0])) - 1);
+  return LastIndexOfImpl(Sv(a[0]), a[1], Sv(a[0]).code_points - 1);
 }
 Value LastIndexOfFrom(const Args& a, EvalBudget&) {
-  return LastIndexOfImpl(S(a[0]), S(a[1]), I(a[2]));
+  return LastIndexOfImpl(Sv(a[0]), a[1], I(a[2]));
 }
 Value LowerAscii(const Args& a, EvalBudget& b) {
   std::string s = S(a[0]);
@@ -190,87 +190,119 @@ Value UpperAscii(const Args& a, EvalBudget& b) {
   }
   return MakeString(std::move(s), b);
 }
-Value ReplaceN(const std::string& s, const std::string& from, const std::string& to, int64_t n,
+// The byte offset where the code point after the one at `at` starts.
+size_t NextCodePoint(const std::string& s, size_t at) {
+  ++at;
+  while (at < s.size() && (static_cast<unsigned char>(s[at]) & 0xC0) == 0x80) ++at;
+  return at;
+}
+
+// The memory a list of `pieces` strings holding `bytes` in all takes: each piece is a Value and
+// a shared string of its own.
+uint64_t PiecesFootprint(uint64_t pieces, uint64_t bytes) {
+  constexpr uint64_t kPerString = sizeof(Value) + sizeof(std::string) + 2 * sizeof(void*);
+  return bytes + pieces * kPerString;
+}
+
+// As Go's strings.Replace: an empty `from` matches before each code point and at the end.
+// The replacements are counted first, so the result's size is charged to the memory bound
+// before any of it is built, and no table of positions is kept.
+Value ReplaceN(const StringValue& sv, const std::string& from, const std::string& to, int64_t n,
                EvalBudget& b) {
+  const std::string& s = *sv.s;
   if (n == 0) return Value::String(s);
-  // The result's size is known before it is built; refuse what the budget would not hold.
-  std::vector<size_t> at;
+  const auto within = [n](uint64_t count) { return n < 0 || count < static_cast<uint64_t>(n); };
+  const Searcher searcher(from);
+  uint64_t count = 0;
   if (from.empty()) {
-    const auto offs = CodePointOffsets(s);
-    for (size_t i = 0; i < offs.size() && (n < 0 || static_cast<int64_t>(at.size()) < n); ++i) {
-      at.push_back(offs[i]);
-    }
+    count = static_cast<uint64_t>(sv.code_points) + 1;
+    if (n > 0) count = std::min(count, static_cast<uint64_t>(n));
   } else {
-    const Searcher searcher(from);
-    for (size_t p = searcher.Find(s, 0);
-         p != std::string::npos && (n < 0 || static_cast<int64_t>(at.size()) < n);
+    for (size_t p = searcher.Find(s, 0); p != std::string::npos && within(count);
          p = searcher.Find(s, p + from.size())) {
-      at.push_back(p);
+      ++count;
     }
   }
-  const uint64_t size = s.size() + at.size() * to.size();
-  if (!b.Allocate(size)) return Err(kMemoryLimitMessage);
+  const uint64_t removed = count * from.size();
+  const unsigned __int128 size =
+      static_cast<unsigned __int128>(count) * to.size() + (s.size() - removed);
+  // A size past the bound is charged as just past it: the sum must not wrap.
+  const uint64_t charged = size > EvalBudget::kMaxAllocatedBytes
+                               ? EvalBudget::kMaxAllocatedBytes + 1
+                               : static_cast<uint64_t>(size);
+  if (!b.Allocate(charged)) return Err(kMemoryLimitMessage);
   std::string out;
-  out.reserve(size);
+  out.reserve(static_cast<size_t>(size));
   size_t prev = 0;
-  for (size_t p : at) {
+  for (uint64_t done = 0; done < count; ++done) {
+    size_t p = 0;
+    if (from.empty()) {
+      p = done == 0 ? 0 : NextCodePoint(s, prev);
+    } else {
+      p = searcher.Find(s, prev);
+    }
     out.append(s, prev, p - prev);
     out += to;
     prev = p + from.size();
   }
-  if (prev <= s.size()) out.append(s, prev, std::string::npos);
+  out.append(s, prev, std::string::npos);
   return Value::String(std::move(out));
 }
-Value Replace(const Args& a, EvalBudget& b) { return ReplaceN(S(a[0]), S(a[1]), S(a[2]), -1, b); }
+Value Replace(const Args& a, EvalBudget& b) { return ReplaceN(Sv(a[0]), S(a[1]), S(a[2]), -1, b); }
 Value ReplaceLimit(const Args& a, EvalBudget& b) {
-  return ReplaceN(S(a[0]), S(a[1]), S(a[2]), I(a[3]), b);
+  return ReplaceN(Sv(a[0]), S(a[1]), S(a[2]), I(a[3]), b);
 }
-Value SplitN(const std::string& s, const std::string& sep, int64_t n, EvalBudget& b) {
-  std::vector<Value> out;
+// As Go's strings.SplitN. The pieces are counted and charged to the memory bound before any
+// is built.
+Value SplitN(const StringValue& sv, const std::string& sep, int64_t n, EvalBudget& b) {
+  const std::string& s = *sv.s;
   if (n == 0) return Value::List({});
+  const auto limit = n < 0 ? std::numeric_limits<uint64_t>::max() : static_cast<uint64_t>(n);
+  const Searcher searcher(sep);
+  uint64_t pieces = 0;
   if (sep.empty()) {
-    const auto offs = CodePointOffsets(s);
-    for (size_t i = 0; i + 1 < offs.size(); ++i) {
-      if (n > 0 && static_cast<int64_t>(out.size()) == n - 1) {
-        out.push_back(Value::String(s.substr(offs[i])));
-        break;
-      }
-      out.push_back(Value::String(s.substr(offs[i], offs[i + 1] - offs[i])));
-    }
+    pieces = std::min(static_cast<uint64_t>(sv.code_points), limit);
   } else {
-    size_t prev = 0;
-    const Searcher searcher(sep);
-    while (n < 0 || static_cast<int64_t>(out.size()) < n - 1) {
-      const size_t p = searcher.Find(s, prev);
-      if (p == std::string::npos) break;
-      out.push_back(Value::String(s.substr(prev, p - prev)));
-      prev = p + sep.size();
+    pieces = 1;
+    for (size_t p = searcher.Find(s, 0); p != std::string::npos && pieces < limit;
+         p = searcher.Find(s, p + sep.size())) {
+      ++pieces;
     }
-    out.push_back(Value::String(s.substr(prev)));
   }
-  if (!b.Allocate(s.size() + out.size() * sizeof(Value))) return Err(kMemoryLimitMessage);
+  if (!b.Allocate(PiecesFootprint(pieces, s.size()))) return Err(kMemoryLimitMessage);
+  std::vector<Value> out;
+  out.reserve(static_cast<size_t>(pieces));
+  size_t prev = 0;
+  for (uint64_t i = 0; i < pieces; ++i) {
+    if (i + 1 == pieces && (!sep.empty() || pieces == limit)) {
+      out.push_back(Value::String(s.substr(prev)));
+      break;
+    }
+    const size_t p = sep.empty() ? NextCodePoint(s, prev) : searcher.Find(s, prev);
+    out.push_back(Value::String(s.substr(prev, p - prev)));
+    prev = p + sep.size();
+  }
   return Value::List(std::move(out));
 }
-Value Split(const Args& a, EvalBudget& b) { return SplitN(S(a[0]), S(a[1]), -1, b); }
-Value SplitLimit(const Args& a, EvalBudget& b) { return SplitN(S(a[0]), S(a[1]), I(a[2]), b); }
-Value Substring(const std::string& s, int64_t from, int64_t to) {
-  const auto offs = CodePointOffsets(s);
-  const auto n = static_cast<int64_t>(offs.size() - 1);
+Value Split(const Args& a, EvalBudget& b) { return SplitN(Sv(a[0]), S(a[1]), -1, b); }
+Value SplitLimit(const Args& a, EvalBudget& b) { return SplitN(Sv(a[0]), S(a[1]), I(a[2]), b); }
+Value Substring(const StringValue& s, int64_t from, int64_t to, EvalBudget& b) {
+  const int64_t n = s.code_points;
   if (from > to) {
     return Err("invalid substring range. start: " + std::to_string(from) +
                ", end: " + std::to_string(to));
   }
   if (from < 0 || from > n) return Err("index out of range: " + std::to_string(from));
   if (to < 0 || to > n) return Err("index out of range: " + std::to_string(to));
-  return Value::String(s.substr(offs[static_cast<size_t>(from)],
-                                offs[static_cast<size_t>(to)] - offs[static_cast<size_t>(from)]));
+  const size_t begin = s.ByteOffset(from);
+  return MakeString(s.s->substr(begin, s.ByteOffset(to) - begin), b);
 }
-Value Substring1(const Args& a, EvalBudget&) {
-  const int64_t n = CodePoints(S(a[0]));
+Value Substring1(const Args& a, EvalBudget& b) {
+  const int64_t n = Sv(a[0]).code_points;
   if (I(a[1]) < 0 || I(a[1]) > n) return Err("index out of range: " + std::to_string(I(a[1])));
-  return Substring(S(a[0]), I(a[1]), n);
+  return Substring(Sv(a[0]), I(a[1]), n, b);
 }
-Value Substring2(const Args& a, EvalBudget&) { return Substring(S(a[0]), I(a[1]), I(a[2])); }
+Value Substring2(const Args& a, EvalBudget& b) { return Substring(Sv(a[0]), I(a[1]), I(a[2]), b); }
 Value Trim(const Args& a, EvalBudget&) {
   // Unicode White_Space in ASCII and the common non-ASCII spaces.
   static const std::vector<std::string> kSpaces = {" ",

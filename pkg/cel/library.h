@@ -58,9 +58,6 @@ inline const std::string& S(const Value& v) { return v.Str(); }
 Value MakeString(std::string s, EvalBudget& b);
 Value MakeList(std::vector<Value> items, EvalBudget& b);
 
-// The byte offset of each code point, then the string's size.
-std::vector<size_t> CodePointOffsets(const std::string& s);
-int64_t CodePoints(const std::string& s);
 bool ValidUtf8(const std::string& s);
 
 }  // namespace berth::cel::lib

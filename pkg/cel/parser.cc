@@ -272,8 +272,10 @@ class Parser {
     }
   }
 
+  // Every nested production (parentheses, list and map elements, arguments, indexes) goes
+  // through ParseExpr, which counts the level; the rest of the chain down to here does not
+  // recurse, so one expression level is one count, as in CEL's parser.
   ExprPtr ParsePrimary(bool negate, int32_t sign_offset) {
-    Nest nest(this);
     const Token& t = Cur();
     const int32_t at = negate ? sign_offset : t.offset;
     switch (t.kind) {

@@ -1,5 +1,6 @@
 #include "pkg/cel/value.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -71,7 +72,66 @@ int CompareNumbers(const Value& a, const Value& b) {
 
 bool IsNumber(const Value& v) { return v.Is<int64_t>() || v.Is<uint64_t>() || v.Is<double>(); }
 
+// The entry under `key`, falling back across numeric kinds as MapFind() describes.
+const std::pair<Value, Value>* FindEntry(const MapEntries& entries, MapKey key);
+
 }  // namespace
+
+namespace {
+
+bool StartsCodePoint(char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }
+
+}  // namespace
+
+Value Value::String(std::string s) {
+  int64_t code_points = 0;
+  for (const char c : s) code_points += StartsCodePoint(c) ? 1 : 0;
+  StringValue v{std::make_shared<const std::string>(std::move(s)), code_points, nullptr};
+  if (code_points != static_cast<int64_t>(v.s->size()) &&
+      code_points > StringValue::kCheckpointStride) {
+    std::vector<size_t> checkpoints;
+    checkpoints.reserve(static_cast<size_t>(code_points / StringValue::kCheckpointStride) + 1);
+    int64_t k = 0;
+    for (size_t i = 0; i < v.s->size(); ++i) {
+      if (!StartsCodePoint((*v.s)[i])) continue;
+      if (k % StringValue::kCheckpointStride == 0) checkpoints.push_back(i);
+      ++k;
+    }
+    v.checkpoints = std::make_shared<const std::vector<size_t>>(std::move(checkpoints));
+  }
+  return Value(std::move(v));
+}
+
+size_t StringValue::ByteOffset(int64_t index) const {
+  if (code_points == static_cast<int64_t>(s->size())) return static_cast<size_t>(index);
+  if (index >= code_points) return s->size();
+  size_t at = 0;
+  int64_t k = 0;
+  if (checkpoints) {
+    at = (*checkpoints)[static_cast<size_t>(index / kCheckpointStride)];
+    k = index - index % kCheckpointStride;
+  }
+  // Steps over code points until `index` is reached; `at` starts a code point throughout.
+  for (; k < index; ++k) {
+    ++at;
+    while (at < s->size() && !StartsCodePoint((*s)[at])) ++at;
+  }
+  return at;
+}
+
+int64_t StringValue::CodePointAt(size_t offset) const {
+  if (code_points == static_cast<int64_t>(s->size())) return static_cast<int64_t>(offset);
+  size_t from = 0;
+  int64_t k = 0;
+  if (checkpoints) {
+    const auto it = std::upper_bound(checkpoints->begin(), checkpoints->end(), offset);
+    const auto block = static_cast<int64_t>(it - checkpoints->begin()) - 1;
+    from = (*checkpoints)[static_cast<size_t>(block)];
+    k = block * kCheckpointStride;
+  }
+  for (size_t i = from; i < offset && i < s->size(); ++i) k += StartsCodePoint((*s)[i]) ? 1 : 0;
+  return k;
+}
 
 std::string Value::TypeName() const {
   switch (data_.index()) {
@@ -129,8 +189,8 @@ bool Equal(const Value& a, const Value& b) {
         } else if constexpr (std::is_same_v<T, MapValue>) {
           if (x.entries->size() != y.entries->size()) return false;
           for (const auto& [key, kv] : *x.entries) {
-            const auto it = y.entries->find(key);
-            if (it == y.entries->end() || !Equal(kv.second, it->second.second)) return false;
+            const auto* other = FindEntry(*y.entries, key);
+            if (other == nullptr || !Equal(kv.second, other->second)) return false;
           }
           return true;
         } else if constexpr (std::is_same_v<T, QuantityValue>) {
@@ -170,11 +230,13 @@ bool ToMapKey(const Value& v, MapKey* key) {
   }
   if (v.Is<int64_t>()) {
     key->rank = 1;
+    key->number_kind = 0;
     key->n = v.As<int64_t>();
     return true;
   }
   if (v.Is<uint64_t>()) {
     key->rank = 1;
+    key->number_kind = 1;
     key->n = static_cast<__int128>(v.As<uint64_t>());
     return true;
   }
@@ -187,6 +249,7 @@ bool ToMapKey(const Value& v, MapKey* key) {
     const double d = v.As<double>();
     if (d >= -9223372036854775808.0 && d < 18446744073709551616.0 && std::trunc(d) == d) {
       key->rank = 1;
+      key->number_kind = 2;
       key->n = d < 0 ? static_cast<__int128>(static_cast<int64_t>(d))
                      : static_cast<__int128>(static_cast<uint64_t>(d));
       return true;
@@ -204,11 +267,40 @@ bool ToMapKey(const Value& v, MapKey* key) {
   return false;
 }
 
+namespace {
+
+constexpr __int128 kInt64Max = std::numeric_limits<int64_t>::max();
+constexpr __int128 kUint64Max = std::numeric_limits<uint64_t>::max();
+
+const std::pair<Value, Value>* FindEntry(const MapEntries& entries, MapKey key) {
+  if (const auto it = entries.find(key); it != entries.end()) return &it->second;
+  if (key.rank != 1) return nullptr;
+  const auto as = [&](int kind) -> const std::pair<Value, Value>* {
+    key.number_kind = kind;
+    const auto it = entries.find(key);
+    return it == entries.end() ? nullptr : &it->second;
+  };
+  switch (key.number_kind) {
+    case 0:
+      return key.n >= 0 ? as(1) : nullptr;
+    case 1:
+      return key.n <= kInt64Max ? as(0) : nullptr;
+    default: {
+      if (key.n <= kInt64Max) {
+        if (const auto* found = as(0)) return found;
+      }
+      return key.n >= 0 && key.n <= kUint64Max ? as(1) : nullptr;
+    }
+  }
+}
+
+}  // namespace
+
 const Value* MapFind(const Value& map, const Value& key) {
   MapKey k;
   if (!ToMapKey(key, &k)) return nullptr;
-  const auto it = map.Entries().find(k);
-  return it == map.Entries().end() ? nullptr : &it->second.second;
+  const auto* entry = FindEntry(map.Entries(), std::move(k));
+  return entry == nullptr ? nullptr : &entry->second;
 }
 
 std::string Describe(const Value& v) {

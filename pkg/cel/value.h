@@ -22,10 +22,23 @@ class Value;
 
 struct NullValue {};
 struct StringValue {
+  // Code points per entry of `checkpoints`.
+  static constexpr int64_t kCheckpointStride = 128;
+
   std::shared_ptr<const std::string> s;
   // Counted once when the string is made: size() costs one unit in CEL whatever the length,
   // so it must not walk the string each time.
   int64_t code_points = 0;
+  // For a string longer than one stride with a multi-byte code point: the byte offset of code
+  // point k * kCheckpointStride at [k], built with the count. Indexing by code point (charAt(),
+  // substring(), indexOf()) then walks at most one stride and allocates nothing per call; CEL
+  // charges charAt() one unit whatever the length. Null otherwise (bytes index directly).
+  std::shared_ptr<const std::vector<size_t>> checkpoints;
+
+  // The byte offset of code point `index`, 0 <= index <= code_points.
+  size_t ByteOffset(int64_t index) const;
+  // The index of the code point starting at byte `offset` (the count of code points before it).
+  int64_t CodePointAt(size_t offset) const;
 };
 struct BytesValue {
   std::shared_ptr<const std::string> s;
@@ -34,13 +47,14 @@ struct ListValue {
   std::shared_ptr<const std::vector<Value>> items;
 };
 
-// A map key: bool, a number (int, uint and integral double keys of one value are one key, as
-// CEL's heterogeneous equality has it), a string, a double with a fraction (by its bits) or
-// null.
+// A map key: bool, a number, a string, a double with a fraction (by its bits) or null. Keys
+// of different numeric kinds are different keys even with one value (`{1: a, 1u: b}` has two
+// entries, as cel-go's map literals do); MapFind() falls back across the kinds.
 struct MapKey {
   int rank = 0;  // 0 bool, 1 number, 2 string, 3 fractional double, 4 null
   bool b = false;
   __int128 n = 0;
+  int number_kind = 0;  // rank 1: 0 int, 1 uint, 2 integral double
   std::string s;
   auto operator<=>(const MapKey&) const = default;
 };
@@ -82,11 +96,7 @@ class Value {
   static Value Int(int64_t i) { return Value(i); }
   static Value Uint(uint64_t u) { return Value(u); }
   static Value Double(double d) { return Value(d); }
-  static Value String(std::string s) {
-    int64_t code_points = 0;
-    for (const char c : s) code_points += (static_cast<unsigned char>(c) & 0xC0) != 0x80 ? 1 : 0;
-    return Value(StringValue{std::make_shared<const std::string>(std::move(s)), code_points});
-  }
+  static Value String(std::string s);
   static Value Bytes(std::string s) {
     return Value(BytesValue{std::make_shared<const std::string>(std::move(s))});
   }
@@ -142,7 +152,9 @@ int Compare(const Value& a, const Value& b, bool* ordered);
 // The key a value is stored under in a map; false if the value cannot be a key.
 bool ToMapKey(const Value& v, MapKey* key);
 
-// Looks `key` up in `map`; nullptr when absent.
+// Looks `key` up in `map`; nullptr when absent. A number not found under its own kind is
+// looked up as cel-go does: an int as a uint, a uint as an int, an integral double as an int
+// and then a uint (never an int as a double).
 const Value* MapFind(const Value& map, const Value& key);
 
 // A rendering of the value for error messages (e.g. "no such key: model").
