@@ -759,7 +759,6 @@ DeviceClass DecodeDeviceClass(const json& object) {
                        ExpectObject(e, p);
                        DecodeOpaque(e, p, &c->driver, &c->parameters_json);
                      });
-    device_class.has_config = !device_class.config.empty();
     ReadOptionalString(*spec, spec_path.Field("extendedResourceName"),
                        &device_class.extended_resource_name);
   }

@@ -315,7 +315,6 @@ TEST(DecodeDeviceClass, SelectorsConfigAndExtendedResource) {
   EXPECT_EQ(device_class.meta.name, "gpu.example.com");
   ASSERT_EQ(device_class.selectors.size(), 1u);
   EXPECT_EQ(device_class.selectors[0].expression, "device.driver == 'gpu.example.com'");
-  EXPECT_TRUE(device_class.has_config);
   ASSERT_EQ(device_class.config.size(), 1u);
   EXPECT_EQ(device_class.config[0].driver, "gpu.example.com");
   EXPECT_EQ(json::parse(device_class.config[0].parameters_json),
@@ -323,7 +322,7 @@ TEST(DecodeDeviceClass, SelectorsConfigAndExtendedResource) {
   EXPECT_EQ(device_class.extended_resource_name, "example.com/gpu");
 
   const DeviceClass bare = DecodeDeviceClass(json::parse(R"({"metadata": {"name": "any"}})"));
-  EXPECT_FALSE(bare.has_config);
+  EXPECT_TRUE(bare.config.empty());
   EXPECT_FALSE(bare.extended_resource_name.has_value());
 }
 

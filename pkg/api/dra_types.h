@@ -183,8 +183,6 @@ struct DeviceClass {
   // The extended resource a pod may ask for in its containers' requests to be served by a
   // device of this class (DRA-backed extended resources).
   std::optional<std::string> extended_resource_name;
-  // True when spec.config is set: opaque driver configuration, copied into the allocation.
-  bool has_config = false;
   // spec.config, copied into an allocation's config with source FromClass.
   std::vector<DeviceClassConfiguration> config;
   std::vector<std::string> unsupported_fields;

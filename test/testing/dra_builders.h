@@ -85,7 +85,6 @@ inline api::DeviceClassPtr ClassWithConfig(const std::string& name, const std::s
                                            const std::string& attribute) {
   auto c = std::make_shared<api::DeviceClass>(*Class(name, driver));
   c->config.push_back(api::DeviceClassConfiguration{driver, ConfigJson(attribute)});
-  c->has_config = true;
   return c;
 }
 
