@@ -686,6 +686,10 @@ ResourceList DecodeResourceList(const json& object, const std::string& field) {
   return DecodeResourceListAt(object, path);
 }
 
+std::string_view SelectorOperatorName(SelectorOperator op) {
+  return json_read::EnumName(kSelectorOperators, op);
+}
+
 LabelSelector DecodeLabelSelector(const json& object, const std::string& field) {
   Path path(field);
   return DecodeLabelSelectorAt(object, path);

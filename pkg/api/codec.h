@@ -29,6 +29,8 @@ LabelSelector DecodeLabelSelector(const nlohmann::json& object, const std::strin
 NodeSelectorTerm DecodeNodeSelectorTerm(const nlohmann::json& object, const std::string& field);
 // Parses a v1.NodeSelector object ({"nodeSelectorTerms": [...]}).
 NodeSelector DecodeNodeSelector(const nlohmann::json& object, const std::string& field);
+// The API's name of a selector operator ("In", "NotIn", ...), as DecodeNodeSelector reads it.
+std::string_view SelectorOperatorName(SelectorOperator op);
 // Parses a pod or node condition, or a metav1.Condition: type, status, reason and message.
 Condition DecodeCondition(const nlohmann::json& object, const std::string& field);
 Toleration DecodeToleration(const nlohmann::json& object, const std::string& field);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "pkg/api/codec.h"
+#include "pkg/api/dra_enums.h"
 #include "pkg/api/dra_types.h"
 #include "pkg/api/field_path.h"
 #include "pkg/api/json_read.h"
@@ -26,28 +27,7 @@ using Path = FieldPath;
 using namespace json_read;  // NOLINT(google-build-using-namespace): the decoders' vocabulary.
 
 using QuantityMap = std::map<std::string, Quantity, std::less<>>;
-
-constexpr EnumTable<DeviceTaint::Effect, 3> kTaintEffects = {{
-    {"None", DeviceTaint::Effect::kNone},
-    {"NoSchedule", DeviceTaint::Effect::kNoSchedule},
-    {"NoExecute", DeviceTaint::Effect::kNoExecute},
-}};
-
-constexpr EnumTable<DeviceToleration::Operator, 2> kTolerationOperators = {{
-    {"Equal", DeviceToleration::Operator::kEqual},
-    {"Exists", DeviceToleration::Operator::kExists},
-}};
-
-constexpr EnumTable<DeviceAllocationMode, 2> kAllocationModes = {{
-    {"ExactCount", DeviceAllocationMode::kExactCount},
-    {"All", DeviceAllocationMode::kAll},
-}};
-
-// AllocationConfigSource: true for FromClass.
-constexpr EnumTable<bool, 2> kConfigSources = {{
-    {"FromClass", true},
-    {"FromClaim", false},
-}};
+using namespace dra_enums;  // NOLINT(google-build-using-namespace): the API's names.
 
 [[noreturn]] void FailLimit(const Path& path, size_t count, std::string_view what, size_t limit) {
   FailAt(path, std::to_string(count) + " " + std::string(what) + ", more than the limit of " +
@@ -604,133 +584,6 @@ void DecodeClaimStatus(const json& status, const Path& path, Unsupported& unsupp
                    });
 }
 
-// ---- Encoding ----
-
-std::string_view OperatorName(SelectorOperator op) {
-  switch (op) {
-    case SelectorOperator::kIn:
-      return "In";
-    case SelectorOperator::kNotIn:
-      return "NotIn";
-    case SelectorOperator::kExists:
-      return "Exists";
-    case SelectorOperator::kDoesNotExist:
-      return "DoesNotExist";
-    case SelectorOperator::kGt:
-      return "Gt";
-    case SelectorOperator::kLt:
-      return "Lt";
-  }
-  return "In";
-}
-
-json EncodeRequirements(const std::vector<Requirement>& requirements) {
-  json out = json::array();
-  for (const Requirement& r : requirements) {
-    json entry = {{"key", r.key}, {"operator", OperatorName(r.op)}};
-    if (!r.values.empty()) {
-      entry["values"] = r.values;
-    }
-    out.push_back(std::move(entry));
-  }
-  return out;
-}
-
-json EncodeNodeSelector(const NodeSelector& selector) {
-  json terms = json::array();
-  for (const NodeSelectorTerm& term : selector.terms) {
-    json t = json::object();
-    if (!term.match_expressions.empty()) {
-      t["matchExpressions"] = EncodeRequirements(term.match_expressions);
-    }
-    if (!term.match_fields.empty()) {
-      t["matchFields"] = EncodeRequirements(term.match_fields);
-    }
-    terms.push_back(std::move(t));
-  }
-  return {{"nodeSelectorTerms", std::move(terms)}};
-}
-
-std::string_view EffectName(DeviceTaint::Effect effect) {
-  switch (effect) {
-    case DeviceTaint::Effect::kNone:
-      return "None";
-    case DeviceTaint::Effect::kNoSchedule:
-      return "NoSchedule";
-    case DeviceTaint::Effect::kNoExecute:
-      return "NoExecute";
-  }
-  return "NoSchedule";
-}
-
-json EncodeToleration(const DeviceToleration& t) {
-  json out = json::object();
-  if (!t.key.empty()) {
-    out["key"] = t.key;
-  }
-  out["operator"] = t.op == DeviceToleration::Operator::kExists ? "Exists" : "Equal";
-  if (!t.value.empty()) {
-    out["value"] = t.value;
-  }
-  if (t.effect) {
-    out["effect"] = EffectName(*t.effect);
-  }
-  if (t.toleration_seconds) {
-    out["tolerationSeconds"] = *t.toleration_seconds;
-  }
-  return out;
-}
-
-json EncodeQuantityMap(const QuantityMap& map) {
-  json out = json::object();
-  for (const auto& [name, quantity] : map) {
-    out[name] = quantity.ToString();
-  }
-  return out;
-}
-
-json EncodeResult(const DeviceRequestAllocationResult& r) {
-  json out = {{"request", r.request}, {"driver", r.driver}, {"pool", r.pool}, {"device", r.device}};
-  if (r.admin_access) {
-    out["adminAccess"] = true;
-  }
-  if (!r.tolerations.empty()) {
-    json& tolerations = out["tolerations"] = json::array();
-    for (const DeviceToleration& t : r.tolerations) {
-      tolerations.push_back(EncodeToleration(t));
-    }
-  }
-  if (!r.binding_conditions.empty()) {
-    out["bindingConditions"] = r.binding_conditions;
-  }
-  if (!r.binding_failure_conditions.empty()) {
-    out["bindingFailureConditions"] = r.binding_failure_conditions;
-  }
-  if (r.share_id) {
-    out["shareID"] = *r.share_id;
-  }
-  if (!r.consumed_capacity.empty()) {
-    out["consumedCapacity"] = EncodeQuantityMap(r.consumed_capacity);
-  }
-  return out;
-}
-
-json EncodeConfig(const DeviceAllocationConfiguration& c) {
-  json out = {{"source", c.from_class ? "FromClass" : "FromClaim"}};
-  if (!c.requests.empty()) {
-    out["requests"] = c.requests;
-  }
-  json opaque = {{"driver", c.driver}};
-  // parameters_json is text a decoder kept (DecodeParameters), so it parses; text that does not
-  // is left out rather than sent as something the driver never wrote.
-  json parameters = json::parse(c.parameters_json, nullptr, /*allow_exceptions=*/false);
-  if (!parameters.is_discarded()) {
-    opaque["parameters"] = std::move(parameters);
-  }
-  out["opaque"] = std::move(opaque);
-  return out;
-}
-
 }  // namespace
 
 ResourceSlice DecodeResourceSlice(const json& object) {
@@ -824,42 +677,6 @@ DeviceTaintRule DecodeDeviceTaintRule(const json& object) {
   }
   DecodeDeviceTaint(*taint, taint_path, &rule.taint);
   return rule;
-}
-
-json EncodeAllocationResult(const AllocationResult& allocation) {
-  // devices is a struct, never left out by the apiserver; its lists are.
-  json devices = json::object();
-  if (!allocation.results.empty()) {
-    json& results = devices["results"] = json::array();
-    for (const DeviceRequestAllocationResult& r : allocation.results) {
-      results.push_back(EncodeResult(r));
-    }
-  }
-  if (!allocation.config.empty()) {
-    json& config = devices["config"] = json::array();
-    for (const DeviceAllocationConfiguration& c : allocation.config) {
-      config.push_back(EncodeConfig(c));
-    }
-  }
-  json out = {{"devices", std::move(devices)}};
-  if (allocation.node_selector) {
-    out["nodeSelector"] = EncodeNodeSelector(*allocation.node_selector);
-  }
-  if (allocation.allocation_timestamp) {
-    out["allocationTimestamp"] = *allocation.allocation_timestamp;
-  }
-  return out;
-}
-
-json EncodeConsumerReference(const ResourceClaimConsumerReference& reference) {
-  json out = json::object();
-  if (!reference.api_group.empty()) {
-    out["apiGroup"] = reference.api_group;
-  }
-  out["resource"] = reference.resource;
-  out["name"] = reference.name;
-  out["uid"] = reference.uid;
-  return out;
 }
 
 }  // namespace berth::api

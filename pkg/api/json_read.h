@@ -177,6 +177,17 @@ E DecodeEnum(const json& value, const FieldPath& path, const EnumTable<E, N>& ta
   FailAt(path, "unknown value \"" + text + "\"");
 }
 
+// The name `table` gives `value`, for writing it back; empty for a value the table lacks.
+template <typename E, size_t N>
+constexpr std::string_view EnumName(const EnumTable<E, N>& table, E value) {
+  for (const auto& [name, e] : table) {
+    if (e == value) {
+      return name;
+    }
+  }
+  return {};
+}
+
 // Reads an optional enum member; absent or null leaves *out unchanged.
 template <typename E, size_t N>
 bool ReadEnum(const json& parent, const FieldPath& field, const EnumTable<E, N>& table, E* out) {
