@@ -36,26 +36,9 @@ using json_read::ReadArray;
 using json_read::ReadBool;
 using json_read::ReadInt32;
 using json_read::ReadInt64;
+using json_read::ReadOptionalString;
 using json_read::ReadString;
-
-void DecodeString(const json& element, const Path& path, std::string* out) {
-  if (!element.is_string()) {
-    FailType(path, "string", element);
-  }
-  *out = element.get_ref<const std::string&>();
-}
-
-void ReadStringList(const json& parent, const Path& field, std::vector<std::string>* out) {
-  ReadArray(parent, field, out, DecodeString);
-}
-
-// Reads an optional string member: absent or null stays std::nullopt.
-void ReadOptionalString(const json& parent, const Path& field, std::optional<std::string>* out) {
-  std::string value;
-  if (ReadString(parent, field, &value)) {
-    *out = std::move(value);
-  }
-}
+using json_read::ReadStringList;
 
 // Reads an object of string values, dropping the member named `skip` when given.
 void ReadStringMap(const json& parent, const Path& field, StringMap* out,

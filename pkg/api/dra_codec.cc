@@ -62,13 +62,6 @@ void ReadRequiredString(const json& parent, const Path& field, std::string* out)
   }
 }
 
-void ReadOptionalString(const json& parent, const Path& field, std::optional<std::string>* out) {
-  std::string value;
-  if (ReadString(parent, field, &value)) {
-    *out = std::move(value);
-  }
-}
-
 Quantity DecodeNonNegativeQuantity(const json& value, const Path& path) {
   Quantity quantity = DecodeQuantity(value, path);
   if (quantity.Negative()) {

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -138,6 +139,15 @@ inline void ReadStringList(const json& parent, const FieldPath& field,
     }
     *s = element.get_ref<const std::string&>();
   });
+}
+
+// Reads an optional string member: absent or null stays std::nullopt.
+inline void ReadOptionalString(const json& parent, const FieldPath& field,
+                               std::optional<std::string>* out) {
+  std::string value;
+  if (ReadString(parent, field, &value)) {
+    *out = std::move(value);
+  }
 }
 
 // Reads an object of string values; returns false when absent or null.
