@@ -255,6 +255,8 @@ struct DeviceRequestAllocationResult {
   std::vector<std::string> binding_failure_conditions;
   std::optional<std::string> share_id;
   std::map<std::string, Quantity, std::less<>> consumed_capacity;
+
+  bool operator==(const DeviceRequestAllocationResult& other) const = default;
 };
 
 struct DeviceAllocationConfiguration {
@@ -262,6 +264,8 @@ struct DeviceAllocationConfiguration {
   std::vector<std::string> requests;
   std::string driver;
   std::string parameters_json;
+
+  bool operator==(const DeviceAllocationConfiguration& other) const = default;
 };
 
 struct AllocationResult {
@@ -269,6 +273,8 @@ struct AllocationResult {
   std::vector<DeviceAllocationConfiguration> config;
   std::optional<NodeSelector> node_selector;
   std::optional<std::string> allocation_timestamp;
+
+  bool operator==(const AllocationResult& other) const = default;
 };
 
 struct ResourceClaimConsumerReference {
@@ -286,12 +292,16 @@ struct AllocatedDeviceStatus {
   std::string device;
   std::optional<std::string> share_id;
   std::vector<Condition> conditions;
+
+  bool operator==(const AllocatedDeviceStatus& other) const = default;
 };
 
 struct ResourceClaimStatus {
   std::optional<AllocationResult> allocation;
   std::vector<ResourceClaimConsumerReference> reserved_for;
   std::vector<AllocatedDeviceStatus> devices;
+
+  bool operator==(const ResourceClaimStatus& other) const = default;
 };
 
 struct ResourceClaim {

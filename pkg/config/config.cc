@@ -117,6 +117,9 @@ Plugins DefaultPlugins() {
       {"VolumeZone", 0},
       {"PodTopologySpread", 2},
       {"InterPodAffinity", 2},
+      // Before DefaultPreemption, as upstream places it: freeing an idle claim's devices beats
+      // evicting a pod that may be doing useful work.
+      {"DynamicResources", 2},
       {"DefaultPreemption", 0},
       {"NodeResourcesBalancedAllocation", 1},
       {"ImageLocality", 1},

@@ -41,6 +41,7 @@ const std::set<std::string> kKnown = {
     "VolumeBinding",
     "VolumeZone",
     "NodeDeclaredFeatures",
+    "DynamicResources",
 };
 
 constexpr char kHeader[] =
@@ -123,6 +124,7 @@ TEST(DefaultsTest, DefaultPluginsAreUpstreamOrderAndWeights) {
                                                {"VolumeZone", 0},
                                                {"PodTopologySpread", 2},
                                                {"InterPodAffinity", 2},
+                                               {"DynamicResources", 2},
                                                {"DefaultPreemption", 0},
                                                {"NodeResourcesBalancedAllocation", 1},
                                                {"ImageLocality", 1},
@@ -168,6 +170,7 @@ TEST(LoadTest, KubeSchedulerStyleFileWithTwoProfiles) {
                                                      {"VolumeZone", 0},
                                                      {"PodTopologySpread", 2},
                                                      {"InterPodAffinity", 2},
+                                                     {"DynamicResources", 2},
                                                      {"DefaultPreemption", 0},
                                                      {"NodeResourcesBalancedAllocation", 1},
                                                      {"ImageLocality", 1},
@@ -295,6 +298,7 @@ TEST(LoadTest, MergeSemantics) {
                               {"VolumeZone", 0},
                               {"PodTopologySpread", 2},
                               {"InterPodAffinity", 2},
+                              {"DynamicResources", 2},
                               {"DefaultPreemption", 0},
                               {"NodeResourcesBalancedAllocation", 1},
                               {"ImageLocality", 1},
@@ -483,21 +487,22 @@ TEST(ErrorTest, UnknownPluginListsKnownPlugins) {
   EXPECT_EQ(FileError("pkg/config/testdata/unknown-plugin.yaml"),
             "pkg/config/testdata/unknown-plugin.yaml: profiles[0].plugins.score.enabled[2].name: "
             "unknown plugin \"Foo\"; known plugins: Coscheduling, CustomScore, CustomSort, "
-            "DefaultBinder, DefaultPreemption, ImageLocality, InterPodAffinity, NodeAffinity, "
+            "DefaultBinder, DefaultPreemption, DynamicResources, ImageLocality, InterPodAffinity, "
+            "NodeAffinity, "
             "NodeDeclaredFeatures, NodeName, "
             "NodePorts, NodeResourcesBalancedAllocation, NodeResourcesFit, NodeUnschedulable, "
             "NodeVolumeLimits, PodTopologySpread, PrioritySort, SchedulingGates, TaintToleration, "
             "VolumeBinding, VolumeRestrictions, VolumeZone");
 
   ConfigIssue issue =
-      LoadIssue(std::string(kHeader) + "profiles:\n- pluginConfig:\n  - name: DynamicResources\n");
+      LoadIssue(std::string(kHeader) + "profiles:\n- pluginConfig:\n  - name: GangScheduling\n");
   EXPECT_EQ(issue.field, "profiles[0].pluginConfig[0].name");
-  EXPECT_THAT(issue.problem, HasSubstr("unknown plugin \"DynamicResources\"; known plugins: "));
+  EXPECT_THAT(issue.problem, HasSubstr("unknown plugin \"GangScheduling\"; known plugins: "));
 
   // Disabling a plugin Berth does not have is fine.
   LoadString(
       std::string(kHeader) +
-          "profiles:\n- plugins:\n    multiPoint:\n      disabled: [{name: DynamicResources}]\n",
+          "profiles:\n- plugins:\n    multiPoint:\n      disabled: [{name: GangScheduling}]\n",
       "cfg.yaml", kKnown);
 }
 

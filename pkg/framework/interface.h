@@ -587,6 +587,11 @@ class EventResource {
   static const EventResource kPodGroup;
   // Upstream's PodGroup (scheduling.k8s.io/v1beta1), read as api::WorkloadPodGroup.
   static const EventResource kWorkloadPodGroup;
+  // resource.k8s.io/v1.
+  static const EventResource kResourceClaim;
+  static const EventResource kResourceSlice;
+  static const EventResource kDeviceClass;
+  static const EventResource kDeviceTaintRule;
   static const EventResource kWildcard;
 
   std::string_view name() const { return name_; }
@@ -624,6 +629,10 @@ inline constexpr EventResource EventResource::kPodGroup{Literal{},
                                                         "podgroups.v1alpha1.scheduling.x-k8s.io"};
 inline constexpr EventResource EventResource::kWorkloadPodGroup{Literal{},
                                                                 "scheduling.k8s.io/PodGroup"};
+inline constexpr EventResource EventResource::kResourceClaim{Literal{}, "ResourceClaim"};
+inline constexpr EventResource EventResource::kResourceSlice{Literal{}, "ResourceSlice"};
+inline constexpr EventResource EventResource::kDeviceClass{Literal{}, "DeviceClass"};
+inline constexpr EventResource EventResource::kDeviceTaintRule{Literal{}, "DeviceTaintRule"};
 inline constexpr EventResource EventResource::kWildcard{Literal{}, "*"};
 
 // Bit flags, combinable.

@@ -96,6 +96,9 @@ std::vector<ClusterEvent> PodSchedulingPropertiesChange(const api::Pod& new_pod,
   if (new_pod.spec.tolerations.size() != old_pod.spec.tolerations.size()) {
     add(framework::kUpdatePodTolerations);
   }
+  if (new_pod.status.resource_claim_statuses != old_pod.status.resource_claim_statuses) {
+    add(framework::kUpdatePodGeneratedResourceClaim);
+  }
   // Nothing specific: the generic Update reaches only plugins that registered update actions.
   if (events.empty()) add(framework::kUpdate);
   return events;
@@ -105,7 +108,11 @@ bool IsPodUpdated(const api::Pod& old_pod, const api::Pod& new_pod) {
   if (&old_pod == &new_pod) return false;
   // The api types' defaulted operator== keeps this in step with every field they gain. Status
   // and the fields derived from the spec at decode (requests, host ports) are left out.
-  return !(old_pod.spec == new_pod.spec) || !MetaEqExceptWriteCounters(old_pod.meta, new_pod.meta);
+  // The claims the resourceclaim controller made for the pod are the one part of the status that
+  // decides where it may go, as upstream keeps them.
+  return !(old_pod.spec == new_pod.spec) ||
+         !MetaEqExceptWriteCounters(old_pod.meta, new_pod.meta) ||
+         old_pod.status.resource_claim_statuses != new_pod.status.resource_claim_statuses;
 }
 
 }  // namespace berth::queue

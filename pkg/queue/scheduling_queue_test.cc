@@ -925,6 +925,21 @@ TEST(PodEventsTest, IsPodUpdatedIgnoresStatusAndResourceVersion) {
   EXPECT_TRUE(IsPodUpdated(*v1, *annotated.Build()));
 }
 
+// The claim the resourceclaim controller made for a template entry is named in the pod's status;
+// that part of the status decides where the pod may go, so it is an update of its own kind.
+TEST(PodEventsTest, AGeneratedResourceClaimInTheStatusIsAnUpdate) {
+  PodBuilder base("p");
+  api::PodPtr v1 = base.Build();
+  base.pod().status.resource_claim_statuses = {
+      api::PodResourceClaimStatus{.name = "gpu", .resource_claim_name = "p-gpu-x"}};
+  api::PodPtr v2 = base.Build();
+  EXPECT_TRUE(IsPodUpdated(*v1, *v2));
+  auto events = PodSchedulingPropertiesChange(*v2, *v1);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].actions, framework::kUpdatePodGeneratedResourceClaim);
+  EXPECT_EQ(events[0].resource, framework::EventResource::kUnscheduledPod);
+}
+
 // Fields added to the api types after the comparison was written count too: they are compared
 // through the types' own operator==, not a list kept beside them.
 TEST(PodEventsTest, IsPodUpdatedSeesFieldsAddedToThePodLater) {

@@ -283,6 +283,10 @@ bool ForTypedResource(EventResource resource, Fn&& fn) {
   if (resource == EventResource::kWorkloadPodGroup) {
     return fn(Typed<api::WorkloadPodGroup>()), true;
   }
+  if (resource == EventResource::kResourceClaim) return fn(Typed<api::ResourceClaim>()), true;
+  if (resource == EventResource::kResourceSlice) return fn(Typed<api::ResourceSlice>()), true;
+  if (resource == EventResource::kDeviceClass) return fn(Typed<api::DeviceClass>()), true;
+  if (resource == EventResource::kDeviceTaintRule) return fn(Typed<api::DeviceTaintRule>()), true;
   return false;
 }
 

@@ -309,15 +309,11 @@ TEST_F(SchedulerTest, IgnoresOtherSchedulersAndBoundPods) {
   EXPECT_TRUE(binder_->bound().empty());
 }
 
-// Pods using fields no Berth plugin honours stay Pending with a reason naming the field, and no
-// node event brings them back early, while a plain pod beside them is bound.
+// A pod using a field no Berth plugin honours stays Pending with a reason naming the field, and
+// no node event brings it back early, while a plain pod beside them is bound.
 TEST_F(SchedulerTest, PodsUsingUnsupportedFieldsAreNotBoundAndSayWhy) {
   Start();
   scheduler_->OnNodeAdd(NodeBuilder("a").Capacity("4", "8Gi").Build());
-  PodBuilder claims("claims");
-  claims.Container("100m", "64Mi").pod().spec.resource_claims = {api::PodResourceClaim{
-      .name = "gpu", .resource_claim_name = "gpu", .resource_claim_template_name = std::nullopt}};
-  scheduler_->OnPodAdd(claims.Build());
   PodBuilder group("group");
   group.Container("100m", "64Mi").pod().spec.scheduling_group = "";
   scheduler_->OnPodAdd(group.Build());
@@ -326,10 +322,6 @@ TEST_F(SchedulerTest, PodsUsingUnsupportedFieldsAreNotBoundAndSayWhy) {
 
   EXPECT_EQ(binder_->bound(), (std::map<std::string, std::string>{{"default/plain", "a"}}));
   const std::map<std::string, std::string> want = {
-      {"default/claims",
-       "0/1 nodes are available: pod uses spec.resourceClaims (dynamic resource allocation), "
-       "which berth-scheduler does not support yet; use the default scheduler for this pod. "
-       "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."},
       {"default/group",
        "0/1 nodes are available: pod uses spec.schedulingGroup (a scheduling group that names no "
        "PodGroup), which berth-scheduler does not support yet; use the default scheduler for this "
@@ -346,9 +338,9 @@ TEST_F(SchedulerTest, PodsUsingUnsupportedFieldsAreNotBoundAndSayWhy) {
   EXPECT_EQ(failed, want);
 
   // A new node changes nothing for them: they wait in the unschedulable pool.
-  EXPECT_EQ(scheduler_->queue().PendingPods().unschedulable, 2u);
+  EXPECT_EQ(scheduler_->queue().PendingPods().unschedulable, 1u);
   scheduler_->OnNodeAdd(NodeBuilder("b").Capacity("4", "8Gi").Build());
-  EXPECT_EQ(scheduler_->queue().PendingPods().unschedulable, 2u);
+  EXPECT_EQ(scheduler_->queue().PendingPods().unschedulable, 1u);
 }
 
 // A pod whose claim does not exist waits with kube-scheduler's reason, and the claim's arrival
@@ -728,10 +720,12 @@ TEST(SchedulerResourceEvents, WithoutTheVolumePluginsNoStorageInformerStarts) {
   std::vector<std::string> resources;
   for (const auto& state : informers.States()) resources.push_back(state.resource);
   EXPECT_EQ(resources,
-            (std::vector<std::string>{"namespaces", "nodes", "poddisruptionbudgets.policy",
-                                      "podgroups.scheduling.k8s.io",
-                                      "podgroups.scheduling.x-k8s.io", "pods", "replicasets.apps",
-                                      "replicationcontrollers", "services", "statefulsets.apps"}));
+            (std::vector<std::string>{
+                "deviceclasses.resource.k8s.io", "devicetaintrules.resource.k8s.io", "namespaces",
+                "nodes", "poddisruptionbudgets.policy", "podgroups.scheduling.k8s.io",
+                "podgroups.scheduling.x-k8s.io", "pods", "replicasets.apps",
+                "replicationcontrollers", "resourceclaims.resource.k8s.io",
+                "resourceslices.resource.k8s.io", "services", "statefulsets.apps"}));
 }
 
 TEST(SchedulerResourceEvents, AnEventOfAResourceAPluginListsRequeuesThePodsItRejected) {
@@ -752,16 +746,29 @@ TEST(SchedulerResourceEvents, AnEventOfAResourceAPluginListsRequeuesThePodsItRej
   std::vector<std::string> resources;
   for (const auto& state : informers.States()) resources.push_back(state.resource);
   // The default profile's PodTopologySpread watches the owners its system defaults read,
-  // DefaultPreemption the disruption budgets, Coscheduling the PodGroups of both APIs, and the
-  // volume plugins the storage objects.
-  EXPECT_EQ(resources,
-            (std::vector<std::string>{
-                "csidrivers.storage.k8s.io", "csinodes.storage.k8s.io",
-                "csistoragecapacities.storage.k8s.io", "namespaces", "nodes",
-                "persistentvolumeclaims", "persistentvolumes", "poddisruptionbudgets.policy",
-                "podgroups.scheduling.k8s.io", "podgroups.scheduling.x-k8s.io", "pods",
-                "replicasets.apps", "replicationcontrollers", "services", "statefulsets.apps",
-                "storageclasses.storage.k8s.io", "volumeattachments.storage.k8s.io"}));
+  // DefaultPreemption the disruption budgets, Coscheduling the PodGroups of both APIs, the volume
+  // plugins the storage objects and DynamicResources the resource.k8s.io objects.
+  EXPECT_EQ(resources, (std::vector<std::string>{"csidrivers.storage.k8s.io",
+                                                 "csinodes.storage.k8s.io",
+                                                 "csistoragecapacities.storage.k8s.io",
+                                                 "deviceclasses.resource.k8s.io",
+                                                 "devicetaintrules.resource.k8s.io",
+                                                 "namespaces",
+                                                 "nodes",
+                                                 "persistentvolumeclaims",
+                                                 "persistentvolumes",
+                                                 "poddisruptionbudgets.policy",
+                                                 "podgroups.scheduling.k8s.io",
+                                                 "podgroups.scheduling.x-k8s.io",
+                                                 "pods",
+                                                 "replicasets.apps",
+                                                 "replicationcontrollers",
+                                                 "resourceclaims.resource.k8s.io",
+                                                 "resourceslices.resource.k8s.io",
+                                                 "services",
+                                                 "statefulsets.apps",
+                                                 "storageclasses.storage.k8s.io",
+                                                 "volumeattachments.storage.k8s.io"}));
 
   informers.Nodes().Upsert(NodeBuilder("n").Capacity("4", "8Gi").Build());
   informers.For<api::Namespace>().Upsert(NamespaceObject("team", false));

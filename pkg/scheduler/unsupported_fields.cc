@@ -5,7 +5,6 @@
 namespace berth::scheduler {
 namespace {
 
-constexpr std::string_view kDynamicResources[] = {"DynamicResources"};
 constexpr std::string_view kGangScheduling[] = {"GangScheduling"};
 
 struct Entry {
@@ -19,8 +18,6 @@ struct Entry {
 
 // The order is the order fields are reported in when a pod uses several.
 const Entry kUnsupported[] = {
-    {"spec.resourceClaims", [](const api::PodSpec& s) { return !s.resource_claims.empty(); },
-     "dynamic resource allocation", kDynamicResources},
     // A PodGroup by name is honoured (Coscheduling); any other kind of group is not.
     {"spec.schedulingGroup",
      [](const api::PodSpec& s) { return s.scheduling_group && s.scheduling_group->empty(); },

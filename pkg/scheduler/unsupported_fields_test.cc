@@ -83,15 +83,12 @@ TEST(FindUnsupportedField, FieldsBerthHonoursAreNotReported) {
   EXPECT_FALSE(FindUnsupportedField(*b.Build()));
 }
 
-TEST(FindUnsupportedField, ResourceClaims) {
+// DynamicResources honours resource claims.
+TEST(FindUnsupportedField, ResourceClaimsAreHonoured) {
   PodBuilder b("p");
   b.pod().spec.resource_claims = {api::PodResourceClaim{
       .name = "gpu", .resource_claim_name = "gpu", .resource_claim_template_name = std::nullopt}};
-  auto field = FindUnsupportedField(*b.Build());
-  ASSERT_TRUE(field);
-  EXPECT_EQ(field->path, "spec.resourceClaims");
-  EXPECT_EQ(Plugins(*field), std::vector<std::string>{"DynamicResources"});
-  EXPECT_EQ(field->message, Message("spec.resourceClaims", "dynamic resource allocation"));
+  EXPECT_FALSE(FindUnsupportedField(*b.Build()));
 }
 
 TEST(FindUnsupportedField, ASchedulingGroupThatNamesNoPodGroup) {
@@ -115,15 +112,6 @@ TEST(FindUnsupportedField, TopologySpreadConstraintsOfEitherKindAreHonoured) {
     b.pod().spec.topology_spread_constraints.push_back(c);
     EXPECT_FALSE(FindUnsupportedField(*b.Build()));
   }
-}
-
-TEST(FindUnsupportedField, ReportsTheFirstInTableOrder) {
-  PodBuilder b("p");
-  b.pod().spec.scheduling_group = "";
-  EXPECT_EQ(FindUnsupportedField(*b.Build())->path, "spec.schedulingGroup");
-  b.pod().spec.resource_claims = {api::PodResourceClaim{
-      .name = "gpu", .resource_claim_name = "gpu", .resource_claim_template_name = std::nullopt}};
-  EXPECT_EQ(FindUnsupportedField(*b.Build())->path, "spec.resourceClaims");
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "pkg/plugins/coscheduling/coscheduling.h"
 #include "pkg/plugins/defaultbinder/defaultbinder.h"
 #include "pkg/plugins/defaultpreemption/defaultpreemption.h"
+#include "pkg/plugins/dynamicresources/dynamicresources.h"
 #include "pkg/plugins/imagelocality/image_locality.h"
 #include "pkg/plugins/interpodaffinity/interpodaffinity.h"
 #include "pkg/plugins/nodeaffinity/nodeaffinity.h"
@@ -62,6 +63,7 @@ framework::runtime::Registry InTree() {
       {std::string(volumezone::kName), volumezone::New},
       {std::string(podtopologyspread::kName), podtopologyspread::New},
       {std::string(interpodaffinity::kName), interpodaffinity::New},
+      {std::string(dynamicresources::kName), dynamicresources::New},
       {std::string(defaultpreemption::kName), defaultpreemption::New},
       {std::string(noderesources::kBalancedAllocationName), noderesources::NewBalancedAllocation},
       {std::string(imagelocality::kName), imagelocality::New},
@@ -88,6 +90,7 @@ std::vector<config::ConfigIssue> ValidateArgs(const std::string& plugin,
   static const std::map<std::string_view, Parser> kParsers = {
       {coscheduling::kName, [](const nlohmann::json& a) { coscheduling::ParseArgs(a); }},
       {defaultpreemption::kName, [](const nlohmann::json& a) { defaultpreemption::ParseArgs(a); }},
+      {dynamicresources::kName, [](const nlohmann::json& a) { dynamicresources::ParseArgs(a); }},
       {interpodaffinity::kName, [](const nlohmann::json& a) { interpodaffinity::ParseArgs(a); }},
       {nodeaffinity::kName, [](const nlohmann::json& a) { nodeaffinity::ParseArgs(a); }},
       {noderesources::kName, [](const nlohmann::json& a) { noderesources::ParseFitArgs(a); }},

@@ -1,0 +1,164 @@
+#include "pkg/plugins/dynamicresources/claim_tracker.h"
+
+#include <charconv>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include "pkg/informer/factory.h"
+
+namespace berth::plugins::dynamicresources {
+namespace {
+
+// Whether resourceVersion `a` comes before `b`. Versions that are not numbers (never made by
+// etcd) are ordered only when equal: a different one counts as newer, so it replaces.
+bool OlderVersion(const std::string& a, const std::string& b) {
+  uint64_t x = 0;
+  uint64_t y = 0;
+  auto parse = [](const std::string& text, uint64_t* out) {
+    const char* end = text.data() + text.size();
+    auto [ptr, ec] = std::from_chars(text.data(), end, *out);
+    return ec == std::errc() && ptr == end && !text.empty();
+  };
+  if (parse(a, &x) && parse(b, &y)) return x < y;
+  return a != b;
+}
+
+}  // namespace
+
+std::shared_ptr<ClaimTracker> ClaimTracker::For(informer::SharedInformerFactory& informers) {
+  static std::mutex mu;
+  static std::map<const informer::SharedInformerFactory*, std::weak_ptr<ClaimTracker>> trackers;
+  informer::Informer<api::ResourceClaim>& informer = informers.For<api::ResourceClaim>();
+  std::lock_guard lock(mu);
+  std::weak_ptr<ClaimTracker>& slot = trackers[&informers];
+  std::shared_ptr<ClaimTracker> tracker = slot.lock();
+  // A factory made where a destroyed one was gets a tracker of its own.
+  if (tracker == nullptr || tracker->store_ != &informer.store()) {
+    tracker = std::make_shared<ClaimTracker>(informer);
+    slot = tracker;
+    std::weak_ptr<ClaimTracker> weak = tracker;
+    informer::EventHandler<api::ResourceClaim> handler;
+    handler.on_add = [weak](const api::ResourceClaimPtr& claim) {
+      if (auto t = weak.lock()) t->Stored(claim);
+    };
+    handler.on_update = [weak](const api::ResourceClaimPtr&, const api::ResourceClaimPtr& claim) {
+      if (auto t = weak.lock()) t->Stored(claim);
+    };
+    handler.on_delete = [weak](const api::ResourceClaimPtr& claim) {
+      if (auto t = weak.lock()) t->Deleted(claim);
+    };
+    informer.AddEventHandler(std::move(handler));
+  }
+  return tracker;
+}
+
+ClaimTracker::ClaimTracker(informer::Informer<api::ResourceClaim>& informer)
+    : store_(&informer.store()) {}
+
+api::ResourceClaimPtr ClaimTracker::Get(const std::string& namespace_,
+                                        const std::string& name) const {
+  const std::string key = namespace_ + "/" + name;
+  api::ResourceClaimPtr stored = store_->Get(key);
+  if (stored == nullptr) return nullptr;
+  std::lock_guard lock(mu_);
+  auto it = written_.find(key);
+  if (it != written_.end() &&
+      OlderVersion(stored->meta.resource_version, it->second->meta.resource_version)) {
+    return it->second;
+  }
+  return stored;
+}
+
+std::shared_ptr<const api::ResourceClaim> ClaimTracker::PendingAllocation(
+    const std::string& uid) const {
+  std::lock_guard lock(mu_);
+  auto it = in_flight_.find(uid);
+  return it == in_flight_.end() ? nullptr : it->second.claim;
+}
+
+void ClaimTracker::SignalPendingAllocation(const std::string& uid,
+                                           api::ResourceClaimPtr allocated) {
+  std::lock_guard lock(mu_);
+  auto [it, added] = in_flight_.try_emplace(uid, InFlight{std::move(allocated), 0});
+  it->second.sharers++;
+  if (added) revision_++;
+}
+
+bool ClaimTracker::MaybeRemovePendingAllocation(const std::string& uid, bool force) {
+  std::lock_guard lock(mu_);
+  auto it = in_flight_.find(uid);
+  if (it == in_flight_.end()) return false;
+  if (!force && it->second.sharers > 1) {
+    it->second.sharers--;
+    return false;
+  }
+  in_flight_.erase(it);
+  revision_++;
+  return true;
+}
+
+void ClaimTracker::AssumeWritten(api::ResourceClaimPtr written) {
+  const std::string key = written->meta.Key();
+  std::lock_guard lock(mu_);
+  // The informer may deliver the write at any moment; Get and the handler both compare versions,
+  // so an entry that lost the race is never seen and is dropped by the next event or Restore.
+  api::ResourceClaimPtr stored = store_->Get(key);
+  if (stored == nullptr ||
+      !OlderVersion(stored->meta.resource_version, written->meta.resource_version)) {
+    return;
+  }
+  written_[key] = std::move(written);
+  revision_++;
+}
+
+void ClaimTracker::RestoreWritten(const std::string& key) {
+  std::lock_guard lock(mu_);
+  if (written_.erase(key) > 0) revision_++;
+}
+
+bool ClaimTracker::GatherAllocatedState(AllocatedState* state) const {
+  std::lock_guard lock(mu_);
+  bool exact = true;
+  auto add = [&](const api::ResourceClaim& claim) {
+    if (claim.status.allocation && !state->AddAllocation(*claim.status.allocation)) exact = false;
+  };
+  for (const auto& [key, claim] : allocated_) {
+    if (written_.contains(key)) continue;
+    add(*claim);
+  }
+  for (const auto& [key, written] : written_) add(*written);
+  for (const auto& [uid, in_flight] : in_flight_) add(*in_flight.claim);
+  return exact;
+}
+
+uint64_t ClaimTracker::revision() const {
+  std::lock_guard lock(mu_);
+  return revision_;
+}
+
+void ClaimTracker::Stored(const api::ResourceClaimPtr& claim) {
+  const std::string key = claim->meta.Key();
+  std::lock_guard lock(mu_);
+  if (claim->status.allocation) {
+    allocated_[key] = claim;
+  } else {
+    allocated_.erase(key);
+  }
+  if (auto it = written_.find(key);
+      it != written_.end() &&
+      !OlderVersion(claim->meta.resource_version, it->second->meta.resource_version)) {
+    written_.erase(it);
+  }
+  revision_++;
+}
+
+void ClaimTracker::Deleted(const api::ResourceClaimPtr& claim) {
+  const std::string key = claim->meta.Key();
+  std::lock_guard lock(mu_);
+  allocated_.erase(key);
+  written_.erase(key);
+  revision_++;
+}
+
+}  // namespace berth::plugins::dynamicresources

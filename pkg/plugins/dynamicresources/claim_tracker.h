@@ -1,0 +1,94 @@
+#ifndef BERTH_PKG_PLUGINS_DYNAMICRESOURCES_CLAIM_TRACKER_H_
+#define BERTH_PKG_PLUGINS_DYNAMICRESOURCES_CLAIM_TRACKER_H_
+
+// What the scheduler knows of ResourceClaims beyond what the informer has: the allocations it
+// decided in Reserve but has not written yet (in flight), and the claims it wrote in PreBind whose
+// new version the informer has not delivered yet (written). Both count as allocated, so two pods
+// never get the same device, whether their cycles are one apart or the second pod's cycle runs
+// while the first pod's write is on its way back through the watch.
+//
+// Invariant: a written claim is seen instead of the informer's only while the informer's version
+// is older than the written one (resourceVersions compared as the numbers etcd makes them, as
+// upstream's assume cache compares them). Once the informer stores the written version or a later
+// one, or deletes the claim, the informer's object is seen again.
+//
+// Thread-safe: informer handlers, the scheduling thread (PreFilter, Reserve, Unreserve) and the
+// binding threads (PreBind) use it at once. One tracker serves every profile of a scheduler, as
+// the devices it accounts for are the cluster's.
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "pkg/api/dra_types.h"
+#include "pkg/informer/informer.h"
+#include "pkg/plugins/dynamicresources/allocated_state.h"
+
+namespace berth::informer {
+class SharedInformerFactory;
+}
+
+namespace berth::plugins::dynamicresources {
+
+class ClaimTracker {
+ public:
+  // The tracker of the scheduler that owns `informers` (made on first use, subscribed to its
+  // ResourceClaim informer).
+  static std::shared_ptr<ClaimTracker> For(informer::SharedInformerFactory& informers);
+
+  // Use For; subscribes to `informer` itself.
+  explicit ClaimTracker(informer::Informer<api::ResourceClaim>& informer);
+  ClaimTracker(const ClaimTracker&) = delete;
+  ClaimTracker& operator=(const ClaimTracker&) = delete;
+
+  // The written version while it is current, else the informer's; null when the informer has no
+  // such claim.
+  api::ResourceClaimPtr Get(const std::string& namespace_, const std::string& name) const;
+
+  // The allocation Reserve decided for the claim, not yet written; null when none is in flight.
+  std::shared_ptr<const api::ResourceClaim> PendingAllocation(const std::string& uid) const;
+  // Records `allocated` (the claim with the allocation Reserve decided) as in flight. When one is
+  // already in flight for the claim, counts one more pod sharing it instead.
+  void SignalPendingAllocation(const std::string& uid, api::ResourceClaimPtr allocated);
+  // Drops one pod's share of the in-flight allocation (every share with `force`); true when the
+  // allocation is no longer in flight because of this call.
+  bool MaybeRemovePendingAllocation(const std::string& uid, bool force);
+
+  // Records `written`, as the apiserver returned it. Ignored when the informer already has it or
+  // a later version.
+  void AssumeWritten(api::ResourceClaimPtr written);
+  // Forgets any written version of the claim.
+  void RestoreWritten(const std::string& key);
+
+  // Every device allocated in the cluster as the scheduler sees it: the informer's allocations,
+  // overridden by written versions, plus the in-flight allocations. Returns false when an
+  // aggregated capacity is not representable (the state is then incomplete).
+  bool GatherAllocatedState(AllocatedState* state) const;
+
+  // Bumped whenever an allocation appears or disappears; for tests and caches.
+  uint64_t revision() const;
+
+ private:
+  struct InFlight {
+    api::ResourceClaimPtr claim;
+    int sharers = 0;
+  };
+
+  void Stored(const api::ResourceClaimPtr& claim);
+  void Deleted(const api::ResourceClaimPtr& claim);
+
+  const informer::Store<api::ResourceClaim>* store_;
+  mutable std::mutex mu_;
+  // Guarded by mu_. Keys are "namespace/name"; in-flight entries by claim UID, as upstream's.
+  std::map<std::string, api::ResourceClaimPtr> allocated_;
+  std::unordered_map<std::string, api::ResourceClaimPtr> written_;
+  std::unordered_map<std::string, InFlight> in_flight_;
+  uint64_t revision_ = 0;
+};
+
+}  // namespace berth::plugins::dynamicresources
+
+#endif  // BERTH_PKG_PLUGINS_DYNAMICRESOURCES_CLAIM_TRACKER_H_

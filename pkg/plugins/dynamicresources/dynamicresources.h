@@ -1,0 +1,138 @@
+#ifndef BERTH_PKG_PLUGINS_DYNAMICRESOURCES_DYNAMICRESOURCES_H_
+#define BERTH_PKG_PLUGINS_DYNAMICRESOURCES_DYNAMICRESOURCES_H_
+
+// DynamicResources: a pod that asks for devices through ResourceClaims goes only where its claims
+// can be allocated, and its claims get allocated and reserved for it, as kube-scheduler v1.37
+// does with its default feature gates.
+//
+// PreEnqueue holds a pod back until every claim it names exists (a claim made from a template
+// appears in the pod's status once the resourceclaim controller made it). PreFilter gathers the
+// claims, refuses claims that name a missing DeviceClass and claims another pod's allocation is
+// still in flight for, and prepares the allocator over every published device not yet allocated.
+// Filter checks that an allocated claim's node selector admits the node and, for the claims to
+// allocate, searches the devices the node reaches. Score prefers nodes where firstAvailable
+// requests got an earlier choice. Reserve marks the chosen allocations in flight, so the next
+// pods' cycles see those devices as taken. PreBind writes the allocation (with the
+// delete-protection finalizer) and adds the pod to status.reservedFor, then waits for devices with
+// binding conditions. PostFilter deallocates one allocated claim that kept the pod from every
+// node and nobody else uses, so the next attempt can choose other devices. Unreserve undoes
+// Reserve and PreBind's reservation.
+//
+// Args (DynamicResourcesArgs):
+//   filterTimeout: "10s"    (>= 0; 0: no limit) the most one node's device search may take
+//   bindingTimeout: "600s"  (>= 1s) the longest PreBind waits for binding conditions
+//
+// Not supported (the pod stays Pending and says so): claims or slices with fields of features
+// that are alpha in v1.37 (recorded by the decoders in unsupported_fields), and extended resources
+// backed by DRA (a DeviceClass with extendedResourceName): NodeResourcesFit still counts them as
+// node allocatable only.
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "pkg/framework/interface.h"
+#include "pkg/informer/lister.h"
+#include "pkg/plugins/dynamicresources/cel_selector_evaluator.h"
+#include "pkg/plugins/dynamicresources/claim_tracker.h"
+
+namespace berth::plugins::dynamicresources {
+
+inline constexpr std::string_view kName = "DynamicResources";
+
+struct Args {
+  std::chrono::milliseconds filter_timeout{std::chrono::seconds(10)};
+  std::chrono::milliseconds binding_timeout{std::chrono::seconds(600)};
+};
+
+// Parses DynamicResourcesArgs (null for the defaults). Throws framework::InvalidArgs naming the
+// field.
+Args ParseArgs(const nlohmann::json& args);
+
+// The name of the claim a pod's spec.resourceClaims entry refers to. An error (upstream's words)
+// when the entry names a template whose claim the controller has not made yet, or names nothing.
+struct PodClaimName {
+  // Unset: the entry needs no claim (the controller decided so).
+  std::optional<std::string> name;
+  // The claim came from a template: it must be owned by the pod.
+  bool must_check_owner = false;
+};
+std::optional<std::string> ResolvePodClaimName(const api::Pod& pod,
+                                               const api::PodResourceClaim& entry,
+                                               PodClaimName* out);
+
+// PreEnqueue, PreFilter, Reserve, Unreserve and PostFilter run on the scheduling thread; Filter
+// and Score on many threads at once (the cycle state guards what Filter writes); PreBind on the
+// binding threads. The claim tracker is thread-safe.
+class DynamicResources final : public framework::PreEnqueuePlugin,
+                               public framework::PreFilterPlugin,
+                               public framework::FilterPlugin,
+                               public framework::PostFilterPlugin,
+                               public framework::PreScorePlugin,
+                               public framework::ScorePlugin,
+                               public framework::ScoreExtensions,
+                               public framework::ReservePlugin,
+                               public framework::PreBindPlugin,
+                               public framework::EnqueueExtensions {
+ public:
+  DynamicResources(Args args, framework::Handle& handle);
+
+  std::string_view Name() const override { return kName; }
+
+  framework::Status PreEnqueue(const api::Pod& pod) override;
+  framework::Status PreFilter(framework::CycleState& state, const api::Pod& pod,
+                              const std::vector<framework::NodeInfoPtr>& nodes,
+                              framework::PreFilterResult* result) override;
+  framework::Status Filter(const framework::CycleState& state, const api::Pod& pod,
+                           const framework::NodeInfo& node) override;
+  framework::Status PostFilter(framework::CycleState& state, const api::Pod& pod,
+                               const framework::NodeToStatus& filtered_node_status,
+                               framework::PostFilterResult* result) override;
+  // Skips Score unless a claim has firstAvailable requests: every node would score 0.
+  framework::Status PreScore(framework::CycleState& state, const api::Pod& pod,
+                             std::span<const framework::NodeInfo* const> nodes) override;
+  framework::Status Score(const framework::CycleState& state, const api::Pod& pod,
+                          const framework::NodeInfo& node, int64_t* score) override;
+  framework::ScoreExtensions* GetScoreExtensions() override { return this; }
+  framework::Status NormalizeScore(const framework::CycleState& state, const api::Pod& pod,
+                                   framework::NodeScoreList& scores) override;
+  framework::Status Reserve(framework::CycleState& state, const api::Pod& pod,
+                            const std::string& node) override;
+  void Unreserve(framework::CycleState& state, const api::Pod& pod,
+                 const std::string& node) override;
+  framework::Status PreBindPreFlight(framework::CycleState& state, const api::Pod& pod,
+                                     const std::string& node) override;
+  framework::Status PreBind(framework::CycleState& state, const api::Pod& pod,
+                            const std::string& node) override;
+  std::vector<framework::ClusterEventWithHint> EventsToRegister() const override;
+
+  // Calls `fn` (when set) for each claim of the pod, in spec order; upstream's error for the first
+  // entry that cannot be used yet (its claim not made, missing, being deleted, or not the pod's).
+  std::optional<std::string> ClaimsOf(
+      const api::Pod& pod, const std::function<void(const api::ResourceClaimPtr& claim)>& fn) const;
+
+  ClaimTracker& tracker() { return *tracker_; }
+
+ private:
+  const Args args_;
+  framework::Handle& handle_;
+  std::shared_ptr<ClaimTracker> tracker_;
+  informer::Lister<api::DeviceClass> classes_;
+  informer::Lister<api::ResourceSlice> slices_;
+  // DeviceTaintRules; stays empty where the apiserver does not serve them.
+  informer::Lister<api::DeviceTaintRule> taint_rules_;
+  CelSelectorEvaluator evaluator_;
+};
+
+framework::PluginPtr New(const nlohmann::json& args, framework::Handle& handle);
+
+}  // namespace berth::plugins::dynamicresources
+
+#endif  // BERTH_PKG_PLUGINS_DYNAMICRESOURCES_DYNAMICRESOURCES_H_

@@ -1,0 +1,496 @@
+#include "pkg/plugins/dynamicresources/dynamicresources.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "pkg/api/codec.h"
+#include "pkg/api/dra_codec.h"
+#include "pkg/client/client.h"
+#include "pkg/framework/args.h"
+#include "pkg/informer/factory.h"
+#include "test/testing/dra_builders.h"
+#include "test/testing/fake_handle.h"
+#include "test/testing/unused_client.h"
+
+namespace berth::plugins::dynamicresources {
+namespace {
+
+using framework::Code;
+using framework::CycleState;
+using framework::NodeInfo;
+using framework::Status;
+using json = nlohmann::json;
+using ::testing::HasSubstr;
+namespace dra = testing::dra;
+
+constexpr char kDriver[] = "gpu.example.com";
+
+// The apiserver of a test for ResourceClaims: GET, merge PATCH under the resourceVersion
+// precondition, and a strategic merge PATCH that deletes a reservedFor entry. Every write goes on
+// to the informer, as the watch would bring it.
+class FakeApi : public testing::UnusedClient {
+ public:
+  void Store(const std::string& path, json object) {
+    std::lock_guard lock(mu_);
+    objects_[path] = std::move(object);
+  }
+  json Get(const std::string& path) override {
+    std::lock_guard lock(mu_);
+    auto it = objects_.find(path);
+    if (it == objects_.end()) {
+      throw client::ApiError(client::ErrorReason::kNotFound, 404, path + " not found");
+    }
+    return it->second;
+  }
+  json Patch(const std::string& path, const json& body, client::PatchType type) override {
+    json written;
+    {
+      std::lock_guard lock(mu_);
+      patches_.push_back({path, body});
+      const bool status = path.ends_with("/status");
+      const std::string object_path = status ? path.substr(0, path.size() - 7) : path;
+      auto it = objects_.find(object_path);
+      if (it == objects_.end()) {
+        throw client::ApiError(client::ErrorReason::kNotFound, 404, path + " not found");
+      }
+      const std::string want = body["metadata"].value("resourceVersion", "");
+      if (!want.empty() && want != it->second["metadata"]["resourceVersion"]) {
+        throw client::ApiError(client::ErrorReason::kConflict, 409, "the object has been modified");
+      }
+      if (type == client::PatchType::kStrategicMerge) {
+        json& reserved = it->second["status"]["reservedFor"];
+        for (const json& directive : body["status"]["reservedFor"]) {
+          json kept = json::array();
+          for (const json& entry : reserved) {
+            if (entry["uid"] != directive["uid"]) kept.push_back(entry);
+          }
+          reserved = kept;
+        }
+      } else {
+        it->second.merge_patch(body);
+      }
+      it->second["metadata"]["resourceVersion"] = std::to_string(++version_);
+      written = it->second;
+    }
+    if (on_write) on_write(written);
+    return written;
+  }
+  std::vector<std::pair<std::string, json>> patches() {
+    std::lock_guard lock(mu_);
+    return patches_;
+  }
+
+  std::function<void(const json& object)> on_write;
+
+ private:
+  std::mutex mu_;
+  std::map<std::string, json> objects_;
+  std::vector<std::pair<std::string, json>> patches_;
+  int version_ = 100;
+};
+
+json ClaimJson(const std::string& name, const std::string& device_class, int count = 1) {
+  return {
+      {"metadata",
+       {{"name", name}, {"namespace", "ns"}, {"uid", "uid-" + name}, {"resourceVersion", "10"}}},
+      {"spec",
+       {{"devices",
+         {{"requests", json::array({{{"name", "gpu"},
+                                     {"exactly",
+                                      {{"deviceClassName", device_class},
+                                       {"allocationMode", "ExactCount"},
+                                       {"count", count}}}}})}}}}}};
+}
+
+json FirstAvailableClaimJson(const std::string& name) {
+  json claim = ClaimJson(name, "gpu");
+  claim["spec"]["devices"]["requests"] = json::array(
+      {{{"name", "g"},
+        {"firstAvailable",
+         json::array({{{"name", "big"}, {"deviceClassName", "gpu"}, {"count", 2}},
+                      {{"name", "small"}, {"deviceClassName", "gpu"}, {"count", 1}}})}}});
+  return claim;
+}
+
+api::PodPtr PodWithClaims(const std::string& name, const std::vector<json>& entries,
+                          const json& statuses = json::array()) {
+  json pod = {{"metadata", {{"name", name}, {"namespace", "ns"}, {"uid", "uid-" + name}}},
+              {"spec", {{"containers", json::array({{{"name", "c"}}})}}}};
+  pod["spec"]["resourceClaims"] = entries;
+  if (!statuses.empty()) pod["status"]["resourceClaimStatuses"] = statuses;
+  return std::make_shared<api::Pod>(api::DecodePod(pod));
+}
+
+json ClaimEntry(const std::string& entry, const std::string& claim) {
+  return {{"name", entry}, {"resourceClaimName", claim}};
+}
+
+std::string ClaimPathOf(const std::string& name) {
+  return client::ResourceClaimsResource().Path("ns", name);
+}
+
+class DynamicResourcesTest : public ::testing::Test {
+ protected:
+  DynamicResourcesTest() : handle_({}, &api_) {
+    api_.on_write = [this](const json& object) {
+      informers().For<api::ResourceClaim>().Upsert(
+          std::make_shared<api::ResourceClaim>(api::DecodeResourceClaim(object)));
+    };
+    informers().For<api::DeviceClass>().Upsert(dra::Class("gpu", kDriver));
+  }
+
+  informer::SharedInformerFactory& informers() { return handle_.informers(); }
+
+  std::shared_ptr<DynamicResources> Plugin(const json& args = nullptr) {
+    auto plugin = std::dynamic_pointer_cast<DynamicResources>(New(args, handle_));
+    EXPECT_NE(plugin, nullptr);
+    return plugin;
+  }
+
+  void AddClaim(const json& claim) {
+    api_.Store(ClaimPathOf(claim["metadata"]["name"]), claim);
+    informers().For<api::ResourceClaim>().Upsert(
+        std::make_shared<api::ResourceClaim>(api::DecodeResourceClaim(claim)));
+  }
+  // A node with `devices` GPUs published in a pool of its own.
+  NodeInfo AddNode(const std::string& name, int devices) {
+    auto node = std::make_shared<api::Node>(dra::MakeNode(name, "region-" + name));
+    if (devices > 0) {
+      informers().For<api::ResourceSlice>().Upsert(
+          dra::SliceWithDevices(name + "-slice", name, dra::Pool(name), kDriver, devices));
+    }
+    return NodeInfo(node);
+  }
+
+  // PreFilter, then Filter on each node; the statuses by node name.
+  std::map<std::string, Status> Cycle(DynamicResources& plugin, CycleState& state,
+                                      const api::Pod& pod, const std::vector<NodeInfo>& nodes,
+                                      Status* pre_filter) {
+    framework::PreFilterResult result;
+    *pre_filter = plugin.PreFilter(state, pod, {}, &result);
+    std::map<std::string, Status> out;
+    if (!pre_filter->IsSuccess()) return out;
+    for (const NodeInfo& node : nodes) out[node.name()] = plugin.Filter(state, pod, node);
+    return out;
+  }
+
+  FakeApi api_;
+  testing::FakeHandle handle_;
+};
+
+TEST_F(DynamicResourcesTest, PodsWithoutClaimsAreSkipped) {
+  auto plugin = Plugin();
+  auto pod = PodWithClaims("p", {});
+  CycleState state;
+  framework::PreFilterResult result;
+  EXPECT_TRUE(plugin->PreEnqueue(*pod).IsSuccess());
+  EXPECT_TRUE(plugin->PreFilter(state, *pod, {}, &result).IsSkip());
+  EXPECT_TRUE(plugin->PreBindPreFlight(state, *pod, "n").IsSkip());
+}
+
+TEST_F(DynamicResourcesTest, PreEnqueueWaitsForTheClaimMadeFromATemplate) {
+  auto plugin = Plugin();
+  json entry = {{"name", "gpu"}, {"resourceClaimTemplateName", "tmpl"}};
+  auto waiting = PodWithClaims("p", {entry});
+  Status s = plugin->PreEnqueue(*waiting);
+  EXPECT_EQ(s.code(), Code::kUnschedulableAndUnresolvable);
+  EXPECT_EQ(s.Message(), "pod \"ns/p\": ResourceClaim not created yet");
+
+  // The controller names the claim in the pod's status before the informer has the claim.
+  json statuses = json::array({{{"name", "gpu"}, {"resourceClaimName", "p-gpu-abc"}}});
+  auto named = PodWithClaims("p", {entry}, statuses);
+  EXPECT_EQ(plugin->PreEnqueue(*named).Message(), "could not find ResourceClaim \"ns/p-gpu-abc\"");
+
+  // A claim of that name that the pod does not own is not its claim.
+  json claim = ClaimJson("p-gpu-abc", "gpu");
+  AddClaim(claim);
+  EXPECT_EQ(plugin->PreEnqueue(*named).Message(),
+            "ResourceClaim ns/p-gpu-abc was not created for Pod ns/p (Pod is not owner)");
+
+  claim["metadata"]["ownerReferences"] = json::array({{{"apiVersion", "v1"},
+                                                       {"kind", "Pod"},
+                                                       {"name", "p"},
+                                                       {"uid", "uid-p"},
+                                                       {"controller", true}}});
+  AddClaim(claim);
+  EXPECT_TRUE(plugin->PreEnqueue(*named).IsSuccess());
+
+  // An entry the controller decided needs no claim is ignored.
+  auto none = PodWithClaims("q", {entry}, json::array({{{"name", "gpu"}}}));
+  EXPECT_TRUE(plugin->PreEnqueue(*none).IsSuccess());
+}
+
+TEST_F(DynamicResourcesTest, AMissingDeviceClassStopsThePodAtPreFilter) {
+  auto plugin = Plugin();
+  AddClaim(ClaimJson("c", "missing"));
+  auto pod = PodWithClaims("p", {ClaimEntry("gpu", "c")});
+  CycleState state;
+  Status pre;
+  Cycle(*plugin, state, *pod, {AddNode("n1", 1)}, &pre);
+  EXPECT_EQ(pre.code(), Code::kUnschedulableAndUnresolvable);
+  EXPECT_EQ(pre.Message(), "request gpu: device class missing does not exist");
+}
+
+TEST_F(DynamicResourcesTest, FilterAllocatesOnNodesWithDevicesAndReserveTakesThem) {
+  auto plugin = Plugin();
+  NodeInfo n1 = AddNode("n1", 1);
+  NodeInfo n2 = AddNode("n2", 0);
+  AddClaim(ClaimJson("a", "gpu"));
+  AddClaim(ClaimJson("b", "gpu"));
+  auto first = PodWithClaims("first", {ClaimEntry("gpu", "a")});
+  auto second = PodWithClaims("second", {ClaimEntry("gpu", "b")});
+
+  CycleState state;
+  Status pre;
+  auto statuses = Cycle(*plugin, state, *first, {n1, n2}, &pre);
+  ASSERT_TRUE(pre.IsSuccess()) << pre.Message();
+  EXPECT_TRUE(statuses["n1"].IsSuccess()) << statuses["n1"].Message();
+  EXPECT_EQ(statuses["n2"].code(), Code::kUnschedulableAndUnresolvable);
+  EXPECT_EQ(statuses["n2"].Message(), "cannot allocate all claims");
+  ASSERT_TRUE(plugin->Reserve(state, *first, "n1").IsSuccess());
+  EXPECT_NE(plugin->tracker().PendingAllocation("uid-a"), nullptr);
+
+  // The only device is in flight for the first pod: the second cannot have it.
+  CycleState second_state;
+  statuses = Cycle(*plugin, second_state, *second, {n1, n2}, &pre);
+  ASSERT_TRUE(pre.IsSuccess());
+  EXPECT_EQ(statuses["n1"].Message(), "cannot allocate all claims");
+
+  // The same claim in flight keeps another pod that uses it waiting.
+  auto sharer = PodWithClaims("sharer", {ClaimEntry("gpu", "a")});
+  CycleState sharer_state;
+  Cycle(*plugin, sharer_state, *sharer, {n1}, &pre);
+  EXPECT_EQ(pre.Message(), "resource claim ns/a is in the process of being allocated");
+
+  // Unreserve gives the device back.
+  plugin->Unreserve(state, *first, "n1");
+  EXPECT_EQ(plugin->tracker().PendingAllocation("uid-a"), nullptr);
+  CycleState again;
+  statuses = Cycle(*plugin, again, *second, {n1}, &pre);
+  EXPECT_TRUE(statuses["n1"].IsSuccess()) << statuses["n1"].Message();
+}
+
+TEST_F(DynamicResourcesTest, PreBindWritesTheFinalizerTheAllocationAndTheReservation) {
+  auto plugin = Plugin();
+  NodeInfo n1 = AddNode("n1", 2);
+  AddClaim(ClaimJson("a", "gpu"));
+  auto pod = PodWithClaims("p", {ClaimEntry("gpu", "a")});
+  CycleState state;
+  Status pre;
+  ASSERT_TRUE(Cycle(*plugin, state, *pod, {n1}, &pre)["n1"].IsSuccess());
+  ASSERT_TRUE(plugin->Reserve(state, *pod, "n1").IsSuccess());
+  EXPECT_TRUE(plugin->PreBindPreFlight(state, *pod, "n1").IsSuccess());
+  Status s = plugin->PreBind(state, *pod, "n1");
+  ASSERT_TRUE(s.IsSuccess()) << s.Message();
+
+  auto patches = api_.patches();
+  ASSERT_EQ(patches.size(), 2u);
+  EXPECT_EQ(patches[0].first, ClaimPathOf("a"));
+  EXPECT_EQ(patches[0].second["metadata"]["finalizers"],
+            json::array({"resource.kubernetes.io/delete-protection"}));
+  EXPECT_EQ(patches[1].first, ClaimPathOf("a") + "/status");
+  const json& status = patches[1].second["status"];
+  EXPECT_EQ(status["reservedFor"],
+            json::array({{{"resource", "pods"}, {"name", "p"}, {"uid", "uid-p"}}}));
+  ASSERT_EQ(status["allocation"]["devices"]["results"].size(), 1u);
+  EXPECT_EQ(status["allocation"]["devices"]["results"][0]["device"], "device-0");
+  EXPECT_EQ(status["allocation"]["devices"]["results"][0]["pool"], "n1");
+  EXPECT_TRUE(status["allocation"].contains("allocationTimestamp"));
+  EXPECT_TRUE(status["allocation"].contains("nodeSelector"));
+
+  // No longer in flight: the informer has the allocation now.
+  EXPECT_EQ(plugin->tracker().PendingAllocation("uid-a"), nullptr);
+  api::ResourceClaimPtr claim = plugin->tracker().Get("ns", "a");
+  ASSERT_NE(claim, nullptr);
+  ASSERT_TRUE(claim->status.allocation.has_value());
+
+  // A second pod that shares the claim follows it to its node, and joins reservedFor.
+  auto sharer = PodWithClaims("sharer", {ClaimEntry("gpu", "a")});
+  NodeInfo n2 = AddNode("n2", 2);
+  CycleState sharer_state;
+  auto statuses = Cycle(*plugin, sharer_state, *sharer, {n1, n2}, &pre);
+  ASSERT_TRUE(pre.IsSuccess()) << pre.Message();
+  EXPECT_TRUE(statuses["n1"].IsSuccess());
+  EXPECT_EQ(statuses["n2"].Message(), "resourceclaim not available on the node");
+  ASSERT_TRUE(plugin->Reserve(sharer_state, *sharer, "n1").IsSuccess());
+  ASSERT_TRUE(plugin->PreBind(sharer_state, *sharer, "n1").IsSuccess());
+  EXPECT_EQ(api_.Get(ClaimPathOf("a"))["status"]["reservedFor"].size(), 2u);
+
+  // Unreserve takes only that pod out of reservedFor.
+  plugin->Unreserve(sharer_state, *sharer, "n1");
+  json reserved = api_.Get(ClaimPathOf("a"))["status"]["reservedFor"];
+  ASSERT_EQ(reserved.size(), 1u);
+  EXPECT_EQ(reserved[0]["uid"], "uid-p");
+}
+
+TEST_F(DynamicResourcesTest, AClaimAllocatedElsewhereMeanwhileFailsPreBind) {
+  auto plugin = Plugin();
+  NodeInfo n1 = AddNode("n1", 1);
+  json claim = ClaimJson("a", "gpu");
+  AddClaim(claim);
+  auto pod = PodWithClaims("p", {ClaimEntry("gpu", "a")});
+  CycleState state;
+  Status pre;
+  ASSERT_TRUE(Cycle(*plugin, state, *pod, {n1}, &pre)["n1"].IsSuccess());
+  ASSERT_TRUE(plugin->Reserve(state, *pod, "n1").IsSuccess());
+  // Someone else allocated it after the cycle read it (the apiserver has a newer version).
+  claim["metadata"]["resourceVersion"] = "11";
+  claim["status"]["allocation"] = {{"devices",
+                                    {{"results", json::array({{{"request", "gpu"},
+                                                               {"driver", kDriver},
+                                                               {"pool", "n1"},
+                                                               {"device", "device-0"}}})}}}};
+  api_.Store(ClaimPathOf("a"), claim);
+  Status s = plugin->PreBind(state, *pod, "n1");
+  EXPECT_EQ(s.code(), Code::kError);
+  EXPECT_EQ(s.Message(), "claim ns/a got allocated elsewhere in the meantime");
+}
+
+TEST_F(DynamicResourcesTest, PostFilterDeallocatesAnUnusedClaimThatFitsNoNode) {
+  auto plugin = Plugin();
+  NodeInfo n1 = AddNode("n1", 1);
+  json claim = ClaimJson("a", "gpu");
+  claim["status"]["allocation"] = {
+      {"devices",
+       {{"results", json::array({{{"request", "gpu"},
+                                  {"driver", kDriver},
+                                  {"pool", "gone"},
+                                  {"device", "device-0"}}})}}},
+      {"nodeSelector",
+       {{"nodeSelectorTerms",
+         json::array({{{"matchFields", json::array({{{"key", "metadata.name"},
+                                                     {"operator", "In"},
+                                                     {"values", json::array({"gone"})}}})}}})}}}};
+  AddClaim(claim);
+  auto pod = PodWithClaims("p", {ClaimEntry("gpu", "a")});
+  CycleState state;
+  Status pre;
+  auto statuses = Cycle(*plugin, state, *pod, {n1}, &pre);
+  ASSERT_TRUE(pre.IsSuccess()) << pre.Message();
+  EXPECT_EQ(statuses["n1"].Message(), "resourceclaim not available on the node");
+
+  framework::NodeToStatus filtered;
+  framework::PostFilterResult result;
+  Status s = plugin->PostFilter(state, *pod, filtered, &result);
+  EXPECT_EQ(s.code(), Code::kUnschedulable);
+  EXPECT_EQ(s.Message(), "deallocation of ResourceClaim completed");
+  json written = api_.Get(ClaimPathOf("a"));
+  EXPECT_FALSE(written["status"].contains("allocation"));
+}
+
+TEST_F(DynamicResourcesTest, ScorePrefersNodesWhereTheFirstAlternativeFits) {
+  auto plugin = Plugin();
+  NodeInfo big = AddNode("big", 2);
+  NodeInfo small = AddNode("small", 1);
+  AddClaim(FirstAvailableClaimJson("a"));
+  auto pod = PodWithClaims("p", {ClaimEntry("g", "a")});
+  CycleState state;
+  Status pre;
+  auto statuses = Cycle(*plugin, state, *pod, {big, small}, &pre);
+  ASSERT_TRUE(statuses["big"].IsSuccess());
+  ASSERT_TRUE(statuses["small"].IsSuccess());
+  std::vector<const NodeInfo*> nodes = {&big, &small};
+  ASSERT_TRUE(plugin->PreScore(state, *pod, nodes).IsSuccess());
+  int64_t big_score = 0;
+  int64_t small_score = 0;
+  ASSERT_TRUE(plugin->Score(state, *pod, big, &big_score).IsSuccess());
+  ASSERT_TRUE(plugin->Score(state, *pod, small, &small_score).IsSuccess());
+  EXPECT_EQ(big_score, 8);
+  EXPECT_EQ(small_score, 7);
+  framework::NodeScoreList scores = {{"big", big_score}, {"small", small_score}};
+  ASSERT_TRUE(plugin->NormalizeScore(state, *pod, scores).IsSuccess());
+  EXPECT_EQ(scores[0].score, 100);
+  EXPECT_EQ(scores[1].score, 87);
+
+  // Reserve on the small node records the subrequest that fit there.
+  ASSERT_TRUE(plugin->Reserve(state, *pod, "small").IsSuccess());
+  auto pending = plugin->tracker().PendingAllocation("uid-a");
+  ASSERT_NE(pending, nullptr);
+  EXPECT_EQ(pending->status.allocation->results.at(0).request, "g/small");
+}
+
+TEST_F(DynamicResourcesTest, WithoutFirstAvailableScoringIsSkipped) {
+  auto plugin = Plugin();
+  NodeInfo n1 = AddNode("n1", 1);
+  AddClaim(ClaimJson("a", "gpu"));
+  auto pod = PodWithClaims("p", {ClaimEntry("gpu", "a")});
+  CycleState state;
+  Status pre;
+  Cycle(*plugin, state, *pod, {n1}, &pre);
+  std::vector<const NodeInfo*> nodes = {&n1};
+  EXPECT_TRUE(plugin->PreScore(state, *pod, nodes).IsSkip());
+}
+
+TEST_F(DynamicResourcesTest, ClaimChangesRequeueOnlyThePodsTheyConcern) {
+  auto plugin = Plugin();
+  AddClaim(ClaimJson("a", "gpu"));
+  auto pod = PodWithClaims("p", {ClaimEntry("gpu", "a")});
+  framework::QueueingHintFn hint;
+  for (const auto& registration : plugin->EventsToRegister()) {
+    if (registration.event.resource == framework::EventResource::kResourceClaim) {
+      hint = registration.hint;
+    }
+  }
+  ASSERT_TRUE(hint);
+  auto claim = [](const json& j) {
+    return std::make_shared<const api::ResourceClaim>(api::DecodeResourceClaim(j));
+  };
+  json plain = ClaimJson("a", "gpu");
+  json other = ClaimJson("other", "gpu");
+  json allocated = plain;
+  allocated["status"]["allocation"] = {{"devices",
+                                        {{"results", json::array({{{"request", "gpu"},
+                                                                   {"driver", kDriver},
+                                                                   {"pool", "n1"},
+                                                                   {"device", "device-0"}}})}}}};
+  json other_allocated = other;
+  other_allocated["status"] = allocated["status"];
+
+  framework::EventObjects event;
+  event.new_object = claim(other);
+  EXPECT_EQ(hint(*pod, event), framework::QueueingHint::kSkip) << "an unrelated new claim";
+  event.old_object = claim(other_allocated);
+  EXPECT_EQ(hint(*pod, event), framework::QueueingHint::kQueue) << "a claim was deallocated";
+  event = {};
+  event.old_object = claim(plain);
+  event.new_object = claim(allocated);
+  EXPECT_EQ(hint(*pod, event), framework::QueueingHint::kQueue) << "its own claim's status";
+  json finalized = plain;
+  finalized["metadata"]["finalizers"] = json::array({"x"});
+  event.new_object = claim(finalized);
+  EXPECT_EQ(hint(*pod, event), framework::QueueingHint::kSkip) << "metadata only";
+  event = {};
+  event.old_object = claim(other);
+  EXPECT_EQ(hint(*pod, event), framework::QueueingHint::kSkip) << "deleted unallocated claim";
+}
+
+TEST(DynamicResourcesArgs, DefaultsAndValidation) {
+  Args defaults = ParseArgs(nullptr);
+  EXPECT_EQ(defaults.filter_timeout, std::chrono::seconds(10));
+  EXPECT_EQ(defaults.binding_timeout, std::chrono::seconds(600));
+  Args set = ParseArgs({{"filterTimeout", "0s"}, {"bindingTimeout", "1m"}});
+  EXPECT_EQ(set.filter_timeout, std::chrono::seconds(0));
+  EXPECT_EQ(set.binding_timeout, std::chrono::seconds(60));
+  try {
+    ParseArgs({{"filterTimeout", "-1s"}, {"bindingTimeout", "500ms"}, {"other", 1}});
+    FAIL() << "bad args were accepted";
+  } catch (const framework::InvalidArgs& e) {
+    std::vector<std::string> fields;
+    for (const auto& error : e.errors()) fields.push_back(error.ToString());
+    EXPECT_THAT(fields, ::testing::UnorderedElementsAre(
+                            HasSubstr("other: unknown field"),
+                            HasSubstr("filterTimeout: Invalid value: \"-1s\": must be zero or "
+                                      "positive"),
+                            HasSubstr("bindingTimeout: Invalid value: \"500ms\": must be at least "
+                                      "1 second")));
+  }
+}
+
+}  // namespace
+}  // namespace berth::plugins::dynamicresources

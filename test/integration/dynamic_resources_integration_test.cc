@@ -1,0 +1,251 @@
+// DynamicResources in the real binary against the real apiserver and kube-controller-manager (its
+// resourceclaim controller makes claims from templates and names them in the pod's status). No
+// DRA driver runs in the local control plane; the test publishes ResourceSlices as a driver would.
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "pkg/client/client.h"
+#include "test/integration/scheduler_fixture.h"
+#include "test/testing/cluster.h"
+
+namespace berth::testing {
+namespace {
+
+using json = nlohmann::json;
+using namespace std::chrono_literals;
+
+constexpr const char* kResourcePath = "/apis/resource.k8s.io/v1/";
+
+class DynamicResourcesIntegration : public SchedulerIntegration {
+ protected:
+  ~DynamicResourcesIntegration() override {
+    // Slices and classes are cluster-scoped: they outlive the namespace.
+    for (auto it = created_.rbegin(); it != created_.rend(); ++it) {
+      try {
+        client_->Delete(*it);
+      } catch (const std::exception&) {
+        // Best effort: names are unique per run.
+      }
+    }
+  }
+
+  std::string Unique(const std::string& name) const { return nodes_->id() + "-" + name; }
+  std::string Driver() const { return nodes_->id() + ".gpu.example.com"; }
+  std::string ClaimsPath() const { return client::ResourceClaimsResource().Path(ns_->name()); }
+
+  void CreateClusterScoped(const std::string& plural, const json& object) {
+    const std::string collection = std::string(kResourcePath) + plural;
+    client_->Post(collection, object);
+    created_.push_back(collection + "/" + object["metadata"]["name"].get<std::string>());
+  }
+
+  // A class of every device of the test's driver.
+  std::string CreateClass(const std::string& name) {
+    const std::string full = Unique(name);
+    CreateClusterScoped(
+        "deviceclasses",
+        {{"apiVersion", "resource.k8s.io/v1"},
+         {"kind", "DeviceClass"},
+         {"metadata", {{"name", full}}},
+         {"spec",
+          {{"selectors",
+            json::array(
+                {{{"cel", {{"expression", "device.driver == \"" + Driver() + "\""}}}}})}}}});
+    return full;
+  }
+
+  // `count` devices on `node`, each with a memory capacity of `memory`.
+  void PublishDevices(const std::string& node, int count, const std::string& memory = "40Gi") {
+    json devices = json::array();
+    for (int i = 0; i < count; i++) {
+      devices.push_back(
+          {{"name", "gpu-" + std::to_string(i)}, {"capacity", {{"memory", {{"value", memory}}}}}});
+    }
+    CreateClusterScoped("resourceslices",
+                        {{"apiVersion", "resource.k8s.io/v1"},
+                         {"kind", "ResourceSlice"},
+                         {"metadata", {{"name", node + "-gpus"}}},
+                         {"spec",
+                          {{"driver", Driver()},
+                           {"nodeName", node},
+                           {"pool", {{"name", node}, {"generation", 1}, {"resourceSliceCount", 1}}},
+                           {"devices", devices}}}});
+  }
+
+  static json Requests(const std::string& device_class, int count) {
+    return json::array({{{"name", "gpu"},
+                         {"exactly",
+                          {{"deviceClassName", device_class},
+                           {"allocationMode", "ExactCount"},
+                           {"count", count}}}}});
+  }
+
+  void CreateClaim(const std::string& name, const std::string& device_class, int count = 1) {
+    client_->Post(ClaimsPath(),
+                  {{"apiVersion", "resource.k8s.io/v1"},
+                   {"kind", "ResourceClaim"},
+                   {"metadata", {{"name", name}}},
+                   {"spec", {{"devices", {{"requests", Requests(device_class, count)}}}}}});
+  }
+
+  void CreateTemplate(const std::string& name, const std::string& device_class, int count = 1) {
+    client_->Post(
+        client::ResourceClaimTemplatesResource().Path(ns_->name()),
+        {{"apiVersion", "resource.k8s.io/v1"},
+         {"kind", "ResourceClaimTemplate"},
+         {"metadata", {{"name", name}}},
+         {"spec", {{"spec", {{"devices", {{"requests", Requests(device_class, count)}}}}}}}});
+  }
+
+  // A pod whose "gpu" entry names the claim (or, with `from_template`, the template).
+  json PodWithClaim(const std::string& name, const std::string& source, bool from_template) {
+    json pod = Pod(name);
+    json entry = {{"name", "gpu"}};
+    entry[from_template ? "resourceClaimTemplateName" : "resourceClaimName"] = source;
+    pod["spec"]["resourceClaims"] = json::array({entry});
+    pod["spec"]["containers"][0]["resources"]["claims"] = json::array({{{"name", "gpu"}}});
+    return pod;
+  }
+
+  json GetClaim(const std::string& name) { return client_->Get(ClaimsPath() + "/" + name); }
+
+  // The claim made for the pod's "gpu" entry, once the controller named it.
+  std::string GeneratedClaim(const std::string& pod) {
+    std::string name;
+    Eventually(
+        [&] {
+          json object = client_->Get(PodsPath() + "/" + pod);
+          for (const auto& s : object["status"].value("resourceClaimStatuses", json::array())) {
+            if (s["name"] == "gpu") name = s.value("resourceClaimName", "");
+          }
+          return !name.empty();
+        },
+        30s);
+    return name;
+  }
+
+  static std::set<std::string> ReservedFor(const json& claim) {
+    std::set<std::string> out;
+    for (const auto& ref : claim["status"].value("reservedFor", json::array())) {
+      out.insert(ref["name"].get<std::string>());
+    }
+    return out;
+  }
+
+  std::vector<std::string> created_;
+};
+
+// The resourceclaim controller makes the claim from the template; the pod waits for it, then goes
+// to the one node that publishes a device, and its claim records the device, the finalizer and
+// the pod.
+TEST_F(DynamicResourcesIntegration, APodWithAClaimTemplateGoesToTheNodeWithADevice) {
+  nodes_->Add("n0", "4", "8Gi");
+  const std::string n1 = nodes_->Add("n1", "4", "8Gi");
+  const std::string gpu = CreateClass("gpu");
+  PublishDevices(n1, 1);
+  CreateTemplate("one-gpu", gpu);
+  StartScheduler();
+  client_->Post(PodsPath(), PodWithClaim("trainer", "one-gpu", true));
+
+  ASSERT_TRUE(WaitBound("trainer", 60s)) << UnschedulableMessage("trainer", "", 1s);
+  EXPECT_EQ(NodeOf("trainer"), n1);
+  const std::string claim_name = GeneratedClaim("trainer");
+  ASSERT_NE(claim_name, "");
+  const json claim = GetClaim(claim_name);
+  const json& results = claim["status"]["allocation"]["devices"]["results"];
+  ASSERT_EQ(results.size(), 1u) << claim.dump();
+  EXPECT_EQ(results[0]["driver"], Driver());
+  EXPECT_EQ(results[0]["pool"], n1);
+  EXPECT_EQ(results[0]["device"], "gpu-0");
+  EXPECT_EQ(ReservedFor(claim), std::set<std::string>{"trainer"});
+  EXPECT_EQ(claim["metadata"]["finalizers"],
+            json::array({"resource.kubernetes.io/delete-protection"}));
+  EXPECT_TRUE(claim["status"]["allocation"].contains("allocationTimestamp"));
+}
+
+// Two devices on one node, three pods with a claim each: two are placed with different devices,
+// the third is told why it waits, in kube-scheduler's words.
+TEST_F(DynamicResourcesIntegration, DevicesAreNeverGivenTwiceAndTheThirdPodIsToldWhy) {
+  const std::string n0 = nodes_->Add("n0", "4", "8Gi");
+  nodes_->Add("n1", "4", "8Gi");
+  const std::string gpu = CreateClass("gpu");
+  PublishDevices(n0, 2);
+  for (const char* name : {"a", "b", "c"}) CreateClaim(name, gpu);
+  StartScheduler();
+  for (const char* name : {"a", "b", "c"}) {
+    client_->Post(PodsPath(), PodWithClaim(std::string("pod-") + name, name, false));
+  }
+
+  const std::string message = UnschedulableMessage("pod-c", "cannot allocate all claims", 60s);
+  std::set<std::string> devices;
+  std::vector<std::string> bound;
+  for (const char* name : {"a", "b", "c"}) {
+    const std::string pod = std::string("pod-") + name;
+    if (NodeOf(pod).empty()) continue;
+    bound.push_back(pod);
+    EXPECT_EQ(NodeOf(pod), n0);
+    const json claim = GetClaim(name);
+    devices.insert(claim["status"]["allocation"]["devices"]["results"][0]["device"]);
+  }
+  // Whichever two came first got the devices; the third names the reason on both nodes.
+  ASSERT_EQ(bound.size(), 2u) << message;
+  EXPECT_EQ(devices, (std::set<std::string>{"gpu-0", "gpu-1"}));
+  EXPECT_NE(message.find("2 cannot allocate all claims"), std::string::npos) << message;
+}
+
+// One claim shared by three pods: the first allocates it, the others follow it to its node, and
+// reservedFor lists all three.
+TEST_F(DynamicResourcesIntegration, PodsSharingAClaimFollowItToItsNode) {
+  nodes_->Add("n0", "4", "8Gi");
+  const std::string n1 = nodes_->Add("n1", "4", "8Gi");
+  nodes_->Add("n2", "4", "8Gi");
+  const std::string gpu = CreateClass("gpu");
+  PublishDevices(n1, 1);
+  CreateClaim("shared", gpu);
+  StartScheduler();
+  for (const char* name : {"s0", "s1", "s2"}) {
+    client_->Post(PodsPath(), PodWithClaim(name, "shared", false));
+  }
+  for (const char* name : {"s0", "s1", "s2"}) {
+    ASSERT_TRUE(WaitBound(name, 60s)) << name << ": " << UnschedulableMessage(name, "", 1s);
+    EXPECT_EQ(NodeOf(name), n1);
+  }
+  EXPECT_EQ(ReservedFor(GetClaim("shared")), (std::set<std::string>{"s0", "s1", "s2"}));
+}
+
+// A claim whose class does not exist yet: the pod waits with upstream's message and is placed
+// once the class appears.
+TEST_F(DynamicResourcesIntegration, APodWaitsForItsDeviceClass) {
+  const std::string n0 = nodes_->Add("n0", "4", "8Gi");
+  PublishDevices(n0, 1);
+  const std::string later = Unique("later");
+  CreateClaim("c", later);
+  StartScheduler();
+  client_->Post(PodsPath(), PodWithClaim("waiting", "c", false));
+  const std::string message = UnschedulableMessage("waiting", "does not exist");
+  EXPECT_NE(message.find("request gpu: device class " + later + " does not exist"),
+            std::string::npos)
+      << message;
+
+  CreateClusterScoped(
+      "deviceclasses",
+      {{"apiVersion", "resource.k8s.io/v1"},
+       {"kind", "DeviceClass"},
+       {"metadata", {{"name", later}}},
+       {"spec",
+        {{"selectors",
+          json::array({{{"cel", {{"expression", "device.driver == \"" + Driver() + "\""}}}}})}}}});
+  ASSERT_TRUE(WaitBound("waiting", 60s)) << UnschedulableMessage("waiting", "", 1s);
+  EXPECT_EQ(NodeOf("waiting"), n0);
+}
+
+}  // namespace
+}  // namespace berth::testing
