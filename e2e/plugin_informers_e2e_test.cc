@@ -123,6 +123,11 @@ class MinimalIdentity {
             {{"apiGroups", {"scheduling.k8s.io"}},
              {"resources", {"podgroups/status"}},
              {"verbs", {"patch"}}},
+            // DynamicResources' informers (no pod here has a claim, so it writes nothing).
+            {{"apiGroups", {"resource.k8s.io"}},
+             {"resources",
+              {"resourceclaims", "deviceclasses", "resourceslices", "devicetaintrules"}},
+             {"verbs", {"get", "list", "watch"}}},
         })) {
     admin->Post(
         "/api/v1/namespaces/" + ns + "/serviceaccounts",

@@ -67,6 +67,10 @@ TEST(ProbesE2E, ReadyzWaitsForInformerSyncWhileLivezStaysUp) {
        {{"apiGroups", {"storage.k8s.io"}},
         {"resources",
          {"storageclasses", "csinodes", "csidrivers", "csistoragecapacities", "volumeattachments"}},
+        {"verbs", {"get", "list", "watch"}}},
+       // DynamicResources' (devicetaintrules only once discovery finds them served).
+       {{"apiGroups", {"resource.k8s.io"}},
+        {"resources", {"resourceclaims", "deviceclasses", "resourceslices", "devicetaintrules"}},
         {"verbs", {"get", "list", "watch"}}}},
       {{"apiGroup", "rbac.authorization.k8s.io"},
        {"kind", "User"},

@@ -269,6 +269,25 @@ const std::set<Grant> kClusterGrants = {
     {"storage.k8s.io", "volumeattachments", "get", ""},
     {"storage.k8s.io", "volumeattachments", "list", ""},
     {"storage.k8s.io", "volumeattachments", "watch", ""},
+    // DynamicResources (rbac.dynamicResources, on by default): the claims, devices, classes and
+    // taint rules it reads; patches of a claim's finalizers and status, which (with granular
+    // status authorization) also need the verb on the synthetic resourceclaims/binding. Never
+    // create or delete.
+    {"resource.k8s.io", "resourceclaims", "get", ""},
+    {"resource.k8s.io", "resourceclaims", "list", ""},
+    {"resource.k8s.io", "resourceclaims", "watch", ""},
+    {"resource.k8s.io", "resourceclaims", "patch", ""},
+    {"resource.k8s.io", "resourceclaims/status", "patch", ""},
+    {"resource.k8s.io", "resourceclaims/binding", "patch", ""},
+    {"resource.k8s.io", "deviceclasses", "get", ""},
+    {"resource.k8s.io", "deviceclasses", "list", ""},
+    {"resource.k8s.io", "deviceclasses", "watch", ""},
+    {"resource.k8s.io", "resourceslices", "get", ""},
+    {"resource.k8s.io", "resourceslices", "list", ""},
+    {"resource.k8s.io", "resourceslices", "watch", ""},
+    {"resource.k8s.io", "devicetaintrules", "get", ""},
+    {"resource.k8s.io", "devicetaintrules", "list", ""},
+    {"resource.k8s.io", "devicetaintrules", "watch", ""},
 };
 
 TEST(ChartRbac, ClusterRoleGrantsExactlyWhatTheSchedulerCalls) {
@@ -306,6 +325,15 @@ TEST(ChartRbac, WithoutVolumesNoStorageObjects) {
   }
   ASSERT_EQ(expected.size() + 23, kClusterGrants.size());
   EXPECT_EQ(Grants(SchedulerRole(Render({}, {"rbac.volumes=false"}))), expected);
+}
+
+TEST(ChartRbac, WithoutDynamicResourcesNoResourceObjects) {
+  std::set<Grant> expected = kClusterGrants;
+  for (const Grant& grant : kClusterGrants) {
+    if (std::get<0>(grant) == "resource.k8s.io") expected.erase(grant);
+  }
+  ASSERT_EQ(expected.size() + 15, kClusterGrants.size());
+  EXPECT_EQ(Grants(SchedulerRole(Render({}, {"rbac.dynamicResources=false"}))), expected);
 }
 
 TEST(ChartRbac, MetricsReaderMayGetMetricsAndNothingElse) {
