@@ -72,7 +72,7 @@ json EncodeToleration(const DeviceToleration& t) {
 json EncodeQuantityMap(const QuantityMap& map) {
   json out = json::object();
   for (const auto& [name, quantity] : map) {
-    out[name] = quantity.ToString();
+    out[name] = quantity.Canonical();
   }
   return out;
 }

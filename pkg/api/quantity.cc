@@ -326,6 +326,12 @@ std::optional<Quantity> Quantity::Add(const Quantity& a, const Quantity& b) {
   if (b.IsZero()) {
     return a;
   }
+  std::optional<Quantity> sum = AddValues(a, b);
+  if (sum) sum->format_ = a.format_;
+  return sum;
+}
+
+std::optional<Quantity> Quantity::AddValues(const Quantity& a, const Quantity& b) {
   const int64_t gap = static_cast<int64_t>(a.exp10_) - b.exp10_;
   if (gap >= kMaxExponentGap || gap <= -kMaxExponentGap) {
     return std::nullopt;
@@ -460,6 +466,13 @@ bool Quantity::TryParse(std::string_view text, Quantity* out, std::string* error
     q.exp2_ = exp2;
     q.negative_ = negative;
   }
+  const std::string_view suffix = text.substr(pos);
+  if (exp2 != 0) {
+    q.format_ = Format::kBinarySI;
+  } else if (suffix.size() > 1 && (suffix[0] == 'e' || suffix[0] == 'E')) {
+    // "E" alone is exa; "E3" or "e-3" is an exponent.
+    q.format_ = Format::kDecimalExponent;
+  }
   *out = q;
   return true;
 }
@@ -473,16 +486,17 @@ Quantity Quantity::Parse(std::string_view text, std::string_view field) {
   return q;
 }
 
-Quantity Quantity::FromMilli(int64_t milli) {
-  Quantity q = FromValue(milli);
+Quantity Quantity::FromMilli(int64_t milli, Format format) {
+  Quantity q = FromValue(milli, format);
   if (q.mantissa_ != 0) {
     q.exp10_ = -3;
   }
   return q;
 }
 
-Quantity Quantity::FromValue(int64_t value) {
+Quantity Quantity::FromValue(int64_t value, Format format) {
   Quantity q;
+  q.format_ = format;
   q.negative_ = value < 0;
   // Negating in unsigned arithmetic keeps INT64_MIN exact.
   uint64_t magnitude =
@@ -598,6 +612,59 @@ std::string Quantity::ToString() const {
   out.append(static_cast<size_t>(e10 - si), '0');
   out += kDecimalSuffixes[static_cast<size_t>(si / 3 + 3)];
   return out;
+}
+
+std::string Quantity::Canonical() const {
+  if (mantissa_ == 0) {
+    return "0";
+  }
+  // The value as an exact decimal: digits * 10^exponent. The binary part is multiplied out;
+  // past 38 digits the form for logs stands in (no quantity a driver publishes comes near).
+  u128 digits = mantissa_;
+  int64_t exponent = exp10_;
+  for (int i = 0; i < exp2_; ++i) {
+    if (digits > (~static_cast<u128>(0)) / 2) return ToString();
+    digits *= 2;
+  }
+  while (digits % 10 == 0) {
+    digits /= 10;
+    ++exponent;
+  }
+  const std::string sign = negative_ ? "-" : "";
+  Format format = format_;
+  if (format == Format::kBinarySI) {
+    // An integer of at least 1024 is written with the largest binary suffix that divides it;
+    // anything else in decimal, so that nothing is rounded.
+    u128 whole = digits;
+    bool integer = exponent >= 0;
+    for (int64_t i = 0; integer && i < exponent; ++i) {
+      if (whole > (~static_cast<u128>(0)) / 10) return ToString();
+      whole *= 10;
+    }
+    if (!integer || whole < 1024) {
+      format = Format::kDecimalSI;
+    } else {
+      size_t suffix = 0;
+      while (suffix + 1 < kBinarySuffixes.size() && whole % 1024 == 0) {
+        whole /= 1024;
+        ++suffix;
+      }
+      return sign + U128ToString(whole) + std::string(kBinarySuffixes[suffix]);
+    }
+  }
+  // The exponent goes down to a multiple of 3, the digits up to match.
+  const int64_t down = ((exponent % 3) + 3) % 3;
+  for (int64_t i = 0; i < down; ++i) {
+    if (digits > (~static_cast<u128>(0)) / 10) return ToString();
+    digits *= 10;
+  }
+  exponent -= down;
+  std::string out = sign + U128ToString(digits);
+  if (exponent == 0) return out;
+  if (format == Format::kDecimalSI && exponent >= -9 && exponent <= 18) {
+    return out + std::string(kDecimalSuffixes[static_cast<size_t>(exponent / 3 + 3)]);
+  }
+  return out + "e" + std::to_string(exponent);
 }
 
 }  // namespace berth::api

@@ -16,6 +16,11 @@ namespace berth::api {
 // the int64 range instead of wrapping. Immutable, so safe to share across threads.
 class Quantity {
  public:
+  // How apimachinery writes a quantity back out (its Format): the form it was parsed in, kept
+  // through copies and arithmetic, so that a value the scheduler writes into an object reads as
+  // kube-scheduler would write it ("30Gi", not "32212254720").
+  enum class Format : uint8_t { kDecimalSI, kBinarySI, kDecimalExponent };
+
   Quantity() = default;
 
   // Parses every form apimachinery accepts: an optional sign, digits with at most one '.', and
@@ -26,8 +31,8 @@ class Quantity {
   // Parses like Parse() but reports failure through the return value instead of throwing.
   static bool TryParse(std::string_view text, Quantity* out, std::string* error);
 
-  static Quantity FromMilli(int64_t milli);
-  static Quantity FromValue(int64_t value);
+  static Quantity FromMilli(int64_t milli, Format format = Format::kDecimalSI);
+  static Quantity FromValue(int64_t value, Format format = Format::kDecimalSI);
 
   // Whole units (bytes for memory, cores for cpu), rounded away from zero.
   int64_t Value() const;
@@ -50,7 +55,8 @@ class Quantity {
 
   // The exact sum or difference. std::nullopt when the exact result does not fit the
   // representation (more than 38 significant digits, e.g. "1e60" + "1"), so arithmetic never
-  // rounds or wraps silently; callers decide how to report it.
+  // rounds or wraps silently; callers decide how to report it. The result has `a`'s format, or
+  // `b`'s when `a` is zero, as apimachinery's Add.
   static std::optional<Quantity> Add(const Quantity& a, const Quantity& b);
   static std::optional<Quantity> Sub(const Quantity& a, const Quantity& b);
 
@@ -59,9 +65,15 @@ class Quantity {
 
   // A canonical string for logs and errors (not necessarily the apiserver's canonical form).
   std::string ToString() const;
+  // apimachinery's canonical text of the value in its format (Quantity.String()): what the
+  // scheduler writes into API objects.
+  std::string Canonical() const;
+  Format format() const { return format_; }
 
  private:
   int64_t ScaledValue(int decimal_shift) const;
+  // Add without choosing the result's format.
+  static std::optional<Quantity> AddValues(const Quantity& a, const Quantity& b);
 
   // |value| = mantissa_ * 10^exp10_ * 2^exp2_, with mantissa_ < 2^127 and exp2_ one of
   // {0, 10, 20, ..., 60}; a zero quantity has all fields zero.
@@ -69,6 +81,7 @@ class Quantity {
   int exp10_ = 0;
   int exp2_ = 0;
   bool negative_ = false;
+  Format format_ = Format::kDecimalSI;
 };
 
 }  // namespace berth::api

@@ -161,6 +161,36 @@ TEST(QuantityTest, ToStringIsReadable) {
   EXPECT_EQ(Quantity::Parse("0.0015").ToString(), "1500u");
 }
 
+// What apimachinery's Quantity.String() writes for each format, the text the scheduler puts into
+// objects (a claim's consumed capacity).
+TEST(QuantityTest, CanonicalIsApimachinerysTextInTheParsedFormat) {
+  auto canonical = [](const char* text) { return Quantity::Parse(text).Canonical(); };
+  EXPECT_EQ(canonical("30Gi"), "30Gi");
+  EXPECT_EQ(canonical("1.5Gi"), "1536Mi");
+  EXPECT_EQ(canonical("1536Ki"), "1536Ki");
+  EXPECT_EQ(canonical("0.5Ki"), "512");
+  EXPECT_EQ(canonical("1.5Ki"), "1536");
+  EXPECT_EQ(canonical("0.3Ki"), "307200m");
+  EXPECT_EQ(canonical("1500"), "1500");
+  EXPECT_EQ(canonical("1.5k"), "1500");
+  EXPECT_EQ(canonical("2000m"), "2");
+  EXPECT_EQ(canonical("0.5"), "500m");
+  EXPECT_EQ(canonical("1e3"), "1e3");
+  EXPECT_EQ(canonical("1500e-3"), "1500e-3");
+  EXPECT_EQ(canonical("-2Ki"), "-2Ki");
+  EXPECT_EQ(canonical("0Gi"), "0");
+  EXPECT_EQ(canonical("100E"), "100E");
+
+  // Arithmetic keeps the first operand's format (the second's when the first is zero).
+  const Quantity thirty = *Quantity::Add(Quantity::Parse("20Gi"), Quantity::Parse("10Gi"));
+  EXPECT_EQ(thirty.format(), Quantity::Format::kBinarySI);
+  EXPECT_EQ(thirty.Canonical(), "30Gi");
+  EXPECT_EQ(Quantity::Add(Quantity(), Quantity::Parse("1Ki"))->Canonical(), "1Ki");
+  EXPECT_EQ(Quantity::FromValue(32212254720, Quantity::Format::kBinarySI).Canonical(), "30Gi");
+  EXPECT_EQ(Quantity::FromValue(32212254720).Canonical(), "32212254720");
+  EXPECT_EQ(Quantity::FromMilli(1500, Quantity::Format::kBinarySI).Canonical(), "1500m");
+}
+
 TEST(QuantityTest, FromMilliAndFromValue) {
   EXPECT_EQ(Quantity::FromMilli(1500).Value(), 2);
   EXPECT_EQ(Quantity::FromMilli(1500).MilliValue(), 1500);

@@ -84,7 +84,8 @@ CapacityAmount RoundUpRange(const Quantity& requested, const api::CapacityReques
               std::string(kNotRepresentable) + ": rounding request " + requested.ToString() +
                   " up to the next step passes the milli-value range"};
     }
-    return {Quantity::FromMilli(*rounded), std::nullopt};
+    // In the step's format, as upstream writes the rounded value.
+    return {Quantity::FromMilli(*rounded, range.step->format()), std::nullopt};
   }
   if (Quantity::Compare(requested, Quantity::FromValue(std::numeric_limits<int64_t>::max())) > 0) {
     return {
@@ -98,7 +99,7 @@ CapacityAmount RoundUpRange(const Quantity& requested, const api::CapacityReques
             std::string(kNotRepresentable) + ": rounding request " + requested.ToString() +
                 " up to the next step passes MaxInt64"};
   }
-  return {Quantity::FromValue(*rounded), std::nullopt};
+  return {Quantity::FromValue(*rounded, range.step->format()), std::nullopt};
 }
 
 // The smallest valid value at or above the request; the request itself when none is.
