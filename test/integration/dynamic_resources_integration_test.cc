@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "pkg/client/client.h"
+#include "test/integration/gang_fixture.h"
 #include "test/integration/scheduler_fixture.h"
 #include "test/testing/cluster.h"
 
@@ -245,6 +246,34 @@ TEST_F(DynamicResourcesIntegration, APodWaitsForItsDeviceClass) {
           json::array({{{"cel", {{"expression", "device.driver == \"" + Driver() + "\""}}}}})}}}});
   ASSERT_TRUE(WaitBound("waiting", 60s)) << UnschedulableMessage("waiting", "", 1s);
   EXPECT_EQ(NodeOf("waiting"), n0);
+}
+
+// A gang of three that shares one claim: the first member allocates it, the others share that
+// allocation before it is written (they bind together after the last one's Reserve), and all
+// three land on the claim's node and in its reservedFor.
+TEST_F(DynamicResourcesIntegration, AGangSharingOneClaimBindsTogetherOnTheClaimsNode) {
+  InstallPodGroupCrd(*client_);
+  nodes_->Add("n0", "4", "8Gi");
+  const std::string n1 = nodes_->Add("n1", "4", "8Gi");
+  const std::string gpu = CreateClass("gpu");
+  PublishDevices(n1, 1);
+  CreateClaim("shared", gpu);
+  client_->Post(client::PodGroupsResource().Path(ns_->name()),
+                {{"apiVersion", "scheduling.x-k8s.io/v1alpha1"},
+                 {"kind", "PodGroup"},
+                 {"metadata", {{"name", "train"}}},
+                 {"spec", {{"minMember", 3}}}});
+  StartScheduler();
+  for (const char* name : {"w0", "w1", "w2"}) {
+    json pod = PodWithClaim(name, "shared", false);
+    pod["metadata"]["labels"]["scheduling.x-k8s.io/pod-group"] = "train";
+    client_->Post(PodsPath(), pod);
+  }
+  for (const char* name : {"w0", "w1", "w2"}) {
+    ASSERT_TRUE(WaitBound(name, 60s)) << name << ": " << UnschedulableMessage(name, "", 1s);
+    EXPECT_EQ(NodeOf(name), n1);
+  }
+  EXPECT_EQ(ReservedFor(GetClaim("shared")), (std::set<std::string>{"w0", "w1", "w2"}));
 }
 
 }  // namespace

@@ -71,16 +71,18 @@ api::ResourceClaimPtr ClaimTracker::Get(const std::string& namespace_,
 }
 
 std::shared_ptr<const api::ResourceClaim> ClaimTracker::PendingAllocation(
-    const std::string& uid) const {
+    const std::string& uid, std::string* group) const {
   std::lock_guard lock(mu_);
   auto it = in_flight_.find(uid);
-  return it == in_flight_.end() ? nullptr : it->second.claim;
+  if (it == in_flight_.end()) return nullptr;
+  if (group != nullptr) *group = it->second.group;
+  return it->second.claim;
 }
 
-void ClaimTracker::SignalPendingAllocation(const std::string& uid,
-                                           api::ResourceClaimPtr allocated) {
+void ClaimTracker::SignalPendingAllocation(const std::string& uid, api::ResourceClaimPtr allocated,
+                                           const std::string& group) {
   std::lock_guard lock(mu_);
-  auto [it, added] = in_flight_.try_emplace(uid, InFlight{std::move(allocated), 0});
+  auto [it, added] = in_flight_.try_emplace(uid, InFlight{std::move(allocated), group, 0});
   it->second.sharers++;
   if (added) revision_++;
 }

@@ -49,10 +49,13 @@ class ClaimTracker {
   api::ResourceClaimPtr Get(const std::string& namespace_, const std::string& name) const;
 
   // The allocation Reserve decided for the claim, not yet written; null when none is in flight.
-  std::shared_ptr<const api::ResourceClaim> PendingAllocation(const std::string& uid) const;
-  // Records `allocated` (the claim with the allocation Reserve decided) as in flight. When one is
-  // already in flight for the claim, counts one more pod sharing it instead.
-  void SignalPendingAllocation(const std::string& uid, api::ResourceClaimPtr allocated);
+  // With `group`, also the pod group of the pod that decided it ("" for a pod of no group).
+  std::shared_ptr<const api::ResourceClaim> PendingAllocation(const std::string& uid,
+                                                              std::string* group = nullptr) const;
+  // Records `allocated` (the claim with the allocation Reserve decided for a pod of `group`) as in
+  // flight. When one is already in flight for the claim, counts one more pod sharing it instead.
+  void SignalPendingAllocation(const std::string& uid, api::ResourceClaimPtr allocated,
+                               const std::string& group = "");
   // Drops one pod's share of the in-flight allocation (every share with `force`); true when the
   // allocation is no longer in flight because of this call.
   bool MaybeRemovePendingAllocation(const std::string& uid, bool force);
@@ -74,6 +77,7 @@ class ClaimTracker {
  private:
   struct InFlight {
     api::ResourceClaimPtr claim;
+    std::string group;
     int sharers = 0;
   };
 

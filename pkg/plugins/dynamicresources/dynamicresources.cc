@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "pkg/api/dra_codec.h"
+#include "pkg/api/podgroup.h"
 #include "pkg/client/client.h"
 #include "pkg/framework/args.h"
 #include "pkg/informer/factory.h"
@@ -41,6 +42,9 @@ struct ClaimEntry {
   api::ResourceClaimPtr claim;
   // Set by Reserve for a claim the scheduler allocates; PreBind writes it.
   std::optional<api::AllocationResult> allocation;
+  // The allocation another pod of the same pod group reserved and has not written yet: this pod
+  // shares it (set by PreFilter, with `allocation`).
+  bool shares_pending = false;
 };
 
 // What one cycle knows of the pod's claims. Copies share it (as upstream's state is shared by its
@@ -94,6 +98,25 @@ bool IsReservedForPod(const api::ResourceClaim& claim, const api::Pod& pod) {
   return std::any_of(
       claim.status.reserved_for.begin(), claim.status.reserved_for.end(),
       [&](const api::ResourceClaimConsumerReference& ref) { return ref.uid == pod.meta.uid; });
+}
+
+// The pod group whose members bind together ("namespace/name"), as Coscheduling groups pods; ""
+// for a pod of no group.
+std::string GroupOf(const api::Pod& pod) {
+  if (const std::string* name = pod.meta.labels.Find(api::kPodGroupLabel)) {
+    return pod.meta.namespace_ + "/" + *name;
+  }
+  if (pod.spec.scheduling_group && !pod.spec.scheduling_group->empty()) {
+    return pod.meta.namespace_ + "/" + *pod.spec.scheduling_group;
+  }
+  return "";
+}
+
+// The allocation the claim has, or shares with a pod of its group that has not written it yet.
+const api::AllocationResult* KnownAllocation(const ClaimEntry& entry) {
+  if (entry.claim->status.allocation) return &*entry.claim->status.allocation;
+  if (entry.shares_pending) return &*entry.allocation;
+  return nullptr;
 }
 
 bool HasFinalizer(const api::ResourceClaim& claim) {
@@ -289,7 +312,16 @@ Status DynamicResources::PreFilter(framework::CycleState& state, const api::Pod&
       }
     }
     if (claim.status.allocation) continue;
-    if (tracker_->PendingAllocation(claim.meta.uid) != nullptr) {
+    std::string pending_group;
+    if (auto pending = tracker_->PendingAllocation(claim.meta.uid, &pending_group)) {
+      // Members of a pod group are placed one by one and bind together after the last one's
+      // Reserve, so the allocation a member reserved is shared with the others rather than
+      // waited for (which would never come: the first member waits for the rest).
+      if (!pending_group.empty() && pending_group == GroupOf(pod)) {
+        s.claims[index].allocation = pending->status.allocation;
+        s.claims[index].shares_pending = true;
+        continue;
+      }
       return Status::Unresolvable("resource claim " + Ref(claim.meta) +
                                   " is in the process of being allocated");
     }
@@ -355,14 +387,23 @@ Status DynamicResources::Filter(const framework::CycleState& state, const api::P
 
   std::vector<size_t> unavailable;
   for (size_t index = 0; index < s->claims.size(); index++) {
-    const api::ResourceClaim& claim = *s->claims[index].claim;
-    if (!claim.status.allocation) continue;
+    const ClaimEntry& entry = s->claims[index];
+    const api::ResourceClaim& claim = *entry.claim;
+    const api::AllocationResult* allocation = KnownAllocation(entry);
+    if (allocation == nullptr) continue;
     // An allocation without a node selector is usable everywhere.
-    if (claim.status.allocation->node_selector &&
-        !NodeMatches(node, std::nullopt, false, claim.status.allocation->node_selector)) {
+    if (allocation->node_selector &&
+        !NodeMatches(node, std::nullopt, false, allocation->node_selector)) {
+      if (entry.shares_pending) {
+        // Not written yet, so nothing PostFilter could free: the node just does not fit.
+        static const framework::FixedReasons kNotAvailable{
+            "resourceclaim not available on the node"};
+        return Status::Unresolvable(kNotAvailable);
+      }
       unavailable.push_back(index);
       continue;
     }
+    if (!claim.status.allocation) continue;
     // Devices whose binding failed or took too long: PostFilter may free the claim for others.
     bool ready = false;
     if (ClaimReadyForBinding(claim, &ready)) {
@@ -462,10 +503,8 @@ Status DynamicResources::Score(const framework::CycleState& state, const api::Po
   size_t next_allocation = 0;
   for (const ClaimEntry& entry : s->claims) {
     const api::ResourceClaim& claim = *entry.claim;
-    const api::AllocationResult* allocation = nullptr;
-    if (claim.status.allocation) {
-      allocation = &*claim.status.allocation;
-    } else {
+    const api::AllocationResult* allocation = KnownAllocation(entry);
+    if (allocation == nullptr) {
       if (next_allocation >= allocations->size()) {
         return Status::Error("number of allocations " + std::to_string(allocations->size()) +
                              " is smaller than number of claims needing allocation");
@@ -494,10 +533,17 @@ Status DynamicResources::NormalizeScore(const framework::CycleState&, const api:
   return {};
 }
 
-Status DynamicResources::Reserve(framework::CycleState& state, const api::Pod&,
+Status DynamicResources::Reserve(framework::CycleState& state, const api::Pod& pod,
                                  const std::string& node) {
   State::Shared* s = ReadState(state);
-  if (s == nullptr || s->to_allocate.empty()) return {};
+  if (s == nullptr) return {};
+  const std::string group = GroupOf(pod);
+  for (const ClaimEntry& entry : s->claims) {
+    if (entry.shares_pending) {
+      tracker_->SignalPendingAllocation(entry.claim->meta.uid, entry.claim, group);
+    }
+  }
+  if (s->to_allocate.empty()) return {};
   std::lock_guard lock(s->mu);
   auto it = s->node_allocations.find(node);
   if (it == s->node_allocations.end()) {
@@ -515,7 +561,7 @@ Status DynamicResources::Reserve(framework::CycleState& state, const api::Pod&,
     if (!HasFinalizer(*allocated)) allocated->finalizers.emplace_back(api::kResourceClaimFinalizer);
     allocated->status.allocation = *entry.allocation;
     const std::string uid = allocated->meta.uid;
-    tracker_->SignalPendingAllocation(uid, std::move(allocated));
+    tracker_->SignalPendingAllocation(uid, std::move(allocated), group);
   }
   return {};
 }
@@ -577,6 +623,12 @@ Status DynamicResources::PreBind(framework::CycleState& state, const api::Pod& p
           return Status::Error("claim " + Ref(claim->meta) + " got deleted in the meantime");
         }
         api::AllocationResult result;
+        if (allocation != nullptr && claim->status.allocation && entry.shares_pending &&
+            claim->status.allocation->results == allocation->results) {
+          // A member of the pod's group wrote the allocation they share: only the reservation is
+          // left to add.
+          allocation = nullptr;
+        }
         if (allocation != nullptr) {
           if (claim->status.allocation) {
             return Status::Error("claim " + Ref(claim->meta) +
@@ -633,7 +685,7 @@ Status DynamicResources::PreBind(framework::CycleState& state, const api::Pod& p
         return Status::Error(what + Ref(claim->meta) + ": " + e.what());
       }
     }
-    if (allocation != nullptr) written_uids.push_back(entry.claim->meta.uid);
+    if (entry.allocation) written_uids.push_back(entry.claim->meta.uid);
   }
   // Written: the informer (or the written version meanwhile) now carries these allocations.
   for (const std::string& uid : written_uids) tracker_->MaybeRemovePendingAllocation(uid, true);

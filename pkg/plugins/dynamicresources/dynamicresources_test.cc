@@ -11,6 +11,7 @@
 
 #include "pkg/api/codec.h"
 #include "pkg/api/dra_codec.h"
+#include "pkg/api/podgroup.h"
 #include "pkg/client/client.h"
 #include "pkg/framework/args.h"
 #include "pkg/informer/factory.h"
@@ -327,6 +328,78 @@ TEST_F(DynamicResourcesTest, PreBindWritesTheFinalizerTheAllocationAndTheReserva
   json reserved = api_.Get(ClaimPathOf("a"))["status"]["reservedFor"];
   ASSERT_EQ(reserved.size(), 1u);
   EXPECT_EQ(reserved[0]["uid"], "uid-p");
+}
+
+// Members of a pod group bind together after the last one's Reserve, so a claim they share is
+// allocated once, by the first member, and the others share that allocation before it is
+// written instead of waiting for it (they would wait forever: the first member waits for them).
+TEST_F(DynamicResourcesTest, PodsOfOneGroupShareAClaimAllocatedForTheirGroup) {
+  auto plugin = Plugin();
+  NodeInfo n1 = AddNode("n1", 1);
+  NodeInfo n2 = AddNode("n2", 1);
+  AddClaim(ClaimJson("shared", "gpu"));
+  auto member = [](const std::string& name, const std::string& group) {
+    api::PodPtr pod = PodWithClaims(name, {ClaimEntry("gpu", "shared")});
+    auto copy = std::make_shared<api::Pod>(*pod);
+    copy->meta.labels.Set(std::string(api::kPodGroupLabel), group);
+    return api::PodPtr(copy);
+  };
+  auto first = member("first", "train");
+  auto second = member("second", "train");
+  auto stranger = member("stranger", "other");
+
+  CycleState first_state;
+  Status pre;
+  ASSERT_TRUE(Cycle(*plugin, first_state, *first, {n1}, &pre)["n1"].IsSuccess());
+  ASSERT_TRUE(plugin->Reserve(first_state, *first, "n1").IsSuccess());
+
+  CycleState second_state;
+  auto statuses = Cycle(*plugin, second_state, *second, {n1, n2}, &pre);
+  ASSERT_TRUE(pre.IsSuccess()) << pre.Message();
+  EXPECT_TRUE(statuses["n1"].IsSuccess()) << statuses["n1"].Message();
+  EXPECT_EQ(statuses["n2"].Message(), "resourceclaim not available on the node");
+  ASSERT_TRUE(plugin->Reserve(second_state, *second, "n1").IsSuccess());
+
+  CycleState stranger_state;
+  Cycle(*plugin, stranger_state, *stranger, {n1}, &pre);
+  EXPECT_EQ(pre.Message(), "resource claim ns/shared is in the process of being allocated");
+
+  // The group binds: the first writes the allocation, the second only joins reservedFor.
+  Status s = plugin->PreBind(first_state, *first, "n1");
+  ASSERT_TRUE(s.IsSuccess()) << s.Message();
+  s = plugin->PreBind(second_state, *second, "n1");
+  ASSERT_TRUE(s.IsSuccess()) << s.Message();
+  json claim = api_.Get(ClaimPathOf("shared"));
+  ASSERT_EQ(claim["status"]["reservedFor"].size(), 2u);
+  EXPECT_EQ(claim["status"]["reservedFor"][1]["name"], "second");
+  EXPECT_EQ(claim["status"]["allocation"]["devices"]["results"].size(), 1u);
+  EXPECT_EQ(plugin->tracker().PendingAllocation("uid-shared"), nullptr);
+}
+
+// When a member is turned away before the group binds, its share goes; the allocation stays in
+// flight for the members that still hold it, and goes with the last of them.
+TEST_F(DynamicResourcesTest, AGroupsPendingAllocationGoesWithItsLastMember) {
+  auto plugin = Plugin();
+  NodeInfo n1 = AddNode("n1", 1);
+  AddClaim(ClaimJson("shared", "gpu"));
+  auto member = [](const std::string& name) {
+    auto pod = std::make_shared<api::Pod>(*PodWithClaims(name, {ClaimEntry("gpu", "shared")}));
+    pod->meta.labels.Set(std::string(api::kPodGroupLabel), "train");
+    return api::PodPtr(pod);
+  };
+  auto first = member("first");
+  auto second = member("second");
+  CycleState first_state;
+  CycleState second_state;
+  Status pre;
+  ASSERT_TRUE(Cycle(*plugin, first_state, *first, {n1}, &pre)["n1"].IsSuccess());
+  ASSERT_TRUE(plugin->Reserve(first_state, *first, "n1").IsSuccess());
+  ASSERT_TRUE(Cycle(*plugin, second_state, *second, {n1}, &pre)["n1"].IsSuccess());
+  ASSERT_TRUE(plugin->Reserve(second_state, *second, "n1").IsSuccess());
+  plugin->Unreserve(first_state, *first, "n1");
+  EXPECT_NE(plugin->tracker().PendingAllocation("uid-shared"), nullptr);
+  plugin->Unreserve(second_state, *second, "n1");
+  EXPECT_EQ(plugin->tracker().PendingAllocation("uid-shared"), nullptr);
 }
 
 TEST_F(DynamicResourcesTest, AClaimAllocatedElsewhereMeanwhileFailsPreBind) {
