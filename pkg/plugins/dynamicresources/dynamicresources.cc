@@ -58,6 +58,8 @@ class State final : public framework::StateData {
     std::vector<api::ResourceClaimPtr> claims_to_allocate;
     // Set when there is something to allocate.
     std::shared_ptr<const Allocator> allocator;
+    // Extended resources the pod requests that a DeviceClass maps to devices: (resource, class).
+    std::vector<std::pair<std::string, std::string>> dra_extended_resources;
     bool has_first_available = false;
 
     std::mutex mu;
@@ -117,6 +119,37 @@ const api::AllocationResult* KnownAllocation(const ClaimEntry& entry) {
   if (entry.claim->status.allocation) return &*entry.claim->status.allocation;
   if (entry.shares_pending) return &*entry.allocation;
   return nullptr;
+}
+
+// Whether `name` is an extended resource (a domain-prefixed name outside kubernetes.io, or a
+// device class's implicit name), which a DeviceClass may stand for.
+bool IsExtendedResourceName(std::string_view name) {
+  if (name.starts_with(api::kDeviceClassResourcePrefix)) return true;
+  const size_t slash = name.find('/');
+  if (slash == std::string_view::npos || name.starts_with("requests.")) return false;
+  const std::string_view domain = name.substr(0, slash);
+  return domain != "kubernetes.io" && !domain.ends_with(".kubernetes.io");
+}
+
+// The extended resources the pod requests that a DeviceClass maps to devices (its
+// extendedResourceName, or the class's implicit deviceclass.resource.kubernetes.io/<name>).
+std::vector<std::pair<std::string, std::string>> DraBackedExtendedResources(
+    const api::Pod& pod, const informer::Lister<api::DeviceClass>& classes) {
+  std::vector<std::pair<std::string, std::string>> out;
+  std::vector<api::DeviceClassPtr> all;
+  for (const auto& [name, amount] : pod.requests.scalar) {
+    if (amount == 0 || !IsExtendedResourceName(name)) continue;
+    if (all.empty()) all = classes.List();
+    for (const api::DeviceClassPtr& device_class : all) {
+      const std::string implicit =
+          std::string(api::kDeviceClassResourcePrefix) + device_class->meta.name;
+      if (device_class->extended_resource_name == name || implicit == name) {
+        out.emplace_back(name, device_class->meta.name);
+        break;
+      }
+    }
+  }
+  return out;
 }
 
 bool HasFinalizer(const api::ResourceClaim& claim) {
@@ -287,15 +320,23 @@ Status DynamicResources::PreFilter(framework::CycleState& state, const api::Pod&
                                    framework::PreFilterResult*) {
   // No state is written for a pod without claims: the later extension points read its absence
   // as nothing to do, and most pods are such pods.
-  if (pod.spec.resource_claims.empty()) return Status::Skip();
+  const bool has_extended =
+      std::any_of(pod.requests.scalar.begin(), pod.requests.scalar.end(),
+                  [](const auto& request) { return IsExtendedResourceName(request.first); });
+  if (pod.spec.resource_claims.empty() && !has_extended) return Status::Skip();
   auto data = std::make_shared<State>();
   State::Shared& s = *data->shared;
+  if (has_extended) s.dra_extended_resources = DraBackedExtendedResources(pod, classes_);
   if (auto error = ClaimsOf(pod, [&](const api::ResourceClaimPtr& claim) {
         s.claims.push_back(ClaimEntry{claim, std::nullopt});
       })) {
     return Status::Unresolvable(*error);
   }
-  if (s.claims.empty()) return Status::Skip();
+  if (s.claims.empty()) {
+    if (s.dra_extended_resources.empty()) return Status::Skip();
+    state.Write(StateKeyOf(), data);
+    return {};
+  }
 
   for (size_t index = 0; index < s.claims.size(); index++) {
     const api::ResourceClaim& claim = *s.claims[index].claim;
@@ -384,6 +425,19 @@ Status DynamicResources::Filter(const framework::CycleState& state, const api::P
   State::Shared* s = ReadState(state);
   if (s == nullptr) return NoState();
   const api::Node& node = *node_info.node();
+
+  // Extended resources served from devices (DRAExtendedResource, on in v1.37) are not allocated
+  // by Berth yet. A node that offers the resource as allocatable (a device plugin) serves it as
+  // upstream would; on any other node upstream would allocate devices, so say why Berth does not
+  // rather than let NodeResourcesFit's "Insufficient" stand alone.
+  for (const auto& [resource, device_class] : s->dra_extended_resources) {
+    if (node_info.allocatable().Get(resource) == 0) {
+      return Status::Unresolvable("extended resource " + resource + " is backed by device class " +
+                                  device_class +
+                                  " (dynamic resource allocation), which berth-scheduler does "
+                                  "not allocate yet; only nodes that offer it as allocatable fit");
+    }
+  }
 
   std::vector<size_t> unavailable;
   for (size_t index = 0; index < s->claims.size(); index++) {
@@ -595,7 +649,8 @@ void DynamicResources::Unreserve(framework::CycleState& state, const api::Pod& p
 
 Status DynamicResources::PreBindPreFlight(framework::CycleState& state, const api::Pod&,
                                           const std::string&) {
-  return ReadState(state) == nullptr ? Status::Skip() : Status();
+  State::Shared* s = ReadState(state);
+  return s == nullptr || s->claims.empty() ? Status::Skip() : Status();
 }
 
 Status DynamicResources::PreBind(framework::CycleState& state, const api::Pod& pod,

@@ -22,10 +22,12 @@
 //   filterTimeout: "10s"    (>= 0; 0: no limit) the most one node's device search may take
 //   bindingTimeout: "600s"  (>= 1s) the longest PreBind waits for binding conditions
 //
-// Not supported (the pod stays Pending and says so): claims or slices with fields of features
-// that are alpha in v1.37 (recorded by the decoders in unsupported_fields), and extended resources
-// backed by DRA (a DeviceClass with extendedResourceName): NodeResourcesFit still counts them as
-// node allocatable only.
+// Not supported (the pod stays Pending and says so): claims, slices or classes with fields of
+// features that are alpha in v1.37 (recorded by the decoders in unsupported_fields); and extended
+// resources backed by DRA (a DeviceClass with extendedResourceName, or a class's implicit
+// deviceclass.resource.kubernetes.io/<name>): nodes that offer the resource as allocatable (a
+// device plugin) serve it as upstream would, every other node rejects the pod saying that Berth
+// does not allocate devices for extended resources yet.
 
 #include <chrono>
 #include <cstdint>

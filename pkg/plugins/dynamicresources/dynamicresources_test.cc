@@ -402,6 +402,51 @@ TEST_F(DynamicResourcesTest, AGroupsPendingAllocationGoesWithItsLastMember) {
   EXPECT_EQ(plugin->tracker().PendingAllocation("uid-shared"), nullptr);
 }
 
+// Extended resources served from devices are not allocated by Berth yet: a node that offers the
+// resource as allocatable (a device plugin) still fits, any other says why it does not.
+TEST_F(DynamicResourcesTest, ExtendedResourcesBackedByADeviceClassSayTheyAreNotAllocatedYet) {
+  auto plugin = Plugin();
+  auto device_class = std::make_shared<api::DeviceClass>(*dra::Class("gpu-er", kDriver));
+  device_class->extended_resource_name = "example.com/gpu";
+  informers().For<api::DeviceClass>().Upsert(device_class);
+  json pod_json = {
+      {"metadata", {{"name", "p"}, {"namespace", "ns"}, {"uid", "uid-p"}}},
+      {"spec",
+       {{"containers",
+         json::array(
+             {{{"name", "c"}, {"resources", {{"requests", {{"example.com/gpu", "1"}}}}}}})}}}};
+  auto pod = std::make_shared<api::Pod>(api::DecodePod(pod_json));
+  NodeInfo dra_node = AddNode("dra", 1);
+  auto plugin_node = std::make_shared<api::Node>(dra::MakeNode("plugin", "r"));
+  plugin_node->status.allocatable.Set("example.com/gpu", 4);
+  NodeInfo device_plugin(plugin_node);
+
+  CycleState state;
+  Status pre;
+  auto statuses = Cycle(*plugin, state, *pod, {dra_node, device_plugin}, &pre);
+  ASSERT_TRUE(pre.IsSuccess()) << pre.Message();
+  EXPECT_TRUE(statuses["plugin"].IsSuccess());
+  EXPECT_EQ(statuses["dra"].code(), Code::kUnschedulableAndUnresolvable);
+  EXPECT_EQ(statuses["dra"].Message(),
+            "extended resource example.com/gpu is backed by device class gpu-er (dynamic resource "
+            "allocation), which berth-scheduler does not allocate yet; only nodes that offer it "
+            "as allocatable fit");
+  EXPECT_TRUE(plugin->PreBindPreFlight(state, *pod, "plugin").IsSkip());
+
+  // A class's implicit name counts too; a resource no class maps is NodeResourcesFit's alone.
+  pod_json["spec"]["containers"][0]["resources"]["requests"] = {
+      {"deviceclass.resource.kubernetes.io/gpu", "1"}};
+  auto implicit = std::make_shared<api::Pod>(api::DecodePod(pod_json));
+  CycleState implicit_state;
+  EXPECT_EQ(Cycle(*plugin, implicit_state, *implicit, {dra_node}, &pre)["dra"].code(),
+            Code::kUnschedulableAndUnresolvable);
+  pod_json["spec"]["containers"][0]["resources"]["requests"] = {{"example.com/other", "1"}};
+  auto unmapped = std::make_shared<api::Pod>(api::DecodePod(pod_json));
+  CycleState unmapped_state;
+  framework::PreFilterResult result;
+  EXPECT_TRUE(plugin->PreFilter(unmapped_state, *unmapped, {}, &result).IsSkip());
+}
+
 TEST_F(DynamicResourcesTest, AClaimAllocatedElsewhereMeanwhileFailsPreBind) {
   auto plugin = Plugin();
   NodeInfo n1 = AddNode("n1", 1);
