@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """The `make demo` scenario: simulated nodes, a mixed workload, berth-scheduler binding it.
 
-Registers 20 Node objects (three zones, one tainted, one cordoned), submits 229 pods for
-berth-scheduler (among them a group with required anti-affinity, a group spread over zones and two
+Registers 20 Node objects (three zones, one tainted, one cordoned), submits 232 pods for
+berth-scheduler (among them a group with required anti-affinity, a group spread over zones, two
 gangs: one that fits and binds whole, one that can never have all its pods placed and so binds
-none) and 5 for default-scheduler, runs berth-scheduler, shows progress, and ends with pods per
-node, how the constrained groups and the gangs were placed, every unschedulable pod with its
-reason, and `berth-scheduler explain` for each pod left Pending (once per gang). Talks to the local control plane with the admin credentials deploy/local-cluster.sh wrote;
+none, and three pods that each claim a GPU through Dynamic Resource Allocation where only two are
+published) and 5 for default-scheduler, runs berth-scheduler, shows progress, and ends with pods
+per node, how the constrained groups and the gangs were placed, which device each claim got,
+every unschedulable pod with its reason, and `berth-scheduler explain` for each pod left Pending
+(once per gang). Talks to the local control plane with the admin credentials deploy/local-cluster.sh wrote;
 uses only the standard library.
 """
 
@@ -107,6 +109,7 @@ def install_podgroup_crd():
 
 def clean_previous_run():
     call("DELETE", f"/api/v1/namespaces/{NAMESPACE}/pods?gracePeriodSeconds=0", ok_missing=True)
+    clean_devices()
     if served("scheduling.k8s.io/v1beta1", "podgroups"):
         call("DELETE", UP_GROUPS, ok_missing=True)
         # Each keeps a finalizer until kube-controller-manager's podgroup-protection controller sees
@@ -277,9 +280,105 @@ def make_pods():
     pods.append(pod("ingress-extra-000", "100m", "64Mi", host_port=443))
     pods += [pod(f"foreign-{i:03d}", "100m", "64Mi", scheduler="default-scheduler") for i in range(5)]
     pods += make_gangs()
+    pods += make_devices()
     for p in pods:
         call("POST", f"/api/v1/namespaces/{NAMESPACE}/pods", p)
     return pods
+
+
+# Dynamic Resource Allocation: no DRA driver runs in the local control plane, so the demo publishes
+# a ResourceSlice of two GPUs on demo-gpu-00 as a node's driver would. Three pods each get a claim
+# from one template (kube-controller-manager's resourceclaim controller makes the claims): two are
+# given a GPU each, the third waits for one.
+RESOURCE = "/apis/resource.k8s.io/v1"
+CLAIMS = f"{RESOURCE}/namespaces/{NAMESPACE}/resourceclaims"
+CLAIM_TEMPLATES = f"{RESOURCE}/namespaces/{NAMESPACE}/resourceclaimtemplates"
+DEVICE_DRIVER = "gpu.berth-demo.example.com"
+DEVICE_CLASS = "berth-demo-gpu"
+GPU_NODE = "demo-gpu-00"
+DRA_PODS = 3
+
+
+def dra_served():
+    return served("resource.k8s.io/v1", "deviceclasses")
+
+
+def clean_devices():
+    """Deletes the demo's DeviceClass and ResourceSlices (cluster-scoped, so they outlive the
+    namespace's objects) and waits for the previous run's claims to go: an allocated claim holds
+    its device until the resourceclaim controller, its pod gone, lets it go."""
+    if not dra_served():
+        return
+    for plural in ("resourceslices", "deviceclasses"):
+        call("DELETE", f"{RESOURCE}/{plural}?labelSelector={NODE_LABEL}%3Dtrue", ok_missing=True)
+    call("DELETE", CLAIM_TEMPLATES, ok_missing=True)
+    call("DELETE", CLAIMS, ok_missing=True)
+    deadline = time.time() + 60
+    while (call("GET", CLAIMS, ok_missing=True) or {}).get("items"):
+        if time.time() > deadline:
+            raise SystemExit("demo: the previous run's ResourceClaims are still there after 60s "
+                             "(is kube-controller-manager running? see _output/cluster/"
+                             "kube-controller-manager.log)")
+        time.sleep(0.2)
+
+
+def make_devices():
+    """The DeviceClass, the slice a driver on demo-gpu-00 would publish, and the claim template
+    the pods name. Returns the pods, or none when the apiserver does not serve resource.k8s.io/v1."""
+    if not dra_served():
+        return []
+    labels = {NODE_LABEL: "true"}
+    call("POST", f"{RESOURCE}/deviceclasses", {
+        "apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
+        "metadata": {"name": DEVICE_CLASS, "labels": labels},
+        "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DEVICE_DRIVER}"'}}]}})
+    call("POST", f"{RESOURCE}/resourceslices", {
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+        "metadata": {"name": f"{GPU_NODE}-gpus", "labels": labels},
+        "spec": {
+            "driver": DEVICE_DRIVER,
+            "nodeName": GPU_NODE,
+            "pool": {"name": GPU_NODE, "generation": 1, "resourceSliceCount": 1},
+            "devices": [{"name": f"gpu-{i}", "capacity": {"memory": {"value": "80Gi"}}}
+                        for i in range(2)],
+        }})
+    call("POST", CLAIM_TEMPLATES, {
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+        "metadata": {"name": "one-gpu"},
+        "spec": {"spec": {"devices": {"requests": [
+            {"name": "gpu", "exactly": {"deviceClassName": DEVICE_CLASS}}]}}}})
+    pods = []
+    for i in range(DRA_PODS):
+        p = pod(f"infer-{i:03d}", "500m", "1Gi",
+                tolerations=[{"key": "dedicated", "operator": "Equal", "value": "gpu",
+                              "effect": "NoSchedule"}],
+                resourceClaims=[{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}])
+        p["spec"]["containers"][0]["resources"]["claims"] = [{"name": "gpu"}]
+        pods.append(p)
+    return pods
+
+
+def claim_lines():
+    """One line per claim: its pod, the node its allocation is for and the device it was given."""
+    lines = []
+    for c in sorted((call("GET", CLAIMS, ok_missing=True) or {}).get("items", []),
+                    key=lambda c: c["metadata"]["name"]):
+        owner = next((o["name"] for o in c["metadata"].get("ownerReferences", [])), "-")
+        allocation = (c.get("status") or {}).get("allocation")
+        if not allocation:
+            lines.append(f"  {c['metadata']['name']:<22} pod {owner:<10} not allocated")
+            continue
+        node = "-"
+        for term in allocation.get("nodeSelector", {}).get("nodeSelectorTerms", []):
+            for field in term.get("matchFields", []):
+                if field.get("key") == "metadata.name":
+                    node = ",".join(field.get("values", []))
+        devices = ", ".join(f"{r['driver']}/{r['pool']}/{r['device']}"
+                            for r in allocation.get("devices", {}).get("results", []))
+        reserved = ", ".join(r["name"] for r in c["status"].get("reservedFor", []))
+        lines.append(f"  {c['metadata']['name']:<22} pod {owner:<10} node {node:<12} "
+                     f"device {devices} (reserved for {reserved or 'nobody'})")
+    return lines
 
 
 GANGS = []  # (name, api, minimum), as make_gangs created them.
@@ -394,7 +493,7 @@ def explain_pending(binary, items):
 
 def main():
     binary = os.path.join(REPO, "_output", "bin", "berth-scheduler")
-    print("== Berth demo: 20 simulated nodes, 234 pods ==")
+    print("== Berth demo: 20 simulated nodes, 237 pods ==")
     clean_previous_run()
     nodes = make_nodes()
     print(f"registered {len(nodes)} nodes in 3 zones (demo-gpu-00 tainted dedicated=gpu:NoSchedule, "
@@ -402,6 +501,10 @@ def main():
     pods = make_pods()
     ours = [p for p in pods if p["spec"]["schedulerName"] == "berth-scheduler"]
     print(f"submitted {len(ours)} pods for berth-scheduler and {len(pods) - len(ours)} for default-scheduler")
+    dra = [p for p in pods if p["spec"].get("resourceClaims")]
+    if dra:
+        print(f"published 2 GPUs on {GPU_NODE} (a ResourceSlice of driver {DEVICE_DRIVER}, DeviceClass "
+              f"{DEVICE_CLASS}); {len(dra)} pods claim one each from ResourceClaimTemplate one-gpu")
 
     log_dir = os.path.join(REPO, "_output", "demo")
     os.makedirs(log_dir, exist_ok=True)
@@ -442,6 +545,7 @@ def main():
         print()
         time.sleep(1)  # Let the last conditions land.
         items = list_pods()
+        claims = claim_lines() if dra else []
         metrics = scrape_metrics()
         explanations = explain_pending(binary, items)
     finally:
@@ -450,6 +554,12 @@ def main():
             proc.wait(timeout=30)
         except subprocess.TimeoutExpired:
             proc.kill()
+        # The class and the slice are cluster-wide: leave no devices behind for other workloads.
+        # The pods and their claims stay in the namespace, to look at, until the next run.
+        if dra:
+            for plural in ("resourceslices", "deviceclasses"):
+                call("DELETE", f"{RESOURCE}/{plural}?labelSelector={NODE_LABEL}%3Dtrue",
+                     ok_missing=True)
 
     by_node = {}
     for p in items:
@@ -490,6 +600,13 @@ def main():
         bound = sum(1 for p in members if p["spec"].get("nodeName"))
         print(f"gang {name} ({api} PodGroup, {minimum} required): {bound}/{len(members)} bound, "
               f"{gang_state(name, api)}")
+    if dra:
+        infer = group("infer")
+        bound = sum(1 for p in infer if p["spec"].get("nodeName") == GPU_NODE)
+        print(f"infer (one GPU each from ResourceClaimTemplate one-gpu, 2 GPUs on {GPU_NODE}): "
+              f"{bound}/{len(infer)} bound on {GPU_NODE}; their ResourceClaims:")
+        for line in claims:
+            print(line)
 
     pending = [p for p in items if not p["spec"].get("nodeName") and p["spec"]["schedulerName"] == "berth-scheduler"]
     print()

@@ -28,6 +28,9 @@ RUNTIME_PACKAGES=(
   # The Kubernetes client's HTTP/2 and HTTP/1.1 (pkg/client/curl_transport.cc), with nghttp2.
   libcurl4
   libnghttp2-14
+  # RE2 (libre2-dev's runtime half): the regular expressions of DRA device selectors' CEL
+  # (pkg/cel), which DynamicResources evaluates.
+  libre2-9
   # What libcurl4 itself loads (apt installs them with it; listed for the packaging test,
   # which checks every library ldd reports).
   libcom-err2
