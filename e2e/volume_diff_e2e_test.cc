@@ -335,7 +335,9 @@ TEST(VolumeDiffE2E, PodsLandWhereTheirVolumesAllowAndPendingMessagesMatchKubeSch
   // One known difference: for a pod turned away at PreFilter, kube-scheduler's DynamicResources
   // PostFilter (ahead of DefaultPreemption, and on by default) finds no state of its own, since
   // its PreFilter never ran, and ends PostFilter with the error "not found" before preemption is
-  // tried. Berth has no DynamicResources; its preemption finds that no node can help.
+  // tried. Berth's DynamicResources reads the missing state as nothing to free (an error there
+  // would also keep preemption from ever running for such pods), so its preemption finds that no
+  // node can help.
   const std::string all_nodes = std::to_string(names.size() + foreign.size());
   std::map<std::string, std::string> kube_expected = kube.pending;
   for (auto& [pod, message] : kube_expected) {
