@@ -776,11 +776,14 @@ Status DynamicResources::PreBind(framework::CycleState& state, const api::Pod& p
       }
     }
     if (all_ready) return {};
+    // Looks again after upstream's poll interval, or as soon as any claim changed: the driver's
+    // status update is what this waits for, and binding sooner costs nothing.
+    const uint64_t seen = tracker_->revision();
     const auto next = std::min(deadline, std::chrono::steady_clock::now() +
                                              std::chrono::milliseconds(kBindingConditionsPoll));
-    while (std::chrono::steady_clock::now() < next) {
+    while (std::chrono::steady_clock::now() < next && tracker_->revision() == seen) {
       if (handle_.Stopping()) return Status::Error("scheduler is stopping");
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     if (std::chrono::steady_clock::now() >= deadline) {
       return Status::Error("device binding timeout: context deadline exceeded");

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -445,6 +446,57 @@ TEST_F(DynamicResourcesTest, ExtendedResourcesBackedByADeviceClassSayTheyAreNotA
   CycleState unmapped_state;
   framework::PreFilterResult result;
   EXPECT_TRUE(plugin->PreFilter(unmapped_state, *unmapped, {}, &result).IsSkip());
+}
+
+// A device with binding conditions (one a controller prepares before use): PreBind writes the
+// allocation, says on the pod that it waits, and returns once the driver reported the conditions,
+// or fails when it reported a binding failure.
+TEST_F(DynamicResourcesTest, PreBindWaitsForBindingConditionsAndFailsOnABindingFailure) {
+  auto plugin = Plugin();
+  informers().For<api::ResourceSlice>().Upsert(
+      dra::Slice("attach-slice", "n1", dra::Pool("n1"), kDriver,
+                 {dra::Device("fabric-0").BindingConditions({"Attached"}, {"AttachFailed"}),
+                  dra::Device("fabric-1").BindingConditions({"Attached"}, {"AttachFailed"})}));
+  NodeInfo n1(std::make_shared<api::Node>(dra::MakeNode("n1", "r")));
+  auto run = [&](const std::string& name, const std::string& condition) {
+    AddClaim(ClaimJson(name, "gpu"));
+    auto pod = PodWithClaims("p-" + name, {ClaimEntry("gpu", name)});
+    CycleState state;
+    Status pre;
+    EXPECT_TRUE(Cycle(*plugin, state, *pod, {n1}, &pre)["n1"].IsSuccess()) << pre.Message();
+    EXPECT_TRUE(plugin->Reserve(state, *pod, "n1").IsSuccess());
+    auto prebind =
+        std::async(std::launch::async, [&] { return plugin->PreBind(state, *pod, "n1"); });
+    const bool waits =
+        prebind.wait_for(std::chrono::milliseconds(300)) == std::future_status::timeout;
+    EXPECT_TRUE(waits) << "PreBind returned before the driver reported";
+    // The driver reports the device's condition in the claim's status.
+    json claim = api_.Get(ClaimPathOf(name));
+    const json& result = claim["status"]["allocation"]["devices"]["results"][0];
+    claim["status"]["devices"] = json::array(
+        {{{"driver", result["driver"]},
+          {"pool", result["pool"]},
+          {"device", result["device"]},
+          {"conditions", json::array({{{"type", condition},
+                                       {"status", "True"},
+                                       {"reason", "Done"},
+                                       {"message", "by the test's driver"},
+                                       {"lastTransitionTime", "2026-11-28T00:00:00Z"}}})}}});
+    claim["metadata"]["resourceVersion"] = "500";
+    AddClaim(claim);
+    EXPECT_EQ(prebind.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+    return prebind.get();
+  };
+  Status ready = run("attached", "Attached");
+  EXPECT_TRUE(ready.IsSuccess()) << ready.Message();
+  Status failed = run("broken", "AttachFailed");
+  EXPECT_EQ(failed.code(), Code::kError);
+  EXPECT_EQ(failed.Message(),
+            "device binding failed: claim=broken, reason=Done, message=\"by the test's driver\"");
+  std::vector<std::string> reasons;
+  for (const auto& event : handle_.recorder().events()) reasons.push_back(event.reason);
+  EXPECT_EQ(reasons,
+            (std::vector<std::string>{"BindingConditionsPending", "BindingConditionsPending"}));
 }
 
 TEST_F(DynamicResourcesTest, AClaimAllocatedElsewhereMeanwhileFailsPreBind) {
