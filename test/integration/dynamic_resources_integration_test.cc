@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "pkg/client/client.h"
@@ -220,6 +221,29 @@ TEST_F(DynamicResourcesIntegration, PodsSharingAClaimFollowItToItsNode) {
     EXPECT_EQ(NodeOf(name), n1);
   }
   EXPECT_EQ(ReservedFor(GetClaim("shared")), (std::set<std::string>{"s0", "s1", "s2"}));
+}
+
+// A claim that does not exist (the apiserver accepts the pod anyway): the pod waits without a
+// FailedScheduling event, as kube-scheduler's PreEnqueue holds it, while a plain pod beside it is
+// bound; once the claim appears it is placed.
+TEST_F(DynamicResourcesIntegration, APodWaitsWithoutAnEventForAClaimThatDoesNotExistYet) {
+  const std::string n0 = nodes_->Add("n0", "4", "8Gi");
+  const std::string gpu = CreateClass("gpu");
+  PublishDevices(n0, 1);
+  StartScheduler();
+  client_->Post(PodsPath(), PodWithClaim("early", "late-claim", false));
+  client_->Post(PodsPath(), Pod("plain"));
+  ASSERT_TRUE(WaitBound("plain"));
+  std::this_thread::sleep_for(1s);
+  EXPECT_EQ(NodeOf("early"), "");
+  const json events = client_->Get(client::EventsResource().Path(ns_->name()));
+  for (const auto& e : events["items"]) {
+    EXPECT_FALSE(e["regarding"]["name"] == "early" && e["reason"] == "FailedScheduling")
+        << e.dump();
+  }
+  CreateClaim("late-claim", gpu);
+  ASSERT_TRUE(WaitBound("early", 60s)) << UnschedulableMessage("early", "", 1s);
+  EXPECT_EQ(NodeOf("early"), n0);
 }
 
 // A claim whose class does not exist yet: the pod waits with upstream's message and is placed

@@ -202,67 +202,6 @@ TEST_F(SchedulerIntegration, HonoursTaintsNodeAffinityAndHostPorts) {
   EXPECT_NE(message.find(" node(s) had untolerated taint(s)"), std::string::npos) << message;
 }
 
-// Fields Berth has no plugin for: the pods stay Pending with an event and a condition naming the
-// field, while a plain pod beside them is bound. The apiserver accepts a claim that does not
-// exist, so none is created.
-TEST_F(SchedulerIntegration, PodsUsingUnsupportedFieldsStayPendingNamingTheField) {
-  nodes_->Add("n0", "4", "8Gi");
-  StartScheduler();
-  auto claims = Pod("claims");
-  claims["spec"]["resourceClaims"] = {{{"name", "gpu"}, {"resourceClaimName", "absent-claim"}}};
-  client_->Post(PodsPath(), claims);
-  client_->Post(PodsPath(), Pod("plain"));
-  ASSERT_TRUE(WaitBound("plain"));
-
-  const std::map<std::string, std::string> fields = {
-      {"claims", "spec.resourceClaims (dynamic resource allocation)"},
-  };
-  for (const auto& [name, field] : fields) {
-    SCOPED_TRACE(name);
-    const std::string reason = " nodes are available: pod uses " + field +
-                               ", which berth-scheduler does not support yet; use the default "
-                               "scheduler for this pod. preemption: 0/";
-    // Every node rejects the pod as unresolvable, so preemption cannot help either.
-    const std::string tail = " Preemption is not helpful for scheduling.";
-    // "0/N": other checkouts' tests and the demo may have nodes in the shared cluster.
-    auto names_field = [&](const std::string& message) {
-      return message.rfind("0/", 0) == 0 && message.find(reason) != std::string::npos &&
-             message.size() > tail.size() &&
-             message.compare(message.size() - tail.size(), tail.size(), tail) == 0;
-    };
-    std::string condition;
-    EXPECT_TRUE(Eventually(
-        [&] {
-          auto pod = client_->Get(PodsPath() + "/" + name);
-          for (const auto& c : pod["status"].value("conditions", nlohmann::json::array())) {
-            if (c["type"] == "PodScheduled" && c["status"] == "False" &&
-                c["reason"] == "Unschedulable") {
-              condition = c.value("message", "");
-              return names_field(condition);
-            }
-          }
-          return false;
-        },
-        30s))
-        << condition;
-    std::vector<std::string> notes;
-    EXPECT_TRUE(Eventually(
-        [&] {
-          notes.clear();
-          auto events = client_->Get(client::EventsResource().Path(ns_->name()));
-          for (const auto& e : events["items"]) {
-            if (e["regarding"]["name"] != name || e["reason"] != "FailedScheduling") continue;
-            notes.push_back(e.value("note", ""));
-            if (e["type"] == "Warning" && names_field(notes.back())) return true;
-          }
-          return false;
-        },
-        30s))
-        << ::testing::PrintToString(notes);
-    EXPECT_EQ(NodeOf(name), "");
-  }
-}
-
 TEST_F(SchedulerIntegration, SecondProfileWithItsOwnSchedulerNameWorks) {
   nodes_->Add("n0", "4", "8Gi");
   StartScheduler(
