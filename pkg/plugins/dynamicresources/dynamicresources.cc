@@ -374,8 +374,9 @@ Status DynamicResources::PreFilter(framework::CycleState& state, const api::Pod&
       }
       api::DeviceClassPtr device_class = classes_.Get(class_name);
       if (device_class == nullptr) {
-        return Status::Unresolvable("request " + request_name + ": device class " + class_name +
-                                    " does not exist");
+        std::string reason = "request " + request_name;
+        reason += ": device class " + class_name + " does not exist";
+        return Status::Unresolvable(std::move(reason));
       }
       if (!device_class->unsupported_fields.empty()) {
         return Status::Unresolvable("device class " + class_name + " uses " +
@@ -432,10 +433,12 @@ Status DynamicResources::Filter(const framework::CycleState& state, const api::P
   // rather than let NodeResourcesFit's "Insufficient" stand alone.
   for (const auto& [resource, device_class] : s->dra_extended_resources) {
     if (node_info.allocatable().Get(resource) == 0) {
-      return Status::Unresolvable("extended resource " + resource + " is backed by device class " +
-                                  device_class +
-                                  " (dynamic resource allocation), which berth-scheduler does "
-                                  "not allocate yet; only nodes that offer it as allocatable fit");
+      std::string reason = "extended resource " + resource;
+      reason += " is backed by device class " + device_class;
+      reason +=
+          " (dynamic resource allocation), which berth-scheduler does not allocate yet; only "
+          "nodes that offer it as allocatable fit";
+      return Status::Unresolvable(std::move(reason));
     }
   }
 
@@ -460,9 +463,8 @@ Status DynamicResources::Filter(const framework::CycleState& state, const api::P
     if (!claim.status.allocation) continue;
     // Devices whose binding failed or took too long: PostFilter may free the claim for others.
     bool ready = false;
-    if (ClaimReadyForBinding(claim, &ready)) {
-      unavailable.push_back(index);
-    } else if (!ready && ClaimBindingTimedOut(claim, args_.binding_timeout)) {
+    const bool failed = ClaimReadyForBinding(claim, &ready).has_value();
+    if (failed || (!ready && ClaimBindingTimedOut(claim, args_.binding_timeout))) {
       unavailable.push_back(index);
     }
   }
