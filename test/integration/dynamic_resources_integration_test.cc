@@ -51,7 +51,7 @@ class DynamicResourcesIntegration : public SchedulerIntegration {
 
   // A class of every device of the test's driver.
   std::string CreateClass(const std::string& name) {
-    const std::string full = Unique(name);
+    std::string full = Unique(name);
     CreateClusterScoped(
         "deviceclasses",
         {{"apiVersion", "resource.k8s.io/v1"},
