@@ -494,7 +494,7 @@ void ReadNamespace(client::Client& client, const std::string& ns, const std::str
               annotations["resource.kubernetes.io/pod-claim-name"].get<std::string>();
       }
     }
-    key = prefix + key;
+    key.insert(0, prefix);
     std::vector<std::string> results, reserved;
     const json status = c.value("status", json::object());
     if (status.contains("allocation")) {
