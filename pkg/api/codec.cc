@@ -28,72 +28,21 @@ using json = nlohmann::json;
 using Path = FieldPath;
 
 // The readers shared with the other decoders (pkg/api/resources_codec.cc).
+using json_read::DecodeQuantity;
 using json_read::ExpectObject;
 using json_read::FailType;
 using json_read::GetObject;
 using json_read::Member;
+using json_read::ParseEnum;
 using json_read::ReadArray;
 using json_read::ReadBool;
+using json_read::ReadEnum;
 using json_read::ReadInt32;
 using json_read::ReadInt64;
 using json_read::ReadOptionalString;
 using json_read::ReadString;
 using json_read::ReadStringList;
-
-// Reads an object of string values, dropping the member named `skip` when given.
-void ReadStringMap(const json& parent, const Path& field, StringMap* out,
-                   std::string_view skip = {}) {
-  const json* value = GetObject(parent, field);
-  if (value == nullptr) {
-    return;
-  }
-  std::vector<StringMap::Entry> entries;
-  entries.reserve(value->size());
-  for (auto it = value->begin(); it != value->end(); ++it) {
-    const std::string& key = it.key();
-    if (!skip.empty() && key == skip) {
-      continue;
-    }
-    if (!it->is_string()) {
-      Path entry_path = field.Field(key);
-      FailType(entry_path, "string", *it);
-    }
-    entries.emplace_back(key, it->get_ref<const std::string&>());
-  }
-  *out = StringMap(std::move(entries));
-}
-
-template <typename E, size_t N>
-bool TryParseEnum(std::string_view text, const std::array<std::pair<std::string_view, E>, N>& table,
-                  E* out) {
-  for (const auto& [name, value] : table) {
-    if (name == text) {
-      *out = value;
-      return true;
-    }
-  }
-  return false;
-}
-
-template <typename E, size_t N>
-E ParseEnum(const std::string& text, const std::array<std::pair<std::string_view, E>, N>& table,
-            const Path& path) {
-  E value{};
-  if (!TryParseEnum(text, table, &value)) {
-    FailAt(path, "unknown value \"" + text + "\"");
-  }
-  return value;
-}
-
-// Reads an optional enum member; absent or null leaves *out unchanged.
-template <typename E, size_t N>
-void ReadEnum(const json& parent, const Path& field,
-              const std::array<std::pair<std::string_view, E>, N>& table, E* out) {
-  std::string text;
-  if (ReadString(parent, field, &text)) {
-    *out = ParseEnum(text, table, field);
-  }
-}
+using json_read::ReadStringMap;
 
 constexpr std::array<std::pair<std::string_view, SelectorOperator>, 6> kSelectorOperators = {{
     {"In", SelectorOperator::kIn},
@@ -139,34 +88,6 @@ constexpr std::array<std::pair<std::string_view, NodeInclusionPolicy>, 2> kInclu
 }};
 
 // ---- Resources ----
-
-Quantity DecodeQuantity(const json& value, const Path& path) {
-  std::string_view text;
-  std::string number;  // Backs `text` when the value is a JSON number.
-  if (value.is_string()) {
-    text = value.get_ref<const std::string&>();
-  } else if (value.is_number_integer()) {
-    // Covers unsigned too; dump() prints the exact integer.
-    number = value.dump();
-    text = number;
-  } else if (value.is_number_float()) {
-    char buf[64];
-    auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), value.get_ref<const double&>());
-    if (ec != std::errc()) {
-      FailAt(path, "unrepresentable number");
-    }
-    number.assign(buf, end);
-    text = number;
-  } else {
-    FailType(path, "quantity string", value);
-  }
-  Quantity quantity;
-  std::string why;
-  if (!Quantity::TryParse(text, &quantity, &why)) {
-    FailAt(path, "invalid quantity \"" + std::string(text) + "\": " + why);
-  }
-  return quantity;
-}
 
 ResourceList DecodeResourceListAt(const json& value, const Path& path) {
   ResourceList list;
@@ -738,15 +659,15 @@ int64_t ResourceAmount(std::string_view resource, const Quantity& quantity) {
 }
 
 bool ParseTolerationOperator(std::string_view text, TolerationOperator* out) {
-  return TryParseEnum(text, kTolerationOperators, out);
+  return json_read::FindEnum(text, kTolerationOperators, out);
 }
 
 bool ParseTolerationEffect(std::string_view text, TaintEffect* out) {
-  return TryParseEnum(text, kTolerationEffects, out);
+  return json_read::FindEnum(text, kTolerationEffects, out);
 }
 
 bool ParsePreemptionPolicy(std::string_view text, PreemptionPolicy* out) {
-  return TryParseEnum(text, kPreemptionPolicies, out);
+  return json_read::FindEnum(text, kPreemptionPolicies, out);
 }
 
 void FinishDecodedPod(Pod& pod) {

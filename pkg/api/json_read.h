@@ -150,8 +150,10 @@ inline void ReadOptionalString(const json& parent, const FieldPath& field,
   }
 }
 
-// Reads an object of string values; returns false when absent or null.
-inline bool ReadStringMap(const json& parent, const FieldPath& field, StringMap* out) {
+// Reads an object of string values, leaving out the member named `skip` when given; returns false
+// when absent or null.
+inline bool ReadStringMap(const json& parent, const FieldPath& field, StringMap* out,
+                          std::string_view skip = {}) {
   const json* value = GetObject(parent, field);
   if (value == nullptr) {
     return false;
@@ -159,6 +161,9 @@ inline bool ReadStringMap(const json& parent, const FieldPath& field, StringMap*
   std::vector<StringMap::Entry> entries;
   entries.reserve(value->size());
   for (auto it = value->begin(); it != value->end(); ++it) {
+    if (!skip.empty() && it.key() == skip) {
+      continue;
+    }
     if (!it->is_string()) {
       const FieldPath entry_path = field.Field(it.key());
       FailType(entry_path, "string", *it);
@@ -172,19 +177,35 @@ inline bool ReadStringMap(const json& parent, const FieldPath& field, StringMap*
 template <typename E, size_t N>
 using EnumTable = std::array<std::pair<std::string_view, E>, N>;
 
+// The enum value `text` names in `table`; false when it names none.
+template <typename E, size_t N>
+bool FindEnum(std::string_view text, const EnumTable<E, N>& table, E* out) {
+  for (const auto& [name, e] : table) {
+    if (name == text) {
+      *out = e;
+      return true;
+    }
+  }
+  return false;
+}
+
+// The enum value `text` names in `table`; anything else is an error naming the value.
+template <typename E, size_t N>
+E ParseEnum(const std::string& text, const EnumTable<E, N>& table, const FieldPath& path) {
+  E e{};
+  if (!FindEnum(text, table, &e)) {
+    FailAt(path, "unknown value \"" + text + "\"");
+  }
+  return e;
+}
+
 // The enum value a JSON string names in `table`; anything else is an error naming the value.
 template <typename E, size_t N>
 E DecodeEnum(const json& value, const FieldPath& path, const EnumTable<E, N>& table) {
   if (!value.is_string()) {
     FailType(path, "string", value);
   }
-  const std::string& text = value.get_ref<const std::string&>();
-  for (const auto& [name, e] : table) {
-    if (name == text) {
-      return e;
-    }
-  }
-  FailAt(path, "unknown value \"" + text + "\"");
+  return ParseEnum(value.get_ref<const std::string&>(), table, path);
 }
 
 // The name `table` gives `value`, for writing it back; empty for a value the table lacks.
