@@ -22,6 +22,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "pkg/api/dra_types.h"
 #include "pkg/informer/informer.h"
@@ -74,6 +75,13 @@ class ClaimTracker {
   // Bumped whenever an allocation appears or disappears; for tests and caches.
   uint64_t revision() const;
 
+  // Why the informer skipped the claim "namespace/name" (its decoder's error, naming the field);
+  // empty when it did not. A good version of the claim clears it.
+  std::string DecodeError(const std::string& key) const;
+  void RecordDecodeError(const std::string& key, std::string error);
+  // The most malformed claims remembered; beyond it the oldest is forgotten.
+  static constexpr size_t kMaxDecodeErrors = 1024;
+
  private:
   struct InFlight {
     api::ResourceClaimPtr claim;
@@ -91,6 +99,8 @@ class ClaimTracker {
   std::unordered_map<std::string, api::ResourceClaimPtr> written_;
   std::unordered_map<std::string, InFlight> in_flight_;
   uint64_t revision_ = 0;
+  std::map<std::string, std::string> decode_errors_;
+  std::vector<std::string> decode_error_order_;
 };
 
 }  // namespace berth::plugins::dynamicresources

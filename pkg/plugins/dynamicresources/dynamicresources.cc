@@ -217,7 +217,8 @@ DynamicResources::DynamicResources(Args args, framework::Handle& handle)
       taint_rules_(handle.SharedInformerFactory().ListerFor<api::DeviceTaintRule>()) {}
 
 std::optional<std::string> DynamicResources::ClaimsOf(
-    const api::Pod& pod, const std::function<void(const api::ResourceClaimPtr&)>& fn) const {
+    const api::Pod& pod, const std::function<void(const api::ResourceClaimPtr&)>& fn,
+    bool* malformed) const {
   for (const api::PodResourceClaim& entry : pod.spec.resource_claims) {
     PodClaimName name;
     if (auto error = ResolvePodClaimName(pod, entry, &name)) return error;
@@ -225,7 +226,12 @@ std::optional<std::string> DynamicResources::ClaimsOf(
     if (!name.name) continue;
     api::ResourceClaimPtr claim = tracker_->Get(pod.meta.namespace_, *name.name);
     if (claim == nullptr) {
-      return "could not find ResourceClaim \"" + pod.meta.namespace_ + "/" + *name.name + "\"";
+      const std::string key = pod.meta.namespace_ + "/" + *name.name;
+      if (std::string error = tracker_->DecodeError(key); !error.empty()) {
+        if (malformed != nullptr) *malformed = true;
+        return "ResourceClaim " + key + " cannot be read: " + error;
+      }
+      return "could not find ResourceClaim \"" + key + "\"";
     }
     if (claim->meta.deletion_timestamp) {
       return "resourceclaim \"" + claim->meta.name + "\" is being deleted";
@@ -241,7 +247,13 @@ std::optional<std::string> DynamicResources::ClaimsOf(
 
 Status DynamicResources::PreEnqueue(const api::Pod& pod) {
   if (pod.spec.resource_claims.empty()) return {};
-  if (auto error = ClaimsOf(pod, nullptr)) return Status::Unresolvable(*error);
+  bool malformed = false;
+  if (auto error = ClaimsOf(pod, nullptr, &malformed)) {
+    // A claim the apiserver serves but Berth cannot decode will not get better by waiting: the
+    // pod goes on to PreFilter, which rejects it with the field named, in an event on the pod.
+    if (malformed) return {};
+    return Status::Unresolvable(*error);
+  }
   return {};
 }
 

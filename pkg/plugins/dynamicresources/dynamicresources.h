@@ -117,8 +117,11 @@ class DynamicResources final : public framework::PreEnqueuePlugin,
 
   // Calls `fn` (when set) for each claim of the pod, in spec order; upstream's error for the first
   // entry that cannot be used yet (its claim not made, missing, being deleted, or not the pod's).
+  // `malformed` (when given) is set when the error is a claim the apiserver serves but Berth
+  // cannot decode.
   std::optional<std::string> ClaimsOf(
-      const api::Pod& pod, const std::function<void(const api::ResourceClaimPtr& claim)>& fn) const;
+      const api::Pod& pod, const std::function<void(const api::ResourceClaimPtr& claim)>& fn,
+      bool* malformed = nullptr) const;
 
   ClaimTracker& tracker() { return *tracker_; }
 

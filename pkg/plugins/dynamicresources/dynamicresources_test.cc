@@ -228,6 +228,38 @@ TEST_F(DynamicResourcesTest, PreEnqueueWaitsForTheClaimMadeFromATemplate) {
   EXPECT_TRUE(plugin->PreEnqueue(*none).IsSuccess());
 }
 
+// A claim the informer could not decode is not waited for as if missing: the pod goes on to
+// PreFilter, whose rejection (an event on the pod) names the field; a good version clears it.
+TEST_F(DynamicResourcesTest, AClaimThatCannotBeDecodedIsReportedOnThePodWithTheField) {
+  auto plugin = Plugin();
+  json bad = ClaimJson("c", "gpu");
+  bad["spec"]["devices"]["requests"][0]["exactly"]["count"] = "two";
+  std::string error;
+  try {
+    api::DecodeResourceClaim(bad);
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  ASSERT_NE(error, "");
+  // What the informer does with an object its decoder rejects.
+  plugin->tracker().RecordDecodeError("ns/c", error);
+  auto pod = PodWithClaims("p", {ClaimEntry("gpu", "c")});
+  EXPECT_TRUE(plugin->PreEnqueue(*pod).IsSuccess());
+  CycleState state;
+  Status pre;
+  Cycle(*plugin, state, *pod, {AddNode("n1", 1)}, &pre);
+  EXPECT_EQ(pre.code(), Code::kUnschedulableAndUnresolvable);
+  EXPECT_EQ(pre.Message(), "ResourceClaim ns/c cannot be read: " + error);
+  EXPECT_NE(pre.Message().find("spec.devices.requests[0].exactly.count"), std::string::npos)
+      << pre.Message();
+
+  AddClaim(ClaimJson("c", "gpu"));
+  EXPECT_EQ(plugin->tracker().DecodeError("ns/c"), "");
+  CycleState again;
+  Cycle(*plugin, again, *pod, {AddNode("n1", 1)}, &pre);
+  EXPECT_TRUE(pre.IsSuccess()) << pre.Message();
+}
+
 TEST_F(DynamicResourcesTest, AMissingDeviceClassStopsThePodAtPreFilter) {
   auto plugin = Plugin();
   AddClaim(ClaimJson("c", "missing"));
