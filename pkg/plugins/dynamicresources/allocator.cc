@@ -172,18 +172,21 @@ std::optional<std::string> AllocationRun::ValidateRequest(const api::ExactDevice
                                                           const std::string& parent_name,
                                                           size_t claim, size_t request_index,
                                                           size_t sub, RequestData* out) {
-  const std::string prefix = "claim " + ClaimRef(*claims_[claim]) + ", request " + name + ": ";
+  // Made only for an error: this runs for every node.
+  auto prefix_of = [&] {
+    return "claim " + ClaimRef(*claims_[claim]) + ", request " + name + ": ";
+  };
   out->request = &request;
   out->name = name;
   out->parent_name = parent_name;
   // Subrequests have no admin access field.
   out->admin_access = parent_name.empty() && request.admin_access;
   if (request.device_class_name.empty()) {
-    return prefix + "missing device class name (unsupported request type?)";
+    return prefix_of() + "missing device class name (unsupported request type?)";
   }
   out->device_class = a_.inventory_->Class(request.device_class_name);
   if (out->device_class == nullptr) {
-    return prefix + "could not retrieve device class " + request.device_class_name + ": " +
+    return prefix_of() + "could not retrieve device class " + request.device_class_name + ": " +
            NotFound(request.device_class_name);
   }
   for (const api::CelDeviceSelector& selector : out->device_class->selectors) {
@@ -201,11 +204,11 @@ std::optional<std::string> AllocationRun::ValidateRequest(const api::ExactDevice
   const ConsumedCapacity empty;
   for (const Pool& pool : pools()) {
     if (pool.incomplete) {
-      return prefix + "asks for all devices, but resource pool " + pool.id.ToString() +
+      return prefix_of() + "asks for all devices, but resource pool " + pool.id.ToString() +
              " is currently being updated";
     }
     if (pool.invalid) {
-      return prefix + "asks for all devices, but resource pool " + pool.id.ToString() +
+      return prefix_of() + "asks for all devices, but resource pool " + pool.id.ToString() +
              " is currently invalid";
     }
     for (const api::ResourceSlice* slice : pool.slices_targeting_node) {
@@ -224,7 +227,7 @@ std::optional<std::string> AllocationRun::ValidateRequest(const api::ExactDevice
         CapacityFit fit = RequestFitsCapacity(empty, request.capacity_requests, device.capacity,
                                               nullptr, kFractionalCapacityRange);
         if (fit.error) {
-          return prefix + "checking capacity for device " + device.name + ": " + *fit.error;
+          return prefix_of() + "checking capacity for device " + device.name + ": " + *fit.error;
         }
         if (!fit.fits) {
           continue;

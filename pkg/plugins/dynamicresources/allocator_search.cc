@@ -127,9 +127,14 @@ Search AllocationRun::AllocateOne(Indices r, bool allocating_sub, Location start
     for (size_t s = slice_start; s < pool.slices_targeting_node.size(); ++s) {
       const api::ResourceSlice* slice = pool.slices_targeting_node[s];
       const size_t device_start = (p == start.pool && s == start.slice) ? start.device : 0;
+      const DeviceId* ids = a_.inventory_->DeviceIds(*slice);
+      DeviceId made;
       for (size_t d = device_start; d < slice->spec.devices.size(); ++d) {
         const api::Device& device = slice->spec.devices[d];
-        DeviceId id{pool.id.driver, pool.id.pool, device.name};
+        if (ids == nullptr) {
+          made = DeviceId{pool.id.driver, pool.id.pool, device.name};
+        }
+        const DeviceId& id = ids != nullptr ? ids[d] : made;
         // Cheap checks first.
         if (rd.admin_access ? AllocatingForClaim(id, r.claim) : DeviceInUse(id)) {
           continue;
@@ -244,10 +249,10 @@ std::optional<bool> AllocationRun::SelectorsMatch(
 CapacityFit AllocationRun::FitsCapacity(const RequestData& rd, const api::Device& device,
                                         const DeviceId& id) const {
   static const ConsumedCapacity kNone;
-  const ConsumedCapacity* allocated = &kNone;
-  if (auto it = a_.allocated_.aggregated_capacity.find(id);
-      it != a_.allocated_.aggregated_capacity.end()) {
-    allocated = &it->second;
+  ConsumedCapacity scratch;
+  const ConsumedCapacity* allocated = a_.allocated_.AggregatedCapacity(id, &scratch);
+  if (allocated == nullptr) {
+    allocated = &kNone;
   }
   const ConsumedCapacity* allocating = nullptr;
   if (auto it = allocating_capacity_.find(id); it != allocating_capacity_.end()) {
@@ -263,7 +268,7 @@ bool AllocationRun::AllocatingForClaim(const DeviceId& id, size_t claim) const {
 }
 
 bool AllocationRun::DeviceInUse(const DeviceId& id) const {
-  if (a_.allocated_.devices.count(id) != 0) {
+  if (a_.allocated_.IsExclusive(id)) {
     return true;
   }
   auto it = allocating_devices_.find(id);

@@ -35,6 +35,9 @@ Inventory::Inventory(const std::vector<api::DeviceClassPtr>& classes,
     }
     first_device_.emplace(slice.get(), devices_);
     devices_ += slice->spec.devices.size();
+    for (const api::Device& device : slice->spec.devices) {
+      device_ids_.push_back(DeviceId{slice->spec.driver, slice->spec.pool.name, device.name});
+    }
   }
   if (slices_without_node_.empty()) {
     for (const auto& [name, node_slices] : slices_by_node_) {
@@ -64,16 +67,21 @@ const api::DeviceClass* Inventory::Class(std::string_view name) const {
 const std::vector<Pool>* Inventory::PoolsFor(const api::Node& node,
                                              std::vector<Pool>* scratch) const {
   static const std::vector<Pool> kNone;
-  auto by_name = slices_by_node_.find(node.Name());
   if (slices_without_node_.empty()) {
-    if (by_name == slices_by_node_.end()) return &kNone;
-    return &pools_by_node_.at(node.Name());
+    auto pools = pools_by_node_.find(node.Name());
+    return pools == pools_by_node_.end() ? &kNone : &pools->second;
   }
+  auto by_name = slices_by_node_.find(node.Name());
   std::vector<const api::ResourceSlice*> for_node;
   if (by_name != slices_by_node_.end()) for_node = by_name->second;
   for_node.insert(for_node.end(), slices_without_node_.begin(), slices_without_node_.end());
   *scratch = GatherPools(for_node, node, all_slices_);
   return scratch;
+}
+
+const DeviceId* Inventory::DeviceIds(const api::ResourceSlice& slice) const {
+  auto first = first_device_.find(&slice);
+  return first == first_device_.end() ? nullptr : device_ids_.data() + first->second;
 }
 
 std::atomic<uint8_t>* Inventory::MemoFor(std::string_view expression) const {

@@ -22,6 +22,7 @@
 #include "pkg/api/dra_types.h"
 #include "pkg/api/types.h"
 #include "pkg/informer/lister.h"
+#include "pkg/plugins/dynamicresources/allocated_state.h"
 #include "pkg/plugins/dynamicresources/device_selector.h"
 #include "pkg/plugins/dynamicresources/pools.h"
 
@@ -63,6 +64,10 @@ class Inventory {
                               const api::ResourceSlice& slice, size_t device_index,
                               SelectorResult* error) const;
 
+  // The IDs of the devices of `slice` (a slice of this inventory), in its order; null for a slice
+  // of another inventory.
+  const DeviceId* DeviceIds(const api::ResourceSlice& slice) const;
+
   const DeviceSelectorEvaluator& evaluator() const { return evaluator_; }
 
  private:
@@ -85,6 +90,8 @@ class Inventory {
   // The index of each slice's first device in a memo.
   std::unordered_map<const api::ResourceSlice*, size_t> first_device_;
   size_t devices_ = 0;
+  // Per device, in memo order: made once rather than per search.
+  std::vector<DeviceId> device_ids_;
   // The most expressions remembered: the memo holds one byte per device and expression.
   size_t memo_capacity_ = 0;
 
