@@ -51,7 +51,8 @@ bool AllocatedState::AddAllocation(const api::AllocationResult& allocation) {
 }
 
 bool AllocatedState::IsExclusive(const DeviceId& id) const {
-  return devices.count(id) != 0 || (base != nullptr && base->IsExclusive(id));
+  // Most states are a base plus a few devices: skip hashing the ID for an empty set.
+  return (!devices.empty() && devices.count(id) != 0) || (base != nullptr && base->IsExclusive(id));
 }
 
 bool AllocatedState::IsAllocated(const DeviceId& id) const {

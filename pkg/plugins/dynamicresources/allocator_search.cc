@@ -271,6 +271,9 @@ bool AllocationRun::DeviceInUse(const DeviceId& id) const {
   if (a_.allocated_.IsExclusive(id)) {
     return true;
   }
+  if (allocating_devices_.empty()) {
+    return false;
+  }
   auto it = allocating_devices_.find(id);
   return it != allocating_devices_.end() && !it->second.empty();
 }
