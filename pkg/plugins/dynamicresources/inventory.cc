@@ -1,6 +1,7 @@
 #include "pkg/plugins/dynamicresources/inventory.h"
 
 #include <algorithm>
+#include <type_traits>
 #include <utility>
 
 #include "pkg/informer/factory.h"
@@ -118,8 +119,9 @@ std::optional<bool> Inventory::Selects(std::atomic<uint8_t>* memo, std::string_v
     return std::nullopt;
   }
   // Relaxed: every writer stores the same value, and a reader that misses it evaluates again.
-  if (memo != nullptr)
+  if (memo != nullptr) {
     memo[index].store(result.matches ? kMatch : kNoMatch, std::memory_order_relaxed);
+  }
   return result.matches;
 }
 
