@@ -9,7 +9,13 @@
 // scheduler_perf counterpart: groups of that many pods, each a PodGroup whose minMember is all of
 // them, created one group at a time once the previous one is bound. The volume workloads
 // (SchedulingCSIPVs, SchedulingInTreePVs, SchedulingMigratedInTreePVs) give every pod a claim
-// bound to a volume of its own, put in the volume plugins' informers before the run.
+// bound to a volume of its own, put in the volume plugins' informers before the run. The DRA
+// workloads (SchedulingWithResourceClaimTemplate and its Selector and Match variants) publish one
+// ResourceSlice of a test driver's devices per node and give every pod a claim of its own, made as
+// the resourceclaim controller makes it from the pod's template and named in the pod's status; a
+// client stands in for the apiserver the claims are written to (test/perf/claim_writing_client.h).
+// Given --nodes without --pods or --existing-pods, they scale both with the node count, as their
+// devices are per node.
 //
 //   _output/bin/scheduler_bench [--workload NAME|all] [--nodes N] [--existing-pods N] [--pods N]
 //                               [--seed S] [--parallelism P] [--churn-interval-us U] [--json]
@@ -35,18 +41,21 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <random>
+#include <set>
 #include <string>
 #include <string_view>
 #include <thread>
 #include <unordered_map>
 #include <vector>
 
+#include "pkg/api/dra_codec.h"
 #include "pkg/api/podgroup.h"
 #include "pkg/client/client.h"
 #include "pkg/config/config.h"
 #include "pkg/informer/factory.h"
 #include "pkg/plugins/registry/registry.h"
 #include "pkg/scheduler/scheduler.h"
+#include "test/perf/claim_writing_client.h"
 #include "test/perf/evicting_client.h"
 #include "test/testing/objects.h"
 
@@ -81,6 +90,22 @@ enum class Kind {
   kCSIPVs,
   kInTreePVs,
   kMigratedInTreePVs,
+  // Each pod with a ResourceClaim made from a template (scheduler_perf's dra workloads).
+  kDRA,
+};
+
+// The devices and claims of a DRA workload (scheduler_perf's dra/templates).
+struct DraShape {
+  int devices_per_node = 10;
+  // Requests per claim, each for one device of the class.
+  int requests = 1;
+  // Devices cycle through this many PCI roots.
+  int pci_roots = 2;
+  // Each request has scheduler_perf's CEL selector (every device matches; it is evaluated all the
+  // same).
+  bool selector = false;
+  // The claim's requests must share a PCI root (matchAttribute).
+  bool match_pci_root = false;
 };
 
 struct Workload {
@@ -94,6 +119,9 @@ struct Workload {
   const char* needs_plugin;
   // kGang: pods per group (its minMember).
   int gang_size = 0;
+  // kDRA: existing_pods counts claims allocated before the run (scheduler_perf's initClaims,
+  // which no pod uses).
+  DraShape dra = {};
 };
 
 // scheduler_perf's "performance"-labelled sizes.
@@ -127,6 +155,16 @@ const std::vector<Workload>& Workloads() {
       {"SchedulingInTreePVs", Kind::kInTreePVs, 5000, 1000, 2000, "VolumeBinding"},
       {"SchedulingMigratedInTreePVs", Kind::kMigratedInTreePVs, 5000, 5000, 5000,
        "NodeVolumeLimits"},
+      // scheduler_perf's SchedulingWithResourceClaimTemplate (5000pods_500nodes: 10 devices a
+      // node, a fifth of them allocated beforehand, a fifth to allocate) and the shapes of its
+      // selector_ and match_ cases, at ten times the nodes.
+      {"SchedulingWithResourceClaimTemplate", Kind::kDRA, 5000, 10000, 10000, "DynamicResources", 0,
+       DraShape{}},
+      {"SchedulingWithResourceClaimTemplateSelector", Kind::kDRA, 5000, 0, 10000,
+       "DynamicResources", 0, DraShape{.selector = true}},
+      // Five requests on one PCI root: each pod takes half of a node's devices.
+      {"SchedulingWithResourceClaimTemplateMatch", Kind::kDRA, 5000, 0, 5000, "DynamicResources", 0,
+       DraShape{.requests = 5, .match_pci_root = true}},
   };
   return workloads;
 }
@@ -395,6 +433,139 @@ void AddBoundClaim(Kind kind, const api::Pod& pod, informer::SharedInformerFacto
   informers.For<api::PersistentVolumeClaim>().Upsert(pvc);
 }
 
+constexpr std::string_view kDraDriver = "test-driver.cdi.k8s.io";
+constexpr std::string_view kDraClass = "test-class";
+constexpr std::string_view kDraClaimTemplate = "test-claim-template";
+// The pod's spec.resourceClaims entry the claim is made for.
+constexpr std::string_view kDraPodClaim = "resource";
+// scheduler_perf's selector_ case.
+constexpr std::string_view kDraSelector =
+    "device.attributes[\"test-driver.cdi.k8s.io\"].driverVersion.major() >= 1 && "
+    "device.capacity[\"test-driver.cdi.k8s.io\"].memory.isGreaterThan(quantity(\"1Mi\"))";
+
+std::string DraPool(int node) { return "resourceslice-" + std::to_string(node); }
+std::string DraDevice(int index) { return "basic-device-" + std::to_string(index); }
+
+// scheduler_perf's resourceslice-basic-devices.yaml for node `node`, decoded as the informer
+// would.
+api::ResourceSlicePtr MakeDraSlice(int node, const DraShape& shape) {
+  using nlohmann::json;
+  json devices = json::array();
+  for (int d = 0; d < shape.devices_per_node; d++) {
+    const std::string root = std::to_string(d % shape.pci_roots);
+    const std::string address = "0000:0" + std::to_string(d) + ":00.0";
+    devices.push_back(
+        {{"name", DraDevice(d)},
+         {"attributes",
+          {{"driver", {{"string", "xe"}}},
+           {"driverVersion", {{"version", "1.2.3"}}},
+           {"resource.k8s.io/pciRoot", {{"string", root}}},
+           {"family", {{"string", "Arc Pro B-Series"}}},
+           {"health", {{"string", "Healthy"}}},
+           {"model", {{"string", "B60"}}},
+           {"pciAddress", {{"string", address}}},
+           {"pciId", {{"string", "0xe211"}}},
+           {"pciRoot", {{"string", "0" + root}}},
+           {"resource.kubernetes.io/pciBusID", {{"string", address}}},
+           {"resource.kubernetes.io/pciRoot", {{"string", "pci0000:0" + root}}},
+           {"sriov", {{"bool", true}}},
+           {"type", {{"string", "gpu"}}}}},
+         {"capacity", {{"memory", {{"value", "24480Mi"}}}, {"millicores", {{"value", "1k"}}}}}});
+  }
+  json slice = {
+      {"apiVersion", "resource.k8s.io/v1"},
+      {"kind", "ResourceSlice"},
+      {"metadata",
+       {{"name", DraPool(node)}, {"uid", "uid-" + DraPool(node)}, {"resourceVersion", "1"}}},
+      {"spec",
+       {{"pool", {{"name", DraPool(node)}, {"generation", 1}, {"resourceSliceCount", 1}}},
+        {"driver", kDraDriver},
+        {"nodeName", NodeName(node)},
+        {"devices", std::move(devices)}}}};
+  return std::make_shared<const api::ResourceSlice>(api::DecodeResourceSlice(slice));
+}
+
+api::DeviceClassPtr MakeDraClass() {
+  nlohmann::json device_class = {
+      {"apiVersion", "resource.k8s.io/v1"},
+      {"kind", "DeviceClass"},
+      {"metadata", {{"name", kDraClass}, {"uid", "uid-test-class"}, {"resourceVersion", "1"}}},
+      {"spec",
+       {{"selectors",
+         {{{"cel", {{"expression", "device.driver == \"" + std::string(kDraDriver) + "\""}}}}}}}}};
+  return std::make_shared<const api::DeviceClass>(api::DecodeDeviceClass(device_class));
+}
+
+// The spec of scheduler_perf's resourceclaimtemplate.yaml (resourceclaim.yaml for one request).
+nlohmann::json DraClaimSpec(const DraShape& shape) {
+  using nlohmann::json;
+  json requests = json::array();
+  for (int r = 0; r < shape.requests; r++) {
+    json exactly = {{"deviceClassName", kDraClass}};
+    if (shape.selector) exactly["selectors"] = {{{"cel", {{"expression", kDraSelector}}}}};
+    requests.push_back({{"name", "req-" + std::to_string(r)}, {"exactly", std::move(exactly)}});
+  }
+  json devices = {{"requests", std::move(requests)}};
+  if (shape.match_pci_root) {
+    devices["constraints"] = {{{"matchAttribute", "resource.kubernetes.io/pciRoot"}}};
+  }
+  return {{"devices", std::move(devices)}};
+}
+
+nlohmann::json DraClaim(const std::string& name, const std::string& ns, const DraShape& shape) {
+  return {{"apiVersion", "resource.k8s.io/v1"},
+          {"kind", "ResourceClaim"},
+          {"metadata", {{"name", name}, {"namespace", ns}, {"uid", "uid-" + ns + "-" + name}}},
+          {"spec", DraClaimSpec(shape)}};
+}
+
+// scheduler_perf's initClaims after its allocResourceClaims step: claim `index` allocated device
+// index / nodes of node index % nodes, with no pod using it.
+nlohmann::json AllocatedDraClaim(int index, int nodes, const DraShape& shape) {
+  using nlohmann::json;
+  json claim = DraClaim("test-claim-" + std::to_string(index), "init", shape);
+  const int node = index % nodes;
+  claim["metadata"]["finalizers"] = {"resource.kubernetes.io/delete-protection"};
+  claim["status"] = {
+      {"allocation",
+       {{"devices",
+         {{"results",
+           {{{"request", "req-0"},
+             {"driver", kDraDriver},
+             {"pool", DraPool(node)},
+             {"device", DraDevice(index / nodes)}}}}}},
+        {"nodeSelector",
+         {{"nodeSelectorTerms",
+           {{{"matchFields",
+              {{{"key", "metadata.name"}, {"operator", "In"}, {"values", {NodeName(node)}}}}}}}}}},
+        {"allocationTimestamp", "2026-01-01T00:00:00Z"}}}};
+  return claim;
+}
+
+// A pod of scheduler_perf's pod-with-claim-template.yaml, with the claim the resourceclaim
+// controller made for it from the template (owned by the pod) and named in its status.
+api::PodPtr MakeDraPod(const std::string& name, const std::string& ns, const DraShape& shape,
+                       ClaimWritingClient& claims) {
+  PodBuilder b(name, ns);
+  b.Container("", "");
+  api::Pod& pod = b.pod();
+  pod.spec.resource_claims.push_back(api::PodResourceClaim{std::string(kDraPodClaim), std::nullopt,
+                                                           std::string(kDraClaimTemplate)});
+  const std::string claim_name = name + "-" + std::string(kDraPodClaim);
+  pod.status.resource_claim_statuses.push_back(
+      api::PodResourceClaimStatus{std::string(kDraPodClaim), claim_name});
+  nlohmann::json claim = DraClaim(claim_name, ns, shape);
+  claim["metadata"]["annotations"] = {{"resource.kubernetes.io/pod-claim-name", kDraPodClaim}};
+  claim["metadata"]["ownerReferences"] = {{{"apiVersion", "v1"},
+                                           {"kind", "Pod"},
+                                           {"name", name},
+                                           {"uid", pod.meta.uid},
+                                           {"controller", true},
+                                           {"blockOwnerDeletion", true}}};
+  claims.Create(std::move(claim));
+  return b.Build();
+}
+
 api::PodGroup MakePodGroup(const std::string& name, int min_member) {
   api::PodGroup group;
   group.meta.name = name;
@@ -501,6 +672,44 @@ class Churner {
   std::jthread thread_;
 };
 
+// Every measured pod's claim allocated on the pod's node and reserved for the pod, and no device
+// given twice (counting the claims allocated before the run).
+bool CheckDraAllocations(const Workload& w, const std::vector<api::PodPtr>& measured,
+                         scheduler::Scheduler& sched, informer::SharedInformerFactory& informers) {
+  const auto& claims = informers.For<api::ResourceClaim>().store();
+  std::set<std::string> devices;
+  for (const api::ResourceClaimPtr& claim : claims.List()) {
+    if (!claim->status.allocation) continue;
+    for (const auto& result : claim->status.allocation->results) {
+      if (!devices.insert(result.pool + "/" + result.device).second) {
+        std::fprintf(stderr, "%s: device %s/%s allocated twice\n", w.name, result.pool.c_str(),
+                     result.device.c_str());
+        return false;
+      }
+    }
+  }
+  for (const api::PodPtr& pod : measured) {
+    auto cached = sched.cache().GetPod(pod->meta.uid);
+    const std::string node = cached ? cached->spec.node_name : "";
+    const std::string key =
+        pod->meta.namespace_ + "/" + *pod->status.resource_claim_statuses[0].resource_claim_name;
+    api::ResourceClaimPtr claim = claims.Get(key);
+    const bool ok =
+        claim != nullptr && claim->status.allocation &&
+        claim->status.allocation->results.size() == static_cast<size_t>(w.dra.requests) &&
+        claim->status.allocation->node_selector &&
+        claim->status.allocation->node_selector->Matches(api::Labels(), node) &&
+        claim->status.reserved_for.size() == 1 &&
+        claim->status.reserved_for[0].uid == pod->meta.uid;
+    if (!ok) {
+      std::fprintf(stderr, "%s: claim %s of pod %s on node \"%s\" is not allocated there for it\n",
+                   w.name, key.c_str(), pod->Key().c_str(), node.c_str());
+      return false;
+    }
+  }
+  return true;
+}
+
 bool Available(const Workload& w, const framework::runtime::Registry& registry) {
   return !w.needs_plugin || registry.count(w.needs_plugin) > 0;
 }
@@ -508,8 +717,13 @@ bool Available(const Workload& w, const framework::runtime::Registry& registry) 
 // Returns false when the run did not finish (pods stuck), after saying why.
 bool Run(const Workload& w, const Flags& flags, Result* out) {
   const int num_nodes = flags.nodes.value_or(w.nodes);
-  const int num_existing = flags.existing_pods.value_or(w.existing_pods);
-  const int num_measured = flags.pods.value_or(w.pods);
+  const bool dra = w.kind == Kind::kDRA;
+  // DRA workloads fill a share of the nodes' devices, so their sizes follow the node count.
+  auto scaled = [&](int count) {
+    return dra ? static_cast<int>(static_cast<int64_t>(count) * num_nodes / w.nodes) : count;
+  };
+  const int num_existing = flags.existing_pods.value_or(scaled(w.existing_pods));
+  const int num_measured = flags.pods.value_or(scaled(w.pods));
   out->name = w.name;
   out->nodes = num_nodes;
   out->existing_pods = num_existing;
@@ -531,6 +745,8 @@ bool Run(const Workload& w, const Flags& flags, Result* out) {
   auto evictor = std::make_shared<EvictingClient>();
   const bool preemption = w.kind == Kind::kPreemption;
   if (preemption) deps.client = evictor;
+  auto claim_client = std::make_shared<ClaimWritingClient>();
+  if (dra) deps.client = claim_client;
   scheduler::SchedulerOptions options;
   options.seed = flags.seed;
   scheduler::Scheduler sched(cfg, registry, deps, options);
@@ -566,6 +782,18 @@ bool Run(const Workload& w, const Flags& flags, Result* out) {
           MakeCSINode(NodeName(i), w.kind == Kind::kMigratedInTreePVs));
     }
   }
+  if (dra) {
+    claim_client->Attach(&informers.For<api::ResourceClaim>());
+    informers.For<api::DeviceClass>().Upsert(MakeDraClass());
+    for (int i = 0; i < num_nodes; i++) {
+      informers.For<api::ResourceSlice>().Upsert(MakeDraSlice(i, w.dra));
+    }
+    if (num_existing > num_nodes * w.dra.devices_per_node) {
+      std::fprintf(stderr, "%s: %d allocated claims do not fit %d devices\n", w.name, num_existing,
+                   num_nodes * w.dra.devices_per_node);
+      return false;
+    }
+  }
   out->bytes_per_node = num_nodes ? (HeapInUse() - heap) / num_nodes : 0;
 
   // Existing pods arrive already assigned, as an informer's initial list delivers them. Those
@@ -581,7 +809,10 @@ bool Run(const Workload& w, const Flags& flags, Result* out) {
   for (int n = 0; n < num_nodes; n++) {
     if (existing_kind != Kind::kNodeAffinity || n % kZones < 2) allowed.push_back(n);
   }
-  for (int i = 0; i < num_existing && !allowed.empty(); i++) {
+  for (int i = 0; i < num_existing && dra; i++) {
+    claim_client->Create(AllocatedDraClaim(i, num_nodes, w.dra));
+  }
+  for (int i = 0; i < num_existing && !allowed.empty() && !dra; i++) {
     const std::string name = "x-" + std::to_string(i);
     const std::string node = NodeName(allowed[i % allowed.size()]);
     if (!preemption) {
@@ -608,6 +839,7 @@ bool Run(const Workload& w, const Flags& flags, Result* out) {
       continue;
     }
     measured.push_back(preemption ? MakeHighPriorityPod(name)
+                       : dra      ? MakeDraPod(name, "test", w.dra, *claim_client)
                                   : MakePod(measured_kind, name, "sched-1"));
     if (volumes) AddBoundClaim(w.kind, *measured.back(), informers);
     sched.OnPodAdd(measured.back());
@@ -725,6 +957,7 @@ bool Run(const Workload& w, const Flags& flags, Result* out) {
       break;
     }
   }
+  if (dra && finished && !CheckDraAllocations(w, measured, sched, informers)) finished = false;
   out->victims = evictor->deleted();
   if (gang && finished) {
     std::vector<double> ms;
@@ -782,7 +1015,7 @@ void PrintJson(const Result& r) {
 }
 
 void PrintHeader() {
-  std::printf("%-28s %6s %6s %6s %9s %23s %23s %7s %7s %7s %8s\n", "workload", "nodes", "exist",
+  std::printf("%-44s %6s %6s %6s %9s %23s %23s %7s %7s %7s %8s\n", "workload", "nodes", "exist",
               "pods", "pods/s", "cycle us p50/p90/p99", "failed-cycle p50/90/99", "B/node", "B/pod",
               "B/pend", "peak MiB");
 }
@@ -795,24 +1028,24 @@ std::string Triple(const Percentiles& p) {
 }
 
 void PrintRow(const Result& r) {
-  std::printf("%-28s %6d %6d %6d %9.0f %23s %23s %7lld %7lld %7lld %8.1f\n", r.name.c_str(),
+  std::printf("%-44s %6d %6d %6d %9.0f %23s %23s %7lld %7lld %7lld %8.1f\n", r.name.c_str(),
               r.nodes, r.existing_pods, r.pods, r.pods_per_s, Triple(r.ok_cycles).c_str(),
               Triple(r.failed_cycles).c_str(), static_cast<long long>(r.bytes_per_node),
               static_cast<long long>(r.bytes_per_pod),
               static_cast<long long>(r.bytes_per_pending_pod),
               static_cast<double>(r.peak_rss) / 1048576.0);
   if (r.churn_ops) {
-    std::printf("%-28s churn: %llu ops during the run\n", "",
+    std::printf("%-44s churn: %llu ops during the run\n", "",
                 static_cast<unsigned long long>(r.churn_ops));
   }
-  if (r.victims) std::printf("%-28s preemption: %d pods evicted\n", "", r.victims);
+  if (r.victims) std::printf("%-44s preemption: %d pods evicted\n", "", r.victims);
   if (r.attempt_records) {
-    std::printf("%-28s explain: last attempts of %zu pending pods held in %.1f MiB\n", "",
+    std::printf("%-44s explain: last attempts of %zu pending pods held in %.1f MiB\n", "",
                 r.attempt_records, static_cast<double>(r.attempt_record_bytes) / 1048576.0);
   }
   if (r.gang_size) {
     std::printf(
-        "%-28s gangs: %zu groups of %d, last pod created to last bound p50/p90/p99 "
+        "%-44s gangs: %zu groups of %d, last pod created to last bound p50/p90/p99 "
         "%.1f/%.1f/%.1f ms\n",
         "", r.gang_ms.count, r.gang_size, r.gang_ms.p50, r.gang_ms.p90, r.gang_ms.p99);
   }
@@ -824,7 +1057,7 @@ void PrintUnavailable(const Workload& w, bool json) {
         {"workload", w.name}, {"available", false}, {"needs_plugin", w.needs_plugin}};
     std::printf("%s\n", j.dump().c_str());
   } else {
-    std::printf("%-28s not available yet: needs plugin %s\n", w.name, w.needs_plugin);
+    std::printf("%-44s not available yet: needs plugin %s\n", w.name, w.needs_plugin);
   }
 }
 

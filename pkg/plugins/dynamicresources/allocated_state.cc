@@ -1,6 +1,7 @@
 #include "pkg/plugins/dynamicresources/allocated_state.h"
 
 #include <string>
+#include <utility>
 
 namespace berth::plugins::dynamicresources {
 
@@ -49,8 +50,13 @@ bool AllocatedState::AddAllocation(const api::AllocationResult& allocation) {
   return true;
 }
 
+bool AllocatedState::IsExclusive(const DeviceId& id) const {
+  // Most states are a base plus a few devices: skip hashing the ID for an empty set.
+  return (!devices.empty() && devices.count(id) != 0) || (base != nullptr && base->IsExclusive(id));
+}
+
 bool AllocatedState::IsAllocated(const DeviceId& id) const {
-  return devices.count(id) != 0 || HasShare(id);
+  return IsExclusive(id) || HasShare(id);
 }
 
 bool AllocatedState::HasShare(const DeviceId& id) const {
@@ -58,7 +64,42 @@ bool AllocatedState::HasShare(const DeviceId& id) const {
     return true;
   }
   auto it = shared_devices.lower_bound(SharedDeviceId{id, ""});
-  return it != shared_devices.end() && it->device == id;
+  if (it != shared_devices.end() && it->device == id) {
+    return true;
+  }
+  return base != nullptr && base->HasShare(id);
+}
+
+const ConsumedCapacity* AllocatedState::AggregatedCapacity(const DeviceId& id,
+                                                           ConsumedCapacity* scratch) const {
+  const ConsumedCapacity* own = nullptr;
+  if (auto it = aggregated_capacity.find(id); it != aggregated_capacity.end()) {
+    own = &it->second;
+  }
+  const ConsumedCapacity* below = base != nullptr ? base->AggregatedCapacity(id, scratch) : nullptr;
+  if (below == nullptr) {
+    return own;
+  }
+  if (own == nullptr) {
+    return below;
+  }
+  ConsumedCapacity sum = *below;
+  if (!AddConsumedCapacity(sum, *own)) {
+    return nullptr;
+  }
+  *scratch = std::move(sum);
+  return scratch;
+}
+
+bool AllocatedState::SumsWithBase() const {
+  ConsumedCapacity scratch;
+  for (const auto& [id, capacity] : aggregated_capacity) {
+    if (base != nullptr && base->AggregatedCapacity(id, &scratch) != nullptr &&
+        AggregatedCapacity(id, &scratch) == nullptr) {
+      return false;
+    }
+  }
+  return true;
 }
 
 }  // namespace berth::plugins::dynamicresources

@@ -5,9 +5,11 @@
 #include <cstddef>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_set>
 
 #include "pkg/api/dra_types.h"
 #include "pkg/api/quantity.h"
@@ -50,14 +52,20 @@ bool AddConsumedCapacity(ConsumedCapacity& total, const ConsumedCapacity& added)
 // allocations the scheduler has made but not yet written (in flight). Devices given with admin
 // access are not part of it: they do not take the device away from others.
 //
+// The state may rest on a base: allocations counted once and shared, immutable, by many states
+// (the claim tracker's, so that a scheduling cycle does not copy every allocation in the cluster).
+// The state is then the base's allocations plus its own; the fields hold only its own.
+//
 // Not thread-safe to modify; an Allocator takes its own copy.
 struct AllocatedState {
-  // Devices allocated exclusively.
-  std::set<DeviceId> devices;
+  // Devices allocated exclusively. Hashed: the allocator looks up every device it considers.
+  std::unordered_set<DeviceId, DeviceIdHash> devices;
   // Shares of devices that allow multiple allocations.
   std::set<SharedDeviceId> shared_devices;
   // The capacity all shares of a device consume together.
   std::map<DeviceId, ConsumedCapacity> aggregated_capacity;
+  // Null: none.
+  std::shared_ptr<const AllocatedState> base;
 
   // Records the devices of one allocation result, the way kube-scheduler's allocated-devices
   // tracker does with consumable capacity enabled: a result with a share ID is a share (its
@@ -65,10 +73,18 @@ struct AllocatedState {
   // false when an aggregated capacity is no longer representable exactly.
   bool AddAllocation(const api::AllocationResult& allocation);
 
+  // True when the device is allocated exclusively (here or in the base).
+  bool IsExclusive(const DeviceId& id) const;
   // True when the device is allocated exclusively, has a share, or has consumed capacity.
   bool IsAllocated(const DeviceId& id) const;
   // True when some share of the device is allocated or accounted for.
   bool HasShare(const DeviceId& id) const;
+  // The capacity all shares of the device consume together; null when none is recorded. Points
+  // into the state or, when both it and the base record some, to their sum in `scratch` (null
+  // also when that sum is not representable exactly; SumsWithBase tells beforehand).
+  const ConsumedCapacity* AggregatedCapacity(const DeviceId& id, ConsumedCapacity* scratch) const;
+  // Whether every aggregated capacity of this state and its base sums exactly.
+  bool SumsWithBase() const;
 };
 
 }  // namespace berth::plugins::dynamicresources

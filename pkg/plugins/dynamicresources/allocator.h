@@ -5,7 +5,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
-#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,6 +16,8 @@
 #include "pkg/plugins/dynamicresources/device_selector.h"
 
 namespace berth::plugins::dynamicresources {
+
+class Inventory;
 
 // Bounds one Allocate call. The search is exhaustive backtracking, so a pathological set of
 // claims and devices can take very long; kube-scheduler bounds it with the Filter context.
@@ -61,8 +63,9 @@ struct AllocateOutcome {
 // Not done here (the plugin's job): the admin-access namespace label, claims with fields of alpha
 // features (unsupported_fields), extended-resource claims.
 //
-// Thread-safety: immutable after construction; Allocate may be called concurrently (one node per
-// Filter worker). The evaluator must outlive the allocator.
+// Thread-safety: immutable after construction (but for the inventory's selector memo, which is
+// thread-safe); Allocate may be called concurrently (one node per Filter worker). The evaluator
+// must outlive the allocator.
 class Allocator {
  public:
   using ShareIdGenerator = std::function<std::string()>;
@@ -76,6 +79,10 @@ class Allocator {
             const std::vector<api::ResourceSlicePtr>& slices,
             const std::vector<api::DeviceTaintRule>& taint_rules,
             const DeviceSelectorEvaluator& evaluator, ShareIdGenerator share_ids = {});
+  // Over an inventory shared with other allocators (the scheduler's, built once per change of
+  // slices, classes or taint rules); selectors are evaluated with the inventory's evaluator.
+  Allocator(std::shared_ptr<const Inventory> inventory, AllocatedState allocated,
+            ShareIdGenerator share_ids = {});
 
   AllocateOutcome Allocate(const api::Node& node, const std::vector<api::ResourceClaimPtr>& claims,
                            const AllocateOptions& options = {}) const;
@@ -83,13 +90,8 @@ class Allocator {
  private:
   friend class AllocationRun;
 
+  std::shared_ptr<const Inventory> inventory_;
   AllocatedState allocated_;
-  std::map<std::string, api::DeviceClassPtr, std::less<>> classes_;
-  std::vector<api::ResourceSlicePtr> slices_;
-  std::vector<const api::ResourceSlice*> all_slices_;
-  std::map<std::string, std::vector<const api::ResourceSlice*>, std::less<>> slices_by_node_;
-  std::vector<const api::ResourceSlice*> slices_without_node_;
-  const DeviceSelectorEvaluator& evaluator_;
   ShareIdGenerator share_ids_;
 };
 

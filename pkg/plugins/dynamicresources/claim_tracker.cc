@@ -119,6 +119,8 @@ void ClaimTracker::AssumeWritten(api::ResourceClaimPtr written) {
       !OlderVersion(stored->meta.resource_version, written->meta.resource_version)) {
     return;
   }
+  // The base counts the informer's version, which the written one now replaces.
+  if (base_claims_.contains(key)) base_stale_ = true;
   written_[key] = std::move(written);
   revision_++;
 }
@@ -130,17 +132,48 @@ void ClaimTracker::RestoreWritten(const std::string& key) {
 
 bool ClaimTracker::GatherAllocatedState(AllocatedState* state) const {
   std::lock_guard lock(mu_);
-  bool exact = true;
-  auto add = [&](const api::ResourceClaim& claim) {
-    if (claim.status.allocation && !state->AddAllocation(*claim.status.allocation)) exact = false;
+  auto add = [](AllocatedState* to, const api::ResourceClaim& claim) {
+    return !claim.status.allocation || to->AddAllocation(*claim.status.allocation);
   };
-  for (const auto& [key, claim] : allocated_) {
-    if (written_.contains(key)) continue;
-    add(*claim);
+  // Rebuilding costs one step per allocated claim, and every claim allocated since costs one
+  // step per call until then: rebuilding after about sqrt(2n) of them balances the two.
+  size_t limit = 32;
+  while (limit * limit < 2 * base_claims_.size()) limit *= 2;
+  if (base_stale_ || added_.size() > limit) {
+    auto base = std::make_shared<AllocatedState>();
+    base_exact_ = true;
+    base_claims_.clear();
+    added_.clear();
+    for (const auto& [key, claim] : allocated_) {
+      if (written_.contains(key)) {
+        added_.insert(key);
+        continue;
+      }
+      if (!add(base.get(), *claim)) base_exact_ = false;
+      base_claims_.emplace(key, claim);
+    }
+    base_ = std::move(base);
+    base_stale_ = false;
+    base_builds_++;
   }
-  for (const auto& [key, written] : written_) add(*written);
-  for (const auto& [uid, in_flight] : in_flight_) add(*in_flight.claim);
-  return exact;
+  bool exact = base_exact_;
+  for (const std::string& key : added_) {
+    if (written_.contains(key)) continue;
+    if (!add(state, *allocated_.at(key))) exact = false;
+  }
+  for (const auto& [key, written] : written_) {
+    if (!add(state, *written)) exact = false;
+  }
+  for (const auto& [uid, in_flight] : in_flight_) {
+    if (!add(state, *in_flight.claim)) exact = false;
+  }
+  state->base = base_;
+  return exact && state->SumsWithBase();
+}
+
+uint64_t ClaimTracker::base_builds() const {
+  std::lock_guard lock(mu_);
+  return base_builds_;
 }
 
 uint64_t ClaimTracker::revision() const {
@@ -172,6 +205,17 @@ void ClaimTracker::Stored(const api::ResourceClaimPtr& claim) {
   if (decode_errors_.erase(key) > 0) {
     std::erase(decode_error_order_, key);
   }
+  if (auto counted = base_claims_.find(key); counted != base_claims_.end()) {
+    // The base stays right while the claim keeps the allocation it counted.
+    if (!claim->status.allocation ||
+        !(*claim->status.allocation == *counted->second->status.allocation)) {
+      base_stale_ = true;
+    }
+  } else if (claim->status.allocation) {
+    added_.insert(key);
+  } else {
+    added_.erase(key);
+  }
   if (claim->status.allocation) {
     allocated_[key] = claim;
   } else {
@@ -188,6 +232,8 @@ void ClaimTracker::Stored(const api::ResourceClaimPtr& claim) {
 void ClaimTracker::Deleted(const api::ResourceClaimPtr& claim) {
   const std::string key = claim->meta.Key();
   std::lock_guard lock(mu_);
+  if (base_claims_.contains(key)) base_stale_ = true;
+  added_.erase(key);
   allocated_.erase(key);
   written_.erase(key);
   revision_++;

@@ -20,6 +20,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -70,7 +71,14 @@ class ClaimTracker {
   // Every device allocated in the cluster as the scheduler sees it: the informer's allocations,
   // overridden by written versions, plus the in-flight allocations. Returns false when an
   // aggregated capacity is not representable (the state is then incomplete).
+  //
+  // Most of it is a base shared by the states gathered until one of the claims it counts changes
+  // or enough claims were allocated since (about the square root of its size, which keeps both
+  // the rebuilds and the rest, gathered each time, small per call).
   bool GatherAllocatedState(AllocatedState* state) const;
+
+  // Bases built so far; for tests.
+  uint64_t base_builds() const;
 
   // Bumped whenever an allocation appears or disappears; for tests and caches.
   uint64_t revision() const;
@@ -101,6 +109,17 @@ class ClaimTracker {
   uint64_t revision_ = 0;
   std::map<std::string, std::string> decode_errors_;
   std::vector<std::string> decode_error_order_;
+
+  // Guarded by mu_ (mutable: GatherAllocatedState maintains them).
+  // The allocations of the informer's claims that had no written version, as of the last build.
+  mutable std::shared_ptr<const AllocatedState> base_;
+  mutable bool base_exact_ = true;
+  // The claims base_ counts; a change to one of them makes base_ stale.
+  mutable std::unordered_map<std::string, api::ResourceClaimPtr> base_claims_;
+  mutable bool base_stale_ = true;
+  mutable uint64_t base_builds_ = 0;
+  // Keys of allocated_ that base_ does not count (allocated since, or written at the build).
+  mutable std::set<std::string> added_;
 };
 
 }  // namespace berth::plugins::dynamicresources

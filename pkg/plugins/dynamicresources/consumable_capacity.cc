@@ -4,6 +4,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace berth::plugins::dynamicresources {
 namespace {
@@ -210,7 +211,9 @@ CapacityFit RequestFitsCapacity(const ConsumedCapacity& allocated, const Capacit
       return {false, std::nullopt};
     }
   }
-  std::map<std::string, Quantity, std::less<>> consumed;
+  // In the order of `capacities`, which the second pass walks again: no map per device checked.
+  std::vector<Quantity> consumed;
+  consumed.reserve(capacities.size());
   for (const auto& [name, capacity] : capacities) {
     auto requested = requests.find(name);
     CapacityAmount amount = ConsumedAmount(
@@ -221,10 +224,11 @@ CapacityFit RequestFitsCapacity(const ConsumedCapacity& allocated, const Capacit
     if (amount.value.Negative()) {
       return {false, CapacityError(name, "capacity value is negative")};
     }
-    consumed.emplace(name, amount.value);
+    consumed.push_back(amount.value);
   }
+  size_t index = 0;
   for (const auto& [name, capacity] : capacities) {
-    const Quantity& amount = consumed.at(name);
+    const Quantity& amount = consumed[index++];
     if (ViolatesRequestPolicy(amount, capacity.request_policy, fractional_range)) {
       return {false, std::nullopt};
     }

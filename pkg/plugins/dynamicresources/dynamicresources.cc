@@ -16,6 +16,7 @@
 #include "pkg/log/log.h"
 #include "pkg/plugins/dynamicresources/allocator.h"
 #include "pkg/plugins/dynamicresources/claim_status.h"
+#include "pkg/plugins/dynamicresources/inventory.h"
 #include "pkg/plugins/dynamicresources/pools.h"
 #include "pkg/plugins/helper/normalize_score.h"
 #include "pkg/util/time.h"
@@ -213,8 +214,7 @@ DynamicResources::DynamicResources(Args args, framework::Handle& handle)
       handle_(handle),
       tracker_(ClaimTracker::For(handle.SharedInformerFactory())),
       classes_(handle.SharedInformerFactory().ListerFor<api::DeviceClass>()),
-      slices_(handle.SharedInformerFactory().ListerFor<api::ResourceSlice>()),
-      taint_rules_(handle.SharedInformerFactory().ListerFor<api::DeviceTaintRule>()) {}
+      inventory_(std::make_shared<InventoryCache>(handle.SharedInformerFactory(), evaluator_)) {}
 
 std::optional<std::string> DynamicResources::ClaimsOf(
     const api::Pod& pod, const std::function<void(const api::ResourceClaimPtr&)>& fn,
@@ -354,10 +354,7 @@ Status DynamicResources::PreFilter(framework::CycleState& state, const api::Pod&
     if (!tracker_->GatherAllocatedState(&allocated)) {
       return Status::Error("gather allocation state: consumed capacity out of range");
     }
-    std::vector<api::DeviceTaintRule> rules;
-    for (const auto& rule : taint_rules_.List()) rules.push_back(*rule);
-    s.allocator = std::make_shared<const Allocator>(std::move(allocated), classes_.List(),
-                                                    slices_.List(), rules, evaluator_);
+    s.allocator = std::make_shared<const Allocator>(inventory_->Get(), std::move(allocated));
   }
   state.Write(StateKeyOf(), data);
   return {};

@@ -47,6 +47,8 @@
 
 namespace berth::plugins::dynamicresources {
 
+class InventoryCache;
+
 inline constexpr std::string_view kName = "DynamicResources";
 
 struct Args {
@@ -130,10 +132,10 @@ class DynamicResources final : public framework::PreEnqueuePlugin,
   framework::Handle& handle_;
   std::shared_ptr<ClaimTracker> tracker_;
   informer::Lister<api::DeviceClass> classes_;
-  informer::Lister<api::ResourceSlice> slices_;
-  // DeviceTaintRules; stays empty where the apiserver does not serve them.
-  informer::Lister<api::DeviceTaintRule> taint_rules_;
   CelSelectorEvaluator evaluator_;
+  // Slices (with DeviceTaintRules, where the apiserver serves them), classes, and what the
+  // allocator derives from them alone. Declared after evaluator_, which it uses.
+  std::shared_ptr<InventoryCache> inventory_;
 };
 
 framework::PluginPtr New(const nlohmann::json& args, framework::Handle& handle);

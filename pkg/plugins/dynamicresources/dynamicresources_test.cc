@@ -310,6 +310,53 @@ TEST_F(DynamicResourcesTest, FilterAllocatesOnNodesWithDevicesAndReserveTakesThe
   EXPECT_TRUE(statuses["n1"].IsSuccess()) << statuses["n1"].Message();
 }
 
+// The slices, classes and taint rules the allocator searches are kept between cycles; a change to
+// any of them is seen by the next PreFilter.
+TEST_F(DynamicResourcesTest, SlicesClassesAndTaintRulesChangedAfterACycleAreSeenByTheNext) {
+  auto plugin = Plugin();
+  NodeInfo n1 = AddNode("n1", 1);
+  NodeInfo n2 = AddNode("n2", 0);
+  AddClaim(ClaimJson("a", "gpu"));
+  auto pod = PodWithClaims("p", {ClaimEntry("gpu", "a")});
+  Status pre;
+  CycleState first;
+  auto statuses = Cycle(*plugin, first, *pod, {n1, n2}, &pre);
+  ASSERT_TRUE(pre.IsSuccess()) << pre.Message();
+  EXPECT_TRUE(statuses["n1"].IsSuccess()) << statuses["n1"].Message();
+  EXPECT_EQ(statuses["n2"].Message(), "cannot allocate all claims");
+
+  // n2's driver publishes a device; n1's is taken away.
+  informers().For<api::ResourceSlice>().Upsert(
+      dra::SliceWithDevices("n2-slice", "n2", dra::Pool("n2"), kDriver, 1));
+  informers().For<api::ResourceSlice>().Remove("n1-slice");
+  CycleState second;
+  statuses = Cycle(*plugin, second, *pod, {n1, n2}, &pre);
+  ASSERT_TRUE(pre.IsSuccess()) << pre.Message();
+  EXPECT_EQ(statuses["n1"].Message(), "cannot allocate all claims");
+  EXPECT_TRUE(statuses["n2"].IsSuccess()) << statuses["n2"].Message();
+
+  // A taint rule keeps n2's device from pods that do not tolerate it.
+  auto rule = std::make_shared<api::DeviceTaintRule>();
+  rule->meta.name = "drain";
+  rule->device_selector = api::DeviceTaintSelector{kDriver, std::nullopt, std::nullopt};
+  rule->taint.key = "maintenance";
+  informers().For<api::DeviceTaintRule>().Upsert(rule);
+  CycleState third;
+  statuses = Cycle(*plugin, third, *pod, {n2}, &pre);
+  ASSERT_TRUE(pre.IsSuccess()) << pre.Message();
+  EXPECT_EQ(statuses["n2"].Message(), "cannot allocate all claims");
+  informers().For<api::DeviceTaintRule>().Remove("drain");
+
+  // A class made after the last cycle is known to the allocator in the next.
+  informers().For<api::DeviceClass>().Upsert(dra::Class("fast", kDriver));
+  AddClaim(ClaimJson("b", "fast"));
+  auto fast = PodWithClaims("q", {ClaimEntry("gpu", "b")});
+  CycleState fourth;
+  statuses = Cycle(*plugin, fourth, *fast, {n2}, &pre);
+  ASSERT_TRUE(pre.IsSuccess()) << pre.Message();
+  EXPECT_TRUE(statuses["n2"].IsSuccess()) << statuses["n2"].Message();
+}
+
 TEST_F(DynamicResourcesTest, PreBindWritesTheFinalizerTheAllocationAndTheReservation) {
   auto plugin = Plugin();
   NodeInfo n1 = AddNode("n1", 2);

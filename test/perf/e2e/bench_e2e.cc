@@ -22,6 +22,15 @@
 // nodes with zones where the workload spreads over or gathers in them. bind_only ignores every
 // constraint: it remains the apiserver's ceiling, not a correct schedule.
 //
+// SchedulingWithResourceClaim gives every measured pod a ResourceClaim of its own for one device
+// of a DeviceClass, on nodes that each publish a ResourceSlice of devices of one driver
+// (scheduler_perf's SchedulingWithResourceClaimTemplate shape, dra/templates). The claims are made
+// by this program, one per pod, before the binder starts, rather than by the resourceclaim
+// controller from a template while pods arrive: the controller's pace, the same for every binder,
+// is not what is measured. Each node has enough devices for every binder and round, so a phase
+// never waits for the previous one's claims to be released; a phase's claims lose their
+// finalizer and are deleted before its pods. bind_only binds without allocating.
+//
 // With --kwok, kwok (built from its pinned Go module: deploy/build-tools.sh kwok) plays the
 // kubelet of every benchmark node: it renews their leases and turns each bound pod Running, so
 // the apiserver and the binders carry the status traffic of a real cluster. Creation->Running
@@ -169,7 +178,57 @@ struct Workload {
   // Adds the workload's labels and constraints to `pod`; `namespaces` are those its affinity terms
   // name (scheduler_perf names both of its namespaces, the existing and the measured pods').
   std::function<void(nlohmann::json& pod, const std::vector<std::string>& namespaces)> constrain;
+  // Measured pods each claim a device (see SchedulingWithResourceClaim above).
+  bool claims = false;
 };
+
+constexpr const char* kResourceApi = "/apis/resource.k8s.io/v1";
+
+// The DRA objects of one run: a driver, a class selecting its devices, one slice per node.
+std::string DraDriver(const std::string& run_id) { return "bench-" + run_id + ".example.com"; }
+std::string DraClass(const std::string& run_id) { return "bench-" + run_id; }
+std::string ClaimOf(const std::string& pod) { return pod + "-claim"; }
+
+nlohmann::json DeviceClassManifest(const std::string& run_id) {
+  return {{"apiVersion", "resource.k8s.io/v1"},
+          {"kind", "DeviceClass"},
+          {"metadata", {{"name", DraClass(run_id)}, {"labels", {{"berth-bench", run_id}}}}},
+          {"spec",
+           {{"selectors",
+             {{{"cel", {{"expression", "device.driver == \"" + DraDriver(run_id) + "\""}}}}}}}}};
+}
+
+// `devices` devices with a few of scheduler_perf's attributes and capacities.
+nlohmann::json SliceManifest(const std::string& run_id, const std::string& node, int devices) {
+  nlohmann::json list = nlohmann::json::array();
+  for (int d = 0; d < devices; d++) {
+    list.push_back({{"name", "dev-" + std::to_string(d)},
+                    {"attributes",
+                     {{"driverVersion", {{"version", "1.2.3"}}},
+                      {"pciRoot", {{"string", std::to_string(d % 2)}}},
+                      {"model", {{"string", "B60"}}}}},
+                    {"capacity", {{"memory", {{"value", "24480Mi"}}}}}});
+  }
+  return {{"apiVersion", "resource.k8s.io/v1"},
+          {"kind", "ResourceSlice"},
+          {"metadata", {{"name", node}, {"labels", {{"berth-bench", run_id}}}}},
+          {"spec",
+           {{"driver", DraDriver(run_id)},
+            {"nodeName", node},
+            {"pool", {{"name", node}, {"generation", 1}, {"resourceSliceCount", 1}}},
+            {"devices", std::move(list)}}}};
+}
+
+nlohmann::json ClaimManifest(const std::string& ns, const std::string& name,
+                             const std::string& run_id) {
+  return {{"apiVersion", "resource.k8s.io/v1"},
+          {"kind", "ResourceClaim"},
+          {"metadata", {{"name", name}, {"namespace", ns}}},
+          {"spec",
+           {{"devices",
+             {{"requests",
+               {{{"name", "gpu"}, {"exactly", {{"deviceClassName", DraClass(run_id)}}}}}}}}}}};
+}
 
 nlohmann::json AffinityTerm(const std::string& color, const std::string& topology_key,
                             const std::vector<std::string>& namespaces) {
@@ -234,6 +293,7 @@ const std::vector<Workload>& Workloads() {
       {"TopologySpreading", moons, false, "PodTopologySpread", SpreadConstraint("DoNotSchedule")},
       {"PreferredTopologySpreading", moons, false, "PodTopologySpread",
        SpreadConstraint("ScheduleAnyway")},
+      {"SchedulingWithResourceClaim", {}, false, "DynamicResources", nullptr, true},
   };
   return workloads;
 }
@@ -447,6 +507,10 @@ nlohmann::json Pod(const std::string& ns, const std::string& name, const std::st
   pod["spec"]["nodeSelector"]["berth-bench"] = run_id;
   if (!node.empty()) pod["spec"]["nodeName"] = node;
   if (!plain && workload.constrain) workload.constrain(pod, namespaces);
+  if (!plain && workload.claims) {
+    pod["spec"]["resourceClaims"] = {{{"name", "gpu"}, {"resourceClaimName", ClaimOf(name)}}};
+    pod["spec"]["containers"][0]["resources"]["claims"] = {{{"name", "gpu"}}};
+  }
   return pod;
 }
 
@@ -474,6 +538,36 @@ void CreatePaced(client::Client& client, const std::string& ns, int count, doubl
 
 void DeleteNamespace(client::Client& client, const std::string& ns) {
   try {
+    // Claims first, without the finalizer the scheduler gave them: with their pods gone first,
+    // the resourceclaim controller would release each claim in the background, one write at a
+    // time, while the next phase is being measured.
+    const std::string claims = std::string(kResourceApi) + "/namespaces/" + ns + "/resourceclaims";
+    const nlohmann::json list = client.Get(claims);
+    std::vector<std::string> names;
+    for (const auto& claim : list["items"]) {
+      if (!claim["metadata"].value("finalizers", nlohmann::json::array()).empty()) {
+        names.push_back(claim["metadata"]["name"]);
+      }
+    }
+    std::atomic<size_t> next{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 16 && !names.empty(); t++) {
+      threads.emplace_back([&] {
+        for (size_t i = next++; i < names.size(); i = next++) {
+          try {
+            client.Patch(claims + "/" + names[i], {{"metadata", {{"finalizers", nullptr}}}},
+                         client::PatchType::kMerge);
+          } catch (const std::exception&) {
+          }
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+    if (!list["items"].empty()) client.Delete(claims);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_e2e: cleanup of the claims of %s: %s\n", ns.c_str(), e.what());
+  }
+  try {
     // No kubelet confirms deletion here: remove the pods at once, then the namespace. The events
     // (one per pod) go here too, in one request, rather than be left to the namespace controller,
     // which would delete them while the next phase is being measured.
@@ -492,6 +586,12 @@ void RemoveLeftovers(client::Client& client) {
   auto nodes = client.Get("/api/v1/nodes?labelSelector=berth-bench");
   int removed_nodes = static_cast<int>(nodes["items"].size());
   if (removed_nodes > 0) client.Delete("/api/v1/nodes?labelSelector=berth-bench");
+  try {
+    client.Delete(std::string(kResourceApi) + "/resourceslices?labelSelector=berth-bench");
+    client.Delete(std::string(kResourceApi) + "/deviceclasses?labelSelector=berth-bench");
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_e2e: cleanup of DRA objects: %s\n", e.what());
+  }
   int namespaces = 0;
   // A namespace of an interrupted run may still be Terminating (the namespace controller empties
   // it in the background); only its pods matter.
@@ -530,6 +630,11 @@ Result RunBinder(const std::string& kind, int round, const Flags& flags, const s
   fs::create_directories(dir);
   client->Post("/api/v1/namespaces",
                {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", ns}}}});
+  if (workload.claims) {
+    testing::CreateMany(
+        *client, std::string(kResourceApi) + "/namespaces/" + ns + "/resourceclaims", flags.pods,
+        [&](int i) { return ClaimManifest(ns, ClaimOf("p-" + std::to_string(i)), run_id); }, 16);
+  }
 
   // The apiserver is still working off the previous phase (30,000 pods created, or the previous
   // binder's pods deleted) for a moment; starting at once would charge that to whichever binder
@@ -730,7 +835,8 @@ Flags ParseFlags(int argc, char** argv) {
                    "workloads (scheduler_perf's): SchedulingBasic (default), "
                    "SchedulingPodAntiAffinity, SchedulingPodAffinity, "
                    "SchedulingPreferredPodAffinity, SchedulingPreferredPodAntiAffinity, "
-                   "TopologySpreading, PreferredTopologySpreading\n");
+                   "TopologySpreading, PreferredTopologySpreading, "
+                   "SchedulingWithResourceClaim\n");
       std::exit(2);
     }
   }
@@ -777,6 +883,15 @@ int main(int argc, char** argv) {
         return node;
       },
       16);
+  if (workload.claims) {
+    // Devices for every phase's claims at once (see SchedulingWithResourceClaim above).
+    const int total = flags.pods * static_cast<int>(flags.binders.size()) * flags.rounds;
+    const int devices = std::clamp((total + flags.nodes - 1) / flags.nodes + 1, 10, 128);
+    client->Post(std::string(kResourceApi) + "/deviceclasses", DeviceClassManifest(run_id));
+    testing::CreateMany(
+        *client, std::string(kResourceApi) + "/resourceslices", flags.nodes,
+        [&](int i) { return SliceManifest(run_id, node_names[i], devices); }, 16);
+  }
   testing::ChildProcess kwok;
   if (flags.kwok) StartKwok(&kwok, run_id);
   const std::string existing_ns = "bench-existing-" + run_id;
@@ -818,6 +933,15 @@ int main(int argc, char** argv) {
     try {
       client->Delete("/api/v1/nodes/" + name);
     } catch (const std::exception&) {
+    }
+  }
+  if (workload.claims) {
+    try {
+      client->Delete(std::string(kResourceApi) + "/resourceslices?labelSelector=berth-bench%3D" +
+                     run_id);
+      client->Delete(std::string(kResourceApi) + "/deviceclasses/" + DraClass(run_id));
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "bench_e2e: cleanup of DRA objects: %s\n", e.what());
     }
   }
 

@@ -1,0 +1,170 @@
+#include "pkg/plugins/dynamicresources/inventory.h"
+
+#include <algorithm>
+#include <type_traits>
+#include <utility>
+
+#include "pkg/informer/factory.h"
+
+namespace berth::plugins::dynamicresources {
+namespace {
+
+// The memo's bytes (one per device and expression), whatever the number of devices: room for
+// every class's selectors and a few dozen distinct claim selectors at 100k devices.
+constexpr size_t kMemoBudgetBytes = size_t{16} << 20;
+
+constexpr uint8_t kUnknown = 0;
+constexpr uint8_t kNoMatch = 1;
+constexpr uint8_t kMatch = 2;
+
+}  // namespace
+
+Inventory::Inventory(const std::vector<api::DeviceClassPtr>& classes,
+                     const std::vector<api::ResourceSlicePtr>& slices,
+                     const std::vector<api::DeviceTaintRule>& taint_rules,
+                     const DeviceSelectorEvaluator& evaluator)
+    : evaluator_(evaluator), slices_(ApplyDeviceTaintRules(slices, taint_rules)) {
+  for (const api::DeviceClassPtr& device_class : classes) {
+    classes_.emplace(device_class->meta.name, device_class);
+  }
+  for (const api::ResourceSlicePtr& slice : slices_) {
+    all_slices_.push_back(slice.get());
+    if (slice->spec.node_name && !slice->spec.node_name->empty()) {
+      slices_by_node_[*slice->spec.node_name].push_back(slice.get());
+    } else {
+      slices_without_node_.push_back(slice.get());
+    }
+    first_device_.emplace(slice.get(), devices_);
+    devices_ += slice->spec.devices.size();
+    for (const api::Device& device : slice->spec.devices) {
+      device_ids_.push_back(DeviceId{slice->spec.driver, slice->spec.pool.name, device.name});
+    }
+  }
+  if (slices_without_node_.empty()) {
+    for (const auto& [name, node_slices] : slices_by_node_) {
+      // A slice with a node name reaches exactly the node of that name, so a node that has
+      // only its name stands for every node of that name.
+      api::Node node;
+      node.meta.name = name;
+      pools_by_node_.emplace(name, GatherPools(node_slices, node, all_slices_));
+    }
+  }
+  memo_capacity_ = devices_ == 0 ? 0 : std::max<size_t>(1, kMemoBudgetBytes / devices_);
+  for (const auto& [name, device_class] : classes_) {
+    for (const api::CelDeviceSelector& selector : device_class->selectors) {
+      if (class_memo_.contains(selector.expression)) continue;
+      if (std::atomic<uint8_t>* memo = AddMemo(selector.expression)) {
+        class_memo_.emplace(selector.expression, memo);
+      }
+    }
+  }
+}
+
+const api::DeviceClass* Inventory::Class(std::string_view name) const {
+  auto it = classes_.find(name);
+  return it == classes_.end() ? nullptr : it->second.get();
+}
+
+const std::vector<Pool>* Inventory::PoolsFor(const api::Node& node,
+                                             std::vector<Pool>* scratch) const {
+  static const std::vector<Pool> kNone;
+  if (slices_without_node_.empty()) {
+    auto pools = pools_by_node_.find(node.Name());
+    return pools == pools_by_node_.end() ? &kNone : &pools->second;
+  }
+  auto by_name = slices_by_node_.find(node.Name());
+  std::vector<const api::ResourceSlice*> for_node;
+  if (by_name != slices_by_node_.end()) for_node = by_name->second;
+  for_node.insert(for_node.end(), slices_without_node_.begin(), slices_without_node_.end());
+  *scratch = GatherPools(for_node, node, all_slices_);
+  return scratch;
+}
+
+const DeviceId* Inventory::DeviceIds(const api::ResourceSlice& slice) const {
+  auto first = first_device_.find(&slice);
+  return first == first_device_.end() ? nullptr : device_ids_.data() + first->second;
+}
+
+std::atomic<uint8_t>* Inventory::MemoFor(std::string_view expression) const {
+  if (auto it = class_memo_.find(expression); it != class_memo_.end()) return it->second;
+  std::lock_guard lock(memo_mu_);
+  return AddMemo(expression);
+}
+
+std::atomic<uint8_t>* Inventory::AddMemo(std::string_view expression) const {
+  if (auto it = memo_.find(expression); it != memo_.end()) return it->second.get();
+  if (memo_.size() >= memo_capacity_) return nullptr;
+  Memo memo(new std::atomic<uint8_t>[devices_]);
+  for (size_t i = 0; i < devices_; i++) memo[i].store(kUnknown, std::memory_order_relaxed);
+  return memo_.emplace(std::string(expression), std::move(memo)).first->second.get();
+}
+
+std::optional<bool> Inventory::Selects(std::atomic<uint8_t>* memo, std::string_view expression,
+                                       const api::ResourceSlice& slice, size_t device_index,
+                                       SelectorResult* error) const {
+  const api::Device& device = slice.spec.devices[device_index];
+  size_t index = 0;
+  if (auto first = first_device_.find(&slice); first != first_device_.end()) {
+    index = first->second + device_index;
+  } else {
+    memo = nullptr;
+  }
+  if (memo != nullptr) {
+    const uint8_t known = memo[index].load(std::memory_order_relaxed);
+    if (known != kUnknown) return known == kMatch;
+  }
+  SelectorResult result = evaluator_.Evaluate(expression, slice.spec.driver, device);
+  if (result.failure != SelectorResult::Failure::kNone) {
+    *error = std::move(result);
+    return std::nullopt;
+  }
+  // Relaxed: every writer stores the same value, and a reader that misses it evaluates again.
+  if (memo != nullptr) {
+    memo[index].store(result.matches ? kMatch : kNoMatch, std::memory_order_relaxed);
+  }
+  return result.matches;
+}
+
+InventoryCache::InventoryCache(informer::SharedInformerFactory& informers,
+                               const DeviceSelectorEvaluator& evaluator)
+    : evaluator_(evaluator),
+      classes_(informers.ListerFor<api::DeviceClass>()),
+      slices_(informers.ListerFor<api::ResourceSlice>()),
+      taint_rules_(informers.ListerFor<api::DeviceTaintRule>()),
+      generation_(std::make_shared<std::atomic<uint64_t>>(1)) {
+  std::weak_ptr<std::atomic<uint64_t>> weak = generation_;
+  auto subscribe = [&weak](auto& informer) {
+    using T = typename std::remove_reference_t<decltype(informer)>::Ptr::element_type;
+    auto bump = [weak] {
+      if (auto generation = weak.lock()) generation->fetch_add(1, std::memory_order_release);
+    };
+    informer::EventHandler<std::remove_const_t<T>> handler;
+    handler.on_add = [bump](const auto&) { bump(); };
+    handler.on_update = [bump](const auto&, const auto&) { bump(); };
+    handler.on_delete = [bump](const auto&) { bump(); };
+    informer.AddEventHandler(std::move(handler));
+  };
+  subscribe(informers.For<api::DeviceClass>());
+  subscribe(informers.For<api::ResourceSlice>());
+  subscribe(informers.For<api::DeviceTaintRule>());
+}
+
+std::shared_ptr<const Inventory> InventoryCache::Get() {
+  const uint64_t generation = generation_->load(std::memory_order_acquire);
+  std::lock_guard lock(mu_);
+  if (inventory_ != nullptr && built_generation_ == generation) return inventory_;
+  std::vector<api::DeviceTaintRule> rules;
+  for (const auto& rule : taint_rules_.List()) rules.push_back(*rule);
+  inventory_ =
+      std::make_shared<const Inventory>(classes_.List(), slices_.List(), rules, evaluator_);
+  built_generation_ = generation;
+  builds_++;
+  return inventory_;
+}
+
+uint64_t InventoryCache::builds() const {
+  std::lock_guard lock(mu_);
+  return builds_;
+}
+
+}  // namespace berth::plugins::dynamicresources

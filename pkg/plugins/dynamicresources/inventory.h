@@ -1,0 +1,141 @@
+#ifndef BERTH_PKG_PLUGINS_DYNAMICRESOURCES_INVENTORY_H_
+#define BERTH_PKG_PLUGINS_DYNAMICRESOURCES_INVENTORY_H_
+
+// What the allocator reads that depends only on ResourceSlices, DeviceClasses and
+// DeviceTaintRules: the slices with the rules' taints applied, indexed by node; the classes by
+// name; the pools of each node when they depend on its name alone; and the outcome of each
+// selector on each device as far as it was evaluated. Built once per change of those objects and
+// shared by the allocators of every scheduling cycle until the next change, so a cycle pays only
+// for what depends on its pod (the claims and the allocated devices).
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "pkg/api/dra_types.h"
+#include "pkg/api/types.h"
+#include "pkg/informer/lister.h"
+#include "pkg/plugins/dynamicresources/allocated_state.h"
+#include "pkg/plugins/dynamicresources/device_selector.h"
+#include "pkg/plugins/dynamicresources/pools.h"
+
+namespace berth::informer {
+class SharedInformerFactory;
+}
+
+namespace berth::plugins::dynamicresources {
+
+// Thread-safety: immutable after construction except for the selector memo, whose entries are
+// atomics written with the one value an expression has on a device; every method may be called
+// concurrently. The evaluator must outlive the inventory.
+class Inventory {
+ public:
+  Inventory(const std::vector<api::DeviceClassPtr>& classes,
+            const std::vector<api::ResourceSlicePtr>& slices,
+            const std::vector<api::DeviceTaintRule>& taint_rules,
+            const DeviceSelectorEvaluator& evaluator);
+  Inventory(const Inventory&) = delete;
+  Inventory& operator=(const Inventory&) = delete;
+
+  // Null when no such class exists.
+  const api::DeviceClass* Class(std::string_view name) const;
+
+  // The pools whose devices `node` can reach (GatherPools over this inventory's slices). Points
+  // into the inventory when they depend on the node's name alone (no slice is published without
+  // a node name), else fills `scratch` and points there.
+  const std::vector<Pool>* PoolsFor(const api::Node& node, std::vector<Pool>* scratch) const;
+
+  // Where the outcomes of `expression` are remembered; null when the memo has no more room.
+  // Class selectors have theirs from the start; others get one on first use (under a lock, so
+  // callers look it up once per search, not per device).
+  std::atomic<uint8_t>* MemoFor(std::string_view expression) const;
+
+  // Whether `expression` selects device `device_index` of `slice` (a slice of this inventory),
+  // remembered in `memo` (MemoFor(expression), may be null). Unset on an evaluation error, which
+  // is `error` then (never remembered, so each caller gets the evaluator's own words).
+  std::optional<bool> Selects(std::atomic<uint8_t>* memo, std::string_view expression,
+                              const api::ResourceSlice& slice, size_t device_index,
+                              SelectorResult* error) const;
+
+  // The IDs of the devices of `slice` (a slice of this inventory), in its order; null for a slice
+  // of another inventory.
+  const DeviceId* DeviceIds(const api::ResourceSlice& slice) const;
+
+  const DeviceSelectorEvaluator& evaluator() const { return evaluator_; }
+
+ private:
+  // Per device of the inventory (in slice order): 0 not evaluated yet, else 1 + the outcome.
+  using Memo = std::unique_ptr<std::atomic<uint8_t>[]>;
+
+  // Requires memo_mu_ unless called from the constructor.
+  std::atomic<uint8_t>* AddMemo(std::string_view expression) const;
+
+  const DeviceSelectorEvaluator& evaluator_;
+  std::map<std::string, api::DeviceClassPtr, std::less<>> classes_;
+  // The slices with taint rules applied; they own what every pointer below points to.
+  std::vector<api::ResourceSlicePtr> slices_;
+  std::vector<const api::ResourceSlice*> all_slices_;
+  std::unordered_map<std::string, std::vector<const api::ResourceSlice*>> slices_by_node_;
+  std::vector<const api::ResourceSlice*> slices_without_node_;
+  // Filled only when slices_without_node_ is empty: then a node reaches exactly the slices
+  // published for its name.
+  std::unordered_map<std::string, std::vector<Pool>> pools_by_node_;
+  // The index of each slice's first device in a memo.
+  std::unordered_map<const api::ResourceSlice*, size_t> first_device_;
+  size_t devices_ = 0;
+  // Per device, in memo order: made once rather than per search.
+  std::vector<DeviceId> device_ids_;
+  // The most expressions remembered: the memo holds one byte per device and expression.
+  size_t memo_capacity_ = 0;
+
+  // The class selectors' memos, made by the constructor and read without a lock.
+  std::map<std::string, std::atomic<uint8_t>*, std::less<>> class_memo_;
+  mutable std::mutex memo_mu_;
+  // Guarded by memo_mu_ (the map; the entries are atomics). Owns every memo.
+  mutable std::map<std::string, Memo, std::less<>> memo_;
+};
+
+// The inventory of one scheduler's informers, rebuilt on the first request after a slice, class
+// or taint rule changed.
+//
+// Thread-safety: Get may be called from any thread; informer handlers only bump a counter.
+class InventoryCache {
+ public:
+  // Subscribes to the slice, class and taint-rule informers of `informers`.
+  InventoryCache(informer::SharedInformerFactory& informers,
+                 const DeviceSelectorEvaluator& evaluator);
+  InventoryCache(const InventoryCache&) = delete;
+  InventoryCache& operator=(const InventoryCache&) = delete;
+
+  // The inventory of what the informers hold now.
+  std::shared_ptr<const Inventory> Get();
+
+  // Inventories built so far; for tests.
+  uint64_t builds() const;
+
+ private:
+  const DeviceSelectorEvaluator& evaluator_;
+  informer::Lister<api::DeviceClass> classes_;
+  informer::Lister<api::ResourceSlice> slices_;
+  informer::Lister<api::DeviceTaintRule> taint_rules_;
+  // Bumped by the handlers after the informer stored the change, so a build that reads the
+  // listers after seeing a generation includes every change that generation counts.
+  std::shared_ptr<std::atomic<uint64_t>> generation_;
+
+  mutable std::mutex mu_;
+  // Guarded by mu_.
+  std::shared_ptr<const Inventory> inventory_;
+  uint64_t built_generation_ = 0;
+  uint64_t builds_ = 0;
+};
+
+}  // namespace berth::plugins::dynamicresources
+
+#endif  // BERTH_PKG_PLUGINS_DYNAMICRESOURCES_INVENTORY_H_
