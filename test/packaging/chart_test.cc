@@ -271,9 +271,11 @@ const std::set<Grant> kClusterGrants = {
     {"storage.k8s.io", "volumeattachments", "watch", ""},
     // DynamicResources (rbac.dynamicResources, on by default): the claims, devices, classes and
     // taint rules it reads; patches of a claim's finalizers and status, which (with granular
-    // status authorization) also need the verb on the synthetic resourceclaims/binding. Never
-    // create or delete.
+    // status authorization) also need the verb on the synthetic resourceclaims/binding; the claim
+    // for a pod's extended resources served from devices, created and deleted.
     {"resource.k8s.io", "resourceclaims", "get", ""},
+    {"resource.k8s.io", "resourceclaims", "create", ""},
+    {"resource.k8s.io", "resourceclaims", "delete", ""},
     {"resource.k8s.io", "resourceclaims", "list", ""},
     {"resource.k8s.io", "resourceclaims", "watch", ""},
     {"resource.k8s.io", "resourceclaims", "patch", ""},
@@ -305,7 +307,8 @@ TEST(ChartRbac, ClusterRoleGrantsExactlyWhatTheSchedulerCalls) {
 TEST(ChartRbac, WithoutPreemptionNeitherPodDeletionNorDisruptionBudgets) {
   std::set<Grant> expected = kClusterGrants;
   for (const Grant& grant : kClusterGrants) {
-    if (std::get<1>(grant) == "poddisruptionbudgets" || std::get<2>(grant) == "delete") {
+    if (std::get<1>(grant) == "poddisruptionbudgets" ||
+        (std::get<1>(grant) == "pods" && std::get<2>(grant) == "delete")) {
       expected.erase(grant);
     }
   }
@@ -332,7 +335,7 @@ TEST(ChartRbac, WithoutDynamicResourcesNoResourceObjects) {
   for (const Grant& grant : kClusterGrants) {
     if (std::get<0>(grant) == "resource.k8s.io") expected.erase(grant);
   }
-  ASSERT_EQ(expected.size() + 15, kClusterGrants.size());
+  ASSERT_EQ(expected.size() + 17, kClusterGrants.size());
   EXPECT_EQ(Grants(SchedulerRole(Render({}, {"rbac.dynamicResources=false"}))), expected);
 }
 

@@ -79,6 +79,22 @@ api::ResourceClaimPtr ClaimTracker::Get(const std::string& namespace_,
   return stored;
 }
 
+api::ResourceClaimPtr ClaimTracker::FindClaim(
+    const std::string& namespace_,
+    const std::function<bool(const api::ResourceClaim&)>& match) const {
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [key, claim] : written_) {
+      if (claim->meta.namespace_ == namespace_ && match(*claim)) return claim;
+    }
+  }
+  for (const api::ResourceClaimPtr& claim : store_->List()) {
+    if (claim->meta.namespace_ != namespace_ || !match(*claim)) continue;
+    return Get(namespace_, claim->meta.name);
+  }
+  return nullptr;
+}
+
 std::shared_ptr<const api::ResourceClaim> ClaimTracker::PendingAllocation(
     const std::string& uid, std::string* group) const {
   std::lock_guard lock(mu_);
@@ -115,7 +131,9 @@ void ClaimTracker::AssumeWritten(api::ResourceClaimPtr written) {
   // The informer may deliver the write at any moment; Get and the handler both compare versions,
   // so an entry that lost the race is never seen and is dropped by the next event or Restore.
   api::ResourceClaimPtr stored = store_->Get(key);
-  if (stored == nullptr ||
+  // Without a stored version the claim is one the scheduler just created (for extended
+  // resources): its allocation counts until the informer has it.
+  if (stored != nullptr &&
       !OlderVersion(stored->meta.resource_version, written->meta.resource_version)) {
     return;
   }

@@ -17,6 +17,7 @@
 // the devices it accounts for are the cluster's.
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -50,6 +51,11 @@ class ClaimTracker {
   // such claim.
   api::ResourceClaimPtr Get(const std::string& namespace_, const std::string& name) const;
 
+  // The first claim of the namespace, as Get would return it, that `match` accepts; null when none.
+  api::ResourceClaimPtr FindClaim(
+      const std::string& namespace_,
+      const std::function<bool(const api::ResourceClaim&)>& match) const;
+
   // The allocation Reserve decided for the claim, not yet written; null when none is in flight.
   // With `group`, also the pod group of the pod that decided it ("" for a pod of no group).
   std::shared_ptr<const api::ResourceClaim> PendingAllocation(const std::string& uid,
@@ -62,8 +68,8 @@ class ClaimTracker {
   // allocation is no longer in flight because of this call.
   bool MaybeRemovePendingAllocation(const std::string& uid, bool force);
 
-  // Records `written`, as the apiserver returned it. Ignored when the informer already has it or
-  // a later version.
+  // Records `written`, as the apiserver returned it (also a claim the scheduler created, which the
+  // informer does not have yet). Ignored when the informer already has it or a later version.
   void AssumeWritten(api::ResourceClaimPtr written);
   // Forgets any written version of the claim.
   void RestoreWritten(const std::string& key);

@@ -16,9 +16,12 @@
 #include "pkg/log/log.h"
 #include "pkg/plugins/dynamicresources/allocator.h"
 #include "pkg/plugins/dynamicresources/claim_status.h"
+#include "pkg/plugins/dynamicresources/extended_claim.h"
 #include "pkg/plugins/dynamicresources/inventory.h"
 #include "pkg/plugins/dynamicresources/pools.h"
+#include "pkg/plugins/helper/extended_resources.h"
 #include "pkg/plugins/helper/normalize_score.h"
+#include "pkg/plugins/noderesources/resource_allocation.h"
 #include "pkg/util/time.h"
 
 namespace berth::plugins::dynamicresources {
@@ -47,6 +50,13 @@ struct ClaimEntry {
   bool shares_pending = false;
 };
 
+// The claim for a pod's extended resources on one node: the devices the node must give.
+struct NodeExtended {
+  std::vector<api::DeviceRequest> requests;
+  std::vector<api::ContainerExtendedResourceRequest> mappings;
+  std::optional<api::AllocationResult> allocation;
+};
+
 // What one cycle knows of the pod's claims. Copies share it (as upstream's state is shared by its
 // clones): no PreFilter extension changes it.
 class State final : public framework::StateData {
@@ -58,16 +68,28 @@ class State final : public framework::StateData {
     std::vector<api::ResourceClaimPtr> claims_to_allocate;
     // Set when there is something to allocate.
     std::shared_ptr<const Allocator> allocator;
-    // Extended resources the pod requests that a DeviceClass maps to devices: (resource, class).
-    std::vector<std::pair<std::string, std::string>> dra_extended_resources;
+    // Extended resources the pod requests that a DeviceClass serves: resource -> class.
+    std::map<std::string, std::string> extended;
+    // The claim an earlier attempt made for them (an entry of `claims` when allocated), or null.
+    api::ResourceClaimPtr existing_extended;
+    // Set when no claim stands for them yet: Filter makes one per node in memory, PreBind creates
+    // it. Its in-flight allocation is tracked under this id.
+    bool extended_in_memory = false;
+    std::string extended_id;
     bool has_first_available = false;
+    // Set by Reserve when the chosen node needs the claim: its requests, mappings and allocation.
+    std::optional<NodeExtended> reserved_extended;
+    // Set by PreBind once it created that claim.
+    api::ResourceClaimPtr created_extended;
 
     std::mutex mu;
     // Guarded by mu (Filter writes them from many threads).
     // Indices of allocated claims that some node could not use; PostFilter may deallocate one.
     std::set<size_t> unavailable;
-    // Per node that passed Filter, the allocations of `claims_to_allocate`.
+    // Per node that passed Filter, the allocations of `claims_to_allocate` (then, when the node
+    // needs devices for extended resources, that claim's allocation).
     std::unordered_map<std::string, std::vector<api::AllocationResult>> node_allocations;
+    std::unordered_map<std::string, NodeExtended> node_extended;
   };
 
   std::shared_ptr<Shared> shared = std::make_shared<Shared>();
@@ -115,35 +137,11 @@ const api::AllocationResult* KnownAllocation(const ClaimEntry& entry) {
   return nullptr;
 }
 
-// Whether `name` is an extended resource (a domain-prefixed name outside kubernetes.io, or a
-// device class's implicit name), which a DeviceClass may stand for.
-bool IsExtendedResourceName(std::string_view name) {
-  if (name.starts_with(api::kDeviceClassResourcePrefix)) return true;
-  const size_t slash = name.find('/');
-  if (slash == std::string_view::npos || name.starts_with("requests.")) return false;
-  const std::string_view domain = name.substr(0, slash);
-  return domain != "kubernetes.io" && !domain.ends_with(".kubernetes.io");
-}
-
-// The extended resources the pod requests that a DeviceClass maps to devices (its
-// extendedResourceName, or the class's implicit deviceclass.resource.kubernetes.io/<name>).
-std::vector<std::pair<std::string, std::string>> DraBackedExtendedResources(
-    const api::Pod& pod, const informer::Lister<api::DeviceClass>& classes) {
-  std::vector<std::pair<std::string, std::string>> out;
-  std::vector<api::DeviceClassPtr> all;
-  for (const auto& [name, amount] : pod.requests.scalar) {
-    if (amount == 0 || !IsExtendedResourceName(name)) continue;
-    if (all.empty()) all = classes.List();
-    for (const api::DeviceClassPtr& device_class : all) {
-      const std::string implicit =
-          std::string(api::kDeviceClassResourcePrefix) + device_class->meta.name;
-      if (device_class->extended_resource_name == name || implicit == name) {
-        out.emplace_back(name, device_class->meta.name);
-        break;
-      }
-    }
-  }
-  return out;
+// Whether the pod's request `name` is one a DeviceClass could serve (upstream's
+// IsDRAExtendedResourceName).
+bool IsDraExtendedResourceName(std::string_view name) {
+  return noderesources::IsExtendedResourceName(name) ||
+         name.starts_with(api::kDeviceClassResourcePrefix);
 }
 
 // "a, b and c" of a list of field paths.
@@ -245,6 +243,19 @@ std::optional<std::string> DynamicResources::ClaimsOf(
   return std::nullopt;
 }
 
+api::ResourceClaimPtr DynamicResources::ExistingExtendedClaim(const api::Pod& pod) const {
+  if (const auto& status = pod.status.extended_resource_claim_status) {
+    if (api::ResourceClaimPtr claim =
+            tracker_->Get(pod.meta.namespace_, status->resource_claim_name)) {
+      if (IsExtendedClaimOf(*claim, pod)) return claim;
+    }
+  }
+  // Created by an attempt that failed before naming it in the pod's status.
+  return tracker_->FindClaim(pod.meta.namespace_, [&](const api::ResourceClaim& claim) {
+    return IsExtendedClaimOf(claim, pod);
+  });
+}
+
 Status DynamicResources::PreEnqueue(const api::Pod& pod) {
   if (pod.spec.resource_claims.empty()) return {};
   bool malformed = false;
@@ -264,21 +275,35 @@ Status DynamicResources::PreFilter(framework::CycleState& state, const api::Pod&
   // as nothing to do, and most pods are such pods.
   const bool has_extended =
       std::any_of(pod.requests.scalar.begin(), pod.requests.scalar.end(),
-                  [](const auto& request) { return IsExtendedResourceName(request.first); });
+                  [](const auto& request) { return IsDraExtendedResourceName(request.first); });
   if (pod.spec.resource_claims.empty() && !has_extended) return Status::Skip();
   auto data = std::make_shared<State>();
   State::Shared& s = *data->shared;
-  if (has_extended) s.dra_extended_resources = DraBackedExtendedResources(pod, classes_);
+  if (has_extended) {
+    std::vector<api::DeviceClassPtr> classes = classes_.List();
+    for (const auto& [name, amount] : pod.requests.scalar) {
+      if (amount == 0 || !IsDraExtendedResourceName(name)) continue;
+      if (auto device_class = helper::DeviceClassForExtendedResource(name, classes)) {
+        s.extended.emplace(name, device_class->meta.name);
+      }
+    }
+  }
   if (auto error = ClaimsOf(pod, [&](const api::ResourceClaimPtr& claim) {
         s.claims.push_back(ClaimEntry{claim, std::nullopt});
       })) {
     return Status::Unresolvable(*error);
   }
-  if (s.claims.empty()) {
-    if (s.dra_extended_resources.empty()) return Status::Skip();
-    state.Write(StateKeyOf(), data);
-    return {};
+  if (!s.extended.empty()) {
+    s.existing_extended = ExistingExtendedClaim(pod);
+    if (s.existing_extended && s.existing_extended->status.allocation) {
+      // Made and allocated in an earlier attempt: the pod follows it like any allocated claim.
+      s.claims.push_back(ClaimEntry{s.existing_extended, std::nullopt});
+    } else if (s.existing_extended == nullptr) {
+      s.extended_in_memory = true;
+      s.extended_id = pod.meta.uid + "/extended-resources";
+    }
   }
+  if (s.claims.empty() && s.extended.empty()) return Status::Skip();
 
   for (size_t index = 0; index < s.claims.size(); index++) {
     const api::ResourceClaim& claim = *s.claims[index].claim;
@@ -349,7 +374,7 @@ Status DynamicResources::PreFilter(framework::CycleState& state, const api::Pod&
     s.claims_to_allocate.push_back(s.claims[index].claim);
   }
 
-  if (!s.to_allocate.empty()) {
+  if (!s.to_allocate.empty() || s.extended_in_memory) {
     AllocatedState allocated;
     if (!tracker_->GatherAllocatedState(&allocated)) {
       return Status::Error("gather allocation state: consumed capacity out of range");
@@ -360,25 +385,39 @@ Status DynamicResources::PreFilter(framework::CycleState& state, const api::Pod&
   return {};
 }
 
-Status DynamicResources::Filter(const framework::CycleState& state, const api::Pod&,
+Status DynamicResources::Filter(const framework::CycleState& state, const api::Pod& pod,
                                 const framework::NodeInfo& node_info) {
   State::Shared* s = ReadState(state);
   if (s == nullptr) return NoState();
   const api::Node& node = *node_info.node();
 
-  // Extended resources served from devices (DRAExtendedResource, on in v1.37) are not allocated
-  // by Berth yet. A node that offers the resource as allocatable (a device plugin) serves it as
-  // upstream would; on any other node upstream would allocate devices, so say why Berth does not
-  // rather than let NodeResourcesFit's "Insufficient" stand alone.
-  for (const auto& [resource, device_class] : s->dra_extended_resources) {
-    if (node_info.allocatable().Get(resource) == 0) {
-      std::string reason = "extended resource " + resource;
-      reason += " is backed by device class " + device_class;
-      reason +=
-          " (dynamic resource allocation), which berth-scheduler does not allocate yet; only "
-          "nodes that offer it as allocatable fit";
-      return Status::Unresolvable(std::move(reason));
+  // Extended resources served from devices: a node that offers one as allocatable (a device
+  // plugin) serves it through NodeResourcesFit; on any other node its class's devices must.
+  std::map<std::string, std::string> needed;
+  if (!s->extended.empty()) {
+    if (s->existing_extended && !s->existing_extended->status.allocation &&
+        !s->existing_extended->spec.requests.empty()) {
+      // Left by an attempt that failed after creating it; PostFilter deletes it.
+      static const framework::FixedReasons kStale{"cannot schedule extended resource claim"};
+      return Status::Unresolvable(kStale);
     }
+    const api::ResourceList& allocatable = node_info.allocatable();
+    for (const auto& [name, amount] : pod.requests.scalar) {
+      if (amount == 0 || !IsDraExtendedResourceName(name)) continue;
+      auto served = s->extended.find(name);
+      if (served != s->extended.end() && allocatable.Get(name) == 0) {
+        needed.emplace(name, served->second);
+      } else if (std::none_of(allocatable.scalar.begin(), allocatable.scalar.end(),
+                              [&](const auto& entry) { return entry.first == name; })) {
+        static const framework::FixedReasons kCannotFit{"cannot fit resource"};
+        return Status::Unresolvable(kCannotFit);
+      }
+    }
+  }
+  std::optional<NodeExtended> node_extended;
+  if (s->extended_in_memory && !needed.empty()) {
+    node_extended.emplace();
+    node_extended->requests = ExtendedResourceRequests(pod, needed, &node_extended->mappings);
   }
 
   std::vector<size_t> unavailable;
@@ -414,23 +453,39 @@ Status DynamicResources::Filter(const framework::CycleState& state, const api::P
     if (args_.filter_timeout.count() > 0) {
       options.deadline = std::chrono::steady_clock::now() + args_.filter_timeout;
     }
-    AllocateOutcome outcome = s->allocator->Allocate(node, s->claims_to_allocate, options);
-    switch (outcome.kind) {
-      case AllocateOutcome::Kind::kAllocated:
-        break;
-      case AllocateOutcome::Kind::kUnschedulable:
-        return Status::Unresolvable(outcome.message);
-      case AllocateOutcome::Kind::kAborted:
-        // Potentially transient: an error retries with backoff rather than waiting for an event.
-        return Status::Error("node " + node.Name() + ": timed out trying to allocate devices");
-      case AllocateOutcome::Kind::kError:
-        return Status::Error(outcome.message);
+    std::vector<api::ResourceClaimPtr> extra;
+    const std::vector<api::ResourceClaimPtr>* claims = &s->claims_to_allocate;
+    if (node_extended) {
+      extra = s->claims_to_allocate;
+      auto claim = std::make_shared<api::ResourceClaim>();
+      claim->meta.namespace_ = pod.meta.namespace_;
+      claim->meta.name = std::string(kExtendedClaimInMemoryName);
+      claim->meta.uid = s->extended_id;
+      claim->spec.requests = node_extended->requests;
+      extra.push_back(std::move(claim));
+      claims = &extra;
     }
-    if (outcome.results.size() != s->claims_to_allocate.size()) {
-      static const framework::FixedReasons kCannot{std::string(kCannotAllocateAllClaims)};
-      return Status::Unresolvable(kCannot);
+    if (claims->empty()) {
+      // Nothing to allocate on this node: its device plugin serves the extended resources.
+    } else {
+      AllocateOutcome outcome = s->allocator->Allocate(node, *claims, options);
+      switch (outcome.kind) {
+        case AllocateOutcome::Kind::kAllocated:
+          break;
+        case AllocateOutcome::Kind::kUnschedulable:
+          return Status::Unresolvable(outcome.message);
+        case AllocateOutcome::Kind::kAborted:
+          // Potentially transient: an error retries with backoff rather than waiting for an event.
+          return Status::Error("node " + node.Name() + ": timed out trying to allocate devices");
+        case AllocateOutcome::Kind::kError:
+          return Status::Error(outcome.message);
+      }
+      if (outcome.results.size() != claims->size()) {
+        static const framework::FixedReasons kCannot{std::string(kCannotAllocateAllClaims)};
+        return Status::Unresolvable(kCannot);
+      }
+      allocations = std::move(outcome.results);
     }
-    allocations = std::move(outcome.results);
   }
 
   if (unavailable.empty() && s->allocator == nullptr) return {};
@@ -441,6 +496,7 @@ Status DynamicResources::Filter(const framework::CycleState& state, const api::P
     return Status::Unresolvable(kNotAvailable);
   }
   s->node_allocations[node.Name()] = std::move(allocations);
+  if (node_extended) s->node_extended[node.Name()] = std::move(*node_extended);
   return {};
 }
 
@@ -471,6 +527,14 @@ Status DynamicResources::PostFilter(framework::CycleState& state, const api::Pod
     log::Info("deallocated ResourceClaim that kept the pod from every node",
               {{"pod", pod.Key()}, {"resourceclaim", Ref(claim.meta)}});
     return Status::Unschedulable("deallocation of ResourceClaim completed");
+  }
+  // The claim an earlier attempt made for the pod's extended resources goes, so that the next
+  // attempt can choose devices afresh.
+  if (s->existing_extended) {
+    client::Client* client = handle_.ClientSet();
+    if (client == nullptr) return Status::Error("no client to delete ResourceClaims with");
+    if (auto error = DeleteClaim(*client, *s->existing_extended)) return Status::Error(*error);
+    return Status::Unschedulable("deletion of ResourceClaim completed");
   }
   return Status(framework::Code::kUnschedulable, std::vector<std::string>{});
 }
@@ -538,16 +602,29 @@ Status DynamicResources::Reserve(framework::CycleState& state, const api::Pod& p
       tracker_->SignalPendingAllocation(entry.claim->meta.uid, entry.claim, group);
     }
   }
-  if (s->to_allocate.empty()) return {};
   std::lock_guard lock(s->mu);
+  auto extended = s->node_extended.find(node);
+  const size_t want = s->to_allocate.size() + (extended != s->node_extended.end() ? 1 : 0);
+  if (want == 0) return {};
   auto it = s->node_allocations.find(node);
   if (it == s->node_allocations.end()) {
     // Filter passed the node, so this cannot happen.
     return Status::Error("claim allocation not found for node");
   }
-  if (it->second.size() != s->to_allocate.size()) {
+  if (it->second.size() != want) {
     return Status::Error("internal error, have " + std::to_string(it->second.size()) +
-                         " allocations, want " + std::to_string(s->to_allocate.size()) + " claims");
+                         " allocations, want " + std::to_string(want) + " claims");
+  }
+  if (extended != s->node_extended.end()) {
+    s->reserved_extended = extended->second;
+    s->reserved_extended->allocation = it->second.back();
+    auto allocated = std::make_shared<api::ResourceClaim>();
+    allocated->meta.namespace_ = pod.meta.namespace_;
+    allocated->meta.name = std::string(kExtendedClaimInMemoryName);
+    allocated->meta.uid = s->extended_id;
+    allocated->spec.requests = s->reserved_extended->requests;
+    allocated->status.allocation = s->reserved_extended->allocation;
+    tracker_->SignalPendingAllocation(s->extended_id, std::move(allocated), group);
   }
   for (size_t i = 0; i < s->to_allocate.size(); i++) {
     ClaimEntry& entry = s->claims[s->to_allocate[i]];
@@ -565,6 +642,22 @@ void DynamicResources::Unreserve(framework::CycleState& state, const api::Pod& p
                                  const std::string&) {
   State::Shared* s = ReadState(state);
   if (s == nullptr) return;
+  if (s->extended_in_memory) {
+    tracker_->MaybeRemovePendingAllocation(s->extended_id, false);
+    // Created by this attempt's PreBind: it goes, devices and all.
+    if (s->created_extended) {
+      tracker_->RestoreWritten(s->created_extended->meta.Key());
+      if (client::Client* client = handle_.ClientSet()) {
+        if (auto error = DeleteClaim(*client, *s->created_extended)) {
+          log::Error("deleting the claim made for the pod's extended resources failed",
+                     {{"pod", pod.Key()},
+                      {"resourceclaim", Ref(s->created_extended->meta)},
+                      {"err", *error}});
+        }
+      }
+      s->created_extended = nullptr;
+    }
+  }
   for (const ClaimEntry& entry : s->claims) {
     const api::ResourceClaim& claim = *entry.claim;
     if (tracker_->MaybeRemovePendingAllocation(claim.meta.uid, false)) {
@@ -591,7 +684,7 @@ void DynamicResources::Unreserve(framework::CycleState& state, const api::Pod& p
 Status DynamicResources::PreBindPreFlight(framework::CycleState& state, const api::Pod&,
                                           const std::string&) {
   State::Shared* s = ReadState(state);
-  return s == nullptr || s->claims.empty() ? Status::Skip() : Status();
+  return s == nullptr || (s->claims.empty() && !s->reserved_extended) ? Status::Skip() : Status();
 }
 
 Status DynamicResources::PreBind(framework::CycleState& state, const api::Pod& pod,
@@ -609,6 +702,34 @@ Status DynamicResources::PreBind(framework::CycleState& state, const api::Pod& p
       return Status::Error(*error);
     }
     if (entry.allocation) written_uids.push_back(entry.claim->meta.uid);
+  }
+  if (s->reserved_extended && s->created_extended == nullptr) {
+    // The claim for the pod's extended resources: created now, then allocated and reserved like
+    // any other, then named in the pod's status for the kubelet.
+    api::ResourceClaimPtr created;
+    try {
+      created = std::make_shared<const api::ResourceClaim>(api::DecodeResourceClaim(
+          client->Post(client::ResourceClaimsResource().Path(pod.meta.namespace_),
+                       ExtendedClaimObject(pod, s->reserved_extended->requests))));
+    } catch (const std::exception& e) {
+      return Status::Error("create claim for extended resources " + pod.meta.namespace_ + "/" +
+                           std::string(kExtendedClaimInMemoryName) + ": " + e.what());
+    }
+    s->created_extended = created;
+    if (auto error = WriteClaimForPod(*client, *tracker_, pod, s->reserved_extended->allocation,
+                                      false, &created)) {
+      return Status::Error(*error);
+    }
+    s->created_extended = created;
+    try {
+      client->Patch(client::PodsResource().Path(pod.meta.namespace_, pod.meta.name, "status"),
+                    ExtendedClaimStatusPatch(created->meta.name, s->reserved_extended->mappings),
+                    client::PatchType::kMerge);
+    } catch (const std::exception& e) {
+      return Status::Error("update pod " + pod.Key() + " ExtendedResourceClaimStatus: " + e.what());
+    }
+    s->claims.push_back(ClaimEntry{created, s->reserved_extended->allocation});
+    written_uids.push_back(s->extended_id);
   }
   // Written: the informer (or the written version meanwhile) now carries these allocations.
   for (const std::string& uid : written_uids) tracker_->MaybeRemovePendingAllocation(uid, true);

@@ -22,12 +22,16 @@
 //   filterTimeout: "10s"    (>= 0; 0: no limit) the most one node's device search may take
 //   bindingTimeout: "600s"  (>= 1s) the longest PreBind waits for binding conditions
 //
-// Not supported (the pod stays Pending and says so): claims, slices or classes with fields of
-// features that are alpha in v1.37 (recorded by the decoders in unsupported_fields); and extended
-// resources backed by DRA (a DeviceClass with extendedResourceName, or a class's implicit
-// deviceclass.resource.kubernetes.io/<name>): nodes that offer the resource as allocatable (a
-// device plugin) serve it as upstream would, every other node rejects the pod saying that Berth
-// does not allocate devices for extended resources yet.
+// Extended resources a DeviceClass serves (its extendedResourceName, or the implicit
+// deviceclass.resource.kubernetes.io/<class>): on a node that does not offer one as allocatable
+// (where NodeResourcesFit leaves it to this plugin), Filter allocates devices for an in-memory
+// claim built from the containers' requests as upstream builds it; PreBind creates that claim,
+// writes its allocation and names it in the pod's status.extendedResourceClaimStatus; Unreserve and
+// PostFilter delete it again.
+//
+// Not supported (the pod stays Pending and says so): claims or classes with fields of features
+// that are alpha in v1.37 (recorded by the decoders in unsupported_fields); slices with them are
+// left out.
 
 #include <chrono>
 #include <cstdint>
@@ -128,6 +132,8 @@ class DynamicResources final : public framework::PreEnqueuePlugin,
   ClaimTracker& tracker() { return *tracker_; }
 
  private:
+  // The claim an earlier attempt made for the pod's extended resources, if any.
+  api::ResourceClaimPtr ExistingExtendedClaim(const api::Pod& pod) const;
   const Args args_;
   framework::Handle& handle_;
   std::shared_ptr<ClaimTracker> tracker_;

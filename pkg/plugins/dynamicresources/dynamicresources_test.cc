@@ -61,7 +61,8 @@ class FakeApi : public testing::UnusedClient {
       if (it == objects_.end()) {
         throw client::ApiError(client::ErrorReason::kNotFound, 404, path + " not found");
       }
-      const std::string want = body["metadata"].value("resourceVersion", "");
+      const std::string want =
+          body.contains("metadata") ? body["metadata"].value("resourceVersion", "") : "";
       if (!want.empty() && want != it->second["metadata"]["resourceVersion"]) {
         throw client::ApiError(client::ErrorReason::kConflict, 409, "the object has been modified");
       }
@@ -87,6 +88,39 @@ class FakeApi : public testing::UnusedClient {
     std::lock_guard lock(mu_);
     return patches_;
   }
+  // A create: the object gets a name from generateName, a uid and a version.
+  json Post(const std::string& path, const json& body) override {
+    json written = body;
+    {
+      std::lock_guard lock(mu_);
+      std::string name = body["metadata"].value("generateName", "") + std::to_string(++version_);
+      written["metadata"]["name"] = name;
+      written["metadata"]["uid"] = "uid-" + name;
+      written["metadata"]["resourceVersion"] = std::to_string(++version_);
+      objects_[path + "/" + name] = written;
+      posts_.push_back(body);
+      post_names_.push_back(name);
+    }
+    if (on_write) on_write(written);
+    return written;
+  }
+  void Delete(const std::string& path, const client::DeleteOptions&) override {
+    std::lock_guard lock(mu_);
+    objects_.erase(path);
+    deleted_.push_back(path);
+  }
+  std::vector<json> posts() {
+    std::lock_guard lock(mu_);
+    return posts_;
+  }
+  std::vector<std::string> post_names() {
+    std::lock_guard lock(mu_);
+    return post_names_;
+  }
+  std::vector<std::string> deleted() {
+    std::lock_guard lock(mu_);
+    return deleted_;
+  }
 
   std::function<void(const json& object)> on_write;
 
@@ -94,6 +128,9 @@ class FakeApi : public testing::UnusedClient {
   std::mutex mu_;
   std::map<std::string, json> objects_;
   std::vector<std::pair<std::string, json>> patches_;
+  std::vector<json> posts_;
+  std::vector<std::string> post_names_;
+  std::vector<std::string> deleted_;
   int version_ = 100;
 };
 
@@ -141,6 +178,11 @@ class DynamicResourcesTest : public ::testing::Test {
  protected:
   DynamicResourcesTest() : handle_({}, &api_) {
     api_.on_write = [this](const json& object) {
+      if (object.value("kind", "ResourceClaim") != "ResourceClaim") return;
+      if (object["metadata"].contains("uid") && object.contains("spec") &&
+          object["spec"].contains("containers")) {
+        return;  // A pod's status write.
+      }
       informers().For<api::ResourceClaim>().Upsert(
           std::make_shared<api::ResourceClaim>(api::DecodeResourceClaim(object)));
     };
@@ -482,9 +524,11 @@ TEST_F(DynamicResourcesTest, AGroupsPendingAllocationGoesWithItsLastMember) {
   EXPECT_EQ(plugin->tracker().PendingAllocation("uid-shared"), nullptr);
 }
 
-// Extended resources served from devices are not allocated by Berth yet: a node that offers the
-// resource as allocatable (a device plugin) still fits, any other says why it does not.
-TEST_F(DynamicResourcesTest, ExtendedResourcesBackedByADeviceClassSayTheyAreNotAllocatedYet) {
+// Extended resources served from devices (DRAExtendedResource): a node that offers the resource as
+// allocatable (a device plugin) serves it without devices; any other node must allocate devices
+// of the class, for a claim PreBind creates with upstream's name, annotation and owner, and names
+// in the pod's status with the container request each device request serves.
+TEST_F(DynamicResourcesTest, ExtendedResourcesBackedByADeviceClassAreServedFromDevices) {
   auto plugin = Plugin();
   auto device_class = std::make_shared<api::DeviceClass>(*dra::Class("gpu-er", kDriver));
   device_class->extended_resource_name = "example.com/gpu";
@@ -495,36 +539,55 @@ TEST_F(DynamicResourcesTest, ExtendedResourcesBackedByADeviceClassSayTheyAreNotA
        {{"containers",
          json::array(
              {{{"name", "c"}, {"resources", {{"requests", {{"example.com/gpu", "1"}}}}}}})}}}};
+  api_.Store(client::PodsResource().Path("ns", "p"), pod_json);
   auto pod = std::make_shared<api::Pod>(api::DecodePod(pod_json));
   NodeInfo dra_node = AddNode("dra", 1);
+  NodeInfo bare = AddNode("bare", 0);
   auto plugin_node = std::make_shared<api::Node>(dra::MakeNode("plugin", "r"));
   plugin_node->status.allocatable.Set("example.com/gpu", 4);
   NodeInfo device_plugin(plugin_node);
 
   CycleState state;
   Status pre;
-  auto statuses = Cycle(*plugin, state, *pod, {dra_node, device_plugin}, &pre);
+  auto statuses = Cycle(*plugin, state, *pod, {dra_node, bare, device_plugin}, &pre);
   ASSERT_TRUE(pre.IsSuccess()) << pre.Message();
-  EXPECT_TRUE(statuses["plugin"].IsSuccess());
-  EXPECT_EQ(statuses["dra"].code(), Code::kUnschedulableAndUnresolvable);
-  EXPECT_EQ(statuses["dra"].Message(),
-            "extended resource example.com/gpu is backed by device class gpu-er (dynamic resource "
-            "allocation), which berth-scheduler does not allocate yet; only nodes that offer it "
-            "as allocatable fit");
+  EXPECT_TRUE(statuses["plugin"].IsSuccess()) << statuses["plugin"].Message();
+  EXPECT_TRUE(statuses["dra"].IsSuccess()) << statuses["dra"].Message();
+  EXPECT_EQ(statuses["bare"].Message(), "cannot allocate all claims");
+
+  // On the device-plugin node nothing is allocated or written.
+  ASSERT_TRUE(plugin->Reserve(state, *pod, "plugin").IsSuccess());
   EXPECT_TRUE(plugin->PreBindPreFlight(state, *pod, "plugin").IsSkip());
 
-  // A class's implicit name counts too; a resource no class maps is NodeResourcesFit's alone.
-  pod_json["spec"]["containers"][0]["resources"]["requests"] = {
-      {"deviceclass.resource.kubernetes.io/gpu", "1"}};
-  auto implicit = std::make_shared<api::Pod>(api::DecodePod(pod_json));
-  CycleState implicit_state;
-  EXPECT_EQ(Cycle(*plugin, implicit_state, *implicit, {dra_node}, &pre)["dra"].code(),
-            Code::kUnschedulableAndUnresolvable);
-  pod_json["spec"]["containers"][0]["resources"]["requests"] = {{"example.com/other", "1"}};
-  auto unmapped = std::make_shared<api::Pod>(api::DecodePod(pod_json));
-  CycleState unmapped_state;
-  framework::PreFilterResult result;
-  EXPECT_TRUE(plugin->PreFilter(unmapped_state, *unmapped, {}, &result).IsSkip());
+  CycleState dra_state;
+  ASSERT_TRUE(Cycle(*plugin, dra_state, *pod, {dra_node}, &pre)["dra"].IsSuccess());
+  ASSERT_TRUE(plugin->Reserve(dra_state, *pod, "dra").IsSuccess());
+  EXPECT_NE(plugin->tracker().PendingAllocation("uid-p/extended-resources"), nullptr);
+  Status s = plugin->PreBind(dra_state, *pod, "dra");
+  ASSERT_TRUE(s.IsSuccess()) << s.Message();
+  ASSERT_EQ(api_.posts().size(), 1u);
+  const json created = api_.posts()[0];
+  EXPECT_EQ(created["metadata"]["generateName"], "p-extended-resources-");
+  EXPECT_EQ(created["metadata"]["annotations"]["resource.kubernetes.io/extended-resource-claim"],
+            "true");
+  EXPECT_EQ(created["metadata"]["ownerReferences"][0]["uid"], "uid-p");
+  EXPECT_EQ(created["spec"]["devices"]["requests"],
+            json::parse(R"([{"name": "container-0-request-0", "exactly":
+                {"deviceClassName": "gpu-er", "allocationMode": "ExactCount", "count": 1}}])"));
+  const std::string name = api_.post_names()[0];
+  json claim = api_.Get(ClaimPathOf(name));
+  EXPECT_EQ(claim["status"]["allocation"]["devices"]["results"][0]["device"], "device-0");
+  EXPECT_EQ(claim["status"]["reservedFor"][0]["uid"], "uid-p");
+  json pod_status = api_.Get(client::PodsResource().Path("ns", "p"))["status"];
+  EXPECT_EQ(pod_status["extendedResourceClaimStatus"],
+            json::parse(R"({"resourceClaimName": ")" + name + R"(", "requestMappings":
+                [{"containerName": "c", "resourceName": "example.com/gpu",
+                  "requestName": "container-0-request-0"}]})"));
+  EXPECT_EQ(plugin->tracker().PendingAllocation("uid-p/extended-resources"), nullptr);
+
+  // Undone (a later step failed): the claim goes.
+  plugin->Unreserve(dra_state, *pod, "dra");
+  EXPECT_EQ(api_.deleted(), std::vector<std::string>{ClaimPathOf(name)});
 }
 
 // A device with binding conditions (one a controller prepares before use): PreBind writes the

@@ -8,6 +8,8 @@
 
 #include "pkg/api/requests.h"
 #include "pkg/framework/args.h"
+#include "pkg/informer/factory.h"
+#include "pkg/plugins/helper/extended_resources.h"
 
 namespace berth::plugins::noderesources {
 namespace {
@@ -21,14 +23,19 @@ constexpr int64_t kMaxResourceWeight = 100;
 // sidecars, pod-level resources and overhead accounted for). Immutable once written.
 class PreFilterState final : public framework::StateData {
  public:
-  explicit PreFilterState(api::ResourceList request) : request_(std::move(request)) {}
+  PreFilterState(api::ResourceList request, std::vector<std::string> delegated)
+      : request_(std::move(request)), delegated_(std::move(delegated)) {}
   std::shared_ptr<framework::StateData> Clone() const override {
     return std::make_shared<PreFilterState>(*this);
   }
   const api::ResourceList& request() const { return request_; }
+  // The requested extended resources a DeviceClass serves from devices: on a node that does not
+  // offer one as allocatable, DynamicResources decides, not this plugin.
+  const std::vector<std::string>& delegated() const { return delegated_; }
 
  private:
   api::ResourceList request_;
+  std::vector<std::string> delegated_;
 };
 
 using PreScoreState = PodRequestsState;
@@ -319,7 +326,8 @@ constexpr std::array<std::string_view, 4> kFirstClassReasons = {
 template <typename OnShort>
 void ForEachShortfall(const api::ResourceList& pod_request, const api::ResourceList& allocatable,
                       const api::ResourceList& node_requested, size_t pods_on_node,
-                      const IgnoredResources& ignored, OnShort&& on_short) {
+                      const IgnoredResources& ignored, OnShort&& on_short,
+                      const std::vector<std::string>& delegated = {}) {
   const auto pod_count = static_cast<int64_t>(pods_on_node);
   if (pod_count + 1 > allocatable.pods) {
     on_short(api::kResourcePods, kFirstClassReasons[kPodsShort], 1U << kPodsShort, 1, pod_count,
@@ -355,7 +363,11 @@ void ForEachShortfall(const api::ResourceList& pod_request, const api::ResourceL
       continue;
     }
     // Scalar names never alias the first-class fields, so Get() reads the scalar entry.
-    check(name, {}, 0, quantity, node_requested.Get(name), allocatable.Get(name));
+    const int64_t capacity = allocatable.Get(name);
+    if (capacity == 0 && std::find(delegated.begin(), delegated.end(), name) != delegated.end()) {
+      continue;
+    }
+    check(name, {}, 0, quantity, node_requested.Get(name), capacity);
   }
 }
 
@@ -400,8 +412,9 @@ std::vector<InsufficientResource> Fits(const api::Pod& pod, const framework::Nod
                      IgnoredResources{});
 }
 
-Fit::Fit(FitArgs args)
+Fit::Fit(FitArgs args, std::function<std::vector<api::DeviceClassPtr>()> classes)
     : args_(std::move(args)),
+      classes_(std::move(classes)),
       ignored_(std::make_shared<const IgnoredResources>(
           IgnoredResources{args_.ignored_resources, args_.ignored_resource_groups})),
       scorer_(args_.scoring_strategy.resources, /*use_requested=*/false,
@@ -410,7 +423,21 @@ Fit::Fit(FitArgs args)
 framework::Status Fit::PreFilter(framework::CycleState& state, const api::Pod& pod,
                                  const std::vector<framework::NodeInfoPtr>&,
                                  framework::PreFilterResult*) {
-  state.Write(PreFilterKey(), std::make_shared<PreFilterState>(pod.requests));
+  std::vector<std::string> delegated;
+  if (classes_) {
+    std::vector<api::DeviceClassPtr> classes;
+    for (const auto& [name, quantity] : pod.requests.scalar) {
+      if (quantity == 0 ||
+          !(IsExtendedResourceName(name) || name.starts_with(api::kDeviceClassResourcePrefix))) {
+        continue;
+      }
+      if (classes.empty()) classes = classes_();
+      if (helper::DeviceClassForExtendedResource(name, classes) != nullptr) {
+        delegated.push_back(name);
+      }
+    }
+  }
+  state.Write(PreFilterKey(), std::make_shared<PreFilterState>(pod.requests, std::move(delegated)));
   return framework::Status::Success();
 }
 
@@ -419,7 +446,7 @@ framework::Status Fit::Filter(const framework::CycleState& state, const api::Pod
   const auto* data = state.Read<PreFilterState>(PreFilterKey());
   if (data == nullptr) return MissingPreFilterState();
   framework::Status rejection;
-  FitsNode(data->request(), node, &rejection);
+  FitsNode(data->request(), data->delegated(), node, &rejection);
   return rejection;
 }
 
@@ -431,29 +458,31 @@ void Fit::FilterNodes(const framework::CycleState& state, const api::Pod&,
     if (data == nullptr) {
       statuses[i] = MissingPreFilterState();
     } else {
-      FitsNode(data->request(), *nodes[i], &statuses[i]);
+      FitsNode(data->request(), data->delegated(), *nodes[i], &statuses[i]);
     }
   }
 }
 
-bool Fit::FitsNode(const api::ResourceList& request, const framework::NodeInfo& node,
-                   framework::Status* rejection) const {
+bool Fit::FitsNode(const api::ResourceList& request, const std::vector<std::string>& delegated,
+                   const framework::NodeInfo& node, framework::Status* rejection) const {
   framework::Code code = framework::Code::kUnschedulable;
   unsigned first_class = 0;
   // Only when an extended resource is short, whose reason names it: first-class shortfalls are
   // reported before any extended one, so they are already in first_class then.
   std::vector<std::string> reasons;
-  ForEachShortfall(request, node.allocatable(), node.requested(), node.pods().size(), *ignored_,
-                   [&](std::string_view name, std::string_view fixed_reason,
-                       unsigned first_class_bit, int64_t, int64_t, int64_t, bool unresolvable) {
-                     if (unresolvable) code = framework::Code::kUnschedulableAndUnresolvable;
-                     if (first_class_bit != 0) {
-                       first_class |= first_class_bit;
-                       return;
-                     }
-                     if (reasons.empty()) reasons = FirstClassReasons(first_class).reasons();
-                     reasons.push_back(InsufficientReason(name, fixed_reason));
-                   });
+  ForEachShortfall(
+      request, node.allocatable(), node.requested(), node.pods().size(), *ignored_,
+      [&](std::string_view name, std::string_view fixed_reason, unsigned first_class_bit, int64_t,
+          int64_t, int64_t, bool unresolvable) {
+        if (unresolvable) code = framework::Code::kUnschedulableAndUnresolvable;
+        if (first_class_bit != 0) {
+          first_class |= first_class_bit;
+          return;
+        }
+        if (reasons.empty()) reasons = FirstClassReasons(first_class).reasons();
+        reasons.push_back(InsufficientReason(name, fixed_reason));
+      },
+      delegated);
   if (!reasons.empty()) {
     *rejection = framework::Status(code, std::move(reasons));
     return false;
@@ -501,8 +530,10 @@ framework::Status Fit::ScoreNodes(const framework::CycleState& state, const api:
   return framework::Status::Success();
 }
 
-framework::PluginPtr New(const nlohmann::json& args, framework::Handle&) {
-  return std::make_shared<Fit>(ParseFitArgs(args));
+framework::PluginPtr New(const nlohmann::json& args, framework::Handle& handle) {
+  informer::Lister<api::DeviceClass> classes =
+      handle.SharedInformerFactory().ListerFor<api::DeviceClass>();
+  return std::make_shared<Fit>(ParseFitArgs(args), [classes] { return classes.List(); });
 }
 
 }  // namespace berth::plugins::noderesources

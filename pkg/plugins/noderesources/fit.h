@@ -7,6 +7,7 @@
 // upstream kube-scheduler v1.34 noderesources/fit.go.
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -15,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "pkg/api/dra_types.h"
 #include "pkg/api/types.h"
 #include "pkg/framework/interface.h"
 #include "pkg/plugins/noderesources/resource_allocation.h"
@@ -97,7 +99,9 @@ class Fit final : public framework::PreFilterPlugin,
                   public framework::ScorePlugin,
                   public framework::HintPlugin {
  public:
-  explicit Fit(FitArgs args);
+  // `classes`: the DeviceClasses, for requests of extended resources served from devices; null
+  // (tests, and profiles without DynamicResources' informers) when there are none.
+  explicit Fit(FitArgs args, std::function<std::vector<api::DeviceClassPtr>()> classes = nullptr);
 
   std::string_view Name() const override { return kName; }
 
@@ -136,10 +140,11 @@ class Fit final : public framework::PreFilterPlugin,
  private:
   // Filter's result for the pod's `request` (its PreFilter state): true when the pod fits;
   // otherwise false, with `*rejection` set.
-  bool FitsNode(const api::ResourceList& request, const framework::NodeInfo& node,
-                framework::Status* rejection) const;
+  bool FitsNode(const api::ResourceList& request, const std::vector<std::string>& delegated,
+                const framework::NodeInfo& node, framework::Status* rejection) const;
 
   FitArgs args_;
+  std::function<std::vector<api::DeviceClassPtr>()> classes_;
   // Shared with the queueing-hint closures, which may outlive a call into this object.
   std::shared_ptr<const IgnoredResources> ignored_;
   ResourceAllocationScorer scorer_;

@@ -28,7 +28,8 @@ using testing::NodeBuilder;
 using testing::PodBuilder;
 
 std::shared_ptr<Fit> MakeFit(const nlohmann::json& args = nullptr) {
-  testing::FakeHandle handle;
+  // Outlives the plugins: they read its DeviceClass lister.
+  static testing::FakeHandle handle;
   auto plugin = std::dynamic_pointer_cast<Fit>(New(args, handle));
   EXPECT_NE(plugin, nullptr);
   return plugin;
@@ -129,6 +130,33 @@ std::string ArgsError(const nlohmann::json& args) {
 }
 
 // ---- Filter ----
+
+// An extended resource a DeviceClass serves from devices is left to DynamicResources on a node
+// that does not offer it as allocatable (upstream's DRAExtendedResource); a node that offers it (a
+// device plugin) is checked as always, and so is any resource no class serves.
+TEST(FitFilter, ExtendedResourcesServedFromDevicesAreLeftToDynamicResources) {
+  testing::FakeHandle handle;
+  auto device_class = std::make_shared<api::DeviceClass>();
+  device_class->meta.name = "gpu";
+  device_class->extended_resource_name = "example.com/gpu";
+  handle.informers().For<api::DeviceClass>().Upsert(device_class);
+  auto plugin = std::dynamic_pointer_cast<Fit>(New(nullptr, handle));
+  ASSERT_NE(plugin, nullptr);
+  auto node = FilterNode();
+  auto pod = PodBuilder("pod").Container("1m", "1", {{"example.com/gpu", "1"}}).Build();
+  EXPECT_TRUE(RunFilter(*plugin, *pod, *node).IsSuccess());
+  auto implicit =
+      PodBuilder("pod").Container("1m", "1", {{"deviceclass.resource.kubernetes.io/gpu", "2"}});
+  EXPECT_TRUE(RunFilter(*plugin, *implicit.Build(), *node).IsSuccess());
+  auto unserved = PodBuilder("pod").Container("1m", "1", {{"example.com/other", "1"}}).Build();
+  EXPECT_THAT(RunFilter(*plugin, *unserved, *node).reasons(),
+              ElementsAre("Insufficient example.com/other"));
+  auto offered = NodeBuilder("node")
+                     .Capacity("10m", "20", 32, {{"example.com/gpu", "1"}})
+                     .Info({UsedPod("1m", "1", {{"example.com/gpu", "1"}})});
+  EXPECT_THAT(RunFilter(*plugin, *pod, *offered).reasons(),
+              ElementsAre("Insufficient example.com/gpu"));
+}
 
 TEST(FitFilter, PodRequestingNothingFits) {
   auto plugin = MakeFit();
