@@ -1,10 +1,11 @@
 // Differential test against kube-scheduler for Dynamic Resource Allocation: 10 nodes whose
 // ResourceSlices hold different devices (none on some, a pool reached through a node selector,
 // partitionable devices sharing counters, a device with consumable capacity, a tainted device),
-// a few DeviceClasses, and 41 pods whose claims come from ResourceClaimTemplates (the
+// a few DeviceClasses, and 43 pods whose claims come from ResourceClaimTemplates (the
 // controller-manager's resourceclaim controller makes them) or are created beforehand: counts,
 // allocationMode All, prioritized lists, a matchAttribute constraint, CEL selectors on attributes
-// and capacity, admin access, a claim shared by three pods, and pods nothing can place.
+// and capacity, admin access, a claim shared by three pods, an extended resource a class serves
+// from devices (the scheduler makes that claim), and pods nothing can place.
 // kube-scheduler (the pinned release) schedules them in fresh namespaces; then, once its pods and
 // claims are gone, berth-scheduler schedules identical pods with identical claims in others. The
 // nodes, classes and slices are shared by both runs, so device and pool names are the same.
@@ -136,11 +137,14 @@ class ClusterObjects {
     created_.push_back(collection + "/" + object["metadata"]["name"].get<std::string>());
   }
 
-  void Class(const std::string& name, const std::string& expression) {
+  void Class(const std::string& name, const std::string& expression,
+             const std::string& extended_resource = "") {
+    json spec = {{"selectors", json::array({Selector(expression)})}};
+    if (!extended_resource.empty()) spec["extendedResourceName"] = extended_resource;
     Create("deviceclasses", {{"apiVersion", "resource.k8s.io/v1"},
                              {"kind", "DeviceClass"},
                              {"metadata", {{"name", name}}},
-                             {"spec", {{"selectors", json::array({Selector(expression)})}}}});
+                             {"spec", spec}});
   }
 
  private:
@@ -155,6 +159,8 @@ struct Names {
   std::string id;
   std::string Node(const std::string& suffix) const { return id + "-" + suffix; }
   std::string Class(const std::string& name) const { return id + "-" + name; }
+  // The extended resource the "gpu-er" class serves.
+  std::string ExtendedResource() const { return "example.com/" + id + "-gpu"; }
 };
 
 // One of a pod's claims: from a template, or a ResourceClaim created beforehand.
@@ -174,6 +180,8 @@ struct ScenarioPod {
   std::vector<std::string> candidates;
   std::vector<PodClaim> claims;
   std::string expect;  // The node kube-scheduler must choose; "" when it must leave it Pending.
+  // How many of Names::ExtendedResource() its container requests (served from devices); 0: none.
+  int extended = 0;
 };
 
 // The pods in creation order. What each expects follows from the devices below and from the
@@ -240,6 +248,10 @@ std::vector<ScenarioPod> Pods() {
       {"admin-0", true, {"n1"}, {Claim("admin-one")}, "n1"},
       {"admin-1", true, {"n3"}, {FromTemplate("admin-all")}, "n3"},
       {"plain-1", false, {"n0"}, {}, "n0"},
+      // An extended resource a class serves from devices: no node offers it as allocatable, so
+      // the scheduler makes a claim for the pod; n9 has one gpu left, then none.
+      {"ext-0", false, {"n9"}, {}, "n9", 1},
+      {"ext-1", false, {"n9"}, {}, "", 1},
   };
   return pods;
 }
@@ -258,6 +270,7 @@ void CreateClassesAndSlices(ClusterObjects& objects, const Names& names) {
   objects.Class(names.Class("gpu"), gpu_driver);
   objects.Class(names.Class("a100"), gpu_driver + " && " + ModelIs("a100"));
   objects.Class(names.Class("fpga"), std::string("device.driver == '") + kFpgaDriver + "'");
+  objects.Class(names.Class("gpu-er"), gpu_driver, names.ExtendedResource());
 
   // Node-local pools, one slice each (the pool and slice are named after the node).
   const auto local = [&](const std::string& suffix, const std::vector<json>& devices) {
@@ -434,6 +447,11 @@ json Manifest(const ScenarioPod& p, const std::string& ns, const std::string& sc
     pod["spec"]["resourceClaims"].push_back(ref);
     pod["spec"]["containers"][0]["resources"]["claims"].push_back({{"name", c.name}});
   }
+  if (p.extended > 0) {
+    json& resources = pod["spec"]["containers"][0]["resources"];
+    resources["requests"][names.ExtendedResource()] = std::to_string(p.extended);
+    resources["limits"][names.ExtendedResource()] = std::to_string(p.extended);
+  }
   return pod;
 }
 
@@ -478,6 +496,16 @@ void ReadNamespace(client::Client& client, const std::string& ns, const std::str
     out->bound[name] = !node.empty();
     out->pod[name] =
         node.empty() ? "Pending: " + normalize(PodScheduledMessage(p)) : normalize(node);
+    // The claim made for its extended resources, and which container request each serves.
+    const json status = p.value("status", json::object());
+    if (status.contains("extendedResourceClaimStatus")) {
+      for (const auto& m :
+           status["extendedResourceClaimStatus"].value("requestMappings", json::array())) {
+        out->pod[name] += " extended[" + m.value("containerName", "") + " " +
+                          normalize(m.value("resourceName", "")) + " " +
+                          m.value("requestName", "") + "]";
+      }
+    }
   }
   const json claims =
       client.Get(std::string(kResourceApi) + "/namespaces/" + ns + "/resourceclaims");
@@ -492,6 +520,11 @@ void ReadNamespace(client::Client& client, const std::string& ns, const std::str
           annotations.contains("resource.kubernetes.io/pod-claim-name")) {
         key = owner["name"].get<std::string>() + "/" +
               annotations["resource.kubernetes.io/pod-claim-name"].get<std::string>();
+      }
+      // The scheduler's claim for a pod's extended resources has a generated name too.
+      if (owner.value("kind", "") == "Pod" &&
+          annotations.value("resource.kubernetes.io/extended-resource-claim", "") == "true") {
+        key = owner["name"].get<std::string>() + "/<extended-resources>";
       }
     }
     key.insert(0, prefix);
@@ -688,9 +721,14 @@ TEST(DraDiffE2E, DevicePlacementsAllocationsAndPendingMessagesMatchKubeScheduler
     if (p.expect.empty()) {
       EXPECT_FALSE(kube.bound[key]) << "kube-scheduler bound " << key << " to " << kube.pod[key];
     } else {
-      EXPECT_EQ(kube.pod[key], p.expect) << "kube-scheduler: " << key;
+      // The node, before any note on the claim made for its extended resources.
+      EXPECT_EQ(kube.pod[key].substr(0, kube.pod[key].find(' ')), p.expect)
+          << "kube-scheduler: " << key;
     }
   }
+  // The extended resource was served from a device, through a claim kube-scheduler made.
+  EXPECT_EQ(kube.pod["ext-0"], "n9 extended[app example.com/gpu container-0-request-1]");
+  EXPECT_EQ(kube.reserved["ext-0/<extended-resources>"], std::vector<std::string>{"ext-0"});
   // A few facts spelled out: the shared claim serves its three pods on one node.
   EXPECT_EQ(kube.reserved["shared"],
             (std::vector<std::string>{"shared-0", "shared-1", "shared-2"}));
