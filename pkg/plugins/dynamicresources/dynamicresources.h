@@ -88,7 +88,8 @@ class DynamicResources final : public framework::PreEnqueuePlugin,
                                public framework::ScoreExtensions,
                                public framework::ReservePlugin,
                                public framework::PreBindPlugin,
-                               public framework::EnqueueExtensions {
+                               public framework::EnqueueExtensions,
+                               public framework::HintPlugin {
  public:
   DynamicResources(Args args, framework::Handle& handle);
 
@@ -120,6 +121,15 @@ class DynamicResources final : public framework::PreEnqueuePlugin,
   framework::Status PreBind(framework::CycleState& state, const api::Pod& pod,
                             const std::string& node) override;
   std::vector<framework::ClusterEventWithHint> EventsToRegister() const override;
+  // For explain: per claim to allocate, which of the rejected nodes could give its devices alone,
+  // where the devices that match are taken, and where none match (or too few); per allocated
+  // claim, that the pod can go only where its allocation is. Notes only: no change to the pod
+  // moves devices.
+  std::vector<framework::PodChange> SuggestChanges(
+      const framework::CycleState& state, const api::Pod& pod,
+      std::span<const framework::NodeInfo* const> rejected,
+      std::span<const framework::Status* const> statuses,
+      const framework::Status* pre_filter) const override;
 
   // Calls `fn` (when set) for each claim of the pod, in spec order; upstream's error for the first
   // entry that cannot be used yet (its claim not made, missing, being deleted, or not the pod's).

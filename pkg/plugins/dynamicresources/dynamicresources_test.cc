@@ -302,6 +302,47 @@ TEST_F(DynamicResourcesTest, AClaimThatCannotBeDecodedIsReportedOnThePodWithTheF
   EXPECT_TRUE(pre.IsSuccess()) << pre.Message();
 }
 
+// What explain says of each claim: where its devices could come from, where they are taken, and
+// where none match; and for an allocated claim, that the pod follows it.
+TEST_F(DynamicResourcesTest, ExplainSaysPerClaimWhereDevicesAreTakenOrMissing) {
+  auto plugin = Plugin();
+  NodeInfo n1 = AddNode("n1", 1);
+  NodeInfo n2 = AddNode("n2", 1);
+  NodeInfo n3 = AddNode("n3", 0);
+  AddClaim(ClaimJson("a", "gpu"));
+  AddClaim(ClaimJson("b", "gpu"));
+  auto first = PodWithClaims("first", {ClaimEntry("gpu", "a")});
+  CycleState first_state;
+  Status pre;
+  ASSERT_TRUE(Cycle(*plugin, first_state, *first, {n1}, &pre)["n1"].IsSuccess());
+  ASSERT_TRUE(plugin->Reserve(first_state, *first, "n1").IsSuccess());
+
+  auto pod = PodWithClaims("p", {ClaimEntry("gpu", "b")});
+  CycleState state;
+  Cycle(*plugin, state, *pod, {n1, n2, n3}, &pre);
+  ASSERT_TRUE(pre.IsSuccess()) << pre.Message();
+  std::vector<const NodeInfo*> rejected = {&n1, &n2, &n3};
+  auto changes = plugin->SuggestChanges(state, *pod, rejected, {}, nullptr);
+  ASSERT_EQ(changes.size(), 1u);
+  EXPECT_TRUE(changes[0].note_only);
+  EXPECT_EQ(changes[0].description,
+            "claim ns/b: 1 node (n2) could give its devices, but the pod fails there otherwise; "
+            "on 1 node (n1) the devices that match are allocated to others; 1 node (n3) has no "
+            "devices (or too few) that match its requests, class and constraints");
+
+  // Once written, a sharer of claim a is told it can only follow the allocation.
+  ASSERT_TRUE(plugin->PreBind(first_state, *first, "n1").IsSuccess());
+  auto sharer = PodWithClaims("sharer", {ClaimEntry("gpu", "a")});
+  CycleState sharer_state;
+  Cycle(*plugin, sharer_state, *sharer, {n1, n2}, &pre);
+  std::vector<const NodeInfo*> elsewhere = {&n2};
+  changes = plugin->SuggestChanges(sharer_state, *sharer, elsewhere, {}, nullptr);
+  ASSERT_EQ(changes.size(), 1u);
+  EXPECT_EQ(changes[0].description,
+            "claim ns/a is allocated already, to devices the pod cannot use on 1 node (n2); the "
+            "pod can go only where they are");
+}
+
 TEST_F(DynamicResourcesTest, AMissingDeviceClassStopsThePodAtPreFilter) {
   auto plugin = Plugin();
   AddClaim(ClaimJson("c", "missing"));
