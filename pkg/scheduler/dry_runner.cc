@@ -570,6 +570,12 @@ void DryRunner::ExplainGroup(framework::runtime::Framework& fwk, const api::Pod&
   e->group_needs = group.min_member;
   e->group_fit_now = static_cast<int>(placed + real_placed);
   e->group_stand_ins = now.stand_ins;
+  // DynamicResources allocates in Reserve, which dry runs do not call: members placed one after
+  // the other would each be offered the same free devices.
+  e->group_devices_not_counted =
+      !pod.spec.resource_claims.empty() ||
+      std::any_of(group.pending.begin(), group.pending.end(),
+                  [](const api::PodPtr& p) { return !p->spec.resource_claims.empty(); });
   const std::string lacks = lacking == 0 ? std::string()
                                          : group.name + " lacks " + std::to_string(lacking) +
                                                (lacking == 1 ? " pod" : " pods") + ": it has " +
