@@ -104,8 +104,9 @@ hostile: configure cluster-up
 scheduler: configure
 	@$(CMAKE) --build $(BUILD_DIR) -j$(JOBS) --target berth-scheduler
 
-# Local control plane + 20 simulated nodes + 237 pods, among them two gangs (one that fits, one
-# that waits) and three pods claiming one of two GPUs a ResourceSlice publishes; berth-scheduler
+# Local control plane + 22 simulated nodes + 239 pods, among them three gangs (one that fits, one
+# that waits, and one of four pods that each claim a GPU where three GPU nodes' ResourceSlices
+# publish one each, so it binds none and holds none) and a pod given one of them; berth-scheduler
 # binds them and the table shows where every pod went, which device each claim got and why the
 # rest could not go anywhere, then `berth-scheduler explain` for each pod left Pending. Builds
 # only what it runs: berth-scheduler, etcd, kube-apiserver and kube-controller-manager.

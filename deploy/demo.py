@@ -1,15 +1,16 @@
 #!/usr/bin/env python3
 """The `make demo` scenario: simulated nodes, a mixed workload, berth-scheduler binding it.
 
-Registers 20 Node objects (three zones, one tainted, one cordoned), submits 232 pods for
-berth-scheduler (among them a group with required anti-affinity, a group spread over zones, two
-gangs: one that fits and binds whole, one that can never have all its pods placed and so binds
-none, and three pods that each claim a GPU through Dynamic Resource Allocation where only two are
-published) and 5 for default-scheduler, runs berth-scheduler, shows progress, and ends with pods
-per node, how the constrained groups and the gangs were placed, which device each claim got,
-every unschedulable pod with its reason, and `berth-scheduler explain` for each pod left Pending
-(once per gang). Talks to the local control plane with the admin credentials deploy/local-cluster.sh wrote;
-uses only the standard library.
+Registers 22 Node objects (three zones, three GPU nodes tainted, one cordoned), submits 234 pods
+for berth-scheduler (among them a group with required anti-affinity, a group spread over zones,
+three gangs: one that fits and binds whole, one that can never have all its pods placed and so
+binds none, and one of four pods that each claim a GPU through Dynamic Resource Allocation where
+the three GPU nodes publish one GPU each, so it binds none and holds no GPU, beside a single pod
+that claims one and gets it) and 5 for default-scheduler, runs berth-scheduler, shows progress,
+and ends with pods per node, how the constrained groups and the gangs were placed, which device
+each claim got, every unschedulable pod with its reason, and `berth-scheduler explain` for each
+pod left Pending (once per gang). Talks to the local control plane with the admin credentials
+deploy/local-cluster.sh wrote; uses only the standard library.
 """
 
 import base64
@@ -162,15 +163,16 @@ def make_nodes():
         cpu = ["4", "8", "16"][i % 3]
         memory = ["8Gi", "16Gi", "32Gi"][i % 3]
         nodes.append(node(f"demo-node-{i:02d}", zones[i % 3], cpu, memory))
-    nodes.append(
-        node(
-            "demo-gpu-00",
-            "zone-a",
-            "16",
-            "64Gi",
-            taints=[{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}],
+    for i, name in enumerate(GPU_NODES):
+        nodes.append(
+            node(
+                name,
+                zones[i % 3],
+                "16",
+                "64Gi",
+                taints=[{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}],
+            )
         )
-    )
     nodes.append(node("demo-cordoned-00", "zone-b", "16", "32Gi", unschedulable=True))
     for n in nodes:
         call("POST", "/api/v1/nodes", n)
@@ -287,16 +289,20 @@ def make_pods():
 
 
 # Dynamic Resource Allocation: no DRA driver runs in the local control plane, so the demo publishes
-# a ResourceSlice of two GPUs on demo-gpu-00 as a node's driver would. Three pods each get a claim
-# from one template (kube-controller-manager's resourceclaim controller makes the claims): two are
-# given a GPU each, the third waits for one.
+# on each GPU node a ResourceSlice of one GPU, as the node's driver would. Every pod that wants a GPU
+# gets a claim from one template (kube-controller-manager's resourceclaim controller makes the
+# claims): the gang "finetune" of four, one GPU per pod with three in the cluster, never fits and
+# holds none of them past an attempt, so the single pod "infer-000" gets one.
 RESOURCE = "/apis/resource.k8s.io/v1"
 CLAIMS = f"{RESOURCE}/namespaces/{NAMESPACE}/resourceclaims"
 CLAIM_TEMPLATES = f"{RESOURCE}/namespaces/{NAMESPACE}/resourceclaimtemplates"
 DEVICE_DRIVER = "gpu.berth-demo.example.com"
 DEVICE_CLASS = "berth-demo-gpu"
-GPU_NODE = "demo-gpu-00"
-DRA_PODS = 3
+GPU_NODES = [f"demo-gpu-{i:02d}" for i in range(3)]
+INFER_PODS = 1
+GPU_GANG = "finetune"
+GPU_GANG_SIZE = 4
+GPU_TOLERATION = {"key": "dedicated", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}
 
 
 def dra_served():
@@ -322,9 +328,19 @@ def clean_devices():
         time.sleep(0.2)
 
 
+def gpu_pod(name, cpu, memory):
+    """A pod that tolerates the GPU nodes' taint and claims one GPU from template one-gpu."""
+    p = pod(name, cpu, memory, tolerations=[GPU_TOLERATION],
+            resourceClaims=[{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}])
+    p["spec"]["containers"][0]["resources"]["claims"] = [{"name": "gpu"}]
+    return p
+
+
 def make_devices():
-    """The DeviceClass, the slice a driver on demo-gpu-00 would publish, and the claim template
-    the pods name. Returns the pods, or none when the apiserver does not serve resource.k8s.io/v1."""
+    """The DeviceClass, the slice each GPU node's driver would publish, the claim template the pods
+    name, and the gang's PodGroup. Returns the pods, the gang's first: its PodGroup is older than
+    the single pods, so Coscheduling's queue order tries it first, with all three GPUs free. None
+    when the apiserver does not serve resource.k8s.io/v1."""
     if not dra_served():
         return []
     labels = {NODE_LABEL: "true"}
@@ -332,29 +348,30 @@ def make_devices():
         "apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
         "metadata": {"name": DEVICE_CLASS, "labels": labels},
         "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DEVICE_DRIVER}"'}}]}})
-    call("POST", f"{RESOURCE}/resourceslices", {
-        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
-        "metadata": {"name": f"{GPU_NODE}-gpus", "labels": labels},
-        "spec": {
-            "driver": DEVICE_DRIVER,
-            "nodeName": GPU_NODE,
-            "pool": {"name": GPU_NODE, "generation": 1, "resourceSliceCount": 1},
-            "devices": [{"name": f"gpu-{i}", "capacity": {"memory": {"value": "80Gi"}}}
-                        for i in range(2)],
-        }})
+    for name in GPU_NODES:
+        call("POST", f"{RESOURCE}/resourceslices", {
+            "apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+            "metadata": {"name": f"{name}-gpus", "labels": labels},
+            "spec": {
+                "driver": DEVICE_DRIVER,
+                "nodeName": name,
+                "pool": {"name": name, "generation": 1, "resourceSliceCount": 1},
+                "devices": [{"name": "gpu-0", "capacity": {"memory": {"value": "80Gi"}}}],
+            }})
     call("POST", CLAIM_TEMPLATES, {
         "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
         "metadata": {"name": "one-gpu"},
         "spec": {"spec": {"devices": {"requests": [
             {"name": "gpu", "exactly": {"deviceClassName": DEVICE_CLASS}}]}}}})
+    call("POST", SP_GROUPS, {"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup",
+                             "metadata": {"name": GPU_GANG}, "spec": {"minMember": GPU_GANG_SIZE}})
+    GANGS.append((GPU_GANG, "scheduling.x-k8s.io/v1alpha1", GPU_GANG_SIZE))
     pods = []
-    for i in range(DRA_PODS):
-        p = pod(f"infer-{i:03d}", "500m", "1Gi",
-                tolerations=[{"key": "dedicated", "operator": "Equal", "value": "gpu",
-                              "effect": "NoSchedule"}],
-                resourceClaims=[{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}])
-        p["spec"]["containers"][0]["resources"]["claims"] = [{"name": "gpu"}]
+    for i in range(GPU_GANG_SIZE):
+        p = gpu_pod(f"{GPU_GANG}-{i:03d}", "1", "2Gi")
+        p["metadata"]["labels"]["scheduling.x-k8s.io/pod-group"] = GPU_GANG
         pods.append(p)
+    pods += [gpu_pod(f"infer-{i:03d}", "500m", "1Gi") for i in range(INFER_PODS)]
     return pods
 
 
@@ -366,7 +383,7 @@ def claim_lines():
         owner = next((o["name"] for o in c["metadata"].get("ownerReferences", [])), "-")
         allocation = (c.get("status") or {}).get("allocation")
         if not allocation:
-            lines.append(f"  {c['metadata']['name']:<22} pod {owner:<10} not allocated")
+            lines.append(f"  {c['metadata']['name']:<22} pod {owner:<12} not allocated")
             continue
         node = "-"
         for term in allocation.get("nodeSelector", {}).get("nodeSelectorTerms", []):
@@ -376,7 +393,7 @@ def claim_lines():
         devices = ", ".join(f"{r['driver']}/{r['pool']}/{r['device']}"
                             for r in allocation.get("devices", {}).get("results", []))
         reserved = ", ".join(r["name"] for r in c["status"].get("reservedFor", []))
-        lines.append(f"  {c['metadata']['name']:<22} pod {owner:<10} node {node:<12} "
+        lines.append(f"  {c['metadata']['name']:<22} pod {owner:<12} node {node:<12} "
                      f"device {devices} (reserved for {reserved or 'nobody'})")
     return lines
 
@@ -466,10 +483,18 @@ def gang_of(p):
     return ("scheduling.x-k8s.io", label) if label else None
 
 
+def scheduled_condition(p):
+    """The pod's PodScheduled condition, or {} before its first attempt."""
+    return next((c for c in p.get("status", {}).get("conditions", []) if c["type"] == "PodScheduled"),
+                {})
+
+
 def explain_pending(binary, items):
     """(title, output) of berth-scheduler explain for every pod of ours left Pending and not gated
     (a gated pod has had no attempt to explain). A gang's pods are explained once, through one
-    member: explain answers for the whole group, so the others would repeat it."""
+    member: explain answers for the whole group, so the others would repeat it. That member is the
+    one the gang's last rejection names as fitting no node, when there is one: the others' last
+    attempt may have only met the gang's backoff."""
     pending = {}
     for p in items:
         if p["spec"].get("nodeName") or p["spec"]["schedulerName"] != "berth-scheduler":
@@ -481,6 +506,11 @@ def explain_pending(binary, items):
     out = []
     for key, members in pending.items():
         name = members[0]["metadata"]["name"]
+        for p in members:
+            message = scheduled_condition(p).get("message") or ""
+            if f'pod "{p["metadata"]["name"]}" fits no node' in message:
+                name = p["metadata"]["name"]
+                break
         run = subprocess.run(
             [binary, "explain", f"{NAMESPACE}/{name}", "--server", f"http://{METRICS_ADDRESS}"],
             capture_output=True, text=True, timeout=60)
@@ -493,18 +523,20 @@ def explain_pending(binary, items):
 
 def main():
     binary = os.path.join(REPO, "_output", "bin", "berth-scheduler")
-    print("== Berth demo: 20 simulated nodes, 237 pods ==")
+    print("== Berth demo: 22 simulated nodes, 239 pods ==")
     clean_previous_run()
     nodes = make_nodes()
-    print(f"registered {len(nodes)} nodes in 3 zones (demo-gpu-00 tainted dedicated=gpu:NoSchedule, "
-          "demo-cordoned-00 cordoned)")
+    print(f"registered {len(nodes)} nodes in 3 zones ({GPU_NODES[0]}..{GPU_NODES[-1][-2:]} tainted "
+          "dedicated=gpu:NoSchedule, demo-cordoned-00 cordoned)")
     pods = make_pods()
     ours = [p for p in pods if p["spec"]["schedulerName"] == "berth-scheduler"]
     print(f"submitted {len(ours)} pods for berth-scheduler and {len(pods) - len(ours)} for default-scheduler")
     dra = [p for p in pods if p["spec"].get("resourceClaims")]
     if dra:
-        print(f"published 2 GPUs on {GPU_NODE} (a ResourceSlice of driver {DEVICE_DRIVER}, DeviceClass "
-              f"{DEVICE_CLASS}); {len(dra)} pods claim one each from ResourceClaimTemplate one-gpu")
+        print(f"published {len(GPU_NODES)} GPUs, one per GPU node (a ResourceSlice each, driver "
+              f"{DEVICE_DRIVER}, DeviceClass {DEVICE_CLASS}); {len(dra)} pods claim one each from "
+              f"ResourceClaimTemplate one-gpu: gang {GPU_GANG} ({GPU_GANG_SIZE} required) and "
+              f"{INFER_PODS} single pod")
 
     log_dir = os.path.join(REPO, "_output", "demo")
     os.makedirs(log_dir, exist_ok=True)
@@ -554,7 +586,7 @@ def main():
             proc.wait(timeout=30)
         except subprocess.TimeoutExpired:
             proc.kill()
-        # The class and the slice are cluster-wide: leave no devices behind for other workloads.
+        # The class and the slices are cluster-wide: leave no devices behind for other workloads.
         # The pods and their claims stay in the namespace, to look at, until the next run.
         if dra:
             for plural in ("resourceslices", "deviceclasses"):
@@ -601,10 +633,15 @@ def main():
         print(f"gang {name} ({api} PodGroup, {minimum} required): {bound}/{len(members)} bound, "
               f"{gang_state(name, api)}")
     if dra:
+        gang = group(GPU_GANG)
         infer = group("infer")
-        bound = sum(1 for p in infer if p["spec"].get("nodeName") == GPU_NODE)
-        print(f"infer (one GPU each from ResourceClaimTemplate one-gpu, 2 GPUs on {GPU_NODE}): "
-              f"{bound}/{len(infer)} bound on {GPU_NODE}; their ResourceClaims:")
+        held = sum(1 for line in claims if " device " in line)
+        gang_held = sum(1 for line in claims if f" pod {GPU_GANG}-" in line and " device " in line)
+        print(f"GPUs ({len(GPU_NODES)}, one per GPU node): gang {GPU_GANG} needs {GPU_GANG_SIZE}, "
+              f"{sum(1 for p in gang if p['spec'].get('nodeName'))}/{len(gang)} bound (all or "
+              f"nothing), {gang_held} GPU(s) held by its claims; infer "
+              f"{sum(1 for p in infer if p['spec'].get('nodeName'))}/{len(infer)} bound; "
+              f"{len(GPU_NODES) - held} GPU(s) free. The ResourceClaims:")
         for line in claims:
             print(line)
 
