@@ -16,6 +16,7 @@
 #include "pkg/log/log.h"
 #include "pkg/plugins/dynamicresources/allocator.h"
 #include "pkg/plugins/dynamicresources/claim_status.h"
+#include "pkg/plugins/dynamicresources/cycle_state.h"
 #include "pkg/plugins/dynamicresources/extended_claim.h"
 #include "pkg/plugins/dynamicresources/inventory.h"
 #include "pkg/plugins/dynamicresources/pools.h"
@@ -31,85 +32,8 @@ using framework::QueueingHint;
 using framework::Status;
 using json = nlohmann::json;
 
-const framework::StateKey& StateKeyOf() {
-  static const framework::StateKey kKey{kName};
-  return kKey;
-}
-
 // How often PreBind looks at the claims while it waits for binding conditions (upstream's poll).
 constexpr std::chrono::seconds kBindingConditionsPoll{5};
-
-// One claim of the pod, in the order of spec.resourceClaims (entries that need no claim left out).
-struct ClaimEntry {
-  // As of PreFilter; PreBind replaces it with what it wrote.
-  api::ResourceClaimPtr claim;
-  // Set by Reserve for a claim the scheduler allocates; PreBind writes it.
-  std::optional<api::AllocationResult> allocation;
-  // The allocation another pod of the same pod group reserved and has not written yet: this pod
-  // shares it (set by PreFilter, with `allocation`).
-  bool shares_pending = false;
-};
-
-// The claim for a pod's extended resources on one node: the devices the node must give.
-struct NodeExtended {
-  std::vector<api::DeviceRequest> requests;
-  std::vector<api::ContainerExtendedResourceRequest> mappings;
-  std::optional<api::AllocationResult> allocation;
-};
-
-// What one cycle knows of the pod's claims. Copies share it (as upstream's state is shared by its
-// clones): no PreFilter extension changes it.
-class State final : public framework::StateData {
- public:
-  struct Shared {
-    std::vector<ClaimEntry> claims;
-    // Indices into `claims` of the claims to allocate, and those claims, in that order.
-    std::vector<size_t> to_allocate;
-    std::vector<api::ResourceClaimPtr> claims_to_allocate;
-    // Set when there is something to allocate.
-    std::shared_ptr<const Allocator> allocator;
-    // Extended resources the pod requests that a DeviceClass serves: resource -> class.
-    std::map<std::string, std::string> extended;
-    // The claim an earlier attempt made for them (an entry of `claims` when allocated), or null.
-    api::ResourceClaimPtr existing_extended;
-    // Set when no claim stands for them yet: Filter makes one per node in memory, PreBind creates
-    // it. Its in-flight allocation is tracked under this id.
-    bool extended_in_memory = false;
-    std::string extended_id;
-    bool has_first_available = false;
-    // Set by Reserve when the chosen node needs the claim: its requests, mappings and allocation.
-    std::optional<NodeExtended> reserved_extended;
-    // Set by PreBind once it created that claim.
-    api::ResourceClaimPtr created_extended;
-
-    std::mutex mu;
-    // Guarded by mu (Filter writes them from many threads).
-    // Indices of allocated claims that some node could not use; PostFilter may deallocate one.
-    std::set<size_t> unavailable;
-    // Per node that passed Filter, the allocations of `claims_to_allocate` (then, when the node
-    // needs devices for extended resources, that claim's allocation).
-    std::unordered_map<std::string, std::vector<api::AllocationResult>> node_allocations;
-    std::unordered_map<std::string, NodeExtended> node_extended;
-  };
-
-  std::shared_ptr<Shared> shared = std::make_shared<Shared>();
-
-  std::shared_ptr<framework::StateData> Clone() const override {
-    return std::make_shared<State>(*this);
-  }
-};
-
-State::Shared* ReadState(const framework::CycleState& state) {
-  State* s = state.Read<State>(StateKeyOf());
-  return s == nullptr ? nullptr : s->shared.get();
-}
-
-Status NoState() {
-  return Status::Error("error reading \"" + std::string(kName) + "\" from cycleState: not found");
-}
-
-// klog.KObj's form.
-std::string Ref(const api::ObjectMeta& meta) { return meta.Key(); }
 
 bool IsControlledBy(const api::ResourceClaim& claim, const api::Pod& pod) {
   return std::any_of(claim.meta.owner_references.begin(), claim.meta.owner_references.end(),
@@ -128,13 +52,6 @@ std::string PodGroupKey(const api::Pod& pod) {
     return pod.meta.namespace_ + "/" + *pod.spec.scheduling_group;
   }
   return "";
-}
-
-// The allocation the claim has, or shares with a pod of its group that has not written it yet.
-const api::AllocationResult* KnownAllocation(const ClaimEntry& entry) {
-  if (entry.claim->status.allocation) return &*entry.claim->status.allocation;
-  if (entry.shares_pending) return &*entry.allocation;
-  return nullptr;
 }
 
 // Whether the pod's request `name` is one a DeviceClass could serve (upstream's
@@ -778,153 +695,6 @@ Status DynamicResources::PreBind(framework::CycleState& state, const api::Pod& p
       return Status::Error("device binding timeout: context deadline exceeded");
     }
   }
-}
-
-namespace {
-
-QueueingHint ClaimChangeHint(const DynamicResources& plugin, const api::Pod& pod,
-                             const framework::EventObjects& event);
-
-}  // namespace
-
-std::vector<framework::ClusterEventWithHint> DynamicResources::EventsToRegister() const {
-  using framework::EventResource;
-  using framework::kAdd;
-  using framework::kDelete;
-  using framework::kUpdate;
-  const DynamicResources* self = this;
-  return {
-      // Devices and allocations may depend on node labels.
-      {{EventResource::kNode,
-        kAdd | framework::kUpdateNodeLabel | framework::kUpdateNodeAllocatable, ""},
-       nullptr},
-      // Allocations live in claims: any change may free devices or complete what the pod waits
-      // for.
-      {{EventResource::kResourceClaim, kAdd | kUpdate | kDelete, ""},
-       [self](const api::Pod& pod, const framework::EventObjects& event) {
-         return ClaimChangeHint(*self, pod, event);
-       }},
-      // The controller names the claim it made for the pod in the pod's status.
-      {{EventResource::kUnscheduledPod, framework::kUpdatePodGeneratedResourceClaim, ""},
-       [self](const api::Pod&, const framework::EventObjects& event) {
-         if (!event.new_pod) return QueueingHint::kQueue;
-         return self->ClaimsOf(*event.new_pod, nullptr) ? QueueingHint::kSkip
-                                                        : QueueingHint::kQueue;
-       }},
-      // A pod may wait for a class to be made or changed.
-      {{EventResource::kDeviceClass, kAdd | kUpdate, ""}, nullptr},
-      // New or changed slices may publish devices; taint rules change what devices tolerate.
-      {{EventResource::kResourceSlice, kAdd | kUpdate, ""}, nullptr},
-      {{EventResource::kDeviceTaintRule, kAdd | kUpdate | kDelete, ""}, nullptr},
-  };
-}
-
-namespace {
-
-QueueingHint ClaimChangeHint(const DynamicResources& plugin, const api::Pod& pod,
-                             const framework::EventObjects& event) {
-  auto before = event.OldAs<api::ResourceClaim>();
-  auto after = event.NewAs<api::ResourceClaim>();
-  if (after == nullptr) {
-    // Deleted: only an allocated claim frees devices.
-    return before != nullptr && !before->status.allocation ? QueueingHint::kSkip
-                                                           : QueueingHint::kQueue;
-  }
-  if (before != nullptr && before->status.allocation && !after->status.allocation) {
-    // Deallocated: its devices may be what the pod needs.
-    return QueueingHint::kQueue;
-  }
-  bool uses = false;
-  if (plugin.ClaimsOf(pod, [&](const api::ResourceClaimPtr& claim) {
-        if (claim->meta.uid == after->meta.uid) uses = true;
-      })) {
-    // The pod cannot use its claims yet; PreEnqueue holds it back.
-    return QueueingHint::kSkip;
-  }
-  if (!uses) return QueueingHint::kSkip;
-  if (before == nullptr) return QueueingHint::kQueue;
-  // A change outside the status (a driver adding its finalizer) makes no difference.
-  return before->status == after->status ? QueueingHint::kSkip : QueueingHint::kQueue;
-}
-
-}  // namespace
-
-std::vector<framework::PodChange> DynamicResources::SuggestChanges(
-    const framework::CycleState& state, const api::Pod&,
-    std::span<const framework::NodeInfo* const> rejected, std::span<const framework::Status* const>,
-    const framework::Status*) const {
-  std::vector<framework::PodChange> out;
-  State::Shared* s = ReadState(state);
-  if (s == nullptr || rejected.empty()) return out;
-  // "a, b, c and N more".
-  auto some = [](const std::vector<std::string>& names) {
-    constexpr size_t kShown = 3;
-    std::string text;
-    for (size_t i = 0; i < names.size() && i < kShown; i++) {
-      text += (i == 0 ? "" : ", ") + names[i];
-    }
-    if (names.size() > kShown) text += " and " + std::to_string(names.size() - kShown) + " more";
-    return text;
-  };
-  auto nodes = [&](const std::vector<std::string>& names) {
-    return std::to_string(names.size()) + (names.size() == 1 ? " node (" : " nodes (") +
-           some(names) + ")";
-  };
-  for (const ClaimEntry& entry : s->claims) {
-    if (const api::AllocationResult* allocation = KnownAllocation(entry)) {
-      if (!allocation->node_selector) continue;
-      std::vector<std::string> outside;
-      for (const framework::NodeInfo* node : rejected) {
-        if (!NodeMatches(*node->node(), std::nullopt, false, allocation->node_selector)) {
-          outside.push_back(node->name());
-        }
-      }
-      if (outside.empty()) continue;
-      framework::PodChange note;
-      note.note_only = true;
-      note.description = "claim " + Ref(entry.claim->meta) +
-                         " is allocated already, to devices the pod cannot use on " +
-                         nodes(outside) + "; the pod can go only where they are";
-      out.push_back(std::move(note));
-    }
-  }
-  if (s->allocator == nullptr) return out;
-  // The claim alone, with the devices others hold, and alone on an empty cluster: what tells
-  // "taken" from "not there".
-  const Allocator unallocated(inventory_->Get(), AllocatedState{});
-  for (size_t index : s->to_allocate) {
-    const api::ResourceClaimPtr& claim = s->claims[index].claim;
-    std::vector<std::string> fits, taken, missing;
-    for (const framework::NodeInfo* node : rejected) {
-      const api::Node& n = *node->node();
-      if (s->allocator->Allocate(n, {claim}).kind == AllocateOutcome::Kind::kAllocated) {
-        fits.push_back(node->name());
-      } else if (unallocated.Allocate(n, {claim}).kind == AllocateOutcome::Kind::kAllocated) {
-        taken.push_back(node->name());
-      } else {
-        missing.push_back(node->name());
-      }
-    }
-    std::string text = "claim " + Ref(claim->meta) + ":";
-    std::string sep = " ";
-    if (!fits.empty()) {
-      text += sep + nodes(fits) + " could give its devices, but the pod fails there otherwise";
-      sep = "; ";
-    }
-    if (!taken.empty()) {
-      text += sep + "on " + nodes(taken) + " the devices that match are allocated to others";
-      sep = "; ";
-    }
-    if (!missing.empty()) {
-      text += sep + nodes(missing) + (missing.size() == 1 ? " has" : " have") +
-              " no devices (or too few) that match its requests, class and constraints";
-    }
-    framework::PodChange note;
-    note.note_only = true;
-    note.description = std::move(text);
-    out.push_back(std::move(note));
-  }
-  return out;
 }
 
 framework::PluginPtr New(const json& args, framework::Handle& handle) {

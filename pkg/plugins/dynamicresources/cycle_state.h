@@ -1,0 +1,110 @@
+#ifndef BERTH_PKG_PLUGINS_DYNAMICRESOURCES_CYCLE_STATE_H_
+#define BERTH_PKG_PLUGINS_DYNAMICRESOURCES_CYCLE_STATE_H_
+
+// DynamicResources' state for one pod's cycle, shared by the plugin's files (not an API).
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "pkg/api/dra_types.h"
+#include "pkg/framework/interface.h"
+#include "pkg/plugins/dynamicresources/allocator.h"
+#include "pkg/plugins/dynamicresources/dynamicresources.h"
+
+namespace berth::plugins::dynamicresources {
+
+inline const framework::StateKey& StateKeyOf() {
+  static const framework::StateKey kKey{kName};
+  return kKey;
+}
+
+// One claim of the pod, in the order of spec.resourceClaims (entries that need no claim left out).
+struct ClaimEntry {
+  // As of PreFilter; PreBind replaces it with what it wrote.
+  api::ResourceClaimPtr claim;
+  // Set by Reserve for a claim the scheduler allocates; PreBind writes it.
+  std::optional<api::AllocationResult> allocation;
+  // The allocation another pod of the same pod group reserved and has not written yet: this pod
+  // shares it (set by PreFilter, with `allocation`).
+  bool shares_pending = false;
+};
+
+// The claim for a pod's extended resources on one node: the devices the node must give.
+struct NodeExtended {
+  std::vector<api::DeviceRequest> requests;
+  std::vector<api::ContainerExtendedResourceRequest> mappings;
+  std::optional<api::AllocationResult> allocation;
+};
+
+// What one cycle knows of the pod's claims. Copies share it (as upstream's state is shared by its
+// clones): no PreFilter extension changes it.
+class State final : public framework::StateData {
+ public:
+  struct Shared {
+    std::vector<ClaimEntry> claims;
+    // Indices into `claims` of the claims to allocate, and those claims, in that order.
+    std::vector<size_t> to_allocate;
+    std::vector<api::ResourceClaimPtr> claims_to_allocate;
+    // Set when there is something to allocate.
+    std::shared_ptr<const Allocator> allocator;
+    // Extended resources the pod requests that a DeviceClass serves: resource -> class.
+    std::map<std::string, std::string> extended;
+    // The claim an earlier attempt made for them (an entry of `claims` when allocated), or null.
+    api::ResourceClaimPtr existing_extended;
+    // Set when no claim stands for them yet: Filter makes one per node in memory, PreBind creates
+    // it. Its in-flight allocation is tracked under this id.
+    bool extended_in_memory = false;
+    std::string extended_id;
+    bool has_first_available = false;
+    // Set by Reserve when the chosen node needs the claim: its requests, mappings and allocation.
+    std::optional<NodeExtended> reserved_extended;
+    // Set by PreBind once it created that claim.
+    api::ResourceClaimPtr created_extended;
+
+    std::mutex mu;
+    // Guarded by mu (Filter writes them from many threads).
+    // Indices of allocated claims that some node could not use; PostFilter may deallocate one.
+    std::set<size_t> unavailable;
+    // Per node that passed Filter, the allocations of `claims_to_allocate` (then, when the node
+    // needs devices for extended resources, that claim's allocation).
+    std::unordered_map<std::string, std::vector<api::AllocationResult>> node_allocations;
+    std::unordered_map<std::string, NodeExtended> node_extended;
+  };
+
+  std::shared_ptr<Shared> shared = std::make_shared<Shared>();
+
+  std::shared_ptr<framework::StateData> Clone() const override {
+    return std::make_shared<State>(*this);
+  }
+};
+
+inline State::Shared* ReadState(const framework::CycleState& state) {
+  State* s = state.Read<State>(StateKeyOf());
+  return s == nullptr ? nullptr : s->shared.get();
+}
+
+inline framework::Status NoState() {
+  return framework::Status::Error("error reading \"" + std::string(kName) +
+                                  "\" from cycleState: not found");
+}
+
+// klog.KObj's form.
+inline std::string Ref(const api::ObjectMeta& meta) { return meta.Key(); }
+
+// The allocation the claim has, or shares with a pod of its group that has not written it yet.
+inline const api::AllocationResult* KnownAllocation(const ClaimEntry& entry) {
+  if (entry.claim->status.allocation) return &*entry.claim->status.allocation;
+  if (entry.shares_pending) return &*entry.allocation;
+  return nullptr;
+}
+
+}  // namespace berth::plugins::dynamicresources
+
+#endif  // BERTH_PKG_PLUGINS_DYNAMICRESOURCES_CYCLE_STATE_H_
