@@ -67,6 +67,8 @@ struct DeviceRef {
   DeviceId id;
   const api::ResourceSlice* slice = nullptr;
   const Pool* pool = nullptr;
+  // The device's index in the inventory, or Inventory::kNoIndex.
+  size_t index = Inventory::kNoIndex;
 };
 
 // A request without subrequests, or one subrequest of a firstAvailable list.
@@ -186,11 +188,12 @@ class AllocationRun {
                                              size_t request_index, size_t sub, RequestData* out);
   Search AllocateOne(Indices r, bool allocating_sub, Location start);
   // Sets error_ on failure.
+  // `index`: the device's index in the inventory, or Inventory::kNoIndex.
   std::optional<bool> IsSelectable(const MatchKey& key, const RequestData& rd,
                                    const api::ResourceSlice& slice, const api::Device& device,
-                                   const DeviceId& id);
+                                   const DeviceId& id, size_t index);
   std::optional<bool> SelectorsMatch(size_t claim, const api::ResourceSlice& slice,
-                                     size_t device_index, const DeviceId& id,
+                                     size_t device_index, size_t index, const DeviceId& id,
                                      const api::DeviceClass* device_class,
                                      const std::vector<api::CelDeviceSelector>& selectors,
                                      const std::vector<std::atomic<uint8_t>*>& memos);
@@ -203,7 +206,8 @@ class AllocationRun {
   std::optional<bool> ReserveCounters(const DeviceRef& device, CounterUndo* undo);
   void RestoreCounters(const PoolId& pool, const CounterUndo& undo);
   const CounterSets& AvailableCounters(const Pool& pool);
-  bool DeviceInUse(const DeviceId& id) const;
+  // `index`: the device's index in the inventory, or Inventory::kNoIndex.
+  bool DeviceInUse(const DeviceId& id, size_t index) const;
   bool AllocatingForClaim(const DeviceId& id, size_t claim) const;
   bool DeviceSharesInUse(const DeviceId& id) const;
   bool Aborted();

@@ -53,6 +53,7 @@ Allocator::Allocator(std::shared_ptr<const Inventory> inventory, AllocatedState 
                      ShareIdGenerator share_ids)
     : inventory_(std::move(inventory)),
       allocated_(std::move(allocated)),
+      exclusive_(inventory_->ExclusiveDevices(allocated_)),
       share_ids_(std::move(share_ids)) {
   if (!share_ids_) {
     share_ids_ = RandomUuid;
@@ -159,6 +160,10 @@ AllocateOutcome AllocationRun::Run() {
     }
     return fail(AllocateOutcome::Kind::kUnschedulable, std::string(kCannotAllocateAllClaims));
   }
+  if (options_.decide_only) {
+    outcome.kind = AllocateOutcome::Kind::kAllocated;
+    return outcome;
+  }
   if (auto err = BuildResults(&outcome.results)) {
     outcome.results.clear();
     return fail(AllocateOutcome::Kind::kError, *err);
@@ -212,10 +217,13 @@ std::optional<std::string> AllocationRun::ValidateRequest(const api::ExactDevice
              " is currently invalid";
     }
     for (const api::ResourceSlice* slice : pool.slices_targeting_node) {
-      for (const api::Device& device : slice->spec.devices) {
+      const size_t first = a_.inventory_->FirstDevice(*slice);
+      for (size_t d = 0; d < slice->spec.devices.size(); ++d) {
+        const api::Device& device = slice->spec.devices[d];
         DeviceId id{slice->spec.driver, slice->spec.pool.name, device.name};
-        std::optional<bool> selectable =
-            IsSelectable(MatchKey{&device, claim, request_index, sub}, *out, *slice, device, id);
+        const size_t index = first == Inventory::kNoIndex ? first : first + d;
+        std::optional<bool> selectable = IsSelectable(MatchKey{&device, claim, request_index, sub},
+                                                      *out, *slice, device, id, index);
         if (!selectable) {
           return error_;
         }
@@ -232,7 +240,7 @@ std::optional<std::string> AllocationRun::ValidateRequest(const api::ExactDevice
         if (!fit.fits) {
           continue;
         }
-        out->all_devices.push_back(DeviceRef{&device, std::move(id), slice, &pool});
+        out->all_devices.push_back(DeviceRef{&device, std::move(id), slice, &pool, index});
       }
     }
   }

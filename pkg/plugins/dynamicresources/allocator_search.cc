@@ -128,6 +128,7 @@ Search AllocationRun::AllocateOne(Indices r, bool allocating_sub, Location start
       const api::ResourceSlice* slice = pool.slices_targeting_node[s];
       const size_t device_start = (p == start.pool && s == start.slice) ? start.device : 0;
       const DeviceId* ids = a_.inventory_->DeviceIds(*slice);
+      const size_t first = a_.inventory_->FirstDevice(*slice);
       DeviceId made;
       for (size_t d = device_start; d < slice->spec.devices.size(); ++d) {
         const api::Device& device = slice->spec.devices[d];
@@ -135,12 +136,13 @@ Search AllocationRun::AllocateOne(Indices r, bool allocating_sub, Location start
           made = DeviceId{pool.id.driver, pool.id.pool, device.name};
         }
         const DeviceId& id = ids != nullptr ? ids[d] : made;
+        const size_t index = first == Inventory::kNoIndex ? first : first + d;
         // Cheap checks first.
-        if (rd.admin_access ? AllocatingForClaim(id, r.claim) : DeviceInUse(id)) {
+        if (rd.admin_access ? AllocatingForClaim(id, r.claim) : DeviceInUse(id, index)) {
           continue;
         }
-        std::optional<bool> selectable =
-            IsSelectable(MatchKey{&device, r.claim, r.request, r.sub}, rd, *slice, device, id);
+        std::optional<bool> selectable = IsSelectable(MatchKey{&device, r.claim, r.request, r.sub},
+                                                      rd, *slice, device, id, index);
         if (!selectable) {
           return Search::kError;
         }
@@ -156,7 +158,7 @@ Search AllocationRun::AllocateOne(Indices r, bool allocating_sub, Location start
         if (!fit.fits) {
           continue;
         }
-        DeviceRef ref{&device, id, slice, &pool};
+        DeviceRef ref{&device, id, slice, &pool, index};
         Undo undo;
         Placement placed = AllocateDevice(r, ref, false, &undo);
         if (placed == Placement::kError) {
@@ -184,7 +186,8 @@ Search AllocationRun::AllocateOne(Indices r, bool allocating_sub, Location start
 
 std::optional<bool> AllocationRun::IsSelectable(const MatchKey& key, const RequestData& rd,
                                                 const api::ResourceSlice& slice,
-                                                const api::Device& device, const DeviceId& id) {
+                                                const api::Device& device, const DeviceId& id,
+                                                size_t index) {
   if (auto it = matches_.find(key); it != matches_.end()) {
     return it->second;
   }
@@ -194,8 +197,9 @@ std::optional<bool> AllocationRun::IsSelectable(const MatchKey& key, const Reque
     return value;
   };
   if (rd.device_class != nullptr) {
-    std::optional<bool> match = SelectorsMatch(key.claim, slice, device_index, id, rd.device_class,
-                                               rd.device_class->selectors, rd.class_memos);
+    std::optional<bool> match =
+        SelectorsMatch(key.claim, slice, device_index, index, id, rd.device_class,
+                       rd.device_class->selectors, rd.class_memos);
     if (!match) {
       return std::nullopt;
     }
@@ -203,7 +207,7 @@ std::optional<bool> AllocationRun::IsSelectable(const MatchKey& key, const Reque
       return remember(false);
     }
   }
-  std::optional<bool> match = SelectorsMatch(key.claim, slice, device_index, id, nullptr,
+  std::optional<bool> match = SelectorsMatch(key.claim, slice, device_index, index, id, nullptr,
                                              rd.request->selectors, rd.request_memos);
   if (!match) {
     return std::nullopt;
@@ -219,13 +223,14 @@ std::optional<bool> AllocationRun::IsSelectable(const MatchKey& key, const Reque
 }
 
 std::optional<bool> AllocationRun::SelectorsMatch(
-    size_t claim, const api::ResourceSlice& slice, size_t device_index, const DeviceId& id,
-    const api::DeviceClass* device_class, const std::vector<api::CelDeviceSelector>& selectors,
+    size_t claim, const api::ResourceSlice& slice, size_t device_index, size_t index,
+    const DeviceId& id, const api::DeviceClass* device_class,
+    const std::vector<api::CelDeviceSelector>& selectors,
     const std::vector<std::atomic<uint8_t>*>& memos) {
   for (size_t i = 0; i < selectors.size(); ++i) {
     SelectorResult result;
-    std::optional<bool> matches =
-        a_.inventory_->Selects(memos[i], selectors[i].expression, slice, device_index, &result);
+    std::optional<bool> matches = a_.inventory_->SelectsAt(memos[i], selectors[i].expression, slice,
+                                                           device_index, index, &result);
     if (matches) {
       if (!*matches) {
         return false;
@@ -267,8 +272,12 @@ bool AllocationRun::AllocatingForClaim(const DeviceId& id, size_t claim) const {
   return it != allocating_devices_.end() && it->second.count(claim) != 0;
 }
 
-bool AllocationRun::DeviceInUse(const DeviceId& id) const {
-  if (a_.allocated_.IsExclusive(id)) {
+bool AllocationRun::DeviceInUse(const DeviceId& id, size_t index) const {
+  if (index != Inventory::kNoIndex && index < a_.exclusive_.size()) {
+    if (a_.exclusive_[index] != 0) {
+      return true;
+    }
+  } else if (a_.allocated_.IsExclusive(id)) {
     return true;
   }
   if (allocating_devices_.empty()) {
@@ -290,7 +299,7 @@ Placement AllocationRun::AllocateDevice(const Indices& r, const DeviceRef& devic
   if (!multiple && rd.admin_access && AllocatingForClaim(device.id, r.claim)) {
     return Placement::kRejected;
   }
-  if (!rd.admin_access && DeviceInUse(device.id)) {
+  if (!rd.admin_access && DeviceInUse(device.id, device.index)) {
     return Placement::kRejected;
   }
   const std::string claim_ref = ClaimRef(*claims_[r.claim]);
@@ -359,7 +368,10 @@ Placement AllocationRun::AllocateDevice(const Indices& r, const DeviceRef& devic
                ": computing consumed capacity for device " + device.id.ToString() + ": " + *err;
       return Placement::kError;
     }
-    result.share_id = a_.share_ids_();
+    // Deciding only: no results are built, so no share IDs are made.
+    if (!options_.decide_only) {
+      result.share_id = a_.share_ids_();
+    }
     // An existing entry (possibly empty: it still marks the device as shared) is restored on
     // rollback, a new one removed, which undoes the addition exactly.
     auto [entry, inserted] = allocating_capacity_.try_emplace(device.id);

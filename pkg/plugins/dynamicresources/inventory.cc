@@ -23,7 +23,9 @@ Inventory::Inventory(const std::vector<api::DeviceClassPtr>& classes,
                      const std::vector<api::ResourceSlicePtr>& slices,
                      const std::vector<api::DeviceTaintRule>& taint_rules,
                      const DeviceSelectorEvaluator& evaluator)
-    : evaluator_(evaluator), slices_(ApplyDeviceTaintRules(slices, taint_rules)) {
+    : evaluator_(evaluator),
+      slices_(ApplyDeviceTaintRules(slices, taint_rules)),
+      index_of_id_(0, IndexHash{&device_ids_}, IndexEqual{&device_ids_}) {
   for (const api::DeviceClassPtr& device_class : classes) {
     classes_.emplace(device_class->meta.name, device_class);
   }
@@ -40,6 +42,8 @@ Inventory::Inventory(const std::vector<api::DeviceClassPtr>& classes,
       device_ids_.push_back(DeviceId{slice->spec.driver, slice->spec.pool.name, device.name});
     }
   }
+  index_of_id_.reserve(devices_);
+  for (size_t i = 0; i < devices_; i++) index_of_id_.insert(i);
   if (slices_without_node_.empty()) {
     for (const auto& [name, node_slices] : slices_by_node_) {
       // A slice with a node name reaches exactly the node of that name, so a node that has
@@ -85,6 +89,46 @@ const DeviceId* Inventory::DeviceIds(const api::ResourceSlice& slice) const {
   return first == first_device_.end() ? nullptr : device_ids_.data() + first->second;
 }
 
+size_t Inventory::FirstDevice(const api::ResourceSlice& slice) const {
+  auto first = first_device_.find(&slice);
+  return first == first_device_.end() ? kNoIndex : first->second;
+}
+
+std::vector<uint8_t> Inventory::ExclusiveDevices(const AllocatedState& state) const {
+  std::vector<uint8_t> flags;
+  if (state.base != nullptr) {
+    std::shared_ptr<const std::vector<uint8_t>> base_flags;
+    {
+      std::lock_guard lock(exclusive_mu_);
+      if (exclusive_base_.lock() == state.base) base_flags = exclusive_base_flags_;
+    }
+    if (base_flags == nullptr) {
+      auto made = std::make_shared<std::vector<uint8_t>>(devices_, 0);
+      MarkExclusive(*state.base, made.get());
+      base_flags = made;
+      std::lock_guard lock(exclusive_mu_);
+      exclusive_base_ = state.base;
+      exclusive_base_flags_ = base_flags;
+    }
+    flags = *base_flags;
+  } else {
+    flags.assign(devices_, 0);
+  }
+  for (const DeviceId& id : state.devices) {
+    auto [begin, end] = index_of_id_.equal_range(id);
+    for (auto it = begin; it != end; ++it) flags[*it] = 1;
+  }
+  return flags;
+}
+
+void Inventory::MarkExclusive(const AllocatedState& state, std::vector<uint8_t>* flags) const {
+  for (const DeviceId& id : state.devices) {
+    auto [begin, end] = index_of_id_.equal_range(id);
+    for (auto it = begin; it != end; ++it) (*flags)[*it] = 1;
+  }
+  if (state.base != nullptr) MarkExclusive(*state.base, flags);
+}
+
 std::atomic<uint8_t>* Inventory::MemoFor(std::string_view expression) const {
   if (auto it = class_memo_.find(expression); it != class_memo_.end()) return it->second;
   std::lock_guard lock(memo_mu_);
@@ -102,13 +146,17 @@ std::atomic<uint8_t>* Inventory::AddMemo(std::string_view expression) const {
 std::optional<bool> Inventory::Selects(std::atomic<uint8_t>* memo, std::string_view expression,
                                        const api::ResourceSlice& slice, size_t device_index,
                                        SelectorResult* error) const {
+  const size_t first = FirstDevice(slice);
+  return SelectsAt(memo, expression, slice, device_index,
+                   first == kNoIndex ? kNoIndex : first + device_index, error);
+}
+
+std::optional<bool> Inventory::SelectsAt(std::atomic<uint8_t>* memo, std::string_view expression,
+                                         const api::ResourceSlice& slice, size_t device_index,
+                                         size_t inventory_index, SelectorResult* error) const {
   const api::Device& device = slice.spec.devices[device_index];
-  size_t index = 0;
-  if (auto first = first_device_.find(&slice); first != first_device_.end()) {
-    index = first->second + device_index;
-  } else {
-    memo = nullptr;
-  }
+  const size_t index = inventory_index;
+  if (index == kNoIndex) memo = nullptr;
   if (memo != nullptr) {
     const uint8_t known = memo[index].load(std::memory_order_relaxed);
     if (known != kUnknown) return known == kMatch;

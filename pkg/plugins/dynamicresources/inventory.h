@@ -17,6 +17,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "pkg/api/dra_types.h"
@@ -68,6 +69,23 @@ class Inventory {
   // of another inventory.
   const DeviceId* DeviceIds(const api::ResourceSlice& slice) const;
 
+  // Marks a device without an index in this inventory.
+  static constexpr size_t kNoIndex = static_cast<size_t>(-1);
+  // The index of the first device of `slice` in this inventory's device order (device i of the
+  // slice is FirstDevice + i); kNoIndex for a slice of another inventory.
+  size_t FirstDevice(const api::ResourceSlice& slice) const;
+
+  // Selects, given the device's index in this inventory (FirstDevice(slice) + device_index, or
+  // kNoIndex), so that a caller walking a slice looks the slice up once rather than per device.
+  std::optional<bool> SelectsAt(std::atomic<uint8_t>* memo, std::string_view expression,
+                                const api::ResourceSlice& slice, size_t device_index,
+                                size_t inventory_index, SelectorResult* error) const;
+
+  // Per device of this inventory, in its order: 1 when `state` or a base under it allocates the
+  // device exclusively, else 0. The part of the state's base is worked out once per base and
+  // remembered, so a cycle pays for its own few devices and a copy, not a lookup per device.
+  std::vector<uint8_t> ExclusiveDevices(const AllocatedState& state) const;
+
   const DeviceSelectorEvaluator& evaluator() const { return evaluator_; }
 
  private:
@@ -76,6 +94,24 @@ class Inventory {
 
   // Requires memo_mu_ unless called from the constructor.
   std::atomic<uint8_t>* AddMemo(std::string_view expression) const;
+  // Sets the flag of every device `state` and its bases allocate exclusively.
+  void MarkExclusive(const AllocatedState& state, std::vector<uint8_t>* flags) const;
+
+  // Hashes and compares device indices by the IDs they stand for, so that an ID finds its
+  // indices without a second copy of every ID.
+  struct IndexHash {
+    using is_transparent = void;
+    const std::vector<DeviceId>* ids;
+    size_t operator()(size_t index) const { return DeviceIdHash()((*ids)[index]); }
+    size_t operator()(const DeviceId& id) const { return DeviceIdHash()(id); }
+  };
+  struct IndexEqual {
+    using is_transparent = void;
+    const std::vector<DeviceId>* ids;
+    bool operator()(size_t a, size_t b) const { return (*ids)[a] == (*ids)[b]; }
+    bool operator()(const DeviceId& a, size_t b) const { return a == (*ids)[b]; }
+    bool operator()(size_t a, const DeviceId& b) const { return (*ids)[a] == b; }
+  };
 
   const DeviceSelectorEvaluator& evaluator_;
   std::map<std::string, api::DeviceClassPtr, std::less<>> classes_;
@@ -94,6 +130,14 @@ class Inventory {
   std::vector<DeviceId> device_ids_;
   // The most expressions remembered: the memo holds one byte per device and expression.
   size_t memo_capacity_ = 0;
+  // The index of every device, found by its ID (several for an ID published more than once).
+  std::unordered_multiset<size_t, IndexHash, IndexEqual> index_of_id_;
+
+  // ExclusiveDevices's flags of the last base it saw; guarded by exclusive_mu_. A weak pointer,
+  // so a new base at the address of a freed one is not mistaken for it.
+  mutable std::mutex exclusive_mu_;
+  mutable std::weak_ptr<const AllocatedState> exclusive_base_;
+  mutable std::shared_ptr<const std::vector<uint8_t>> exclusive_base_flags_;
 
   // The class selectors' memos, made by the constructor and read without a lock.
   std::map<std::string, std::atomic<uint8_t>*, std::less<>> class_memo_;
