@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <optional>
@@ -64,7 +65,8 @@ using CounterSets =
 
 struct DeviceRef {
   const api::Device* device = nullptr;
-  DeviceId id;
+  // The inventory's, or one of the run's own_ids_.
+  const DeviceId* id = nullptr;
   const api::ResourceSlice* slice = nullptr;
   const Pool* pool = nullptr;
   // The device's index in the inventory, or Inventory::kNoIndex.
@@ -96,9 +98,9 @@ struct RequestEntry {
 };
 
 struct DeviceResult {
-  std::string name;         // Own name of the request or subrequest.
-  std::string parent_name;  // Empty unless a subrequest.
-  DeviceId id;
+  std::string name;              // Own name of the request or subrequest.
+  std::string parent_name;       // Empty unless a subrequest.
+  const DeviceId* id = nullptr;  // As DeviceRef::id.
   const api::Device* device = nullptr;
   const api::ResourceSlice* slice = nullptr;
   const api::ExactDeviceRequest* request = nullptr;
@@ -234,6 +236,8 @@ class AllocationRun {
   std::map<PoolId, CounterSets> available_counters_;
   std::map<PoolId, CounterSets> consumed_counters_;
   std::vector<std::vector<DeviceResult>> results_;
+  // IDs of devices of slices the inventory has none for; a deque, so they stay where they are.
+  std::deque<DeviceId> own_ids_;
   int64_t steps_ = 0;
   std::string error_;
   bool aborted_ = false;

@@ -220,8 +220,13 @@ std::optional<std::string> AllocationRun::ValidateRequest(const api::ExactDevice
       const size_t first = a_.inventory_->FirstDevice(*slice);
       for (size_t d = 0; d < slice->spec.devices.size(); ++d) {
         const api::Device& device = slice->spec.devices[d];
-        DeviceId id{slice->spec.driver, slice->spec.pool.name, device.name};
         const size_t index = first == Inventory::kNoIndex ? first : first + d;
+        const DeviceId* known =
+            index == Inventory::kNoIndex ? nullptr : a_.inventory_->DeviceIdAt(index);
+        const DeviceId& id =
+            known != nullptr
+                ? *known
+                : own_ids_.emplace_back(slice->spec.driver, slice->spec.pool.name, device.name);
         std::optional<bool> selectable = IsSelectable(MatchKey{&device, claim, request_index, sub},
                                                       *out, *slice, device, id, index);
         if (!selectable) {
@@ -240,7 +245,7 @@ std::optional<std::string> AllocationRun::ValidateRequest(const api::ExactDevice
         if (!fit.fits) {
           continue;
         }
-        out->all_devices.push_back(DeviceRef{&device, std::move(id), slice, &pool, index});
+        out->all_devices.push_back(DeviceRef{&device, &id, slice, &pool, index});
       }
     }
   }

@@ -127,15 +127,17 @@ Search AllocationRun::AllocateOne(Indices r, bool allocating_sub, Location start
     for (size_t s = slice_start; s < pool.slices_targeting_node.size(); ++s) {
       const api::ResourceSlice* slice = pool.slices_targeting_node[s];
       const size_t device_start = (p == start.pool && s == start.slice) ? start.device : 0;
-      const DeviceId* ids = a_.inventory_->DeviceIds(*slice);
-      const size_t first = a_.inventory_->FirstDevice(*slice);
-      DeviceId made;
+      const size_t first = s < pool.first_devices.size() ? pool.first_devices[s]
+                                                         : a_.inventory_->FirstDevice(*slice);
+      const DeviceId* ids =
+          first == Inventory::kNoIndex ? nullptr : a_.inventory_->DeviceIdAt(first);
       for (size_t d = device_start; d < slice->spec.devices.size(); ++d) {
         const api::Device& device = slice->spec.devices[d];
-        if (ids == nullptr) {
-          made = DeviceId{pool.id.driver, pool.id.pool, device.name};
-        }
-        const DeviceId& id = ids != nullptr ? ids[d] : made;
+        // A slice of another inventory (none in practice) has its IDs made here, kept for as long
+        // as a result may point to them.
+        const DeviceId& id = ids != nullptr
+                                 ? ids[d]
+                                 : own_ids_.emplace_back(pool.id.driver, pool.id.pool, device.name);
         const size_t index = first == Inventory::kNoIndex ? first : first + d;
         // Cheap checks first.
         if (rd.admin_access ? AllocatingForClaim(id, r.claim) : DeviceInUse(id, index)) {
@@ -158,7 +160,7 @@ Search AllocationRun::AllocateOne(Indices r, bool allocating_sub, Location start
         if (!fit.fits) {
           continue;
         }
-        DeviceRef ref{&device, id, slice, &pool, index};
+        DeviceRef ref{&device, &id, slice, &pool, index};
         Undo undo;
         Placement placed = AllocateDevice(r, ref, false, &undo);
         if (placed == Placement::kError) {
@@ -296,21 +298,21 @@ Placement AllocationRun::AllocateDevice(const Indices& r, const DeviceRef& devic
   const RequestData& rd = Data(r);
   const api::Device& d = *device.device;
   const bool multiple = d.allow_multiple_allocations;
-  if (!multiple && rd.admin_access && AllocatingForClaim(device.id, r.claim)) {
+  if (!multiple && rd.admin_access && AllocatingForClaim(*device.id, r.claim)) {
     return Placement::kRejected;
   }
-  if (!rd.admin_access && DeviceInUse(device.id, device.index)) {
+  if (!rd.admin_access && DeviceInUse(*device.id, device.index)) {
     return Placement::kRejected;
   }
   const std::string claim_ref = ClaimRef(*claims_[r.claim]);
 
   // Another share of a multi-allocatable device already drew its counters.
-  const bool skip_counters = multiple && DeviceSharesInUse(device.id);
+  const bool skip_counters = multiple && DeviceSharesInUse(*device.id);
   if (!skip_counters && !d.consumes_counters.empty()) {
     std::optional<bool> reserved = ReserveCounters(device, &undo->counters);
     if (!reserved) {
       error_ = "claim " + claim_ref + ", request " + rd.name + ": counters of device " +
-               device.id.ToString() + " cannot be summed exactly";
+               device.id->ToString() + " cannot be summed exactly";
       return Placement::kError;
     }
     if (!*reserved) {
@@ -329,12 +331,12 @@ Placement AllocationRun::AllocateDevice(const Indices& r, const DeviceRef& devic
   }
   std::vector<Constraint>& constraints = constraints_[r.claim];
   for (Constraint& constraint : constraints) {
-    if (!constraint.Add(base_name, sub_name, d, device.id)) {
+    if (!constraint.Add(base_name, sub_name, d, *device.id)) {
       Rollback(r, device, *undo);
       if (must) {
         // A claim whose constraint rules out one of "all" devices can never be satisfied.
         error_ = "claim " + claim_ref + ", request " + rd.name + ": cannot add device " +
-                 device.id.ToString() + " because a claim constraint would not be satisfied";
+                 device.id->ToString() + " because a claim constraint would not be satisfied";
         return Placement::kError;
       }
       return Placement::kRejected;
@@ -343,15 +345,15 @@ Placement AllocationRun::AllocateDevice(const Indices& r, const DeviceRef& devic
   }
 
   if (!multiple) {
-    allocating_devices_[device.id].insert(r.claim);
+    allocating_devices_[*device.id].insert(r.claim);
     undo->device_marked = true;
   }
 
-  CapacityFit fit = FitsCapacity(rd, d, device.id);
+  CapacityFit fit = FitsCapacity(rd, d, *device.id);
   if (fit.error) {
     Rollback(r, device, *undo);
     error_ = "claim " + claim_ref + ", request " + rd.name + ": rechecking capacity for device " +
-             device.id.ToString() + ": " + *fit.error;
+             device.id->ToString() + ": " + *fit.error;
     return Placement::kError;
   }
   if (!fit.fits) {
@@ -365,7 +367,7 @@ Placement AllocationRun::AllocateDevice(const Indices& r, const DeviceRef& devic
                                                 kFractionalCapacityRange, &result.consumed)) {
       Rollback(r, device, *undo);
       error_ = "claim " + claim_ref + ", request " + rd.name +
-               ": computing consumed capacity for device " + device.id.ToString() + ": " + *err;
+               ": computing consumed capacity for device " + device.id->ToString() + ": " + *err;
       return Placement::kError;
     }
     // Deciding only: no results are built, so no share IDs are made.
@@ -374,7 +376,7 @@ Placement AllocationRun::AllocateDevice(const Indices& r, const DeviceRef& devic
     }
     // An existing entry (possibly empty: it still marks the device as shared) is restored on
     // rollback, a new one removed, which undoes the addition exactly.
-    auto [entry, inserted] = allocating_capacity_.try_emplace(device.id);
+    auto [entry, inserted] = allocating_capacity_.try_emplace(*device.id);
     if (!inserted) {
       undo->previous_capacity = entry->second;
     }
@@ -382,7 +384,7 @@ Placement AllocationRun::AllocateDevice(const Indices& r, const DeviceRef& devic
     if (!AddConsumedCapacity(entry->second, result.consumed)) {
       Rollback(r, device, *undo);
       error_ = "claim " + claim_ref + ", request " + rd.name + ": consumed capacity of device " +
-               device.id.ToString() + " cannot be summed exactly";
+               device.id->ToString() + " cannot be summed exactly";
       return Placement::kError;
     }
   }
@@ -405,13 +407,13 @@ void AllocationRun::Rollback(const Indices& r, const DeviceRef& device, const Un
   }
   if (undo.capacity_recorded) {
     if (undo.previous_capacity) {
-      allocating_capacity_[device.id] = *undo.previous_capacity;
+      allocating_capacity_[*device.id] = *undo.previous_capacity;
     } else {
-      allocating_capacity_.erase(device.id);
+      allocating_capacity_.erase(*device.id);
     }
   }
   if (undo.device_marked) {
-    auto it = allocating_devices_.find(device.id);
+    auto it = allocating_devices_.find(*device.id);
     if (it != allocating_devices_.end()) {
       it->second.erase(r.claim);
     }

@@ -50,7 +50,9 @@ Inventory::Inventory(const std::vector<api::DeviceClassPtr>& classes,
       // only its name stands for every node of that name.
       api::Node node;
       node.meta.name = name;
-      pools_by_node_.emplace(name, GatherPools(node_slices, node, all_slices_));
+      std::vector<Pool>& pools =
+          pools_by_node_.emplace(name, GatherPools(node_slices, node, all_slices_)).first->second;
+      IndexFirstDevices(&pools);
     }
   }
   memo_capacity_ = devices_ == 0 ? 0 : std::max<size_t>(1, kMemoBudgetBytes / devices_);
@@ -81,12 +83,26 @@ const std::vector<Pool>* Inventory::PoolsFor(const api::Node& node,
   if (by_name != slices_by_node_.end()) for_node = by_name->second;
   for_node.insert(for_node.end(), slices_without_node_.begin(), slices_without_node_.end());
   *scratch = GatherPools(for_node, node, all_slices_);
+  IndexFirstDevices(scratch);
   return scratch;
 }
 
 const DeviceId* Inventory::DeviceIds(const api::ResourceSlice& slice) const {
   auto first = first_device_.find(&slice);
   return first == first_device_.end() ? nullptr : device_ids_.data() + first->second;
+}
+
+void Inventory::IndexFirstDevices(std::vector<Pool>* pools) const {
+  for (Pool& pool : *pools) {
+    pool.first_devices.clear();
+    for (const api::ResourceSlice* slice : pool.slices_targeting_node) {
+      pool.first_devices.push_back(FirstDevice(*slice));
+    }
+  }
+}
+
+const DeviceId* Inventory::DeviceIdAt(size_t index) const {
+  return index < device_ids_.size() ? &device_ids_[index] : nullptr;
 }
 
 size_t Inventory::FirstDevice(const api::ResourceSlice& slice) const {

@@ -74,6 +74,8 @@ class Inventory {
   // The index of the first device of `slice` in this inventory's device order (device i of the
   // slice is FirstDevice + i); kNoIndex for a slice of another inventory.
   size_t FirstDevice(const api::ResourceSlice& slice) const;
+  // The ID of the device at `index` in this inventory's order; null past the end.
+  const DeviceId* DeviceIdAt(size_t index) const;
 
   // Selects, given the device's index in this inventory (FirstDevice(slice) + device_index, or
   // kNoIndex), so that a caller walking a slice looks the slice up once rather than per device.
@@ -94,6 +96,8 @@ class Inventory {
 
   // Requires memo_mu_ unless called from the constructor.
   std::atomic<uint8_t>* AddMemo(std::string_view expression) const;
+  // Fills each pool's first_devices.
+  void IndexFirstDevices(std::vector<Pool>* pools) const;
   // Sets the flag of every device `state` and its bases allocate exclusively.
   void MarkExclusive(const AllocatedState& state, std::vector<uint8_t>* flags) const;
 
