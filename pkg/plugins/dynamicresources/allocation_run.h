@@ -73,6 +73,13 @@ struct DeviceRef {
   size_t index = Inventory::kNoIndex;
 };
 
+// A device a search allocates exclusively, and the claim (index) it goes to.
+struct AllocatingDevice {
+  const DeviceId* id = nullptr;  // As DeviceRef::id.
+  size_t index = Inventory::kNoIndex;
+  size_t claim = 0;
+};
+
 // A request without subrequests, or one subrequest of a firstAvailable list.
 struct RequestData {
   const api::ExactDeviceRequest* request = nullptr;
@@ -87,6 +94,9 @@ struct RequestData {
   // Where the inventory remembers each class and request selector's outcomes (null: nowhere).
   std::vector<std::atomic<uint8_t>*> class_memos;
   std::vector<std::atomic<uint8_t>*> request_memos;
+  // Every selector has a memo: then a device's outcome is a few bytes read, not worth keeping
+  // again per search.
+  bool memoized = false;
 
   std::string ResultName() const { return parent_name.empty() ? name : parent_name + "/" + name; }
 };
@@ -199,8 +209,9 @@ class AllocationRun {
                                      const api::DeviceClass* device_class,
                                      const std::vector<api::CelDeviceSelector>& selectors,
                                      const std::vector<std::atomic<uint8_t>*>& memos);
-  CapacityFit FitsCapacity(const RequestData& rd, const api::Device& device,
-                           const DeviceId& id) const;
+  // `index`: the device's index in the inventory, or Inventory::kNoIndex.
+  CapacityFit FitsCapacity(const RequestData& rd, const api::Device& device, const DeviceId& id,
+                           size_t index) const;
   Placement AllocateDevice(const Indices& r, const DeviceRef& device, bool must, Undo* undo);
   void Rollback(const Indices& r, const DeviceRef& device, const Undo& undo);
   // Adds the device's counter consumption to the pool's; nullopt when a sum is not
@@ -210,7 +221,16 @@ class AllocationRun {
   const CounterSets& AvailableCounters(const Pool& pool);
   // `index`: the device's index in the inventory, or Inventory::kNoIndex.
   bool DeviceInUse(const DeviceId& id, size_t index) const;
-  bool AllocatingForClaim(const DeviceId& id, size_t claim) const;
+  bool AllocatingForClaim(const DeviceId& id, size_t index, size_t claim) const;
+  // Whether `device` is the device of `id` and `index`.
+  static bool Same(const AllocatingDevice& device, const DeviceId& id, size_t index) {
+    if (device.index != Inventory::kNoIndex && index != Inventory::kNoIndex) {
+      // An inventory's device IDs are unique among the devices of valid pools, the only ones a
+      // search places.
+      return device.index == index;
+    }
+    return *device.id == id;
+  }
   bool DeviceSharesInUse(const DeviceId& id) const;
   bool Aborted();
   std::optional<std::string> BuildResults(std::vector<api::AllocationResult>* out);
@@ -229,8 +249,9 @@ class AllocationRun {
   std::vector<std::vector<RequestEntry>> entries_;  // Per claim, per request.
   std::vector<std::vector<Constraint>> constraints_;
   std::unordered_map<MatchKey, bool, MatchKeyHash> matches_;
-  // Devices this attempt allocates exclusively, with the claims (indices) they go to.
-  std::unordered_map<DeviceId, std::set<size_t>, DeviceIdHash> allocating_devices_;
+  // Devices this attempt allocates exclusively, each with the claim (index) it goes to: a few
+  // at most per request, so a list is cheaper to search than a map is to fill.
+  std::vector<AllocatingDevice> allocating_devices_;
   // Capacity the shares this attempt allocates consume, per device.
   std::map<DeviceId, ConsumedCapacity> allocating_capacity_;
   std::map<PoolId, CounterSets> available_counters_;

@@ -200,6 +200,9 @@ std::optional<std::string> AllocationRun::ValidateRequest(const api::ExactDevice
   for (const api::CelDeviceSelector& selector : request.selectors) {
     out->request_memos.push_back(a_.inventory_->MemoFor(selector.expression));
   }
+  auto has_memo = [](const std::atomic<uint8_t>* memo) { return memo != nullptr; };
+  out->memoized = std::all_of(out->class_memos.begin(), out->class_memos.end(), has_memo) &&
+                  std::all_of(out->request_memos.begin(), out->request_memos.end(), has_memo);
 
   if (request.allocation_mode == api::DeviceAllocationMode::kExactCount) {
     out->num_devices = request.count;

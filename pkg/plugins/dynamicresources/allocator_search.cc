@@ -140,7 +140,7 @@ Search AllocationRun::AllocateOne(Indices r, bool allocating_sub, Location start
                                  : own_ids_.emplace_back(pool.id.driver, pool.id.pool, device.name);
         const size_t index = first == Inventory::kNoIndex ? first : first + d;
         // Cheap checks first.
-        if (rd.admin_access ? AllocatingForClaim(id, r.claim) : DeviceInUse(id, index)) {
+        if (rd.admin_access ? AllocatingForClaim(id, index, r.claim) : DeviceInUse(id, index)) {
           continue;
         }
         std::optional<bool> selectable = IsSelectable(MatchKey{&device, r.claim, r.request, r.sub},
@@ -151,7 +151,7 @@ Search AllocationRun::AllocateOne(Indices r, bool allocating_sub, Location start
         if (!*selectable) {
           continue;
         }
-        CapacityFit fit = FitsCapacity(rd, device, id);
+        CapacityFit fit = FitsCapacity(rd, device, id, index);
         if (fit.error) {
           error_ = "claim " + ClaimRef(*claims_[r.claim]) + ", request " + rd.name +
                    ": checking capacity for device " + id.ToString() + ": " + *fit.error;
@@ -190,12 +190,18 @@ std::optional<bool> AllocationRun::IsSelectable(const MatchKey& key, const Reque
                                                 const api::ResourceSlice& slice,
                                                 const api::Device& device, const DeviceId& id,
                                                 size_t index) {
-  if (auto it = matches_.find(key); it != matches_.end()) {
-    return it->second;
+  // Remembered per search only when it costs more than reading the inventory's memos again.
+  const bool remembered = !rd.memoized || slice.spec.per_device_node_selection;
+  if (remembered) {
+    if (auto it = matches_.find(key); it != matches_.end()) {
+      return it->second;
+    }
   }
   const size_t device_index = static_cast<size_t>(&device - slice.spec.devices.data());
   auto remember = [&](bool value) {
-    matches_.emplace(key, value);
+    if (remembered) {
+      matches_.emplace(key, value);
+    }
     return value;
   };
   if (rd.device_class != nullptr) {
@@ -254,7 +260,7 @@ std::optional<bool> AllocationRun::SelectorsMatch(
 }
 
 CapacityFit AllocationRun::FitsCapacity(const RequestData& rd, const api::Device& device,
-                                        const DeviceId& id) const {
+                                        const DeviceId& id, size_t index) const {
   static const ConsumedCapacity kNone;
   ConsumedCapacity scratch;
   const ConsumedCapacity* allocated = a_.allocated_.AggregatedCapacity(id, &scratch);
@@ -265,13 +271,21 @@ CapacityFit AllocationRun::FitsCapacity(const RequestData& rd, const api::Device
   if (auto it = allocating_capacity_.find(id); it != allocating_capacity_.end()) {
     allocating = &it->second;
   }
+  // What RequestFitsCapacity would find, without reading the device's capacities (a cache miss
+  // per device the search looks at).
+  if (rd.request->capacity_requests.empty() && allocated->empty() &&
+      (allocating == nullptr || allocating->empty()) && a_.inventory_->PlainCapacity(index)) {
+    return {true, std::nullopt};
+  }
   return RequestFitsCapacity(*allocated, rd.request->capacity_requests, device.capacity, allocating,
                              kFractionalCapacityRange);
 }
 
-bool AllocationRun::AllocatingForClaim(const DeviceId& id, size_t claim) const {
-  auto it = allocating_devices_.find(id);
-  return it != allocating_devices_.end() && it->second.count(claim) != 0;
+bool AllocationRun::AllocatingForClaim(const DeviceId& id, size_t index, size_t claim) const {
+  return std::any_of(allocating_devices_.begin(), allocating_devices_.end(),
+                     [&](const AllocatingDevice& device) {
+                       return device.claim == claim && Same(device, id, index);
+                     });
 }
 
 bool AllocationRun::DeviceInUse(const DeviceId& id, size_t index) const {
@@ -282,11 +296,8 @@ bool AllocationRun::DeviceInUse(const DeviceId& id, size_t index) const {
   } else if (a_.allocated_.IsExclusive(id)) {
     return true;
   }
-  if (allocating_devices_.empty()) {
-    return false;
-  }
-  auto it = allocating_devices_.find(id);
-  return it != allocating_devices_.end() && !it->second.empty();
+  return std::any_of(allocating_devices_.begin(), allocating_devices_.end(),
+                     [&](const AllocatingDevice& device) { return Same(device, id, index); });
 }
 
 bool AllocationRun::DeviceSharesInUse(const DeviceId& id) const {
@@ -298,7 +309,7 @@ Placement AllocationRun::AllocateDevice(const Indices& r, const DeviceRef& devic
   const RequestData& rd = Data(r);
   const api::Device& d = *device.device;
   const bool multiple = d.allow_multiple_allocations;
-  if (!multiple && rd.admin_access && AllocatingForClaim(*device.id, r.claim)) {
+  if (!multiple && rd.admin_access && AllocatingForClaim(*device.id, device.index, r.claim)) {
     return Placement::kRejected;
   }
   if (!rd.admin_access && DeviceInUse(*device.id, device.index)) {
@@ -345,11 +356,11 @@ Placement AllocationRun::AllocateDevice(const Indices& r, const DeviceRef& devic
   }
 
   if (!multiple) {
-    allocating_devices_[*device.id].insert(r.claim);
+    allocating_devices_.push_back(AllocatingDevice{device.id, device.index, r.claim});
     undo->device_marked = true;
   }
 
-  CapacityFit fit = FitsCapacity(rd, d, *device.id);
+  CapacityFit fit = FitsCapacity(rd, d, *device.id, device.index);
   if (fit.error) {
     Rollback(r, device, *undo);
     error_ = "claim " + claim_ref + ", request " + rd.name + ": rechecking capacity for device " +
@@ -413,9 +424,13 @@ void AllocationRun::Rollback(const Indices& r, const DeviceRef& device, const Un
     }
   }
   if (undo.device_marked) {
-    auto it = allocating_devices_.find(*device.id);
-    if (it != allocating_devices_.end()) {
-      it->second.erase(r.claim);
+    // Placements are undone in reverse order, so this one is the last of its device and claim.
+    for (size_t i = allocating_devices_.size(); i-- > 0;) {
+      const AllocatingDevice& marked = allocating_devices_[i];
+      if (marked.claim == r.claim && Same(marked, *device.id, device.index)) {
+        allocating_devices_.erase(allocating_devices_.begin() + static_cast<std::ptrdiff_t>(i));
+        break;
+      }
     }
   }
   if (undo.constraints_added > 0) {

@@ -40,6 +40,11 @@ Inventory::Inventory(const std::vector<api::DeviceClassPtr>& classes,
     devices_ += slice->spec.devices.size();
     for (const api::Device& device : slice->spec.devices) {
       device_ids_.push_back(DeviceId{slice->spec.driver, slice->spec.pool.name, device.name});
+      const bool plain =
+          std::none_of(device.capacity.begin(), device.capacity.end(), [](const auto& capacity) {
+            return capacity.second.request_policy.has_value() || capacity.second.value.Negative();
+          });
+      plain_capacity_.push_back(plain ? 1 : 0);
     }
   }
   index_of_id_.reserve(devices_);

@@ -76,6 +76,11 @@ class Inventory {
   size_t FirstDevice(const api::ResourceSlice& slice) const;
   // The ID of the device at `index` in this inventory's order; null past the end.
   const DeviceId* DeviceIdAt(size_t index) const;
+  // Whether every capacity of the device at `index` has no request policy and a value that is
+  // not negative: then a request for none of it fits unless shares already consume some.
+  bool PlainCapacity(size_t index) const {
+    return index < plain_capacity_.size() && plain_capacity_[index] != 0;
+  }
 
   // Selects, given the device's index in this inventory (FirstDevice(slice) + device_index, or
   // kNoIndex), so that a caller walking a slice looks the slice up once rather than per device.
@@ -132,6 +137,8 @@ class Inventory {
   size_t devices_ = 0;
   // Per device, in memo order: made once rather than per search.
   std::vector<DeviceId> device_ids_;
+  // Per device, in memo order: PlainCapacity.
+  std::vector<uint8_t> plain_capacity_;
   // The most expressions remembered: the memo holds one byte per device and expression.
   size_t memo_capacity_ = 0;
   // The index of every device, found by its ID (several for an ID published more than once).
