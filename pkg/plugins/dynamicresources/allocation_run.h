@@ -6,9 +6,9 @@
 
 #include <atomic>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -257,8 +257,8 @@ class AllocationRun {
   std::map<PoolId, CounterSets> available_counters_;
   std::map<PoolId, CounterSets> consumed_counters_;
   std::vector<std::vector<DeviceResult>> results_;
-  // IDs of devices of slices the inventory has none for; a deque, so they stay where they are.
-  std::deque<DeviceId> own_ids_;
+  // IDs of devices of slices the inventory has none for, each held where results point to it.
+  std::vector<std::unique_ptr<DeviceId>> own_ids_;
   int64_t steps_ = 0;
   std::string error_;
   bool aborted_ = false;

@@ -53,7 +53,7 @@ Allocator::Allocator(std::shared_ptr<const Inventory> inventory, AllocatedState 
                      ShareIdGenerator share_ids)
     : inventory_(std::move(inventory)),
       allocated_(std::move(allocated)),
-      exclusive_(inventory_->ExclusiveDevices(allocated_)),
+      exclusive_(inventory_->Exclusive(allocated_)),
       share_ids_(std::move(share_ids)) {
   if (!share_ids_) {
     share_ids_ = RandomUuid;
@@ -226,10 +226,10 @@ std::optional<std::string> AllocationRun::ValidateRequest(const api::ExactDevice
         const size_t index = first == Inventory::kNoIndex ? first : first + d;
         const DeviceId* known =
             index == Inventory::kNoIndex ? nullptr : a_.inventory_->DeviceIdAt(index);
-        const DeviceId& id =
-            known != nullptr
-                ? *known
-                : own_ids_.emplace_back(slice->spec.driver, slice->spec.pool.name, device.name);
+        const DeviceId& id = known != nullptr
+                                 ? *known
+                                 : *own_ids_.emplace_back(std::make_unique<DeviceId>(
+                                       slice->spec.driver, slice->spec.pool.name, device.name));
         std::optional<bool> selectable = IsSelectable(MatchKey{&device, claim, request_index, sub},
                                                       *out, *slice, device, id, index);
         if (!selectable) {

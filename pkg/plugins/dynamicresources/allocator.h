@@ -97,9 +97,9 @@ class Allocator {
 
   std::shared_ptr<const Inventory> inventory_;
   AllocatedState allocated_;
-  // Per device of the inventory (in its order): 1 when allocated_ holds it exclusively, so the
-  // search tests a byte rather than hashing an ID per device it looks at.
-  std::vector<uint8_t> exclusive_;
+  // The devices of the inventory allocated_ holds exclusively, by index, so the search tests a
+  // byte rather than hashing an ID per device it looks at.
+  ExclusiveDevices exclusive_;
   ShareIdGenerator share_ids_;
 };
 

@@ -135,9 +135,9 @@ Search AllocationRun::AllocateOne(Indices r, bool allocating_sub, Location start
         const api::Device& device = slice->spec.devices[d];
         // A slice of another inventory (none in practice) has its IDs made here, kept for as long
         // as a result may point to them.
-        const DeviceId& id = ids != nullptr
-                                 ? ids[d]
-                                 : own_ids_.emplace_back(pool.id.driver, pool.id.pool, device.name);
+        const DeviceId& id = ids != nullptr ? ids[d]
+                                            : *own_ids_.emplace_back(std::make_unique<DeviceId>(
+                                                  pool.id.driver, pool.id.pool, device.name));
         const size_t index = first == Inventory::kNoIndex ? first : first + d;
         // Cheap checks first.
         if (rd.admin_access ? AllocatingForClaim(id, index, r.claim) : DeviceInUse(id, index)) {
@@ -289,8 +289,8 @@ bool AllocationRun::AllocatingForClaim(const DeviceId& id, size_t index, size_t 
 }
 
 bool AllocationRun::DeviceInUse(const DeviceId& id, size_t index) const {
-  if (index != Inventory::kNoIndex && index < a_.exclusive_.size()) {
-    if (a_.exclusive_[index] != 0) {
+  if (index != Inventory::kNoIndex) {
+    if (a_.exclusive_.Contains(index)) {
       return true;
     }
   } else if (a_.allocated_.IsExclusive(id)) {

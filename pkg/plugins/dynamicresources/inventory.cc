@@ -115,10 +115,9 @@ size_t Inventory::FirstDevice(const api::ResourceSlice& slice) const {
   return first == first_device_.end() ? kNoIndex : first->second;
 }
 
-std::vector<uint8_t> Inventory::ExclusiveDevices(const AllocatedState& state) const {
-  std::vector<uint8_t> flags;
+ExclusiveDevices Inventory::Exclusive(const AllocatedState& state) const {
+  std::shared_ptr<const std::vector<uint8_t>> base_flags;
   if (state.base != nullptr) {
-    std::shared_ptr<const std::vector<uint8_t>> base_flags;
     {
       std::lock_guard lock(exclusive_mu_);
       if (exclusive_base_.lock() == state.base) base_flags = exclusive_base_flags_;
@@ -131,15 +130,13 @@ std::vector<uint8_t> Inventory::ExclusiveDevices(const AllocatedState& state) co
       exclusive_base_ = state.base;
       exclusive_base_flags_ = base_flags;
     }
-    flags = *base_flags;
-  } else {
-    flags.assign(devices_, 0);
   }
+  std::vector<size_t> own;
   for (const DeviceId& id : state.devices) {
     auto [begin, end] = index_of_id_.equal_range(id);
-    for (auto it = begin; it != end; ++it) flags[*it] = 1;
+    for (auto it = begin; it != end; ++it) own.push_back(*it);
   }
-  return flags;
+  return ExclusiveDevices(std::move(base_flags), std::move(own));
 }
 
 void Inventory::MarkExclusive(const AllocatedState& state, std::vector<uint8_t>* flags) const {

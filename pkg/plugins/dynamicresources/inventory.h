@@ -88,10 +88,10 @@ class Inventory {
                                 const api::ResourceSlice& slice, size_t device_index,
                                 size_t inventory_index, SelectorResult* error) const;
 
-  // Per device of this inventory, in its order: 1 when `state` or a base under it allocates the
-  // device exclusively, else 0. The part of the state's base is worked out once per base and
-  // remembered, so a cycle pays for its own few devices and a copy, not a lookup per device.
-  std::vector<uint8_t> ExclusiveDevices(const AllocatedState& state) const;
+  // The devices of this inventory that `state` or a base under it allocates exclusively. The
+  // part of the state's base is worked out once per base and remembered, so a cycle pays for its
+  // own few devices, not a lookup per device it looks at.
+  ExclusiveDevices Exclusive(const AllocatedState& state) const;
 
   const DeviceSelectorEvaluator& evaluator() const { return evaluator_; }
 
