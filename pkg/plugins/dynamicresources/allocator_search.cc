@@ -315,14 +315,15 @@ Placement AllocationRun::AllocateDevice(const Indices& r, const DeviceRef& devic
   if (!rd.admin_access && DeviceInUse(*device.id, device.index)) {
     return Placement::kRejected;
   }
-  const std::string claim_ref = ClaimRef(*claims_[r.claim]);
+  // Made only for an error: this runs for every device placed.
+  auto claim_ref = [&] { return ClaimRef(*claims_[r.claim]); };
 
   // Another share of a multi-allocatable device already drew its counters.
   const bool skip_counters = multiple && DeviceSharesInUse(*device.id);
   if (!skip_counters && !d.consumes_counters.empty()) {
     std::optional<bool> reserved = ReserveCounters(device, &undo->counters);
     if (!reserved) {
-      error_ = "claim " + claim_ref + ", request " + rd.name + ": counters of device " +
+      error_ = "claim " + claim_ref() + ", request " + rd.name + ": counters of device " +
                device.id->ToString() + " cannot be summed exactly";
       return Placement::kError;
     }
@@ -334,7 +335,8 @@ Placement AllocationRun::AllocateDevice(const Indices& r, const DeviceRef& devic
   undo->previous_results = results_[r.claim].size();
 
   const std::string& base_name = rd.parent_name.empty() ? rd.name : rd.parent_name;
-  const std::string sub_name = rd.parent_name.empty() ? std::string() : rd.name;
+  static const std::string kNoSubRequest;
+  const std::string& sub_name = rd.parent_name.empty() ? kNoSubRequest : rd.name;
 
   if (TaintPreventsAllocation(d, rd.request->tolerations)) {
     Rollback(r, device, *undo);
@@ -346,7 +348,7 @@ Placement AllocationRun::AllocateDevice(const Indices& r, const DeviceRef& devic
       Rollback(r, device, *undo);
       if (must) {
         // A claim whose constraint rules out one of "all" devices can never be satisfied.
-        error_ = "claim " + claim_ref + ", request " + rd.name + ": cannot add device " +
+        error_ = "claim " + claim_ref() + ", request " + rd.name + ": cannot add device " +
                  device.id->ToString() + " because a claim constraint would not be satisfied";
         return Placement::kError;
       }
@@ -363,7 +365,7 @@ Placement AllocationRun::AllocateDevice(const Indices& r, const DeviceRef& devic
   CapacityFit fit = FitsCapacity(rd, d, *device.id, device.index);
   if (fit.error) {
     Rollback(r, device, *undo);
-    error_ = "claim " + claim_ref + ", request " + rd.name + ": rechecking capacity for device " +
+    error_ = "claim " + claim_ref() + ", request " + rd.name + ": rechecking capacity for device " +
              device.id->ToString() + ": " + *fit.error;
     return Placement::kError;
   }
@@ -377,7 +379,7 @@ Placement AllocationRun::AllocateDevice(const Indices& r, const DeviceRef& devic
     if (auto err = ConsumedCapacityFromRequests(rd.request->capacity_requests, d.capacity,
                                                 kFractionalCapacityRange, &result.consumed)) {
       Rollback(r, device, *undo);
-      error_ = "claim " + claim_ref + ", request " + rd.name +
+      error_ = "claim " + claim_ref() + ", request " + rd.name +
                ": computing consumed capacity for device " + device.id->ToString() + ": " + *err;
       return Placement::kError;
     }
@@ -394,7 +396,7 @@ Placement AllocationRun::AllocateDevice(const Indices& r, const DeviceRef& devic
     undo->capacity_recorded = true;
     if (!AddConsumedCapacity(entry->second, result.consumed)) {
       Rollback(r, device, *undo);
-      error_ = "claim " + claim_ref + ", request " + rd.name + ": consumed capacity of device " +
+      error_ = "claim " + claim_ref() + ", request " + rd.name + ": consumed capacity of device " +
                device.id->ToString() + " cannot be summed exactly";
       return Placement::kError;
     }
@@ -436,7 +438,8 @@ void AllocationRun::Rollback(const Indices& r, const DeviceRef& device, const Un
   if (undo.constraints_added > 0) {
     const RequestData& rd = Data(r);
     const std::string& base_name = rd.parent_name.empty() ? rd.name : rd.parent_name;
-    const std::string sub_name = rd.parent_name.empty() ? std::string() : rd.name;
+    static const std::string kNoSubRequest;
+    const std::string& sub_name = rd.parent_name.empty() ? kNoSubRequest : rd.name;
     std::vector<Constraint>& constraints = constraints_[r.claim];
     for (size_t i = undo.constraints_added; i-- > 0;) {
       constraints[i].Remove(base_name, sub_name);
