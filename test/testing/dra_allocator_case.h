@@ -113,6 +113,15 @@ inline void RunAllocatorCaseWith(
   if (tc.expect_steps > 0) {
     EXPECT_EQ(outcome.steps, tc.expect_steps) << "search steps (allocateOne invocations)";
   }
+
+  // Deciding only (as Filter does) comes to the same outcome by the same search, without results.
+  plugins::dynamicresources::AllocateOptions decide;
+  decide.decide_only = true;
+  AllocateOutcome decided = allocator.Allocate(node, tc.claims, decide);
+  EXPECT_EQ(decided.kind, outcome.kind) << "deciding only: " << decided.message;
+  EXPECT_EQ(decided.message, outcome.message) << "deciding only";
+  EXPECT_EQ(decided.steps, outcome.steps) << "deciding only";
+  EXPECT_TRUE(decided.results.empty()) << "deciding only";
 }
 
 // Runs one case twice: with the test-only selector evaluator and with the real CEL evaluator,

@@ -1,8 +1,10 @@
 #ifndef BERTH_PKG_PLUGINS_DYNAMICRESOURCES_ALLOCATED_STATE_H_
 #define BERTH_PKG_PLUGINS_DYNAMICRESOURCES_ALLOCATED_STATE_H_
 
+#include <algorithm>
 #include <compare>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -10,6 +12,8 @@
 #include <set>
 #include <string>
 #include <unordered_set>
+#include <utility>
+#include <vector>
 
 #include "pkg/api/dra_types.h"
 #include "pkg/api/quantity.h"
@@ -85,6 +89,27 @@ struct AllocatedState {
   const ConsumedCapacity* AggregatedCapacity(const DeviceId& id, ConsumedCapacity* scratch) const;
   // Whether every aggregated capacity of this state and its base sums exactly.
   bool SumsWithBase() const;
+};
+
+// Devices allocated exclusively, by their index in an inventory (Inventory::Exclusive).
+// Thread-safety: immutable.
+class ExclusiveDevices {
+ public:
+  ExclusiveDevices() = default;
+  ExclusiveDevices(std::shared_ptr<const std::vector<uint8_t>> base, std::vector<size_t> own)
+      : base_(std::move(base)), own_(std::move(own)) {
+    std::sort(own_.begin(), own_.end());
+  }
+  bool Contains(size_t index) const {
+    return (base_ != nullptr && index < base_->size() && (*base_)[index] != 0) ||
+           (!own_.empty() && std::binary_search(own_.begin(), own_.end(), index));
+  }
+
+ private:
+  // Per device: 1 when a base allocates it (shared by every state on the same base).
+  std::shared_ptr<const std::vector<uint8_t>> base_;
+  // The state's own, sorted.
+  std::vector<size_t> own_;
 };
 
 }  // namespace berth::plugins::dynamicresources

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -64,9 +65,19 @@ using CounterSets =
 
 struct DeviceRef {
   const api::Device* device = nullptr;
-  DeviceId id;
+  // The inventory's, or one of the run's own_ids_.
+  const DeviceId* id = nullptr;
   const api::ResourceSlice* slice = nullptr;
   const Pool* pool = nullptr;
+  // The device's index in the inventory, or Inventory::kNoIndex.
+  size_t index = Inventory::kNoIndex;
+};
+
+// A device a search allocates exclusively, and the claim (index) it goes to.
+struct AllocatingDevice {
+  const DeviceId* id = nullptr;  // As DeviceRef::id.
+  size_t index = Inventory::kNoIndex;
+  size_t claim = 0;
 };
 
 // A request without subrequests, or one subrequest of a firstAvailable list.
@@ -83,6 +94,9 @@ struct RequestData {
   // Where the inventory remembers each class and request selector's outcomes (null: nowhere).
   std::vector<std::atomic<uint8_t>*> class_memos;
   std::vector<std::atomic<uint8_t>*> request_memos;
+  // Every selector has a memo: then a device's outcome is a few bytes read, not worth keeping
+  // again per search.
+  bool memoized = false;
 
   std::string ResultName() const { return parent_name.empty() ? name : parent_name + "/" + name; }
 };
@@ -94,9 +108,9 @@ struct RequestEntry {
 };
 
 struct DeviceResult {
-  std::string name;         // Own name of the request or subrequest.
-  std::string parent_name;  // Empty unless a subrequest.
-  DeviceId id;
+  std::string name;              // Own name of the request or subrequest.
+  std::string parent_name;       // Empty unless a subrequest.
+  const DeviceId* id = nullptr;  // As DeviceRef::id.
   const api::Device* device = nullptr;
   const api::ResourceSlice* slice = nullptr;
   const api::ExactDeviceRequest* request = nullptr;
@@ -186,16 +200,18 @@ class AllocationRun {
                                              size_t request_index, size_t sub, RequestData* out);
   Search AllocateOne(Indices r, bool allocating_sub, Location start);
   // Sets error_ on failure.
+  // `index`: the device's index in the inventory, or Inventory::kNoIndex.
   std::optional<bool> IsSelectable(const MatchKey& key, const RequestData& rd,
                                    const api::ResourceSlice& slice, const api::Device& device,
-                                   const DeviceId& id);
+                                   const DeviceId& id, size_t index);
   std::optional<bool> SelectorsMatch(size_t claim, const api::ResourceSlice& slice,
-                                     size_t device_index, const DeviceId& id,
+                                     size_t device_index, size_t index, const DeviceId& id,
                                      const api::DeviceClass* device_class,
                                      const std::vector<api::CelDeviceSelector>& selectors,
                                      const std::vector<std::atomic<uint8_t>*>& memos);
-  CapacityFit FitsCapacity(const RequestData& rd, const api::Device& device,
-                           const DeviceId& id) const;
+  // `index`: the device's index in the inventory, or Inventory::kNoIndex.
+  CapacityFit FitsCapacity(const RequestData& rd, const api::Device& device, const DeviceId& id,
+                           size_t index) const;
   Placement AllocateDevice(const Indices& r, const DeviceRef& device, bool must, Undo* undo);
   void Rollback(const Indices& r, const DeviceRef& device, const Undo& undo);
   // Adds the device's counter consumption to the pool's; nullopt when a sum is not
@@ -203,8 +219,18 @@ class AllocationRun {
   std::optional<bool> ReserveCounters(const DeviceRef& device, CounterUndo* undo);
   void RestoreCounters(const PoolId& pool, const CounterUndo& undo);
   const CounterSets& AvailableCounters(const Pool& pool);
-  bool DeviceInUse(const DeviceId& id) const;
-  bool AllocatingForClaim(const DeviceId& id, size_t claim) const;
+  // `index`: the device's index in the inventory, or Inventory::kNoIndex.
+  bool DeviceInUse(const DeviceId& id, size_t index) const;
+  bool AllocatingForClaim(const DeviceId& id, size_t index, size_t claim) const;
+  // Whether `device` is the device of `id` and `index`.
+  static bool Same(const AllocatingDevice& device, const DeviceId& id, size_t index) {
+    if (device.index != Inventory::kNoIndex && index != Inventory::kNoIndex) {
+      // An inventory's device IDs are unique among the devices of valid pools, the only ones a
+      // search places.
+      return device.index == index;
+    }
+    return *device.id == id;
+  }
   bool DeviceSharesInUse(const DeviceId& id) const;
   bool Aborted();
   std::optional<std::string> BuildResults(std::vector<api::AllocationResult>* out);
@@ -223,13 +249,16 @@ class AllocationRun {
   std::vector<std::vector<RequestEntry>> entries_;  // Per claim, per request.
   std::vector<std::vector<Constraint>> constraints_;
   std::unordered_map<MatchKey, bool, MatchKeyHash> matches_;
-  // Devices this attempt allocates exclusively, with the claims (indices) they go to.
-  std::unordered_map<DeviceId, std::set<size_t>, DeviceIdHash> allocating_devices_;
+  // Devices this attempt allocates exclusively, each with the claim (index) it goes to: a few
+  // at most per request, so a list is cheaper to search than a map is to fill.
+  std::vector<AllocatingDevice> allocating_devices_;
   // Capacity the shares this attempt allocates consume, per device.
   std::map<DeviceId, ConsumedCapacity> allocating_capacity_;
   std::map<PoolId, CounterSets> available_counters_;
   std::map<PoolId, CounterSets> consumed_counters_;
   std::vector<std::vector<DeviceResult>> results_;
+  // IDs of devices of slices the inventory has none for, each held where results point to it.
+  std::vector<std::unique_ptr<DeviceId>> own_ids_;
   int64_t steps_ = 0;
   std::string error_;
   bool aborted_ = false;

@@ -27,11 +27,16 @@ struct AllocateOptions {
   std::optional<std::chrono::steady_clock::time_point> deadline;
   // Set by another thread to stop the search (e.g. the scheduling cycle was abandoned).
   const std::atomic<bool>* cancelled = nullptr;
+  // Only decide whether the claims fit: a kAllocated outcome then has no `results` (and no share
+  // IDs were made). The search is the same, so a later call without it on the same node finds
+  // the allocation this one found; Filter decides per node, Reserve builds the one it keeps.
+  bool decide_only = false;
 };
 
 struct AllocateOutcome {
   enum class Kind {
-    // `results` holds one allocation per claim, in the order of the claims.
+    // `results` holds one allocation per claim, in the order of the claims (none with
+    // AllocateOptions::decide_only).
     kAllocated,
     // The claims cannot be allocated on this node; `message` says why in upstream's words
     // ("cannot allocate all claims", or "invalid resource pools were encountered").
@@ -92,6 +97,9 @@ class Allocator {
 
   std::shared_ptr<const Inventory> inventory_;
   AllocatedState allocated_;
+  // The devices of the inventory allocated_ holds exclusively, by index, so the search tests a
+  // byte rather than hashing an ID per device it looks at.
+  ExclusiveDevices exclusive_;
   ShareIdGenerator share_ids_;
 };
 

@@ -43,9 +43,9 @@ std::optional<std::string> AllocationRun::BuildResults(std::vector<api::Allocati
       api::DeviceRequestAllocationResult& result = allocation.results.emplace_back();
       result.request =
           internal.parent_name.empty() ? internal.name : internal.parent_name + "/" + internal.name;
-      result.driver = internal.id.driver;
-      result.pool = internal.id.pool;
-      result.device = internal.id.device;
+      result.driver = internal.id->driver;
+      result.pool = internal.id->pool;
+      result.device = internal.id->device;
       result.admin_access = internal.admin_access;
       result.tolerations = internal.request->tolerations;
       result.binding_conditions = internal.device->binding_conditions;

@@ -127,27 +127,31 @@ Search AllocationRun::AllocateOne(Indices r, bool allocating_sub, Location start
     for (size_t s = slice_start; s < pool.slices_targeting_node.size(); ++s) {
       const api::ResourceSlice* slice = pool.slices_targeting_node[s];
       const size_t device_start = (p == start.pool && s == start.slice) ? start.device : 0;
-      const DeviceId* ids = a_.inventory_->DeviceIds(*slice);
-      DeviceId made;
+      const size_t first = s < pool.first_devices.size() ? pool.first_devices[s]
+                                                         : a_.inventory_->FirstDevice(*slice);
+      const DeviceId* ids =
+          first == Inventory::kNoIndex ? nullptr : a_.inventory_->DeviceIdAt(first);
       for (size_t d = device_start; d < slice->spec.devices.size(); ++d) {
         const api::Device& device = slice->spec.devices[d];
-        if (ids == nullptr) {
-          made = DeviceId{pool.id.driver, pool.id.pool, device.name};
-        }
-        const DeviceId& id = ids != nullptr ? ids[d] : made;
+        // A slice of another inventory (none in practice) has its IDs made here, kept for as long
+        // as a result may point to them.
+        const DeviceId& id = ids != nullptr ? ids[d]
+                                            : *own_ids_.emplace_back(std::make_unique<DeviceId>(
+                                                  pool.id.driver, pool.id.pool, device.name));
+        const size_t index = first == Inventory::kNoIndex ? first : first + d;
         // Cheap checks first.
-        if (rd.admin_access ? AllocatingForClaim(id, r.claim) : DeviceInUse(id)) {
+        if (rd.admin_access ? AllocatingForClaim(id, index, r.claim) : DeviceInUse(id, index)) {
           continue;
         }
-        std::optional<bool> selectable =
-            IsSelectable(MatchKey{&device, r.claim, r.request, r.sub}, rd, *slice, device, id);
+        std::optional<bool> selectable = IsSelectable(MatchKey{&device, r.claim, r.request, r.sub},
+                                                      rd, *slice, device, id, index);
         if (!selectable) {
           return Search::kError;
         }
         if (!*selectable) {
           continue;
         }
-        CapacityFit fit = FitsCapacity(rd, device, id);
+        CapacityFit fit = FitsCapacity(rd, device, id, index);
         if (fit.error) {
           error_ = "claim " + ClaimRef(*claims_[r.claim]) + ", request " + rd.name +
                    ": checking capacity for device " + id.ToString() + ": " + *fit.error;
@@ -156,7 +160,7 @@ Search AllocationRun::AllocateOne(Indices r, bool allocating_sub, Location start
         if (!fit.fits) {
           continue;
         }
-        DeviceRef ref{&device, id, slice, &pool};
+        DeviceRef ref{&device, &id, slice, &pool, index};
         Undo undo;
         Placement placed = AllocateDevice(r, ref, false, &undo);
         if (placed == Placement::kError) {
@@ -184,18 +188,26 @@ Search AllocationRun::AllocateOne(Indices r, bool allocating_sub, Location start
 
 std::optional<bool> AllocationRun::IsSelectable(const MatchKey& key, const RequestData& rd,
                                                 const api::ResourceSlice& slice,
-                                                const api::Device& device, const DeviceId& id) {
-  if (auto it = matches_.find(key); it != matches_.end()) {
-    return it->second;
+                                                const api::Device& device, const DeviceId& id,
+                                                size_t index) {
+  // Remembered per search only when it costs more than reading the inventory's memos again.
+  const bool remembered = !rd.memoized || slice.spec.per_device_node_selection;
+  if (remembered) {
+    if (auto it = matches_.find(key); it != matches_.end()) {
+      return it->second;
+    }
   }
   const size_t device_index = static_cast<size_t>(&device - slice.spec.devices.data());
   auto remember = [&](bool value) {
-    matches_.emplace(key, value);
+    if (remembered) {
+      matches_.emplace(key, value);
+    }
     return value;
   };
   if (rd.device_class != nullptr) {
-    std::optional<bool> match = SelectorsMatch(key.claim, slice, device_index, id, rd.device_class,
-                                               rd.device_class->selectors, rd.class_memos);
+    std::optional<bool> match =
+        SelectorsMatch(key.claim, slice, device_index, index, id, rd.device_class,
+                       rd.device_class->selectors, rd.class_memos);
     if (!match) {
       return std::nullopt;
     }
@@ -203,7 +215,7 @@ std::optional<bool> AllocationRun::IsSelectable(const MatchKey& key, const Reque
       return remember(false);
     }
   }
-  std::optional<bool> match = SelectorsMatch(key.claim, slice, device_index, id, nullptr,
+  std::optional<bool> match = SelectorsMatch(key.claim, slice, device_index, index, id, nullptr,
                                              rd.request->selectors, rd.request_memos);
   if (!match) {
     return std::nullopt;
@@ -219,13 +231,14 @@ std::optional<bool> AllocationRun::IsSelectable(const MatchKey& key, const Reque
 }
 
 std::optional<bool> AllocationRun::SelectorsMatch(
-    size_t claim, const api::ResourceSlice& slice, size_t device_index, const DeviceId& id,
-    const api::DeviceClass* device_class, const std::vector<api::CelDeviceSelector>& selectors,
+    size_t claim, const api::ResourceSlice& slice, size_t device_index, size_t index,
+    const DeviceId& id, const api::DeviceClass* device_class,
+    const std::vector<api::CelDeviceSelector>& selectors,
     const std::vector<std::atomic<uint8_t>*>& memos) {
   for (size_t i = 0; i < selectors.size(); ++i) {
     SelectorResult result;
-    std::optional<bool> matches =
-        a_.inventory_->Selects(memos[i], selectors[i].expression, slice, device_index, &result);
+    std::optional<bool> matches = a_.inventory_->SelectsAt(memos[i], selectors[i].expression, slice,
+                                                           device_index, index, &result);
     if (matches) {
       if (!*matches) {
         return false;
@@ -247,7 +260,7 @@ std::optional<bool> AllocationRun::SelectorsMatch(
 }
 
 CapacityFit AllocationRun::FitsCapacity(const RequestData& rd, const api::Device& device,
-                                        const DeviceId& id) const {
+                                        const DeviceId& id, size_t index) const {
   static const ConsumedCapacity kNone;
   ConsumedCapacity scratch;
   const ConsumedCapacity* allocated = a_.allocated_.AggregatedCapacity(id, &scratch);
@@ -258,24 +271,33 @@ CapacityFit AllocationRun::FitsCapacity(const RequestData& rd, const api::Device
   if (auto it = allocating_capacity_.find(id); it != allocating_capacity_.end()) {
     allocating = &it->second;
   }
+  // What RequestFitsCapacity would find, without reading the device's capacities (a cache miss
+  // per device the search looks at).
+  if (rd.request->capacity_requests.empty() && allocated->empty() &&
+      (allocating == nullptr || allocating->empty()) && a_.inventory_->PlainCapacity(index)) {
+    return {true, std::nullopt};
+  }
   return RequestFitsCapacity(*allocated, rd.request->capacity_requests, device.capacity, allocating,
                              kFractionalCapacityRange);
 }
 
-bool AllocationRun::AllocatingForClaim(const DeviceId& id, size_t claim) const {
-  auto it = allocating_devices_.find(id);
-  return it != allocating_devices_.end() && it->second.count(claim) != 0;
+bool AllocationRun::AllocatingForClaim(const DeviceId& id, size_t index, size_t claim) const {
+  return std::any_of(allocating_devices_.begin(), allocating_devices_.end(),
+                     [&](const AllocatingDevice& device) {
+                       return device.claim == claim && Same(device, id, index);
+                     });
 }
 
-bool AllocationRun::DeviceInUse(const DeviceId& id) const {
-  if (a_.allocated_.IsExclusive(id)) {
+bool AllocationRun::DeviceInUse(const DeviceId& id, size_t index) const {
+  if (index != Inventory::kNoIndex) {
+    if (a_.exclusive_.Contains(index)) {
+      return true;
+    }
+  } else if (a_.allocated_.IsExclusive(id)) {
     return true;
   }
-  if (allocating_devices_.empty()) {
-    return false;
-  }
-  auto it = allocating_devices_.find(id);
-  return it != allocating_devices_.end() && !it->second.empty();
+  return std::any_of(allocating_devices_.begin(), allocating_devices_.end(),
+                     [&](const AllocatingDevice& device) { return Same(device, id, index); });
 }
 
 bool AllocationRun::DeviceSharesInUse(const DeviceId& id) const {
@@ -287,21 +309,22 @@ Placement AllocationRun::AllocateDevice(const Indices& r, const DeviceRef& devic
   const RequestData& rd = Data(r);
   const api::Device& d = *device.device;
   const bool multiple = d.allow_multiple_allocations;
-  if (!multiple && rd.admin_access && AllocatingForClaim(device.id, r.claim)) {
+  if (!multiple && rd.admin_access && AllocatingForClaim(*device.id, device.index, r.claim)) {
     return Placement::kRejected;
   }
-  if (!rd.admin_access && DeviceInUse(device.id)) {
+  if (!rd.admin_access && DeviceInUse(*device.id, device.index)) {
     return Placement::kRejected;
   }
-  const std::string claim_ref = ClaimRef(*claims_[r.claim]);
+  // Made only for an error: this runs for every device placed.
+  auto claim_ref = [&] { return ClaimRef(*claims_[r.claim]); };
 
   // Another share of a multi-allocatable device already drew its counters.
-  const bool skip_counters = multiple && DeviceSharesInUse(device.id);
+  const bool skip_counters = multiple && DeviceSharesInUse(*device.id);
   if (!skip_counters && !d.consumes_counters.empty()) {
     std::optional<bool> reserved = ReserveCounters(device, &undo->counters);
     if (!reserved) {
-      error_ = "claim " + claim_ref + ", request " + rd.name + ": counters of device " +
-               device.id.ToString() + " cannot be summed exactly";
+      error_ = "claim " + claim_ref() + ", request " + rd.name + ": counters of device " +
+               device.id->ToString() + " cannot be summed exactly";
       return Placement::kError;
     }
     if (!*reserved) {
@@ -312,7 +335,8 @@ Placement AllocationRun::AllocateDevice(const Indices& r, const DeviceRef& devic
   undo->previous_results = results_[r.claim].size();
 
   const std::string& base_name = rd.parent_name.empty() ? rd.name : rd.parent_name;
-  const std::string sub_name = rd.parent_name.empty() ? std::string() : rd.name;
+  static const std::string kNoSubRequest;
+  const std::string& sub_name = rd.parent_name.empty() ? kNoSubRequest : rd.name;
 
   if (TaintPreventsAllocation(d, rd.request->tolerations)) {
     Rollback(r, device, *undo);
@@ -320,12 +344,12 @@ Placement AllocationRun::AllocateDevice(const Indices& r, const DeviceRef& devic
   }
   std::vector<Constraint>& constraints = constraints_[r.claim];
   for (Constraint& constraint : constraints) {
-    if (!constraint.Add(base_name, sub_name, d, device.id)) {
+    if (!constraint.Add(base_name, sub_name, d, *device.id)) {
       Rollback(r, device, *undo);
       if (must) {
         // A claim whose constraint rules out one of "all" devices can never be satisfied.
-        error_ = "claim " + claim_ref + ", request " + rd.name + ": cannot add device " +
-                 device.id.ToString() + " because a claim constraint would not be satisfied";
+        error_ = "claim " + claim_ref() + ", request " + rd.name + ": cannot add device " +
+                 device.id->ToString() + " because a claim constraint would not be satisfied";
         return Placement::kError;
       }
       return Placement::kRejected;
@@ -334,15 +358,15 @@ Placement AllocationRun::AllocateDevice(const Indices& r, const DeviceRef& devic
   }
 
   if (!multiple) {
-    allocating_devices_[device.id].insert(r.claim);
+    allocating_devices_.push_back(AllocatingDevice{device.id, device.index, r.claim});
     undo->device_marked = true;
   }
 
-  CapacityFit fit = FitsCapacity(rd, d, device.id);
+  CapacityFit fit = FitsCapacity(rd, d, *device.id, device.index);
   if (fit.error) {
     Rollback(r, device, *undo);
-    error_ = "claim " + claim_ref + ", request " + rd.name + ": rechecking capacity for device " +
-             device.id.ToString() + ": " + *fit.error;
+    error_ = "claim " + claim_ref() + ", request " + rd.name + ": rechecking capacity for device " +
+             device.id->ToString() + ": " + *fit.error;
     return Placement::kError;
   }
   if (!fit.fits) {
@@ -355,22 +379,25 @@ Placement AllocationRun::AllocateDevice(const Indices& r, const DeviceRef& devic
     if (auto err = ConsumedCapacityFromRequests(rd.request->capacity_requests, d.capacity,
                                                 kFractionalCapacityRange, &result.consumed)) {
       Rollback(r, device, *undo);
-      error_ = "claim " + claim_ref + ", request " + rd.name +
-               ": computing consumed capacity for device " + device.id.ToString() + ": " + *err;
+      error_ = "claim " + claim_ref() + ", request " + rd.name +
+               ": computing consumed capacity for device " + device.id->ToString() + ": " + *err;
       return Placement::kError;
     }
-    result.share_id = a_.share_ids_();
+    // Deciding only: no results are built, so no share IDs are made.
+    if (!options_.decide_only) {
+      result.share_id = a_.share_ids_();
+    }
     // An existing entry (possibly empty: it still marks the device as shared) is restored on
     // rollback, a new one removed, which undoes the addition exactly.
-    auto [entry, inserted] = allocating_capacity_.try_emplace(device.id);
+    auto [entry, inserted] = allocating_capacity_.try_emplace(*device.id);
     if (!inserted) {
       undo->previous_capacity = entry->second;
     }
     undo->capacity_recorded = true;
     if (!AddConsumedCapacity(entry->second, result.consumed)) {
       Rollback(r, device, *undo);
-      error_ = "claim " + claim_ref + ", request " + rd.name + ": consumed capacity of device " +
-               device.id.ToString() + " cannot be summed exactly";
+      error_ = "claim " + claim_ref() + ", request " + rd.name + ": consumed capacity of device " +
+               device.id->ToString() + " cannot be summed exactly";
       return Placement::kError;
     }
   }
@@ -393,21 +420,26 @@ void AllocationRun::Rollback(const Indices& r, const DeviceRef& device, const Un
   }
   if (undo.capacity_recorded) {
     if (undo.previous_capacity) {
-      allocating_capacity_[device.id] = *undo.previous_capacity;
+      allocating_capacity_[*device.id] = *undo.previous_capacity;
     } else {
-      allocating_capacity_.erase(device.id);
+      allocating_capacity_.erase(*device.id);
     }
   }
   if (undo.device_marked) {
-    auto it = allocating_devices_.find(device.id);
-    if (it != allocating_devices_.end()) {
-      it->second.erase(r.claim);
+    // Placements are undone in reverse order, so this one is the last of its device and claim.
+    for (size_t i = allocating_devices_.size(); i-- > 0;) {
+      const AllocatingDevice& marked = allocating_devices_[i];
+      if (marked.claim == r.claim && Same(marked, *device.id, device.index)) {
+        allocating_devices_.erase(allocating_devices_.begin() + static_cast<std::ptrdiff_t>(i));
+        break;
+      }
     }
   }
   if (undo.constraints_added > 0) {
     const RequestData& rd = Data(r);
     const std::string& base_name = rd.parent_name.empty() ? rd.name : rd.parent_name;
-    const std::string sub_name = rd.parent_name.empty() ? std::string() : rd.name;
+    static const std::string kNoSubRequest;
+    const std::string& sub_name = rd.parent_name.empty() ? kNoSubRequest : rd.name;
     std::vector<Constraint>& constraints = constraints_[r.claim];
     for (size_t i = undo.constraints_added; i-- > 0;) {
       constraints[i].Remove(base_name, sub_name);

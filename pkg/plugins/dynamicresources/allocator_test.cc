@@ -902,6 +902,32 @@ TEST(AllocatorTest, AllocatorIsReusableAcrossNodesAndCalls) {
   }
 }
 
+TEST(AllocatorTest, DecidingOnlyMakesNoShareIdsAndAgreesWithAllocating) {
+  testing::FakeDeviceSelectorEvaluator evaluator;
+  const std::vector<api::ResourceSlicePtr> slices = {
+      Slice(kSlice1, kNode1, Pool(kPool1), kDriverA, {Device(kDevice1).MultiAlloc()})};
+  int share_ids = 0;
+  Allocator allocator({}, {Class(kClassA, kDriverA)}, slices, {}, evaluator, [&share_ids] {
+    ++share_ids;
+    return std::string("share");
+  });
+  const std::vector<api::ResourceClaimPtr> claims = {
+      Claim(kClaim0, {Request(kReq0, kClassA), Request(kReq1, kClassA)})};
+  AllocateOptions decide;
+  decide.decide_only = true;
+  AllocateOutcome decided = allocator.Allocate(MakeNode(kNode1, kRegion1), claims, decide);
+  EXPECT_EQ(decided.kind, AllocateOutcome::Kind::kAllocated) << decided.message;
+  EXPECT_TRUE(decided.results.empty());
+  EXPECT_EQ(share_ids, 0);
+  EXPECT_EQ(allocator.Allocate(MakeNode(kNode2, kRegion2), claims, decide).kind,
+            AllocateOutcome::Kind::kUnschedulable);
+
+  AllocateOutcome allocated = allocator.Allocate(MakeNode(kNode1, kRegion1), claims);
+  ASSERT_EQ(allocated.kind, AllocateOutcome::Kind::kAllocated) << allocated.message;
+  EXPECT_EQ(allocated.results[0].results.size(), 2u);
+  EXPECT_EQ(share_ids, 2);
+}
+
 TEST(AllocatorTest, CounterSumsBeyondExactArithmeticAreReportedNotRounded) {
   // 1e60 + 1 needs 61 significant digits, more than a Quantity holds: the allocator reports it
   // instead of rounding the sum (upstream's arbitrary-precision decimals would allocate both).

@@ -211,6 +211,24 @@ CapacityFit RequestFitsCapacity(const ConsumedCapacity& allocated, const Capacit
       return {false, std::nullopt};
     }
   }
+  // The common case, checked on every device a search looks at: nothing requested, nothing
+  // consumed yet and no policies, so each capacity consumes its own value and fits unless negative
+  // (the error the general walk below reports for the first negative one, in the same order).
+  if (requests.empty() && allocated.empty() && (allocating == nullptr || allocating->empty())) {
+    bool plain = true;
+    for (const auto& [name, capacity] : capacities) {
+      if (capacity.request_policy) {
+        plain = false;
+        break;
+      }
+      if (capacity.value.Negative()) {
+        return {false, CapacityError(name, "capacity value is negative")};
+      }
+    }
+    if (plain) {
+      return {true, std::nullopt};
+    }
+  }
   // In the order of `capacities`, which the second pass walks again: no map per device checked.
   std::vector<Quantity> consumed;
   consumed.reserve(capacities.size());

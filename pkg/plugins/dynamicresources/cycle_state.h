@@ -76,6 +76,9 @@ class State final : public framework::StateData {
     // needs devices for extended resources, that claim's allocation).
     std::unordered_map<std::string, std::vector<api::AllocationResult>> node_allocations;
     std::unordered_map<std::string, NodeExtended> node_extended;
+    // The nodes that passed Filter with no allocations kept (Filter only decided that the claims
+    // fit), for Reserve to allocate on the one chosen.
+    std::vector<api::NodePtr> decided_nodes;
   };
 
   std::shared_ptr<Shared> shared = std::make_shared<Shared>();

@@ -365,11 +365,15 @@ Status DynamicResources::Filter(const framework::CycleState& state, const api::P
   }
 
   std::vector<api::AllocationResult> allocations;
+  bool decided = false;
   if (s->allocator != nullptr) {
     AllocateOptions options;
     if (args_.filter_timeout.count() > 0) {
       options.deadline = std::chrono::steady_clock::now() + args_.filter_timeout;
     }
+    // Only Score (for firstAvailable) reads a node's allocations before Reserve, which allocates
+    // on the chosen node again when Filter only decided.
+    options.decide_only = !s->has_first_available && !node_extended;
     std::vector<api::ResourceClaimPtr> extra;
     const std::vector<api::ResourceClaimPtr>* claims = &s->claims_to_allocate;
     if (node_extended) {
@@ -397,7 +401,8 @@ Status DynamicResources::Filter(const framework::CycleState& state, const api::P
         case AllocateOutcome::Kind::kError:
           return Status::Error(outcome.message);
       }
-      if (outcome.results.size() != claims->size()) {
+      decided = options.decide_only;
+      if (!decided && outcome.results.size() != claims->size()) {
         static const framework::FixedReasons kCannot{std::string(kCannotAllocateAllClaims)};
         return Status::Unresolvable(kCannot);
       }
@@ -412,7 +417,11 @@ Status DynamicResources::Filter(const framework::CycleState& state, const api::P
     static const framework::FixedReasons kNotAvailable{"resourceclaim not available on the node"};
     return Status::Unresolvable(kNotAvailable);
   }
-  s->node_allocations[node.Name()] = std::move(allocations);
+  if (decided) {
+    s->decided_nodes.push_back(node_info.node_ptr());
+  } else {
+    s->node_allocations[node.Name()] = std::move(allocations);
+  }
   if (node_extended) s->node_extended[node.Name()] = std::move(*node_extended);
   return {};
 }
@@ -524,6 +533,16 @@ Status DynamicResources::Reserve(framework::CycleState& state, const api::Pod& p
   const size_t want = s->to_allocate.size() + (extended != s->node_extended.end() ? 1 : 0);
   if (want == 0) return {};
   auto it = s->node_allocations.find(node);
+  auto decided = std::find_if(s->decided_nodes.begin(), s->decided_nodes.end(),
+                              [&](const api::NodePtr& n) { return n->Name() == node; });
+  if (it == s->node_allocations.end() && decided != s->decided_nodes.end()) {
+    // Filter only decided that the node fits: the same search, now keeping what it found.
+    AllocateOutcome outcome = s->allocator->Allocate(**decided, s->claims_to_allocate);
+    if (outcome.kind != AllocateOutcome::Kind::kAllocated) {
+      return Status::Error("allocate claims on node " + node + ": " + outcome.message);
+    }
+    it = s->node_allocations.emplace(node, std::move(outcome.results)).first;
+  }
   if (it == s->node_allocations.end()) {
     // Filter passed the node, so this cannot happen.
     return Status::Error("claim allocation not found for node");

@@ -23,7 +23,9 @@ Inventory::Inventory(const std::vector<api::DeviceClassPtr>& classes,
                      const std::vector<api::ResourceSlicePtr>& slices,
                      const std::vector<api::DeviceTaintRule>& taint_rules,
                      const DeviceSelectorEvaluator& evaluator)
-    : evaluator_(evaluator), slices_(ApplyDeviceTaintRules(slices, taint_rules)) {
+    : evaluator_(evaluator),
+      slices_(ApplyDeviceTaintRules(slices, taint_rules)),
+      index_of_id_(0, IndexHash{&device_ids_}, IndexEqual{&device_ids_}) {
   for (const api::DeviceClassPtr& device_class : classes) {
     classes_.emplace(device_class->meta.name, device_class);
   }
@@ -38,15 +40,24 @@ Inventory::Inventory(const std::vector<api::DeviceClassPtr>& classes,
     devices_ += slice->spec.devices.size();
     for (const api::Device& device : slice->spec.devices) {
       device_ids_.push_back(DeviceId{slice->spec.driver, slice->spec.pool.name, device.name});
+      const bool plain =
+          std::none_of(device.capacity.begin(), device.capacity.end(), [](const auto& capacity) {
+            return capacity.second.request_policy.has_value() || capacity.second.value.Negative();
+          });
+      plain_capacity_.push_back(plain ? 1 : 0);
     }
   }
+  index_of_id_.reserve(devices_);
+  for (size_t i = 0; i < devices_; i++) index_of_id_.insert(i);
   if (slices_without_node_.empty()) {
     for (const auto& [name, node_slices] : slices_by_node_) {
       // A slice with a node name reaches exactly the node of that name, so a node that has
       // only its name stands for every node of that name.
       api::Node node;
       node.meta.name = name;
-      pools_by_node_.emplace(name, GatherPools(node_slices, node, all_slices_));
+      std::vector<Pool>& pools =
+          pools_by_node_.emplace(name, GatherPools(node_slices, node, all_slices_)).first->second;
+      IndexFirstDevices(&pools);
     }
   }
   memo_capacity_ = devices_ == 0 ? 0 : std::max<size_t>(1, kMemoBudgetBytes / devices_);
@@ -77,12 +88,63 @@ const std::vector<Pool>* Inventory::PoolsFor(const api::Node& node,
   if (by_name != slices_by_node_.end()) for_node = by_name->second;
   for_node.insert(for_node.end(), slices_without_node_.begin(), slices_without_node_.end());
   *scratch = GatherPools(for_node, node, all_slices_);
+  IndexFirstDevices(scratch);
   return scratch;
 }
 
 const DeviceId* Inventory::DeviceIds(const api::ResourceSlice& slice) const {
   auto first = first_device_.find(&slice);
   return first == first_device_.end() ? nullptr : device_ids_.data() + first->second;
+}
+
+void Inventory::IndexFirstDevices(std::vector<Pool>* pools) const {
+  for (Pool& pool : *pools) {
+    pool.first_devices.clear();
+    for (const api::ResourceSlice* slice : pool.slices_targeting_node) {
+      pool.first_devices.push_back(FirstDevice(*slice));
+    }
+  }
+}
+
+const DeviceId* Inventory::DeviceIdAt(size_t index) const {
+  return index < device_ids_.size() ? &device_ids_[index] : nullptr;
+}
+
+size_t Inventory::FirstDevice(const api::ResourceSlice& slice) const {
+  auto first = first_device_.find(&slice);
+  return first == first_device_.end() ? kNoIndex : first->second;
+}
+
+ExclusiveDevices Inventory::Exclusive(const AllocatedState& state) const {
+  std::shared_ptr<const std::vector<uint8_t>> base_flags;
+  if (state.base != nullptr) {
+    {
+      std::lock_guard lock(exclusive_mu_);
+      if (exclusive_base_.lock() == state.base) base_flags = exclusive_base_flags_;
+    }
+    if (base_flags == nullptr) {
+      auto made = std::make_shared<std::vector<uint8_t>>(devices_, 0);
+      MarkExclusive(*state.base, made.get());
+      base_flags = made;
+      std::lock_guard lock(exclusive_mu_);
+      exclusive_base_ = state.base;
+      exclusive_base_flags_ = base_flags;
+    }
+  }
+  std::vector<size_t> own;
+  for (const DeviceId& id : state.devices) {
+    auto [begin, end] = index_of_id_.equal_range(id);
+    for (auto it = begin; it != end; ++it) own.push_back(*it);
+  }
+  return ExclusiveDevices(std::move(base_flags), std::move(own));
+}
+
+void Inventory::MarkExclusive(const AllocatedState& state, std::vector<uint8_t>* flags) const {
+  for (const DeviceId& id : state.devices) {
+    auto [begin, end] = index_of_id_.equal_range(id);
+    for (auto it = begin; it != end; ++it) (*flags)[*it] = 1;
+  }
+  if (state.base != nullptr) MarkExclusive(*state.base, flags);
 }
 
 std::atomic<uint8_t>* Inventory::MemoFor(std::string_view expression) const {
@@ -102,13 +164,17 @@ std::atomic<uint8_t>* Inventory::AddMemo(std::string_view expression) const {
 std::optional<bool> Inventory::Selects(std::atomic<uint8_t>* memo, std::string_view expression,
                                        const api::ResourceSlice& slice, size_t device_index,
                                        SelectorResult* error) const {
+  const size_t first = FirstDevice(slice);
+  return SelectsAt(memo, expression, slice, device_index,
+                   first == kNoIndex ? kNoIndex : first + device_index, error);
+}
+
+std::optional<bool> Inventory::SelectsAt(std::atomic<uint8_t>* memo, std::string_view expression,
+                                         const api::ResourceSlice& slice, size_t device_index,
+                                         size_t inventory_index, SelectorResult* error) const {
   const api::Device& device = slice.spec.devices[device_index];
-  size_t index = 0;
-  if (auto first = first_device_.find(&slice); first != first_device_.end()) {
-    index = first->second + device_index;
-  } else {
-    memo = nullptr;
-  }
+  const size_t index = inventory_index;
+  if (index == kNoIndex) memo = nullptr;
   if (memo != nullptr) {
     const uint8_t known = memo[index].load(std::memory_order_relaxed);
     if (known != kUnknown) return known == kMatch;

@@ -17,6 +17,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "pkg/api/dra_types.h"
@@ -68,6 +69,30 @@ class Inventory {
   // of another inventory.
   const DeviceId* DeviceIds(const api::ResourceSlice& slice) const;
 
+  // Marks a device without an index in this inventory.
+  static constexpr size_t kNoIndex = static_cast<size_t>(-1);
+  // The index of the first device of `slice` in this inventory's device order (device i of the
+  // slice is FirstDevice + i); kNoIndex for a slice of another inventory.
+  size_t FirstDevice(const api::ResourceSlice& slice) const;
+  // The ID of the device at `index` in this inventory's order; null past the end.
+  const DeviceId* DeviceIdAt(size_t index) const;
+  // Whether every capacity of the device at `index` has no request policy and a value that is
+  // not negative: then a request for none of it fits unless shares already consume some.
+  bool PlainCapacity(size_t index) const {
+    return index < plain_capacity_.size() && plain_capacity_[index] != 0;
+  }
+
+  // Selects, given the device's index in this inventory (FirstDevice(slice) + device_index, or
+  // kNoIndex), so that a caller walking a slice looks the slice up once rather than per device.
+  std::optional<bool> SelectsAt(std::atomic<uint8_t>* memo, std::string_view expression,
+                                const api::ResourceSlice& slice, size_t device_index,
+                                size_t inventory_index, SelectorResult* error) const;
+
+  // The devices of this inventory that `state` or a base under it allocates exclusively. The
+  // part of the state's base is worked out once per base and remembered, so a cycle pays for its
+  // own few devices, not a lookup per device it looks at.
+  ExclusiveDevices Exclusive(const AllocatedState& state) const;
+
   const DeviceSelectorEvaluator& evaluator() const { return evaluator_; }
 
  private:
@@ -76,6 +101,26 @@ class Inventory {
 
   // Requires memo_mu_ unless called from the constructor.
   std::atomic<uint8_t>* AddMemo(std::string_view expression) const;
+  // Fills each pool's first_devices.
+  void IndexFirstDevices(std::vector<Pool>* pools) const;
+  // Sets the flag of every device `state` and its bases allocate exclusively.
+  void MarkExclusive(const AllocatedState& state, std::vector<uint8_t>* flags) const;
+
+  // Hashes and compares device indices by the IDs they stand for, so that an ID finds its
+  // indices without a second copy of every ID.
+  struct IndexHash {
+    using is_transparent = void;
+    const std::vector<DeviceId>* ids;
+    size_t operator()(size_t index) const { return DeviceIdHash()((*ids)[index]); }
+    size_t operator()(const DeviceId& id) const { return DeviceIdHash()(id); }
+  };
+  struct IndexEqual {
+    using is_transparent = void;
+    const std::vector<DeviceId>* ids;
+    bool operator()(size_t a, size_t b) const { return (*ids)[a] == (*ids)[b]; }
+    bool operator()(const DeviceId& a, size_t b) const { return a == (*ids)[b]; }
+    bool operator()(size_t a, const DeviceId& b) const { return (*ids)[a] == b; }
+  };
 
   const DeviceSelectorEvaluator& evaluator_;
   std::map<std::string, api::DeviceClassPtr, std::less<>> classes_;
@@ -92,8 +137,18 @@ class Inventory {
   size_t devices_ = 0;
   // Per device, in memo order: made once rather than per search.
   std::vector<DeviceId> device_ids_;
+  // Per device, in memo order: PlainCapacity.
+  std::vector<uint8_t> plain_capacity_;
   // The most expressions remembered: the memo holds one byte per device and expression.
   size_t memo_capacity_ = 0;
+  // The index of every device, found by its ID (several for an ID published more than once).
+  std::unordered_multiset<size_t, IndexHash, IndexEqual> index_of_id_;
+
+  // ExclusiveDevices's flags of the last base it saw; guarded by exclusive_mu_. A weak pointer,
+  // so a new base at the address of a freed one is not mistaken for it.
+  mutable std::mutex exclusive_mu_;
+  mutable std::weak_ptr<const AllocatedState> exclusive_base_;
+  mutable std::shared_ptr<const std::vector<uint8_t>> exclusive_base_flags_;
 
   // The class selectors' memos, made by the constructor and read without a lock.
   std::map<std::string, std::atomic<uint8_t>*, std::less<>> class_memo_;

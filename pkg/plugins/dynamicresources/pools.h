@@ -35,6 +35,10 @@ struct Pool {
   std::string invalid_reason;
   // Slices with devices that reach the node, sorted by name. The search walks them in order.
   std::vector<const api::ResourceSlice*> slices_targeting_node;
+  // Per slice of slices_targeting_node, the index of its first device in the inventory the pool
+  // was gathered from (Inventory::FirstDevice), so a search need not look each slice up; empty
+  // when the pool was not gathered by an inventory.
+  std::vector<size_t> first_devices;
   // Slices of the same pool generation that do not reach the node: their allocated devices still
   // draw on the pool's shared counters.
   std::vector<const api::ResourceSlice*> slices_not_targeting_node;

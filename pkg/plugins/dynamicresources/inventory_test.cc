@@ -1,0 +1,83 @@
+// The inventory: what it works out once and shares with every cycle's allocator.
+
+#include "pkg/plugins/dynamicresources/inventory.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "pkg/plugins/dynamicresources/allocator.h"
+#include "test/testing/dra_allocator_case.h"
+#include "test/testing/dra_builders.h"
+#include "test/testing/fake_device_selector.h"
+
+namespace berth::plugins::dynamicresources {
+namespace {
+
+namespace dra = berth::testing::dra;
+using dra::Class;
+using dra::Device;
+using dra::kClaim0;
+using dra::kClassA;
+using dra::kDevice1;
+using dra::kDevice2;
+using dra::kDevice3;
+using dra::kDriverA;
+using dra::kNode1;
+using dra::kPool1;
+using dra::kRegion1;
+using dra::kReq0;
+using dra::kSlice1;
+using dra::MakeNode;
+using dra::SimpleClaim;
+using dra::Slice;
+
+TEST(InventoryTest, DevicesAllocatedInASharedBaseAreTakenAndANewBaseIsSeen) {
+  testing::FakeDeviceSelectorEvaluator evaluator;
+  const std::vector<api::ResourceSlicePtr> slices = {
+      Slice(kSlice1, kNode1, dra::Pool(kPool1), kDriverA,
+            {Device(kDevice1), Device(kDevice2), Device(kDevice3)})};
+  auto inventory =
+      std::make_shared<const Inventory>(std::vector<api::DeviceClassPtr>{Class(kClassA, kDriverA)},
+                                        slices, std::vector<api::DeviceTaintRule>{}, evaluator);
+  auto allocate = [&](const AllocatedState& state) {
+    AllocateOutcome outcome =
+        Allocator(inventory, state)
+            .Allocate(MakeNode(kNode1, kRegion1), {SimpleClaim(kClaim0, kReq0, kClassA)});
+    return outcome.kind == AllocateOutcome::Kind::kAllocated ? outcome.results[0].results[0].device
+                                                             : outcome.message;
+  };
+  auto allocated = [](std::vector<std::string> devices) {
+    auto state = std::make_shared<AllocatedState>();
+    for (const std::string& device : devices) state->devices.insert({kDriverA, kPool1, device});
+    return state;
+  };
+
+  // A base, a base under that base, and the state's own devices all take devices away.
+  AllocatedState state;
+  state.base = allocated({kDevice1});
+  EXPECT_EQ(allocate(state), kDevice2);
+  state.devices.insert({kDriverA, kPool1, kDevice2});
+  EXPECT_EQ(allocate(state), kDevice3);
+  auto nested = allocated({kDevice2});
+  nested->base = allocated({kDevice1});
+  AllocatedState on_nested;
+  on_nested.base = nested;
+  EXPECT_EQ(allocate(on_nested), kDevice3);
+
+  // The inventory remembers the last base's devices: a new base (even at a freed one's address)
+  // is read afresh.
+  for (const std::string& taken : {kDevice3, kDevice1, kDevice2}) {
+    AllocatedState next;
+    next.base = allocated({taken});
+    EXPECT_EQ(allocate(next), taken == kDevice1 ? kDevice2 : kDevice1) << taken;
+  }
+  AllocatedState full;
+  full.base = allocated({kDevice1, kDevice2, kDevice3});
+  EXPECT_EQ(allocate(full), "cannot allocate all claims");
+}
+
+}  // namespace
+}  // namespace berth::plugins::dynamicresources
