@@ -54,13 +54,6 @@ std::string PodGroupKey(const api::Pod& pod) {
   return "";
 }
 
-// Whether the pod's request `name` is one a DeviceClass could serve (upstream's
-// IsDRAExtendedResourceName).
-bool IsDraExtendedResourceName(std::string_view name) {
-  return noderesources::IsExtendedResourceName(name) ||
-         name.starts_with(api::kDeviceClassResourcePrefix);
-}
-
 // "a, b and c" of a list of field paths.
 std::string FieldList(const std::vector<std::string>& fields) {
   std::string out;
@@ -190,16 +183,16 @@ Status DynamicResources::PreFilter(framework::CycleState& state, const api::Pod&
                                    framework::PreFilterResult*) {
   // No state is written for a pod without claims: the later extension points read its absence
   // as nothing to do, and most pods are such pods.
-  const bool has_extended =
-      std::any_of(pod.requests.scalar.begin(), pod.requests.scalar.end(),
-                  [](const auto& request) { return IsDraExtendedResourceName(request.first); });
+  const bool has_extended = std::any_of(
+      pod.requests.scalar.begin(), pod.requests.scalar.end(),
+      [](const auto& request) { return noderesources::IsDraExtendedResourceName(request.first); });
   if (pod.spec.resource_claims.empty() && !has_extended) return Status::Skip();
   auto data = std::make_shared<State>();
   State::Shared& s = *data->shared;
   if (has_extended) {
     std::vector<api::DeviceClassPtr> classes = classes_.List();
     for (const auto& [name, amount] : pod.requests.scalar) {
-      if (amount == 0 || !IsDraExtendedResourceName(name)) continue;
+      if (amount == 0 || !noderesources::IsDraExtendedResourceName(name)) continue;
       if (auto device_class = helper::DeviceClassForExtendedResource(name, classes)) {
         s.extended.emplace(name, device_class->meta.name);
       }
@@ -320,7 +313,7 @@ Status DynamicResources::Filter(const framework::CycleState& state, const api::P
     }
     const api::ResourceList& allocatable = node_info.allocatable();
     for (const auto& [name, amount] : pod.requests.scalar) {
-      if (amount == 0 || !IsDraExtendedResourceName(name)) continue;
+      if (amount == 0 || !noderesources::IsDraExtendedResourceName(name)) continue;
       auto served = s->extended.find(name);
       if (served != s->extended.end() && allocatable.Get(name) == 0) {
         needed.emplace(name, served->second);

@@ -427,8 +427,7 @@ framework::Status Fit::PreFilter(framework::CycleState& state, const api::Pod& p
   if (classes_) {
     std::vector<api::DeviceClassPtr> classes;
     for (const auto& [name, quantity] : pod.requests.scalar) {
-      if (quantity == 0 ||
-          !(IsExtendedResourceName(name) || name.starts_with(api::kDeviceClassResourcePrefix))) {
+      if (quantity == 0 || !IsDraExtendedResourceName(name)) {
         continue;
       }
       if (classes.empty()) classes = classes_();

@@ -7,6 +7,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "pkg/api/dra_types.h"
 #include "pkg/api/requests.h"
 #include "pkg/framework/interface.h"
 
@@ -150,6 +151,10 @@ bool IsExtendedResourceName(std::string_view name) {
   std::string quota_name(kRequestsPrefix);
   quota_name += name;
   return IsQualifiedName(quota_name);
+}
+
+bool IsDraExtendedResourceName(std::string_view name) {
+  return IsExtendedResourceName(name) || name.starts_with(api::kDeviceClassResourcePrefix);
 }
 
 bool IsScalarResourceName(std::string_view name) {

@@ -69,6 +69,9 @@ inline constexpr int64_t kMaxUtilization = 100;
 // A name with a '/' outside the kubernetes.io namespace whose "requests."-prefixed form is a
 // qualified name (e.g. "example.com/gpu"). Only these may be ignored by NodeResourcesFit args.
 bool IsExtendedResourceName(std::string_view name);
+// A name a DeviceClass may serve (upstream's IsDRAExtendedResourceName): an extended resource, or
+// a class's implicit deviceclass.resource.kubernetes.io/<class>.
+bool IsDraExtendedResourceName(std::string_view name);
 // Anything scored and filtered as an entry of ResourceList::scalar: extended resources,
 // hugepages-*, attachable-volumes-* and kubernetes.io-prefixed native resources.
 bool IsScalarResourceName(std::string_view name);
