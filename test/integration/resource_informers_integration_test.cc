@@ -252,6 +252,11 @@ TEST(ResourceInformers, PersistentVolumeClaimsRelistAfterGone) {
   TestNamespace ns(real, "inf-pvc-gone");
   const std::string claims = client::PersistentVolumeClaimsResource().Path(ns.name());
   real->Post(claims, Claim("before"));
+  // Admission gives every claim the pvc-protection finalizer, which only kube-controller-manager
+  // lifts, and it may still be reconnecting after the restart: without the finalizer the delete
+  // below removes the claim at once, so what the relist must miss is gone before it runs.
+  real->Patch(claims + "/before", {{"metadata", {{"finalizers", nullptr}}}},
+              client::PatchType::kMerge);
   auto stale = std::make_shared<testing::StaleWatchClient>(real);
   SharedInformerFactory factory(stale);
   auto& informer = factory.For<api::PersistentVolumeClaim>();
