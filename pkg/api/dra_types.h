@@ -168,6 +168,8 @@ struct ResourceSlice {
 
 struct CelDeviceSelector {
   std::string expression;
+
+  bool operator==(const CelDeviceSelector& other) const = default;
 };
 
 // One entry of a DeviceClass's spec.config: opaque parameters for one driver.
@@ -211,17 +213,23 @@ struct ExactDeviceRequest {
   std::vector<DeviceToleration> tolerations;
   // capacity.requests: how much of each shared capacity one allocated device gives the claim.
   std::map<std::string, Quantity, std::less<>> capacity_requests;
+
+  bool operator==(const ExactDeviceRequest& other) const = default;
 };
 
 struct DeviceSubRequest {
   std::string name;
   ExactDeviceRequest request;
+
+  bool operator==(const DeviceSubRequest& other) const = default;
 };
 
 struct DeviceRequest {
   std::string name;
   std::optional<ExactDeviceRequest> exactly;
   std::vector<DeviceSubRequest> first_available;  // Tried in order when `exactly` is unset.
+
+  bool operator==(const DeviceRequest& other) const = default;
 };
 
 struct DeviceConstraint {
@@ -229,6 +237,8 @@ struct DeviceConstraint {
   std::optional<std::string> match_attribute;
   // Every device must have the attribute, each with a different value (DRAConsumableCapacity).
   std::optional<std::string> distinct_attribute;
+
+  bool operator==(const DeviceConstraint& other) const = default;
 };
 
 struct DeviceClaimConfiguration {
@@ -236,12 +246,16 @@ struct DeviceClaimConfiguration {
   std::string driver;
   // The opaque parameters, kept as the JSON text served, to be copied into the allocation.
   std::string parameters_json;
+
+  bool operator==(const DeviceClaimConfiguration& other) const = default;
 };
 
 struct ResourceClaimSpec {
   std::vector<DeviceRequest> requests;
   std::vector<DeviceConstraint> constraints;
   std::vector<DeviceClaimConfiguration> config;
+
+  bool operator==(const ResourceClaimSpec& other) const = default;
 };
 
 struct DeviceRequestAllocationResult {

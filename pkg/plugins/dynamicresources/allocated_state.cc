@@ -59,6 +59,13 @@ bool AllocatedState::IsAllocated(const DeviceId& id) const {
   return IsExclusive(id) || HasShare(id);
 }
 
+bool AllocatedState::HasShares() const {
+  for (const AllocatedState* state = this; state != nullptr; state = state->base.get()) {
+    if (!state->shared_devices.empty() || !state->aggregated_capacity.empty()) return true;
+  }
+  return false;
+}
+
 bool AllocatedState::HasShare(const DeviceId& id) const {
   if (aggregated_capacity.count(id) != 0) {
     return true;

@@ -83,6 +83,8 @@ struct AllocatedState {
   bool IsAllocated(const DeviceId& id) const;
   // True when some share of the device is allocated or accounted for.
   bool HasShare(const DeviceId& id) const;
+  // True when this state or its base holds any share or consumed capacity.
+  bool HasShares() const;
   // The capacity all shares of the device consume together; null when none is recorded. Points
   // into the state or, when both it and the base record some, to their sum in `scratch` (null
   // also when that sum is not representable exactly; SumsWithBase tells beforehand).

@@ -39,13 +39,17 @@ inline std::string ClaimRef(const api::ResourceClaim& claim) { return claim.meta
 // Constraints are monotonic: once a device is refused, adding more devices does not help.
 class Constraint {
  public:
-  Constraint(const std::vector<std::string>& requests, std::string attribute, bool distinct)
+  // `column`: the inventory's AttributesFor(attribute), or null to look each device up by name.
+  Constraint(const std::vector<std::string>& requests, std::string attribute, bool distinct,
+             const AttributeColumn* column)
       : requests_(requests.begin(), requests.end()),
         attribute_(std::move(attribute)),
-        distinct_(distinct) {}
+        distinct_(distinct),
+        column_(column) {}
 
+  // `index`: the device's index in the inventory, or Inventory::kNoIndex.
   bool Add(const std::string& request, const std::string& sub_request, const api::Device& device,
-           const DeviceId& id);
+           const DeviceId& id, size_t index);
   // Undoes the matching successful Add.
   void Remove(const std::string& request, const std::string& sub_request);
 
@@ -55,6 +59,7 @@ class Constraint {
   std::set<std::string, std::less<>> requests_;
   std::string attribute_;
   bool distinct_;
+  const AttributeColumn* column_;
   // The attributes of the devices added so far; for matchAttribute they are all equal.
   std::vector<const api::DeviceAttribute*> values_;
 };

@@ -58,6 +58,7 @@ Allocator::Allocator(std::shared_ptr<const Inventory> inventory, AllocatedState 
     : inventory_(std::move(inventory)),
       allocated_(std::move(allocated)),
       exclusive_(inventory_->Exclusive(allocated_)),
+      exclusive_only_(!allocated_.HasShares()),
       share_ids_(std::move(share_ids)) {
   if (!share_ids_) {
     share_ids_ = RandomUuid;
@@ -69,6 +70,23 @@ AllocateOutcome Allocator::Allocate(const api::Node& node,
                                     const AllocateOptions& options) const {
   AllocationRun run(*this, node, claims, options);
   return run.Run();
+}
+
+bool Allocator::NodeAllocationState(const api::Node& node, std::string* state, size_t* slot) const {
+  if (!exclusive_only_) return false;
+  const std::vector<Pool>* pools = inventory_->WholeDevicePoolsFor(node, slot);
+  if (pools == nullptr) return false;
+  state->clear();
+  for (const Pool& pool : *pools) {
+    for (size_t s = 0; s < pool.slices_targeting_node.size(); s++) {
+      const size_t first = pool.first_devices[s];
+      const size_t count = pool.slices_targeting_node[s]->spec.devices.size();
+      for (size_t i = first; i < first + count; i++) {
+        state->push_back(exclusive_.Contains(i) ? '1' : '0');
+      }
+    }
+  }
+  return true;
 }
 
 AllocateOutcome AllocationRun::Run() {
@@ -133,9 +151,11 @@ AllocateOutcome AllocationRun::Run() {
     for (size_t k = 0; k < claim.spec.constraints.size(); ++k) {
       const api::DeviceConstraint& constraint = claim.spec.constraints[k];
       if (constraint.match_attribute) {
-        constraints_[c].emplace_back(constraint.requests, *constraint.match_attribute, false);
+        constraints_[c].emplace_back(constraint.requests, *constraint.match_attribute, false,
+                                     a_.inventory_->AttributesFor(*constraint.match_attribute));
       } else if (constraint.distinct_attribute) {
-        constraints_[c].emplace_back(constraint.requests, *constraint.distinct_attribute, true);
+        constraints_[c].emplace_back(constraint.requests, *constraint.distinct_attribute, true,
+                                     a_.inventory_->AttributesFor(*constraint.distinct_attribute));
       } else {
         return fail(AllocateOutcome::Kind::kError,
                     "claim " + ClaimRef(claim) + ", constraint #" + std::to_string(k) +

@@ -92,6 +92,16 @@ class Allocator {
   AllocateOutcome Allocate(const api::Node& node, const std::vector<api::ResourceClaimPtr>& claims,
                            const AllocateOptions& options = {}) const;
 
+  // For DecisionMemo: whether a search on `node` reads nothing of the allocated state but which
+  // of the node's devices are allocated (Inventory::WholeDevicePoolsFor, and no device anywhere
+  // is shared). Then `*state` is one byte per device of the node's pools, '1' where allocated,
+  // else '0' (a string: a node's few devices fit without an allocation): with the same inventory
+  // and claims, equal bytes mean the same outcome. `*slot`: the node's slot in the inventory's
+  // decisions().
+  bool NodeAllocationState(const api::Node& node, std::string* state, size_t* slot) const;
+
+  const std::shared_ptr<const Inventory>& inventory() const { return inventory_; }
+
  private:
   friend class AllocationRun;
 
@@ -100,6 +110,8 @@ class Allocator {
   // The devices of the inventory allocated_ holds exclusively, by index, so the search tests a
   // byte rather than hashing an ID per device it looks at.
   ExclusiveDevices exclusive_;
+  // allocated_ holds no shares, so which devices are allocated is all of it.
+  bool exclusive_only_ = false;
   ShareIdGenerator share_ids_;
 };
 

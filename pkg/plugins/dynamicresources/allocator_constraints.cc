@@ -6,24 +6,10 @@
 namespace berth::plugins::dynamicresources {
 namespace {
 
-// The attribute `name` ("domain/id") of a device: looked up as written, else by its id when the
-// domain is the device's driver (a driver may publish its own attributes without the domain).
-const api::DeviceAttribute* LookupAttribute(const api::Device& device, const DeviceId& id,
-                                            std::string_view name) {
-  if (auto it = device.attributes.find(name); it != device.attributes.end()) {
-    return &it->second;
-  }
-  const size_t slash = name.find('/');
-  if (slash == std::string_view::npos || name.substr(0, slash) != id.driver) {
-    return nullptr;
-  }
-  if (auto it = device.attributes.find(name.substr(slash + 1)); it != device.attributes.end()) {
-    return &it->second;
-  }
-  return nullptr;
-}
-
 bool SameAttributeValue(const api::DeviceAttribute& a, const api::DeviceAttribute& b) {
+  if (&a == &b) {
+    return true;
+  }
   if (a.kind != b.kind) {
     return false;
   }
@@ -44,11 +30,13 @@ bool SameAttributeValue(const api::DeviceAttribute& a, const api::DeviceAttribut
 }  // namespace
 
 bool Constraint::Add(const std::string& request, const std::string& sub_request,
-                     const api::Device& device, const DeviceId& id) {
+                     const api::Device& device, const DeviceId& id, size_t index) {
   if (!AppliesTo(request, sub_request)) {
     return true;
   }
-  const api::DeviceAttribute* attribute = LookupAttribute(device, id, attribute_);
+  const api::DeviceAttribute* attribute = column_ != nullptr && index < column_->size()
+                                              ? (*column_)[index]
+                                              : FindDeviceAttribute(device, id.driver, attribute_);
   if (attribute == nullptr) {
     return false;
   }

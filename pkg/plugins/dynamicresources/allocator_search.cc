@@ -344,7 +344,7 @@ Placement AllocationRun::AllocateDevice(const Indices& r, const DeviceRef& devic
   }
   std::vector<Constraint>& constraints = constraints_[r.claim];
   for (Constraint& constraint : constraints) {
-    if (!constraint.Add(base_name, sub_name, d, *device.id)) {
+    if (!constraint.Add(base_name, sub_name, d, *device.id, device.index)) {
       Rollback(r, device, *undo);
       if (must) {
         // A claim whose constraint rules out one of "all" devices can never be satisfied.

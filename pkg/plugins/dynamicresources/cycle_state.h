@@ -16,6 +16,7 @@
 #include "pkg/api/dra_types.h"
 #include "pkg/framework/interface.h"
 #include "pkg/plugins/dynamicresources/allocator.h"
+#include "pkg/plugins/dynamicresources/decision_memo.h"
 #include "pkg/plugins/dynamicresources/dynamicresources.h"
 
 namespace berth::plugins::dynamicresources {
@@ -54,6 +55,8 @@ class State final : public framework::StateData {
     std::vector<api::ResourceClaimPtr> claims_to_allocate;
     // Set when there is something to allocate.
     std::shared_ptr<const Allocator> allocator;
+    // What the inventory's DecisionMemo compares of claims_to_allocate; set with the allocator.
+    std::shared_ptr<const DecisionMemo::Claims> memo_claims;
     // Extended resources the pod requests that a DeviceClass serves: resource -> class.
     std::map<std::string, std::string> extended;
     // The claim an earlier attempt made for them (an entry of `claims` when allocated), or null.
@@ -73,12 +76,10 @@ class State final : public framework::StateData {
     // Indices of allocated claims that some node could not use; PostFilter may deallocate one.
     std::set<size_t> unavailable;
     // Per node that passed Filter, the allocations of `claims_to_allocate` (then, when the node
-    // needs devices for extended resources, that claim's allocation).
+    // needs devices for extended resources, that claim's allocation). A node that passed without
+    // an entry was only decided (AllocateOptions::decide_only): Reserve allocates on it.
     std::unordered_map<std::string, std::vector<api::AllocationResult>> node_allocations;
     std::unordered_map<std::string, NodeExtended> node_extended;
-    // The nodes that passed Filter with no allocations kept (Filter only decided that the claims
-    // fit), for Reserve to allocate on the one chosen.
-    std::vector<api::NodePtr> decided_nodes;
   };
 
   std::shared_ptr<Shared> shared = std::make_shared<Shared>();

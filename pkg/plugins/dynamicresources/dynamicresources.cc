@@ -290,10 +290,17 @@ Status DynamicResources::PreFilter(framework::CycleState& state, const api::Pod&
       return Status::Error("gather allocation state: consumed capacity out of range");
     }
     s.allocator = std::make_shared<const Allocator>(inventory_->Get(), std::move(allocated));
+    auto memo_claims = std::make_shared<DecisionMemo::Claims>();
+    for (const api::ResourceClaimPtr& claim : s.claims_to_allocate) {
+      memo_claims->emplace_back(claim->meta.namespace_, claim->spec);
+    }
+    s.memo_claims = s.allocator->inventory()->decisions().Intern(std::move(memo_claims));
   }
   state.Write(StateKeyOf(), data);
   return {};
 }
+
+std::shared_ptr<const Inventory> DynamicResources::inventory() { return inventory_->Get(); }
 
 Status DynamicResources::Filter(const framework::CycleState& state, const api::Pod& pod,
                                 const framework::NodeInfo& node_info) {
@@ -379,10 +386,27 @@ Status DynamicResources::Filter(const framework::CycleState& state, const api::P
       extra.push_back(std::move(claim));
       claims = &extra;
     }
-    if (claims->empty()) {
+    // Only a decision over the pod's own claims is remembered: an in-memory claim for extended
+    // resources differs per node.
+    std::string node_state;
+    size_t slot = 0;
+    DecisionMemo& memo = s->allocator->inventory()->decisions();
+    const bool memoizable = options.decide_only && !node_extended && !claims->empty() &&
+                            s->allocator->NodeAllocationState(node, &node_state, &slot);
+    std::optional<DecisionMemo::Decision> remembered;
+    if (memoizable) remembered = memo.Find(slot, s->memo_claims, node_state);
+    if (remembered) {
+      if (!remembered->fits) return Status::Unresolvable(remembered->message);
+      decided = true;
+    } else if (claims->empty()) {
       // Nothing to allocate on this node: its device plugin serves the extended resources.
     } else {
       AllocateOutcome outcome = s->allocator->Allocate(node, *claims, options);
+      if (memoizable && (outcome.kind == AllocateOutcome::Kind::kAllocated ||
+                         outcome.kind == AllocateOutcome::Kind::kUnschedulable)) {
+        memo.Remember(slot, s->memo_claims, std::move(node_state),
+                      {outcome.kind == AllocateOutcome::Kind::kAllocated, outcome.message});
+      }
       switch (outcome.kind) {
         case AllocateOutcome::Kind::kAllocated:
           break;
@@ -403,18 +427,14 @@ Status DynamicResources::Filter(const framework::CycleState& state, const api::P
     }
   }
 
-  if (unavailable.empty() && s->allocator == nullptr) return {};
+  if (unavailable.empty() && (s->allocator == nullptr || (decided && !node_extended))) return {};
   std::lock_guard lock(s->mu);
   if (!unavailable.empty()) {
     s->unavailable.insert(unavailable.begin(), unavailable.end());
     static const framework::FixedReasons kNotAvailable{"resourceclaim not available on the node"};
     return Status::Unresolvable(kNotAvailable);
   }
-  if (decided) {
-    s->decided_nodes.push_back(node_info.node_ptr());
-  } else {
-    s->node_allocations[node.Name()] = std::move(allocations);
-  }
+  if (!decided) s->node_allocations[node.Name()] = std::move(allocations);
   if (node_extended) s->node_extended[node.Name()] = std::move(*node_extended);
   return {};
 }
@@ -526,11 +546,13 @@ Status DynamicResources::Reserve(framework::CycleState& state, const api::Pod& p
   const size_t want = s->to_allocate.size() + (extended != s->node_extended.end() ? 1 : 0);
   if (want == 0) return {};
   auto it = s->node_allocations.find(node);
-  auto decided = std::find_if(s->decided_nodes.begin(), s->decided_nodes.end(),
-                              [&](const api::NodePtr& n) { return n->Name() == node; });
-  if (it == s->node_allocations.end() && decided != s->decided_nodes.end()) {
+  framework::NodeInfoPtr decided;
+  if (it == s->node_allocations.end() && s->allocator != nullptr) {
+    decided = handle_.SnapshotSharedLister().Get(node);
+  }
+  if (decided != nullptr && decided->node() != nullptr) {
     // Filter only decided that the node fits: the same search, now keeping what it found.
-    AllocateOutcome outcome = s->allocator->Allocate(**decided, s->claims_to_allocate);
+    AllocateOutcome outcome = s->allocator->Allocate(*decided->node(), s->claims_to_allocate);
     if (outcome.kind != AllocateOutcome::Kind::kAllocated) {
       return Status::Error("allocate claims on node " + node + ": " + outcome.message);
     }

@@ -52,6 +52,7 @@
 namespace berth::plugins::dynamicresources {
 
 class InventoryCache;
+class Inventory;
 
 inline constexpr std::string_view kName = "DynamicResources";
 
@@ -140,6 +141,8 @@ class DynamicResources final : public framework::PreEnqueuePlugin,
       bool* malformed = nullptr) const;
 
   ClaimTracker& tracker() { return *tracker_; }
+  // The inventory the next cycle allocates over; for tests.
+  std::shared_ptr<const Inventory> inventory();
 
  private:
   // The claim an earlier attempt made for the pod's extended resources, if any.

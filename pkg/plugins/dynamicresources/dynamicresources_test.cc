@@ -16,6 +16,7 @@
 #include "pkg/client/client.h"
 #include "pkg/framework/args.h"
 #include "pkg/informer/factory.h"
+#include "pkg/plugins/dynamicresources/inventory.h"
 #include "test/testing/dra_builders.h"
 #include "test/testing/fake_handle.h"
 #include "test/testing/unused_client.h"
@@ -202,13 +203,18 @@ class DynamicResourcesTest : public ::testing::Test {
     informers().For<api::ResourceClaim>().Upsert(
         std::make_shared<api::ResourceClaim>(api::DecodeResourceClaim(claim)));
   }
-  // A node with `devices` GPUs published in a pool of its own.
+  // A node with `devices` GPUs published in a pool of its own, also in the snapshot (where
+  // Reserve finds the node Filter only decided on).
   NodeInfo AddNode(const std::string& name, int devices) {
     auto node = std::make_shared<api::Node>(dra::MakeNode(name, "region-" + name));
     if (devices > 0) {
       informers().For<api::ResourceSlice>().Upsert(
           dra::SliceWithDevices(name + "-slice", name, dra::Pool(name), kDriver, devices));
     }
+    std::vector<framework::NodeInfoPtr> nodes = handle_.lister().List();
+    std::erase_if(nodes, [&](const framework::NodeInfoPtr& n) { return n->name() == name; });
+    nodes.push_back(std::make_shared<NodeInfo>(node));
+    handle_.lister().Set(std::move(nodes));
     return NodeInfo(node);
   }
 
@@ -391,6 +397,53 @@ TEST_F(DynamicResourcesTest, FilterAllocatesOnNodesWithDevicesAndReserveTakesThe
   CycleState again;
   statuses = Cycle(*plugin, again, *second, {n1}, &pre);
   EXPECT_TRUE(statuses["n1"].IsSuccess()) << statuses["n1"].Message();
+}
+
+// Pods whose claims ask the same are decided on an unchanged node by the decision an earlier
+// cycle searched for; a node whose devices were taken or given back since is searched again.
+TEST_F(DynamicResourcesTest, AnUnchangedNodeKeepsItsDecisionAndAChangedOneIsSearchedAgain) {
+  auto plugin = Plugin();
+  NodeInfo n1 = AddNode("n1", 1);
+  NodeInfo n2 = AddNode("n2", 1);
+  NodeInfo n3 = AddNode("n3", 0);
+  for (const char* claim : {"a", "b", "c", "d"}) AddClaim(ClaimJson(claim, "gpu"));
+  auto hits = [&] { return plugin->inventory()->decisions().hits(); };
+  auto cycle = [&](CycleState& state, const std::string& claim) {
+    Status pre;
+    auto statuses = Cycle(*plugin, state, *PodWithClaims("p-" + claim, {ClaimEntry("gpu", claim)}),
+                          {n1, n2, n3}, &pre);
+    EXPECT_TRUE(pre.IsSuccess()) << pre.Message();
+    std::map<std::string, std::string> out;
+    for (const auto& [node, status] : statuses) {
+      out[node] = status.IsSuccess() ? "fits" : status.Message();
+    }
+    return out;
+  };
+  const std::string kCannot = "cannot allocate all claims";
+  using Outcome = std::map<std::string, std::string>;
+
+  CycleState a;
+  EXPECT_EQ(cycle(a, "a"), (Outcome{{"n1", "fits"}, {"n2", "fits"}, {"n3", kCannot}}));
+  EXPECT_EQ(hits(), 0u);
+  ASSERT_TRUE(
+      plugin->Reserve(a, *PodWithClaims("p-a", {ClaimEntry("gpu", "a")}), "n1").IsSuccess());
+
+  // n1's device is in flight for claim a: searched again. n2 and n3 are as they were.
+  CycleState b;
+  EXPECT_EQ(cycle(b, "b"), (Outcome{{"n1", kCannot}, {"n2", "fits"}, {"n3", kCannot}}));
+  EXPECT_EQ(hits(), 2u);
+
+  // Given back: n1 is free again, as when the first cycle decided it.
+  plugin->Unreserve(a, *PodWithClaims("p-a", {ClaimEntry("gpu", "a")}), "n1");
+  CycleState c;
+  EXPECT_EQ(cycle(c, "c"), (Outcome{{"n1", "fits"}, {"n2", "fits"}, {"n3", kCannot}}));
+  EXPECT_EQ(hits(), 4u);
+  // Reserve allocates on a node Filter only decided on.
+  ASSERT_TRUE(
+      plugin->Reserve(c, *PodWithClaims("p-c", {ClaimEntry("gpu", "c")}), "n2").IsSuccess());
+  EXPECT_NE(plugin->tracker().PendingAllocation("uid-c"), nullptr);
+  CycleState d;
+  EXPECT_EQ(cycle(d, "d"), (Outcome{{"n1", "fits"}, {"n2", kCannot}, {"n3", kCannot}}));
 }
 
 // The slices, classes and taint rules the allocator searches are kept between cycles; a change to
@@ -640,7 +693,7 @@ TEST_F(DynamicResourcesTest, PreBindWaitsForBindingConditionsAndFailsOnABindingF
       dra::Slice("attach-slice", "n1", dra::Pool("n1"), kDriver,
                  {dra::Device("fabric-0").BindingConditions({"Attached"}, {"AttachFailed"}),
                   dra::Device("fabric-1").BindingConditions({"Attached"}, {"AttachFailed"})}));
-  NodeInfo n1(std::make_shared<api::Node>(dra::MakeNode("n1", "r")));
+  NodeInfo n1 = AddNode("n1", 0);
   auto run = [&](const std::string& name, const std::string& condition) {
     AddClaim(ClaimJson(name, "gpu"));
     auto pod = PodWithClaims("p-" + name, {ClaimEntry("gpu", name)});

@@ -13,6 +13,10 @@ namespace {
 // every class's selectors and a few dozen distinct claim selectors at 100k devices.
 constexpr size_t kMemoBudgetBytes = size_t{16} << 20;
 
+// Attribute columns: one pointer per device and attribute name a constraint uses; room for a
+// few dozen names at 100k devices.
+constexpr size_t kColumnBudgetBytes = size_t{32} << 20;
+
 constexpr uint8_t kUnknown = 0;
 constexpr uint8_t kNoMatch = 1;
 constexpr uint8_t kMatch = 2;
@@ -45,6 +49,9 @@ Inventory::Inventory(const std::vector<api::DeviceClassPtr>& classes,
             return capacity.second.request_policy.has_value() || capacity.second.value.Negative();
           });
       plain_capacity_.push_back(plain ? 1 : 0);
+      const bool whole =
+          plain && !device.allow_multiple_allocations && device.consumes_counters.empty();
+      whole_device_.push_back(whole ? 1 : 0);
     }
   }
   index_of_id_.reserve(devices_);
@@ -55,11 +62,14 @@ Inventory::Inventory(const std::vector<api::DeviceClassPtr>& classes,
       // only its name stands for every node of that name.
       api::Node node;
       node.meta.name = name;
-      std::vector<Pool>& pools =
-          pools_by_node_.emplace(name, GatherPools(node_slices, node, all_slices_)).first->second;
-      IndexFirstDevices(&pools);
+      NodePools& entry = pools_by_node_[name];
+      entry.pools = GatherPools(node_slices, node, all_slices_);
+      IndexFirstDevices(&entry.pools);
+      entry.whole_devices = WholeDevices(entry.pools);
+      entry.slot = pools_by_node_.size() - 1;
     }
   }
+  decisions_ = std::make_unique<DecisionMemo>(pools_by_node_.size() + 1);
   memo_capacity_ = devices_ == 0 ? 0 : std::max<size_t>(1, kMemoBudgetBytes / devices_);
   for (const auto& [name, device_class] : classes_) {
     for (const api::CelDeviceSelector& selector : device_class->selectors) {
@@ -81,7 +91,7 @@ const std::vector<Pool>* Inventory::PoolsFor(const api::Node& node,
   static const std::vector<Pool> kNone;
   if (slices_without_node_.empty()) {
     auto pools = pools_by_node_.find(node.Name());
-    return pools == pools_by_node_.end() ? &kNone : &pools->second;
+    return pools == pools_by_node_.end() ? &kNone : &pools->second.pools;
   }
   auto by_name = slices_by_node_.find(node.Name());
   std::vector<const api::ResourceSlice*> for_node;
@@ -90,6 +100,37 @@ const std::vector<Pool>* Inventory::PoolsFor(const api::Node& node,
   *scratch = GatherPools(for_node, node, all_slices_);
   IndexFirstDevices(scratch);
   return scratch;
+}
+
+const std::vector<Pool>* Inventory::WholeDevicePoolsFor(const api::Node& node, size_t* slot) const {
+  if (!slices_without_node_.empty()) return nullptr;
+  static const std::vector<Pool> kNone;
+  auto pools = pools_by_node_.find(node.Name());
+  if (pools == pools_by_node_.end()) {
+    // Every node without slices has none of the devices, so they share one decision.
+    *slot = pools_by_node_.size();
+    return &kNone;
+  }
+  *slot = pools->second.slot;
+  return pools->second.whole_devices ? &pools->second.pools : nullptr;
+}
+
+bool Inventory::WholeDevices(const std::vector<Pool>& pools) const {
+  for (const Pool& pool : pools) {
+    if (!pool.counter_sets.empty() ||
+        pool.first_devices.size() != pool.slices_targeting_node.size()) {
+      return false;
+    }
+    for (size_t s = 0; s < pool.slices_targeting_node.size(); s++) {
+      const size_t first = pool.first_devices[s];
+      if (first == kNoIndex) return false;
+      const size_t count = pool.slices_targeting_node[s]->spec.devices.size();
+      for (size_t i = first; i < first + count; i++) {
+        if (whole_device_[i] == 0) return false;
+      }
+    }
+  }
+  return true;
 }
 
 const DeviceId* Inventory::DeviceIds(const api::ResourceSlice& slice) const {
@@ -145,6 +186,36 @@ void Inventory::MarkExclusive(const AllocatedState& state, std::vector<uint8_t>*
     for (auto it = begin; it != end; ++it) (*flags)[*it] = 1;
   }
   if (state.base != nullptr) MarkExclusive(*state.base, flags);
+}
+
+const api::DeviceAttribute* FindDeviceAttribute(const api::Device& device, std::string_view driver,
+                                                std::string_view name) {
+  if (auto it = device.attributes.find(name); it != device.attributes.end()) {
+    return &it->second;
+  }
+  const size_t slash = name.find('/');
+  if (slash == std::string_view::npos || name.substr(0, slash) != driver) {
+    return nullptr;
+  }
+  if (auto it = device.attributes.find(name.substr(slash + 1)); it != device.attributes.end()) {
+    return &it->second;
+  }
+  return nullptr;
+}
+
+const AttributeColumn* Inventory::AttributesFor(std::string_view name) const {
+  std::lock_guard lock(memo_mu_);
+  if (auto it = columns_.find(name); it != columns_.end()) return it->second.get();
+  const size_t bytes_per_column = std::max<size_t>(1, devices_) * sizeof(void*);
+  if ((columns_.size() + 1) * bytes_per_column > kColumnBudgetBytes) return nullptr;
+  auto column = std::make_unique<AttributeColumn>();
+  column->reserve(devices_);
+  for (const api::ResourceSlice* slice : all_slices_) {
+    for (const api::Device& device : slice->spec.devices) {
+      column->push_back(FindDeviceAttribute(device, slice->spec.driver, name));
+    }
+  }
+  return columns_.emplace(std::string(name), std::move(column)).first->second.get();
 }
 
 std::atomic<uint8_t>* Inventory::MemoFor(std::string_view expression) const {

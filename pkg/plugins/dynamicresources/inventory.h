@@ -24,6 +24,7 @@
 #include "pkg/api/types.h"
 #include "pkg/informer/lister.h"
 #include "pkg/plugins/dynamicresources/allocated_state.h"
+#include "pkg/plugins/dynamicresources/decision_memo.h"
 #include "pkg/plugins/dynamicresources/device_selector.h"
 #include "pkg/plugins/dynamicresources/pools.h"
 
@@ -32,6 +33,15 @@ class SharedInformerFactory;
 }
 
 namespace berth::plugins::dynamicresources {
+
+// The attribute `name` ("domain/id") of a device of `driver`: looked up as written, else by its
+// id when the domain is the driver (a driver may publish its own attributes without the domain).
+// Null when the device has no such attribute.
+const api::DeviceAttribute* FindDeviceAttribute(const api::Device& device, std::string_view driver,
+                                                std::string_view name);
+
+// Per device of an inventory, in its device order: FindDeviceAttribute for one name.
+using AttributeColumn = std::vector<const api::DeviceAttribute*>;
 
 // Thread-safety: immutable after construction except for the selector memo, whose entries are
 // atomics written with the one value an expression has on a device; every method may be called
@@ -93,6 +103,21 @@ class Inventory {
   // own few devices, not a lookup per device it looks at.
   ExclusiveDevices Exclusive(const AllocatedState& state) const;
 
+  // The node's pools when a search on the node reads nothing of the allocated state but which of
+  // their devices are allocated: the pools depend on the node's name alone and each of their
+  // devices is only ever allocated whole (not multi-allocatable, no consumable capacity, no
+  // shared counters). Null otherwise.
+  // `*slot` is then the node's slot in decisions().
+  const std::vector<Pool>* WholeDevicePoolsFor(const api::Node& node, size_t* slot) const;
+
+  // Filter's decisions per node over this inventory (thread-safe).
+  DecisionMemo& decisions() const { return *decisions_; }
+
+  // The attribute `name` of every device, resolved once so that a constraint compares each
+  // device's value without a lookup by name; null when the inventory has no more room for
+  // columns. Made on first use under a lock (callers look it up once per search).
+  const AttributeColumn* AttributesFor(std::string_view name) const;
+
   const DeviceSelectorEvaluator& evaluator() const { return evaluator_; }
 
  private:
@@ -101,6 +126,8 @@ class Inventory {
 
   // Requires memo_mu_ unless called from the constructor.
   std::atomic<uint8_t>* AddMemo(std::string_view expression) const;
+  // Whether every device of the pools is only ever allocated whole (see WholeDevicePoolsFor).
+  bool WholeDevices(const std::vector<Pool>& pools) const;
   // Fills each pool's first_devices.
   void IndexFirstDevices(std::vector<Pool>* pools) const;
   // Sets the flag of every device `state` and its bases allocate exclusively.
@@ -131,7 +158,14 @@ class Inventory {
   std::vector<const api::ResourceSlice*> slices_without_node_;
   // Filled only when slices_without_node_ is empty: then a node reaches exactly the slices
   // published for its name.
-  std::unordered_map<std::string, std::vector<Pool>> pools_by_node_;
+  struct NodePools {
+    std::vector<Pool> pools;
+    // WholeDevicePoolsFor may return them.
+    bool whole_devices = false;
+    // The node's slot in decisions_.
+    size_t slot = 0;
+  };
+  std::unordered_map<std::string, NodePools> pools_by_node_;
   // The index of each slice's first device in a memo.
   std::unordered_map<const api::ResourceSlice*, size_t> first_device_;
   size_t devices_ = 0;
@@ -139,6 +173,8 @@ class Inventory {
   std::vector<DeviceId> device_ids_;
   // Per device, in memo order: PlainCapacity.
   std::vector<uint8_t> plain_capacity_;
+  // Per device, in memo order: 1 when it is only ever allocated whole (WholeDevicePoolsFor).
+  std::vector<uint8_t> whole_device_;
   // The most expressions remembered: the memo holds one byte per device and expression.
   size_t memo_capacity_ = 0;
   // The index of every device, found by its ID (several for an ID published more than once).
@@ -155,6 +191,11 @@ class Inventory {
   mutable std::mutex memo_mu_;
   // Guarded by memo_mu_ (the map; the entries are atomics). Owns every memo.
   mutable std::map<std::string, Memo, std::less<>> memo_;
+  // One slot per entry of pools_by_node_, plus one for nodes without slices. Its own
+  // thread-safety.
+  std::unique_ptr<DecisionMemo> decisions_;
+  // Guarded by memo_mu_; each column is immutable once in the map.
+  mutable std::map<std::string, std::unique_ptr<const AttributeColumn>, std::less<>> columns_;
 };
 
 // The inventory of one scheduler's informers, rebuilt on the first request after a slice, class

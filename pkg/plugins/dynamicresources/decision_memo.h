@@ -1,0 +1,75 @@
+#ifndef BERTH_PKG_PLUGINS_DYNAMICRESOURCES_DECISION_MEMO_H_
+#define BERTH_PKG_PLUGINS_DYNAMICRESOURCES_DECISION_MEMO_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "pkg/api/dra_types.h"
+
+namespace berth::plugins::dynamicresources {
+
+// Filter's decide-only outcomes (do the pod's claims fit on a node), remembered per node across
+// scheduling cycles by the inventory they were decided over. The search is deterministic: with
+// the same inventory, the same claims to allocate and the same allocated devices on the node
+// (Allocator::NodeAllocationState), it reaches the same outcome. Pods made from one template ask
+// the same, and most nodes a cycle looks at did not change since a cycle last looked, so most of
+// them are decided by comparing a few bytes instead of searching again.
+//
+// Thread-safety: every method may be called concurrently (Filter runs on many nodes at once).
+class DecisionMemo {
+ public:
+  // Per claim to allocate, in order: its namespace and spec (all a search reads of it).
+  using Claims = std::vector<std::pair<std::string, api::ResourceClaimSpec>>;
+
+  struct Decision {
+    bool fits = false;
+    // Why not, when it does not fit (upstream's words).
+    std::string message;
+  };
+
+  // Room for one decision per node slot (Inventory::WholeDevicePoolsFor's slots).
+  explicit DecisionMemo(size_t slots);
+  DecisionMemo(const DecisionMemo&) = delete;
+  DecisionMemo& operator=(const DecisionMemo&) = delete;
+
+  // The claims equal to `claims` that the memo holds decisions for, else `claims` (which it then
+  // holds from now on): called once per cycle, so that Find on each node compares pointers.
+  std::shared_ptr<const Claims> Intern(std::shared_ptr<const Claims> claims);
+
+  // The decision remembered for the slot, when it was made for equal claims and node state.
+  std::optional<Decision> Find(size_t slot, const std::shared_ptr<const Claims>& claims,
+                               const std::string& state) const;
+  // Replaces the slot's decision.
+  void Remember(size_t slot, std::shared_ptr<const Claims> claims, std::string state,
+                Decision decision);
+
+  // Decisions found; for tests.
+  uint64_t hits() const { return hits_.load(std::memory_order_relaxed); }
+
+ private:
+  struct Slot {
+    mutable std::mutex mu;
+    // Guarded by mu.
+    std::shared_ptr<const Claims> claims;
+    std::string state;
+    Decision decision;
+  };
+
+  const size_t size_;
+  std::unique_ptr<Slot[]> slots_;
+  mutable std::mutex mu_;
+  // Guarded by mu_: the claims of the latest cycles, most recent first.
+  std::vector<std::shared_ptr<const Claims>> interned_;
+  mutable std::atomic<uint64_t> hits_{0};
+};
+
+}  // namespace berth::plugins::dynamicresources
+
+#endif  // BERTH_PKG_PLUGINS_DYNAMICRESOURCES_DECISION_MEMO_H_
