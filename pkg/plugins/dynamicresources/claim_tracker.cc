@@ -153,11 +153,14 @@ bool ClaimTracker::GatherAllocatedState(AllocatedState* state) const {
   auto add = [](AllocatedState* to, const api::ResourceClaim& claim) {
     return !claim.status.allocation || to->AddAllocation(*claim.status.allocation);
   };
-  // Rebuilding costs one step per allocated claim, and every claim allocated since costs one
-  // step per call until then: rebuilding after about sqrt(2n) of them balances the two.
+  // Rebuilding costs one step per allocated claim. Claims allocated since are folded, a few at a
+  // time, into a level over the base (so a call re-adds at most kFoldAbove of them), and the
+  // levels are folded into a new base once they count about sqrt(2n) claims, which balances the
+  // rebuilds against the depth of the chain every lookup by device ID walks.
+  constexpr size_t kFoldAbove = 16;
   size_t limit = 32;
   while (limit * limit < 2 * base_claims_.size()) limit *= 2;
-  if (base_stale_ || added_.size() > limit) {
+  if (base_stale_ || folded_ + added_.size() > limit) {
     auto base = std::make_shared<AllocatedState>();
     base_exact_ = true;
     base_claims_.clear();
@@ -172,7 +175,24 @@ bool ClaimTracker::GatherAllocatedState(AllocatedState* state) const {
     }
     base_ = std::move(base);
     base_stale_ = false;
+    folded_ = 0;
     base_builds_++;
+  } else if (added_.size() > kFoldAbove) {
+    auto level = std::make_shared<AllocatedState>();
+    level->base = base_;
+    for (auto it = added_.begin(); it != added_.end();) {
+      if (written_.contains(*it)) {
+        ++it;
+        continue;
+      }
+      const api::ResourceClaimPtr& claim = allocated_.at(*it);
+      if (!add(level.get(), *claim)) base_exact_ = false;
+      base_claims_.emplace(*it, claim);
+      folded_++;
+      it = added_.erase(it);
+    }
+    if (!level->SumsWithBase()) base_exact_ = false;
+    base_ = std::move(level);
   }
   bool exact = base_exact_;
   for (const std::string& key : added_) {

@@ -120,9 +120,12 @@ class ClaimTracker {
   // The allocations of the informer's claims that had no written version, as of the last build.
   mutable std::shared_ptr<const AllocatedState> base_;
   mutable bool base_exact_ = true;
-  // The claims base_ counts; a change to one of them makes base_ stale.
+  // The claims base_ counts (with the levels folded over it); a change to one of them makes
+  // base_ stale.
   mutable std::unordered_map<std::string, api::ResourceClaimPtr> base_claims_;
   mutable bool base_stale_ = true;
+  // How many of base_claims_ the levels over the last rebuilt base count.
+  mutable size_t folded_ = 0;
   mutable uint64_t base_builds_ = 0;
   // Keys of allocated_ that base_ does not count (allocated since, or written at the build).
   mutable std::set<std::string> added_;

@@ -97,5 +97,26 @@ TEST_F(ClaimTrackerTest, AllocationsAddedOneByOneRebuildTheSharedPartRarely) {
   EXPECT_LT(tracker_->base_builds(), 100u);
 }
 
+// Claims allocated since the shared part are folded into it a few at a time, so what a gather
+// adds of its own stays small; a folded claim that changes is seen all the same.
+TEST_F(ClaimTrackerTest, ClaimsAllocatedSinceAreFoldedIntoTheSharedPartAndStillFollowed) {
+  for (int i = 0; i < 200; i++) {
+    claims_.Upsert(Claim("c" + std::to_string(i), "dev-" + std::to_string(i), "1"));
+    AllocatedState state = Gather(*tracker_);
+    EXPECT_LE(state.devices.size(), 17u) << i;
+    for (int j = 0; j <= i; j++) {
+      ASSERT_TRUE(state.IsAllocated(Device("dev-" + std::to_string(j)))) << i << " " << j;
+    }
+  }
+  // c150 sits in a folded level by now.
+  claims_.Upsert(Claim("c150", "", "2"));
+  claims_.Upsert(Claim("c151", "dev-900", "2"));
+  AllocatedState state = Gather(*tracker_);
+  EXPECT_FALSE(state.IsAllocated(Device("dev-150")));
+  EXPECT_FALSE(state.IsAllocated(Device("dev-151")));
+  EXPECT_TRUE(state.IsAllocated(Device("dev-900")));
+  EXPECT_TRUE(state.IsAllocated(Device("dev-152")));
+}
+
 }  // namespace
 }  // namespace berth::plugins::dynamicresources

@@ -164,8 +164,21 @@ ExclusiveDevices Inventory::Exclusive(const AllocatedState& state) const {
       if (exclusive_base_.lock() == state.base) base_flags = exclusive_base_flags_;
     }
     if (base_flags == nullptr) {
-      auto made = std::make_shared<std::vector<uint8_t>>(devices_, 0);
-      MarkExclusive(*state.base, made.get());
+      // A base is usually the last one with a level of a few claims folded over it: then only
+      // that level's devices are looked up.
+      std::shared_ptr<const std::vector<uint8_t>> below;
+      if (state.base->base != nullptr) {
+        std::lock_guard lock(exclusive_mu_);
+        if (exclusive_base_.lock() == state.base->base) below = exclusive_base_flags_;
+      }
+      std::shared_ptr<std::vector<uint8_t>> made;
+      if (below != nullptr) {
+        made = std::make_shared<std::vector<uint8_t>>(*below);
+        MarkExclusive(*state.base, made.get(), /*levels=*/1);
+      } else {
+        made = std::make_shared<std::vector<uint8_t>>(devices_, 0);
+        MarkExclusive(*state.base, made.get());
+      }
       base_flags = made;
       std::lock_guard lock(exclusive_mu_);
       exclusive_base_ = state.base;
@@ -177,15 +190,27 @@ ExclusiveDevices Inventory::Exclusive(const AllocatedState& state) const {
     auto [begin, end] = index_of_id_.equal_range(id);
     for (auto it = begin; it != end; ++it) own.push_back(*it);
   }
+  // A search tests a flag per device it looks at, on hundreds of nodes per cycle: past a few own
+  // devices, one copy of the flags with them set costs less than a binary search per test.
+  constexpr size_t kFlattenAbove = 16;
+  if (own.size() > kFlattenAbove) {
+    auto flat = base_flags != nullptr ? std::make_shared<std::vector<uint8_t>>(*base_flags)
+                                      : std::make_shared<std::vector<uint8_t>>(devices_, 0);
+    for (size_t index : own) (*flat)[index] = 1;
+    return ExclusiveDevices(std::move(flat), {});
+  }
   return ExclusiveDevices(std::move(base_flags), std::move(own));
 }
 
-void Inventory::MarkExclusive(const AllocatedState& state, std::vector<uint8_t>* flags) const {
-  for (const DeviceId& id : state.devices) {
-    auto [begin, end] = index_of_id_.equal_range(id);
-    for (auto it = begin; it != end; ++it) (*flags)[*it] = 1;
+void Inventory::MarkExclusive(const AllocatedState& state, std::vector<uint8_t>* flags,
+                              size_t levels) const {
+  for (const AllocatedState* level = &state; level != nullptr && levels > 0;
+       level = level->base.get(), levels--) {
+    for (const DeviceId& id : level->devices) {
+      auto [begin, end] = index_of_id_.equal_range(id);
+      for (auto it = begin; it != end; ++it) (*flags)[*it] = 1;
+    }
   }
-  if (state.base != nullptr) MarkExclusive(*state.base, flags);
 }
 
 const api::DeviceAttribute* FindDeviceAttribute(const api::Device& device, std::string_view driver,

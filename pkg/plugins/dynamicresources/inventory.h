@@ -130,8 +130,10 @@ class Inventory {
   bool WholeDevices(const std::vector<Pool>& pools) const;
   // Fills each pool's first_devices.
   void IndexFirstDevices(std::vector<Pool>* pools) const;
-  // Sets the flag of every device `state` and its bases allocate exclusively.
-  void MarkExclusive(const AllocatedState& state, std::vector<uint8_t>* flags) const;
+  // Sets the flag of every device `state` and its bases allocate exclusively, walking `levels`
+  // states down the chain of bases (all of them by default).
+  void MarkExclusive(const AllocatedState& state, std::vector<uint8_t>* flags,
+                     size_t levels = static_cast<size_t>(-1)) const;
 
   // Hashes and compares device indices by the IDs they stand for, so that an ID finds its
   // indices without a second copy of every ID.

@@ -79,5 +79,39 @@ TEST(InventoryTest, DevicesAllocatedInASharedBaseAreTakenAndANewBaseIsSeen) {
   EXPECT_EQ(allocate(full), "cannot allocate all claims");
 }
 
+// A level folded over the base the inventory last saw (the claim tracker's way of sharing what
+// was allocated since) takes that base's devices and its own.
+TEST(InventoryTest, ALevelFoldedOverTheLastBaseTakesItsDevicesAndTheBases) {
+  testing::FakeDeviceSelectorEvaluator evaluator;
+  const std::vector<api::ResourceSlicePtr> slices = {
+      Slice(kSlice1, kNode1, dra::Pool(kPool1), kDriverA,
+            {Device(kDevice1), Device(kDevice2), Device(kDevice3)})};
+  auto inventory =
+      std::make_shared<const Inventory>(std::vector<api::DeviceClassPtr>{Class(kClassA, kDriverA)},
+                                        slices, std::vector<api::DeviceTaintRule>{}, evaluator);
+  auto allocate = [&](const std::shared_ptr<const AllocatedState>& base) {
+    AllocatedState state;
+    state.base = base;
+    AllocateOutcome outcome =
+        Allocator(inventory, state)
+            .Allocate(MakeNode(kNode1, kRegion1), {SimpleClaim(kClaim0, kReq0, kClassA)});
+    return outcome.kind == AllocateOutcome::Kind::kAllocated ? outcome.results[0].results[0].device
+                                                             : outcome.message;
+  };
+  auto base = std::make_shared<AllocatedState>();
+  base->devices.insert({kDriverA, kPool1, kDevice1});
+  EXPECT_EQ(allocate(base), kDevice2);
+  auto level = std::make_shared<AllocatedState>();
+  level->base = base;
+  level->devices.insert({kDriverA, kPool1, kDevice2});
+  EXPECT_EQ(allocate(level), kDevice3);
+  auto top = std::make_shared<AllocatedState>();
+  top->base = level;
+  top->devices.insert({kDriverA, kPool1, kDevice3});
+  EXPECT_EQ(allocate(top), "cannot allocate all claims");
+  // The base alone again: the levels' devices are not its.
+  EXPECT_EQ(allocate(base), kDevice2);
+}
+
 }  // namespace
 }  // namespace berth::plugins::dynamicresources
