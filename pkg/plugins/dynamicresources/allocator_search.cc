@@ -263,7 +263,9 @@ CapacityFit AllocationRun::FitsCapacity(const RequestData& rd, const api::Device
                                         const DeviceId& id, size_t index) const {
   static const ConsumedCapacity kNone;
   ConsumedCapacity scratch;
-  const ConsumedCapacity* allocated = a_.allocated_.AggregatedCapacity(id, &scratch);
+  // Without a share anywhere no device has consumed capacity: skip walking the state's levels.
+  const ConsumedCapacity* allocated =
+      a_.exclusive_only_ ? nullptr : a_.allocated_.AggregatedCapacity(id, &scratch);
   if (allocated == nullptr) {
     allocated = &kNone;
   }

@@ -155,11 +155,12 @@ bool ClaimTracker::GatherAllocatedState(AllocatedState* state) const {
   };
   // Rebuilding costs one step per allocated claim. Claims allocated since are folded, a few at a
   // time, into a level over the base (so a call re-adds at most kFoldAbove of them), and the
-  // levels are folded into a new base once they count about sqrt(2n) claims, which balances the
-  // rebuilds against the depth of the chain every lookup by device ID walks.
+  // levels are folded into a new base once they count about 4 sqrt(2n) claims: rebuilds then
+  // cost a few steps per call, and a lookup by device ID (rare: devices the inventory indexes
+  // are looked up by index) walks at most a few dozen levels.
   constexpr size_t kFoldAbove = 16;
-  size_t limit = 32;
-  while (limit * limit < 2 * base_claims_.size()) limit *= 2;
+  size_t limit = 128;
+  while (limit * limit < 32 * base_claims_.size()) limit *= 2;
   if (base_stale_ || folded_ + added_.size() > limit) {
     auto base = std::make_shared<AllocatedState>();
     base_exact_ = true;

@@ -30,7 +30,8 @@ class DecisionMemo {
 
   struct Decision {
     bool fits = false;
-    // Why not, when it does not fit (upstream's words).
+    // Why not, when it does not fit (upstream's words); empty for the usual "cannot allocate all
+    // claims", so that finding the decision of a node that does not fit allocates nothing.
     std::string message;
   };
 

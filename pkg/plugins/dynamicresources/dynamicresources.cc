@@ -366,6 +366,12 @@ Status DynamicResources::Filter(const framework::CycleState& state, const api::P
 
   std::vector<api::AllocationResult> allocations;
   bool decided = false;
+  // The reason of nearly every node a pod's claims do not fit, made once.
+  static const framework::FixedReasons kCannot{std::string(kCannotAllocateAllClaims)};
+  auto not_fitting = [](const std::string& message) {
+    return message.empty() || message == kCannotAllocateAllClaims ? Status::Unresolvable(kCannot)
+                                                                  : Status::Unresolvable(message);
+  };
   if (s->allocator != nullptr) {
     AllocateOptions options;
     if (args_.filter_timeout.count() > 0) {
@@ -396,7 +402,7 @@ Status DynamicResources::Filter(const framework::CycleState& state, const api::P
     std::optional<DecisionMemo::Decision> remembered;
     if (memoizable) remembered = memo.Find(slot, s->memo_claims, node_state);
     if (remembered) {
-      if (!remembered->fits) return Status::Unresolvable(remembered->message);
+      if (!remembered->fits) return not_fitting(remembered->message);
       decided = true;
     } else if (claims->empty()) {
       // Nothing to allocate on this node: its device plugin serves the extended resources.
@@ -404,14 +410,17 @@ Status DynamicResources::Filter(const framework::CycleState& state, const api::P
       AllocateOutcome outcome = s->allocator->Allocate(node, *claims, options);
       if (memoizable && (outcome.kind == AllocateOutcome::Kind::kAllocated ||
                          outcome.kind == AllocateOutcome::Kind::kUnschedulable)) {
-        memo.Remember(slot, s->memo_claims, std::move(node_state),
-                      {outcome.kind == AllocateOutcome::Kind::kAllocated, outcome.message});
+        const bool fits = outcome.kind == AllocateOutcome::Kind::kAllocated;
+        memo.Remember(
+            slot, s->memo_claims, std::move(node_state),
+            {fits, fits || outcome.message == kCannotAllocateAllClaims ? std::string()
+                                                                       : outcome.message});
       }
       switch (outcome.kind) {
         case AllocateOutcome::Kind::kAllocated:
           break;
         case AllocateOutcome::Kind::kUnschedulable:
-          return Status::Unresolvable(outcome.message);
+          return not_fitting(outcome.message);
         case AllocateOutcome::Kind::kAborted:
           // Potentially transient: an error retries with backoff rather than waiting for an event.
           return Status::Error("node " + node.Name() + ": timed out trying to allocate devices");
@@ -420,7 +429,6 @@ Status DynamicResources::Filter(const framework::CycleState& state, const api::P
       }
       decided = options.decide_only;
       if (!decided && outcome.results.size() != claims->size()) {
-        static const framework::FixedReasons kCannot{std::string(kCannotAllocateAllClaims)};
         return Status::Unresolvable(kCannot);
       }
       allocations = std::move(outcome.results);
