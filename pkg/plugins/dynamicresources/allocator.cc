@@ -252,8 +252,8 @@ std::optional<std::string> AllocationRun::ValidateRequest(const api::ExactDevice
             index == Inventory::kNoIndex ? nullptr : a_.inventory_->DeviceIdAt(index);
         const DeviceId& id = known != nullptr
                                  ? *known
-                                 : *own_ids_.emplace_back(std::make_unique<DeviceId>(
-                                       slice->spec.driver, slice->spec.pool.name, device.name));
+                                 : *own_ids_.emplace_back(std::make_unique<DeviceId>(DeviceId{
+                                       slice->spec.driver, slice->spec.pool.name, device.name}));
         std::optional<bool> selectable = IsSelectable(MatchKey{&device, claim, request_index, sub},
                                                       *out, *slice, device, id, index);
         if (!selectable) {

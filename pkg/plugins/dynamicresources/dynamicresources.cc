@@ -319,8 +319,9 @@ Status DynamicResources::Filter(const framework::CycleState& state, const api::P
       return Status::Unresolvable(kStale);
     }
     const api::ResourceList& allocatable = node_info.allocatable();
-    for (const auto& [name, amount] : pod.requests.scalar) {
-      if (amount == 0 || !noderesources::IsDraExtendedResourceName(name)) continue;
+    for (const auto& request : pod.requests.scalar) {
+      const std::string& name = request.first;
+      if (request.second == 0 || !noderesources::IsDraExtendedResourceName(name)) continue;
       auto served = s->extended.find(name);
       if (served != s->extended.end() && allocatable.Get(name) == 0) {
         needed.emplace(name, served->second);
