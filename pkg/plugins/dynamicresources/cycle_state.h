@@ -44,6 +44,14 @@ struct NodeExtended {
   std::optional<api::AllocationResult> allocation;
 };
 
+// The claim for the pod's extended resources on every node that needs devices for all of them.
+struct ExtendedEverywhere {
+  NodeExtended node;
+  // claims_to_allocate, then that claim.
+  std::vector<api::ResourceClaimPtr> claims;
+  std::shared_ptr<const DecisionMemo::Claims> memo_claims;
+};
+
 // What one cycle knows of the pod's claims. Copies share it (as upstream's state is shared by its
 // clones): no PreFilter extension changes it.
 class State final : public framework::StateData {
@@ -65,6 +73,8 @@ class State final : public framework::StateData {
     // it. Its in-flight allocation is tracked under this id.
     bool extended_in_memory = false;
     std::string extended_id;
+    // Set with the allocator when extended_in_memory.
+    std::shared_ptr<const ExtendedEverywhere> extended_everywhere;
     bool has_first_available = false;
     // Set by Reserve when the chosen node needs the claim: its requests, mappings and allocation.
     std::optional<NodeExtended> reserved_extended;

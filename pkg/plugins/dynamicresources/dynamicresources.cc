@@ -54,6 +54,48 @@ std::string PodGroupKey(const api::Pod& pod) {
   return "";
 }
 
+// The in-memory claim that stands, until PreBind creates it, for the pod's extended resources
+// served from devices.
+api::ResourceClaimPtr InMemoryExtendedClaim(const api::Pod& pod, const std::string& uid,
+                                            std::vector<api::DeviceRequest> requests) {
+  auto claim = std::make_shared<api::ResourceClaim>();
+  claim->meta.namespace_ = pod.meta.namespace_;
+  claim->meta.name = std::string(kExtendedClaimInMemoryName);
+  claim->meta.uid = uid;
+  claim->spec.requests = std::move(requests);
+  return claim;
+}
+
+// The extended resources the pod requests that devices must serve on the node (name -> class),
+// into `needed`; a status when the node cannot serve them at all.
+std::optional<Status> NeededExtended(const State::Shared& s, const api::Pod& pod,
+                                     const framework::NodeInfo& node_info,
+                                     std::map<std::string, std::string>* needed) {
+  if (s.extended.empty()) return std::nullopt;
+  if (s.existing_extended && !s.existing_extended->status.allocation &&
+      !s.existing_extended->spec.requests.empty()) {
+    // Left by an attempt that failed after creating it; PostFilter deletes it.
+    static const framework::FixedReasons kStale{"cannot schedule extended resource claim"};
+    return Status::Unresolvable(kStale);
+  }
+  // A node that offers one as allocatable (a device plugin) serves it through NodeResourcesFit;
+  // on any other node its class's devices must.
+  const api::ResourceList& allocatable = node_info.allocatable();
+  for (const auto& request : pod.requests.scalar) {
+    const std::string& name = request.first;
+    if (request.second == 0 || !noderesources::IsDraExtendedResourceName(name)) continue;
+    auto served = s.extended.find(name);
+    if (served != s.extended.end() && allocatable.Get(name) == 0) {
+      needed->emplace(name, served->second);
+    } else if (std::none_of(allocatable.scalar.begin(), allocatable.scalar.end(),
+                            [&](const auto& entry) { return entry.first == name; })) {
+      static const framework::FixedReasons kCannotFit{"cannot fit resource"};
+      return Status::Unresolvable(kCannotFit);
+    }
+  }
+  return std::nullopt;
+}
+
 // "a, b and c" of a list of field paths.
 std::string FieldList(const std::vector<std::string>& fields) {
   std::string out;
@@ -294,7 +336,25 @@ Status DynamicResources::PreFilter(framework::CycleState& state, const api::Pod&
     for (const api::ResourceClaimPtr& claim : s.claims_to_allocate) {
       memo_claims->emplace_back(claim->meta.namespace_, claim->spec);
     }
-    s.memo_claims = s.allocator->inventory()->decisions().Intern(std::move(memo_claims));
+    DecisionMemo& decisions = s.allocator->inventory()->decisions();
+    s.memo_claims = decisions.Intern(std::move(memo_claims));
+    if (s.extended_in_memory) {
+      // A node that serves none of the extended resources itself (every node, unless a device
+      // plugin serves some there) needs devices for all of them, so one claim stands for the
+      // extended resources on every such node.
+      auto everywhere = std::make_shared<ExtendedEverywhere>();
+      everywhere->node.requests =
+          ExtendedResourceRequests(pod, s.extended, &everywhere->node.mappings);
+      everywhere->claims = s.claims_to_allocate;
+      everywhere->claims.push_back(
+          InMemoryExtendedClaim(pod, s.extended_id, everywhere->node.requests));
+      auto claims = std::make_shared<DecisionMemo::Claims>();
+      for (const api::ResourceClaimPtr& claim : everywhere->claims) {
+        claims->emplace_back(claim->meta.namespace_, claim->spec);
+      }
+      everywhere->memo_claims = decisions.Intern(std::move(claims));
+      s.extended_everywhere = std::move(everywhere);
+    }
   }
   state.Write(StateKeyOf(), data);
   return {};
@@ -308,34 +368,19 @@ Status DynamicResources::Filter(const framework::CycleState& state, const api::P
   if (s == nullptr) return NoState();
   const api::Node& node = *node_info.node();
 
-  // Extended resources served from devices: a node that offers one as allocatable (a device
-  // plugin) serves it through NodeResourcesFit; on any other node its class's devices must.
   std::map<std::string, std::string> needed;
-  if (!s->extended.empty()) {
-    if (s->existing_extended && !s->existing_extended->status.allocation &&
-        !s->existing_extended->spec.requests.empty()) {
-      // Left by an attempt that failed after creating it; PostFilter deletes it.
-      static const framework::FixedReasons kStale{"cannot schedule extended resource claim"};
-      return Status::Unresolvable(kStale);
-    }
-    const api::ResourceList& allocatable = node_info.allocatable();
-    for (const auto& request : pod.requests.scalar) {
-      const std::string& name = request.first;
-      if (request.second == 0 || !noderesources::IsDraExtendedResourceName(name)) continue;
-      auto served = s->extended.find(name);
-      if (served != s->extended.end() && allocatable.Get(name) == 0) {
-        needed.emplace(name, served->second);
-      } else if (std::none_of(allocatable.scalar.begin(), allocatable.scalar.end(),
-                              [&](const auto& entry) { return entry.first == name; })) {
-        static const framework::FixedReasons kCannotFit{"cannot fit resource"};
-        return Status::Unresolvable(kCannotFit);
-      }
-    }
-  }
+  if (auto status = NeededExtended(*s, pod, node_info, &needed)) return *status;
+  // The claim for them where this node needs devices for some: the one made in PreFilter when it
+  // needs them for all, else one of its own.
+  const ExtendedEverywhere* everywhere = nullptr;
   std::optional<NodeExtended> node_extended;
   if (s->extended_in_memory && !needed.empty()) {
-    node_extended.emplace();
-    node_extended->requests = ExtendedResourceRequests(pod, needed, &node_extended->mappings);
+    if (s->extended_everywhere != nullptr && needed == s->extended) {
+      everywhere = s->extended_everywhere.get();
+    } else {
+      node_extended.emplace();
+      node_extended->requests = ExtendedResourceRequests(pod, needed, &node_extended->mappings);
+    }
   }
 
   std::vector<size_t> unavailable;
@@ -379,29 +424,28 @@ Status DynamicResources::Filter(const framework::CycleState& state, const api::P
       options.deadline = std::chrono::steady_clock::now() + args_.filter_timeout;
     }
     // Only Score (for firstAvailable) reads a node's allocations before Reserve, which allocates
-    // on the chosen node again when Filter only decided.
+    // on the chosen node again when Filter only decided; so does the claim of a node's own for
+    // extended resources.
     options.decide_only = !s->has_first_available && !node_extended;
     std::vector<api::ResourceClaimPtr> extra;
     const std::vector<api::ResourceClaimPtr>* claims = &s->claims_to_allocate;
-    if (node_extended) {
+    const std::shared_ptr<const DecisionMemo::Claims>* memo_claims = &s->memo_claims;
+    if (everywhere != nullptr) {
+      claims = &everywhere->claims;
+      memo_claims = &everywhere->memo_claims;
+    } else if (node_extended) {
       extra = s->claims_to_allocate;
-      auto claim = std::make_shared<api::ResourceClaim>();
-      claim->meta.namespace_ = pod.meta.namespace_;
-      claim->meta.name = std::string(kExtendedClaimInMemoryName);
-      claim->meta.uid = s->extended_id;
-      claim->spec.requests = node_extended->requests;
-      extra.push_back(std::move(claim));
+      extra.push_back(InMemoryExtendedClaim(pod, s->extended_id, node_extended->requests));
       claims = &extra;
     }
-    // Only a decision over the pod's own claims is remembered: an in-memory claim for extended
-    // resources differs per node.
+    // A node's own extended-resource claim is not remembered: it is made for that node alone.
     std::string node_state;
     size_t slot = 0;
     DecisionMemo& memo = s->allocator->inventory()->decisions();
-    const bool memoizable = options.decide_only && !node_extended && !claims->empty() &&
+    const bool memoizable = options.decide_only && !claims->empty() &&
                             s->allocator->NodeAllocationState(node, &node_state, &slot);
     std::optional<DecisionMemo::Decision> remembered;
-    if (memoizable) remembered = memo.Find(slot, s->memo_claims, node_state);
+    if (memoizable) remembered = memo.Find(slot, *memo_claims, node_state);
     if (remembered) {
       if (!remembered->fits) return not_fitting(remembered->message);
       decided = true;
@@ -413,7 +457,7 @@ Status DynamicResources::Filter(const framework::CycleState& state, const api::P
                          outcome.kind == AllocateOutcome::Kind::kUnschedulable)) {
         const bool fits = outcome.kind == AllocateOutcome::Kind::kAllocated;
         memo.Remember(
-            slot, s->memo_claims, std::move(node_state),
+            slot, *memo_claims, std::move(node_state),
             {fits, fits || outcome.message == kCannotAllocateAllClaims ? std::string()
                                                                        : outcome.message});
       }
@@ -436,7 +480,7 @@ Status DynamicResources::Filter(const framework::CycleState& state, const api::P
     }
   }
 
-  if (unavailable.empty() && (s->allocator == nullptr || (decided && !node_extended))) return {};
+  if (unavailable.empty() && (s->allocator == nullptr || decided)) return {};
   std::lock_guard lock(s->mu);
   if (!unavailable.empty()) {
     s->unavailable.insert(unavailable.begin(), unavailable.end());
@@ -551,22 +595,35 @@ Status DynamicResources::Reserve(framework::CycleState& state, const api::Pod& p
     }
   }
   std::lock_guard lock(s->mu);
-  auto extended = s->node_extended.find(node);
-  const size_t want = s->to_allocate.size() + (extended != s->node_extended.end() ? 1 : 0);
-  if (want == 0) return {};
   auto it = s->node_allocations.find(node);
   framework::NodeInfoPtr decided;
   if (it == s->node_allocations.end() && s->allocator != nullptr) {
     decided = handle_.SnapshotSharedLister().Get(node);
   }
   if (decided != nullptr && decided->node() != nullptr) {
-    // Filter only decided that the node fits: the same search, now keeping what it found.
-    AllocateOutcome outcome = s->allocator->Allocate(*decided->node(), s->claims_to_allocate);
-    if (outcome.kind != AllocateOutcome::Kind::kAllocated) {
-      return Status::Error("allocate claims on node " + node + ": " + outcome.message);
+    // Filter only decided that the node fits: the same search, now keeping what it found, with
+    // the claim for extended resources the node needs devices for.
+    std::map<std::string, std::string> needed;
+    if (auto status = NeededExtended(*s, pod, *decided, &needed)) return *status;
+    std::vector<api::ResourceClaimPtr> claims = s->claims_to_allocate;
+    std::optional<NodeExtended> node_extended;
+    if (s->extended_in_memory && !needed.empty()) {
+      node_extended.emplace();
+      node_extended->requests = ExtendedResourceRequests(pod, needed, &node_extended->mappings);
+      claims.push_back(InMemoryExtendedClaim(pod, s->extended_id, node_extended->requests));
     }
-    it = s->node_allocations.emplace(node, std::move(outcome.results)).first;
+    if (!claims.empty()) {
+      AllocateOutcome outcome = s->allocator->Allocate(*decided->node(), claims);
+      if (outcome.kind != AllocateOutcome::Kind::kAllocated) {
+        return Status::Error("allocate claims on node " + node + ": " + outcome.message);
+      }
+      it = s->node_allocations.emplace(node, std::move(outcome.results)).first;
+      if (node_extended) s->node_extended[node] = std::move(*node_extended);
+    }
   }
+  auto extended = s->node_extended.find(node);
+  const size_t want = s->to_allocate.size() + (extended != s->node_extended.end() ? 1 : 0);
+  if (want == 0) return {};
   if (it == s->node_allocations.end()) {
     // Filter passed the node, so this cannot happen.
     return Status::Error("claim allocation not found for node");

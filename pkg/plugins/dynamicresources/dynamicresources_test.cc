@@ -446,6 +446,54 @@ TEST_F(DynamicResourcesTest, AnUnchangedNodeKeepsItsDecisionAndAChangedOneIsSear
   EXPECT_EQ(cycle(d, "d"), (Outcome{{"n1", "fits"}, {"n2", kCannot}, {"n3", kCannot}}));
 }
 
+// Pods asking for the same extended resource served from devices are decided on an unchanged
+// node by an earlier cycle's decision too, and Reserve allocates the device on the chosen one.
+TEST_F(DynamicResourcesTest, ExtendedResourceDecisionsAreRememberedLikeClaims) {
+  auto plugin = Plugin();
+  auto device_class = std::make_shared<api::DeviceClass>(*dra::Class("gpu-er", kDriver));
+  device_class->extended_resource_name = "example.com/gpu";
+  informers().For<api::DeviceClass>().Upsert(device_class);
+  auto pod = [&](const std::string& name) {
+    json pod_json = {
+        {"metadata", {{"name", name}, {"namespace", "ns"}, {"uid", "uid-" + name}}},
+        {"spec",
+         {{"containers",
+           json::array(
+               {{{"name", "c"}, {"resources", {{"requests", {{"example.com/gpu", "1"}}}}}}})}}}};
+    api_.Store(client::PodsResource().Path("ns", name), pod_json);
+    return std::make_shared<api::Pod>(api::DecodePod(pod_json));
+  };
+  NodeInfo n1 = AddNode("n1", 1);
+  NodeInfo n2 = AddNode("n2", 1);
+  auto hits = [&] { return plugin->inventory()->decisions().hits(); };
+  auto fits = [&](CycleState& state, const api::Pod& p) {
+    Status pre;
+    auto statuses = Cycle(*plugin, state, p, {n1, n2}, &pre);
+    EXPECT_TRUE(pre.IsSuccess()) << pre.Message();
+    return std::make_pair(statuses["n1"].IsSuccess(), statuses["n2"].IsSuccess());
+  };
+
+  auto first = pod("first");
+  CycleState first_state;
+  EXPECT_EQ(fits(first_state, *first), std::make_pair(true, true));
+  EXPECT_EQ(hits(), 0u);
+  auto second = pod("second");
+  CycleState second_state;
+  EXPECT_EQ(fits(second_state, *second), std::make_pair(true, true));
+  EXPECT_EQ(hits(), 2u);
+
+  // Reserve makes the claim's allocation on the node Filter only decided on.
+  ASSERT_TRUE(plugin->Reserve(first_state, *first, "n1").IsSuccess());
+  auto pending = plugin->tracker().PendingAllocation("uid-first/extended-resources");
+  ASSERT_NE(pending, nullptr);
+  ASSERT_TRUE(pending->status.allocation.has_value());
+  ASSERT_EQ(pending->status.allocation->results.size(), 1u);
+  EXPECT_EQ(pending->status.allocation->results[0].pool, "n1");
+  CycleState third_state;
+  EXPECT_EQ(fits(third_state, *pod("third")), std::make_pair(false, true));
+  EXPECT_EQ(hits(), 3u);
+}
+
 // The slices, classes and taint rules the allocator searches are kept between cycles; a change to
 // any of them is seen by the next PreFilter.
 TEST_F(DynamicResourcesTest, SlicesClassesAndTaintRulesChangedAfterACycleAreSeenByTheNext) {
