@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "pkg/informer/factory.h"
+#include "pkg/plugins/dynamicresources/extended_claim.h"
 
 namespace berth::plugins::dynamicresources {
 namespace {
@@ -79,20 +80,51 @@ api::ResourceClaimPtr ClaimTracker::Get(const std::string& namespace_,
   return stored;
 }
 
-api::ResourceClaimPtr ClaimTracker::FindClaim(
-    const std::string& namespace_,
+api::ResourceClaimPtr ClaimTracker::FindExtendedClaim(
+    const std::string& namespace_, const std::string& owner_uid,
     const std::function<bool(const api::ResourceClaim&)>& match) const {
+  std::vector<std::string> keys;
   {
     std::lock_guard lock(mu_);
+    // Written but maybe not in the informer yet: the scheduler's own, few.
     for (const auto& [key, claim] : written_) {
       if (claim->meta.namespace_ == namespace_ && match(*claim)) return claim;
     }
+    auto owned = extended_by_owner_.find(owner_uid);
+    if (owned == extended_by_owner_.end()) return nullptr;
+    keys.assign(owned->second.begin(), owned->second.end());
   }
-  for (const api::ResourceClaimPtr& claim : store_->List()) {
-    if (claim->meta.namespace_ != namespace_ || !match(*claim)) continue;
-    return Get(namespace_, claim->meta.name);
+  for (const std::string& key : keys) {
+    const size_t slash = key.find('/');
+    if (key.compare(0, slash, namespace_) != 0 || slash != namespace_.size()) continue;
+    api::ResourceClaimPtr claim = Get(namespace_, key.substr(slash + 1));
+    if (claim != nullptr && match(*claim)) return claim;
   }
   return nullptr;
+}
+
+void ClaimTracker::IndexExtended(const std::string& key, const api::ResourceClaim* claim) {
+  std::string owner;
+  if (claim != nullptr) {
+    const std::string* annotation = claim->meta.annotations.Find(kExtendedResourceClaimAnnotation);
+    if (annotation != nullptr && *annotation == "true") {
+      for (const api::OwnerReference& reference : claim->meta.owner_references) {
+        if (reference.controller) owner = reference.uid;
+      }
+    }
+  }
+  auto old = extended_owner_.find(key);
+  if (old != extended_owner_.end() && old->second != owner) {
+    auto keys = extended_by_owner_.find(old->second);
+    if (keys != extended_by_owner_.end()) {
+      keys->second.erase(key);
+      if (keys->second.empty()) extended_by_owner_.erase(keys);
+    }
+    extended_owner_.erase(old);
+  }
+  if (owner.empty()) return;
+  extended_owner_[key] = owner;
+  extended_by_owner_[owner].insert(key);
 }
 
 std::shared_ptr<const api::ResourceClaim> ClaimTracker::PendingAllocation(
@@ -260,6 +292,7 @@ void ClaimTracker::Stored(const api::ResourceClaimPtr& claim) {
   } else {
     allocated_.erase(key);
   }
+  IndexExtended(key, claim.get());
   if (auto it = written_.find(key);
       it != written_.end() &&
       !OlderVersion(claim->meta.resource_version, it->second->meta.resource_version)) {
@@ -275,6 +308,7 @@ void ClaimTracker::Deleted(const api::ResourceClaimPtr& claim) {
   added_.erase(key);
   allocated_.erase(key);
   written_.erase(key);
+  IndexExtended(key, nullptr);
   revision_++;
 }
 

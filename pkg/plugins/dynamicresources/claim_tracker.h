@@ -51,9 +51,11 @@ class ClaimTracker {
   // such claim.
   api::ResourceClaimPtr Get(const std::string& namespace_, const std::string& name) const;
 
-  // The first claim of the namespace, as Get would return it, that `match` accepts; null when none.
-  api::ResourceClaimPtr FindClaim(
-      const std::string& namespace_,
+  // The first claim of the namespace made for pod `owner_uid`'s extended resources (annotated as
+  // such and controlled by that pod), as Get would return it, that `match` accepts; null when
+  // none. Such claims are indexed by their owner, so finding one does not walk every claim.
+  api::ResourceClaimPtr FindExtendedClaim(
+      const std::string& namespace_, const std::string& owner_uid,
       const std::function<bool(const api::ResourceClaim&)>& match) const;
 
   // The allocation Reserve decided for the claim, not yet written; null when none is in flight.
@@ -104,6 +106,9 @@ class ClaimTracker {
   };
 
   void Stored(const api::ResourceClaimPtr& claim);
+  // Keeps extended_owner_ and extended_by_owner_ for the claim at `key` (null: deleted).
+  // Requires mu_.
+  void IndexExtended(const std::string& key, const api::ResourceClaim* claim);
   void Deleted(const api::ResourceClaimPtr& claim);
 
   const informer::Store<api::ResourceClaim>* store_;
@@ -113,6 +118,9 @@ class ClaimTracker {
   std::unordered_map<std::string, api::ResourceClaimPtr> written_;
   std::unordered_map<std::string, InFlight> in_flight_;
   uint64_t revision_ = 0;
+  // Claims made for pods' extended resources, by key: their owner's UID; and by owner: their keys.
+  std::unordered_map<std::string, std::string> extended_owner_;
+  std::unordered_map<std::string, std::set<std::string>> extended_by_owner_;
   std::map<std::string, std::string> decode_errors_;
   std::vector<std::string> decode_error_order_;
 

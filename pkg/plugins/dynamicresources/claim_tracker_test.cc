@@ -118,5 +118,37 @@ TEST_F(ClaimTrackerTest, ClaimsAllocatedSinceAreFoldedIntoTheSharedPartAndStillF
   EXPECT_TRUE(state.IsAllocated(Device("dev-152")));
 }
 
+// A claim made for a pod's extended resources is found by its owner without walking every claim;
+// one that is no longer such a claim, or is gone, is not.
+TEST_F(ClaimTrackerTest, ClaimsForExtendedResourcesAreFoundByTheirOwner) {
+  auto extended = [](const std::string& name, const std::string& owner) {
+    auto claim = Claim(name, "", "1");
+    claim->meta.annotations.Set("resource.kubernetes.io/extended-resource-claim", "true");
+    api::OwnerReference reference;
+    reference.controller = true;
+    reference.uid = owner;
+    reference.name = owner;
+    claim->meta.owner_references.push_back(reference);
+    return claim;
+  };
+  auto any = [](const api::ResourceClaim&) { return true; };
+  claims_.Upsert(extended("p-extended-resources-1", "uid-p"));
+  claims_.Upsert(extended("q-extended-resources-1", "uid-q"));
+  claims_.Upsert(Claim("plain", "", "1"));
+  auto found = tracker_->FindExtendedClaim("ns", "uid-p", any);
+  ASSERT_NE(found, nullptr);
+  EXPECT_EQ(found->meta.name, "p-extended-resources-1");
+  EXPECT_EQ(tracker_->FindExtendedClaim("other", "uid-p", any), nullptr);
+  EXPECT_EQ(tracker_->FindExtendedClaim("ns", "uid-r", any), nullptr);
+
+  // Now owned by q: p has none.
+  claims_.Upsert(extended("p-extended-resources-1", "uid-q"));
+  EXPECT_EQ(tracker_->FindExtendedClaim("ns", "uid-p", any), nullptr);
+  EXPECT_NE(tracker_->FindExtendedClaim("ns", "uid-q", any), nullptr);
+  claims_.Remove("ns/p-extended-resources-1");
+  claims_.Remove("ns/q-extended-resources-1");
+  EXPECT_EQ(tracker_->FindExtendedClaim("ns", "uid-q", any), nullptr);
+}
+
 }  // namespace
 }  // namespace berth::plugins::dynamicresources

@@ -203,9 +203,9 @@ api::ResourceClaimPtr DynamicResources::ExistingExtendedClaim(const api::Pod& po
     }
   }
   // Created by an attempt that failed before naming it in the pod's status.
-  return tracker_->FindClaim(pod.meta.namespace_, [&](const api::ResourceClaim& claim) {
-    return IsExtendedClaimOf(claim, pod);
-  });
+  return tracker_->FindExtendedClaim(
+      pod.meta.namespace_, pod.meta.uid,
+      [&](const api::ResourceClaim& claim) { return IsExtendedClaimOf(claim, pod); });
 }
 
 Status DynamicResources::PreEnqueue(const api::Pod& pod) {
