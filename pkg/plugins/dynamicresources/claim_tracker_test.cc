@@ -122,14 +122,14 @@ TEST_F(ClaimTrackerTest, ClaimsAllocatedSinceAreFoldedIntoTheSharedPartAndStillF
 // one that is no longer such a claim, or is gone, is not.
 TEST_F(ClaimTrackerTest, ClaimsForExtendedResourcesAreFoundByTheirOwner) {
   auto extended = [](const std::string& name, const std::string& owner) {
-    auto claim = Claim(name, "", "1");
+    auto claim = std::make_shared<api::ResourceClaim>(*Claim(name, "", "1"));
     claim->meta.annotations.Set("resource.kubernetes.io/extended-resource-claim", "true");
     api::OwnerReference reference;
     reference.controller = true;
     reference.uid = owner;
     reference.name = owner;
     claim->meta.owner_references.push_back(reference);
-    return claim;
+    return api::ResourceClaimPtr(claim);
   };
   auto any = [](const api::ResourceClaim&) { return true; };
   claims_.Upsert(extended("p-extended-resources-1", "uid-p"));
