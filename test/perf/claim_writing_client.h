@@ -2,14 +2,19 @@
 #define BERTH_TEST_PERF_CLAIM_WRITING_CLIENT_H_
 
 // The apiserver of scheduler_bench's DRA workloads: a client that holds ResourceClaims as JSON,
-// answers the GET and merge PATCH requests DynamicResources' PreBind makes, and delivers every
-// change to the ResourceClaim informer before returning, as its watch would.
+// answers the requests DynamicResources' PreBind makes (GET and merge PATCH of a claim, POST of
+// the claim for a pod's extended resources with its generateName filled in, merge PATCH of the
+// pod's status naming that claim) and delivers every claim change to the ResourceClaim informer
+// before returning, as its watch would. Pod status patches are only remembered (no pod informer
+// is fed from here: the benchmark's binder delivers the bound pod). Any other request is a bug in
+// the benchmark or the plugin and aborts the run with the path.
 
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -36,6 +41,23 @@ class ClaimWritingClient : public client::Client {
     Deliver(claims_[key] = std::move(claim));
   }
 
+  // Deletes the claim stored under "namespace/name" and delivers the deletion to the informer, as
+  // the resourceclaim controller and garbage collector end a deleted pod's claim. Returns whether
+  // it was there.
+  bool Remove(const std::string& key) {
+    std::lock_guard lock(mu_);
+    if (claims_.erase(key) == 0) return false;
+    informer_->Remove(key);
+    return true;
+  }
+
+  // The claim the pod's status names for its extended resources ("" if none was patched in).
+  std::string ExtendedClaimName(const std::string& pod_key) const {
+    std::lock_guard lock(mu_);
+    auto it = extended_claims_.find(pod_key);
+    return it == extended_claims_.end() ? "" : it->second;
+  }
+
   int writes() const {
     std::lock_guard lock(mu_);
     return writes_;
@@ -53,6 +75,19 @@ class ClaimWritingClient : public client::Client {
                        client::PatchType type) override {
     if (type != client::PatchType::kMerge) Unexpected(path);
     std::lock_guard lock(mu_);
+    if (std::optional<std::string> pod = PodStatusKey(path)) {
+      writes_++;
+      const nlohmann::json* name = nullptr;
+      if (auto status = body.find("status"); status != body.end()) {
+        if (auto e = status->find("extendedResourceClaimStatus"); e != status->end()) {
+          if (auto n = e->find("resourceClaimName"); n != e->end()) name = &*n;
+        }
+      }
+      if (name == nullptr || !name->is_string()) Unexpected(path);
+      extended_claims_[*pod] = name->get<std::string>();
+      return {{"metadata", {{"name", pod->substr(pod->find('/') + 1)}}},
+              {"status", body["status"]}};
+    }
     nlohmann::json& claim = Find(path);
     nlohmann::json patch = body;
     if (auto meta = patch.find("metadata"); meta != patch.end()) {
@@ -75,7 +110,33 @@ class ClaimWritingClient : public client::Client {
                                const std::string&) override {
     Unexpected(path);
   }
-  nlohmann::json Post(const std::string& path, const nlohmann::json&) override { Unexpected(path); }
+  // Creates a claim; a generateName becomes a name with a counter appended (unique, as the
+  // apiserver's random suffix is).
+  nlohmann::json Post(const std::string& path, const nlohmann::json& body) override {
+    constexpr std::string_view kPrefix = "/apis/resource.k8s.io/v1/namespaces/";
+    constexpr std::string_view kClaims = "/resourceclaims";
+    if (path.rfind(kPrefix, 0) != 0 || !path.ends_with(kClaims)) Unexpected(path);
+    const std::string ns =
+        path.substr(kPrefix.size(), path.size() - kPrefix.size() - kClaims.size());
+    nlohmann::json claim = body;
+    nlohmann::json& meta = claim["metadata"];
+    if (meta.value("namespace", ns) != ns) Unexpected(path);
+    meta["namespace"] = ns;
+    std::lock_guard lock(mu_);
+    if (!meta.contains("name")) {
+      meta["name"] = meta.value("generateName", "") + std::to_string(++generated_);
+    }
+    const std::string key = ns + "/" + meta["name"].get<std::string>();
+    if (claims_.contains(key)) {
+      throw client::ApiError(client::ErrorReason::kAlreadyExists, 409, key + " already exists");
+    }
+    meta["uid"] = "uid-" + ns + "-" + meta["name"].get<std::string>();
+    meta["resourceVersion"] = std::to_string(++resource_version_);
+    writes_++;
+    nlohmann::json& stored = claims_[key] = std::move(claim);
+    Deliver(stored);
+    return stored;
+  }
   std::string PostRaw(const std::string& path, const std::string&) override { Unexpected(path); }
   nlohmann::json Put(const std::string& path, const nlohmann::json&) override { Unexpected(path); }
   void Delete(const std::string& path, const client::DeleteOptions&) override { Unexpected(path); }
@@ -112,6 +173,19 @@ class ClaimWritingClient : public client::Client {
     return it->second;
   }
 
+  // "namespace/name" of a pod status path ("/api/v1/namespaces/<ns>/pods/<name>/status").
+  static std::optional<std::string> PodStatusKey(std::string_view path) {
+    constexpr std::string_view kPrefix = "/api/v1/namespaces/";
+    constexpr std::string_view kPods = "/pods/";
+    constexpr std::string_view kStatus = "/status";
+    if (path.rfind(kPrefix, 0) != 0 || !path.ends_with(kStatus)) return std::nullopt;
+    path.remove_prefix(kPrefix.size());
+    path.remove_suffix(kStatus.size());
+    const size_t pods = path.find(kPods);
+    if (pods == std::string_view::npos) return std::nullopt;
+    return std::string(path.substr(0, pods)) + "/" + std::string(path.substr(pods + kPods.size()));
+  }
+
   // Requires mu_, so the informer sees the versions in the order they were made.
   void Deliver(const nlohmann::json& claim) {
     informer_->Upsert(std::make_shared<const api::ResourceClaim>(api::DecodeResourceClaim(claim)));
@@ -121,7 +195,10 @@ class ClaimWritingClient : public client::Client {
   mutable std::mutex mu_;
   // Guarded by mu_. Keys are "namespace/name".
   std::unordered_map<std::string, nlohmann::json> claims_;
+  // The claim each pod's status names for its extended resources, by pod "namespace/name".
+  std::unordered_map<std::string, std::string> extended_claims_;
   uint64_t resource_version_ = 0;
+  uint64_t generated_ = 0;
   int writes_ = 0;
   client::Config config_;
 };

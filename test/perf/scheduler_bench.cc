@@ -14,8 +14,16 @@
 // ResourceSlice of a test driver's devices per node and give every pod a claim of its own, made as
 // the resourceclaim controller makes it from the pod's template and named in the pod's status; a
 // client stands in for the apiserver the claims are written to (test/perf/claim_writing_client.h).
-// Given --nodes without --pods or --existing-pods, they scale both with the node count, as their
-// devices are per node.
+// The steady-state DRA workloads (SteadyStateClusterResourceClaimTemplateEmpty, Half and Full)
+// keep 10 such pods pending: each pod seen bound is deleted, its claim with it (as the
+// resourceclaim controller and garbage collector would, so its device frees up), and a new pod
+// with a new claim takes its place, until --pods pods were bound (scheduler_perf runs them for a
+// duration instead; a count keeps runs comparable). The extended-resource workloads
+// (SchedulingWithExtendedResourceExplicit25, Explicit50 and Implicit25) give pods no claim but a
+// request for one of 25 or 50 DRA-backed extended resources no node lists as allocatable, so
+// DynamicResources serves them from devices and its PreBind creates the pod's claim through the
+// same client. Given --nodes without --pods or --existing-pods, the DRA workloads scale both with
+// the node count, as their devices are per node.
 //
 //   _output/bin/scheduler_bench [--workload NAME|all] [--nodes N] [--existing-pods N] [--pods N]
 //                               [--seed S] [--parallelism P] [--churn-interval-us U] [--json]
@@ -38,6 +46,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <random>
@@ -46,6 +55,7 @@
 #include <string_view>
 #include <thread>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "pkg/api/dra_codec.h"
@@ -53,6 +63,7 @@
 #include "pkg/client/client.h"
 #include "pkg/config/config.h"
 #include "pkg/informer/factory.h"
+#include "pkg/plugins/dynamicresources/extended_claim.h"
 #include "pkg/plugins/registry/registry.h"
 #include "pkg/scheduler/scheduler.h"
 #include "test/perf/claim_writing_client.h"
@@ -92,6 +103,9 @@ enum class Kind {
   kMigratedInTreePVs,
   // Each pod with a ResourceClaim made from a template (scheduler_perf's dra workloads).
   kDRA,
+  // Each pod requesting one of several extended resources served by DeviceClasses
+  // (scheduler_perf's dra/extendedresource workloads).
+  kDRAExtendedResource,
 };
 
 // The devices and claims of a DRA workload (scheduler_perf's dra/templates).
@@ -106,6 +120,17 @@ struct DraShape {
   bool selector = false;
   // The claim's requests must share a PCI root (matchAttribute).
   bool match_pci_root = false;
+  // kDRA: when positive, only this many measured pods exist at a time (scheduler_perf's
+  // steady-state createPods): each one bound is deleted with its claim and replaced by a new one.
+  int steady_pending = 0;
+  // When positive, the claims allocated before the run leave exactly this many devices free
+  // (scheduler_perf's "full" case), whatever the node count.
+  int free_devices = 0;
+  // kDRAExtendedResource: this many DeviceClasses test-class-<i>, pod i asking for one unit of
+  // class i % classes' extended resource: example.com/gpu-<i> named by the class, or (implicit)
+  // the name deviceclass.resource.kubernetes.io/test-class-<i> every class has.
+  int classes = 0;
+  bool implicit = false;
 };
 
 struct Workload {
@@ -120,7 +145,8 @@ struct Workload {
   // kGang: pods per group (its minMember).
   int gang_size = 0;
   // kDRA: existing_pods counts claims allocated before the run (scheduler_perf's initClaims,
-  // which no pod uses).
+  // which no pod uses). kDRAExtendedResource: it counts pods already bound, each with its
+  // allocated claim for its extended resource (scheduler_perf's initPods).
   DraShape dra = {};
 };
 
@@ -165,6 +191,27 @@ const std::vector<Workload>& Workloads() {
       // Five requests on one PCI root: each pod takes half of a node's devices.
       {"SchedulingWithResourceClaimTemplateMatch", Kind::kDRA, 5000, 0, 5000, "DynamicResources", 0,
        DraShape{.requests = 5, .match_pci_root = true}},
+      // scheduler_perf's steady-state cases of SchedulingWithResourceClaimTemplate (empty_,
+      // half_ and full_500nodes: 10 pods pending, none, half or all but 10 of the devices taken
+      // by claims no pod uses) at ten times the nodes and initClaims. Measured over 10,000 bound
+      // pods rather than scheduler_perf's 10 s; each runs in well under a minute on two cores.
+      {"SteadyStateClusterResourceClaimTemplateEmpty", Kind::kDRA, 5000, 0, 10000,
+       "DynamicResources", 0, DraShape{.steady_pending = 10}},
+      {"SteadyStateClusterResourceClaimTemplateHalf", Kind::kDRA, 5000, 25000, 10000,
+       "DynamicResources", 0, DraShape{.steady_pending = 10}},
+      {"SteadyStateClusterResourceClaimTemplateFull", Kind::kDRA, 5000, 49990, 10000,
+       "DynamicResources", 0, DraShape{.steady_pending = 10, .free_devices = 10}},
+      // scheduler_perf's ExtendedResource (Explicit_25classes, Explicit_50classes and
+      // Implicit_25classes, 5000pods_500nodes: half the devices taken by initPods, the other half
+      // by the measured pods) at ten times the nodes and initPods, but 2,500 measured pods rather
+      // than 25,000: at 50 to 110 pods/s on two cores that keeps a run under a minute (--pods
+      // 25000 for the full size).
+      {"SchedulingWithExtendedResourceExplicit25", Kind::kDRAExtendedResource, 5000, 25000, 2500,
+       "DynamicResources", 0, DraShape{.classes = 25}},
+      {"SchedulingWithExtendedResourceExplicit50", Kind::kDRAExtendedResource, 5000, 25000, 2500,
+       "DynamicResources", 0, DraShape{.classes = 50}},
+      {"SchedulingWithExtendedResourceImplicit25", Kind::kDRAExtendedResource, 5000, 25000, 2500,
+       "DynamicResources", 0, DraShape{.classes = 25, .implicit = true}},
   };
   return workloads;
 }
@@ -180,6 +227,17 @@ struct Flags {
   int churn_interval_us = 1000;
   bool json = false;
 };
+
+// The index of a measured pod's name, if it is one.
+std::optional<size_t> MeasuredIndex(const std::string& name) {
+  size_t index = 0;
+  const char* digits = name.data() + kMeasuredPrefix.size();
+  if (name.rfind(kMeasuredPrefix, 0) != 0 ||
+      std::from_chars(digits, name.data() + name.size(), index).ec != std::errc()) {
+    return std::nullopt;
+  }
+  return index;
+}
 
 // Events would otherwise be the bottleneck, and building and sending them is not what this
 // benchmark measures (they leave the scheduling thread in production too).
@@ -198,30 +256,40 @@ class InstantBinder : public framework::BindPlugin {
   static constexpr std::string_view kName = "InstantBinder";
   std::string_view Name() const override { return kName; }
 
-  // Must be called before any pod is added; `pending` must not change while pods are bound.
-  // `pods`, when set, is told of each bound pod too (as plugins' pod informers would be).
+  // Must be called before any pod is added; `pending` must not be resized while pods are bound,
+  // and a slot is filled before its pod reaches the scheduler. `pods`, when set, is told of each
+  // bound pod too (as plugins' pod informers would be). With `keep_bound`, each bound pod is also
+  // kept for TakeBound (as a pod informer's handler would see it).
   void Attach(scheduler::Scheduler* scheduler, const std::vector<api::PodPtr>* pending, int target,
-              informer::Informer<api::Pod>* pods = nullptr) {
+              informer::Informer<api::Pod>* pods = nullptr, bool keep_bound = false) {
     scheduler_ = scheduler;
     pending_ = pending;
     target_ = target;
     pods_ = pods;
+    keep_bound_ = keep_bound;
     bind_ns_ = std::vector<std::atomic<Clock::rep>>(static_cast<size_t>(target));
   }
 
+  // The pods bound since the last call, in the order they were bound. Once a pod is returned, the
+  // binder no longer reads its slot of `pending`.
+  std::vector<api::PodPtr> TakeBound() {
+    std::lock_guard lock(kept_mu_);
+    return std::exchange(kept_, {});
+  }
+
   framework::Status Bind(framework::CycleState&, const api::Pod& pod, const std::string&) override {
-    const std::string& name = pod.meta.name;
-    size_t index = 0;
-    const char* digits = name.data() + kMeasuredPrefix.size();
-    if (name.rfind(kMeasuredPrefix, 0) != 0 ||
-        std::from_chars(digits, name.data() + name.size(), index).ec != std::errc() ||
-        index >= pending_->size()) {
+    const std::optional<size_t> index = MeasuredIndex(pod.meta.name);
+    if (!index || *index >= pending_->size()) {
       std::fprintf(stderr, "binder got a pod it did not create: %s\n", pod.Key().c_str());
       std::abort();
     }
     auto bound = std::make_shared<const api::Pod>(pod);
-    scheduler_->OnPodUpdate((*pending_)[index], bound);
+    scheduler_->OnPodUpdate((*pending_)[*index], bound);
     if (pods_ != nullptr) pods_->Upsert(bound);
+    if (keep_bound_) {
+      std::lock_guard lock(kept_mu_);
+      kept_.push_back(bound);
+    }
     const int n = bound_.fetch_add(1);
     const Clock::rep now = Clock::now().time_since_epoch().count();
     if (n < target_) bind_ns_[static_cast<size_t>(n)].store(now);
@@ -244,6 +312,9 @@ class InstantBinder : public framework::BindPlugin {
   informer::Informer<api::Pod>* pods_ = nullptr;
   std::vector<std::atomic<Clock::rep>> bind_ns_;
   int target_ = 0;
+  bool keep_bound_ = false;
+  std::mutex kept_mu_;
+  std::vector<api::PodPtr> kept_;  // Guarded by kept_mu_.
   std::atomic<int> bound_{0};
   std::atomic<Clock::rep> last_bind_ns_{0};
 };
@@ -485,15 +556,28 @@ api::ResourceSlicePtr MakeDraSlice(int node, const DraShape& shape) {
   return std::make_shared<const api::ResourceSlice>(api::DecodeResourceSlice(slice));
 }
 
-api::DeviceClassPtr MakeDraClass() {
+// scheduler_perf's deviceclass.yaml, or deviceclass-extended-resource.yaml when named after an
+// index, with its extendedResourceName when `extended_resource` is set.
+api::DeviceClassPtr MakeDraClass(const std::string& name,
+                                 const std::optional<std::string>& extended_resource = {}) {
   nlohmann::json device_class = {
       {"apiVersion", "resource.k8s.io/v1"},
       {"kind", "DeviceClass"},
-      {"metadata", {{"name", kDraClass}, {"uid", "uid-test-class"}, {"resourceVersion", "1"}}},
+      {"metadata", {{"name", name}, {"uid", "uid-" + name}, {"resourceVersion", "1"}}},
       {"spec",
        {{"selectors",
          {{{"cel", {{"expression", "device.driver == \"" + std::string(kDraDriver) + "\""}}}}}}}}};
+  if (extended_resource) device_class["spec"]["extendedResourceName"] = *extended_resource;
   return std::make_shared<const api::DeviceClass>(api::DecodeDeviceClass(device_class));
+}
+
+// The extended-resource workloads' class i and the resource pod i asks for.
+std::string ExtendedClass(int i, const DraShape& shape) {
+  return std::string(kDraClass) + "-" + std::to_string(i % shape.classes);
+}
+std::string ExtendedResource(int i, const DraShape& shape) {
+  return shape.implicit ? std::string(api::kDeviceClassResourcePrefix) + ExtendedClass(i, shape)
+                        : "example.com/gpu-" + std::to_string(i % shape.classes);
 }
 
 // The spec of scheduler_perf's resourceclaimtemplate.yaml (resourceclaim.yaml for one request).
@@ -519,18 +603,17 @@ nlohmann::json DraClaim(const std::string& name, const std::string& ns, const Dr
           {"spec", DraClaimSpec(shape)}};
 }
 
-// scheduler_perf's initClaims after its allocResourceClaims step: claim `index` allocated device
-// index / nodes of node index % nodes, with no pod using it.
-nlohmann::json AllocatedDraClaim(int index, int nodes, const DraShape& shape) {
+// `claim` (its one request named `request`) allocated device index / nodes of node index % nodes,
+// as a scheduler before the run would have left it.
+void AllocateDraClaim(nlohmann::json& claim, int index, int nodes, std::string_view request) {
   using nlohmann::json;
-  json claim = DraClaim("test-claim-" + std::to_string(index), "init", shape);
   const int node = index % nodes;
   claim["metadata"]["finalizers"] = {"resource.kubernetes.io/delete-protection"};
   claim["status"] = {
       {"allocation",
        {{"devices",
          {{"results",
-           {{{"request", "req-0"},
+           {{{"request", request},
              {"driver", kDraDriver},
              {"pool", DraPool(node)},
              {"device", DraDevice(index / nodes)}}}}}},
@@ -539,6 +622,13 @@ nlohmann::json AllocatedDraClaim(int index, int nodes, const DraShape& shape) {
            {{{"matchFields",
               {{{"key", "metadata.name"}, {"operator", "In"}, {"values", {NodeName(node)}}}}}}}}}},
         {"allocationTimestamp", "2026-01-01T00:00:00Z"}}}};
+}
+
+// scheduler_perf's initClaims after its allocResourceClaims step: claim `index` allocated device
+// index / nodes of node index % nodes, with no pod using it.
+nlohmann::json AllocatedDraClaim(int index, int nodes, const DraShape& shape) {
+  nlohmann::json claim = DraClaim("test-claim-" + std::to_string(index), "init", shape);
+  AllocateDraClaim(claim, index, nodes, "req-0");
   return claim;
 }
 
@@ -562,6 +652,62 @@ api::PodPtr MakeDraPod(const std::string& name, const std::string& ns, const Dra
                                            {"uid", pod.meta.uid},
                                            {"controller", true},
                                            {"blockOwnerDeletion", true}}};
+  claims.Create(std::move(claim));
+  return b.Build();
+}
+
+// A pod of scheduler_perf's pod-with-extended-resource.yaml: one container asking for one unit
+// of extended resource `index` and nothing else.
+api::PodPtr MakeExtendedResourcePod(const std::string& name, const std::string& ns, int index,
+                                    const DraShape& shape, const std::string& node = "") {
+  PodBuilder b(name, ns);
+  b.Container("", "", {{ExtendedResource(index, shape), "1"}});
+  if (!node.empty()) b.Node(node);
+  return b.Build();
+}
+
+// initPods' pod `index` bound to node index % nodes, with the claim a scheduler's PreBind made
+// for its extended resource (owned by the pod, annotated as such, one request per container as
+// DynamicResources names them) allocated device index / nodes there, reserved for the pod and
+// named in the pod's status.
+api::PodPtr MakeBoundExtendedResourcePod(int index, int nodes, const DraShape& shape,
+                                         ClaimWritingClient& claims) {
+  using nlohmann::json;
+  const std::string name = "x-" + std::to_string(index);
+  const std::string ns = "init";
+  const std::string claim_name = name + "-extended-resources-0";
+  const std::string request = "container-0-request-0";
+  PodBuilder b(name, ns);
+  b.Container("", "", {{ExtendedResource(index, shape), "1"}});
+  b.Node(NodeName(index % nodes));
+  api::Pod& pod = b.pod();
+  pod.status.extended_resource_claim_status = api::PodExtendedResourceClaimStatus{
+      {{pod.spec.containers[0].name, ExtendedResource(index, shape), request}}, claim_name};
+  json claim = {
+      {"apiVersion", "resource.k8s.io/v1"},
+      {"kind", "ResourceClaim"},
+      {"metadata",
+       {{"name", claim_name},
+        {"namespace", ns},
+        {"uid", "uid-" + ns + "-" + claim_name},
+        {"annotations",
+         {{std::string(plugins::dynamicresources::kExtendedResourceClaimAnnotation), "true"}}},
+        {"ownerReferences",
+         {{{"apiVersion", "v1"},
+           {"kind", "Pod"},
+           {"name", name},
+           {"uid", pod.meta.uid},
+           {"controller", true}}}}}},
+      {"spec",
+       {{"devices",
+         {{"requests",
+           {{{"name", request},
+             {"exactly",
+              {{"deviceClassName", ExtendedClass(index, shape)},
+               {"allocationMode", "ExactCount"},
+               {"count", 1}}}}}}}}}}};
+  AllocateDraClaim(claim, index, nodes, request);
+  claim["status"]["reservedFor"] = {{{"resource", "pods"}, {"name", name}, {"uid", pod.meta.uid}}};
   claims.Create(std::move(claim));
   return b.Build();
 }
@@ -612,7 +758,8 @@ struct Result {
   uint64_t churn_ops = 0;
   int victims = 0;  // Pods preemption evicted.
   int gang_size = 0;
-  Percentiles gang_ms;  // Per group: its last pod created to its last pod bound.
+  int steady_pending = 0;  // Measured pods kept pending at a time, if a steady state.
+  Percentiles gang_ms;     // Per group: its last pod created to its last pod bound.
 };
 
 // Recreates objects at a steady rate while the measured pods are scheduled, cycling through: add
@@ -672,14 +819,14 @@ class Churner {
   std::jthread thread_;
 };
 
-// Every measured pod's claim allocated on the pod's node and reserved for the pod, and no device
-// given twice (counting the claims allocated before the run).
-bool CheckDraAllocations(const Workload& w, const std::vector<api::PodPtr>& measured,
-                         scheduler::Scheduler& sched, informer::SharedInformerFactory& informers) {
-  const auto& claims = informers.For<api::ResourceClaim>().store();
+// No device allocated twice among the claims in `claims`; counts the allocated claims.
+bool CheckDevicesOnce(const Workload& w, const informer::Store<api::ResourceClaim>& claims,
+                      int* allocated) {
   std::set<std::string> devices;
+  *allocated = 0;
   for (const api::ResourceClaimPtr& claim : claims.List()) {
     if (!claim->status.allocation) continue;
+    ++*allocated;
     for (const auto& result : claim->status.allocation->results) {
       if (!devices.insert(result.pool + "/" + result.device).second) {
         std::fprintf(stderr, "%s: device %s/%s allocated twice\n", w.name, result.pool.c_str(),
@@ -688,22 +835,48 @@ bool CheckDraAllocations(const Workload& w, const std::vector<api::PodPtr>& meas
       }
     }
   }
+  return true;
+}
+
+// The claim the pod's status names: its claim from the template, or the one PreBind made for its
+// extended resources (which the client remembers from the pod status patch).
+std::string PodClaimName(const Workload& w, const api::Pod& pod, const ClaimWritingClient& client) {
+  if (w.kind == Kind::kDRAExtendedResource) return client.ExtendedClaimName(pod.Key());
+  return *pod.status.resource_claim_statuses[0].resource_claim_name;
+}
+
+// The pod's claim allocated on `node` (all its requests) and reserved for the pod.
+bool CheckPodClaim(const Workload& w, const api::Pod& pod, const std::string& node,
+                   const informer::Store<api::ResourceClaim>& claims,
+                   const ClaimWritingClient& client) {
+  const size_t requests =
+      w.kind == Kind::kDRAExtendedResource ? 1 : static_cast<size_t>(w.dra.requests);
+  const std::string key = pod.meta.namespace_ + "/" + PodClaimName(w, pod, client);
+  api::ResourceClaimPtr claim = claims.Get(key);
+  const bool ok = claim != nullptr && claim->status.allocation &&
+                  claim->status.allocation->results.size() == requests &&
+                  claim->status.allocation->node_selector &&
+                  claim->status.allocation->node_selector->Matches(api::Labels(), node) &&
+                  claim->status.reserved_for.size() == 1 &&
+                  claim->status.reserved_for[0].uid == pod.meta.uid;
+  if (!ok) {
+    std::fprintf(stderr, "%s: claim %s of pod %s on node \"%s\" is not allocated there for it\n",
+                 w.name, key.c_str(), pod.Key().c_str(), node.c_str());
+  }
+  return ok;
+}
+
+// Every measured pod's claim allocated on the pod's node and reserved for the pod, and no device
+// given twice (counting the claims allocated before the run).
+bool CheckDraAllocations(const Workload& w, const std::vector<api::PodPtr>& measured,
+                         scheduler::Scheduler& sched, informer::SharedInformerFactory& informers,
+                         const ClaimWritingClient& client) {
+  const auto& claims = informers.For<api::ResourceClaim>().store();
+  int allocated = 0;
+  if (!CheckDevicesOnce(w, claims, &allocated)) return false;
   for (const api::PodPtr& pod : measured) {
     auto cached = sched.cache().GetPod(pod->meta.uid);
-    const std::string node = cached ? cached->spec.node_name : "";
-    const std::string key =
-        pod->meta.namespace_ + "/" + *pod->status.resource_claim_statuses[0].resource_claim_name;
-    api::ResourceClaimPtr claim = claims.Get(key);
-    const bool ok =
-        claim != nullptr && claim->status.allocation &&
-        claim->status.allocation->results.size() == static_cast<size_t>(w.dra.requests) &&
-        claim->status.allocation->node_selector &&
-        claim->status.allocation->node_selector->Matches(api::Labels(), node) &&
-        claim->status.reserved_for.size() == 1 &&
-        claim->status.reserved_for[0].uid == pod->meta.uid;
-    if (!ok) {
-      std::fprintf(stderr, "%s: claim %s of pod %s on node \"%s\" is not allocated there for it\n",
-                   w.name, key.c_str(), pod->Key().c_str(), node.c_str());
+    if (!CheckPodClaim(w, *pod, cached ? cached->spec.node_name : "", claims, client)) {
       return false;
     }
   }
@@ -717,12 +890,16 @@ bool Available(const Workload& w, const framework::runtime::Registry& registry) 
 // Returns false when the run did not finish (pods stuck), after saying why.
 bool Run(const Workload& w, const Flags& flags, Result* out) {
   const int num_nodes = flags.nodes.value_or(w.nodes);
-  const bool dra = w.kind == Kind::kDRA;
+  const bool extended = w.kind == Kind::kDRAExtendedResource;
+  const bool dra = w.kind == Kind::kDRA || extended;
+  const bool steady = w.kind == Kind::kDRA && w.dra.steady_pending > 0;
   // DRA workloads fill a share of the nodes' devices, so their sizes follow the node count.
   auto scaled = [&](int count) {
     return dra ? static_cast<int>(static_cast<int64_t>(count) * num_nodes / w.nodes) : count;
   };
-  const int num_existing = flags.existing_pods.value_or(scaled(w.existing_pods));
+  const int num_existing = flags.existing_pods.value_or(
+      w.dra.free_devices > 0 ? num_nodes * w.dra.devices_per_node - w.dra.free_devices
+                             : scaled(w.existing_pods));
   const int num_measured = flags.pods.value_or(scaled(w.pods));
   out->name = w.name;
   out->nodes = num_nodes;
@@ -760,12 +937,14 @@ bool Run(const Workload& w, const Flags& flags, Result* out) {
   const bool gang = w.kind == Kind::kGang;
   out->gang_size = w.gang_size;
   std::vector<api::PodPtr> measured;
-  // Reserved up front so its growth does not count as scheduler memory.
+  // Reserved up front so its growth does not count as scheduler memory. In a steady state, a
+  // pod's slot is filled when it is created and emptied when it is deleted.
   measured.reserve(num_measured);
+  if (steady) measured.resize(num_measured);
   // Coscheduling counts a gang's pods from the pod informer, which no apiserver feeds here.
   auto& pod_informer =
       sched.FrameworkFor(cfg.profiles[0].scheduler_name)->SharedInformerFactory().Pods();
-  binder->Attach(&sched, &measured, num_measured, gang ? &pod_informer : nullptr);
+  binder->Attach(&sched, &measured, num_measured, gang ? &pod_informer : nullptr, steady);
   std::mt19937_64 rng(flags.seed);
 
   int64_t heap = HeapInUse();
@@ -784,13 +963,23 @@ bool Run(const Workload& w, const Flags& flags, Result* out) {
   }
   if (dra) {
     claim_client->Attach(&informers.For<api::ResourceClaim>());
-    informers.For<api::DeviceClass>().Upsert(MakeDraClass());
+    if (extended) {
+      for (int c = 0; c < w.dra.classes; c++) {
+        informers.For<api::DeviceClass>().Upsert(MakeDraClass(
+            ExtendedClass(c, w.dra),
+            w.dra.implicit ? std::nullopt : std::optional(ExtendedResource(c, w.dra))));
+      }
+    } else {
+      informers.For<api::DeviceClass>().Upsert(MakeDraClass(std::string(kDraClass)));
+    }
     for (int i = 0; i < num_nodes; i++) {
       informers.For<api::ResourceSlice>().Upsert(MakeDraSlice(i, w.dra));
     }
-    if (num_existing > num_nodes * w.dra.devices_per_node) {
-      std::fprintf(stderr, "%s: %d allocated claims do not fit %d devices\n", w.name, num_existing,
-                   num_nodes * w.dra.devices_per_node);
+    // Extended-resource pods, existing and measured, each take a device for good.
+    const int64_t wanted = num_existing + (extended ? int64_t{num_measured} : 0);
+    if (wanted > int64_t{num_nodes} * w.dra.devices_per_node || num_existing < 0) {
+      std::fprintf(stderr, "%s: %lld devices wanted, %d exist\n", w.name,
+                   static_cast<long long>(wanted), num_nodes * w.dra.devices_per_node);
       return false;
     }
   }
@@ -810,7 +999,11 @@ bool Run(const Workload& w, const Flags& flags, Result* out) {
     if (existing_kind != Kind::kNodeAffinity || n % kZones < 2) allowed.push_back(n);
   }
   for (int i = 0; i < num_existing && dra; i++) {
-    claim_client->Create(AllocatedDraClaim(i, num_nodes, w.dra));
+    if (extended) {
+      sched.OnPodAdd(MakeBoundExtendedResourcePod(i, num_nodes, w.dra, *claim_client));
+    } else {
+      claim_client->Create(AllocatedDraClaim(i, num_nodes, w.dra));
+    }
   }
   for (int i = 0; i < num_existing && !allowed.empty() && !dra; i++) {
     const std::string name = "x-" + std::to_string(i);
@@ -829,23 +1022,35 @@ bool Run(const Workload& w, const Flags& flags, Result* out) {
   out->bytes_per_pod = num_existing ? (HeapInUse() - heap) / num_existing : 0;
 
   // Measured pods all wait in the queue before the first cycle, as after a burst of creations;
-  // gangs' pods reach the scheduler a group at a time during the run.
+  // gangs' pods reach the scheduler a group at a time during the run, and in a steady state only
+  // the first few are created before it.
   heap = HeapInUse();
   const Kind measured_kind = unschedulable || w.kind == Kind::kMixedChurn ? Kind::kBasic : w.kind;
-  for (int i = 0; i < num_measured; i++) {
+  auto make_measured = [&](int i) {
     const std::string name = std::string(kMeasuredPrefix) + std::to_string(i);
+    return preemption ? MakeHighPriorityPod(name)
+           : extended ? MakeExtendedResourcePod(name, "test", i, w.dra)
+           : dra      ? MakeDraPod(name, "test", w.dra, *claim_client)
+                      : MakePod(measured_kind, name, "sched-1");
+  };
+  const int initially = steady ? std::min(w.dra.steady_pending, num_measured) : num_measured;
+  for (int i = 0; i < initially; i++) {
     if (gang) {
-      measured.push_back(MakeGangPod(name, "g-" + std::to_string(i / w.gang_size)));
+      measured.push_back(MakeGangPod(std::string(kMeasuredPrefix) + std::to_string(i),
+                                     "g-" + std::to_string(i / w.gang_size)));
       continue;
     }
-    measured.push_back(preemption ? MakeHighPriorityPod(name)
-                       : dra      ? MakeDraPod(name, "test", w.dra, *claim_client)
-                                  : MakePod(measured_kind, name, "sched-1"));
-    if (volumes) AddBoundClaim(w.kind, *measured.back(), informers);
-    sched.OnPodAdd(measured.back());
+    api::PodPtr pod = make_measured(i);
+    if (volumes) AddBoundClaim(w.kind, *pod, informers);
+    if (steady) {
+      measured[i] = pod;
+    } else {
+      measured.push_back(pod);
+    }
+    sched.OnPodAdd(pod);
     if (unschedulable) sched.OnPodAdd(MakeHugePod("u-" + std::to_string(i)));
   }
-  const int queued = gang ? 0 : num_measured * (unschedulable ? 2 : 1);
+  const int queued = gang ? 0 : initially * (unschedulable ? 2 : 1);
   out->bytes_per_pending_pod = queued ? (HeapInUse() - heap) / queued : 0;
 
   // Backoff flushing as in production: pods a cluster event moved to backoffQ come back.
@@ -881,13 +1086,45 @@ bool Run(const Workload& w, const Flags& flags, Result* out) {
   });
   bool finished = true;
   int last_bound = 0;
-  // Gangs: how many measured pods the scheduler has been given, and when each group's last was.
-  int created = gang ? 0 : num_measured;
+  // Gangs and steady states: how many measured pods the scheduler has been given; for gangs,
+  // when each group's last was.
+  int created = gang ? 0 : initially;
+  const auto& claim_store = informers.For<api::ResourceClaim>().store();
+  // A steady state's bound pod goes as the pod informer would report its deletion, then its claim
+  // as the resourceclaim controller and garbage collector would remove it (freeing its device),
+  // and a new pod with a new claim takes its place. False if the pod's claim was not right.
+  auto replace_bound = [&](const api::PodPtr& done) {
+    if (!CheckPodClaim(w, *done, done->spec.node_name, claim_store, *claim_client)) return false;
+    sched.OnPodDelete(done);
+    const std::string claim = done->meta.namespace_ + "/" + PodClaimName(w, *done, *claim_client);
+    if (!claim_client->Remove(claim)) {
+      std::fprintf(stderr, "%s: claim %s of bound pod %s is gone\n", w.name, claim.c_str(),
+                   done->Key().c_str());
+      return false;
+    }
+    measured[*MeasuredIndex(done->meta.name)] = nullptr;
+    if (created < num_measured) {
+      measured[created] = make_measured(created);
+      sched.OnPodAdd(measured[created]);
+      created++;
+    }
+    return true;
+  };
   std::vector<Clock::time_point> group_created;
   auto& groups = sched.FrameworkFor(cfg.profiles[0].scheduler_name)
                      ->SharedInformerFactory()
                      .For<api::PodGroup>();
   for (;;) {
+    if (steady) {
+      bool replaced = true;
+      for (const api::PodPtr& done : binder->TakeBound()) {
+        if (!(replaced = replace_bound(done))) break;
+      }
+      if (!replaced) {
+        finished = false;
+        break;
+      }
+    }
     const int in_flight = sched.InFlightBindings();
     const int bound = binder->bound();
     if (gang && bound == created && created < num_measured) {
@@ -909,10 +1146,20 @@ bool Run(const Workload& w, const Flags& flags, Result* out) {
       std::fprintf(stderr, "%s: stuck at %d of %d pods bound (%llu failed attempts)\n", w.name,
                    bound, num_measured,
                    static_cast<unsigned long long>(stats.unschedulable.load()));
+      if (steady) {
+        const auto pending = sched.queue().PendingPods();
+        std::fprintf(stderr,
+                     "%s: steady state: %d pods created, %zu active, %zu backing off, %zu "
+                     "unschedulable; a deleted pod's device is free again only once its claim's "
+                     "deletion reached the claim informer\n",
+                     w.name, created, pending.active, pending.backoff, pending.unschedulable);
+      }
       finished = false;
       break;
     }
-    if (created - bound - in_flight <= 0) {
+    // A steady state's pods may wait for a device another pod's deletion frees, which this loop
+    // does, so it must not block in Pop while none is active.
+    if (steady || created - bound - in_flight <= 0) {
       const size_t active = sched.queue().PendingPods().active;
       if (bound >= num_measured && (!unschedulable || active == 0)) break;
       if (active == 0) {
@@ -944,7 +1191,12 @@ bool Run(const Workload& w, const Flags& flags, Result* out) {
   // The numbers only count if the scheduler did the job: every measured pod confirmed in the
   // cache on a node its constraints allow.
   while (sched.InFlightBindings() > 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  for (const auto& pod : finished ? measured : std::vector<api::PodPtr>{}) {
+  for (const api::PodPtr& done :
+       steady&& finished ? binder->TakeBound() : std::vector<api::PodPtr>{}) {
+    if (!replace_bound(done)) finished = false;
+  }
+  // A steady state's pods are deleted as they are bound; each was checked then.
+  for (const auto& pod : finished && !steady ? measured : std::vector<api::PodPtr>{}) {
     auto cached = sched.cache().GetPod(pod->meta.uid);
     const std::string node = cached ? cached->spec.node_name : "";
     int index = -1;
@@ -957,7 +1209,19 @@ bool Run(const Workload& w, const Flags& flags, Result* out) {
       break;
     }
   }
-  if (dra && finished && !CheckDraAllocations(w, measured, sched, informers)) finished = false;
+  if (dra && finished && !steady &&
+      !CheckDraAllocations(w, measured, sched, informers, *claim_client)) {
+    finished = false;
+  }
+  // With every measured pod and claim gone, only the claims allocated before the run are left.
+  int allocated = 0;
+  if (steady && finished && !CheckDevicesOnce(w, claim_store, &allocated)) finished = false;
+  if (steady && finished && allocated != num_existing) {
+    std::fprintf(stderr, "%s: %d claims allocated after the run, expected the %d made before it\n",
+                 w.name, allocated, num_existing);
+    finished = false;
+  }
+  out->steady_pending = steady ? w.dra.steady_pending : 0;
   out->victims = evictor->deleted();
   if (gang && finished) {
     std::vector<double> ms;
@@ -1007,6 +1271,7 @@ void PrintJson(const Result& r) {
   if (r.victims) j["victims"] = r.victims;
   j["attempt_records"] = r.attempt_records;
   j["attempt_record_bytes"] = r.attempt_record_bytes;
+  if (r.steady_pending) j["steady_state_pending_pods"] = r.steady_pending;
   if (r.gang_size) {
     j["gang_size"] = r.gang_size;
     j["group_created_to_bound_ms"] = PercentilesJson(r.gang_ms);
@@ -1039,6 +1304,12 @@ void PrintRow(const Result& r) {
                 static_cast<unsigned long long>(r.churn_ops));
   }
   if (r.victims) std::printf("%-44s preemption: %d pods evicted\n", "", r.victims);
+  if (r.steady_pending) {
+    std::printf(
+        "%-44s steady state: %d pods pending at a time, each bound one deleted and "
+        "replaced\n",
+        "", r.steady_pending);
+  }
   if (r.attempt_records) {
     std::printf("%-44s explain: last attempts of %zu pending pods held in %.1f MiB\n", "",
                 r.attempt_records, static_cast<double>(r.attempt_record_bytes) / 1048576.0);
