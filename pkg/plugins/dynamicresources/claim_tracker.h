@@ -89,13 +89,6 @@ class ClaimTracker {
   // Bumped whenever an allocation appears or disappears; for tests and caches.
   uint64_t revision() const;
 
-  // Why the informer skipped the claim "namespace/name" (its decoder's error, naming the field);
-  // empty when it did not. A good version of the claim clears it.
-  std::string DecodeError(const std::string& key) const;
-  void RecordDecodeError(const std::string& key, std::string error);
-  // The most malformed claims remembered; beyond it the oldest is forgotten.
-  static constexpr size_t kMaxDecodeErrors = 1024;
-
  private:
   struct InFlight {
     api::ResourceClaimPtr claim;
@@ -113,8 +106,6 @@ class ClaimTracker {
   std::unordered_map<std::string, api::ResourceClaimPtr> written_;
   std::unordered_map<std::string, InFlight> in_flight_;
   uint64_t revision_ = 0;
-  std::map<std::string, std::string> decode_errors_;
-  std::vector<std::string> decode_error_order_;
 
   // Guarded by mu_ (mutable: GatherAllocatedState maintains them).
   // The allocations of the informer's claims that had no written version, as of the last build.
