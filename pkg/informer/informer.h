@@ -40,6 +40,9 @@ struct EventHandler {
 // The object is skipped; the store keeps the last good version it had, if any.
 using DecodeErrorHandler =
     std::function<void(const nlohmann::json& object, const std::string& error)>;
+// Reports a watched delete of an object the store does not hold (its decoder rejected every
+// version the informer saw, so no handler ever had it): the object as the apiserver sent it.
+using UnstoredDeleteHandler = std::function<void(const nlohmann::json& object)>;
 
 // What the factory, /readyz and metrics need of an informer of any type.
 class InformerBase {
@@ -111,6 +114,10 @@ class Informer : public InformerBase, private ListWatchSink {
     std::lock_guard lock(dispatch_mu_);
     decode_error_handler_ = std::move(handler);
   }
+  void SetUnstoredDeleteHandler(UnstoredDeleteHandler handler) {
+    std::lock_guard lock(dispatch_mu_);
+    unstored_delete_handler_ = std::move(handler);
+  }
 
   void Start() override {
     if (has_client_) reflector_.Start();
@@ -132,6 +139,11 @@ class Informer : public InformerBase, private ListWatchSink {
   void Remove(const std::string& key) {
     std::lock_guard lock(dispatch_mu_);
     Deleted(key, nullptr);
+  }
+  // For a client-less informer: an object as a watch event brings it, decoded (or reported as
+  // malformed) exactly as the reflector's events are.
+  void InjectWatchEvent(client::WatchEventType type, const nlohmann::json& object) {
+    WatchEvent(type, object);
   }
 
   Store<T>& store() { return store_; }
@@ -254,7 +266,9 @@ class Informer : public InformerBase, private ListWatchSink {
         final_state = std::make_shared<const T>(decoder_(object));
       } catch (const std::exception&) {
       }
-      Deleted(KeyOf(object), final_state);
+      if (!Deleted(KeyOf(object), final_state) && unstored_delete_handler_) {
+        unstored_delete_handler_(object);
+      }
       return;
     }
     auto decoded = Decode(object);
@@ -305,14 +319,15 @@ class Informer : public InformerBase, private ListWatchSink {
     }
   }
 
-  // A watched delete; handlers get `final_state`, or the stored object when it is null. Called
-  // with dispatch_mu_ held.
-  void Deleted(const std::string& key, const Ptr& final_state) {
+  // A watched delete; handlers get `final_state`, or the stored object when it is null. False
+  // when the store did not hold the object. Called with dispatch_mu_ held.
+  bool Deleted(const std::string& key, const Ptr& final_state) {
     Ptr old = store_.Remove(key);
-    if (!old) return;
+    if (!old) return false;
     for (auto& h : handlers_) {
       if (h.on_delete) h.on_delete(final_state ? final_state : old);
     }
+    return true;
   }
 
   Decoder decoder_;
@@ -322,6 +337,7 @@ class Informer : public InformerBase, private ListWatchSink {
   std::mutex dispatch_mu_;
   std::vector<EventHandler<T>> handlers_;
   DecodeErrorHandler decode_error_handler_;
+  UnstoredDeleteHandler unstored_delete_handler_;
   // Guarded by dispatch_mu_.
   std::optional<bool> served_;
   std::vector<std::function<void(bool)>> served_handlers_;

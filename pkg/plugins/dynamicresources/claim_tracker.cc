@@ -50,15 +50,6 @@ std::shared_ptr<ClaimTracker> ClaimTracker::For(informer::SharedInformerFactory&
       if (auto t = weak.lock()) t->Deleted(claim);
     };
     informer.AddEventHandler(std::move(handler));
-    informer.SetDecodeErrorHandler([weak](const nlohmann::json& object, const std::string& error) {
-      auto t = weak.lock();
-      const nlohmann::json* meta =
-          object.is_object() && object.contains("metadata") ? &object["metadata"] : nullptr;
-      if (t == nullptr || meta == nullptr || !meta->is_object()) return;
-      const std::string ns = meta->value("namespace", "");
-      const std::string name = meta->value("name", "");
-      if (!name.empty()) t->RecordDecodeError(ns + "/" + name, error);
-    });
   }
   return tracker;
 }
@@ -252,30 +243,9 @@ uint64_t ClaimTracker::revision() const {
   return revision_;
 }
 
-std::string ClaimTracker::DecodeError(const std::string& key) const {
-  std::lock_guard lock(mu_);
-  auto it = decode_errors_.find(key);
-  return it == decode_errors_.end() ? std::string() : it->second;
-}
-
-void ClaimTracker::RecordDecodeError(const std::string& key, std::string error) {
-  std::lock_guard lock(mu_);
-  if (decode_errors_.insert_or_assign(key, std::move(error)).second) {
-    decode_error_order_.push_back(key);
-  }
-  // Bounded: a flood of malformed claims cannot grow the scheduler without limit.
-  while (decode_errors_.size() > kMaxDecodeErrors && !decode_error_order_.empty()) {
-    decode_errors_.erase(decode_error_order_.front());
-    decode_error_order_.erase(decode_error_order_.begin());
-  }
-}
-
 void ClaimTracker::Stored(const api::ResourceClaimPtr& claim) {
   const std::string key = claim->meta.Key();
   std::lock_guard lock(mu_);
-  if (decode_errors_.erase(key) > 0) {
-    std::erase(decode_error_order_, key);
-  }
   if (auto counted = base_claims_.find(key); counted != base_claims_.end()) {
     // The base stays right while the claim keeps the allocation it counted.
     if (!claim->status.allocation ||

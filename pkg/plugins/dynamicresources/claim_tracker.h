@@ -91,13 +91,6 @@ class ClaimTracker {
   // Bumped whenever an allocation appears or disappears; for tests and caches.
   uint64_t revision() const;
 
-  // Why the informer skipped the claim "namespace/name" (its decoder's error, naming the field);
-  // empty when it did not. A good version of the claim clears it.
-  std::string DecodeError(const std::string& key) const;
-  void RecordDecodeError(const std::string& key, std::string error);
-  // The most malformed claims remembered; beyond it the oldest is forgotten.
-  static constexpr size_t kMaxDecodeErrors = 1024;
-
  private:
   struct InFlight {
     api::ResourceClaimPtr claim;
@@ -121,8 +114,6 @@ class ClaimTracker {
   // Claims made for pods' extended resources, by key: their owner's UID; and by owner: their keys.
   std::unordered_map<std::string, std::string> extended_owner_;
   std::unordered_map<std::string, std::set<std::string>> extended_by_owner_;
-  std::map<std::string, std::string> decode_errors_;
-  std::vector<std::string> decode_error_order_;
 
   // Guarded by mu_ (mutable: GatherAllocatedState maintains them).
   // The allocations of the informer's claims that had no written version, as of the last build.

@@ -163,6 +163,7 @@ DynamicResources::DynamicResources(Args args, framework::Handle& handle)
     : args_(args),
       handle_(handle),
       tracker_(ClaimTracker::For(handle.SharedInformerFactory())),
+      malformed_(MalformedObjects::For(handle.SharedInformerFactory())),
       classes_(handle.SharedInformerFactory().ListerFor<api::DeviceClass>()),
       inventory_(std::make_shared<InventoryCache>(handle.SharedInformerFactory(), evaluator_)) {}
 
@@ -177,7 +178,8 @@ std::optional<std::string> DynamicResources::ClaimsOf(
     api::ResourceClaimPtr claim = tracker_->Get(pod.meta.namespace_, *name.name);
     if (claim == nullptr) {
       const std::string key = pod.meta.namespace_ + "/" + *name.name;
-      if (std::string error = tracker_->DecodeError(key); !error.empty()) {
+      if (std::string error = malformed_->Error(MalformedObjects::Kind::kClaim, key);
+          !error.empty()) {
         if (malformed != nullptr) *malformed = true;
         return "ResourceClaim " + key + " cannot be read: " + error;
       }
@@ -293,9 +295,13 @@ Status DynamicResources::PreFilter(framework::CycleState& state, const api::Pod&
       }
       api::DeviceClassPtr device_class = classes_.Get(class_name);
       if (device_class == nullptr) {
-        std::string reason = "request " + request_name;
-        reason += ": device class " + class_name + " does not exist";
-        return Status::Unresolvable(std::move(reason));
+        std::string reason = "request " + request_name + ": device class " + class_name;
+        // Served by the apiserver but skipped by the informer: say why rather than "missing".
+        if (std::string error = malformed_->Error(MalformedObjects::Kind::kClass, class_name);
+            !error.empty()) {
+          return Status::Unresolvable(reason + " cannot be read: " + error);
+        }
+        return Status::Unresolvable(reason + " does not exist");
       }
       if (!device_class->unsupported_fields.empty()) {
         return Status::Unresolvable("device class " + class_name + " uses " +
@@ -412,10 +418,8 @@ Status DynamicResources::Filter(const framework::CycleState& state, const api::P
 
   std::vector<api::AllocationResult> allocations;
   bool decided = false;
-  // The reason of nearly every node a pod's claims do not fit, made once.
-  static const framework::FixedReasons kCannot{std::string(kCannotAllocateAllClaims)};
-  auto not_fitting = [](const std::string& message) {
-    return message.empty() || message == kCannotAllocateAllClaims ? Status::Unresolvable(kCannot)
+  auto not_fitting = [&](const std::string& message) {
+    return message.empty() || message == kCannotAllocateAllClaims ? CannotAllocate(node)
                                                                   : Status::Unresolvable(message);
   };
   if (s->allocator != nullptr) {
@@ -473,9 +477,7 @@ Status DynamicResources::Filter(const framework::CycleState& state, const api::P
           return Status::Error(outcome.message);
       }
       decided = options.decide_only;
-      if (!decided && outcome.results.size() != claims->size()) {
-        return Status::Unresolvable(kCannot);
-      }
+      if (!decided && outcome.results.size() != claims->size()) return CannotAllocate(node);
       allocations = std::move(outcome.results);
     }
   }
@@ -490,6 +492,16 @@ Status DynamicResources::Filter(const framework::CycleState& state, const api::P
   if (!decided) s->node_allocations[node.Name()] = std::move(allocations);
   if (node_extended) s->node_extended[node.Name()] = std::move(*node_extended);
   return {};
+}
+
+Status DynamicResources::CannotAllocate(const api::Node& node) const {
+  // The reason of nearly every node a pod's claims do not fit, made once.
+  static const framework::FixedReasons kCannot{std::string(kCannotAllocateAllClaims)};
+  // Devices of a slice the informer could not decode are missing from the search; the user is
+  // told which slice and field rather than left to guess. Costs one atomic load when none is.
+  std::string notes = malformed_->SliceNotes(node.Name());
+  if (notes.empty()) return Status::Unresolvable(kCannot);
+  return Status::Unresolvable(std::string(kCannotAllocateAllClaims) + notes);
 }
 
 Status DynamicResources::PostFilter(framework::CycleState& state, const api::Pod& pod,

@@ -32,6 +32,10 @@
 // Not supported (the pod stays Pending and says so): claims or classes with fields of features
 // that are alpha in v1.37 (recorded by the decoders in unsupported_fields); slices with them are
 // left out.
+//
+// A claim, class or slice the informer could not decode is named on the pod with the decoder's
+// error (see MalformedObjects): PreFilter rejects a pod whose claim or class cannot be read, and
+// where the claims do not fit, Filter adds the slices that cannot be read for that node.
 
 #include <chrono>
 #include <cstdint>
@@ -48,6 +52,7 @@
 #include "pkg/informer/lister.h"
 #include "pkg/plugins/dynamicresources/cel_selector_evaluator.h"
 #include "pkg/plugins/dynamicresources/claim_tracker.h"
+#include "pkg/plugins/dynamicresources/malformed_objects.h"
 
 namespace berth::plugins::dynamicresources {
 
@@ -141,15 +146,20 @@ class DynamicResources final : public framework::PreEnqueuePlugin,
       bool* malformed = nullptr) const;
 
   ClaimTracker& tracker() { return *tracker_; }
+  MalformedObjects& malformed() { return *malformed_; }
   // The inventory the next cycle allocates over; for tests.
   std::shared_ptr<const Inventory> inventory();
 
  private:
   // The claim an earlier attempt made for the pod's extended resources, if any.
   api::ResourceClaimPtr ExistingExtendedClaim(const api::Pod& pod) const;
+  // Filter's rejection of a node the claims do not fit: upstream's shared reasons, followed by
+  // the malformed slices whose devices the node might have had, when there are any.
+  framework::Status CannotAllocate(const api::Node& node) const;
   const Args args_;
   framework::Handle& handle_;
   std::shared_ptr<ClaimTracker> tracker_;
+  std::shared_ptr<MalformedObjects> malformed_;
   informer::Lister<api::DeviceClass> classes_;
   CelSelectorEvaluator evaluator_;
   // Slices (with DeviceTaintRules, where the apiserver serves them), classes, and what the

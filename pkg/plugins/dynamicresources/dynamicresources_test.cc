@@ -289,8 +289,8 @@ TEST_F(DynamicResourcesTest, AClaimThatCannotBeDecodedIsReportedOnThePodWithTheF
     error = e.what();
   }
   ASSERT_NE(error, "");
-  // What the informer does with an object its decoder rejects.
-  plugin->tracker().RecordDecodeError("ns/c", error);
+  // As the watch brings it: the informer's decoder rejects it.
+  informers().For<api::ResourceClaim>().InjectWatchEvent(client::WatchEventType::kAdded, bad);
   auto pod = PodWithClaims("p", {ClaimEntry("gpu", "c")});
   EXPECT_TRUE(plugin->PreEnqueue(*pod).IsSuccess());
   CycleState state;
@@ -302,7 +302,7 @@ TEST_F(DynamicResourcesTest, AClaimThatCannotBeDecodedIsReportedOnThePodWithTheF
       << pre.Message();
 
   AddClaim(ClaimJson("c", "gpu"));
-  EXPECT_EQ(plugin->tracker().DecodeError("ns/c"), "");
+  EXPECT_EQ(plugin->malformed().Error(MalformedObjects::Kind::kClaim, "ns/c"), "");
   CycleState again;
   Cycle(*plugin, again, *pod, {AddNode("n1", 1)}, &pre);
   EXPECT_TRUE(pre.IsSuccess()) << pre.Message();
