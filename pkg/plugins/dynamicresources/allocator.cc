@@ -73,8 +73,13 @@ AllocateOutcome Allocator::Allocate(const api::Node& node,
 }
 
 bool Allocator::NodeAllocationState(const api::Node& node, std::string* state, size_t* slot) const {
+  *slot = inventory_->SlotOf(node);
+  return SlotAllocationState(*slot, state);
+}
+
+bool Allocator::SlotAllocationState(size_t slot, std::string* state) const {
   if (!exclusive_only_) return false;
-  const std::vector<Pool>* pools = inventory_->WholeDevicePoolsFor(node, slot);
+  const std::vector<Pool>* pools = inventory_->WholeDevicePoolsAt(slot);
   if (pools == nullptr) return false;
   state->clear();
   for (const Pool& pool : *pools) {

@@ -99,6 +99,8 @@ class Allocator {
   // and claims, equal bytes mean the same outcome. `*slot`: the node's slot in the inventory's
   // decisions().
   bool NodeAllocationState(const api::Node& node, std::string* state, size_t* slot) const;
+  // The same for the node in `slot` (Inventory::SlotOf).
+  bool SlotAllocationState(size_t slot, std::string* state) const;
 
   const std::shared_ptr<const Inventory>& inventory() const { return inventory_; }
 

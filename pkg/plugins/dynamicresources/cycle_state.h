@@ -65,6 +65,9 @@ class State final : public framework::StateData {
     std::shared_ptr<const Allocator> allocator;
     // What the inventory's DecisionMemo compares of claims_to_allocate; set with the allocator.
     std::shared_ptr<const DecisionMemo::Claims> memo_claims;
+    // The plugin's slot of each listed node in the allocator's inventory, by list position; set
+    // with the allocator, valid until the next PreFilter (only Filter reads it).
+    const std::vector<uint32_t>* slot_at = nullptr;
     // Extended resources the pod requests that a DeviceClass serves: resource -> class.
     std::map<std::string, std::string> extended;
     // The claim an earlier attempt made for them (an entry of `claims` when allocated), or null.

@@ -54,6 +54,9 @@ std::string PodGroupKey(const api::Pod& pod) {
   return "";
 }
 
+// slot_at_'s mark of a position without a node.
+constexpr uint32_t kNoSlot = UINT32_MAX;
+
 // The in-memory claim that stands, until PreBind creates it, for the pod's extended resources
 // served from devices.
 api::ResourceClaimPtr InMemoryExtendedClaim(const api::Pod& pod, const std::string& uid,
@@ -223,7 +226,7 @@ Status DynamicResources::PreEnqueue(const api::Pod& pod) {
 }
 
 Status DynamicResources::PreFilter(framework::CycleState& state, const api::Pod& pod,
-                                   const std::vector<framework::NodeInfoPtr>&,
+                                   const std::vector<framework::NodeInfoPtr>& nodes,
                                    framework::PreFilterResult*) {
   // No state is written for a pod without claims: the later extension points read its absence
   // as nothing to do, and most pods are such pods.
@@ -342,8 +345,26 @@ Status DynamicResources::PreFilter(framework::CycleState& state, const api::Pod&
     for (const api::ResourceClaimPtr& claim : s.claims_to_allocate) {
       memo_claims->emplace_back(claim->meta.namespace_, claim->spec);
     }
-    DecisionMemo& decisions = s.allocator->inventory()->decisions();
+    const std::shared_ptr<const Inventory>& inventory = s.allocator->inventory();
+    DecisionMemo& decisions = inventory->decisions();
     s.memo_claims = decisions.Intern(std::move(memo_claims));
+    node_list_.Sync(nodes);
+    const std::vector<framework::NodeInfoPtr>& listed = node_list_.nodes();
+    const bool same_inventory =
+        !slots_of_.owner_before(inventory) && !inventory.owner_before(slots_of_);
+    auto refresh = [&](size_t i) {
+      slot_at_[i] = listed[i]->node() != nullptr
+                        ? static_cast<uint32_t>(inventory->SlotOf(*listed[i]->node()))
+                        : kNoSlot;
+    };
+    if (!same_inventory || slot_at_.size() != listed.size()) {
+      slot_at_.assign(listed.size(), kNoSlot);
+      for (size_t i = 0; i < listed.size(); i++) refresh(i);
+      slots_of_ = inventory;
+    } else {
+      for (size_t i : node_list_.changed_now()) refresh(i);
+    }
+    s.slot_at = &slot_at_;
     if (s.extended_in_memory) {
       // A node that serves none of the extended resources itself (every node, unless a device
       // plugin serves some there) needs devices for all of them, so one claim stands for the
@@ -424,9 +445,6 @@ Status DynamicResources::Filter(const framework::CycleState& state, const api::P
   };
   if (s->allocator != nullptr) {
     AllocateOptions options;
-    if (args_.filter_timeout.count() > 0) {
-      options.deadline = std::chrono::steady_clock::now() + args_.filter_timeout;
-    }
     // Only Score (for firstAvailable) reads a node's allocations before Reserve, which allocates
     // on the chosen node again when Filter only decided; so does the claim of a node's own for
     // extended resources.
@@ -446,8 +464,17 @@ Status DynamicResources::Filter(const framework::CycleState& state, const api::P
     std::string node_state;
     size_t slot = 0;
     DecisionMemo& memo = s->allocator->inventory()->decisions();
-    const bool memoizable = options.decide_only && !claims->empty() &&
-                            s->allocator->NodeAllocationState(node, &node_state, &slot);
+    bool memoizable = options.decide_only && !claims->empty();
+    if (memoizable) {
+      const uint32_t position = node_info.list_index();
+      if (s->slot_at != nullptr && node_list_.Listed(node_info) && position < s->slot_at->size() &&
+          (*s->slot_at)[position] != kNoSlot) {
+        slot = (*s->slot_at)[position];
+        memoizable = s->allocator->SlotAllocationState(slot, &node_state);
+      } else {
+        memoizable = s->allocator->NodeAllocationState(node, &node_state, &slot);
+      }
+    }
     std::optional<DecisionMemo::Decision> remembered;
     if (memoizable) remembered = memo.Find(slot, *memo_claims, node_state);
     if (remembered) {
@@ -456,6 +483,10 @@ Status DynamicResources::Filter(const framework::CycleState& state, const api::P
     } else if (claims->empty()) {
       // Nothing to allocate on this node: its device plugin serves the extended resources.
     } else {
+      // Read the clock only for a search: most nodes are decided by the memo.
+      if (args_.filter_timeout.count() > 0) {
+        options.deadline = std::chrono::steady_clock::now() + args_.filter_timeout;
+      }
       AllocateOutcome outcome = s->allocator->Allocate(node, *claims, options);
       if (memoizable && (outcome.kind == AllocateOutcome::Kind::kAllocated ||
                          outcome.kind == AllocateOutcome::Kind::kUnschedulable)) {

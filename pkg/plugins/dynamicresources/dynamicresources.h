@@ -53,6 +53,7 @@
 #include "pkg/plugins/dynamicresources/cel_selector_evaluator.h"
 #include "pkg/plugins/dynamicresources/claim_tracker.h"
 #include "pkg/plugins/dynamicresources/malformed_objects.h"
+#include "pkg/plugins/helper/node_list_tracker.h"
 
 namespace berth::plugins::dynamicresources {
 
@@ -165,6 +166,14 @@ class DynamicResources final : public framework::PreEnqueuePlugin,
   // Slices (with DeviceTaintRules, where the apiserver serves them), classes, and what the
   // allocator derives from them alone. Declared after evaluator_, which it uses.
   std::shared_ptr<InventoryCache> inventory_;
+
+  // Each node's slot in the inventory's decisions, by its position in the snapshot's node list,
+  // so that Filter finds a node's decision without looking its name up. Written by PreFilter
+  // (the scheduling thread, or a dry run between cycles) for the inventory `slots_of_`; read by
+  // that cycle's Filter calls, on any thread, for NodeInfos node_list_ lists.
+  helper::NodeListTracker node_list_;
+  std::vector<uint32_t> slot_at_;
+  std::weak_ptr<const Inventory> slots_of_;
 };
 
 framework::PluginPtr New(const nlohmann::json& args, framework::Handle& handle);

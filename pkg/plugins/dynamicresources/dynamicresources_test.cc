@@ -446,6 +446,59 @@ TEST_F(DynamicResourcesTest, AnUnchangedNodeKeepsItsDecisionAndAChangedOneIsSear
   EXPECT_EQ(cycle(d, "d"), (Outcome{{"n1", "fits"}, {"n2", kCannot}, {"n3", kCannot}}));
 }
 
+// Filter finds a node's decision by the node's place in the snapshot's list, as PreFilter saw
+// the list: nodes that moved in the list are decided as themselves.
+TEST_F(DynamicResourcesTest, NodesAreDecidedByTheirPlaceInTheListAndMovedNodesAsThemselves) {
+  auto plugin = Plugin();
+  AddNode("n1", 1);
+  AddNode("n2", 1);
+  AddNode("n3", 1);
+  for (const char* claim : {"a", "b", "c", "d"}) AddClaim(ClaimJson(claim, "gpu"));
+  // The snapshot's way: a NodeInfo knows its place in the list it is listed in.
+  auto list = [&](const std::vector<std::string>& names) {
+    std::vector<framework::NodeInfoPtr> nodes;
+    for (const std::string& name : names) {
+      auto info = std::make_shared<NodeInfo>(*handle_.lister().Get(name));
+      info->set_list_index(static_cast<uint32_t>(nodes.size()));
+      nodes.push_back(std::move(info));
+    }
+    return nodes;
+  };
+  auto cycle = [&](CycleState& state, const std::string& claim,
+                   const std::vector<framework::NodeInfoPtr>& nodes) {
+    auto pod = PodWithClaims("p-" + claim, {ClaimEntry("gpu", claim)});
+    framework::PreFilterResult result;
+    Status pre = plugin->PreFilter(state, *pod, nodes, &result);
+    EXPECT_TRUE(pre.IsSuccess()) << pre.Message();
+    std::map<std::string, bool> fits;
+    for (const auto& node : nodes)
+      fits[node->name()] = plugin->Filter(state, *pod, *node).IsSuccess();
+    return fits;
+  };
+  auto hits = [&] { return plugin->inventory()->decisions().hits(); };
+  using Fits = std::map<std::string, bool>;
+
+  auto first = list({"n1", "n2", "n3"});
+  CycleState a;
+  EXPECT_EQ(cycle(a, "a", first), (Fits{{"n1", true}, {"n2", true}, {"n3", true}}));
+  ASSERT_TRUE(
+      plugin->Reserve(a, *PodWithClaims("p-a", {ClaimEntry("gpu", "a")}), "n1").IsSuccess());
+  CycleState b;
+  EXPECT_EQ(cycle(b, "b", first), (Fits{{"n1", false}, {"n2", true}, {"n3", true}}));
+  EXPECT_EQ(hits(), 2u);
+
+  // The list changes order: each node keeps its own decision.
+  auto moved = list({"n3", "n2", "n1"});
+  CycleState c;
+  EXPECT_EQ(cycle(c, "c", moved), (Fits{{"n1", false}, {"n2", true}, {"n3", true}}));
+  EXPECT_EQ(hits(), 5u);
+  // A NodeInfo the list does not hold (a copy, as a preemption dry run makes) is found by name.
+  NodeInfo copy = *moved[2];
+  auto pod = PodWithClaims("p-c", {ClaimEntry("gpu", "c")});
+  EXPECT_FALSE(plugin->Filter(c, *pod, copy).IsSuccess());
+  EXPECT_EQ(hits(), 6u);
+}
+
 // Pods asking for the same extended resource served from devices are decided on an unchanged
 // node by an earlier cycle's decision too, and Reserve allocates the device on the chosen one.
 TEST_F(DynamicResourcesTest, ExtendedResourceDecisionsAreRememberedLikeClaims) {

@@ -69,6 +69,8 @@ Inventory::Inventory(const std::vector<api::DeviceClassPtr>& classes,
       entry.slot = pools_by_node_.size() - 1;
     }
   }
+  by_slot_.resize(pools_by_node_.size());
+  for (const auto& [name, entry] : pools_by_node_) by_slot_[entry.slot] = &entry;
   decisions_ = std::make_unique<DecisionMemo>(pools_by_node_.size() + 1);
   memo_capacity_ = devices_ == 0 ? 0 : std::max<size_t>(1, kMemoBudgetBytes / devices_);
   for (const auto& [name, device_class] : classes_) {
@@ -104,15 +106,22 @@ const std::vector<Pool>* Inventory::PoolsFor(const api::Node& node,
 
 const std::vector<Pool>* Inventory::WholeDevicePoolsFor(const api::Node& node, size_t* slot) const {
   if (!slices_without_node_.empty()) return nullptr;
-  static const std::vector<Pool> kNone;
+  *slot = SlotOf(node);
+  return WholeDevicePoolsAt(*slot);
+}
+
+size_t Inventory::SlotOf(const api::Node& node) const {
   auto pools = pools_by_node_.find(node.Name());
-  if (pools == pools_by_node_.end()) {
-    // Every node without slices has none of the devices, so they share one decision.
-    *slot = pools_by_node_.size();
-    return &kNone;
-  }
-  *slot = pools->second.slot;
-  return pools->second.whole_devices ? &pools->second.pools : nullptr;
+  // Every node without slices has none of the devices, so they share one decision.
+  return pools == pools_by_node_.end() ? pools_by_node_.size() : pools->second.slot;
+}
+
+const std::vector<Pool>* Inventory::WholeDevicePoolsAt(size_t slot) const {
+  if (!slices_without_node_.empty()) return nullptr;
+  static const std::vector<Pool> kNone;
+  if (slot >= by_slot_.size()) return slot == by_slot_.size() ? &kNone : nullptr;
+  const NodePools& entry = *by_slot_[slot];
+  return entry.whole_devices ? &entry.pools : nullptr;
 }
 
 bool Inventory::WholeDevices(const std::vector<Pool>& pools) const {

@@ -109,6 +109,11 @@ class Inventory {
   // shared counters). Null otherwise.
   // `*slot` is then the node's slot in decisions().
   const std::vector<Pool>* WholeDevicePoolsFor(const api::Node& node, size_t* slot) const;
+  // The same by the node's slot (SlotOf), without looking its name up.
+  const std::vector<Pool>* WholeDevicePoolsAt(size_t slot) const;
+  // The node's slot in decisions(): one per node with slices of its own, one shared by all
+  // others.
+  size_t SlotOf(const api::Node& node) const;
 
   // Filter's decisions per node over this inventory (thread-safe).
   DecisionMemo& decisions() const { return *decisions_; }
@@ -168,6 +173,8 @@ class Inventory {
     size_t slot = 0;
   };
   std::unordered_map<std::string, NodePools> pools_by_node_;
+  // pools_by_node_'s entries by slot.
+  std::vector<const NodePools*> by_slot_;
   // The index of each slice's first device in a memo.
   std::unordered_map<const api::ResourceSlice*, size_t> first_device_;
   size_t devices_ = 0;
