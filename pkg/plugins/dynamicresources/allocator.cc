@@ -79,16 +79,13 @@ bool Allocator::NodeAllocationState(const api::Node& node, std::string* state, s
 
 bool Allocator::SlotAllocationState(size_t slot, std::string* state) const {
   if (!exclusive_only_) return false;
-  const std::vector<Pool>* pools = inventory_->WholeDevicePoolsAt(slot);
-  if (pools == nullptr) return false;
+  const Inventory::DeviceRange* begin = nullptr;
+  const Inventory::DeviceRange* end = nullptr;
+  if (!inventory_->WholeDeviceRangesAt(slot, &begin, &end)) return false;
   state->clear();
-  for (const Pool& pool : *pools) {
-    for (size_t s = 0; s < pool.slices_targeting_node.size(); s++) {
-      const size_t first = pool.first_devices[s];
-      const size_t count = pool.slices_targeting_node[s]->spec.devices.size();
-      for (size_t i = first; i < first + count; i++) {
-        state->push_back(exclusive_.Contains(i) ? '1' : '0');
-      }
+  for (const Inventory::DeviceRange* range = begin; range != end; ++range) {
+    for (size_t i = range->first; i < size_t{range->first} + range->count; i++) {
+      state->push_back(exclusive_.Contains(i) ? '1' : '0');
     }
   }
   return true;

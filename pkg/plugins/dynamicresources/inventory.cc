@@ -71,6 +71,21 @@ Inventory::Inventory(const std::vector<api::DeviceClassPtr>& classes,
   }
   by_slot_.resize(pools_by_node_.size());
   for (const auto& [name, entry] : pools_by_node_) by_slot_[entry.slot] = &entry;
+  // The shared slot of nodes without slices comes last, with no devices.
+  for (size_t slot = 0; slot <= by_slot_.size(); slot++) {
+    range_offset_.push_back(static_cast<uint32_t>(ranges_.size()));
+    const std::vector<Pool>* pools = WholeDevicePoolsAt(slot);
+    slot_whole_.push_back(pools != nullptr ? 1 : 0);
+    if (pools == nullptr) continue;
+    for (const Pool& pool : *pools) {
+      for (size_t i = 0; i < pool.slices_targeting_node.size(); i++) {
+        ranges_.push_back(
+            {static_cast<uint32_t>(pool.first_devices[i]),
+             static_cast<uint32_t>(pool.slices_targeting_node[i]->spec.devices.size())});
+      }
+    }
+  }
+  range_offset_.push_back(static_cast<uint32_t>(ranges_.size()));
   decisions_ = std::make_unique<DecisionMemo>(pools_by_node_.size() + 1);
   memo_capacity_ = devices_ == 0 ? 0 : std::max<size_t>(1, kMemoBudgetBytes / devices_);
   for (const auto& [name, device_class] : classes_) {
@@ -108,6 +123,14 @@ const std::vector<Pool>* Inventory::WholeDevicePoolsFor(const api::Node& node, s
   if (!slices_without_node_.empty()) return nullptr;
   *slot = SlotOf(node);
   return WholeDevicePoolsAt(*slot);
+}
+
+bool Inventory::WholeDeviceRangesAt(size_t slot, const DeviceRange** begin,
+                                    const DeviceRange** end) const {
+  if (slot >= slot_whole_.size() || slot_whole_[slot] == 0) return false;
+  *begin = ranges_.data() + range_offset_[slot];
+  *end = ranges_.data() + range_offset_[slot + 1];
+  return true;
 }
 
 size_t Inventory::SlotOf(const api::Node& node) const {

@@ -115,6 +115,16 @@ class Inventory {
   // others.
   size_t SlotOf(const api::Node& node) const;
 
+  // A run of devices by inventory index.
+  struct DeviceRange {
+    uint32_t first = 0;
+    uint32_t count = 0;
+  };
+  // The devices of WholeDevicePoolsAt(slot), in the order a search walks them, as runs of
+  // indices kept in one array (a node's state is read on thousands of nodes per cycle); false
+  // where WholeDevicePoolsAt is null.
+  bool WholeDeviceRangesAt(size_t slot, const DeviceRange** begin, const DeviceRange** end) const;
+
   // Filter's decisions per node over this inventory (thread-safe).
   DecisionMemo& decisions() const { return *decisions_; }
 
@@ -175,6 +185,11 @@ class Inventory {
   std::unordered_map<std::string, NodePools> pools_by_node_;
   // pools_by_node_'s entries by slot.
   std::vector<const NodePools*> by_slot_;
+  // WholeDeviceRangesAt: per slot (and one past the last), where its runs start in ranges_;
+  // per slot, whether it has them.
+  std::vector<uint32_t> range_offset_;
+  std::vector<DeviceRange> ranges_;
+  std::vector<uint8_t> slot_whole_;
   // The index of each slice's first device in a memo.
   std::unordered_map<const api::ResourceSlice*, size_t> first_device_;
   size_t devices_ = 0;
