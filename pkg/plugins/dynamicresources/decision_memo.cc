@@ -29,25 +29,30 @@ std::optional<DecisionMemo::Decision> DecisionMemo::Find(
     size_t slot, const std::shared_ptr<const Claims>& claims, const std::string& state) const {
   if (slot >= size_ || claims == nullptr) return std::nullopt;
   const Slot& entry = slots_[slot];
-  std::optional<Decision> found;
-  {
-    std::lock_guard lock(entry.mu);
-    if (entry.claims == nullptr || entry.state != state) return std::nullopt;
-    if (entry.claims != claims && *entry.claims != *claims) return std::nullopt;
-    found = entry.decision;
-  }
-  hits_.fetch_add(1, std::memory_order_relaxed);
-  return found;
+  std::lock_guard lock(entry.lock);
+  if (entry.claims == nullptr || entry.state != state) return std::nullopt;
+  if (entry.claims != claims && *entry.claims != *claims) return std::nullopt;
+  entry.hits++;
+  return entry.decision;
 }
 
 void DecisionMemo::Remember(size_t slot, std::shared_ptr<const Claims> claims, std::string state,
                             Decision decision) {
   if (slot >= size_ || claims == nullptr) return;
   Slot& entry = slots_[slot];
-  std::lock_guard lock(entry.mu);
+  std::lock_guard lock(entry.lock);
   entry.claims = std::move(claims);
   entry.state = std::move(state);
   entry.decision = std::move(decision);
+}
+
+uint64_t DecisionMemo::hits() const {
+  uint64_t total = 0;
+  for (size_t i = 0; i < size_; i++) {
+    std::lock_guard lock(slots_[i].lock);
+    total += slots_[i].hits;
+  }
+  return total;
 }
 
 }  // namespace berth::plugins::dynamicresources
