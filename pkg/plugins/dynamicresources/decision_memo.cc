@@ -9,19 +9,12 @@ DecisionMemo::DecisionMemo(size_t slots) : size_(slots), slots_(std::make_unique
 
 std::shared_ptr<const DecisionMemo::Claims> DecisionMemo::Intern(
     std::shared_ptr<const Claims> claims) {
-  // A few specs alternate at most (the templates of the pods pending at once); others are simply
-  // compared by value in Find.
-  constexpr size_t kInterned = 8;
   std::lock_guard lock(mu_);
-  for (size_t i = 0; i < interned_.size(); i++) {
-    if (*interned_[i] == *claims) {
-      std::rotate(interned_.begin(), interned_.begin() + static_cast<std::ptrdiff_t>(i),
-                  interned_.begin() + static_cast<std::ptrdiff_t>(i) + 1);
-      return interned_.front();
-    }
+  for (const std::shared_ptr<const Claims>& kept : interned_) {
+    if (*kept == *claims) return kept;
   }
-  if (interned_.size() == kInterned) interned_.pop_back();
-  interned_.insert(interned_.begin(), claims);
+  if (interned_.size() >= kMaxClaims) return nullptr;
+  interned_.push_back(claims);
   return claims;
 }
 
@@ -30,20 +23,32 @@ std::optional<DecisionMemo::Decision> DecisionMemo::Find(
   if (slot >= size_ || claims == nullptr) return std::nullopt;
   const Slot& entry = slots_[slot];
   std::lock_guard lock(entry.lock);
-  if (entry.claims == nullptr || entry.state != state) return std::nullopt;
-  if (entry.claims != claims && *entry.claims != *claims) return std::nullopt;
-  entry.hits++;
-  return entry.decision;
+  if (entry.state != state) return std::nullopt;
+  for (const Entry& decided : entry.entries) {
+    if (decided.claims != claims.get()) continue;
+    entry.hits++;
+    return decided.decision;
+  }
+  return std::nullopt;
 }
 
-void DecisionMemo::Remember(size_t slot, std::shared_ptr<const Claims> claims, std::string state,
-                            Decision decision) {
+void DecisionMemo::Remember(size_t slot, const std::shared_ptr<const Claims>& claims,
+                            std::string state, Decision decision) {
   if (slot >= size_ || claims == nullptr) return;
   Slot& entry = slots_[slot];
   std::lock_guard lock(entry.lock);
-  entry.claims = std::move(claims);
-  entry.state = std::move(state);
-  entry.decision = std::move(decision);
+  if (entry.state != state) {
+    entry.state = std::move(state);
+    entry.entries.clear();
+  }
+  for (Entry& decided : entry.entries) {
+    if (decided.claims == claims.get()) {
+      decided.decision = std::move(decision);
+      return;
+    }
+  }
+  // At most one entry per interned claims: bounded by kMaxClaims.
+  entry.entries.push_back({claims.get(), std::move(decision)});
 }
 
 uint64_t DecisionMemo::hits() const {

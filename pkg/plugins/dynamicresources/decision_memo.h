@@ -41,21 +41,26 @@ class DecisionMemo {
   DecisionMemo(const DecisionMemo&) = delete;
   DecisionMemo& operator=(const DecisionMemo&) = delete;
 
-  // The claims equal to `claims` that the memo holds decisions for, else `claims` (which it then
-  // holds from now on): called once per cycle, so that Find on each node compares pointers.
+  // The claims equal to `claims` that the memo remembers decisions for, else `claims`, which it
+  // then keeps for its lifetime; null when it keeps too many already (then nothing is remembered
+  // for them). Called once per cycle, so that each node compares a pointer, not the claims.
   std::shared_ptr<const Claims> Intern(std::shared_ptr<const Claims> claims);
 
-  // The decision remembered for the slot, when it was made for equal claims and node state.
+  // The decision remembered for the slot and claims (as Intern returned them), when the node's
+  // devices are allocated as they were then (`state`, Allocator::SlotAllocationState).
   std::optional<Decision> Find(size_t slot, const std::shared_ptr<const Claims>& claims,
                                const std::string& state) const;
-  // Replaces the slot's decision.
-  void Remember(size_t slot, std::shared_ptr<const Claims> claims, std::string state,
+  // Remembers the decision beside the slot's others for the same state; a new state drops them.
+  void Remember(size_t slot, const std::shared_ptr<const Claims>& claims, std::string state,
                 Decision decision);
 
   // Decisions found; for tests (walks every slot).
   uint64_t hits() const;
 
  private:
+  // The most claims kept (and decisions per slot): pods of a few dozen templates or classes.
+  static constexpr size_t kMaxClaims = 64;
+
   // A slot is read by the one Filter call of its node in a cycle, so its lock is practically
   // never contended: a flag costs one atomic exchange, where a mutex also costs a call and
   // widens every slot of thousands (which the cycle reads in turn) by a cache line.
@@ -71,19 +76,24 @@ class DecisionMemo {
    private:
     std::atomic<bool> locked_{false};
   };
+  struct Entry {
+    // One of interned_, alive as long as the memo.
+    const Claims* claims = nullptr;
+    Decision decision;
+  };
   struct Slot {
     mutable SlotLock lock;
     // Guarded by lock.
     mutable uint32_t hits = 0;
-    std::shared_ptr<const Claims> claims;
+    // The node's state the entries were decided in.
     std::string state;
-    Decision decision;
+    std::vector<Entry> entries;
   };
 
   const size_t size_;
   std::unique_ptr<Slot[]> slots_;
-  mutable std::mutex mu_;
-  // Guarded by mu_: the claims of the latest cycles, most recent first.
+  std::mutex mu_;
+  // Guarded by mu_; only ever appended to, at most kMaxClaims.
   std::vector<std::shared_ptr<const Claims>> interned_;
 };
 

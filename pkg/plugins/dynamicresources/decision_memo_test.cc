@@ -124,28 +124,40 @@ TEST_F(DecisionMemoTest, NoNodeStateWhereTheSearchReadsMoreThanWhichDevicesAreTa
 TEST_F(DecisionMemoTest, ADecisionIsFoundOnlyForTheSameSlotClaimsAndNodeState) {
   DecisionMemo memo(2);
   const std::string free = "0";
-  memo.Remember(0, Claims("ns", 1), free, {false, "cannot allocate all claims"});
+  auto one = memo.Intern(Claims("ns", 1));
+  auto two = memo.Intern(Claims("ns", 2));
+  auto elsewhere = memo.Intern(Claims("other", 1));
+  memo.Remember(0, one, free, {false, "cannot allocate all claims"});
 
-  // Equal claims made by another cycle (another object) find it.
-  auto found = memo.Find(0, Claims("ns", 1), free);
+  // Equal claims of another cycle are interned to the same: they find it.
+  auto found = memo.Find(0, memo.Intern(Claims("ns", 1)), free);
   ASSERT_TRUE(found.has_value());
   EXPECT_FALSE(found->fits);
   EXPECT_EQ(found->message, "cannot allocate all claims");
   EXPECT_EQ(memo.hits(), 1u);
 
-  EXPECT_FALSE(memo.Find(1, Claims("ns", 1), free));
-  EXPECT_FALSE(memo.Find(0, Claims("ns", 1), "1"));
-  EXPECT_FALSE(memo.Find(0, Claims("ns", 2), free));
-  EXPECT_FALSE(memo.Find(0, Claims("other", 1), free));
+  EXPECT_FALSE(memo.Find(1, one, free));
+  EXPECT_FALSE(memo.Find(0, one, "1"));
+  EXPECT_FALSE(memo.Find(0, two, free));
+  EXPECT_FALSE(memo.Find(0, elsewhere, free));
+  EXPECT_FALSE(memo.Find(0, nullptr, free));
   // Out of range: nothing, and nothing remembered.
-  memo.Remember(2, Claims("ns", 1), free, {true, ""});
-  EXPECT_FALSE(memo.Find(2, Claims("ns", 1), free));
+  memo.Remember(2, one, free, {true, ""});
+  EXPECT_FALSE(memo.Find(2, one, free));
   EXPECT_EQ(memo.hits(), 1u);
 
-  // The slot's newest decision replaces the older one.
-  memo.Remember(0, Claims("ns", 1), "1", {true, ""});
-  EXPECT_FALSE(memo.Find(0, Claims("ns", 1), free));
-  found = memo.Find(0, Claims("ns", 1), "1");
+  // Other claims decided in the same state sit beside it.
+  memo.Remember(0, two, free, {true, ""});
+  ASSERT_TRUE(memo.Find(0, two, free).has_value());
+  EXPECT_TRUE(memo.Find(0, two, free)->fits);
+  ASSERT_TRUE(memo.Find(0, one, free).has_value());
+  EXPECT_FALSE(memo.Find(0, one, free)->fits);
+
+  // A new state drops what was decided in the old one.
+  memo.Remember(0, one, "1", {true, ""});
+  EXPECT_FALSE(memo.Find(0, one, free));
+  EXPECT_FALSE(memo.Find(0, two, "1"));
+  found = memo.Find(0, one, "1");
   ASSERT_TRUE(found.has_value());
   EXPECT_TRUE(found->fits);
 }
@@ -169,13 +181,16 @@ TEST_F(DecisionMemoTest, EachInventoryHasItsOwnDecisionsAndEachNodeItsOwnSlot) {
   EXPECT_NE(slot1, elsewhere);
   EXPECT_NE(slot2, elsewhere);
 
-  inventory->decisions().Remember(slot1, Claims("ns", 1), "0", {true, ""});
-  EXPECT_TRUE(inventory->decisions().Find(slot1, Claims("ns", 1), "0").has_value());
+  auto claims = inventory->decisions().Intern(Claims("ns", 1));
+  inventory->decisions().Remember(slot1, claims, "0", {true, ""});
+  EXPECT_TRUE(inventory->decisions().Find(slot1, claims, "0").has_value());
   // An inventory with the same content may stand for replaced slices: it starts empty.
-  EXPECT_FALSE(rebuilt->decisions().Find(slot1, Claims("ns", 1), "0").has_value());
+  EXPECT_FALSE(rebuilt->decisions()
+                   .Find(slot1, rebuilt->decisions().Intern(Claims("ns", 1)), "0")
+                   .has_value());
 }
 
-TEST_F(DecisionMemoTest, EqualClaimsAreInternedToOnePointer) {
+TEST_F(DecisionMemoTest, EqualClaimsAreInternedToOnePointerUpToALimit) {
   DecisionMemo memo(1);
   auto first = memo.Intern(Claims("ns", 1));
   auto other = memo.Intern(Claims("ns", 2));
@@ -183,6 +198,10 @@ TEST_F(DecisionMemoTest, EqualClaimsAreInternedToOnePointer) {
   EXPECT_EQ(memo.Intern(Claims("ns", 1)), first);
   EXPECT_EQ(memo.Intern(Claims("ns", 2)), other);
   EXPECT_NE(memo.Intern(Claims("other", 1)), first);
+  // Past the most it keeps, claims are not interned (and so never remembered).
+  for (int64_t count = 3; count < 70; count++) memo.Intern(Claims("ns", count));
+  EXPECT_EQ(memo.Intern(Claims("ns", 1000)), nullptr);
+  EXPECT_EQ(memo.Intern(Claims("ns", 1)), first);
 }
 
 }  // namespace
