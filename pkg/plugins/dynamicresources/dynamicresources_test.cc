@@ -18,6 +18,7 @@
 #include "pkg/informer/factory.h"
 #include "pkg/plugins/dynamicresources/inventory.h"
 #include "test/testing/dra_builders.h"
+#include "test/testing/dra_plugin_objects.h"
 #include "test/testing/fake_handle.h"
 #include "test/testing/unused_client.h"
 
@@ -31,6 +32,9 @@ using framework::Status;
 using json = nlohmann::json;
 using ::testing::HasSubstr;
 namespace dra = testing::dra;
+using dra::ClaimEntry;
+using dra::ClaimJson;
+using dra::PodWithClaims;
 
 constexpr char kDriver[] = "gpu.example.com";
 
@@ -135,19 +139,6 @@ class FakeApi : public testing::UnusedClient {
   int version_ = 100;
 };
 
-json ClaimJson(const std::string& name, const std::string& device_class, int count = 1) {
-  return {
-      {"metadata",
-       {{"name", name}, {"namespace", "ns"}, {"uid", "uid-" + name}, {"resourceVersion", "10"}}},
-      {"spec",
-       {{"devices",
-         {{"requests", json::array({{{"name", "gpu"},
-                                     {"exactly",
-                                      {{"deviceClassName", device_class},
-                                       {"allocationMode", "ExactCount"},
-                                       {"count", count}}}}})}}}}}};
-}
-
 json FirstAvailableClaimJson(const std::string& name) {
   json claim = ClaimJson(name, "gpu");
   claim["spec"]["devices"]["requests"] = json::array(
@@ -156,19 +147,6 @@ json FirstAvailableClaimJson(const std::string& name) {
          json::array({{{"name", "big"}, {"deviceClassName", "gpu"}, {"count", 2}},
                       {{"name", "small"}, {"deviceClassName", "gpu"}, {"count", 1}}})}}});
   return claim;
-}
-
-api::PodPtr PodWithClaims(const std::string& name, const std::vector<json>& entries,
-                          const json& statuses = json::array()) {
-  json pod = {{"metadata", {{"name", name}, {"namespace", "ns"}, {"uid", "uid-" + name}}},
-              {"spec", {{"containers", json::array({{{"name", "c"}}})}}}};
-  pod["spec"]["resourceClaims"] = entries;
-  if (!statuses.empty()) pod["status"]["resourceClaimStatuses"] = statuses;
-  return std::make_shared<api::Pod>(api::DecodePod(pod));
-}
-
-json ClaimEntry(const std::string& entry, const std::string& claim) {
-  return {{"name", entry}, {"resourceClaimName", claim}};
 }
 
 std::string ClaimPathOf(const std::string& name) {

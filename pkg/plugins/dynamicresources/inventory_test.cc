@@ -34,21 +34,33 @@ using dra::MakeNode;
 using dra::SimpleClaim;
 using dra::Slice;
 
-TEST(InventoryTest, DevicesAllocatedInASharedBaseAreTakenAndANewBaseIsSeen) {
-  testing::FakeDeviceSelectorEvaluator evaluator;
-  const std::vector<api::ResourceSlicePtr> slices = {
-      Slice(kSlice1, kNode1, dra::Pool(kPool1), kDriverA,
-            {Device(kDevice1), Device(kDevice2), Device(kDevice3)})};
-  auto inventory =
-      std::make_shared<const Inventory>(std::vector<api::DeviceClassPtr>{Class(kClassA, kDriverA)},
-                                        slices, std::vector<api::DeviceTaintRule>{}, evaluator);
-  auto allocate = [&](const AllocatedState& state) {
+// Three devices of kNode1 in one pool, and what one claim for one of them gets over a state.
+class ThreeDevices {
+ public:
+  ThreeDevices()
+      : inventory_(std::make_shared<const Inventory>(
+            std::vector<api::DeviceClassPtr>{Class(kClassA, kDriverA)},
+            std::vector<api::ResourceSlicePtr>{
+                Slice(kSlice1, kNode1, dra::Pool(kPool1), kDriverA,
+                      {Device(kDevice1), Device(kDevice2), Device(kDevice3)})},
+            std::vector<api::DeviceTaintRule>{}, evaluator_)) {}
+  // The device allocated, or why none was.
+  std::string Allocate(const AllocatedState& state) const {
     AllocateOutcome outcome =
-        Allocator(inventory, state)
+        Allocator(inventory_, state)
             .Allocate(MakeNode(kNode1, kRegion1), {SimpleClaim(kClaim0, kReq0, kClassA)});
     return outcome.kind == AllocateOutcome::Kind::kAllocated ? outcome.results[0].results[0].device
                                                              : outcome.message;
-  };
+  }
+
+ private:
+  testing::FakeDeviceSelectorEvaluator evaluator_;
+  std::shared_ptr<const Inventory> inventory_;
+};
+
+TEST(InventoryTest, DevicesAllocatedInASharedBaseAreTakenAndANewBaseIsSeen) {
+  ThreeDevices devices;
+  auto allocate = [&](const AllocatedState& state) { return devices.Allocate(state); };
   auto allocated = [](std::vector<std::string> devices) {
     auto state = std::make_shared<AllocatedState>();
     for (const std::string& device : devices) state->devices.insert({kDriverA, kPool1, device});
@@ -82,21 +94,11 @@ TEST(InventoryTest, DevicesAllocatedInASharedBaseAreTakenAndANewBaseIsSeen) {
 // A level folded over the base the inventory last saw (the claim tracker's way of sharing what
 // was allocated since) takes that base's devices and its own.
 TEST(InventoryTest, ALevelFoldedOverTheLastBaseTakesItsDevicesAndTheBases) {
-  testing::FakeDeviceSelectorEvaluator evaluator;
-  const std::vector<api::ResourceSlicePtr> slices = {
-      Slice(kSlice1, kNode1, dra::Pool(kPool1), kDriverA,
-            {Device(kDevice1), Device(kDevice2), Device(kDevice3)})};
-  auto inventory =
-      std::make_shared<const Inventory>(std::vector<api::DeviceClassPtr>{Class(kClassA, kDriverA)},
-                                        slices, std::vector<api::DeviceTaintRule>{}, evaluator);
+  ThreeDevices devices;
   auto allocate = [&](const std::shared_ptr<const AllocatedState>& base) {
     AllocatedState state;
     state.base = base;
-    AllocateOutcome outcome =
-        Allocator(inventory, state)
-            .Allocate(MakeNode(kNode1, kRegion1), {SimpleClaim(kClaim0, kReq0, kClassA)});
-    return outcome.kind == AllocateOutcome::Kind::kAllocated ? outcome.results[0].results[0].device
-                                                             : outcome.message;
+    return devices.Allocate(state);
   };
   auto base = std::make_shared<AllocatedState>();
   base->devices.insert({kDriverA, kPool1, kDevice1});

@@ -14,6 +14,7 @@
 #include "pkg/informer/factory.h"
 #include "pkg/plugins/dynamicresources/dynamicresources.h"
 #include "test/testing/dra_builders.h"
+#include "test/testing/dra_plugin_objects.h"
 #include "test/testing/fake_handle.h"
 
 namespace berth::plugins::dynamicresources {
@@ -26,23 +27,13 @@ using framework::Status;
 using json = nlohmann::json;
 using ::testing::HasSubstr;
 namespace dra = testing::dra;
+using dra::ClaimEntry;
+using dra::ClaimJson;
+using dra::PodWithClaims;
 
 constexpr char kDriver[] = "gpu.example.com";
 constexpr client::WatchEventType kAdded = client::WatchEventType::kAdded;
 constexpr client::WatchEventType kDeleted = client::WatchEventType::kDeleted;
-
-json ClaimJson(const std::string& name, const std::string& device_class) {
-  return {
-      {"metadata",
-       {{"name", name}, {"namespace", "ns"}, {"uid", "uid-" + name}, {"resourceVersion", "10"}}},
-      {"spec",
-       {{"devices",
-         {{"requests", json::array({{{"name", "gpu"},
-                                     {"exactly",
-                                      {{"deviceClassName", device_class},
-                                       {"allocationMode", "ExactCount"},
-                                       {"count", 1}}}}})}}}}}};
-}
 
 // A class whose selector is not a string: the decoder rejects it.
 json MalformedClassJson(const std::string& name) {
@@ -97,12 +88,7 @@ class MalformedObjectsTest : public ::testing::Test {
 
   // A pod with the claim "c"; PreFilter, then Filter on each node: the statuses by node name.
   std::map<std::string, Status> Cycle(const std::vector<NodeInfo>& nodes, Status* pre_filter) {
-    json pod = {
-        {"metadata", {{"name", "p"}, {"namespace", "ns"}, {"uid", "uid-p"}}},
-        {"spec",
-         {{"containers", json::array({{{"name", "c"}}})},
-          {"resourceClaims", json::array({{{"name", "gpu"}, {"resourceClaimName", "c"}}})}}}};
-    api::Pod decoded = api::DecodePod(pod);
+    const api::Pod decoded = *PodWithClaims("p", {ClaimEntry("gpu", "c")});
     CycleState state;
     framework::PreFilterResult result;
     *pre_filter = plugin_->PreFilter(state, decoded, {}, &result);
