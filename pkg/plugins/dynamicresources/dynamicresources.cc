@@ -184,7 +184,10 @@ std::optional<std::string> DynamicResources::ClaimsOf(
       if (std::string error = malformed_->Error(MalformedObjects::Kind::kClaim, key);
           !error.empty()) {
         if (malformed != nullptr) *malformed = true;
-        return "ResourceClaim " + key + " cannot be read: " + error;
+        std::string message = "ResourceClaim " + key;
+        message += " cannot be read: ";
+        message += error;
+        return message;
       }
       return "could not find ResourceClaim \"" + key + "\"";
     }
@@ -298,13 +301,18 @@ Status DynamicResources::PreFilter(framework::CycleState& state, const api::Pod&
       }
       api::DeviceClassPtr device_class = classes_.Get(class_name);
       if (device_class == nullptr) {
-        std::string reason = "request " + request_name + ": device class " + class_name;
+        std::string reason = "request " + request_name;
+        reason += ": device class ";
+        reason += class_name;
         // Served by the apiserver but skipped by the informer: say why rather than "missing".
         if (std::string error = malformed_->Error(MalformedObjects::Kind::kClass, class_name);
             !error.empty()) {
-          return Status::Unresolvable(reason + " cannot be read: " + error);
+          reason += " cannot be read: ";
+          reason += error;
+          return Status::Unresolvable(std::move(reason));
         }
-        return Status::Unresolvable(reason + " does not exist");
+        reason += " does not exist";
+        return Status::Unresolvable(std::move(reason));
       }
       if (!device_class->unsupported_fields.empty()) {
         return Status::Unresolvable("device class " + class_name + " uses " +
