@@ -19,9 +19,11 @@
 #                                              deletes all state
 #   deploy/local-cluster.sh status             print "running" and exit 0 when the apiserver's
 #                                              /readyz and the controller-manager's /healthz are ok
-#   deploy/local-cluster.sh restart-apiserver  SIGKILL the apiserver and start it again (an outage)
+#   deploy/local-cluster.sh restart-apiserver  SIGKILL the apiserver and start it again (an outage);
+#                                              the controller-manager is restarted after it
 #   deploy/local-cluster.sh stop-apiserver [--kill]   SIGTERM (or SIGKILL) only the apiserver
-#   deploy/local-cluster.sh start-apiserver    start the apiserver again (etcd must be running)
+#   deploy/local-cluster.sh start-apiserver    start the apiserver again (etcd must be running),
+#                                              then restart the controller-manager
 #   deploy/local-cluster.sh compact            advance etcd's revision, compact to it; stdout: it
 #
 # Everything lives in _output/cluster/ of this checkout:
@@ -729,6 +731,22 @@ cmd_status() {
   return 1
 }
 
+# After an outage the controller-manager's informers retry with a backoff that grows to 30 s,
+# and until they catch up its controllers act late (a PodDisruptionBudget's status, a claim's
+# protection finalizer lifted). Restarted once the apiserver is back, it lists everything at
+# once, so whatever runs after an outage finds the controllers as prompt as before it.
+restart_controller_manager() {
+  our_pid kube-controller-manager >/dev/null || return 0
+  stop_process kube-controller-manager TERM
+  local i
+  for ((i = 0; i < 50; i++)); do
+    port_in_use "$controller_manager_port" || break
+    sleep 0.1
+  done
+  start_controller_manager
+  wait_controller_manager_ready
+}
+
 cmd_stop_apiserver() {
   local signal=TERM
   case ${1:-} in
@@ -749,6 +767,7 @@ cmd_start_apiserver() {
   pki_complete || die "no PKI in $pki; use '$0 up'"
   start_apiserver
   wait_apiserver_ready
+  restart_controller_manager
   log "kube-apiserver ready at $apiserver_url"
 }
 
@@ -768,6 +787,7 @@ cmd_restart_apiserver() {
   done
   start_apiserver
   wait_apiserver_ready
+  restart_controller_manager
   log "kube-apiserver killed and ready again in $((SECONDS - start))s at $apiserver_url"
 }
 
