@@ -93,7 +93,7 @@ class Allocator {
                            const AllocateOptions& options = {}) const;
 
   // For DecisionMemo: whether a search on `node` reads nothing of the allocated state but which
-  // of the node's devices are allocated (Inventory::WholeDevicePoolsFor, and no device anywhere
+  // of the node's devices are allocated (Inventory::WholeDeviceRangesAt, and no device anywhere
   // is shared). Then `*state` is one byte per device of the node's pools, '1' where allocated,
   // else '0' (a string: a node's few devices fit without an allocation): with the same inventory
   // and claims, equal bytes mean the same outcome. `*slot`: the node's slot in the inventory's

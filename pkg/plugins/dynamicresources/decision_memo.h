@@ -36,7 +36,7 @@ class DecisionMemo {
     std::string message;
   };
 
-  // Room for one decision per node slot (Inventory::WholeDevicePoolsFor's slots).
+  // Room for one decision per node slot (Inventory::SlotOf).
   explicit DecisionMemo(size_t slots);
   DecisionMemo(const DecisionMemo&) = delete;
   DecisionMemo& operator=(const DecisionMemo&) = delete;

@@ -69,15 +69,16 @@ Inventory::Inventory(const std::vector<api::DeviceClassPtr>& classes,
       entry.slot = pools_by_node_.size() - 1;
     }
   }
-  by_slot_.resize(pools_by_node_.size());
-  for (const auto& [name, entry] : pools_by_node_) by_slot_[entry.slot] = &entry;
+  std::vector<const NodePools*> by_slot(pools_by_node_.size());
+  for (const auto& [name, entry] : pools_by_node_) by_slot[entry.slot] = &entry;
   // The shared slot of nodes without slices comes last, with no devices.
-  for (size_t slot = 0; slot <= by_slot_.size(); slot++) {
+  for (size_t slot = 0; slot <= by_slot.size(); slot++) {
     range_offset_.push_back(static_cast<uint32_t>(ranges_.size()));
-    const std::vector<Pool>* pools = WholeDevicePoolsAt(slot);
-    slot_whole_.push_back(pools != nullptr ? 1 : 0);
-    if (pools == nullptr) continue;
-    for (const Pool& pool : *pools) {
+    const bool whole =
+        slices_without_node_.empty() && (slot == by_slot.size() || by_slot[slot]->whole_devices);
+    slot_whole_.push_back(whole ? 1 : 0);
+    if (!whole || slot == by_slot.size()) continue;
+    for (const Pool& pool : by_slot[slot]->pools) {
       for (size_t i = 0; i < pool.slices_targeting_node.size(); i++) {
         ranges_.push_back(
             {static_cast<uint32_t>(pool.first_devices[i]),
@@ -119,12 +120,6 @@ const std::vector<Pool>* Inventory::PoolsFor(const api::Node& node,
   return scratch;
 }
 
-const std::vector<Pool>* Inventory::WholeDevicePoolsFor(const api::Node& node, size_t* slot) const {
-  if (!slices_without_node_.empty()) return nullptr;
-  *slot = SlotOf(node);
-  return WholeDevicePoolsAt(*slot);
-}
-
 bool Inventory::WholeDeviceRangesAt(size_t slot, const DeviceRange** begin,
                                     const DeviceRange** end) const {
   if (slot >= slot_whole_.size() || slot_whole_[slot] == 0) return false;
@@ -137,14 +132,6 @@ size_t Inventory::SlotOf(const api::Node& node) const {
   auto pools = pools_by_node_.find(node.Name());
   // Every node without slices has none of the devices, so they share one decision.
   return pools == pools_by_node_.end() ? pools_by_node_.size() : pools->second.slot;
-}
-
-const std::vector<Pool>* Inventory::WholeDevicePoolsAt(size_t slot) const {
-  if (!slices_without_node_.empty()) return nullptr;
-  static const std::vector<Pool> kNone;
-  if (slot >= by_slot_.size()) return slot == by_slot_.size() ? &kNone : nullptr;
-  const NodePools& entry = *by_slot_[slot];
-  return entry.whole_devices ? &entry.pools : nullptr;
 }
 
 bool Inventory::WholeDevices(const std::vector<Pool>& pools) const {

@@ -103,14 +103,6 @@ class Inventory {
   // own few devices, not a lookup per device it looks at.
   ExclusiveDevices Exclusive(const AllocatedState& state) const;
 
-  // The node's pools when a search on the node reads nothing of the allocated state but which of
-  // their devices are allocated: the pools depend on the node's name alone and each of their
-  // devices is only ever allocated whole (not multi-allocatable, no consumable capacity, no
-  // shared counters). Null otherwise.
-  // `*slot` is then the node's slot in decisions().
-  const std::vector<Pool>* WholeDevicePoolsFor(const api::Node& node, size_t* slot) const;
-  // The same by the node's slot (SlotOf), without looking its name up.
-  const std::vector<Pool>* WholeDevicePoolsAt(size_t slot) const;
   // The node's slot in decisions(): one per node with slices of its own, one shared by all
   // others.
   size_t SlotOf(const api::Node& node) const;
@@ -120,9 +112,11 @@ class Inventory {
     uint32_t first = 0;
     uint32_t count = 0;
   };
-  // The devices of WholeDevicePoolsAt(slot), in the order a search walks them, as runs of
-  // indices kept in one array (a node's state is read on thousands of nodes per cycle); false
-  // where WholeDevicePoolsAt is null.
+  // The devices of the node in `slot`, in the order a search walks them, as runs of indices kept
+  // in one array (a node's state is read on thousands of nodes per cycle), when a search on the
+  // node reads nothing of the allocated state but which of them are allocated: the node's pools
+  // depend on its name alone and each of their devices is only ever allocated whole (not
+  // multi-allocatable, no consumable capacity, no shared counters). False otherwise.
   bool WholeDeviceRangesAt(size_t slot, const DeviceRange** begin, const DeviceRange** end) const;
 
   // Filter's decisions per node over this inventory (thread-safe).
@@ -141,7 +135,7 @@ class Inventory {
 
   // Requires memo_mu_ unless called from the constructor.
   std::atomic<uint8_t>* AddMemo(std::string_view expression) const;
-  // Whether every device of the pools is only ever allocated whole (see WholeDevicePoolsFor).
+  // Whether every device of the pools is only ever allocated whole (see WholeDeviceRangesAt).
   bool WholeDevices(const std::vector<Pool>& pools) const;
   // Fills each pool's first_devices.
   void IndexFirstDevices(std::vector<Pool>* pools) const;
@@ -177,14 +171,12 @@ class Inventory {
   // published for its name.
   struct NodePools {
     std::vector<Pool> pools;
-    // WholeDevicePoolsFor may return them.
+    // WholeDeviceRangesAt has their devices.
     bool whole_devices = false;
     // The node's slot in decisions_.
     size_t slot = 0;
   };
   std::unordered_map<std::string, NodePools> pools_by_node_;
-  // pools_by_node_'s entries by slot.
-  std::vector<const NodePools*> by_slot_;
   // WholeDeviceRangesAt: per slot (and one past the last), where its runs start in ranges_;
   // per slot, whether it has them.
   std::vector<uint32_t> range_offset_;
@@ -197,7 +189,7 @@ class Inventory {
   std::vector<DeviceId> device_ids_;
   // Per device, in memo order: PlainCapacity.
   std::vector<uint8_t> plain_capacity_;
-  // Per device, in memo order: 1 when it is only ever allocated whole (WholeDevicePoolsFor).
+  // Per device, in memo order: 1 when it is only ever allocated whole (WholeDeviceRangesAt).
   std::vector<uint8_t> whole_device_;
   // The most expressions remembered: the memo holds one byte per device and expression.
   size_t memo_capacity_ = 0;
