@@ -179,7 +179,6 @@ nlohmann::json ToJson(const Explanation& e) {
                     {"needs", e.group_needs},
                     {"fitTogetherNow", e.group_fit_now},
                     {"standIns", e.group_stand_ins}};
-    if (e.group_devices_not_counted) out["group"]["devicesNotCounted"] = true;
   }
   return out;
 }
@@ -258,15 +257,8 @@ std::string ToText(const Explanation& e) {
     out += Table(rows, "  ");
   }
   const bool in_group = !e.group.empty();
-  const bool fits_now = in_group ? !e.group_devices_not_counted && e.group_fit_now >= e.group_needs
-                                 : e.feasible_now > 0;
-  if (e.hints_computed && in_group && e.group_devices_not_counted) {
-    out += "Now (" + util::FormatRfc3339Milli(e.hints_time) +
-           "): " + std::to_string(e.group_fit_now) + " of the " + std::to_string(e.group_needs) +
-           " pods " + e.group +
-           " needs fit one at a time; the dry run does not count the devices their claims would "
-           "take from each other, so it cannot say they fit together.\n";
-  } else if (e.hints_computed && in_group) {
+  const bool fits_now = in_group ? e.group_fit_now >= e.group_needs : e.feasible_now > 0;
+  if (e.hints_computed && in_group) {
     out += "Now (" + util::FormatRfc3339Milli(e.hints_time) +
            "): " + std::to_string(e.group_fit_now) + " of the " + std::to_string(e.group_needs) +
            " pods " + e.group + " needs fit together" +

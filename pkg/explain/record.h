@@ -159,10 +159,6 @@ struct Explanation {
   // Copies of the pod the dry run tried for the members its group lacks (it lacks pods no one has
   // created yet). Bounded however many it lacks: see the notes for how the rest were judged.
   int group_stand_ins = 0;
-  // Some of its pods claim devices: the dry run places them one at a time without counting the
-  // devices each one's claims would take from the next, so group_fit_now does not say they fit
-  // together.
-  bool group_devices_not_counted = false;
   // The dry runs reached their time budget before every check was made: the hints and notes
   // cover only the checks that ran, and a note says so.
   bool cut_short = false;

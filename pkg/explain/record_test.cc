@@ -164,16 +164,6 @@ TEST(Record, AGroupIsExplainedByHowManyOfItsPodsFitTogetherWithItsNotes) {
   e.notes.clear();
   EXPECT_THAT(ToText(e), HasSubstr("4 of the 4 pods pod group \"ml/train\" needs fit together; "
                                    "its next attempt should place them.\n"));
-
-  // Members that claim devices: placed one at a time, each was offered the same free devices, so
-  // the count says nothing of whether they fit together.
-  e.group_devices_not_counted = true;
-  const std::string devices = ToText(e);
-  EXPECT_THAT(devices, HasSubstr("4 of the 4 pods pod group \"ml/train\" needs fit one at a time; "
-                                 "the dry run does not count the devices their claims would take "
-                                 "from each other, so it cannot say they fit together.\n"));
-  EXPECT_THAT(devices, ::testing::Not(HasSubstr("its next attempt should place them")));
-  EXPECT_TRUE(ToJson(e)["group"]["devicesNotCounted"].get<bool>());
 }
 
 TEST(Record, BoundedCutsOnACharacterBoundary) {

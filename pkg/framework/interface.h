@@ -411,6 +411,10 @@ struct PodChange {
   // Makes the change on a copy of the pod. Null when the change is not the pod's to make (a gang
   // still short of members): the plugin is then left out of the check (ignored_plugins).
   std::function<void(api::Pod&)> apply;
+  // Writes into the check's cycle state, before PreFilter, what the plugin reads there in place of
+  // the cluster's objects the change is about (a ResourceClaim as the change would make it).
+  // Null: the change is the pod's alone.
+  std::function<void(CycleState&)> prepare;
   // What blocks the pod where it comes closest, best first: (node or domain, what it lacks).
   std::vector<std::pair<std::string, std::string>> details;
   // Set when nothing about the pod gets it past the plugin (other pods' anti-affinity that selects

@@ -102,6 +102,8 @@ struct DryRunner::GroupPods {
   api::PodPtr stand_in;
   // Copies to try, at most; at most explain::kMaxStandIns.
   int stand_ins = 0;
+  // Written into each pod's cycle state first (the changes being checked).
+  std::vector<Prepare> prepare;
 };
 
 struct DryRunner::DryRun {
@@ -160,15 +162,14 @@ framework::runtime::Framework* DryRunner::FrameworkFor(const std::string& schedu
   return it == deps_.profiles.end() ? nullptr : it->second.get();
 }
 
-std::unique_ptr<DryRunner::DryRun> DryRunner::RunDry(framework::runtime::Framework& fwk,
-                                                     const api::Pod& pod,
-                                                     const framework::PluginSet& ignored,
-                                                     bool score,
-                                                     const std::vector<DryPlacement>& placed) {
+std::unique_ptr<DryRunner::DryRun> DryRunner::RunDry(
+    framework::runtime::Framework& fwk, const api::Pod& pod, const framework::PluginSet& ignored,
+    bool score, const std::vector<DryPlacement>& placed, const std::vector<Prepare>& prepare) {
   auto run = std::make_unique<DryRun>();
   run->state = std::make_unique<framework::CycleState>();
   run->state->dry_run = true;
   run->state->ignored_plugins = ignored;
+  for (const Prepare& p : prepare) p(*run->state);
   if (Status snap = deps_.cache.UpdateSnapshot(deps_.snapshot); !snap.IsSuccess()) {
     run->pre_filter = snap;
     run->pre_filter_note = "error: " + snap.Message();
@@ -454,15 +455,17 @@ void DryRunner::ExplainChanges(framework::runtime::Framework& fwk, const api::Po
   auto check = [&](const std::vector<const std::pair<std::string, framework::PodChange>*>& set) {
     api::Pod changed = pod;
     framework::PluginSet ignored;
+    std::vector<Prepare> prepare;
     for (const auto* c : set) {
       if (c->second.apply) {
         c->second.apply(changed);
+        if (c->second.prepare) prepare.push_back(c->second.prepare);
       } else {
         ignored.insert(framework::PluginName(c->first));
       }
     }
     CycleGate::SideTurn turn(deps_.gate);
-    return static_cast<int>(RunDry(fwk, changed, ignored, false)->feasible.size());
+    return static_cast<int>(RunDry(fwk, changed, ignored, false, {}, prepare)->feasible.size());
   };
   for (const auto& change : changes) {
     if (change.second.note_only) {
@@ -522,7 +525,7 @@ DryRunner::GroupRun DryRunner::PlaceGroup(framework::runtime::Framework& fwk, co
     }
     // A turn per pod: the scheduling thread waits for one pod's dry run at most.
     CycleGate::SideTurn turn(deps_.gate);
-    auto run = RunDry(fwk, *pod, ignored, true, out.placements);
+    auto run = RunDry(fwk, *pod, ignored, true, out.placements, pods.prepare);
     if (run->feasible.empty() || !run->error.IsSuccess()) {
       const bool copy = k >= pods.pending.size();
       if (!out.failed) {
@@ -570,12 +573,6 @@ void DryRunner::ExplainGroup(framework::runtime::Framework& fwk, const api::Pod&
   e->group_needs = group.min_member;
   e->group_fit_now = static_cast<int>(placed + real_placed);
   e->group_stand_ins = now.stand_ins;
-  // DynamicResources allocates in Reserve, which dry runs do not call: members placed one after
-  // the other would each be offered the same free devices.
-  e->group_devices_not_counted =
-      !pod.spec.resource_claims.empty() ||
-      std::any_of(group.pending.begin(), group.pending.end(),
-                  [](const api::PodPtr& p) { return !p->spec.resource_claims.empty(); });
   const std::string lacks = lacking == 0 ? std::string()
                                          : group.name + " lacks " + std::to_string(lacking) +
                                                (lacking == 1 ? " pod" : " pods") + ": it has " +
@@ -618,6 +615,9 @@ void DryRunner::ExplainGroup(framework::runtime::Framework& fwk, const api::Pod&
     for (const auto* c : set) c->second.apply(*stand_in);
     changed.stand_in = std::move(stand_in);
     changed.stand_ins = pods.stand_ins;
+    for (const auto* c : set) {
+      if (c->second.prepare) changed.prepare.push_back(c->second.prepare);
+    }
     return PlaceGroup(fwk, changed, ignored, needed, false, budget);
   };
   std::vector<const std::pair<std::string, framework::PodChange>*> usable;

@@ -8,6 +8,7 @@
 // it the parts of its state the dry runs read.
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -91,12 +92,15 @@ class DryRunner {
   struct GroupRun;
 
   framework::runtime::Framework* FrameworkFor(const std::string& scheduler_name) const;
+  // What a change writes into a check's cycle state (framework::PodChange::prepare).
+  using Prepare = std::function<void(framework::CycleState&)>;
   // PreFilter and Filter (and with `score`, PreScore and Score) of `pod` over every node of a
-  // fresh snapshot, with `ignored` plugins left out and the `placed` pods on their nodes. Call
-  // holding a CycleGate::SideTurn.
+  // fresh snapshot, with `ignored` plugins left out, the `placed` pods on their nodes and the
+  // state `prepare`d first. Call holding a CycleGate::SideTurn.
   std::unique_ptr<DryRun> RunDry(framework::runtime::Framework& fwk, const api::Pod& pod,
                                  const framework::PluginSet& ignored, bool score,
-                                 const std::vector<DryPlacement>& placed = {});
+                                 const std::vector<DryPlacement>& placed = {},
+                                 const std::vector<Prepare>& prepare = {});
   // Dry runs of `pods` one after the other, each placed on the node a cycle would choose with
   // the ones before it placed, `ignored` plugins left out, until `enough` are placed, a pod fits
   // no node (without `suggest`; with it, a copy), or `budget` is spent; a turn at the gate each.

@@ -16,6 +16,7 @@
 #include "pkg/informer/factory.h"
 #include "pkg/plugins/registry/registry.h"
 #include "pkg/scheduler/scheduler.h"
+#include "test/testing/dra_builders.h"
 #include "test/testing/fake_handle.h"
 #include "test/testing/feedback_binder.h"
 #include "test/testing/objects.h"
@@ -372,6 +373,86 @@ TEST_F(GangSchedulerTest, ExplainHintsFitTheWholeGangNotOnePod) {
   for (const char* name : {"h-0", "h-1", "h-2"}) Pod(name, "g", "500m");
   ASSERT_TRUE(Eventually([&] { return Bound("h-") == 3; }, 10s));
   EXPECT_EQ(Bound("g-"), 0);
+}
+
+// Devices for the DynamicResources tests: class "gpu" of every device of driver gpu.example.com,
+// and `count` devices on `node`.
+void PublishGpus(informer::SharedInformerFactory& informers, const std::string& node, int count) {
+  namespace dra = testing::dra;
+  informers.For<api::DeviceClass>().Upsert(dra::Class("gpu", "gpu.example.com"));
+  api::ResourceSlicePtr slice =
+      dra::SliceWithDevices(node + "-gpus", node, dra::Pool(node), "gpu.example.com", count);
+  informers.For<api::ResourceSlice>().Upsert(slice);
+}
+
+// Claim default/<name> asking for `count` devices of class "gpu".
+void GpuClaim(informer::SharedInformerFactory& informers, const std::string& name, int count) {
+  api::ResourceClaim claim =
+      testing::dra::Claim(name, {testing::dra::Request("gpu", "gpu", count)}).claim;
+  claim.meta.namespace_ = "default";
+  claim.meta.uid = "uid-" + name;
+  informers.For<api::ResourceClaim>().Upsert(std::make_shared<api::ResourceClaim>(claim));
+}
+
+// A gang of three whose pods each claim one device, on a cluster of two devices: each pod fits
+// alone, but explain's dry run counts the device each member's claim takes from the next, so it
+// says that two of the three fit together.
+TEST_F(GangSchedulerTest, ExplainCountsTheDevicesAGangsMembersTakeFromEachOther) {
+  PublishGpus(informers_, "n1", 2);
+  Start(30);
+  Node("n1", "8");
+  Group("g", 3);
+  for (const char* name : {"g-0", "g-1", "g-2"}) {
+    GpuClaim(informers_, std::string(name) + "-gpu", 1);
+    PodBuilder pod(name);
+    pod.Label(std::string(api::kPodGroupLabel), "g");
+    pod.pod().spec.resource_claims.push_back({"gpu", std::string(name) + "-gpu", std::nullopt});
+    informers_.Pods().Upsert(pod.Container("1", "1Gi").Build());
+  }
+  std::optional<explain::Explanation> e;
+  ASSERT_TRUE(Eventually(
+      [&] {
+        e = scheduler_->dry_runs().Explain("default/g-0");
+        return e && e->hints_computed;
+      },
+      10s));
+  EXPECT_EQ(e->group, "pod group \"default/g\"");
+  EXPECT_EQ(e->group_fit_now, 2) << explain::ToText(*e);
+  EXPECT_NE(explain::ToText(*e).find("2 of the 3 pods pod group \"default/g\" needs fit together."),
+            std::string::npos)
+      << explain::ToText(*e);
+  EXPECT_EQ(Bound("g-"), 0);
+}
+
+// Not a gang: a pod whose claim asks for more devices than any node has. Explain offers the most
+// one node gives, checked by a dry run with the claim so changed; a claim made that way binds.
+TEST_F(GangSchedulerTest, ExplainChecksAClaimThatAsksForFewerDevices) {
+  PublishGpus(informers_, "n1", 3);
+  PublishGpus(informers_, "n2", 1);
+  GpuClaim(informers_, "big", 5);
+  Start(30);
+  Node("n1", "8");
+  Node("n2", "8");
+  PodBuilder pod("p");
+  pod.pod().spec.resource_claims.push_back({"gpu", "big", std::nullopt});
+  informers_.Pods().Upsert(pod.Container("1", "1Gi").Build());
+  const std::string text = "request gpu of claim default/big: ask for 3 devices instead of 5";
+  std::optional<explain::Explanation> e;
+  explain::Hint hint;
+  ASSERT_TRUE(Eventually(
+      [&] {
+        e = scheduler_->dry_runs().Explain("default/p");
+        for (const auto& h : e ? e->hints : std::vector<explain::Hint>{}) {
+          if (h.change == text) hint = h;
+        }
+        return !hint.change.empty();
+      },
+      10s))
+      << (e ? explain::ToText(*e) : "no record");
+  EXPECT_EQ(hint.plugin, "DynamicResources");
+  EXPECT_EQ(hint.nodes, 1);
+  EXPECT_NE(explain::ToText(*e).find("  - " + text + " (fits 1 node)"), std::string::npos)
+      << explain::ToText(*e);
 }
 
 // A gang short of a pod whose pods would not fit together even with it, nor with less cpu each

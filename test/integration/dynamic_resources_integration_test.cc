@@ -347,5 +347,40 @@ TEST_F(DynamicResourcesIntegration, AGangSharingOneClaimBindsTogetherOnTheClaims
   EXPECT_EQ(ReservedFor(GetClaim("shared")), (std::set<std::string>{"w0", "w1", "w2"}));
 }
 
+// A pod of a higher PriorityClass whose claim's only device a lower-priority pod holds: Berth
+// preempts that pod (kube-scheduler v1.37 leaves the pod Pending: its DynamicResources Filter
+// rules such nodes out of preemption), the resourceclaim controller deallocates the victim's
+// claim once the victim is gone, and the preemptor is bound with the device.
+TEST_F(DynamicResourcesIntegration, PreemptionFreesTheDeviceAVictimHolds) {
+  PriorityClasses priorities(client_);
+  const std::string low = priorities.Add("low", 100);
+  const std::string high = priorities.Add("high", 1000);
+  const std::string n0 = nodes_->Add("n0", "4", "8Gi");
+  const std::string gpu = CreateClass("gpu");
+  PublishDevices(n0, 1);
+  CreateTemplate("one-gpu", gpu);
+  StartScheduler();
+  auto with_priority = [&](const std::string& name, const std::string& priority_class) {
+    json pod = PodWithClaim(name, "one-gpu", true);
+    pod["spec"]["priorityClassName"] = priority_class;
+    pod["spec"]["terminationGracePeriodSeconds"] = 0;
+    return pod;
+  };
+  client_->Post(PodsPath(), with_priority("holder", low));
+  ASSERT_TRUE(WaitBound("holder", 60s)) << UnschedulableMessage("holder", "", 1s);
+  const std::string victim_claim = GeneratedClaim("holder");
+
+  client_->Post(PodsPath(), with_priority("urgent", high));
+  ASSERT_TRUE(WaitBound("urgent", 90s)) << UnschedulableMessage("urgent", "", 1s);
+  EXPECT_EQ(NodeOf("urgent"), n0);
+  EXPECT_EQ(Placement().count("holder"), 0u) << "the victim is still there";
+  const json claim = GetClaim(GeneratedClaim("urgent"));
+  const json& results = claim["status"]["allocation"]["devices"]["results"];
+  ASSERT_EQ(results.size(), 1u) << claim.dump();
+  EXPECT_EQ(results[0]["device"], "gpu-0");
+  EXPECT_EQ(ReservedFor(claim), std::set<std::string>{"urgent"});
+  EXPECT_NE(GeneratedClaim("urgent"), victim_claim);
+}
+
 }  // namespace
 }  // namespace berth::testing

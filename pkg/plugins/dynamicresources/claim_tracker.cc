@@ -233,6 +233,27 @@ bool ClaimTracker::GatherAllocatedState(AllocatedState* state) const {
   return exact && state->SumsWithBase();
 }
 
+bool ClaimTracker::GatherAllocatedStateWithout(const std::set<std::string>& claim_uids,
+                                               AllocatedState* state) const {
+  std::lock_guard lock(mu_);
+  bool exact = true;
+  auto add = [&](const api::ResourceClaim& claim) {
+    if (!claim.status.allocation || claim_uids.contains(claim.meta.uid)) return;
+    if (!state->AddAllocation(*claim.status.allocation)) exact = false;
+  };
+  for (const auto& [key, claim] : allocated_) {
+    if (!written_.contains(key)) add(*claim);
+  }
+  for (const auto& [key, written] : written_) add(*written);
+  for (const auto& [uid, in_flight] : in_flight_) {
+    if (in_flight.claim->status.allocation &&
+        !state->AddAllocation(*in_flight.claim->status.allocation)) {
+      exact = false;
+    }
+  }
+  return exact;
+}
+
 uint64_t ClaimTracker::base_builds() const {
   std::lock_guard lock(mu_);
   return base_builds_;

@@ -85,6 +85,12 @@ class ClaimTracker {
   // the rebuilds and the rest, gathered each time, small per call).
   bool GatherAllocatedState(AllocatedState* state) const;
 
+  // The same state as if the claims with these UIDs were not allocated (what a preemption dry run
+  // sees once the pods holding them are gone): built whole, without a base, as the base may count
+  // them. Costs a step per allocated claim; an allocation in flight is always counted.
+  bool GatherAllocatedStateWithout(const std::set<std::string>& claim_uids,
+                                   AllocatedState* state) const;
+
   // Bases built so far; for tests.
   uint64_t base_builds() const;
 

@@ -79,6 +79,10 @@ class State final : public framework::StateData {
     // Set with the allocator when extended_in_memory.
     std::shared_ptr<const ExtendedEverywhere> extended_everywhere;
     bool has_first_available = false;
+    // The pod may preempt (its policy allows it); with its priority, for Filter to tell nodes where
+    // victims' devices could make room from nodes where nothing would.
+    bool may_preempt = false;
+    int32_t priority = 0;
     // Set by Reserve when the chosen node needs the claim: its requests, mappings and allocation.
     std::optional<NodeExtended> reserved_extended;
     // Set by PreBind once it created that claim.
@@ -95,12 +99,51 @@ class State final : public framework::StateData {
     std::unordered_map<std::string, NodeExtended> node_extended;
   };
 
+  // What a dry run changed of the devices this state (and its copies) sees: pods preemption took
+  // off the node, and pods placed before this one in the same dry run (explain's members of a
+  // gang). Replaced, never changed, by AddPod and RemovePod; null when nothing changed.
+  struct DryRunDevices {
+    // Removed pod's UID -> its allocated claims.
+    std::map<std::string, std::vector<api::ResourceClaimPtr>> removed;
+    // UIDs of the claims the removed pods hold alone: reserved for none but them, and with the
+    // finalizer by which the resourceclaim controller deallocates a claim its last user left.
+    std::set<std::string> released;
+    // Allocations the placed pods' claims got on their nodes, by claim UID (the in-memory claims
+    // for their extended resources under "<pod uid>/extended-resources").
+    std::map<std::string, api::AllocationResult> placed;
+    // The allocator that sees the released devices free and the placed ones taken; made by the
+    // first Filter that needs it. Guarded by mu.
+    std::mutex mu;
+    std::shared_ptr<const Allocator> allocator;
+  };
+
   std::shared_ptr<Shared> shared = std::make_shared<Shared>();
+  std::shared_ptr<DryRunDevices> dry_run;
 
   std::shared_ptr<framework::StateData> Clone() const override {
     return std::make_shared<State>(*this);
   }
 };
+
+// Claims as a change that explain checks would make them, by "namespace/name": a dry run's
+// PreFilter reads them in place of the cluster's. Written by the change's prepare.
+class ChangedClaims final : public framework::StateData {
+ public:
+  std::map<std::string, api::ResourceClaimPtr> claims;
+
+  std::shared_ptr<framework::StateData> Clone() const override {
+    return std::make_shared<ChangedClaims>(*this);
+  }
+};
+
+inline const framework::StateKey& ChangedClaimsKey() {
+  static const framework::StateKey kKey{"DynamicResources/changed-claims"};
+  return kKey;
+}
+
+inline State* ReadFullState(const framework::CycleState& state) {
+  return state.Read<State>(StateKeyOf());
+}
 
 inline State::Shared* ReadState(const framework::CycleState& state) {
   State* s = state.Read<State>(StateKeyOf());
@@ -111,6 +154,13 @@ inline framework::Status NoState() {
   return framework::Status::Error("error reading \"" + std::string(kName) +
                                   "\" from cycleState: not found");
 }
+
+// Whether a pod on the node below `priority` names claims (or has one for extended resources):
+// only there can preemption free devices for the pod.
+bool LowerPriorityPodsHoldClaims(const framework::NodeInfo& node, int32_t priority);
+// `rejection` with code Unschedulable when it was UnschedulableAndUnresolvable, so preemption
+// tries the node; same reasons.
+framework::Status Resolvable(const framework::Status& rejection);
 
 // klog.KObj's form.
 inline std::string Ref(const api::ObjectMeta& meta) { return meta.Key(); }

@@ -246,7 +246,16 @@ Status DynamicResources::PreFilter(framework::CycleState& state, const api::Pod&
       }
     }
   }
+  // In explain's check of a change to a claim, the claim as changed.
+  const ChangedClaims* changed =
+      state.dry_run ? state.Read<ChangedClaims>(ChangedClaimsKey()) : nullptr;
   if (auto error = ClaimsOf(pod, [&](const api::ResourceClaimPtr& claim) {
+        if (changed != nullptr) {
+          if (auto it = changed->claims.find(claim->meta.Key()); it != changed->claims.end()) {
+            s.claims.push_back(ClaimEntry{it->second, std::nullopt});
+            return;
+          }
+        }
         s.claims.push_back(ClaimEntry{claim, std::nullopt});
       })) {
     return Status::Unresolvable(*error);
@@ -262,6 +271,8 @@ Status DynamicResources::PreFilter(framework::CycleState& state, const api::Pod&
     }
   }
   if (s.claims.empty() && s.extended.empty()) return Status::Skip();
+  s.may_preempt = pod.spec.preemption_policy != api::PreemptionPolicy::kNever;
+  s.priority = pod.spec.priority;
 
   for (size_t index = 0; index < s.claims.size(); index++) {
     const api::ResourceClaim& claim = *s.claims[index].claim;
@@ -397,8 +408,9 @@ std::shared_ptr<const Inventory> DynamicResources::inventory() { return inventor
 
 Status DynamicResources::Filter(const framework::CycleState& state, const api::Pod& pod,
                                 const framework::NodeInfo& node_info) {
-  State::Shared* s = ReadState(state);
-  if (s == nullptr) return NoState();
+  const State* data = ReadFullState(state);
+  if (data == nullptr) return NoState();
+  State::Shared* s = data->shared.get();
   const api::Node& node = *node_info.node();
 
   std::map<std::string, std::string> needed;
@@ -416,16 +428,27 @@ Status DynamicResources::Filter(const framework::CycleState& state, const api::P
     }
   }
 
+  // Claims a dry run allocated already, for a pod placed before this one; null when none.
+  const std::map<std::string, api::AllocationResult>* placed =
+      data->dry_run != nullptr && !data->dry_run->placed.empty() ? &data->dry_run->placed : nullptr;
   std::vector<size_t> unavailable;
   for (size_t index = 0; index < s->claims.size(); index++) {
     const ClaimEntry& entry = s->claims[index];
     const api::ResourceClaim& claim = *entry.claim;
     const api::AllocationResult* allocation = KnownAllocation(entry);
+    bool not_written = entry.shares_pending;
+    if (allocation == nullptr && placed != nullptr) {
+      // Allocated for a pod placed before this one in the same dry run.
+      if (auto it = placed->find(claim.meta.uid); it != placed->end()) {
+        allocation = &it->second;
+        not_written = true;
+      }
+    }
     if (allocation == nullptr) continue;
     // An allocation without a node selector is usable everywhere.
     if (allocation->node_selector &&
         !NodeMatches(node, std::nullopt, false, allocation->node_selector)) {
-      if (entry.shares_pending) {
+      if (not_written) {
         // Not written yet, so nothing PostFilter could free: the node just does not fit.
         static const framework::FixedReasons kNotAvailable{
             "resourceclaim not available on the node"};
@@ -446,10 +469,19 @@ Status DynamicResources::Filter(const framework::CycleState& state, const api::P
   std::vector<api::AllocationResult> allocations;
   bool decided = false;
   auto not_fitting = [&](const std::string& message) {
-    return message.empty() || message == kCannotAllocateAllClaims ? CannotAllocate(node)
-                                                                  : Status::Unresolvable(message);
+    Status rejection = message.empty() || message == kCannotAllocateAllClaims
+                           ? CannotAllocate(node)
+                           : Status::Unresolvable(message);
+    // Devices that lower-priority pods here hold might be freed by preempting them.
+    if (s->may_preempt && LowerPriorityPodsHoldClaims(node_info, s->priority)) {
+      return Resolvable(rejection);
+    }
+    return rejection;
   };
-  if (s->allocator != nullptr) {
+  Status allocator_error;
+  const Allocator* allocator = FilterAllocator(*data, &allocator_error);
+  if (!allocator_error.IsSuccess()) return allocator_error;
+  if (allocator != nullptr) {
     AllocateOptions options;
     // Only Score (for firstAvailable) reads a node's allocations before Reserve, which allocates
     // on the chosen node again when Filter only decided; so does the claim of a node's own for
@@ -466,19 +498,31 @@ Status DynamicResources::Filter(const framework::CycleState& state, const api::P
       extra.push_back(InMemoryExtendedClaim(pod, s->extended_id, node_extended->requests));
       claims = &extra;
     }
+    if (placed != nullptr) {
+      // Those claims follow their allocation; the others are searched for.
+      std::vector<api::ResourceClaimPtr> own;
+      for (const api::ResourceClaimPtr& claim : *claims) {
+        if (!placed->contains(claim->meta.uid)) own.push_back(claim);
+      }
+      if (own.size() != claims->size()) {
+        extra = std::move(own);
+        claims = &extra;
+        memo_claims = nullptr;
+      }
+    }
     // A node's own extended-resource claim is not remembered: it is made for that node alone.
     std::string node_state;
     size_t slot = 0;
-    DecisionMemo& memo = s->allocator->inventory()->decisions();
-    bool memoizable = options.decide_only && !claims->empty();
+    DecisionMemo& memo = allocator->inventory()->decisions();
+    bool memoizable = options.decide_only && !claims->empty() && memo_claims != nullptr;
     if (memoizable) {
       const uint32_t position = node_info.list_index();
       if (s->slot_at != nullptr && node_list_.Listed(node_info) && position < s->slot_at->size() &&
           (*s->slot_at)[position] != kNoSlot) {
         slot = (*s->slot_at)[position];
-        memoizable = s->allocator->SlotAllocationState(slot, &node_state);
+        memoizable = allocator->SlotAllocationState(slot, &node_state);
       } else {
-        memoizable = s->allocator->NodeAllocationState(node, &node_state, &slot);
+        memoizable = allocator->NodeAllocationState(node, &node_state, &slot);
       }
     }
     std::optional<DecisionMemo::Decision> remembered;
@@ -493,7 +537,7 @@ Status DynamicResources::Filter(const framework::CycleState& state, const api::P
       if (args_.filter_timeout.count() > 0) {
         options.deadline = std::chrono::steady_clock::now() + args_.filter_timeout;
       }
-      AllocateOutcome outcome = s->allocator->Allocate(node, *claims, options);
+      AllocateOutcome outcome = allocator->Allocate(node, *claims, options);
       if (memoizable && (outcome.kind == AllocateOutcome::Kind::kAllocated ||
                          outcome.kind == AllocateOutcome::Kind::kUnschedulable)) {
         const bool fits = outcome.kind == AllocateOutcome::Kind::kAllocated;
@@ -519,7 +563,7 @@ Status DynamicResources::Filter(const framework::CycleState& state, const api::P
     }
   }
 
-  if (unavailable.empty() && (s->allocator == nullptr || decided)) return {};
+  if (unavailable.empty() && (allocator == nullptr || decided)) return {};
   std::lock_guard lock(s->mu);
   if (!unavailable.empty()) {
     s->unavailable.insert(unavailable.begin(), unavailable.end());

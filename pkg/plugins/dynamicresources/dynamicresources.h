@@ -59,6 +59,8 @@ namespace berth::plugins::dynamicresources {
 
 class InventoryCache;
 class Inventory;
+class Allocator;
+class State;
 
 inline constexpr std::string_view kName = "DynamicResources";
 
@@ -88,6 +90,7 @@ std::optional<std::string> ResolvePodClaimName(const api::Pod& pod,
 // binding threads. The claim tracker is thread-safe.
 class DynamicResources final : public framework::PreEnqueuePlugin,
                                public framework::PreFilterPlugin,
+                               public framework::PreFilterExtensions,
                                public framework::FilterPlugin,
                                public framework::PostFilterPlugin,
                                public framework::PreScorePlugin,
@@ -106,6 +109,19 @@ class DynamicResources final : public framework::PreEnqueuePlugin,
   framework::Status PreFilter(framework::CycleState& state, const api::Pod& pod,
                               const std::vector<framework::NodeInfoPtr>& nodes,
                               framework::PreFilterResult* result) override;
+  framework::PreFilterExtensions* Extensions() override { return this; }
+  // Preemption's dry run: a removed pod's allocated claims that no pod left on the node (nor
+  // anyone else) is reserved for count as free for the next Filter calls on this state, as the
+  // resourceclaim controller deallocates them once the pod is gone; adding the pod back counts
+  // them again. Upstream v1.37 has no such extension (its Filter leaves DRA nodes out of
+  // preemption); Berth's Filter rejects a node resolvably only where lower-priority pods on it
+  // hold claims, so preemption looks at those nodes alone.
+  framework::Status AddPod(framework::CycleState& state, const api::Pod& pod_to_schedule,
+                           const framework::PodInfo& pod_to_add,
+                           const framework::NodeInfo& node) override;
+  framework::Status RemovePod(framework::CycleState& state, const api::Pod& pod_to_schedule,
+                              const framework::PodInfo& pod_to_remove,
+                              const framework::NodeInfo& node) override;
   framework::Status Filter(const framework::CycleState& state, const api::Pod& pod,
                            const framework::NodeInfo& node) override;
   framework::Status PostFilter(framework::CycleState& state, const api::Pod& pod,
@@ -130,8 +146,9 @@ class DynamicResources final : public framework::PreEnqueuePlugin,
   std::vector<framework::ClusterEventWithHint> EventsToRegister() const override;
   // For explain: per claim to allocate, which of the rejected nodes could give its devices alone,
   // where the devices that match are taken, and where none match (or too few); per allocated
-  // claim, that the pod can go only where its allocation is. Notes only: no change to the pod
-  // moves devices.
+  // claim, that the pod can go only where its allocation is (notes). Where a request asks for more
+  // devices than any of those nodes can give, the most one of them can: a change to the claim,
+  // which explain checks with the claim so changed (ChangedClaims).
   std::vector<framework::PodChange> SuggestChanges(
       const framework::CycleState& state, const api::Pod& pod,
       std::span<const framework::NodeInfo* const> rejected,
@@ -157,6 +174,13 @@ class DynamicResources final : public framework::PreEnqueuePlugin,
   // Filter's rejection of a node the claims do not fit: upstream's shared reasons, followed by
   // the malformed slices whose devices the node might have had, when there are any.
   framework::Status CannotAllocate(const api::Node& node) const;
+  // The allocator Filter searches with: the cycle's, or in a preemption dry run that removed pods
+  // holding claims, one that sees their devices free (null, with `error` set, when the state
+  // cannot be gathered).
+  const Allocator* FilterAllocator(const State& state, framework::Status* error) const;
+  // The claims of `pod` that are allocated (its own and the one made for its extended resources),
+  // as the tracker sees them now.
+  std::vector<api::ResourceClaimPtr> AllocatedClaimsOf(const api::Pod& pod) const;
   const Args args_;
   framework::Handle& handle_;
   std::shared_ptr<ClaimTracker> tracker_;

@@ -1,4 +1,4 @@
-// DynamicResources' cluster events and queueing hints, and what explain says of its claims.
+// DynamicResources' cluster events and queueing hints.
 
 #include <algorithm>
 #include <set>
@@ -82,83 +82,5 @@ QueueingHint ClaimChangeHint(const DynamicResources& plugin, const api::Pod& pod
 }
 
 }  // namespace
-
-std::vector<framework::PodChange> DynamicResources::SuggestChanges(
-    const framework::CycleState& state, const api::Pod&,
-    std::span<const framework::NodeInfo* const> rejected, std::span<const framework::Status* const>,
-    const framework::Status*) const {
-  std::vector<framework::PodChange> out;
-  State::Shared* s = ReadState(state);
-  if (s == nullptr || rejected.empty()) return out;
-  // "a, b, c and N more".
-  auto some = [](const std::vector<std::string>& names) {
-    constexpr size_t kShown = 3;
-    std::string text;
-    for (size_t i = 0; i < names.size() && i < kShown; i++) {
-      text += (i == 0 ? "" : ", ") + names[i];
-    }
-    if (names.size() > kShown) text += " and " + std::to_string(names.size() - kShown) + " more";
-    return text;
-  };
-  auto nodes = [&](const std::vector<std::string>& names) {
-    return std::to_string(names.size()) + (names.size() == 1 ? " node (" : " nodes (") +
-           some(names) + ")";
-  };
-  for (const ClaimEntry& entry : s->claims) {
-    if (const api::AllocationResult* allocation = KnownAllocation(entry)) {
-      if (!allocation->node_selector) continue;
-      std::vector<std::string> outside;
-      for (const framework::NodeInfo* node : rejected) {
-        if (!NodeMatches(*node->node(), std::nullopt, false, allocation->node_selector)) {
-          outside.push_back(node->name());
-        }
-      }
-      if (outside.empty()) continue;
-      framework::PodChange note;
-      note.note_only = true;
-      note.description = "claim " + Ref(entry.claim->meta) +
-                         " is allocated already, to devices the pod cannot use on " +
-                         nodes(outside) + "; the pod can go only where they are";
-      out.push_back(std::move(note));
-    }
-  }
-  if (s->allocator == nullptr) return out;
-  // The claim alone, with the devices others hold, and alone on an empty cluster: what tells
-  // "taken" from "not there".
-  const Allocator unallocated(inventory_->Get(), AllocatedState{});
-  for (size_t index : s->to_allocate) {
-    const api::ResourceClaimPtr& claim = s->claims[index].claim;
-    std::vector<std::string> fits, taken, missing;
-    for (const framework::NodeInfo* node : rejected) {
-      const api::Node& n = *node->node();
-      if (s->allocator->Allocate(n, {claim}).kind == AllocateOutcome::Kind::kAllocated) {
-        fits.push_back(node->name());
-      } else if (unallocated.Allocate(n, {claim}).kind == AllocateOutcome::Kind::kAllocated) {
-        taken.push_back(node->name());
-      } else {
-        missing.push_back(node->name());
-      }
-    }
-    std::string text = "claim " + Ref(claim->meta) + ":";
-    std::string sep = " ";
-    if (!fits.empty()) {
-      text += sep + nodes(fits) + " could give its devices, but the pod fails there otherwise";
-      sep = "; ";
-    }
-    if (!taken.empty()) {
-      text += sep + "on " + nodes(taken) + " the devices that match are allocated to others";
-      sep = "; ";
-    }
-    if (!missing.empty()) {
-      text += sep + nodes(missing) + (missing.size() == 1 ? " has" : " have") +
-              " no devices (or too few) that match its requests, class and constraints";
-    }
-    framework::PodChange note;
-    note.note_only = true;
-    note.description = std::move(text);
-    out.push_back(std::move(note));
-  }
-  return out;
-}
 
 }  // namespace berth::plugins::dynamicresources

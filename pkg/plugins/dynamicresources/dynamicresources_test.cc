@@ -327,6 +327,142 @@ TEST_F(DynamicResourcesTest, ExplainSaysPerClaimWhereDevicesAreTakenOrMissing) {
             "pod can go only where they are");
 }
 
+// Preemption's dry run: lower-priority pods on the node hold the only device. Filter rejects the
+// node so that preemption tries it; once the dry run has removed every pod the claim is reserved
+// for, its device counts as free and the node passes; adding one back takes it again. The cycle's
+// own state never sees the removals.
+TEST_F(DynamicResourcesTest, PreemptionCountsTheDevicesVictimsHold) {
+  auto plugin = Plugin();
+  NodeInfo n1 = AddNode("n1", 1);
+  AddClaim(ClaimJson("shared", "gpu"));
+  AddClaim(ClaimJson("wanted", "gpu"));
+  // Two pods of priority 0 share the claim of the node's one device.
+  std::vector<api::PodPtr> holders;
+  for (const char* name : {"low-a", "low-b"}) {
+    auto holder = PodWithClaims(name, {ClaimEntry("gpu", "shared")});
+    CycleState holder_state;
+    Status pre;
+    ASSERT_TRUE(Cycle(*plugin, holder_state, *holder, {n1}, &pre)["n1"].IsSuccess());
+    ASSERT_TRUE(plugin->Reserve(holder_state, *holder, "n1").IsSuccess());
+    ASSERT_TRUE(plugin->PreBind(holder_state, *holder, "n1").IsSuccess());
+    n1.AddPod(std::make_shared<framework::PodInfo>(holder));
+    holders.push_back(holder);
+  }
+  auto pod_of = [](int32_t priority, api::PreemptionPolicy policy) {
+    auto pod = std::make_shared<api::Pod>(*PodWithClaims("high", {ClaimEntry("gpu", "wanted")}));
+    pod->spec.priority = priority;
+    pod->spec.preemption_policy = policy;
+    return pod;
+  };
+  auto high = pod_of(1000, api::PreemptionPolicy::kPreemptLowerPriority);
+  CycleState state;
+  Status pre;
+  Status status = Cycle(*plugin, state, *high, {n1}, &pre)["n1"];
+  ASSERT_TRUE(pre.IsSuccess()) << pre.Message();
+  EXPECT_EQ(status.code(), Code::kUnschedulable);
+  EXPECT_EQ(status.Message(), "cannot allocate all claims");
+
+  std::unique_ptr<CycleState> trial = state.Clone();
+  framework::PreFilterExtensions* extensions = plugin->Extensions();
+  ASSERT_NE(extensions, nullptr);
+  const framework::PodInfo low_a(holders[0]);
+  const framework::PodInfo low_b(holders[1]);
+  ASSERT_TRUE(extensions->RemovePod(*trial, *high, low_a, n1).IsSuccess());
+  // low-b still uses the claim: its device stays taken.
+  EXPECT_FALSE(plugin->Filter(*trial, *high, n1).IsSuccess());
+  ASSERT_TRUE(extensions->RemovePod(*trial, *high, low_b, n1).IsSuccess());
+  EXPECT_TRUE(plugin->Filter(*trial, *high, n1).IsSuccess());
+  EXPECT_EQ(plugin->Filter(state, *high, n1).code(), Code::kUnschedulable);
+  ASSERT_TRUE(extensions->AddPod(*trial, *high, low_a, n1).IsSuccess());
+  EXPECT_FALSE(plugin->Filter(*trial, *high, n1).IsSuccess());
+
+  // Nothing a preemption could free: pods of equal priority, or a pod that may not preempt, are
+  // rejected as upstream rejects them, and preemption leaves the node alone.
+  for (const auto& pod : {pod_of(0, api::PreemptionPolicy::kPreemptLowerPriority),
+                          pod_of(1000, api::PreemptionPolicy::kNever)}) {
+    CycleState other;
+    status = Cycle(*plugin, other, *pod, {n1}, &pre)["n1"];
+    EXPECT_EQ(status.code(), Code::kUnschedulableAndUnresolvable);
+    EXPECT_EQ(status.Message(), "cannot allocate all claims");
+  }
+}
+
+// Explain's dry run of a gang places its members one after the other, each added to the next
+// one's state: the devices a member's claims would take are taken for the next, and a claim two
+// members share follows the first one's allocation. A scheduling cycle's nominated pods are not
+// counted, as upstream does not count them.
+TEST_F(DynamicResourcesTest, ADryRunCountsTheDevicesOfThePodsPlacedBeforeThePod) {
+  auto plugin = Plugin();
+  NodeInfo n1 = AddNode("n1", 1);
+  NodeInfo n2 = AddNode("n2", 1);
+  for (const char* name : {"a", "b", "shared"}) AddClaim(ClaimJson(name, "gpu"));
+  const framework::PodInfo first(PodWithClaims("first", {ClaimEntry("gpu", "a")}));
+  auto second = PodWithClaims("second", {ClaimEntry("gpu", "b")});
+  CycleState dry;
+  dry.dry_run = true;
+  Status pre;
+  Cycle(*plugin, dry, *second, {}, &pre);
+  ASSERT_TRUE(pre.IsSuccess()) << pre.Message();
+  ASSERT_TRUE(plugin->Extensions()->AddPod(dry, *second, first, n1).IsSuccess());
+  EXPECT_EQ(plugin->Filter(dry, *second, n1).Message(), "cannot allocate all claims");
+  EXPECT_TRUE(plugin->Filter(dry, *second, n2).IsSuccess());
+
+  CycleState cycle;
+  Cycle(*plugin, cycle, *second, {}, &pre);
+  ASSERT_TRUE(plugin->Extensions()->AddPod(cycle, *second, first, n1).IsSuccess());
+  EXPECT_TRUE(plugin->Filter(cycle, *second, n1).IsSuccess());
+
+  const framework::PodInfo sharer(PodWithClaims("sharer", {ClaimEntry("gpu", "shared")}));
+  auto other = PodWithClaims("other", {ClaimEntry("gpu", "shared")});
+  CycleState follow;
+  follow.dry_run = true;
+  Cycle(*plugin, follow, *other, {}, &pre);
+  ASSERT_TRUE(pre.IsSuccess()) << pre.Message();
+  ASSERT_TRUE(plugin->Extensions()->AddPod(follow, *other, sharer, n2).IsSuccess());
+  EXPECT_TRUE(plugin->Filter(follow, *other, n2).IsSuccess());
+  EXPECT_EQ(plugin->Filter(follow, *other, n1).Message(),
+            "resourceclaim not available on the node");
+}
+
+// A claim asks for more devices than any node has: explain offers the most one node can give, as
+// a change to the claim, and the check it runs (PreFilter and Filter with the claim so changed)
+// finds that node.
+TEST_F(DynamicResourcesTest, ExplainOffersTheMostDevicesANodeCanGive) {
+  auto plugin = Plugin();
+  NodeInfo n1 = AddNode("n1", 3);
+  NodeInfo n2 = AddNode("n2", 1);
+  AddClaim(ClaimJson("big", "gpu", 5));
+  auto pod = PodWithClaims("p", {ClaimEntry("gpu", "big")});
+  CycleState state;
+  state.dry_run = true;
+  Status pre;
+  auto statuses = Cycle(*plugin, state, *pod, {n1, n2}, &pre);
+  ASSERT_TRUE(pre.IsSuccess()) << pre.Message();
+  ASSERT_FALSE(statuses["n1"].IsSuccess());
+  std::vector<const NodeInfo*> rejected = {&n1, &n2};
+  auto changes = plugin->SuggestChanges(state, *pod, rejected, {}, nullptr);
+  ASSERT_EQ(changes.size(), 2u);
+  EXPECT_TRUE(changes[0].note_only);
+  const framework::PodChange& change = changes[1];
+  EXPECT_FALSE(change.note_only);
+  EXPECT_EQ(change.description, "request gpu of claim ns/big: ask for 3 devices instead of 5");
+  ASSERT_TRUE(change.apply && change.prepare);
+
+  CycleState check;
+  check.dry_run = true;
+  change.prepare(check);
+  api::Pod changed = *pod;
+  change.apply(changed);
+  statuses = Cycle(*plugin, check, changed, {n1, n2}, &pre);
+  ASSERT_TRUE(pre.IsSuccess()) << pre.Message();
+  EXPECT_TRUE(statuses["n1"].IsSuccess()) << statuses["n1"].Message();
+  EXPECT_FALSE(statuses["n2"].IsSuccess());
+  // Only a dry run reads the changed claim.
+  CycleState cycle;
+  change.prepare(cycle);
+  EXPECT_FALSE(Cycle(*plugin, cycle, changed, {n1}, &pre)["n1"].IsSuccess());
+}
+
 TEST_F(DynamicResourcesTest, AMissingDeviceClassStopsThePodAtPreFilter) {
   auto plugin = Plugin();
   AddClaim(ClaimJson("c", "missing"));
