@@ -21,6 +21,7 @@
 #include "pkg/framework/args.h"
 #include "pkg/framework/interface.h"
 #include "pkg/framework/types.h"
+#include "pkg/plugins/helper/extended_resources.h"
 
 namespace berth::plugins::noderesources {
 
@@ -64,20 +65,13 @@ inline constexpr int64_t kMaxCustomPriorityScore = 10;
 // Upper bound of a shape point's utilization.
 inline constexpr int64_t kMaxUtilization = 100;
 
-// Resource-name classification with upstream's v1helper / schedutil rules.
-//
-// A name with a '/' outside the kubernetes.io namespace whose "requests."-prefixed form is a
-// qualified name (e.g. "example.com/gpu"). Only these may be ignored by NodeResourcesFit args.
-bool IsExtendedResourceName(std::string_view name);
-// A name a DeviceClass may serve (upstream's IsDRAExtendedResourceName): an extended resource, or
-// a class's implicit deviceclass.resource.kubernetes.io/<class>.
-bool IsDraExtendedResourceName(std::string_view name);
-// Anything scored and filtered as an entry of ResourceList::scalar: extended resources,
-// hugepages-*, attachable-volumes-* and kubernetes.io-prefixed native resources.
-bool IsScalarResourceName(std::string_view name);
-// A Kubernetes qualified name: an optional DNS-1123 subdomain prefix and '/', then a name of at
-// most 63 alphanumerics, '-', '_' or '.', starting and ending alphanumeric.
-bool IsQualifiedName(std::string_view name);
+// Resource-name classification (upstream's v1helper / schedutil rules), kept in helper/ so that
+// DynamicResources shares it without depending on this plugin. Only IsExtendedResourceName names
+// may be ignored by NodeResourcesFit args.
+using helper::IsDraExtendedResourceName;
+using helper::IsExtendedResourceName;
+using helper::IsQualifiedName;
+using helper::IsScalarResourceName;
 
 // The per-resource (requested, allocatable) values of a run of nodes, each node's in the order of
 // the configured resources. Entries with allocatable 0 do not take part.
