@@ -35,7 +35,8 @@ BalancedAllocationArgs ParseBalancedAllocationArgs(const nlohmann::json& args);
 // plugin's configuration and the (read-only) CycleState.
 class BalancedAllocation final : public framework::PreScorePlugin, public framework::ScorePlugin {
  public:
-  explicit BalancedAllocation(BalancedAllocationArgs args);
+  // `devices`: where an extended resource served from devices is found, when `args` name one.
+  explicit BalancedAllocation(BalancedAllocationArgs args, DeviceSources devices = {});
 
   std::string_view Name() const override { return kBalancedAllocationName; }
 

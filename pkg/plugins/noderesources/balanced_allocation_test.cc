@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "test/testing/batch.h"
+#include "test/testing/dra_builders.h"
 #include "test/testing/fake_handle.h"
 #include "test/testing/objects.h"
 
@@ -131,6 +132,42 @@ TEST(BalancedAllocation, ThreeResourcesUseTheStandardDeviation) {
       Scores(*plugin, *without,
              {NodeBuilder("node1").Capacity("6000m", "10000", 110, {{"abc.com/xyz", "4"}}).Info()}),
       ElementsAre(85));
+}
+
+// An extended resource a DeviceClass serves is balanced from the node's devices of the class
+// (upstream's DRAExtendedResource scoring), on a node that does not offer it as allocatable.
+TEST(BalancedAllocation, ExtendedResourceServedFromDevicesCountsTheNodesDevices) {
+  testing::FakeHandle handle;
+  const std::string driver = "gpu.example.com";
+  auto gpu = testing::dra::Class("gpu", driver);
+  std::const_pointer_cast<api::DeviceClass>(gpu)->extended_resource_name = "example.com/gpu";
+  handle.informers().For<api::DeviceClass>().Upsert(gpu);
+  // node1: 6 devices, device-0 allocated; node2: 2 devices, none allocated.
+  auto& slices = handle.informers().For<api::ResourceSlice>();
+  slices.Upsert(testing::dra::SliceWithDevices("node1-gpus", std::string("node1"),
+                                               testing::dra::Pool("node1"), driver, 6));
+  slices.Upsert(testing::dra::SliceWithDevices("node2-gpus", std::string("node2"),
+                                               testing::dra::Pool("node2"), driver, 2));
+  auto claim = std::make_shared<api::ResourceClaim>();
+  claim->meta.name = "used";
+  claim->meta.namespace_ = "ns";
+  claim->meta.uid = "uid-used";
+  claim->meta.resource_version = "1";
+  claim->status.allocation.emplace().results.push_back(
+      testing::dra::DeviceResult("gpu", driver, "node1", "device-0").result);
+  handle.informers().For<api::ResourceClaim>().Upsert(claim);
+
+  auto plugin = std::dynamic_pointer_cast<BalancedAllocation>(NewBalancedAllocation(
+      {{"resources", {{{"name", "cpu"}}, {{"name", "memory"}}, {{"name", "example.com/gpu"}}}}},
+      handle));
+  ASSERT_NE(plugin, nullptr);
+  auto pod = PodBuilder("pod").Container("3000m", "5000", {{"example.com/gpu", "1"}}).Build();
+  // cpu 0.5 and memory 0.5 on both. gpu: node1 (1 + 1) / 6 -> std 0.0786 -> 92; node2 1 / 2 ->
+  // 100.
+  EXPECT_THAT(Scores(*plugin, *pod,
+                     {NodeBuilder("node1").Capacity("6000m", "10000").Info(),
+                      NodeBuilder("node2").Capacity("6000m", "10000").Info()}),
+              ElementsAre(92, 100));
 }
 
 TEST(BalancedAllocation, UseAddingUpPastInt64CountsAsFull) {

@@ -7,8 +7,10 @@
 #include <limits>
 #include <stdexcept>
 
+#include "pkg/api/dra_types.h"
 #include "pkg/api/requests.h"
 #include "pkg/framework/interface.h"
+#include "pkg/plugins/dynamicresources/class_devices.h"
 
 namespace berth::plugins::noderesources {
 namespace {
@@ -204,8 +206,17 @@ int64_t BalancedResourceScore(std::span<const int64_t> requested,
 ResourceScorer BalancedScorer() { return PerNodeScorer(&BalancedResourceScore); }
 
 ResourceAllocationScorer::ResourceAllocationScorer(std::vector<ResourceSpec> resources,
-                                                   bool use_requested, ResourceScorer scorer)
+                                                   bool use_requested, ResourceScorer scorer,
+                                                   DeviceSources devices)
     : resources_(std::move(resources)), use_requested_(use_requested), scorer_(std::move(scorer)) {
+  for (size_t i = 0; i < resources_.size(); i++) {
+    if (IsDraExtendedResourceName(resources_[i].name)) device_served_.push_back(i);
+  }
+  if (!device_served_.empty() && devices.classes && devices.devices) {
+    devices_ = std::move(devices);
+  } else {
+    device_served_.clear();
+  }
   for (const auto& resource : resources_) {
     if (resource.name == api::kResourceCPU) {
       kinds_.push_back(Kind::kCpu);
@@ -249,9 +260,32 @@ bool ResourceAllocationScorer::RequestsNothing(const std::vector<int64_t>& pod_r
                      [](int64_t request) { return request == 0; });
 }
 
+std::shared_ptr<const DeviceServedResources> ResourceAllocationScorer::DevicesFor(
+    const std::vector<int64_t>& pod_requests) const {
+  std::shared_ptr<DeviceServedResources> served;
+  std::vector<api::DeviceClassPtr> classes;
+  for (size_t i : device_served_) {
+    // A scalar resource the pod does not request is left out of the score anyway.
+    if (pod_requests[i] == 0) continue;
+    if (classes.empty()) classes = devices_.classes();
+    api::DeviceClassPtr device_class =
+        helper::DeviceClassForExtendedResource(resources_[i].name, classes);
+    if (device_class == nullptr) continue;
+    if (served == nullptr) {
+      served = std::make_shared<DeviceServedResources>();
+      served->classes.resize(resources_.size());
+    }
+    served->classes[i] = std::move(device_class);
+  }
+  // The allocations are gathered once per cycle, and only for a pod that needs them.
+  if (served != nullptr) served->counts = devices_.devices->Now();
+  return served;
+}
+
 void ResourceAllocationScorer::ScoreNodes(const std::vector<int64_t>& pod_requests,
                                           std::span<const framework::NodeInfo* const> nodes,
-                                          std::span<framework::NodeScore> scores) const {
+                                          std::span<framework::NodeScore> scores,
+                                          const DeviceServedResources* devices) const {
   // Scoring runs for every node of every cycle: the buffers are on the stack, or per-thread
   // vectors past kInlineResources, and every element is written before it is read. scorer_ never
   // calls back into this object.
@@ -270,14 +304,15 @@ void ResourceAllocationScorer::ScoreNodes(const std::vector<int64_t>& pod_reques
   }
   for (size_t begin = 0; begin < nodes.size(); begin += kRunNodes) {
     const size_t run = std::min(kRunNodes, nodes.size() - begin);
-    FillValues(pod_requests, nodes.subspan(begin, run), requested, allocatable);
+    FillValues(pod_requests, nodes.subspan(begin, run), devices, requested, allocatable);
     scorer_(NodeResourceValues(requested, allocatable, count), scores.subspan(begin, run));
   }
 }
 
 void ResourceAllocationScorer::FillValues(const std::vector<int64_t>& pod_requests,
                                           std::span<const framework::NodeInfo* const> nodes,
-                                          int64_t* requested, int64_t* allocatable) const {
+                                          const DeviceServedResources* devices, int64_t* requested,
+                                          int64_t* allocatable) const {
   const size_t count = resources_.size();
   for (size_t r = 0; r < count; r++) {
     const int64_t pod_request = pod_requests[r];
@@ -324,11 +359,36 @@ void ResourceAllocationScorer::FillValues(const std::vector<int64_t>& pod_reques
         break;
     }
     const std::string& resource = resources_[r].name;
+    if (devices != nullptr && devices->classes[r] != nullptr) {
+      // As kube-scheduler: a node that offers the resource as allocatable (a device plugin) is
+      // scored from that; any other from its devices of the class, when it has some.
+      const api::DeviceClass& device_class = *devices->classes[r];
+      fill([&](const framework::NodeInfo& node) {
+        const int64_t* alloc = FindScalar(node.allocatable(), resource);
+        if ((alloc == nullptr || *alloc == 0) && node.node() != nullptr) {
+          const dynamicresources::ClassDeviceCounts::Counts counts =
+              devices->counts->Count(device_class, *node.node());
+          if (counts.devices > 0) return std::pair(counts.devices, counts.allocated);
+        }
+        return std::pair(alloc ? *alloc : 0, ScalarOrZero(node.requested(), resource));
+      });
+      continue;
+    }
     fill([&](const framework::NodeInfo& node) {
       const int64_t* alloc = FindScalar(node.allocatable(), resource);
       return std::pair(alloc ? *alloc : 0, ScalarOrZero(node.requested(), resource));
     });
   }
+}
+
+std::shared_ptr<dynamicresources::ClassDevices> DevicesToScore(
+    const std::vector<ResourceSpec>& resources, framework::Handle& handle) {
+  for (const ResourceSpec& resource : resources) {
+    if (IsDraExtendedResourceName(resource.name)) {
+      return dynamicresources::ClassDevices::For(handle.SharedInformerFactory());
+    }
+  }
+  return nullptr;
 }
 
 std::vector<ResourceSpec> ParseResourceSpecs(const nlohmann::json* list, const std::string& path,

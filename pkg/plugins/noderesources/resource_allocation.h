@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "pkg/api/dra_types.h"
 #include "pkg/api/requests.h"
 #include "pkg/api/types.h"
 #include "pkg/framework/args.h"
@@ -23,22 +24,12 @@
 #include "pkg/framework/types.h"
 #include "pkg/plugins/helper/extended_resources.h"
 
+namespace berth::plugins::dynamicresources {
+class ClassDeviceCounts;
+class ClassDevices;
+}  // namespace berth::plugins::dynamicresources
+
 namespace berth::plugins::noderesources {
-
-// A pod's requests for the resources a scoring plugin weighs, in the order of its configured
-// resources, computed once in PreScore. Immutable once written.
-class PodRequestsState final : public framework::StateData {
- public:
-  explicit PodRequestsState(std::vector<int64_t> pod_requests)
-      : pod_requests_(std::move(pod_requests)) {}
-  std::shared_ptr<framework::StateData> Clone() const override {
-    return std::make_shared<PodRequestsState>(*this);
-  }
-  const std::vector<int64_t>& pod_requests() const { return pod_requests_; }
-
- private:
-  std::vector<int64_t> pod_requests_;
-};
 
 // One resource that takes part in scoring, with its weight in the weighted average.
 struct ResourceSpec {
@@ -129,24 +120,67 @@ int64_t BalancedResourceScore(std::span<const int64_t> requested,
 // BalancedResourceScore for each node.
 ResourceScorer BalancedScorer();
 
+// Where scoring finds the extended resources served from devices (DRAExtendedResource): the
+// DeviceClasses, and the devices and allocations of the moment. Both set, or neither.
+struct DeviceSources {
+  std::function<std::vector<api::DeviceClassPtr>()> classes;
+  std::shared_ptr<dynamicresources::ClassDevices> devices;
+};
+
+// One cycle's view of the configured resources that a DeviceClass serves and the pod requests.
+// Immutable.
+struct DeviceServedResources {
+  // Per configured resource: the class that serves it, or null.
+  std::vector<api::DeviceClassPtr> classes;
+  std::shared_ptr<const dynamicresources::ClassDeviceCounts> counts;
+};
+
+// A pod's requests for the resources a scoring plugin weighs, in the order of its configured
+// resources, computed once in PreScore, with the devices that serve some of them (null when none
+// does). Immutable once written.
+class PodRequestsState final : public framework::StateData {
+ public:
+  PodRequestsState(std::vector<int64_t> pod_requests,
+                   std::shared_ptr<const DeviceServedResources> devices)
+      : pod_requests_(std::move(pod_requests)), devices_(std::move(devices)) {}
+  std::shared_ptr<framework::StateData> Clone() const override {
+    return std::make_shared<PodRequestsState>(*this);
+  }
+  const std::vector<int64_t>& pod_requests() const { return pod_requests_; }
+  const DeviceServedResources* devices() const { return devices_.get(); }
+
+ private:
+  std::vector<int64_t> pod_requests_;
+  std::shared_ptr<const DeviceServedResources> devices_;
+};
+
 // Turns a pod's requests and a node's use into the values a ResourceScorer consumes.
 // Immutable after construction; safe to call from many threads.
 class ResourceAllocationScorer {
  public:
   // `use_requested`: take cpu/memory from the plain requests (BalancedAllocation) instead of the
   // non-zero requests that count a default for containers without one (Fit strategies).
+  // `devices`: kept only when a configured resource is a name a DeviceClass may serve.
   ResourceAllocationScorer(std::vector<ResourceSpec> resources, bool use_requested,
-                           ResourceScorer scorer);
+                           ResourceScorer scorer, DeviceSources devices = {});
 
   // The pod's request for each configured resource, in the order of resources().
   std::vector<int64_t> PodRequests(const api::Pod& pod) const;
   // True when every entry of `pod_requests` is 0 (a best-effort pod for these resources).
   static bool RequestsNothing(const std::vector<int64_t>& pod_requests);
+  // The classes serving the configured resources the pod requests (`pod_requests`), with the
+  // devices of the moment; null when no class serves any of them. Free when no configured
+  // resource can be served by a class (the default cpu and memory).
+  std::shared_ptr<const DeviceServedResources> DevicesFor(
+      const std::vector<int64_t>& pod_requests) const;
   // Each node's score with the pod (whose PodRequests() are `pod_requests`) added to it, into
-  // scores[i].score.
+  // scores[i].score. A resource `devices` has a class for is, on a node that does not offer it as
+  // allocatable, scored from the node's devices of that class, as kube-scheduler does: their
+  // number is the allocatable, the allocated ones the use.
   void ScoreNodes(const std::vector<int64_t>& pod_requests,
                   std::span<const framework::NodeInfo* const> nodes,
-                  std::span<framework::NodeScore> scores) const;
+                  std::span<framework::NodeScore> scores,
+                  const DeviceServedResources* devices = nullptr) const;
 
   const std::vector<ResourceSpec>& resources() const { return resources_; }
 
@@ -163,7 +197,8 @@ class ResourceAllocationScorer {
   // resource the pod does not request or the node lacks). Resource by resource, so that the
   // resource's kind is looked at once per run rather than once per node.
   void FillValues(const std::vector<int64_t>& pod_requests,
-                  std::span<const framework::NodeInfo* const> nodes, int64_t* requested,
+                  std::span<const framework::NodeInfo* const> nodes,
+                  const DeviceServedResources* devices, int64_t* requested,
                   int64_t* allocatable) const;
 
   std::vector<ResourceSpec> resources_;
@@ -172,7 +207,17 @@ class ResourceAllocationScorer {
   std::vector<Kind> kinds_;
   bool use_requested_;
   ResourceScorer scorer_;
+  // The indices of resources_ a DeviceClass may serve, and where their classes and devices are;
+  // empty and unset when there are none.
+  std::vector<size_t> device_served_;
+  DeviceSources devices_;
 };
+
+// The devices of `handle`'s scheduler when one of `resources` is a name a DeviceClass may serve
+// (which starts the informers they are read from); null otherwise, so that a configuration
+// scoring none (the default cpu and memory) costs nothing.
+std::shared_ptr<dynamicresources::ClassDevices> DevicesToScore(
+    const std::vector<ResourceSpec>& resources, framework::Handle& handle);
 
 // Parses a `resources: [{name, weight}]` list at `path`. A missing or zero weight becomes 1
 // (v1 defaulting); an empty or absent list yields DefaultResourceSpecs().
