@@ -203,7 +203,28 @@ int64_t BalancedResourceScore(std::span<const int64_t> requested,
       std::clamp(score, 0.0, static_cast<double>(framework::kMaxNodeScore)));
 }
 
-ResourceScorer BalancedScorer() { return PerNodeScorer(&BalancedResourceScore); }
+int64_t BalancedAllocationScore(std::span<const int64_t> requested,
+                                std::span<const int64_t> allocated,
+                                std::span<const int64_t> allocatable) {
+  constexpr int64_t kHalf = framework::kMaxNodeScore / 2;
+  const int64_t with_pod = BalancedResourceScore(requested, allocatable);
+  const int64_t without_pod = BalancedResourceScore(allocated, allocatable);
+  // The change is in [-50, 50] for valid amounts; halved (truncated toward zero, as Go's integer
+  // division) and moved to [50, 100], the range of the older with-pod-only score. A negative
+  // allocatable (nothing validates the status a kubelet writes) can make it up to 100 and the
+  // score 125, which the framework would reject as invalid, failing the cycle: kept in range.
+  return std::clamp<int64_t>(kHalf + (kHalf + with_pod - without_pod) / 2, 0,
+                             framework::kMaxNodeScore);
+}
+
+ResourceScorer BalancedScorer() {
+  return [](const NodeResourceValues& values, std::span<framework::NodeScore> scores) {
+    for (size_t n = 0; n < scores.size(); n++) {
+      scores[n].score =
+          BalancedAllocationScore(values.requested(n), values.allocated(n), values.allocatable(n));
+    }
+  };
+}
 
 ResourceAllocationScorer::ResourceAllocationScorer(std::vector<ResourceSpec> resources,
                                                    bool use_requested, ResourceScorer scorer,
@@ -291,28 +312,34 @@ void ResourceAllocationScorer::ScoreNodes(const std::vector<int64_t>& pod_reques
   // calls back into this object.
   const size_t count = resources_.size();
   std::array<int64_t, kInlineResources * kRunNodes> requested_inline;
+  std::array<int64_t, kInlineResources * kRunNodes> allocated_inline;
   std::array<int64_t, kInlineResources * kRunNodes> allocatable_inline;
   int64_t* requested = requested_inline.data();
+  int64_t* allocated = allocated_inline.data();
   int64_t* allocatable = allocatable_inline.data();
   if (count > kInlineResources) {
     thread_local std::vector<int64_t> requested_spill;
+    thread_local std::vector<int64_t> allocated_spill;
     thread_local std::vector<int64_t> allocatable_spill;
     requested_spill.resize(count * kRunNodes);
+    allocated_spill.resize(count * kRunNodes);
     allocatable_spill.resize(count * kRunNodes);
     requested = requested_spill.data();
+    allocated = allocated_spill.data();
     allocatable = allocatable_spill.data();
   }
   for (size_t begin = 0; begin < nodes.size(); begin += kRunNodes) {
     const size_t run = std::min(kRunNodes, nodes.size() - begin);
-    FillValues(pod_requests, nodes.subspan(begin, run), devices, requested, allocatable);
-    scorer_(NodeResourceValues(requested, allocatable, count), scores.subspan(begin, run));
+    FillValues(pod_requests, nodes.subspan(begin, run), devices, requested, allocated, allocatable);
+    scorer_(NodeResourceValues(requested, allocated, allocatable, count),
+            scores.subspan(begin, run));
   }
 }
 
 void ResourceAllocationScorer::FillValues(const std::vector<int64_t>& pod_requests,
                                           std::span<const framework::NodeInfo* const> nodes,
                                           const DeviceServedResources* devices, int64_t* requested,
-                                          int64_t* allocatable) const {
+                                          int64_t* allocated, int64_t* allocatable) const {
   const size_t count = resources_.size();
   for (size_t r = 0; r < count; r++) {
     const int64_t pod_request = pod_requests[r];
@@ -322,6 +349,7 @@ void ResourceAllocationScorer::FillValues(const std::vector<int64_t>& pod_reques
       for (size_t n = 0; n < nodes.size(); n++) {
         const auto [alloc, used] = values(*nodes[n]);
         allocatable[n * count + r] = alloc;
+        allocated[n * count + r] = alloc == 0 ? 0 : used;
         // Saturated: a sum past int64 exceeds any allocatable, and every scorer treats
         // requested >= allocatable alike.
         requested[n * count + r] =

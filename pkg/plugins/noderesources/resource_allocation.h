@@ -64,14 +64,23 @@ using helper::IsExtendedResourceName;
 using helper::IsQualifiedName;
 using helper::IsScalarResourceName;
 
-// The per-resource (requested, allocatable) values of a run of nodes, each node's in the order of
-// the configured resources. Entries with allocatable 0 do not take part.
+// The per-resource (requested, allocated, allocatable) values of a run of nodes, each node's in
+// the order of the configured resources: `requested` is the node's use with the pod added,
+// `allocated` its use without the pod (only BalancedAllocation reads it; the Fit strategies score
+// the use with the pod). Entries with allocatable 0 do not take part (all three are 0 there).
 class NodeResourceValues {
  public:
-  NodeResourceValues(const int64_t* requested, const int64_t* allocatable, size_t resources)
-      : requested_(requested), allocatable_(allocatable), resources_(resources) {}
+  NodeResourceValues(const int64_t* requested, const int64_t* allocated, const int64_t* allocatable,
+                     size_t resources)
+      : requested_(requested),
+        allocated_(allocated),
+        allocatable_(allocatable),
+        resources_(resources) {}
   std::span<const int64_t> requested(size_t node) const {
     return {requested_ + node * resources_, resources_};
+  }
+  std::span<const int64_t> allocated(size_t node) const {
+    return {allocated_ + node * resources_, resources_};
   }
   std::span<const int64_t> allocatable(size_t node) const {
     return {allocatable_ + node * resources_, resources_};
@@ -79,6 +88,7 @@ class NodeResourceValues {
 
  private:
   const int64_t* requested_;
+  const int64_t* allocated_;
   const int64_t* allocatable_;
   size_t resources_;
 };
@@ -114,10 +124,18 @@ ResourceScorer MostAllocatedScorer(std::vector<ResourceSpec> resources);
 ResourceScorer RequestedToCapacityRatioScorer(std::vector<ResourceSpec> resources,
                                               const std::vector<UtilizationShapePoint>& shape);
 // (1 - standard deviation of the requested/allocatable fractions, each capped at 1) * 100,
-// truncated. Weights are not used (upstream requires them to be 1).
+// truncated: how balanced a node's use is. Weights are not used (upstream requires them to be 1).
 int64_t BalancedResourceScore(std::span<const int64_t> requested,
                               std::span<const int64_t> allocatable);
-// BalancedResourceScore for each node.
+// How much the pod improves the node's balance, as kube-scheduler v1.37 scores it:
+// kMaxNodeScore / 2 + (kMaxNodeScore / 2 + with - without) / 2 in integers, where `with` is the
+// BalancedResourceScore of `requested` (the use with the pod) and `without` that of `allocated`.
+// Both are in [50, 100] for valid amounts, so the score is too: 75 for a pod that leaves the
+// balance as it was. Clamped to [0, kMaxNodeScore] for invalid (negative) amounts.
+int64_t BalancedAllocationScore(std::span<const int64_t> requested,
+                                std::span<const int64_t> allocated,
+                                std::span<const int64_t> allocatable);
+// BalancedAllocationScore for each node.
 ResourceScorer BalancedScorer();
 
 // Where scoring finds the extended resources served from devices (DRAExtendedResource): the
@@ -192,13 +210,13 @@ class ResourceAllocationScorer {
   static constexpr size_t kRunNodes = 16;
   static constexpr size_t kInlineResources = 8;
 
-  // Fills, for every node of the run, the (requested including the pod, allocatable) values of
-  // each resource; both 0 when the resource does not take part (allocatable 0, or a scalar
-  // resource the pod does not request or the node lacks). Resource by resource, so that the
-  // resource's kind is looked at once per run rather than once per node.
+  // Fills, for every node of the run, the (requested including the pod, allocated without it,
+  // allocatable) values of each resource; all 0 when the resource does not take part
+  // (allocatable 0, or a scalar resource the pod does not request or the node lacks). Resource by
+  // resource, so that the resource's kind is looked at once per run rather than once per node.
   void FillValues(const std::vector<int64_t>& pod_requests,
                   std::span<const framework::NodeInfo* const> nodes,
-                  const DeviceServedResources* devices, int64_t* requested,
+                  const DeviceServedResources* devices, int64_t* requested, int64_t* allocated,
                   int64_t* allocatable) const;
 
   std::vector<ResourceSpec> resources_;
