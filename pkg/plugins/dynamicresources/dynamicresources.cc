@@ -20,7 +20,6 @@
 #include "pkg/plugins/dynamicresources/inventory.h"
 #include "pkg/plugins/dynamicresources/pools.h"
 #include "pkg/plugins/helper/extended_resources.h"
-#include "pkg/plugins/noderesources/resource_allocation.h"
 #include "pkg/util/time.h"
 
 namespace berth::plugins::dynamicresources {
@@ -84,7 +83,7 @@ std::optional<Status> NeededExtended(const State::Shared& s, const api::Pod& pod
   const api::ResourceList& allocatable = node_info.allocatable();
   for (const auto& request : pod.requests.scalar) {
     const std::string& name = request.first;
-    if (request.second == 0 || !noderesources::IsDraExtendedResourceName(name)) continue;
+    if (request.second == 0 || !helper::IsDraExtendedResourceName(name)) continue;
     auto served = s.extended.find(name);
     if (served != s.extended.end() && allocatable.Get(name) == 0) {
       needed->emplace(name, served->second);
@@ -233,14 +232,14 @@ Status DynamicResources::PreFilter(framework::CycleState& state, const api::Pod&
   // as nothing to do, and most pods are such pods.
   const bool has_extended = std::any_of(
       pod.requests.scalar.begin(), pod.requests.scalar.end(),
-      [](const auto& request) { return noderesources::IsDraExtendedResourceName(request.first); });
+      [](const auto& request) { return helper::IsDraExtendedResourceName(request.first); });
   if (pod.spec.resource_claims.empty() && !has_extended) return Status::Skip();
   auto data = std::make_shared<State>();
   State::Shared& s = *data->shared;
   if (has_extended) {
     std::vector<api::DeviceClassPtr> classes = classes_.List();
     for (const auto& [name, amount] : pod.requests.scalar) {
-      if (amount == 0 || !noderesources::IsDraExtendedResourceName(name)) continue;
+      if (amount == 0 || !helper::IsDraExtendedResourceName(name)) continue;
       if (auto device_class = helper::DeviceClassForExtendedResource(name, classes)) {
         s.extended.emplace(name, device_class->meta.name);
       }

@@ -5,6 +5,8 @@
 #include <string>
 #include <utility>
 
+#include "pkg/informer/factory.h"
+
 namespace berth::plugins::noderesources {
 namespace {
 
@@ -41,8 +43,9 @@ BalancedAllocationArgs ParseBalancedAllocationArgs(const nlohmann::json& args) {
   return parsed;
 }
 
-BalancedAllocation::BalancedAllocation(BalancedAllocationArgs args)
-    : args_(std::move(args)), scorer_(args_.resources, /*use_requested=*/true, BalancedScorer()) {}
+BalancedAllocation::BalancedAllocation(BalancedAllocationArgs args, DeviceSources devices)
+    : args_(std::move(args)),
+      scorer_(args_.resources, /*use_requested=*/true, BalancedScorer(), std::move(devices)) {}
 
 framework::Status BalancedAllocation::PreScore(framework::CycleState& state, const api::Pod& pod,
                                                std::span<const framework::NodeInfo* const>) {
@@ -50,7 +53,9 @@ framework::Status BalancedAllocation::PreScore(framework::CycleState& state, con
   if (ResourceAllocationScorer::RequestsNothing(pod_requests)) {
     return framework::Status::Skip();
   }
-  state.Write(PreScoreKey(), std::make_shared<PreScoreState>(std::move(pod_requests)));
+  std::shared_ptr<const DeviceServedResources> devices = scorer_.DevicesFor(pod_requests);
+  state.Write(PreScoreKey(),
+              std::make_shared<PreScoreState>(std::move(pod_requests), std::move(devices)));
   return framework::Status::Success();
 }
 
@@ -64,7 +69,7 @@ framework::Status BalancedAllocation::ScoreNodes(const framework::CycleState& st
                                                  std::span<const framework::NodeInfo* const> nodes,
                                                  std::span<framework::NodeScore> scores) {
   if (const auto* data = state.Read<PreScoreState>(PreScoreKey())) {
-    scorer_.ScoreNodes(data->pod_requests(), nodes, scores);
+    scorer_.ScoreNodes(data->pod_requests(), nodes, scores, data->devices());
     return framework::Status::Success();
   }
   // Without PreScore (a caller scoring directly) the requests are computed here, and a pod that
@@ -74,12 +79,21 @@ framework::Status BalancedAllocation::ScoreNodes(const framework::CycleState& st
     for (size_t i = 0; i < nodes.size(); i++) scores[i].score = 0;
     return framework::Status::Success();
   }
-  scorer_.ScoreNodes(pod_requests, nodes, scores);
+  std::shared_ptr<const DeviceServedResources> devices = scorer_.DevicesFor(pod_requests);
+  scorer_.ScoreNodes(pod_requests, nodes, scores, devices.get());
   return framework::Status::Success();
 }
 
-framework::PluginPtr NewBalancedAllocation(const nlohmann::json& args, framework::Handle&) {
-  return std::make_shared<BalancedAllocation>(ParseBalancedAllocationArgs(args));
+framework::PluginPtr NewBalancedAllocation(const nlohmann::json& args, framework::Handle& handle) {
+  BalancedAllocationArgs parsed = ParseBalancedAllocationArgs(args);
+  DeviceSources devices;
+  devices.devices = DevicesToScore(parsed.resources, handle);
+  if (devices.devices != nullptr) {
+    informer::Lister<api::DeviceClass> classes =
+        handle.SharedInformerFactory().ListerFor<api::DeviceClass>();
+    devices.classes = [classes] { return classes.List(); };
+  }
+  return std::make_shared<BalancedAllocation>(std::move(parsed), std::move(devices));
 }
 
 }  // namespace berth::plugins::noderesources

@@ -1,10 +1,10 @@
 #ifndef BERTH_PKG_PLUGINS_NODERESOURCES_BALANCED_ALLOCATION_H_
 #define BERTH_PKG_PLUGINS_NODERESOURCES_BALANCED_ALLOCATION_H_
 
-// NodeResourcesBalancedAllocation: favours nodes whose resource use (with the pod added) is
-// balanced across the configured resources: score = (1 - std deviation of the
-// requested/allocatable fractions) * 100, following upstream kube-scheduler v1.34
-// noderesources/balanced_allocation.go.
+// NodeResourcesBalancedAllocation: favours nodes whose resource use the pod balances across the
+// configured resources. A node's balance is (1 - std deviation of the used/allocatable fractions)
+// * 100; the score is about 75 plus half the change the pod brings to it (BalancedAllocationScore),
+// following upstream kube-scheduler v1.37 noderesources/balanced_allocation.go.
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -35,7 +35,8 @@ BalancedAllocationArgs ParseBalancedAllocationArgs(const nlohmann::json& args);
 // plugin's configuration and the (read-only) CycleState.
 class BalancedAllocation final : public framework::PreScorePlugin, public framework::ScorePlugin {
  public:
-  explicit BalancedAllocation(BalancedAllocationArgs args);
+  // `devices`: where an extended resource served from devices is found, when `args` name one.
+  explicit BalancedAllocation(BalancedAllocationArgs args, DeviceSources devices = {});
 
   std::string_view Name() const override { return kBalancedAllocationName; }
 

@@ -9,6 +9,7 @@
 #include "pkg/api/requests.h"
 #include "pkg/framework/args.h"
 #include "pkg/informer/factory.h"
+#include "pkg/plugins/dynamicresources/class_devices.h"
 #include "pkg/plugins/helper/extended_resources.h"
 
 namespace berth::plugins::noderesources {
@@ -412,13 +413,14 @@ std::vector<InsufficientResource> Fits(const api::Pod& pod, const framework::Nod
                      IgnoredResources{});
 }
 
-Fit::Fit(FitArgs args, std::function<std::vector<api::DeviceClassPtr>()> classes)
+Fit::Fit(FitArgs args, std::function<std::vector<api::DeviceClassPtr>()> classes,
+         std::shared_ptr<dynamicresources::ClassDevices> devices)
     : args_(std::move(args)),
       classes_(std::move(classes)),
       ignored_(std::make_shared<const IgnoredResources>(
           IgnoredResources{args_.ignored_resources, args_.ignored_resource_groups})),
       scorer_(args_.scoring_strategy.resources, /*use_requested=*/false,
-              BuildScorer(args_.scoring_strategy)) {}
+              BuildScorer(args_.scoring_strategy), DeviceSources{classes_, std::move(devices)}) {}
 
 framework::Status Fit::PreFilter(framework::CycleState& state, const api::Pod& pod,
                                  const std::vector<framework::NodeInfoPtr>&,
@@ -507,7 +509,10 @@ std::vector<framework::ClusterEventWithHint> Fit::EventsToRegister() const {
 
 framework::Status Fit::PreScore(framework::CycleState& state, const api::Pod& pod,
                                 std::span<const framework::NodeInfo* const>) {
-  state.Write(PreScoreKey(), std::make_shared<PreScoreState>(scorer_.PodRequests(pod)));
+  std::vector<int64_t> pod_requests = scorer_.PodRequests(pod);
+  std::shared_ptr<const DeviceServedResources> devices = scorer_.DevicesFor(pod_requests);
+  state.Write(PreScoreKey(),
+              std::make_shared<PreScoreState>(std::move(pod_requests), std::move(devices)));
   return framework::Status::Success();
 }
 
@@ -521,10 +526,13 @@ framework::Status Fit::ScoreNodes(const framework::CycleState& state, const api:
                                   std::span<framework::NodeScore> scores) {
   const auto* data = state.Read<PreScoreState>(PreScoreKey());
   if (data != nullptr) {
-    scorer_.ScoreNodes(data->pod_requests(), nodes, scores);
+    scorer_.ScoreNodes(data->pod_requests(), nodes, scores, data->devices());
   } else {
-    // Without PreScore (a caller scoring directly) the requests are computed here, as upstream.
-    scorer_.ScoreNodes(scorer_.PodRequests(pod), nodes, scores);
+    // Without PreScore (a caller scoring directly) the requests and devices are found here, as
+    // upstream.
+    std::vector<int64_t> pod_requests = scorer_.PodRequests(pod);
+    std::shared_ptr<const DeviceServedResources> devices = scorer_.DevicesFor(pod_requests);
+    scorer_.ScoreNodes(pod_requests, nodes, scores, devices.get());
   }
   return framework::Status::Success();
 }
@@ -532,7 +540,10 @@ framework::Status Fit::ScoreNodes(const framework::CycleState& state, const api:
 framework::PluginPtr New(const nlohmann::json& args, framework::Handle& handle) {
   informer::Lister<api::DeviceClass> classes =
       handle.SharedInformerFactory().ListerFor<api::DeviceClass>();
-  return std::make_shared<Fit>(ParseFitArgs(args), [classes] { return classes.List(); });
+  FitArgs parsed = ParseFitArgs(args);
+  return std::make_shared<Fit>(
+      parsed, [classes] { return classes.List(); },
+      DevicesToScore(parsed.scoring_strategy.resources, handle));
 }
 
 }  // namespace berth::plugins::noderesources

@@ -100,8 +100,10 @@ class Fit final : public framework::PreFilterPlugin,
                   public framework::HintPlugin {
  public:
   // `classes`: the DeviceClasses, for requests of extended resources served from devices; null
-  // (tests, and profiles without DynamicResources' informers) when there are none.
-  explicit Fit(FitArgs args, std::function<std::vector<api::DeviceClassPtr>()> classes = nullptr);
+  // (tests, and profiles without DynamicResources' informers) when there are none. `devices`: the
+  // devices that score such a resource when the scoring strategy names one (DevicesToScore).
+  explicit Fit(FitArgs args, std::function<std::vector<api::DeviceClassPtr>()> classes = nullptr,
+               std::shared_ptr<dynamicresources::ClassDevices> devices = nullptr);
 
   std::string_view Name() const override { return kName; }
 

@@ -12,7 +12,10 @@
 #include <string>
 #include <vector>
 
+#include "pkg/plugins/dynamicresources/claim_tracker.h"
+#include "pkg/plugins/noderesources/balanced_allocation.h"
 #include "test/testing/batch.h"
+#include "test/testing/dra_builders.h"
 #include "test/testing/fake_handle.h"
 #include "test/testing/objects.h"
 
@@ -507,6 +510,122 @@ TEST(FitScore, ExtendedResourceScoredOnlyWhenRequested) {
   EXPECT_THAT(FitScores(Strategy("LeastAllocated", resources), *with, nodes), ElementsAre(50, 60));
   // xyz: 2*100/4 = 50 and 2*100/10 = 20.
   EXPECT_THAT(FitScores(Strategy("MostAllocated", resources), *with, nodes), ElementsAre(50, 40));
+}
+
+// ---- Score: extended resources served from devices ----
+
+constexpr const char* kGpuDriver = "gpu.example.com";
+
+// Class "gpu" serves example.com/gpu (and its implicit deviceclass.resource.kubernetes.io/gpu)
+// with the devices of kGpuDriver. node1 publishes 6 of them, one allocated by a claim; node2
+// publishes 2, plus 6 of another driver that the class does not select; node3 offers 4
+// example.com/gpu as allocatable (a device plugin); node4 has none. cpu 4000, memory 10000 each.
+class FitDeviceScoreTest : public ::testing::Test {
+ protected:
+  FitDeviceScoreTest() {
+    auto gpu = testing::dra::Class("gpu", kGpuDriver);
+    std::const_pointer_cast<api::DeviceClass>(gpu)->extended_resource_name = "example.com/gpu";
+    handle_.informers().For<api::DeviceClass>().Upsert(gpu);
+    auto& slices = handle_.informers().For<api::ResourceSlice>();
+    slices.Upsert(testing::dra::SliceWithDevices("node1-gpus", std::string("node1"),
+                                                 testing::dra::Pool("node1"), kGpuDriver, 6));
+    slices.Upsert(testing::dra::SliceWithDevices("node2-gpus", std::string("node2"),
+                                                 testing::dra::Pool("node2"), kGpuDriver, 2));
+    slices.Upsert(testing::dra::SliceWithDevices("node2-nics", std::string("node2"),
+                                                 testing::dra::Pool("node2-nics"),
+                                                 "nic.example.com", 6));
+    handle_.informers().For<api::ResourceClaim>().Upsert(
+        AllocatedClaim("used", "node1", {"device-0"}));
+    nodes_ = {
+        NodeBuilder("node1").Capacity("4000", "10000").Info(),
+        NodeBuilder("node2").Capacity("4000", "10000").Info(),
+        NodeBuilder("node3").Capacity("4000", "10000", 110, {{"example.com/gpu", "4"}}).Info(),
+        NodeBuilder("node4").Capacity("4000", "10000").Info()};
+  }
+
+  // A claim whose allocation holds these devices of kGpuDriver's pool `pool`.
+  static api::ResourceClaimPtr AllocatedClaim(const std::string& name, const std::string& pool,
+                                              const std::vector<std::string>& devices) {
+    auto claim = std::make_shared<api::ResourceClaim>();
+    claim->meta.name = name;
+    claim->meta.namespace_ = "ns";
+    claim->meta.uid = "uid-" + name;
+    claim->meta.resource_version = "1";
+    api::AllocationResult& allocation = claim->status.allocation.emplace();
+    for (const std::string& device : devices) {
+      allocation.results.push_back(
+          testing::dra::DeviceResult("gpu", kGpuDriver, pool, device).result);
+    }
+    return claim;
+  }
+
+  std::vector<int64_t> Scores(const nlohmann::json& args, const api::Pod& pod) {
+    auto plugin = std::dynamic_pointer_cast<Fit>(New(args, handle_));
+    EXPECT_NE(plugin, nullptr);
+    return ScoreNodes(*plugin, *plugin, pod, nodes_);
+  }
+
+  testing::FakeHandle handle_;
+  std::vector<framework::NodeInfoPtr> nodes_;
+};
+
+// Upstream's DRAExtendedResource scoring: on a node without the resource as allocatable, the
+// node's devices the class selects are its allocatable and the allocated ones among them its use.
+TEST_F(FitDeviceScoreTest, LeastAllocatedCountsTheNodesDevicesOfTheClass) {
+  nlohmann::json resources = {
+      {{"name", "cpu"}}, {{"name", "memory"}}, {{"name", "example.com/gpu"}}};
+  auto pod = PodBuilder("pod").Container("2000", "5000", {{"example.com/gpu", "1"}}).Build();
+  // cpu 50 and memory 50 everywhere. gpu: node1 (6 - (1 + 1)) * 100 / 6 = 66 -> 55; node2
+  // (2 - 1) * 100 / 2 = 50 (the other driver's devices are not the class's) -> 50; node3 from its
+  // allocatable, (4 - 1) * 100 / 4 = 75 -> 58; node4 has no gpu, which is left out -> 50.
+  EXPECT_THAT(Scores(Strategy("LeastAllocated", resources), *pod), ElementsAre(55, 50, 58, 50));
+  // A pod that does not request the resource is scored on cpu and memory alone.
+  auto without = PodBuilder("pod").Container("2000", "5000").Build();
+  EXPECT_THAT(Scores(Strategy("LeastAllocated", resources), *without), ElementsAre(50, 50, 50, 50));
+}
+
+TEST_F(FitDeviceScoreTest, MostAllocatedCountsTheImplicitName) {
+  const std::string implicit = "deviceclass.resource.kubernetes.io/gpu";
+  nlohmann::json resources = {{{"name", "cpu"}}, {{"name", "memory"}}, {{"name", implicit}}};
+  auto pod = PodBuilder("pod").Container("2000", "5000", {{implicit, "1"}}).Build();
+  // gpu: node1 (1 + 1) * 100 / 6 = 33 -> 44; node2 1 * 100 / 2 = 50; node3 does not offer the
+  // implicit name as allocatable and has no devices; nor has node4.
+  EXPECT_THAT(Scores(Strategy("MostAllocated", resources), *pod), ElementsAre(44, 50, 50, 50));
+}
+
+// Allocations Reserve decided but has not written yet take devices too.
+TEST_F(FitDeviceScoreTest, InFlightAllocationsCount) {
+  // Held, as DynamicResources holds it: the tracker is the scheduler's while someone uses it.
+  std::shared_ptr<dynamicresources::ClaimTracker> tracker =
+      dynamicresources::ClaimTracker::For(handle_.informers());
+  tracker->SignalPendingAllocation("uid-pending",
+                                   AllocatedClaim("pending", "node2", {"device-0", "device-1"}));
+  nlohmann::json resources = {
+      {{"name", "cpu"}}, {{"name", "memory"}}, {{"name", "example.com/gpu"}}};
+  auto pod = PodBuilder("pod").Container("2000", "5000", {{"example.com/gpu", "1"}}).Build();
+  // node2: both devices taken, so 2 + 1 of 2 scores 0 -> (50 + 50 + 0) / 3.
+  EXPECT_THAT(Scores(Strategy("LeastAllocated", resources), *pod), ElementsAre(55, 33, 58, 50));
+}
+
+// Only a strategy that names a resource a DeviceClass may serve reads devices: the default one
+// (cpu and memory) starts no informer for slices or claims.
+TEST(FitScore, OnlyStrategiesNamingSuchAResourceWatchDevices) {
+  auto watches = [](testing::FakeHandle& handle, const std::string& resource) {
+    for (const auto& state : handle.informers().States()) {
+      if (state.resource.find(resource) != std::string::npos) return true;
+    }
+    return false;
+  };
+  testing::FakeHandle defaults;
+  ASSERT_NE(New(nullptr, defaults), nullptr);
+  ASSERT_NE(NewBalancedAllocation(nullptr, defaults), nullptr);
+  EXPECT_FALSE(watches(defaults, "resourceslices"));
+  EXPECT_FALSE(watches(defaults, "resourceclaims"));
+
+  testing::FakeHandle devices;
+  ASSERT_NE(New(Strategy("LeastAllocated", {{{"name", "example.com/gpu"}}}), devices), nullptr);
+  EXPECT_TRUE(watches(devices, "resourceslices"));
+  EXPECT_TRUE(watches(devices, "resourceclaims"));
 }
 
 TEST(FitScore, LongResourceListsScoreEveryRequestedResource) {

@@ -10,67 +10,10 @@
 #include "pkg/api/dra_types.h"
 #include "pkg/api/requests.h"
 #include "pkg/framework/interface.h"
+#include "pkg/plugins/dynamicresources/class_devices.h"
 
 namespace berth::plugins::noderesources {
 namespace {
-
-constexpr std::string_view kRequestsPrefix = "requests.";
-constexpr std::string_view kDefaultNamespacePrefix = "kubernetes.io/";
-constexpr std::string_view kHugePagesPrefix = "hugepages-";
-constexpr std::string_view kAttachableVolumesPrefix = "attachable-volumes-";
-constexpr size_t kQualifiedNameMaxLength = 63;
-constexpr size_t kDNS1123SubdomainMaxLength = 253;
-
-bool IsAlphanumeric(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-}
-
-bool IsLowerAlphanumeric(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
-
-// The name part of a qualified name: ([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9], at most 63 long.
-bool IsQualifiedNamePart(std::string_view name) {
-  if (name.empty() || name.size() > kQualifiedNameMaxLength) {
-    return false;
-  }
-  if (!IsAlphanumeric(name.front()) || !IsAlphanumeric(name.back())) {
-    return false;
-  }
-  return std::all_of(name.begin(), name.end(),
-                     [](char c) { return IsAlphanumeric(c) || c == '-' || c == '_' || c == '.'; });
-}
-
-// Dot-separated labels of [a-z0-9]([-a-z0-9]*[a-z0-9])?, at most 253 long in total.
-bool IsDNS1123Subdomain(std::string_view value) {
-  if (value.empty() || value.size() > kDNS1123SubdomainMaxLength) {
-    return false;
-  }
-  size_t start = 0;
-  while (true) {
-    size_t dot = value.find('.', start);
-    std::string_view label =
-        value.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start);
-    if (label.empty() || !IsLowerAlphanumeric(label.front()) ||
-        !IsLowerAlphanumeric(label.back())) {
-      return false;
-    }
-    if (!std::all_of(label.begin(), label.end(),
-                     [](char c) { return IsLowerAlphanumeric(c) || c == '-'; })) {
-      return false;
-    }
-    if (dot == std::string_view::npos) {
-      return true;
-    }
-    start = dot + 1;
-  }
-}
-
-bool IsPrefixedNativeResource(std::string_view name) {
-  return name.find(kDefaultNamespacePrefix) != std::string_view::npos;
-}
-
-bool IsNativeResource(std::string_view name) {
-  return name.find('/') == std::string_view::npos || IsPrefixedNativeResource(name);
-}
 
 // The scalar entry for `name`, or null when the list has none. Only `scalar` is searched, so
 // "pods" and other first-class fields never match (upstream's ScalarResources map).
@@ -129,37 +72,6 @@ ResourceScorer WeightedAverageScorer(std::vector<ResourceSpec> resources) {
 
 std::vector<ResourceSpec> DefaultResourceSpecs() {
   return {{std::string(api::kResourceCPU), 1}, {std::string(api::kResourceMemory), 1}};
-}
-
-bool IsQualifiedName(std::string_view name) {
-  size_t slash = name.find('/');
-  if (slash == std::string_view::npos) {
-    return IsQualifiedNamePart(name);
-  }
-  std::string_view prefix = name.substr(0, slash);
-  std::string_view rest = name.substr(slash + 1);
-  if (rest.find('/') != std::string_view::npos) {
-    return false;
-  }
-  return IsDNS1123Subdomain(prefix) && IsQualifiedNamePart(rest);
-}
-
-bool IsExtendedResourceName(std::string_view name) {
-  if (IsNativeResource(name) || name.starts_with(kRequestsPrefix)) {
-    return false;
-  }
-  std::string quota_name(kRequestsPrefix);
-  quota_name += name;
-  return IsQualifiedName(quota_name);
-}
-
-bool IsDraExtendedResourceName(std::string_view name) {
-  return IsExtendedResourceName(name) || name.starts_with(api::kDeviceClassResourcePrefix);
-}
-
-bool IsScalarResourceName(std::string_view name) {
-  return IsExtendedResourceName(name) || name.starts_with(kHugePagesPrefix) ||
-         IsPrefixedNativeResource(name) || name.starts_with(kAttachableVolumesPrefix);
 }
 
 int64_t LeastRequestedScore(int64_t requested, int64_t capacity) {
@@ -291,11 +203,41 @@ int64_t BalancedResourceScore(std::span<const int64_t> requested,
       std::clamp(score, 0.0, static_cast<double>(framework::kMaxNodeScore)));
 }
 
-ResourceScorer BalancedScorer() { return PerNodeScorer(&BalancedResourceScore); }
+int64_t BalancedAllocationScore(std::span<const int64_t> requested,
+                                std::span<const int64_t> allocated,
+                                std::span<const int64_t> allocatable) {
+  constexpr int64_t kHalf = framework::kMaxNodeScore / 2;
+  const int64_t with_pod = BalancedResourceScore(requested, allocatable);
+  const int64_t without_pod = BalancedResourceScore(allocated, allocatable);
+  // The change is in [-50, 50] for valid amounts; halved (truncated toward zero, as Go's integer
+  // division) and moved to [50, 100], the range of the older with-pod-only score. A negative
+  // allocatable (nothing validates the status a kubelet writes) can make it up to 100 and the
+  // score 125, which the framework would reject as invalid, failing the cycle: kept in range.
+  return std::clamp<int64_t>(kHalf + (kHalf + with_pod - without_pod) / 2, 0,
+                             framework::kMaxNodeScore);
+}
+
+ResourceScorer BalancedScorer() {
+  return [](const NodeResourceValues& values, std::span<framework::NodeScore> scores) {
+    for (size_t n = 0; n < scores.size(); n++) {
+      scores[n].score =
+          BalancedAllocationScore(values.requested(n), values.allocated(n), values.allocatable(n));
+    }
+  };
+}
 
 ResourceAllocationScorer::ResourceAllocationScorer(std::vector<ResourceSpec> resources,
-                                                   bool use_requested, ResourceScorer scorer)
+                                                   bool use_requested, ResourceScorer scorer,
+                                                   DeviceSources devices)
     : resources_(std::move(resources)), use_requested_(use_requested), scorer_(std::move(scorer)) {
+  for (size_t i = 0; i < resources_.size(); i++) {
+    if (IsDraExtendedResourceName(resources_[i].name)) device_served_.push_back(i);
+  }
+  if (!device_served_.empty() && devices.classes && devices.devices) {
+    devices_ = std::move(devices);
+  } else {
+    device_served_.clear();
+  }
   for (const auto& resource : resources_) {
     if (resource.name == api::kResourceCPU) {
       kinds_.push_back(Kind::kCpu);
@@ -339,35 +281,65 @@ bool ResourceAllocationScorer::RequestsNothing(const std::vector<int64_t>& pod_r
                      [](int64_t request) { return request == 0; });
 }
 
+std::shared_ptr<const DeviceServedResources> ResourceAllocationScorer::DevicesFor(
+    const std::vector<int64_t>& pod_requests) const {
+  std::shared_ptr<DeviceServedResources> served;
+  std::vector<api::DeviceClassPtr> classes;
+  for (size_t i : device_served_) {
+    // A scalar resource the pod does not request is left out of the score anyway.
+    if (pod_requests[i] == 0) continue;
+    if (classes.empty()) classes = devices_.classes();
+    api::DeviceClassPtr device_class =
+        helper::DeviceClassForExtendedResource(resources_[i].name, classes);
+    if (device_class == nullptr) continue;
+    if (served == nullptr) {
+      served = std::make_shared<DeviceServedResources>();
+      served->classes.resize(resources_.size());
+    }
+    served->classes[i] = std::move(device_class);
+  }
+  // The allocations are gathered once per cycle, and only for a pod that needs them.
+  if (served != nullptr) served->counts = devices_.devices->Now();
+  return served;
+}
+
 void ResourceAllocationScorer::ScoreNodes(const std::vector<int64_t>& pod_requests,
                                           std::span<const framework::NodeInfo* const> nodes,
-                                          std::span<framework::NodeScore> scores) const {
+                                          std::span<framework::NodeScore> scores,
+                                          const DeviceServedResources* devices) const {
   // Scoring runs for every node of every cycle: the buffers are on the stack, or per-thread
   // vectors past kInlineResources, and every element is written before it is read. scorer_ never
   // calls back into this object.
   const size_t count = resources_.size();
   std::array<int64_t, kInlineResources * kRunNodes> requested_inline;
+  std::array<int64_t, kInlineResources * kRunNodes> allocated_inline;
   std::array<int64_t, kInlineResources * kRunNodes> allocatable_inline;
   int64_t* requested = requested_inline.data();
+  int64_t* allocated = allocated_inline.data();
   int64_t* allocatable = allocatable_inline.data();
   if (count > kInlineResources) {
     thread_local std::vector<int64_t> requested_spill;
+    thread_local std::vector<int64_t> allocated_spill;
     thread_local std::vector<int64_t> allocatable_spill;
     requested_spill.resize(count * kRunNodes);
+    allocated_spill.resize(count * kRunNodes);
     allocatable_spill.resize(count * kRunNodes);
     requested = requested_spill.data();
+    allocated = allocated_spill.data();
     allocatable = allocatable_spill.data();
   }
   for (size_t begin = 0; begin < nodes.size(); begin += kRunNodes) {
     const size_t run = std::min(kRunNodes, nodes.size() - begin);
-    FillValues(pod_requests, nodes.subspan(begin, run), requested, allocatable);
-    scorer_(NodeResourceValues(requested, allocatable, count), scores.subspan(begin, run));
+    FillValues(pod_requests, nodes.subspan(begin, run), devices, requested, allocated, allocatable);
+    scorer_(NodeResourceValues(requested, allocated, allocatable, count),
+            scores.subspan(begin, run));
   }
 }
 
 void ResourceAllocationScorer::FillValues(const std::vector<int64_t>& pod_requests,
                                           std::span<const framework::NodeInfo* const> nodes,
-                                          int64_t* requested, int64_t* allocatable) const {
+                                          const DeviceServedResources* devices, int64_t* requested,
+                                          int64_t* allocated, int64_t* allocatable) const {
   const size_t count = resources_.size();
   for (size_t r = 0; r < count; r++) {
     const int64_t pod_request = pod_requests[r];
@@ -377,6 +349,7 @@ void ResourceAllocationScorer::FillValues(const std::vector<int64_t>& pod_reques
       for (size_t n = 0; n < nodes.size(); n++) {
         const auto [alloc, used] = values(*nodes[n]);
         allocatable[n * count + r] = alloc;
+        allocated[n * count + r] = alloc == 0 ? 0 : used;
         // Saturated: a sum past int64 exceeds any allocatable, and every scorer treats
         // requested >= allocatable alike.
         requested[n * count + r] =
@@ -414,11 +387,36 @@ void ResourceAllocationScorer::FillValues(const std::vector<int64_t>& pod_reques
         break;
     }
     const std::string& resource = resources_[r].name;
+    if (devices != nullptr && devices->classes[r] != nullptr) {
+      // As kube-scheduler: a node that offers the resource as allocatable (a device plugin) is
+      // scored from that; any other from its devices of the class, when it has some.
+      const api::DeviceClass& device_class = *devices->classes[r];
+      fill([&](const framework::NodeInfo& node) {
+        const int64_t* alloc = FindScalar(node.allocatable(), resource);
+        if ((alloc == nullptr || *alloc == 0) && node.node() != nullptr) {
+          const dynamicresources::ClassDeviceCounts::Counts counts =
+              devices->counts->Count(device_class, *node.node());
+          if (counts.devices > 0) return std::pair(counts.devices, counts.allocated);
+        }
+        return std::pair(alloc ? *alloc : 0, ScalarOrZero(node.requested(), resource));
+      });
+      continue;
+    }
     fill([&](const framework::NodeInfo& node) {
       const int64_t* alloc = FindScalar(node.allocatable(), resource);
       return std::pair(alloc ? *alloc : 0, ScalarOrZero(node.requested(), resource));
     });
   }
+}
+
+std::shared_ptr<dynamicresources::ClassDevices> DevicesToScore(
+    const std::vector<ResourceSpec>& resources, framework::Handle& handle) {
+  for (const ResourceSpec& resource : resources) {
+    if (IsDraExtendedResourceName(resource.name)) {
+      return dynamicresources::ClassDevices::For(handle.SharedInformerFactory());
+    }
+  }
+  return nullptr;
 }
 
 std::vector<ResourceSpec> ParseResourceSpecs(const nlohmann::json* list, const std::string& path,
