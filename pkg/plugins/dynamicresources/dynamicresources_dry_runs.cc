@@ -15,7 +15,6 @@
 #include "pkg/plugins/dynamicresources/dynamicresources.h"
 #include "pkg/plugins/dynamicresources/extended_claim.h"
 #include "pkg/plugins/helper/extended_resources.h"
-#include "pkg/plugins/noderesources/resource_allocation.h"
 
 namespace berth::plugins::dynamicresources {
 namespace {
@@ -133,7 +132,7 @@ Status DynamicResources::AddPod(framework::CycleState& state, const api::Pod&,
     std::vector<api::DeviceClassPtr> classes;
     const api::ResourceList& allocatable = node.allocatable();
     for (const auto& [name, amount] : pod.requests.scalar) {
-      if (amount == 0 || !noderesources::IsDraExtendedResourceName(name)) continue;
+      if (amount == 0 || !helper::IsDraExtendedResourceName(name)) continue;
       if (allocatable.Get(name) != 0) continue;
       if (classes.empty()) classes = classes_.List();
       if (auto device_class = helper::DeviceClassForExtendedResource(name, classes)) {
