@@ -91,6 +91,25 @@ bool Allocator::SlotAllocationState(size_t slot, std::string* state) const {
   return true;
 }
 
+bool Allocator::SlotHasAllocationState(size_t slot) const {
+  const Inventory::DeviceRange* begin = nullptr;
+  const Inventory::DeviceRange* end = nullptr;
+  return exclusive_only_ && inventory_->WholeDeviceRangesAt(slot, &begin, &end);
+}
+
+bool Allocator::SlotAllocationStateIs(size_t slot, std::string_view state) const {
+  const Inventory::DeviceRange* begin = nullptr;
+  const Inventory::DeviceRange* end = nullptr;
+  if (!exclusive_only_ || !inventory_->WholeDeviceRangesAt(slot, &begin, &end)) return false;
+  size_t at = 0;
+  for (const Inventory::DeviceRange* range = begin; range != end; ++range) {
+    for (size_t i = range->first; i < size_t{range->first} + range->count; i++, at++) {
+      if (at >= state.size() || state[at] != (exclusive_.Contains(i) ? '1' : '0')) return false;
+    }
+  }
+  return at == state.size();
+}
+
 AllocateOutcome AllocationRun::Run() {
   AllocateOutcome outcome;
   auto fail = [&](AllocateOutcome::Kind kind, std::string message) {

@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "pkg/api/dra_types.h"
@@ -101,6 +102,11 @@ class Allocator {
   bool NodeAllocationState(const api::Node& node, std::string* state, size_t* slot) const;
   // The same for the node in `slot` (Inventory::SlotOf).
   bool SlotAllocationState(size_t slot, std::string* state) const;
+  // Whether the node in `slot` has such a state at all (the allocated state holds no shares and
+  // its pools are the node's by name, devices whole).
+  bool SlotHasAllocationState(size_t slot) const;
+  // Whether SlotAllocationState would give `state`, without making it; for a slot that has one.
+  bool SlotAllocationStateIs(size_t slot, std::string_view state) const;
 
   const std::shared_ptr<const Inventory>& inventory() const { return inventory_; }
 

@@ -68,6 +68,8 @@ class State final : public framework::StateData {
     // The plugin's slot of each listed node in the allocator's inventory, by list position; set
     // with the allocator, valid until the next PreFilter (only Filter reads it).
     const std::vector<uint32_t>* slot_at = nullptr;
+    // The plugin's LowestPriorityHoldingClaims of each listed node, by list position, as slot_at.
+    const std::vector<int32_t>* claims_floor_at = nullptr;
     // Extended resources the pod requests that a DeviceClass serves: resource -> class.
     std::map<std::string, std::string> extended;
     // The claim an earlier attempt made for them (an entry of `claims` when allocated), or null.
@@ -155,9 +157,10 @@ inline framework::Status NoState() {
                                   "\" from cycleState: not found");
 }
 
-// Whether a pod on the node below `priority` names claims (or has one for extended resources):
-// only there can preemption free devices for the pod.
-bool LowerPriorityPodsHoldClaims(const framework::NodeInfo& node, int32_t priority);
+// The lowest priority of a pod on the node that names claims (or has one for extended
+// resources); INT32_MAX when none does. Only below a pod's priority can preemption free devices
+// for it.
+int32_t LowestPriorityHoldingClaims(const framework::NodeInfo& node);
 // `rejection` with code Unschedulable when it was UnschedulableAndUnresolvable, so preemption
 // tries the node; same reasons.
 framework::Status Resolvable(const framework::Status& rejection);

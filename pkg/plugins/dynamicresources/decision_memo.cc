@@ -18,45 +18,63 @@ std::shared_ptr<const DecisionMemo::Claims> DecisionMemo::Intern(
   return claims;
 }
 
-std::optional<DecisionMemo::Decision> DecisionMemo::Find(
-    size_t slot, const std::shared_ptr<const Claims>& claims, const std::string& state) const {
-  if (slot >= size_ || claims == nullptr) return std::nullopt;
-  const Slot& entry = slots_[slot];
-  std::lock_guard lock(entry.lock);
-  if (entry.state != state) return std::nullopt;
-  for (const Entry& decided : entry.entries) {
-    if (decided.claims != claims.get()) continue;
-    entry.hits++;
-    return decided.decision;
-  }
-  return std::nullopt;
+namespace {
+
+// This thread's hit counter (threads take them in turn).
+size_t HitCountIndex(size_t counts) {
+  static std::atomic<size_t> next{0};
+  thread_local const size_t index = next.fetch_add(1, std::memory_order_relaxed);
+  return index % counts;
+}
+
+}  // namespace
+
+void DecisionMemo::CountHit() const {
+  hit_counts_[HitCountIndex(kHitCounts)].hits.fetch_add(1, std::memory_order_relaxed);
 }
 
 void DecisionMemo::Remember(size_t slot, const std::shared_ptr<const Claims>& claims,
                             std::string state, Decision decision) {
   if (slot >= size_ || claims == nullptr) return;
   Slot& entry = slots_[slot];
-  std::lock_guard lock(entry.lock);
-  if (entry.state != state) {
-    entry.state = std::move(state);
-    entry.entries.clear();
-  }
-  for (Entry& decided : entry.entries) {
-    if (decided.claims == claims.get()) {
-      decided.decision = std::move(decision);
-      return;
+  std::unique_ptr<const SlotData> replaced;
+  {
+    std::lock_guard lock(entry.lock);
+    auto next = std::make_unique<SlotData>();
+    if (entry.owned != nullptr && entry.owned->state == state) {
+      next->entries = entry.owned->entries;
     }
+    next->state = std::move(state);
+    bool updated = false;
+    for (Entry& decided : next->entries) {
+      if (decided.claims == claims.get()) {
+        decided.decision = std::move(decision);
+        updated = true;
+        break;
+      }
+    }
+    // At most one entry per interned claims: bounded by kMaxClaims.
+    if (!updated) next->entries.push_back({claims.get(), std::move(decision)});
+    entry.data.store(next.get(), std::memory_order_release);
+    replaced = std::move(entry.owned);
+    entry.owned = std::move(next);
   }
-  // At most one entry per interned claims: bounded by kMaxClaims.
-  entry.entries.push_back({claims.get(), std::move(decision)});
+  // A Find of this cycle may still read it: freed by Reclaim.
+  if (replaced != nullptr) {
+    std::lock_guard lock(mu_);
+    retired_.push_back(std::move(replaced));
+  }
+}
+
+void DecisionMemo::Reclaim() {
+  std::vector<std::unique_ptr<const SlotData>> freed;
+  std::lock_guard lock(mu_);
+  freed.swap(retired_);
 }
 
 uint64_t DecisionMemo::hits() const {
   uint64_t total = 0;
-  for (size_t i = 0; i < size_; i++) {
-    std::lock_guard lock(slots_[i].lock);
-    total += slots_[i].hits;
-  }
+  for (const HitCount& count : hit_counts_) total += count.hits.load(std::memory_order_relaxed);
   return total;
 }
 

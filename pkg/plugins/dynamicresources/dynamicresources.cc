@@ -363,6 +363,8 @@ Status DynamicResources::PreFilter(framework::CycleState& state, const api::Pod&
     }
     const std::shared_ptr<const Inventory>& inventory = s.allocator->inventory();
     DecisionMemo& decisions = inventory->decisions();
+    // No Filter runs now (see DecisionMemo::Reclaim).
+    decisions.Reclaim();
     s.memo_claims = decisions.Intern(std::move(memo_claims));
     node_list_.Sync(nodes);
     const std::vector<framework::NodeInfoPtr>& listed = node_list_.nodes();
@@ -372,15 +374,18 @@ Status DynamicResources::PreFilter(framework::CycleState& state, const api::Pod&
       slot_at_[i] = listed[i]->node() != nullptr
                         ? static_cast<uint32_t>(inventory->SlotOf(*listed[i]->node()))
                         : kNoSlot;
+      claims_floor_at_[i] = LowestPriorityHoldingClaims(*listed[i]);
     };
     if (!same_inventory || slot_at_.size() != listed.size()) {
       slot_at_.assign(listed.size(), kNoSlot);
+      claims_floor_at_.assign(listed.size(), INT32_MAX);
       for (size_t i = 0; i < listed.size(); i++) refresh(i);
       slots_of_ = inventory;
     } else {
       for (size_t i : node_list_.changed_now()) refresh(i);
     }
     s.slot_at = &slot_at_;
+    s.claims_floor_at = &claims_floor_at_;
     if (s.extended_in_memory) {
       // A node that serves none of the extended resources itself (every node, unless a device
       // plugin serves some there) needs devices for all of them, so one claim stands for the
@@ -471,11 +476,15 @@ Status DynamicResources::Filter(const framework::CycleState& state, const api::P
     Status rejection = message.empty() || message == kCannotAllocateAllClaims
                            ? CannotAllocate(node)
                            : Status::Unresolvable(message);
-    // Devices that lower-priority pods here hold might be freed by preempting them.
-    if (s->may_preempt && LowerPriorityPodsHoldClaims(node_info, s->priority)) {
-      return Resolvable(rejection);
-    }
-    return rejection;
+    if (!s->may_preempt) return rejection;
+    // Devices that lower-priority pods here hold might be freed by preempting them. A listed node
+    // is looked up; a copy (a preemption's or a nominated pod's trial) is looked at.
+    const uint32_t position = node_info.list_index();
+    const bool listed = s->claims_floor_at != nullptr && node_list_.Listed(node_info) &&
+                        position < s->claims_floor_at->size();
+    const int32_t floor =
+        listed ? (*s->claims_floor_at)[position] : LowestPriorityHoldingClaims(node_info);
+    return floor < s->priority ? Resolvable(rejection) : rejection;
   };
   Status allocator_error;
   const Allocator* allocator = FilterAllocator(*data, &allocator_error);
@@ -519,13 +528,18 @@ Status DynamicResources::Filter(const framework::CycleState& state, const api::P
       if (s->slot_at != nullptr && node_list_.Listed(node_info) && position < s->slot_at->size() &&
           (*s->slot_at)[position] != kNoSlot) {
         slot = (*s->slot_at)[position];
-        memoizable = allocator->SlotAllocationState(slot, &node_state);
       } else {
-        memoizable = allocator->NodeAllocationState(node, &node_state, &slot);
+        slot = allocator->inventory()->SlotOf(node);
       }
+      memoizable = allocator->SlotHasAllocationState(slot);
     }
     std::optional<DecisionMemo::Decision> remembered;
-    if (memoizable) remembered = memo.Find(slot, *memo_claims, node_state);
+    if (memoizable) {
+      // The node's state is compared where it is kept, not made: it is made only to be kept.
+      remembered = memo.FindIf(slot, *memo_claims, [&](std::string_view kept) {
+        return allocator->SlotAllocationStateIs(slot, kept);
+      });
+    }
     if (remembered) {
       if (!remembered->fits) return not_fitting(remembered->message);
       decided = true;
@@ -540,6 +554,7 @@ Status DynamicResources::Filter(const framework::CycleState& state, const api::P
       if (memoizable && (outcome.kind == AllocateOutcome::Kind::kAllocated ||
                          outcome.kind == AllocateOutcome::Kind::kUnschedulable)) {
         const bool fits = outcome.kind == AllocateOutcome::Kind::kAllocated;
+        allocator->SlotAllocationState(slot, &node_state);
         memo.Remember(
             slot, *memo_claims, std::move(node_state),
             {fits, fits || outcome.message == kCannotAllocateAllClaims ? std::string()

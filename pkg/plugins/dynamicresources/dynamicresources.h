@@ -197,6 +197,10 @@ class DynamicResources final : public framework::PreEnqueuePlugin,
   // that cycle's Filter calls, on any thread, for NodeInfos node_list_ lists.
   helper::NodeListTracker node_list_;
   std::vector<uint32_t> slot_at_;
+  // By the same positions: the lowest priority of a pod on the node that names claims (INT32_MAX
+  // when none does), so that Filter tells nodes where preemption could free devices without
+  // walking the node's pods.
+  std::vector<int32_t> claims_floor_at_;
   std::weak_ptr<const Inventory> slots_of_;
 };
 

@@ -2,6 +2,7 @@
 // pods placed earlier in one of explain's dry runs (a gang's members) would take.
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -52,12 +53,15 @@ std::shared_ptr<State::DryRunDevices> CopyOf(const State& data) {
 
 }  // namespace
 
-bool LowerPriorityPodsHoldClaims(const framework::NodeInfo& node, int32_t priority) {
-  return std::any_of(node.pods().begin(), node.pods().end(), [&](const framework::PodInfoPtr& p) {
-    const api::Pod& pod = *p->pod;
-    return pod.spec.priority < priority &&
-           (!pod.spec.resource_claims.empty() || pod.status.extended_resource_claim_status);
-  });
+int32_t LowestPriorityHoldingClaims(const framework::NodeInfo& node) {
+  int32_t lowest = INT32_MAX;
+  for (const framework::PodInfoPtr& info : node.pods()) {
+    const api::Pod& pod = *info->pod;
+    if (!pod.spec.resource_claims.empty() || pod.status.extended_resource_claim_status) {
+      lowest = std::min(lowest, pod.spec.priority);
+    }
+  }
+  return lowest;
 }
 
 Status Resolvable(const Status& rejection) {
