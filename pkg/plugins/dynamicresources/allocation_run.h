@@ -177,6 +177,10 @@ struct Undo {
   size_t previous_results = 0;
 };
 
+// Whether a NoSchedule or NoExecute taint of the device is not tolerated.
+bool TaintPreventsAllocation(const api::Device& device,
+                             const std::vector<api::DeviceToleration>& tolerations);
+
 enum class Search {
   kSuccess,
   kFailure,

@@ -56,6 +56,36 @@ struct AllocateOutcome {
   int64_t steps = 0;
 };
 
+// For explain: how the devices a node reaches narrow down to those one request (or one subrequest
+// of a firstAvailable list) could be given were it its claim's only request (no constraint, no
+// other request), stage by stage in the order the allocator checks them. The counts ignore which
+// devices are allocated.
+struct RequestDevices {
+  // The request's name, or "request/subrequest".
+  std::string request;
+  std::string device_class;
+  // The devices it needs: its count; for allocation mode All, every device that passes the
+  // selectors and capacity (at least one).
+  int64_t wanted = 0;
+  // Devices of the class in pools that are incomplete or invalid, which give out no devices.
+  int64_t of_class_unusable = 0;
+  // Devices in complete, valid pools whose class selectors are true (and that reach the node, for
+  // a slice that places each device).
+  int64_t of_class = 0;
+  // Of those, the ones whose request selectors are true.
+  int64_t selected = 0;
+  // Of those, the ones with room for the capacity the request asks for, none of it consumed.
+  int64_t with_capacity = 0;
+  // Of those, the ones without a NoSchedule or NoExecute taint the request does not tolerate.
+  int64_t tolerated = 0;
+  // Whether one of those draws on shared counters.
+  bool draws_counters = false;
+  // Whether Allocate gives the request alone its devices (the allocator's allocated devices
+  // counted). Looked at only when tolerated >= wanted; unset otherwise, and when the search ran
+  // out of steps or failed with an error.
+  std::optional<bool> fits_alone;
+};
+
 // The structured-parameters device allocator of kube-scheduler v1.37 with its default feature
 // gates (upstream's "incubating" allocator): admin access, prioritized lists (firstAvailable),
 // partitionable devices (shared counters), device taints and tolerations, binding conditions,
@@ -92,6 +122,15 @@ class Allocator {
 
   AllocateOutcome Allocate(const api::Node& node, const std::vector<api::ResourceClaimPtr>& claims,
                            const AllocateOptions& options = {}) const;
+
+  // For explain, off the scheduling path: RequestDevices per request of `claim` on `node`, in the
+  // claim's order (a request with subrequests gives one per subrequest, in its order). Unset
+  // when a class is missing or a selector cannot be evaluated (Allocate would fail with an
+  // error). `options` bounds the searches fits_alone makes, together; `*steps` grows by theirs.
+  std::optional<std::vector<RequestDevices>> DevicesPerRequest(const api::Node& node,
+                                                               const api::ResourceClaim& claim,
+                                                               const AllocateOptions& options,
+                                                               int64_t* steps) const;
 
   // For DecisionMemo: whether a search on `node` reads nothing of the allocated state but which
   // of the node's devices are allocated (Inventory::WholeDeviceRangesAt, and no device anywhere

@@ -27,6 +27,8 @@ bool Tolerates(const api::DeviceToleration& toleration, const api::DeviceTaint& 
   return false;
 }
 
+}  // namespace
+
 // Only NoSchedule and NoExecute keep a device from being allocated; None (and any effect a newer
 // API adds) is informational.
 bool TaintPreventsAllocation(const api::Device& device,
@@ -45,8 +47,6 @@ bool TaintPreventsAllocation(const api::Device& device,
   }
   return false;
 }
-
-}  // namespace
 
 Search AllocationRun::AllocateOne(Indices r, bool allocating_sub, Location start) {
   ++steps_;

@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "pkg/plugins/dynamicresources/allocator.h"
@@ -15,6 +17,12 @@
 namespace berth::plugins::dynamicresources {
 namespace {
 
+// The nodes without devices for a claim that are looked at for why, at most, over all claims of a
+// pod; the others are only said to have none.
+constexpr size_t kMaxWhyNodes = 256;
+// Search steps the checks of whether a request alone fits (RequestDevices::fits_alone) may take
+// together for one pod.
+constexpr int64_t kMaxWhySteps = 200000;
 // The rejected nodes a smaller count is searched on, at most; the check that follows covers every
 // node.
 constexpr size_t kMaxCountNodes = 256;
@@ -39,6 +47,80 @@ std::string TemplateOf(const api::Pod& pod, const api::ResourceClaim& claim) {
     }
   }
   return "";
+}
+
+// Why a node has no devices for a claim, in the order the allocator checks: the first check the
+// devices of a request fall short at. kTogether: each request could have its devices alone, so
+// the claim's constraints (or its requests wanting the same devices) rule the node out.
+// kUnknown: the node was not looked at, or that could not be told.
+enum class Shortfall {
+  kClass,
+  kPool,
+  kSelectors,
+  kCapacity,
+  kTaints,
+  kCounters,
+  kTogether,
+  kUnknown
+};
+
+struct Why {
+  Shortfall shortfall = Shortfall::kUnknown;
+  std::string request;  // For the shortfalls of one request.
+  std::string device_class;
+  bool operator==(const Why& other) const = default;
+};
+
+// The first check the request (one alternative) falls short at; unset when it could have its
+// devices alone, or may (`*maybe` then set when that is not known).
+std::optional<Shortfall> ShortfallOf(const RequestDevices& devices, bool* maybe) {
+  if (devices.of_class < devices.wanted) {
+    return devices.of_class_unusable > 0 ? Shortfall::kPool : Shortfall::kClass;
+  }
+  if (devices.selected < devices.wanted) return Shortfall::kSelectors;
+  if (devices.with_capacity < devices.wanted) return Shortfall::kCapacity;
+  if (devices.tolerated < devices.wanted) return Shortfall::kTaints;
+  if (!devices.fits_alone) {
+    *maybe = true;
+    return std::nullopt;
+  }
+  if (!*devices.fits_alone) {
+    return devices.draws_counters ? Shortfall::kCounters : Shortfall::kUnknown;
+  }
+  return std::nullopt;
+}
+
+// Why `claim` gets no devices on `node` even with none allocated: the first request that falls
+// short there; of a request with subrequests, the subrequest that gets furthest.
+Why WhyNoDevices(const Allocator& unallocated, const api::Node& node,
+                 const api::ResourceClaim& claim, int64_t* steps_left) {
+  AllocateOptions options;
+  options.max_steps = std::max<int64_t>(1, *steps_left);
+  int64_t steps = 0;
+  const auto per_request = unallocated.DevicesPerRequest(node, claim, options, &steps);
+  *steps_left -= steps;
+  if (!per_request) return {};
+  bool maybe = false;
+  size_t at = 0;
+  for (const api::DeviceRequest& request : claim.spec.requests) {
+    const size_t alternatives = request.exactly ? 1 : request.first_available.size();
+    std::optional<Why> furthest;
+    bool short_of_all = alternatives > 0;
+    for (size_t i = 0; i < alternatives && at < per_request->size(); i++, at++) {
+      const RequestDevices& devices = (*per_request)[at];
+      const std::optional<Shortfall> shortfall = ShortfallOf(devices, &maybe);
+      if (!shortfall) {
+        short_of_all = false;
+      } else if (!furthest || *shortfall >= furthest->shortfall) {
+        furthest = Why{*shortfall, devices.request, devices.device_class};
+      }
+    }
+    if (short_of_all && furthest) {
+      // Said alike for every request, so one group.
+      return furthest->shortfall == Shortfall::kUnknown ? Why{} : *furthest;
+    }
+  }
+  return {maybe ? Shortfall::kUnknown : Shortfall::kTogether, "", ""};
 }
 
 }  // namespace
@@ -87,9 +169,13 @@ std::vector<framework::PodChange> DynamicResources::SuggestChanges(
   // "taken" from "not there".
   const Allocator unallocated(inventory_->Get(), AllocatedState{});
   int64_t steps_left = kMaxCountSteps;
+  size_t why_nodes_left = kMaxWhyNodes;
+  int64_t why_steps_left = kMaxWhySteps;
   for (size_t index : s->to_allocate) {
     const api::ResourceClaimPtr& claim = s->claims[index].claim;
     std::vector<std::string> fits, taken, missing;
+    // The nodes without devices for the claim, by why, in the order of the shortfalls.
+    std::vector<std::pair<Why, std::vector<std::string>>> why_missing;
     for (const framework::NodeInfo* node : rejected) {
       const api::Node& n = *node->node();
       if (s->allocator->Allocate(n, {claim}).kind == AllocateOutcome::Kind::kAllocated) {
@@ -98,8 +184,22 @@ std::vector<framework::PodChange> DynamicResources::SuggestChanges(
         taken.push_back(node->name());
       } else {
         missing.push_back(node->name());
+        Why why;
+        if (why_nodes_left > 0 && why_steps_left > 0) {
+          why_nodes_left--;
+          why = WhyNoDevices(unallocated, n, *claim, &why_steps_left);
+        }
+        auto group = std::find_if(why_missing.begin(), why_missing.end(),
+                                  [&](const auto& entry) { return entry.first == why; });
+        if (group == why_missing.end()) {
+          group = why_missing.insert(why_missing.end(), {why, {}});
+        }
+        group->second.push_back(node->name());
       }
     }
+    std::stable_sort(why_missing.begin(), why_missing.end(), [](const auto& a, const auto& b) {
+      return a.first.shortfall < b.first.shortfall;
+    });
     std::string text = "claim " + Ref(claim->meta) + ":";
     std::string sep = " ";
     if (!fits.empty()) {
@@ -110,9 +210,46 @@ std::vector<framework::PodChange> DynamicResources::SuggestChanges(
       text += sep + "on " + nodes(taken) + " the devices that match are allocated to others";
       sep = "; ";
     }
-    if (!missing.empty()) {
-      text += sep + nodes(missing) + (missing.size() == 1 ? " has" : " have") +
-              " no devices (or too few) that match its requests, class and constraints";
+    for (const auto& [why, names] : why_missing) {
+      const std::string has = names.size() == 1 ? " has" : " have";
+      const std::string request = "request " + why.request;
+      text += sep;
+      sep = "; ";
+      switch (why.shortfall) {
+        case Shortfall::kClass:
+          text += nodes(names) + has + " no devices (or too few) of class " + why.device_class +
+                  " for " + request;
+          break;
+        case Shortfall::kPool:
+          text += "on " + nodes(names) + " devices of class " + why.device_class + " for " +
+                  request + " are in resource pools being updated or invalid";
+          break;
+        case Shortfall::kSelectors:
+          text += "on " + nodes(names) + " the selectors of " + request +
+                  " match no devices (or too few) of class " + why.device_class;
+          break;
+        case Shortfall::kCapacity:
+          text += "on " + nodes(names) + " the devices that match " + request +
+                  " have less capacity than it asks for (all, or all but too few)";
+          break;
+        case Shortfall::kTaints:
+          text += "on " + nodes(names) + " the devices that match " + request +
+                  " have taints it does not tolerate (all, or all but too few)";
+          break;
+        case Shortfall::kCounters:
+          text += "on " + nodes(names) + " the devices that match " + request +
+                  " draw on shared counters too small for as many as it asks for";
+          break;
+        case Shortfall::kTogether:
+          text += "on " + nodes(names) +
+                  " each request has devices that match, but no set of them meets the claim's "
+                  "constraints (or enough for all its requests at once)";
+          break;
+        case Shortfall::kUnknown:
+          text += nodes(names) + has +
+                  " no devices (or too few) that match its requests, class and constraints";
+          break;
+      }
     }
     framework::PodChange note;
     note.note_only = true;

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <future>
 #include <map>
 #include <memory>
@@ -312,7 +313,7 @@ TEST_F(DynamicResourcesTest, ExplainSaysPerClaimWhereDevicesAreTakenOrMissing) {
   EXPECT_EQ(changes[0].description,
             "claim ns/b: 1 node (n2) could give its devices, but the pod fails there otherwise; "
             "on 1 node (n1) the devices that match are allocated to others; 1 node (n3) has no "
-            "devices (or too few) that match its requests, class and constraints");
+            "devices (or too few) of class gpu for request gpu");
 
   // Once written, a sharer of claim a is told it can only follow the allocation.
   ASSERT_TRUE(plugin->PreBind(first_state, *first, "n1").IsSuccess());
@@ -325,6 +326,148 @@ TEST_F(DynamicResourcesTest, ExplainSaysPerClaimWhereDevicesAreTakenOrMissing) {
   EXPECT_EQ(changes[0].description,
             "claim ns/a is allocated already, to devices the pod cannot use on 1 node (n2); the "
             "pod can go only where they are");
+}
+
+// Why a node has no devices for a claim: the first request that cannot be met there on its own,
+// and the first check its devices fall short at, in the order the allocator checks them (class,
+// pool, selectors, capacity, taints, shared counters); else the claim's constraints.
+TEST_F(DynamicResourcesTest, ExplainSaysWhyNodesHaveNoDevicesForAClaim) {
+  auto plugin = Plugin();
+  auto gpu = [](const std::string& name, bool fast, const char* memory) {
+    return dra::Device(name)
+        .Attr("fast", dra::BoolAttr(fast))
+        .Attr("model", dra::StringAttr("a"))
+        .Capacity("memory", memory);
+  };
+  auto publish = [&](const std::string& node, const std::vector<dra::Dev>& devices,
+                     int64_t pool_slices = 1, const std::string& driver = kDriver) {
+    informers().For<api::ResourceSlice>().Upsert(
+        dra::Slice(node + "-slice", node, dra::Pool(node, pool_slices), driver, devices));
+  };
+  std::vector<NodeInfo> nodes;
+  auto node = [&](const std::string& name, const std::vector<dra::Dev>& devices) {
+    nodes.push_back(AddNode(name, 0));
+    if (!devices.empty()) publish(name, devices);
+  };
+  node("fits", {gpu("d0", true, "8"), gpu("d1", true, "8")});
+  node("bare", {});
+  nodes.push_back(AddNode("nic", 0));
+  publish("nic", {dra::Device("d0"), dra::Device("d1")}, 1, "nic.example.com");
+  node("one", {gpu("d0", true, "8")});
+  // Its pool has two slices; the second is not published yet.
+  nodes.push_back(AddNode("updating", 0));
+  publish("updating", {gpu("d0", true, "8"), gpu("d1", true, "8")}, 2);
+  node("slow", {gpu("d0", false, "8"), gpu("d1", true, "8")});
+  node("small", {gpu("d0", true, "2"), gpu("d1", true, "8")});
+  const api::DeviceTaint broken{"broken", "", api::DeviceTaint::Effect::kNoSchedule, std::nullopt};
+  node("tainted", {gpu("d0", true, "8").Taints({broken}), gpu("d1", true, "8")});
+  node("drained", {gpu("d0", true, "8"), gpu("d1", true, "8")});
+  auto rule = std::make_shared<api::DeviceTaintRule>();
+  rule->meta.name = "drain";
+  rule->device_selector = api::DeviceTaintSelector{kDriver, "drained", std::nullopt};
+  rule->taint = {"maintenance", "", api::DeviceTaint::Effect::kNoExecute, std::nullopt};
+  informers().For<api::DeviceTaintRule>().Upsert(rule);
+  // Two partitions of one device: each takes the one slot there is.
+  nodes.push_back(AddNode("shared", 0));
+  informers().For<api::ResourceSlice>().Upsert(
+      dra::Slice("shared-slice", "shared", dra::Pool("shared", 2), kDriver,
+                 {gpu("d0", true, "8").Consumes("whole", {{"slots", "1"}}),
+                  gpu("d1", true, "8").Consumes("whole", {{"slots", "1"}})}));
+  informers().For<api::ResourceSlice>().Upsert(
+      dra::SliceWithCounters("shared-counters", "shared", dra::Pool("shared", 2), kDriver,
+                             {dra::CounterSet("whole", {{"slots", "1"}})}));
+  node("mixed", {gpu("d0", true, "8"), gpu("d1", true, "8").Attr("model", dra::StringAttr("b"))});
+
+  json claim = ClaimJson("want", "gpu", 2);
+  json& request = claim["spec"]["devices"]["requests"][0]["exactly"];
+  request["selectors"] =
+      json::array({{{"cel", {{"expression", "device.attributes[\"gpu.example.com\"].fast"}}}}});
+  request["capacity"] = {{"requests", {{"memory", "4"}}}};
+  claim["spec"]["devices"]["constraints"] =
+      json::array({{{"matchAttribute", "gpu.example.com/model"}}});
+  AddClaim(claim);
+  auto pod = PodWithClaims("p", {ClaimEntry("gpu", "want")});
+  CycleState state;
+  Status pre;
+  auto statuses = Cycle(*plugin, state, *pod, nodes, &pre);
+  ASSERT_TRUE(pre.IsSuccess()) << pre.Message();
+  ASSERT_TRUE(statuses["fits"].IsSuccess()) << statuses["fits"].Message();
+  std::vector<const NodeInfo*> rejected;
+  for (const NodeInfo& n : nodes) rejected.push_back(&n);
+  auto changes = plugin->SuggestChanges(state, *pod, rejected, {}, nullptr);
+  ASSERT_EQ(changes.size(), 1u);
+  EXPECT_TRUE(changes[0].note_only);
+  EXPECT_EQ(changes[0].description,
+            "claim ns/want: 1 node (fits) could give its devices, but the pod fails there "
+            "otherwise; 3 nodes (bare, nic, one) have no devices (or too few) of class gpu for "
+            "request gpu; on 1 node (updating) devices of class gpu for request gpu are in "
+            "resource pools being updated or invalid; on 1 node (slow) the selectors of request "
+            "gpu match no devices (or too few) of class gpu; on 1 node (small) the devices that "
+            "match request gpu have less capacity than it asks for (all, or all but too few); on "
+            "2 nodes (tainted, drained) the devices that match request gpu have taints it does "
+            "not tolerate (all, or all but too few); on 1 node (shared) the devices that match "
+            "request gpu draw on shared counters too small for as many as it asks for; on 1 node "
+            "(mixed) each request has devices that match, but no set of them meets the claim's "
+            "constraints (or enough for all its requests at once)");
+}
+
+// The request named is the first of the claim that falls short on the node; of a request with
+// subrequests, the subrequest that gets furthest.
+TEST_F(DynamicResourcesTest, ExplainNamesTheFirstRequestThatFallsShortAndItsFurthestSubrequest) {
+  auto plugin = Plugin();
+  NodeInfo n1 = AddNode("n1", 1);
+  NodeInfo n2 = AddNode("n2", 0);
+  json claim = ClaimJson("multi", "gpu");
+  claim["spec"]["devices"]["requests"] = json::array(
+      {{{"name", "a"}, {"exactly", {{"deviceClassName", "gpu"}, {"count", 1}}}},
+       {{"name", "b"},
+        {"firstAvailable",
+         json::array({{{"name", "big"}, {"deviceClassName", "gpu"}, {"count", 2}},
+                      {{"name", "small"},
+                       {"deviceClassName", "gpu"},
+                       {"count", 1},
+                       {"selectors",
+                        json::array({{{"cel",
+                                       {{"expression",
+                                         "device.driver == \"other.example.com\""}}}}})}}})}}});
+  AddClaim(claim);
+  auto pod = PodWithClaims("p", {ClaimEntry("gpu", "multi")});
+  CycleState state;
+  Status pre;
+  Cycle(*plugin, state, *pod, {n1, n2}, &pre);
+  ASSERT_TRUE(pre.IsSuccess()) << pre.Message();
+  std::vector<const NodeInfo*> rejected = {&n1, &n2};
+  auto changes = plugin->SuggestChanges(state, *pod, rejected, {}, nullptr);
+  ASSERT_EQ(changes.size(), 1u);
+  EXPECT_EQ(changes[0].description,
+            "claim ns/multi: 1 node (n2) has no devices (or too few) of class gpu for request a; "
+            "on 1 node (n1) the selectors of request b/small match no devices (or too few) of "
+            "class gpu");
+}
+
+// Why is looked for on at most 256 nodes of a pod; the rest are only said to have no devices.
+TEST_F(DynamicResourcesTest, ExplainLooksForWhyOnABoundedNumberOfNodes) {
+  auto plugin = Plugin();
+  std::vector<NodeInfo> nodes;
+  for (int i = 0; i < 258; i++) {
+    char name[8];
+    std::snprintf(name, sizeof(name), "n%03d", i);
+    nodes.push_back(AddNode(name, 0));
+  }
+  AddClaim(ClaimJson("c", "gpu"));
+  auto pod = PodWithClaims("p", {ClaimEntry("gpu", "c")});
+  CycleState state;
+  Status pre;
+  Cycle(*plugin, state, *pod, nodes, &pre);
+  ASSERT_TRUE(pre.IsSuccess()) << pre.Message();
+  std::vector<const NodeInfo*> rejected;
+  for (const NodeInfo& n : nodes) rejected.push_back(&n);
+  auto changes = plugin->SuggestChanges(state, *pod, rejected, {}, nullptr);
+  ASSERT_EQ(changes.size(), 1u);
+  EXPECT_EQ(changes[0].description,
+            "claim ns/c: 256 nodes (n000, n001, n002 and 253 more) have no devices (or too few) of "
+            "class gpu for request gpu; 2 nodes (n256, n257) have no devices (or too few) that "
+            "match its requests, class and constraints");
 }
 
 // Preemption's dry run: lower-priority pods on the node hold the only device. Filter rejects the

@@ -120,6 +120,30 @@ const std::vector<Pool>* Inventory::PoolsFor(const api::Node& node,
   return scratch;
 }
 
+std::vector<const api::ResourceSlice*> Inventory::SlicesOfPool(const api::Node& node,
+                                                               const PoolId& id) const {
+  std::vector<const api::ResourceSlice*> out;
+  auto add = [&](const std::vector<const api::ResourceSlice*>& slices) {
+    for (const api::ResourceSlice* slice : slices) {
+      bool placed = false;
+      if (slice->spec.driver != id.driver || slice->spec.pool.name != id.pool ||
+          !slice->unsupported_fields.empty() || !SliceReachesNode(*slice, node, &placed)) {
+        continue;
+      }
+      if (!out.empty() && slice->spec.pool.generation != out.front()->spec.pool.generation) {
+        if (slice->spec.pool.generation < out.front()->spec.pool.generation) continue;
+        out.clear();
+      }
+      out.push_back(slice);
+    }
+  };
+  if (auto by_name = slices_by_node_.find(node.Name()); by_name != slices_by_node_.end()) {
+    add(by_name->second);
+  }
+  add(slices_without_node_);
+  return out;
+}
+
 bool Inventory::WholeDeviceRangesAt(size_t slot, const DeviceRange** begin,
                                     const DeviceRange** end) const {
   if (slot >= slot_whole_.size() || slot_whole_[slot] == 0) return false;

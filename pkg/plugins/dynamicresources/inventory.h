@@ -63,6 +63,11 @@ class Inventory {
   // a node name), else fills `scratch` and points there.
   const std::vector<Pool>* PoolsFor(const api::Node& node, std::vector<Pool>* scratch) const;
 
+  // For explain: the slices of pool `id` that reach `node`, of the newest generation among them
+  // (the pool PoolsFor gives has none when it is incomplete or invalid).
+  std::vector<const api::ResourceSlice*> SlicesOfPool(const api::Node& node,
+                                                      const PoolId& id) const;
+
   // Where the outcomes of `expression` are remembered; null when the memo has no more room.
   // Class selectors have theirs from the start; others get one on first use (under a lock, so
   // callers look it up once per search, not per device).

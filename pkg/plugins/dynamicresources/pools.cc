@@ -109,6 +109,8 @@ Pool BuildPool(const PoolId& id, std::vector<const api::ResourceSlice*> slices,
   return pool;
 }
 
+}  // namespace
+
 bool SliceReachesNode(const api::ResourceSlice& slice, const api::Node& node, bool* placed) {
   const api::ResourceSliceSpec& spec = slice.spec;
   *placed = true;
@@ -123,8 +125,6 @@ bool SliceReachesNode(const api::ResourceSlice& slice, const api::Node& node, bo
   *placed = false;
   return false;
 }
-
-}  // namespace
 
 bool NodeMatches(const api::Node& node, const std::optional<std::string>& node_name, bool all_nodes,
                  const std::optional<api::NodeSelector>& node_selector) {

@@ -50,6 +50,11 @@ struct Pool {
 bool NodeMatches(const api::Node& node, const std::optional<std::string>& node_name, bool all_nodes,
                  const std::optional<api::NodeSelector>& node_selector);
 
+// Whether the slice reaches the node: by its node name, all nodes or node selector, or (for a
+// slice that places each device) by one of its devices. `*placed`: whether the slice says where
+// it is at all.
+bool SliceReachesNode(const api::ResourceSlice& slice, const api::Node& node, bool* placed);
+
 // Gathers the pools whose devices `node` can reach. `slices_for_node` are the slices published
 // for the node by name followed by every slice without a node name; `all_slices` is every slice
 // in the cluster, used to tell whether a pool whose node-reaching slices are fewer than its
