@@ -418,6 +418,12 @@ TEST_F(GangSchedulerTest, ExplainCountsTheDevicesAGangsMembersTakeFromEachOther)
       10s));
   EXPECT_EQ(e->group, "pod group \"default/g\"");
   EXPECT_EQ(e->group_fit_now, 2) << explain::ToText(*e);
+  // The note of the member that fits no node sees the devices the members before it took.
+  const std::string text = explain::ToText(*e);
+  EXPECT_NE(text.find("on 1 node (n1) the devices that match are allocated to others"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("could give its devices"), std::string::npos) << text;
   EXPECT_NE(explain::ToText(*e).find("2 of the 3 pods pod group \"default/g\" needs fit together."),
             std::string::npos)
       << explain::ToText(*e);

@@ -165,6 +165,11 @@ std::vector<framework::PodChange> DynamicResources::SuggestChanges(
     }
   }
   if (s->allocator == nullptr) return out;
+  // What the run saw: in a gang's dry run, the devices of the members placed before this pod are
+  // taken.
+  framework::Status error;
+  const Allocator* allocator = FilterAllocator(*ReadFullState(state), &error);
+  if (allocator == nullptr) return out;
   // The claim alone, with the devices others hold, and alone on an empty cluster: what tells
   // "taken" from "not there".
   const Allocator unallocated(inventory_->Get(), AllocatedState{});
@@ -178,7 +183,7 @@ std::vector<framework::PodChange> DynamicResources::SuggestChanges(
     std::vector<std::pair<Why, std::vector<std::string>>> why_missing;
     for (const framework::NodeInfo* node : rejected) {
       const api::Node& n = *node->node();
-      if (s->allocator->Allocate(n, {claim}).kind == AllocateOutcome::Kind::kAllocated) {
+      if (allocator->Allocate(n, {claim}).kind == AllocateOutcome::Kind::kAllocated) {
         fits.push_back(node->name());
       } else if (unallocated.Allocate(n, {claim}).kind == AllocateOutcome::Kind::kAllocated) {
         taken.push_back(node->name());
@@ -273,7 +278,7 @@ std::vector<framework::PodChange> DynamicResources::SuggestChanges(
           AllocateOptions options;
           options.decide_only = true;
           options.max_steps = steps_left;
-          AllocateOutcome outcome = s->allocator->Allocate(*rejected[i]->node(), claims, options);
+          AllocateOutcome outcome = allocator->Allocate(*rejected[i]->node(), claims, options);
           steps_left -= std::max<int64_t>(1, outcome.steps);
           if (outcome.kind == AllocateOutcome::Kind::kAllocated) return true;
         }
