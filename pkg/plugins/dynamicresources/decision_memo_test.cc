@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -202,6 +203,61 @@ TEST_F(DecisionMemoTest, EqualClaimsAreInternedToOnePointerUpToALimit) {
   for (int64_t count = 3; count < 70; count++) memo.Intern(Claims("ns", count));
   EXPECT_EQ(memo.Intern(Claims("ns", 1000)), nullptr);
   EXPECT_EQ(memo.Intern(Claims("ns", 1)), first);
+}
+
+// Filter's threads find and remember decisions on the same slots at once: each finds only a
+// decision that was remembered for its slot, claims and state, whole (its message included),
+// however the threads interleave; decisions replaced meanwhile are freed by Reclaim once they are
+// done. Run under ThreadSanitizer and AddressSanitizer, this checks that a lookup never reads a
+// decision being written or freed.
+TEST_F(DecisionMemoTest, ThreadsFindAndRememberOnTheSameSlotsAtOnce) {
+  constexpr size_t kSlots = 3;
+  constexpr int kThreads = 4;
+  constexpr int kRounds = 300;
+  DecisionMemo memo(kSlots);
+  const std::vector<std::shared_ptr<const DecisionMemo::Claims>> claims = {
+      memo.Intern(Claims("ns", 1)), memo.Intern(Claims("ns", 2))};
+  // The one decision for a slot, claims and state; long messages, so that each is a buffer of
+  // its own.
+  auto decision_for = [](size_t slot, size_t which, const std::string& state) {
+    const bool fits = (slot + which + state.size()) % 2 == 0;
+    return DecisionMemo::Decision{
+        fits, fits ? std::string()
+                   : "slot " + std::to_string(slot) + " claims " + std::to_string(which) +
+                         " state " + state + ": no device of the node matches every selector"};
+  };
+  for (int pass = 0; pass < 3; pass++) {
+    std::vector<std::thread> threads;
+    std::vector<int> wrong(kThreads, 0);
+    for (int t = 0; t < kThreads; t++) {
+      threads.emplace_back([&, t] {
+        for (int round = 0; round < kRounds; round++) {
+          const size_t slot = static_cast<size_t>(round + t) % kSlots;
+          const size_t which = static_cast<size_t>(round / kSlots + t) % claims.size();
+          // The states change as threads go on, so that slots' decisions are replaced.
+          const std::string state(static_cast<size_t>((round / 7 + t) % 3), '1');
+          const DecisionMemo::Decision want = decision_for(slot, which, state);
+          if (auto found = memo.Find(slot, claims[which], state)) {
+            if (found->fits != want.fits || found->message != want.message) wrong[t]++;
+          } else {
+            memo.Remember(slot, claims[which], state, want);
+          }
+        }
+      });
+    }
+    for (std::thread& thread : threads) thread.join();
+    for (int t = 0; t < kThreads; t++)
+      EXPECT_EQ(wrong[t], 0) << "pass " << pass << ", thread " << t;
+    // As the plugin's PreFilter, between two runs of Filter.
+    memo.Reclaim();
+  }
+  // Each slot still answers with what was remembered for it last.
+  for (size_t slot = 0; slot < kSlots; slot++) {
+    memo.Remember(slot, claims[0], "1", decision_for(slot, 0, "1"));
+    auto found = memo.Find(slot, claims[0], "1");
+    ASSERT_TRUE(found.has_value());
+    EXPECT_EQ(found->message, decision_for(slot, 0, "1").message);
+  }
 }
 
 }  // namespace

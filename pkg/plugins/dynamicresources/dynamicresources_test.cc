@@ -3,12 +3,14 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <future>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "pkg/api/codec.h"
@@ -754,6 +756,80 @@ TEST_F(DynamicResourcesTest, NodesAreDecidedByTheirPlaceInTheListAndMovedNodesAs
   auto pod = PodWithClaims("p-c", {ClaimEntry("gpu", "c")});
   EXPECT_FALSE(plugin->Filter(c, *pod, copy).IsSuccess());
   EXPECT_EQ(hits(), 6u);
+}
+
+// Filter runs on many nodes at once, and a node may be decided by two threads at the same time
+// (one remembering while the other finds): each node gets the verdict one thread alone gives it,
+// cycle after cycle, while the nodes' free devices change between cycles, and in explain's dry
+// runs of a gang, where every thread's Filter sees the devices of the member placed before taken
+// (an allocator the first of them makes). Run under ThreadSanitizer and AddressSanitizer (make
+// tsan, make sanitize), this is what checks that a decision's lookup and its replacement share
+// nothing unsynchronized, and that PreFilter frees only replaced decisions no Filter still reads.
+TEST_F(DynamicResourcesTest, FilterOnManyThreadsAtOnceDecidesEachNodeAsOneThreadAlone) {
+  auto plugin = Plugin();
+  constexpr int kNodes = 24;
+  constexpr int kCycles = 8;
+  constexpr int kThreads = 4;
+  // Nodes without devices share one slot of the decisions, so threads meet there too.
+  std::vector<int> free(kNodes);
+  std::vector<framework::NodeInfoPtr> listed;
+  for (int i = 0; i < kNodes; i++) {
+    free[i] = i % 3;
+    AddNode("n" + std::to_string(i), free[i]);
+  }
+  for (const framework::NodeInfoPtr& node : handle_.lister().List()) {
+    auto info = std::make_shared<NodeInfo>(*node);
+    info->set_list_index(static_cast<uint32_t>(listed.size()));
+    listed.push_back(std::move(info));
+  }
+  auto index_of = [](const std::string& name) { return std::stoi(name.substr(1)); };
+  for (int cycle = 0; cycle < kCycles; cycle++) {
+    const std::string claim = "c" + std::to_string(cycle);
+    AddClaim(ClaimJson(claim, "gpu"));
+    auto pod = PodWithClaims("p-" + claim, {ClaimEntry("gpu", claim)});
+    // The first node with a device free: this cycle's pod takes one there.
+    const int chosen = static_cast<int>(
+        std::find_if(free.begin(), free.end(), [](int n) { return n > 0; }) - free.begin());
+    ASSERT_LT(chosen, kNodes);
+    const bool dry_run = cycle % 2 == 1;
+    CycleState state;
+    state.dry_run = dry_run;
+    framework::PreFilterResult result;
+    ASSERT_TRUE(plugin->PreFilter(state, *pod, listed, &result).IsSuccess());
+    std::vector<int> want = free;
+    if (dry_run) {
+      const std::string member = "member-" + claim;
+      AddClaim(ClaimJson(member, "gpu"));
+      const framework::PodInfo placed(PodWithClaims(member, {ClaimEntry("gpu", member)}));
+      ASSERT_TRUE(plugin->Extensions()->AddPod(state, *pod, placed, *listed[chosen]).IsSuccess());
+      want[chosen]--;
+    }
+    // Every thread filters every node twice, each starting at another node.
+    std::vector<std::vector<std::string>> verdicts(kThreads, std::vector<std::string>(kNodes));
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; t++) {
+      threads.emplace_back([&, t] {
+        for (int k = 0; k < 2 * kNodes; k++) {
+          const framework::NodeInfo& node = *listed[(t * 5 + k) % kNodes];
+          Status status = plugin->Filter(state, *pod, node);
+          verdicts[t][index_of(node.name())] = status.IsSuccess() ? "fits" : status.Message();
+        }
+      });
+    }
+    for (std::thread& thread : threads) thread.join();
+    for (int t = 0; t < kThreads; t++) {
+      for (int i = 0; i < kNodes; i++) {
+        EXPECT_EQ(verdicts[t][i], want[i] > 0 ? "fits" : "cannot allocate all claims")
+            << "cycle " << cycle << ", thread " << t << ", node n" << i;
+      }
+    }
+    if (dry_run) continue;
+    // The node is searched again in the next cycle, and its decision replaced while other nodes'
+    // are found.
+    ASSERT_TRUE(plugin->Reserve(state, *pod, "n" + std::to_string(chosen)).IsSuccess());
+    free[chosen]--;
+  }
+  EXPECT_GT(plugin->inventory()->decisions().hits(), 0u);
 }
 
 // Pods asking for the same extended resource served from devices are decided on an unchanged
