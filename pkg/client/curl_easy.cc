@@ -107,9 +107,14 @@ TransportError TransferError(CURLcode code, std::string_view error_text,
       // in front of apiservers that are all down (or restarting) accepts the connection and then
       // closes it just like this; the next attempt may well succeed. libcurl reports no more than
       // its text for these.
+      // A reset that arrives before the handshake's first byte fails libcurl's own look at the
+      // socket instead ("getpeername() failed with errno 107: Transport endpoint is not
+      // connected").
       if (detail.find("SSL_ERROR_SYSCALL") != std::string::npos ||
           detail.find("unexpected eof") != std::string::npos ||
-          detail.find("Connection reset by peer") != std::string::npos) {
+          detail.find("Connection reset by peer") != std::string::npos ||
+          detail.find("Transport endpoint is not connected") != std::string::npos ||
+          detail.find("Broken pipe") != std::string::npos) {
         return TransportError(ErrorReason::kTransport,
                               "cannot connect to " + failed.url +
                                   ": the connection was closed during the TLS handshake (" +

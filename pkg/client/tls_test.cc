@@ -12,6 +12,7 @@
 
 #include "pkg/client/client.h"
 #include "pkg/client/credentials.h"
+#include "pkg/client/curl_easy.h"
 #include "pkg/client/http_client.h"
 #include "test/testing/client_test_util.h"
 
@@ -214,6 +215,29 @@ TEST(TlsHandshakeTest, AConnectionClosedDuringTheHandshakeIsATransportErrorAndRe
     }
     EXPECT_EQ(server.connections(), internal::kMaxAttempts);
   }
+}
+
+// The texts libcurl gives a connection closed or reset around the handshake, seen on the socket or
+// in OpenSSL, are transport errors (retried); a TLS failure proper is not. The reset's text depends
+// on when the reset lands, which the test above cannot choose: here each one is given.
+TEST(TlsHandshakeTest, TextsOfAConnectionResetAroundTheHandshakeAreTransportErrors) {
+  const std::string url = "https://127.0.0.1:6443";
+  const std::string name = "127.0.0.1";
+  const std::string none;
+  const internal::FailedTransfer failed{url, name, none, true};
+  for (const char* text :
+       {"getpeername() failed with errno 107: Transport endpoint is not connected",
+        "OpenSSL SSL_connect: Connection reset by peer in connection to 127.0.0.1:6443",
+        "OpenSSL SSL_connect: SSL_ERROR_SYSCALL in connection to 127.0.0.1:6443",
+        "send failure: Broken pipe"}) {
+    SCOPED_TRACE(text);
+    const auto error = internal::TransferError(CURLE_SSL_CONNECT_ERROR, text, failed);
+    EXPECT_EQ(error.reason(), ErrorReason::kTransport);
+    EXPECT_THAT(error.what(), HasSubstr("closed during the TLS handshake"));
+  }
+  const auto tls = internal::TransferError(
+      CURLE_SSL_CONNECT_ERROR, "error:0A00010B:SSL routines::wrong version number", failed);
+  EXPECT_EQ(tls.reason(), ErrorReason::kTLS);
 }
 
 }  // namespace
