@@ -51,18 +51,6 @@ std::string PodGroupKey(const api::Pod& pod) {
 // slot_at_'s mark of a position without a node.
 constexpr uint32_t kNoSlot = UINT32_MAX;
 
-// The in-memory claim that stands, until PreBind creates it, for the pod's extended resources
-// served from devices.
-api::ResourceClaimPtr InMemoryExtendedClaim(const api::Pod& pod, const std::string& uid,
-                                            std::vector<api::DeviceRequest> requests) {
-  auto claim = std::make_shared<api::ResourceClaim>();
-  claim->meta.namespace_ = pod.meta.namespace_;
-  claim->meta.name = std::string(kExtendedClaimInMemoryName);
-  claim->meta.uid = uid;
-  claim->spec.requests = std::move(requests);
-  return claim;
-}
-
 // The extended resources the pod requests that devices must serve on the node (name -> class),
 // into `needed`; a status when the node cannot serve them at all.
 std::optional<Status> NeededExtended(const State::Shared& s, const api::Pod& pod,
@@ -263,7 +251,7 @@ Status DynamicResources::PreFilter(framework::CycleState& state, const api::Pod&
       s.claims.push_back(ClaimEntry{s.existing_extended, std::nullopt});
     } else if (s.existing_extended == nullptr) {
       s.extended_in_memory = true;
-      s.extended_id = pod.meta.uid + "/extended-resources";
+      s.extended_id = InMemoryExtendedClaimId(pod);
     }
   }
   if (s.claims.empty() && s.extended.empty()) return Status::Skip();

@@ -145,13 +145,9 @@ Status DynamicResources::AddPod(framework::CycleState& state, const api::Pod&,
     }
     if (!needed.empty()) {
       std::vector<api::ContainerExtendedResourceRequest> mappings;
-      auto claim = std::make_shared<api::ResourceClaim>();
-      claim->meta.namespace_ = pod.meta.namespace_;
-      claim->meta.name = std::string(kExtendedClaimInMemoryName);
-      claim->meta.uid = pod.meta.uid + "/extended-resources";
-      claim->spec.requests = ExtendedResourceRequests(pod, needed, &mappings);
-      uids.push_back(claim->meta.uid);
-      claims.push_back(std::move(claim));
+      uids.push_back(InMemoryExtendedClaimId(pod));
+      claims.push_back(InMemoryExtendedClaim(pod, uids.back(),
+                                             ExtendedResourceRequests(pod, needed, &mappings)));
     }
   }
   if (claims.empty()) return {};

@@ -116,6 +116,20 @@ std::vector<api::DeviceRequest> ExtendedResourceRequests(
   return requests;
 }
 
+std::string InMemoryExtendedClaimId(const api::Pod& pod) {
+  return pod.meta.uid + "/extended-resources";
+}
+
+api::ResourceClaimPtr InMemoryExtendedClaim(const api::Pod& pod, const std::string& uid,
+                                            std::vector<api::DeviceRequest> requests) {
+  auto claim = std::make_shared<api::ResourceClaim>();
+  claim->meta.namespace_ = pod.meta.namespace_;
+  claim->meta.name = std::string(kExtendedClaimInMemoryName);
+  claim->meta.uid = uid;
+  claim->spec.requests = std::move(requests);
+  return claim;
+}
+
 bool IsExtendedClaimOf(const api::ResourceClaim& claim, const api::Pod& pod) {
   const std::string* annotation = claim.meta.annotations.Find(kExtendedResourceClaimAnnotation);
   if (annotation == nullptr || *annotation != "true") return false;

@@ -30,6 +30,13 @@ std::vector<api::DeviceRequest> ExtendedResourceRequests(
     const api::Pod& pod, const std::map<std::string, std::string>& needed,
     std::vector<api::ContainerExtendedResourceRequest>* mappings);
 
+// The UID under which the in-memory claim for `pod`'s extended resources is tracked in flight.
+std::string InMemoryExtendedClaimId(const api::Pod& pod);
+// The in-memory claim that stands, until PreBind creates it, for the pod's extended resources
+// served from devices (tracked under `uid`).
+api::ResourceClaimPtr InMemoryExtendedClaim(const api::Pod& pod, const std::string& uid,
+                                            std::vector<api::DeviceRequest> requests);
+
 // Whether `claim` is the one the scheduler made for `pod`'s extended resources.
 bool IsExtendedClaimOf(const api::ResourceClaim& claim, const api::Pod& pod);
 
