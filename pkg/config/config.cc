@@ -1,9 +1,12 @@
 #include "pkg/config/config.h"
 
+#include <algorithm>
+#include <iterator>
 #include <map>
 #include <set>
 #include <utility>
 
+#include "pkg/util/base64.h"
 #include "pkg/util/time.h"
 
 namespace berth::config {
@@ -183,6 +186,72 @@ Plugins MergePlugins(const Plugins& defaults, const Plugins& custom) {
   return merged;
 }
 
+namespace {
+
+// An extender in the file format. A client key's bytes are left out: /configz is not where a
+// secret belongs (the key file's path is shown).
+nlohmann::json ExtenderJson(const Extender& e) {
+  nlohmann::json out = {{"urlPrefix", e.url_prefix},
+                        {"httpTimeout", util::FormatGoDuration(e.http_timeout)}};
+  auto add = [&](const char* key, const std::string& value) {
+    if (!value.empty()) out[key] = value;
+  };
+  add("filterVerb", e.filter_verb);
+  add("preemptVerb", e.preempt_verb);
+  add("prioritizeVerb", e.prioritize_verb);
+  add("bindVerb", e.bind_verb);
+  if (e.weight != 0) out["weight"] = e.weight;
+  if (e.enable_https) out["enableHTTPS"] = true;
+  if (e.node_cache_capable) out["nodeCacheCapable"] = true;
+  if (e.ignorable) out["ignorable"] = true;
+  if (e.tls_config) {
+    const ExtenderTlsConfig& tls = *e.tls_config;
+    nlohmann::json t = nlohmann::json::object();
+    if (tls.insecure) t["insecure"] = true;
+    auto add_to = [&](const char* key, const std::string& value) {
+      if (!value.empty()) t[key] = value;
+    };
+    add_to("serverName", tls.server_name);
+    add_to("certFile", tls.cert_file);
+    add_to("keyFile", tls.key_file);
+    add_to("caFile", tls.ca_file);
+    if (!tls.cert_data.empty()) t["certData"] = util::Base64Encode(tls.cert_data);
+    if (!tls.ca_data.empty()) t["caData"] = util::Base64Encode(tls.ca_data);
+    out["tlsConfig"] = std::move(t);
+  }
+  if (!e.managed_resources.empty()) {
+    nlohmann::json& managed = out["managedResources"] = nlohmann::json::array();
+    for (const ExtenderManagedResource& r : e.managed_resources) {
+      nlohmann::json m = {{"name", r.name}};
+      if (r.ignored_by_scheduler) m["ignoredByScheduler"] = true;
+      managed.push_back(std::move(m));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+void ApplyExtenderIgnoredResources(Configuration& config) {
+  nlohmann::json ignored = nlohmann::json::array();
+  for (const Extender& e : config.extenders) {
+    for (const ExtenderManagedResource& r : e.managed_resources) {
+      if (r.ignored_by_scheduler) ignored.push_back(r.name);
+    }
+  }
+  if (ignored.empty()) return;
+  for (Profile& profile : config.profiles) {
+    auto it = std::find_if(profile.plugin_config.begin(), profile.plugin_config.end(),
+                           [](const PluginConfig& pc) { return pc.name == "NodeResourcesFit"; });
+    if (it == profile.plugin_config.end()) {
+      profile.plugin_config.push_back({"NodeResourcesFit", nlohmann::json::object()});
+      it = std::prev(profile.plugin_config.end());
+    }
+    if (!it->args.is_object()) it->args = nlohmann::json::object();
+    it->args["ignoredResources"] = ignored;
+  }
+}
+
 nlohmann::json ToJson(const Configuration& config) {
   const ClientConnection& cc = config.client_connection;
   const LeaderElection& le = config.leader_election;
@@ -214,6 +283,10 @@ nlohmann::json ToJson(const Configuration& config) {
   nlohmann::json& profiles = out["profiles"] = nlohmann::json::array();
   for (const Profile& profile : config.profiles) {
     profiles.push_back(ProfileJson(profile));
+  }
+  if (!config.extenders.empty()) {
+    nlohmann::json& extenders = out["extenders"] = nlohmann::json::array();
+    for (const Extender& e : config.extenders) extenders.push_back(ExtenderJson(e));
   }
   return out;
 }

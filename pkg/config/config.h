@@ -104,6 +104,40 @@ struct ClientConnection {
   bool operator==(const ClientConnection&) const = default;
 };
 
+// extenders[].tlsConfig. The *_data fields hold the bytes (the file format has them in base64).
+struct ExtenderTlsConfig {
+  bool insecure = false;
+  std::string server_name;
+  std::string cert_file, key_file, ca_file;
+  std::string cert_data, key_data, ca_data;
+
+  bool operator==(const ExtenderTlsConfig&) const = default;
+};
+
+struct ExtenderManagedResource {
+  std::string name;
+  // NodeResourcesFit leaves the resource to the extender (added to its ignoredResources).
+  bool ignored_by_scheduler = false;
+
+  bool operator==(const ExtenderManagedResource&) const = default;
+};
+
+// One entry of `extenders`: a kube-scheduler extender (pkg/extender).
+struct Extender {
+  std::string url_prefix;
+  std::string filter_verb, preempt_verb, prioritize_verb, bind_verb;
+  int64_t weight = 0;  // Multiplies the prioritize scores; positive when prioritizeVerb is set.
+  bool enable_https = false;
+  std::optional<ExtenderTlsConfig> tls_config;
+  // Upstream's default; a zero in the file means the default too.
+  std::chrono::milliseconds http_timeout{5000};
+  bool node_cache_capable = false;
+  std::vector<ExtenderManagedResource> managed_resources;
+  bool ignorable = false;
+
+  bool operator==(const Extender&) const = default;
+};
+
 struct Configuration {
   int32_t parallelism = 16;
   // 0: adaptive (upstream's 5%..50% by cluster size).
@@ -112,6 +146,7 @@ struct Configuration {
   ClientConnection client_connection;
   LeaderElection leader_election;
   std::vector<Profile> profiles;
+  std::vector<Extender> extenders;
 
   bool operator==(const Configuration&) const = default;
 };
@@ -157,6 +192,12 @@ Configuration DefaultConfiguration();
 PluginSet MergePluginSet(const PluginSet& defaults, const PluginSet& custom);
 // MergePluginSet for every extension point.
 Plugins MergePlugins(const Plugins& defaults, const Plugins& custom);
+
+// As kube-scheduler does at start: the resources that extenders manage with ignoredByScheduler
+// become the ignoredResources of every profile's NodeResourcesFit args (replacing any the file
+// gave; an entry is added where a profile has none), so that the plugin leaves them to the
+// extender. No change without such resources. LoadFile and LoadString apply it.
+void ApplyExtenderIgnoredResources(Configuration& config);
 
 // The configuration in the file format (camelCase, durations as Go strings), with apiVersion and
 // kind, so /configz output loads back to an equal Configuration.

@@ -557,12 +557,112 @@ TEST(ErrorTest, PercentageOutOfRange) {
   EXPECT_EQ(issue.field, "profiles[0].percentageOfNodesToScore");
 }
 
-TEST(ErrorTest, Extenders) {
-  ConfigIssue issue = LoadIssue(std::string(kHeader) +
-                                "extenders:\n- urlPrefix: http://127.0.0.1:8888\n"
-                                "  filterVerb: filter\n");
-  EXPECT_EQ(issue.field, "extenders");
-  EXPECT_EQ(issue.problem, "extenders are not supported by berth-scheduler");
+TEST(ExtenderConfigTest, EveryFieldOfTheV1EntryIsRead) {
+  // "-----BEGIN CERTIFICATE-----\n" and "key" in base64, as Go writes []byte.
+  const Configuration config = LoadString(std::string(kHeader) + R"(extenders:
+- urlPrefix: https://gpu.example:8443/scheduler
+  filterVerb: filter
+  preemptVerb: preempt
+  prioritizeVerb: prioritize
+  weight: 3
+  bindVerb: bind
+  enableHTTPS: true
+  tlsConfig:
+    insecure: false
+    serverName: gpu.internal
+    certFile: /etc/ext/tls.crt
+    keyFile: /etc/ext/tls.key
+    caFile: /etc/ext/ca.crt
+    caData: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCg==
+    keyData: a2V5
+  httpTimeout: 2s
+  nodeCacheCapable: true
+  managedResources:
+  - name: example.com/gpu
+    ignoredByScheduler: true
+  - name: example.com/vgpu
+  ignorable: true
+- urlPrefix: http://127.0.0.1:8888
+)",
+                                          "cfg.yaml", kKnown);
+  ASSERT_EQ(config.extenders.size(), 2u);
+  const Extender& e = config.extenders[0];
+  EXPECT_EQ(e.url_prefix, "https://gpu.example:8443/scheduler");
+  EXPECT_EQ(e.filter_verb, "filter");
+  EXPECT_EQ(e.preempt_verb, "preempt");
+  EXPECT_EQ(e.prioritize_verb, "prioritize");
+  EXPECT_EQ(e.bind_verb, "bind");
+  EXPECT_EQ(e.weight, 3);
+  EXPECT_TRUE(e.enable_https);
+  ASSERT_TRUE(e.tls_config.has_value());
+  EXPECT_EQ(e.tls_config->server_name, "gpu.internal");
+  EXPECT_EQ(e.tls_config->cert_file, "/etc/ext/tls.crt");
+  EXPECT_EQ(e.tls_config->key_file, "/etc/ext/tls.key");
+  EXPECT_EQ(e.tls_config->ca_file, "/etc/ext/ca.crt");
+  EXPECT_EQ(e.tls_config->ca_data, "-----BEGIN CERTIFICATE-----\n");
+  EXPECT_EQ(e.tls_config->key_data, "key");
+  EXPECT_EQ(e.http_timeout, std::chrono::seconds(2));
+  EXPECT_TRUE(e.node_cache_capable);
+  ASSERT_EQ(e.managed_resources.size(), 2u);
+  EXPECT_EQ(e.managed_resources[0].name, "example.com/gpu");
+  EXPECT_TRUE(e.managed_resources[0].ignored_by_scheduler);
+  EXPECT_FALSE(e.managed_resources[1].ignored_by_scheduler);
+  EXPECT_TRUE(e.ignorable);
+  // Upstream's defaults for the second.
+  EXPECT_EQ(config.extenders[1].http_timeout, std::chrono::seconds(5));
+  EXPECT_FALSE(config.extenders[1].tls_config.has_value());
+
+  // The ignored resource is NodeResourcesFit's to ignore in every profile, as upstream.
+  const auto& plugin_config = config.profiles[0].plugin_config;
+  auto fit = std::find_if(plugin_config.begin(), plugin_config.end(),
+                          [](const PluginConfig& pc) { return pc.name == "NodeResourcesFit"; });
+  ASSERT_NE(fit, plugin_config.end());
+  EXPECT_EQ(fit->args["ignoredResources"], nlohmann::json::array({"example.com/gpu"}));
+
+  // /configz shows it all but the key's bytes, and loads back.
+  const nlohmann::json json = ToJson(config);
+  EXPECT_FALSE(json["extenders"][0]["tlsConfig"].contains("keyData")) << json.dump();
+  EXPECT_EQ(json["extenders"][0]["tlsConfig"]["caData"],
+            "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCg==");
+  const Configuration again = LoadString(json.dump(), "configz", kKnown);
+  EXPECT_EQ(again.extenders[1], config.extenders[1]);
+  EXPECT_EQ(again.extenders[0].tls_config->key_data, "");
+}
+
+TEST(ExtenderConfigTest, ProblemsAreNamedByField) {
+  auto issues = [](const std::string& extenders) {
+    try {
+      LoadString(std::string(kHeader) + "extenders:\n" + extenders, "cfg.yaml", kKnown);
+    } catch (const ConfigError& e) {
+      return e.issues();
+    }
+    return std::vector<ConfigIssue>{};
+  };
+  using Issues = std::vector<ConfigIssue>;
+  EXPECT_EQ(issues("- {urlPrefix: 'http://e:1', prioritizeVerb: p}\n"),
+            (Issues{{"extenders[0].weight", "must have a positive weight applied to it, got 0"}}));
+  EXPECT_EQ(issues("- {urlPrefix: 'http://e:1', bindVerb: b}\n"
+                   "- {urlPrefix: 'http://e:2', bindVerb: b}\n"),
+            (Issues{{"extenders",
+                     "found 2 extenders implementing bind; only one extender can "
+                     "implement bind"}}));
+  EXPECT_EQ(issues("- {urlPrefix: 'http://e:1', managedResources: [{name: a.b/c}]}\n"
+                   "- {urlPrefix: 'http://e:2', managedResources: [{name: a.b/c}]}\n"),
+            (Issues{{"extenders[1].managedResources[0].name",
+                     "duplicate extender managed resource name \"a.b/c\""}}));
+  EXPECT_EQ(issues("- {filterVerb: f}\n"),
+            (Issues{{"extenders[0].urlPrefix", "required; expected an http:// or https:// URL"}}));
+  EXPECT_EQ(issues("- {urlPrefix: 'ftp://e:1'}\n"),
+            (Issues{{"extenders[0].urlPrefix",
+                     "expected an http:// or https:// URL, got \"ftp://e:1\""}}));
+  EXPECT_EQ(issues("- {urlPrefix: 'http://e:1', httpTimeout: 5}\n")[0].field,
+            "extenders[0].httpTimeout");
+  EXPECT_EQ(issues("- {urlPrefix: 'http://e:1', tlsConfig: {caData: '***'}}\n")[0].field,
+            "extenders[0].tlsConfig.caData");
+  EXPECT_EQ(issues("- {urlPrefix: 'http://e:1', tlsConfig: {certData: 'a2V5'}}\n")[0].field,
+            "extenders[0].tlsConfig");
+  EXPECT_EQ(issues("- {urlPrefix: 'http://e:1', verb: f}\n")[0].field, "extenders[0].verb");
+  EXPECT_EQ(issues("- 7\n")[0].field, "extenders[0]");
 }
 
 TEST(ErrorTest, PlacementFeaturesAreRejectedOnlyWhenUsed) {

@@ -19,6 +19,7 @@
 
 #include "pkg/api/utf8.h"
 #include "pkg/config/validate.h"
+#include "pkg/util/base64.h"
 #include "pkg/util/time.h"
 #include "pkg/yaml/yaml.h"
 
@@ -77,6 +78,10 @@ class Decoder {
   void DecodeClientConnection(const YAML::Node& node, const std::string& path,
                               ClientConnection& out);
   void DecodeLeaderElection(const YAML::Node& node, const std::string& path, LeaderElection& out);
+  Extender DecodeExtender(const YAML::Node& node, const std::string& path);
+  ExtenderTlsConfig DecodeExtenderTls(const YAML::Node& node, const std::string& path);
+  // A []byte field: base64 text (Go's encoding of bytes in JSON), decoded.
+  std::optional<std::string> Bytes(const YAML::Node& node, const std::string& path);
   Profile DecodeProfile(const YAML::Node& node, const std::string& path);
   Plugins DecodePlugins(const YAML::Node& node, const std::string& path);
   PluginSet DecodePluginSet(const YAML::Node& node, const std::string& path);
@@ -356,6 +361,99 @@ void Decoder::DecodeLeaderElection(const YAML::Node& node, const std::string& pa
          });
 }
 
+std::optional<std::string> Decoder::Bytes(const YAML::Node& node, const std::string& path) {
+  std::optional<std::string> text = String(node, path);
+  if (!text) return std::nullopt;
+  std::optional<std::string> bytes = util::Base64Decode(*text);
+  if (!bytes) {
+    Fail(path, "expected base64 (the bytes of a PEM file, encoded), got text that is not");
+  }
+  return bytes;
+}
+
+ExtenderTlsConfig Decoder::DecodeExtenderTls(const YAML::Node& node, const std::string& path) {
+  ExtenderTlsConfig out;
+  Fields(
+      node, path,
+      {"insecure", "serverName", "certFile", "keyFile", "caFile", "certData", "keyData", "caData"},
+      [&](const std::string& key, const YAML::Node& value, const std::string& p) {
+        auto set = [](std::optional<std::string> v, std::string& field) {
+          if (v) field = std::move(*v);
+        };
+        if (key == "insecure") {
+          if (auto v = Bool(value, p)) out.insecure = *v;
+        } else if (key == "serverName") {
+          set(String(value, p), out.server_name);
+        } else if (key == "certFile") {
+          set(String(value, p), out.cert_file);
+        } else if (key == "keyFile") {
+          set(String(value, p), out.key_file);
+        } else if (key == "caFile") {
+          set(String(value, p), out.ca_file);
+        } else if (key == "certData") {
+          set(Bytes(value, p), out.cert_data);
+        } else if (key == "keyData") {
+          set(Bytes(value, p), out.key_data);
+        } else if (key == "caData") {
+          set(Bytes(value, p), out.ca_data);
+        }
+      });
+  return out;
+}
+
+Extender Decoder::DecodeExtender(const YAML::Node& node, const std::string& path) {
+  Extender out;
+  if (!node.IsMap()) {
+    Fail(path, "expected a mapping, got " + Describe(node));
+    return out;
+  }
+  Fields(node, path,
+         {"urlPrefix", "filterVerb", "preemptVerb", "prioritizeVerb", "weight", "bindVerb",
+          "enableHTTPS", "tlsConfig", "httpTimeout", "nodeCacheCapable", "managedResources",
+          "ignorable"},
+         [&](const std::string& key, const YAML::Node& value, const std::string& p) {
+           auto set = [](std::optional<std::string> v, std::string& field) {
+             if (v) field = std::move(*v);
+           };
+           if (key == "urlPrefix") {
+             set(String(value, p), out.url_prefix);
+           } else if (key == "filterVerb") {
+             set(String(value, p), out.filter_verb);
+           } else if (key == "preemptVerb") {
+             set(String(value, p), out.preempt_verb);
+           } else if (key == "prioritizeVerb") {
+             set(String(value, p), out.prioritize_verb);
+           } else if (key == "bindVerb") {
+             set(String(value, p), out.bind_verb);
+           } else if (key == "weight") {
+             if (auto v = Integer<int64_t>(value, p)) out.weight = *v;
+           } else if (key == "enableHTTPS") {
+             if (auto v = Bool(value, p)) out.enable_https = *v;
+           } else if (key == "tlsConfig") {
+             if (!value.IsNull()) out.tls_config = DecodeExtenderTls(value, p);
+           } else if (key == "httpTimeout") {
+             if (auto v = Duration(value, p); v && v->count() != 0) out.http_timeout = *v;
+           } else if (key == "nodeCacheCapable") {
+             if (auto v = Bool(value, p)) out.node_cache_capable = *v;
+           } else if (key == "ignorable") {
+             if (auto v = Bool(value, p)) out.ignorable = *v;
+           } else if (key == "managedResources") {
+             Items(value, p, [&](size_t, const YAML::Node& item, const std::string& item_path) {
+               ExtenderManagedResource& resource = out.managed_resources.emplace_back();
+               Fields(item, item_path, {"name", "ignoredByScheduler"},
+                      [&](const std::string& k, const YAML::Node& v, const std::string& kp) {
+                        if (k == "name") {
+                          set(String(v, kp), resource.name);
+                        } else if (auto b = Bool(v, kp)) {
+                          resource.ignored_by_scheduler = *b;
+                        }
+                      });
+             });
+           }
+         });
+  return out;
+}
+
 PluginRef Decoder::DecodePluginRef(const YAML::Node& node, const std::string& path) {
   PluginRef ref;
   Fields(node, path, {"name", "weight"},
@@ -521,11 +619,9 @@ Configuration Decoder::Decode(const YAML::Node& root) {
                config.profiles.push_back(DecodeProfile(item, item_path));
              });
            } else if (key == "extenders") {
-             if (value.IsSequence() && value.size() > 0) {
-               Fail(p, "extenders are not supported by berth-scheduler");
-             } else if (!value.IsNull() && !value.IsSequence()) {
-               Fail(p, "expected a list, got " + Describe(value));
-             }
+             Items(value, p, [&](size_t, const YAML::Node& item, const std::string& item_path) {
+               config.extenders.push_back(DecodeExtender(item, item_path));
+             });
            } else {
              // enableProfiling, enableContentionProfiling, delayCacheUntilActive: upstream
              // settings with no Berth counterpart, type-checked and ignored.
@@ -677,6 +773,7 @@ Configuration LoadString(const std::string& text, const std::string& source_name
   if (!issues.empty()) {
     throw ConfigError(source_name, std::move(issues));
   }
+  ApplyExtenderIgnoredResources(config);
   return config;
 }
 

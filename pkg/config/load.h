@@ -7,8 +7,8 @@
 // defaulting with Berth's scheduler and lock names) and validated (pkg/config/validate.h).
 //
 // Upstream fields accepted and ignored because they do not apply to Berth: enableProfiling,
-// enableContentionProfiling, delayCacheUntilActive, clientConnection.acceptContentTypes, an empty
-// extenders list, percentageOfPlacementsToScore of 0 and placement extension points that enable
+// enableContentionProfiling, delayCacheUntilActive, clientConnection.acceptContentTypes,
+// percentageOfPlacementsToScore of 0 and placement extension points that enable
 // nothing. Plugin weights in `disabled` lists are accepted and dropped, as upstream does.
 
 #include <chrono>

@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "pkg/util/time.h"
+#include "pkg/util/url.h"
 #include "pkg/yaml/yaml.h"
 
 namespace berth::config {
@@ -238,6 +239,58 @@ void ValidateCommonQueueSort(const std::vector<Profile>& profiles,
   }
 }
 
+// Upstream's validateExtenders, plus a check upstream leaves to the first call: the URL prefix
+// must be one that can be called. Managed resource names are checked where resource names are
+// known (pkg/extender's Build).
+void ValidateExtenders(const std::vector<Extender>& extenders, std::vector<ConfigIssue>& issues) {
+  int binders = 0;
+  std::set<std::string> managed;
+  for (size_t i = 0; i < extenders.size(); ++i) {
+    const Extender& e = extenders[i];
+    const std::string path = Index("extenders", i);
+    if (e.url_prefix.empty()) {
+      issues.push_back({path + ".urlPrefix", "required; expected an http:// or https:// URL"});
+    } else if (const util::UrlResult url = util::ParseUrl(e.url_prefix); !url) {
+      issues.push_back({path + ".urlPrefix", "not a URL: " + url.error});
+    } else if (url.url->scheme != "http" && url.url->scheme != "https") {
+      issues.push_back({path + ".urlPrefix", "expected an http:// or https:// URL, got " +
+                                                 Quote(util::RedactUrl(e.url_prefix))});
+    } else if (url.url->has_user || url.url->has_query || url.url->has_fragment) {
+      issues.push_back({path + ".urlPrefix",
+                        "must be scheme://host[:port][/path], without user info, query or "
+                        "fragment"});
+    }
+    if (!e.prioritize_verb.empty() && e.weight <= 0) {
+      issues.push_back({path + ".weight", "must have a positive weight applied to it, got " +
+                                              std::to_string(e.weight)});
+    }
+    if (!e.bind_verb.empty()) binders++;
+    if (e.http_timeout.count() < 0) {
+      issues.push_back({path + ".httpTimeout", "must not be negative"});
+    }
+    if (const auto& tls = e.tls_config;
+        tls && (tls->cert_data.empty() && tls->cert_file.empty()) !=
+                   (tls->key_data.empty() && tls->key_file.empty())) {
+      issues.push_back({path + ".tlsConfig",
+                        "a client certificate needs its key, and a key its "
+                        "certificate (certData/certFile with "
+                        "keyData/keyFile)"});
+    }
+    for (size_t j = 0; j < e.managed_resources.size(); ++j) {
+      const std::string& name = e.managed_resources[j].name;
+      if (!managed.insert(name).second) {
+        issues.push_back({Index(path + ".managedResources", j) + ".name",
+                          "duplicate extender managed resource name " + Quote(name)});
+      }
+    }
+  }
+  if (binders > 1) {
+    issues.push_back({"extenders", "found " + std::to_string(binders) +
+                                       " extenders implementing bind; only one extender can "
+                                       "implement bind"});
+  }
+}
+
 }  // namespace
 
 std::string UnknownPluginProblem(const std::string& name,
@@ -277,6 +330,7 @@ std::vector<ConfigIssue> Validate(const Configuration& config,
   }
   ValidateClientConnection(config.client_connection, issues);
   ValidateLeaderElection(config.leader_election, issues);
+  ValidateExtenders(config.extenders, issues);
 
   if (config.profiles.empty()) {
     issues.push_back({"profiles", "at least one profile is required"});
