@@ -66,9 +66,10 @@ constexpr std::array<std::pair<std::string_view, TaintEffect>, 4> kTolerationEff
     {"NoExecute", TaintEffect::kNoExecute},
 }};
 
+// "Equal" before "": the first name of a value is the one written back (TolerationOperatorName).
 constexpr std::array<std::pair<std::string_view, TolerationOperator>, 3> kTolerationOperators = {{
-    {"", TolerationOperator::kEqual},
     {"Equal", TolerationOperator::kEqual},
+    {"", TolerationOperator::kEqual},
     {"Exists", TolerationOperator::kExists},
 }};
 
@@ -656,6 +657,22 @@ TopologySpreadConstraint DecodeTopologySpreadConstraint(const json& object,
 
 int64_t ResourceAmount(std::string_view resource, const Quantity& quantity) {
   return resource == kResourceCPU ? quantity.MilliValue() : quantity.Value();
+}
+
+std::string_view TolerationOperatorName(TolerationOperator op) {
+  return json_read::EnumName(kTolerationOperators, op);
+}
+
+std::string_view PreemptionPolicyName(PreemptionPolicy policy) {
+  return json_read::EnumName(kPreemptionPolicies, policy);
+}
+
+std::string_view WhenUnsatisfiableName(WhenUnsatisfiable when) {
+  return json_read::EnumName(kWhenUnsatisfiable, when);
+}
+
+std::string_view NodeInclusionPolicyName(NodeInclusionPolicy policy) {
+  return json_read::EnumName(kInclusionPolicies, policy);
 }
 
 bool ParseTolerationOperator(std::string_view text, TolerationOperator* out) {

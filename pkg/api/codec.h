@@ -44,6 +44,11 @@ TopologySpreadConstraint DecodeTopologySpreadConstraint(const nlohmann::json& ob
 bool ParseTolerationOperator(std::string_view text, TolerationOperator* out);
 bool ParseTolerationEffect(std::string_view text, TaintEffect* out);
 bool ParsePreemptionPolicy(std::string_view text, PreemptionPolicy* out);
+// The names the decoders read, for writing objects back (pkg/api/object_encode.h).
+std::string_view TolerationOperatorName(TolerationOperator op);  // "Equal" or "Exists".
+std::string_view PreemptionPolicyName(PreemptionPolicy policy);
+std::string_view WhenUnsatisfiableName(WhenUnsatisfiable when);
+std::string_view NodeInclusionPolicyName(NodeInclusionPolicy policy);
 
 // An amount as ResourceList holds it: cpu in millicores, every other resource in whole units.
 int64_t ResourceAmount(std::string_view resource, const Quantity& quantity);
