@@ -21,6 +21,7 @@
 #include "pkg/plugins/noderesources/fit.h"
 #include "pkg/plugins/nodeunschedulable/nodeunschedulable.h"
 #include "pkg/plugins/nodevolumelimits/nodevolumelimits.h"
+#include "pkg/plugins/outofprocess/outofprocess.h"
 #include "pkg/plugins/podtopologyspread/podtopologyspread.h"
 #include "pkg/plugins/prioritysort/prioritysort.h"
 #include "pkg/plugins/schedulinggates/schedulinggates.h"
@@ -68,6 +69,7 @@ framework::runtime::Registry InTree() {
       {std::string(noderesources::kBalancedAllocationName), noderesources::NewBalancedAllocation},
       {std::string(imagelocality::kName), imagelocality::New},
       {std::string(defaultbinder::kName), defaultbinder::New},
+      {std::string(outofprocess::kName), outofprocess::New},
   };
 }
 
@@ -97,6 +99,7 @@ std::vector<config::ConfigIssue> ValidateArgs(const std::string& plugin,
       {noderesources::kBalancedAllocationName,
        [](const nlohmann::json& a) { noderesources::ParseBalancedAllocationArgs(a); }},
       {podtopologyspread::kName, [](const nlohmann::json& a) { podtopologyspread::ParseArgs(a); }},
+      {outofprocess::kName, [](const nlohmann::json& a) { outofprocess::ParseArgs(a); }},
       {volumebinding::kName, [](const nlohmann::json& a) { volumebinding::ParseArgs(a); }},
       {prioritysort::kName, framework::ExpectNoArgs},
       {schedulinggates::kName, framework::ExpectNoArgs},
