@@ -85,8 +85,8 @@ class OutOfProcessIntegration : public testing::SchedulerIntegration {
   void Serve(FakeRequest& request) {
     const json body = json::parse(request.recorded().body);
     const std::string& path = request.recorded().path;
-    const std::string pod = body["pod"]["name"];
-    const json labels = body["pod"]["labels"];
+    const std::string pod = body["pod"]["metadata"]["name"];
+    const json labels = body["pod"]["metadata"].value("labels", json::object());
     if (path == "/gang/permit" || path == "/gang/permit-status") {
       const std::string pair = labels.value("pair", "");
       std::lock_guard lock(log_.mu);

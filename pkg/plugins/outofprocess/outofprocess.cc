@@ -90,7 +90,7 @@ OutOfProcess::~OutOfProcess() = default;
 
 std::vector<Endpoint::Reply> OutOfProcess::CallAll(Point point, Verb verb, const api::Pod& pod,
                                                    const std::string& node) const {
-  const json encoded = EndpointPod(pod);
+  const std::string encoded = EndpointPod(pod);
   std::vector<Endpoint::Pending> pending;
   pending.reserve(At(point).size());
   for (const Endpoint* endpoint : At(point)) {
@@ -132,7 +132,7 @@ Status OutOfProcess::PreFilter(framework::CycleState& state, const api::Pod& pod
   const auto& filter = At(Point::kFilter);
   if (pre_filter.empty() && filter.empty()) return Status::Skip();
 
-  const json encoded = EndpointPod(pod);
+  const std::string encoded = EndpointPod(pod);
   std::vector<std::string_view> names;
   names.reserve(nodes.size());
   for (const auto& node : nodes) names.push_back(node->name());
@@ -220,7 +220,7 @@ Status OutOfProcess::PreScore(framework::CycleState& state, const api::Pod& pod,
                               std::span<const framework::NodeInfo* const> nodes) {
   const auto& scorers = At(Point::kScore);
   if (scorers.empty()) return Status::Skip();
-  const json encoded = EndpointPod(pod);
+  const std::string encoded = EndpointPod(pod);
   std::vector<std::string_view> names;
   names.reserve(nodes.size());
   for (const framework::NodeInfo* node : nodes) names.push_back(node->name());
@@ -297,7 +297,7 @@ Status OutOfProcess::Permit(framework::CycleState&, const api::Pod& pod, const s
   std::vector<PermitPoller::Wait> waits;
   std::chrono::milliseconds longest{0};
   const auto now = PermitPoller::Clock::now();
-  json encoded;
+  std::string encoded;
   for (size_t i = 0; i < replies.size(); i++) {
     const Endpoint& endpoint = *permitters[i];
     std::string error;
@@ -318,7 +318,7 @@ Status OutOfProcess::Permit(framework::CycleState&, const api::Pod& pod, const s
         const std::chrono::milliseconds max_wait = endpoint.args().permit.max_wait;
         const std::chrono::milliseconds wait =
             std::min(answer->timeout.value_or(max_wait), max_wait);
-        if (encoded.is_null()) encoded = EndpointPod(pod);
+        if (encoded.empty()) encoded = EndpointPod(pod);
         waits.push_back({&endpoint,
                          RequestBody(Verb::kPermitStatus, endpoint.name(), handle_.ProfileName(),
                                      encoded, {}, node, false),

@@ -2,6 +2,7 @@
 
 #include <array>
 
+#include "pkg/api/object_encode.h"
 #include "pkg/util/time.h"
 
 namespace berth::plugins::outofprocess {
@@ -81,23 +82,20 @@ void AppendRejected(const json* nodes, framework::Code code, std::string_view ke
 std::string_view VerbPath(Verb verb) { return kVerbNames[static_cast<size_t>(verb)].path; }
 std::string_view VerbLabel(Verb verb) { return kVerbNames[static_cast<size_t>(verb)].label; }
 
-json EndpointPod(const api::Pod& pod) {
-  json labels = json::object();
-  for (const auto& [key, value] : pod.meta.labels) labels[key] = value;
-  json annotations = json::object();
-  for (const auto& [key, value] : pod.meta.annotations) annotations[key] = value;
-  return {{"namespace", pod.meta.namespace_},
-          {"name", pod.meta.name},
-          {"uid", pod.meta.uid},
-          {"labels", std::move(labels)},
-          {"annotations", std::move(annotations)}};
+std::string EndpointPod(const api::Pod& pod) {
+  std::string text;
+  api::AppendPodJson(pod, &text);
+  return text;
 }
 
 std::string RequestBody(Verb verb, std::string_view endpoint, std::string_view profile,
-                        const json& pod, std::span<const std::string_view> nodes,
+                        std::string_view pod, std::span<const std::string_view> nodes,
                         std::string_view node, bool dry_run) {
-  json body = {{"apiVersion", kApiVersion}, {"kind", "Request"},  {"verb", VerbPath(verb)},
-               {"endpoint", endpoint},      {"profile", profile}, {"pod", pod}};
+  json body = {{"apiVersion", kApiVersion},
+               {"kind", "Request"},
+               {"verb", VerbPath(verb)},
+               {"endpoint", endpoint},
+               {"profile", profile}};
   if (verb == Verb::kPreFilter || verb == Verb::kFilter || verb == Verb::kScore) {
     json names = json::array();
     for (std::string_view name : nodes) names.push_back(name);
@@ -106,9 +104,14 @@ std::string RequestBody(Verb verb, std::string_view endpoint, std::string_view p
   } else {
     body["node"] = node;
   }
-  // Replaced, not thrown: a label value is UTF-8 as the apiserver checked it, but nothing the
+  // Replaced, not thrown: names are UTF-8 as the apiserver checked them, but nothing the
   // scheduler sends may fail on its content.
-  return body.dump(-1, ' ', false, json::error_handler_t::replace);
+  std::string text = body.dump(-1, ' ', false, json::error_handler_t::replace);
+  // The pod, already JSON text, goes in last: re-parsing it into the document would cost more
+  // than the rest of the request.
+  text.pop_back();
+  text.append(",\"pod\":").append(pod).push_back('}');
+  return text;
 }
 
 json ParseResponse(std::string_view body) {

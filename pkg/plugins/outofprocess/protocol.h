@@ -54,15 +54,16 @@ class ProtocolError : public std::runtime_error {
 // Answers nested deeper than this are refused: the documented shapes need four levels.
 inline constexpr int kMaxResponseDepth = 16;
 
-// The pod as an endpoint receives it: namespace, name, uid, labels and annotations. The one place
-// that says what of the pod is sent; a fuller encoding replaces this function alone.
-nlohmann::json EndpointPod(const api::Pod& pod);
+// The pod as an endpoint receives it: the apiserver's v1 Pod JSON of what Berth holds of it
+// (api::AppendPodJson; pkg/api/object_encode.h lists what is left out), as JSON text. Made once
+// per call site and spliced into each endpoint's request.
+std::string EndpointPod(const api::Pod& pod);
 
-// The body of a request. `nodes` for prefilter, filter and score (else empty); `node` for the
-// verbs about one placement (else empty); `dry_run` when explain or simulate asks, so that the
-// endpoint knows the question changes nothing.
+// The body of a request, `pod` being EndpointPod's text. `nodes` for prefilter, filter and score
+// (else empty); `node` for the verbs about one placement (else empty); `dry_run` when explain or
+// simulate asks, so that the endpoint knows the question changes nothing.
 std::string RequestBody(Verb verb, std::string_view endpoint, std::string_view profile,
-                        const nlohmann::json& pod, std::span<const std::string_view> nodes,
+                        std::string_view pod, std::span<const std::string_view> nodes,
                         std::string_view node, bool dry_run);
 
 // Parses an answer: one JSON object, no deeper than kMaxResponseDepth, whose apiVersion (when

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "pkg/api/object_encode.h"
 #include "test/testing/objects.h"
 
 namespace berth::plugins::outofprocess {
@@ -33,8 +34,10 @@ TEST(ProtocolTest, ARequestCarriesTheVersionTheVerbAndThePod) {
   EXPECT_EQ(filter["nodes"], json({"n1", "n2"}));
   EXPECT_EQ(filter["dryRun"], true);
   EXPECT_FALSE(filter.contains("node"));
-  EXPECT_EQ(filter["pod"], json::parse(R"({"namespace": "shop", "name": "web",
-      "uid": "uid-shop-web", "labels": {"app": "web"}, "annotations": {}})"));
+  // The pod as the apiserver would serve it.
+  EXPECT_EQ(filter["pod"], api::EncodePod(*pod));
+  EXPECT_EQ(filter["pod"]["metadata"]["labels"]["app"], "web");
+  EXPECT_EQ(filter["pod"]["spec"]["containers"][0]["resources"]["requests"]["cpu"], "1");
 
   const json permit =
       json::parse(RequestBody(Verb::kPermitStatus, "gpu", "p", EndpointPod(*pod), {}, "n2", false));
