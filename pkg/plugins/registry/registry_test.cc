@@ -101,6 +101,26 @@ TEST(ValidateArgsTest, ArgsOfDisabledPluginsAndLaterProfilesAreChecked) {
                       "minCandidateNodesPercentage"}));
 }
 
+// OutOfProcess's endpoints are checked when the file is loaded, before any endpoint is called.
+TEST(ValidateArgsTest, OutOfProcessEndpointsAreCheckedAtLoad) {
+  const std::vector<ConfigIssue> issues = LoadIssues(std::string(kHeader) + R"(profiles:
+- schedulerName: berth-scheduler
+  plugins:
+    multiPoint:
+      enabled: [{name: OutOfProcess}]
+  pluginConfig:
+  - name: OutOfProcess
+    args:
+      endpoints:
+      - {name: gang, url: "http://127.0.0.1:9000", extensionPoints: [Permit, Bind]}
+)");
+  EXPECT_THAT(issues, ElementsAre(ConfigIssue{
+                          "profiles[0].pluginConfig[0].args.endpoints[0].extensionPoints[1]",
+                          "Unsupported value: \"Bind\": supported values: \"PreFilter\", "
+                          "\"Filter\", \"Score\", \"Reserve\", \"Permit\", \"PreBind\", "
+                          "\"PostBind\""}));
+}
+
 TEST(ValidateArgsTest, EveryInTreePluginHasItsArgsChecked) {
   for (const auto& [name, factory] : InTree()) {
     EXPECT_THAT(ValidateArgs(name, nlohmann::json::array({1})),
