@@ -26,6 +26,7 @@
 #include "pkg/config/config.h"
 #include "pkg/config/load.h"
 #include "pkg/events/recorder.h"
+#include "pkg/extender/extender.h"
 #include "pkg/informer/factory.h"
 #include "pkg/leaderelection/leader_elector.h"
 #include "pkg/log/log.h"
@@ -329,9 +330,17 @@ int main(int argc, char** argv) {
   events::ApiEventRecorder recorder(client, "berth-scheduler", events::DefaultReportingInstance());
   scheduler::ApiPodStatusWriter status_writer(client);
 
+  // Extenders are checked (and their TLS files read) before any request reaches the cluster.
+  std::vector<std::shared_ptr<framework::Extender>> extenders;
+  try {
+    extenders = extender::Build(cfg.extenders, config_source, &scheduler_metrics.registry());
+  } catch (const std::exception& e) {
+    Fail(e.what());
+  }
   std::unique_ptr<scheduler::Scheduler> sched;
   try {
     scheduler::SchedulerDeps deps;
+    deps.extenders = std::move(extenders);
     deps.client = client;
     deps.informers = &informers;
     deps.recorder = &recorder;

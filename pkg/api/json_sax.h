@@ -40,6 +40,14 @@ class JsonSaxParser {
     if (pos_ != text_.size()) Fail("unexpected content after the JSON value");
   }
 
+  // As Parse, but reads the first value only and ignores what follows it, as Go's json.Decoder
+  // does for one Decode call (kube-scheduler decodes extender responses so).
+  template <typename Handler>
+  void ParseFirst(Handler* handler) {
+    SkipWhitespace();
+    Value(handler, 0);
+  }
+
  private:
   static constexpr int kMaxDepth = 512;
 

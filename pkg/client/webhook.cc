@@ -26,6 +26,7 @@ Webhook::Call::Call(std::shared_ptr<internal::Transport> transport,
     : transport_(std::move(transport)),
       transfer_(std::move(call)),
       url_(std::move(url)),
+      authority_(transport_->endpoint().authority),
       deadline_(deadline),
       max_bytes_(max_bytes) {}
 
@@ -36,29 +37,52 @@ Webhook::Call::~Call() {
   if (transfer_) transfer_->Cancel();
 }
 
+// The failure in the words Go's HTTP client uses for the common cases (kube-scheduler's
+// extender errors read so, and operators match on them), else pkg/client's own.
+std::string Webhook::Call::Describe(const internal::TransportError& e, bool head_arrived) const {
+  const std::string post = "Post \"" + url_ + "\": ";
+  const std::string_view message = e.what();
+  if (e.reason() == ErrorReason::kTimeout) {
+    return post + (head_arrived ? "context deadline exceeded (Client.Timeout or context "
+                                  "cancellation while reading body)"
+                                : "context deadline exceeded (Client.Timeout exceeded while "
+                                  "awaiting headers)");
+  }
+  if (message.find("closed the connection before responding") != std::string_view::npos) {
+    return post + "EOF";
+  }
+  if (message.starts_with("cannot connect to") &&
+      (message.find("Connection refused") != std::string_view::npos ||
+       message.find("Couldn't connect to server") != std::string_view::npos)) {
+    return post + "dial tcp " + authority_ + ": connect: connection refused";
+  }
+  return post + std::string(message);
+}
+
 WebhookResponse Webhook::Call::Wait() {
-  if (!transfer_) throw WebhookError("POST " + url_ + ": the call was already waited on", false);
+  if (!transfer_) throw WebhookError("Post \"" + url_ + "\": already waited on", false);
   const std::shared_ptr<internal::Transfer> transfer = std::move(transfer_);
   WebhookResponse response;
+  bool head_arrived = false;
+  auto too_long = [&] {
+    return WebhookError("Post \"" + url_ + "\": the response is longer than " +
+                            std::to_string(max_bytes_) + " bytes",
+                        false);
+  };
   try {
     response.status = transfer->WaitHead(deadline_).status;
+    head_arrived = true;
     while (transfer->ReadSome(&response.body, deadline_)) {
       if (response.body.size() > max_bytes_) {
         transfer->Cancel();
-        throw WebhookError("POST " + url_ + ": the response is longer than " +
-                               std::to_string(max_bytes_) + " bytes",
-                           false);
+        throw too_long();
       }
     }
   } catch (const internal::TransportError& e) {
     transfer->Cancel();
-    throw WebhookError("POST " + url_ + ": " + e.what(), e.reason() == ErrorReason::kTimeout);
+    throw WebhookError(Describe(e, head_arrived), e.reason() == ErrorReason::kTimeout);
   }
-  if (response.body.size() > max_bytes_) {
-    throw WebhookError(
-        "POST " + url_ + ": the response is longer than " + std::to_string(max_bytes_) + " bytes",
-        false);
-  }
+  if (response.body.size() > max_bytes_) throw too_long();
   return response;
 }
 
@@ -138,7 +162,7 @@ Webhook::Call Webhook::Start(std::string_view verb, std::string body) const {
     return Call(transport_, transport_->Start(std::move(request)), UrlFor(verb), deadline,
                 max_response_bytes_);
   } catch (const internal::TransportError& e) {
-    throw WebhookError("POST " + UrlFor(verb) + ": " + e.what(), false);
+    throw WebhookError("Post \"" + UrlFor(verb) + "\": " + e.what(), false);
   }
 }
 

@@ -20,6 +20,7 @@ namespace berth::client {
 namespace internal {
 class Transport;
 class Transfer;
+class TransportError;
 struct Credentials;
 }  // namespace internal
 
@@ -45,7 +46,10 @@ struct WebhookConfig {
 };
 
 // A call that did not produce a response: no connection, TLS failure, timeout, a response over
-// max_response_bytes. The message names the URL.
+// max_response_bytes. The message names the URL as Go's HTTP client does ("Post \"<url>\": EOF",
+// "Post \"<url>\": context deadline exceeded (Client.Timeout exceeded while awaiting headers)",
+// "Post \"<url>\": dial tcp <host:port>: connect: connection refused"), so that extender errors
+// read as kube-scheduler's.
 class WebhookError : public std::runtime_error {
  public:
   WebhookError(std::string message, bool timeout)
@@ -78,7 +82,10 @@ class Webhook {
          std::string url, std::chrono::steady_clock::time_point deadline, size_t max_bytes);
     std::shared_ptr<internal::Transport> transport_;
     std::shared_ptr<internal::Transfer> transfer_;
+    std::string Describe(const internal::TransportError& e, bool head_arrived) const;
+
     std::string url_;
+    std::string authority_;  // host:port, for Go's "dial tcp" message.
     std::chrono::steady_clock::time_point deadline_;
     size_t max_bytes_ = 0;
   };

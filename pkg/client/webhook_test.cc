@@ -92,7 +92,40 @@ TEST(WebhookTest, ARefusedConnectionIsAnError) {
     url = gone.url();
   }
   Webhook webhook(At(url));
-  EXPECT_THROW(webhook.Post("filter", "{}"), WebhookError);
+  try {
+    webhook.Post("filter", "{}");
+    FAIL() << "no error";
+  } catch (const WebhookError& e) {
+    // Go's words, as kube-scheduler reports a refused extender.
+    const std::string authority = url.substr(std::string("http://").size());
+    EXPECT_EQ(std::string(e.what()), "Post \"" + url + "/filter\": dial tcp " + authority +
+                                         ": connect: connection refused");
+  }
+}
+
+TEST(WebhookTest, AConnectionClosedWithoutAResponseIsEofAsInGo) {
+  FakeServer server([](int, FakeRequest&) {});  // Closes without answering.
+  try {
+    Webhook(At(server.url())).Post("filter", "{}");
+    FAIL() << "no error";
+  } catch (const WebhookError& e) {
+    EXPECT_EQ(std::string(e.what()), "Post \"" + server.url() + "/filter\": EOF");
+  }
+}
+
+TEST(WebhookTest, ATimeoutBeforeTheHeadersIsSaidAsGoSaysIt) {
+  FakeServer server([](int, FakeRequest& request) { request.WaitForClose(); });
+  WebhookConfig config = At(server.url());
+  config.timeout = std::chrono::milliseconds(150);
+  try {
+    Webhook(config).Post("filter", "{}");
+    FAIL() << "no error";
+  } catch (const WebhookError& e) {
+    EXPECT_TRUE(e.timeout());
+    EXPECT_EQ(std::string(e.what()), "Post \"" + server.url() +
+                                         "/filter\": context deadline exceeded (Client.Timeout "
+                                         "exceeded while awaiting headers)");
+  }
 }
 
 TEST(WebhookTest, BadUrlsAreRefusedAtConstruction) {

@@ -818,6 +818,72 @@ class PluginsRunner {
 };
 
 // What a plugin may use of the scheduler; given to its factory, valid for the plugin's life.
+// The victims of a preemption on one node, as extenders see and answer them.
+struct ExtenderVictims {
+  std::vector<PodInfoPtr> pods;
+  int64_t num_pdb_violations = 0;
+};
+
+// One extender's score for one node, before weighting (kube-scheduler's HostPriority; 0..10 by
+// contract, taken as sent).
+struct ExtenderScore {
+  std::string host;
+  int64_t score = 0;
+};
+
+// A kube-scheduler extender: a service asked after the Filter plugins (it may drop nodes), beside
+// the Score plugins (its weighted scores are added), during preemption (it may drop candidates or
+// change their victims) and for binding, as kube-scheduler v1 asks it. Implemented by
+// pkg/extender; called by the scheduler and DefaultPreemption. Each call blocks for at most the
+// extender's httpTimeout. Thread-safe.
+class Extender {
+ public:
+  virtual ~Extender() = default;
+  // Its urlPrefix, which names it in messages, scores and metrics.
+  virtual const PluginName& Name() const = 0;
+  virtual bool IsFilter() const = 0;
+  virtual bool IsPrioritizer() const = 0;
+  virtual bool IsBinder() const = 0;
+  virtual bool SupportsPreemption() const = 0;
+  // A failing ignorable extender is skipped instead of failing the pod's cycle.
+  virtual bool IsIgnorable() const = 0;
+  virtual int64_t Weight() const = 0;
+  // False when the extender manages resources and the pod requests or limits none of them in a
+  // container or init container: the extender is then not asked about the pod at all.
+  virtual bool IsInterested(const api::Pod& pod) const = 0;
+
+  struct FilterResult {
+    std::vector<const NodeInfo*> feasible;  // A subset of the nodes given, in the extender's order.
+    // Node name and reason: Unschedulable, and UnschedulableAndUnresolvable.
+    std::vector<std::pair<std::string, std::string>> failed, failed_and_unresolvable;
+  };
+  // Which of `nodes` the pod may go to. An error status (the call failed, the answer is malformed
+  // or names a node it was not given) carries a message naming the extender.
+  virtual Status Filter(const api::Pod& pod, std::span<const NodeInfo* const> nodes,
+                        FilterResult* out) const = 0;
+
+  // Scores being computed by the extender; Wait() at most once.
+  class PendingScores {
+   public:
+    virtual ~PendingScores() = default;
+    virtual Status Wait(std::vector<ExtenderScore>* out) = 0;
+  };
+  // Starts scoring `nodes` without waiting, so that extenders score at once and while the Score
+  // plugins run.
+  virtual std::unique_ptr<PendingScores> StartPrioritize(
+      const api::Pod& pod, std::span<const NodeInfo* const> nodes) const = 0;
+
+  // The candidates the extender accepts, from `victims` (node name to victims): it may drop
+  // nodes and change victims. Victims it names are looked up among `lister`'s node's pods.
+  virtual Status ProcessPreemption(const api::Pod& pod,
+                                   const std::map<std::string, ExtenderVictims>& victims,
+                                   const NodeInfoLister& lister,
+                                   std::map<std::string, ExtenderVictims>* out) const = 0;
+
+  // Binds the pod to `node` (the extender does it).
+  virtual Status Bind(const api::Pod& pod, const std::string& node) const = 0;
+};
+
 class Handle : public PluginsRunner {
  public:
   ~Handle() override = default;
@@ -858,6 +924,12 @@ class Handle : public PluginsRunner {
   // Where a plugin registers metrics of its own, served with the scheduler's; null when metrics
   // are not collected (tests, benchmarks).
   virtual prometheus::Registry* MetricsRegistry() const = 0;
+  // Extenders (KubeSchedulerConfiguration's `extenders`), in the scheduler's order: the
+  // ignorable ones last. Empty when none are configured.
+  virtual const std::vector<std::shared_ptr<Extender>>& Extenders() const {
+    static const std::vector<std::shared_ptr<Extender>> kNone;
+    return kNone;
+  }
   // The name of the profile this framework instance serves.
   virtual const std::string& ProfileName() const = 0;
   // True once the scheduler is shutting down. A plugin that waits in a binding cycle (PreBind

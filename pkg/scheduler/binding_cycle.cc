@@ -38,8 +38,13 @@ void Scheduler::BindingCycle(framework::runtime::Framework* fwk,
   if (!s.IsSuccess()) return fail(s);
   s = fwk->RunPreBindPlugins(*state, *assumed, host);
   if (!s.IsSuccess()) return fail(s);
-  s = fwk->RunBindPlugins(*state, *assumed, host);
-  if (s.IsSkip()) s = Status::Error("no bind plugin bound the pod");
+  // Extenders bind before the Bind plugins, as upstream.
+  if (std::optional<Status> by_extender = BindByExtender(*assumed, host)) {
+    s = std::move(*by_extender);
+  } else {
+    s = fwk->RunBindPlugins(*state, *assumed, host);
+    if (s.IsSkip()) s = Status::Error("no bind plugin bound the pod");
+  }
   if (!s.IsSuccess()) return fail(s);
   cache_.FinishBinding(*assumed);
   attempts_.Bound(std::move(attempt));

@@ -192,6 +192,8 @@ Status Scheduler::SchedulePod(framework::runtime::Framework& fwk, framework::Cyc
     return {};
   }
   std::vector<framework::runtime::NodePluginScores>& scores = node_scores_;
+  // Extenders score while the plugins do.
+  auto extender_scores = StartExtenderScores(pod, feasible);
   if (fwk.HasScorePlugins()) {
     Status pre = fwk.RunPreScorePlugins(state, pod, feasible);
     if (!pre.IsSuccess()) return pre;
@@ -201,6 +203,7 @@ Status Scheduler::SchedulePod(framework::runtime::Framework& fwk, framework::Cyc
     scores.clear();
     for (const auto& n : feasible) scores.push_back({n->name(), {}, 1});
   }
+  AddExtenderScores(pod, extender_scores, &scores);
   SelectHost(scores, result);
   result->host = std::string(scores[result->chosen].name);
   result->scored = true;
@@ -237,12 +240,17 @@ Status Scheduler::FindNodesThatFitPod(framework::runtime::Framework& fwk,
     return {};
   }
 
+  keep_filter_statuses_ = ExtendersFilter(pod);
   // A nominated node (from an earlier preemption) is tried first, alone.
   if (!pod.status.nominated_node_name.empty()) {
     if (auto nominated = snapshot_.Get(pod.status.nominated_node_name);
         nominated && nominated->node()) {
       Diagnosis scratch;
       FindNodesThatPassFilters(fwk, state, pod, &scratch, {nominated}, feasible);
+      // As upstream, an extender's error here only means the node is not taken at once.
+      if (!feasible->empty() && !FindNodesThatPassExtenders(pod, &scratch, feasible).IsSuccess()) {
+        feasible->clear();
+      }
       if (!feasible->empty()) return {};
     }
   }
@@ -280,7 +288,7 @@ Status Scheduler::FindNodesThatFitPod(framework::runtime::Framework& fwk,
     }
   }
   FindNodesThatPassFilters(fwk, state, pod, diagnosis, *nodes, feasible);
-  return {};
+  return FindNodesThatPassExtenders(pod, diagnosis, feasible);
 }
 
 void Scheduler::FindNodesThatPassFilters(framework::runtime::Framework& fwk,
@@ -421,7 +429,7 @@ void Scheduler::FindNodesThatPassFilters(framework::runtime::Framework& fwk,
   next_start_node_index_ = (start + processed) % num_all;
   const int rejected = processed - static_cast<int>(feasible->size());
   diagnosis->filter_rejected += rejected;
-  const bool keep_statuses = feasible->empty();
+  const bool keep_statuses = feasible->empty() || keep_filter_statuses_;
   // Only rejected nodes get an entry; reserving room for every processed node allocated (and
   // freed) a large buffer every cycle.
   if (keep_statuses) diagnosis->node_to_status.Reserve(static_cast<size_t>(rejected));

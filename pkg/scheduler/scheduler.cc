@@ -42,6 +42,7 @@ Scheduler::Scheduler(const config::Configuration& config,
     fdeps.observer = deps_.metrics;
     fdeps.preemption_metrics = deps_.metrics;
     fdeps.metrics_registry = deps_.metrics ? &deps_.metrics->registry() : nullptr;
+    fdeps.extenders = deps_.extenders;
     // queue_ is made below, after every framework; plugins activate pods only once it exists.
     fdeps.activate = [this](const std::vector<std::string>& uids) { queue_->Activate(uids); };
     auto fwk = std::make_unique<framework::runtime::Framework>(registry, profile, fdeps);
@@ -55,6 +56,10 @@ Scheduler::Scheduler(const config::Configuration& config,
       }
       hints[profile.scheduler_name].push_back(
           {plugin, registration.event, std::move(registration.hint)});
+    }
+    if (!deps_.extenders.empty()) {
+      hints[profile.scheduler_name].push_back(
+          {std::string(kExtenderRejector), framework::ClusterEvent{}, nullptr});
     }
     profiles_[profile.scheduler_name] = std::move(fwk);
   }

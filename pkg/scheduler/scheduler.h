@@ -9,6 +9,7 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -60,10 +61,16 @@ struct Diagnosis {
   std::string post_filter_msg;
   // What PreFilter did, for the attempt's record: empty when it kept every node.
   std::string pre_filter_note;
+  // Names of the nodes extenders rejected, which node_to_status views.
+  std::deque<std::string> extender_rejected;
   // Where Filter's verdicts are grouped for the attempt's record; null for passes that are not
   // the attempt's own (the nominated node tried alone).
   explain::GroupBuilder* groups = nullptr;
 };
+
+// The rejector recorded when extenders rejected nodes (upstream's ExtenderName): it has no
+// queueing hints, so every cluster event requeues the pod.
+inline constexpr std::string_view kExtenderRejector = "Extender";
 
 // "0/N nodes are available: 2 Insufficient cpu, 1 node(s) had untolerated taint(s)." in
 // upstream's format: reasons counted over nodes, each "count reason", sorted as strings.
@@ -121,6 +128,8 @@ struct SchedulerDeps {
   framework::EventRecorder* recorder = nullptr;          // Required.
   PodStatusWriter* status_writer = nullptr;              // Null: conditions are not written.
   metrics::SchedulerMetrics* metrics = nullptr;          // Null: nothing is recorded.
+  // KubeSchedulerConfiguration's extenders (pkg/extender's Build), ignorable ones last.
+  std::vector<std::shared_ptr<framework::Extender>> extenders;
 };
 
 // Counters for progress output and tests. Thread-safe (atomics).
@@ -228,6 +237,29 @@ class Scheduler {
                                 Diagnosis* diagnosis,
                                 const std::vector<framework::NodeInfoPtr>& nodes,
                                 std::vector<const framework::NodeInfo*>* feasible);
+  // Upstream's findNodesThatPassExtenders: each interested filtering extender in turn keeps a
+  // subset of *feasible; the nodes it rejects get its reasons in the diagnosis. An error from an
+  // extender that is not ignorable is the cycle's error.
+  framework::Status FindNodesThatPassExtenders(const api::Pod& pod, Diagnosis* diagnosis,
+                                               std::vector<const framework::NodeInfo*>* feasible);
+  // Whether an extender will filter the pod's nodes (Filter's statuses must then be kept).
+  bool ExtendersFilter(const api::Pod& pod) const;
+  // The interested prioritizing extenders' calls, started before the Score plugins run and
+  // added to `scores` (weighted, scaled to kMaxNodeScore) once they have. A failed call adds
+  // nothing, as upstream.
+  std::vector<
+      std::pair<const framework::Extender*, std::unique_ptr<framework::Extender::PendingScores>>>
+  StartExtenderScores(const api::Pod& pod,
+                      const std::vector<const framework::NodeInfo*>& feasible) const;
+  void AddExtenderScores(
+      const api::Pod& pod,
+      std::vector<std::pair<const framework::Extender*,
+                            std::unique_ptr<framework::Extender::PendingScores>>>& pending,
+      std::vector<framework::runtime::NodePluginScores>* scores) const;
+  // Upstream's extendersBinding: the first interested binder binds the pod (an ignorable one that
+  // fails gives way to the next, then to the Bind plugins). Nullopt when none did.
+  std::optional<framework::Status> BindByExtender(const api::Pod& pod,
+                                                  const std::string& node) const;
   // After FindNodesThatPassFilters' pass: notes which plugins rejected among the first `limit`
   // outcomes (outcome i being node (start + i) of `nodes`, wrapped), moves each rejected node's
   // status into the diagnosis when keep_statuses, and returns the rejection count per plugin.
@@ -296,6 +328,9 @@ class Scheduler {
   informer::SharedInformerFactory* informers_;  // Never null.
   cache::Cache cache_;
   cache::Snapshot snapshot_;
+  // Set per cycle: an extender filters this pod, so Filter's rejections are kept even when nodes
+  // pass (the extender may reject those). Scheduling thread only.
+  bool keep_filter_statuses_ = false;
   // Shared by the queue (which keeps it current) and every framework (which filters with it).
   queue::Nominator nominator_;
   framework::runtime::WorkerPool parallelizer_;

@@ -98,6 +98,8 @@ struct FrameworkDeps {
   // Null: nothing is recorded.
   PreemptionMetrics* preemption_metrics = nullptr;
   prometheus::Registry* metrics_registry = nullptr;
+  // The scheduler's extenders, for the preemption plugin.
+  std::vector<std::shared_ptr<Extender>> extenders;
 };
 
 using framework::NodePluginScores;
@@ -205,6 +207,9 @@ class Framework : public Handle {
   void Activate(const std::vector<std::string>& pod_uids) override;
   PreemptionMetrics& GetPreemptionMetrics() override;
   prometheus::Registry* MetricsRegistry() const override { return deps_.metrics_registry; }
+  const std::vector<std::shared_ptr<Extender>>& Extenders() const override {
+    return deps_.extenders;
+  }
   bool Stopping() const override { return stopping_.load(); }
   // Tells the plugins the scheduler is shutting down (Stopping()).
   void Stop() { stopping_ = true; }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <limits>
+#include <map>
 #include <stdexcept>
 
 #include "pkg/framework/args.h"
@@ -193,6 +194,12 @@ framework::Status DefaultPreemption::Preempt(framework::CycleState& state, const
     return framework::Status::Unschedulable(std::move(message));
   }
 
+  if (framework::Status s = CallExtenders(preemptor, lister, &candidates); !s.IsSuccess()) {
+    return s;
+  }
+  if (candidates.empty()) {
+    return framework::Status::Unschedulable("no candidate node for preemption");
+  }
   const Candidate& best = candidates[PickOneNodeForPreemption(candidates)];
   std::vector<api::PodPtr> victims;
   victims.reserve(best.victims.size());
@@ -203,6 +210,48 @@ framework::Status DefaultPreemption::Preempt(framework::CycleState& state, const
   return framework::Status(framework::Code::kSuccess,
                            "found a potential placement for pod on node " + best.node +
                                ", preempting " + std::to_string(victims.size()) + " victims");
+}
+
+framework::Status DefaultPreemption::CallExtenders(const api::Pod& pod,
+                                                   const framework::NodeInfoLister& lister,
+                                                   std::vector<Candidate>* candidates) const {
+  const auto& extenders = handle_.Extenders();
+  if (extenders.empty() || candidates->empty()) return {};
+  std::map<std::string, framework::ExtenderVictims> victims;
+  for (const Candidate& c : *candidates) {
+    framework::ExtenderVictims& v = victims[c.node];
+    v.pods = c.victims;
+    v.num_pdb_violations = c.num_pdb_violations;
+  }
+  for (const auto& extender : extenders) {
+    if (!extender->SupportsPreemption() || !extender->IsInterested(pod)) continue;
+    std::map<std::string, framework::ExtenderVictims> answer;
+    framework::Status s = extender->ProcessPreemption(pod, victims, lister, &answer);
+    if (!s.IsSuccess()) {
+      if (extender->IsIgnorable()) continue;
+      return s;
+    }
+    // A node without victims is no candidate: an ignorable extender's such nodes are dropped,
+    // anyone else's answer is wrong.
+    for (auto it = answer.begin(); it != answer.end();) {
+      if (!it->second.pods.empty()) {
+        ++it;
+        continue;
+      }
+      if (!extender->IsIgnorable()) {
+        return framework::Status::Error("expected at least one victim pod on node \"" + it->first +
+                                        "\"");
+      }
+      it = answer.erase(it);
+    }
+    victims = std::move(answer);
+    if (victims.empty()) break;
+  }
+  candidates->clear();
+  for (auto& [node, v] : victims) {
+    candidates->push_back({node, std::move(v.pods), v.num_pdb_violations});
+  }
+  return {};
 }
 
 framework::Status DefaultPreemption::DryRun(const framework::CycleState& state, const api::Pod& pod,

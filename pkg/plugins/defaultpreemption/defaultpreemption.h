@@ -92,6 +92,10 @@ class DefaultPreemption final : public framework::PostFilterPlugin,
   // Empty when the pod may preempt, else why not.
   std::string_view NotEligibleReason(const api::Pod& pod,
                                      const framework::NodeToStatus& filtered) const;
+  // Upstream's callExtenders: each interested extender that supports preemption may drop
+  // candidates or change their victims; an error from one that is not ignorable is the result.
+  framework::Status CallExtenders(const api::Pod& pod, const framework::NodeInfoLister& lister,
+                                  std::vector<Candidate>* candidates) const;
   // Upstream DryRunPreemption: candidates from `nodes`, tried from `offset` on (wrapping), the
   // ones without PDB violations first; the status of each node tried that cannot help goes to
   // `statuses`. An error status when a node's evaluation failed.

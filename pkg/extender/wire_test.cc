@@ -1,0 +1,115 @@
+#include "pkg/extender/wire.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "pkg/extender/go_json.h"
+#include "test/testing/objects.h"
+
+namespace berth::extender::wire {
+namespace {
+
+using json = nlohmann::json;
+using testing::NodeBuilder;
+using testing::PodBuilder;
+
+TEST(WireTest, FilterArgsCarryGoFieldNamesAndNullForTheUnusedForm) {
+  const api::PodPtr pod = PodBuilder("p").Container("100m", "").Build();
+  const auto a = NodeBuilder("a").Capacity("4", "8Gi").Info();
+  const auto b = NodeBuilder("b").Capacity("4", "8Gi").Info();
+  const std::vector<const framework::NodeInfo*> nodes = {a.get(), b.get()};
+
+  const json names = json::parse(ExtenderArgs(*pod, nodes, /*node_cache_capable=*/true));
+  EXPECT_EQ(names["Pod"]["metadata"]["name"], "p");
+  EXPECT_EQ(names["Pod"]["spec"]["containers"][0]["resources"]["requests"]["cpu"], "100m");
+  EXPECT_TRUE(names["Nodes"].is_null());
+  EXPECT_EQ(names["NodeNames"], json::array({"a", "b"}));
+
+  const json objects = json::parse(ExtenderArgs(*pod, nodes, /*node_cache_capable=*/false));
+  EXPECT_TRUE(objects["NodeNames"].is_null());
+  ASSERT_EQ(objects["Nodes"]["items"].size(), 2u);
+  EXPECT_EQ(objects["Nodes"]["items"][1]["metadata"]["name"], "b");
+  EXPECT_EQ(objects["Nodes"]["items"][1]["status"]["allocatable"]["cpu"], "4");
+}
+
+TEST(WireTest, PreemptionArgsAreWholePodsOrUids) {
+  const api::PodPtr pod = PodBuilder("preemptor").Build();
+  std::map<std::string, framework::ExtenderVictims> victims;
+  victims["n1"].pods = {PodBuilder("v1").Uid("u1").Info(), PodBuilder("v2").Uid("u2").Info()};
+  victims["n1"].num_pdb_violations = 1;
+
+  const json meta = json::parse(PreemptionArgs(*pod, victims, true));
+  EXPECT_TRUE(meta["NodeNameToVictims"].is_null());
+  EXPECT_EQ(meta["NodeNameToMetaVictims"]["n1"],
+            json({{"Pods", {{{"UID", "u1"}}, {{"UID", "u2"}}}}, {"NumPDBViolations", 1}}));
+
+  const json whole = json::parse(PreemptionArgs(*pod, victims, false));
+  EXPECT_TRUE(whole["NodeNameToMetaVictims"].is_null());
+  EXPECT_EQ(whole["NodeNameToVictims"]["n1"]["Pods"][1]["metadata"]["uid"], "u2");
+  EXPECT_EQ(whole["NodeNameToVictims"]["n1"]["NumPDBViolations"], 1);
+}
+
+TEST(WireTest, BindingArgs) {
+  EXPECT_EQ(json::parse(BindingArgs(*PodBuilder("p", "ns").Uid("u").Build(), "n")),
+            json({{"PodName", "p"}, {"PodNamespace", "ns"}, {"PodUID", "u"}, {"Node", "n"}}));
+}
+
+TEST(WireTest, FilterResultsInEitherFormAndCase) {
+  FilterResult r = DecodeFilterResult(
+      R"({"nodenames":["a"],"failedNodes":{"b":"no gpu"},
+          "failedAndUnresolvableNodes":{"c":"never"},"error":""})");
+  EXPECT_EQ(r.node_names, std::vector<std::string>{"a"});
+  EXPECT_FALSE(r.nodes.has_value());
+  EXPECT_EQ(r.failed_nodes.at("b"), "no gpu");
+  EXPECT_EQ(r.failed_and_unresolvable_nodes.at("c"), "never");
+
+  r = DecodeFilterResult(
+      R"({"Nodes":{"metadata":{},"items":[{"metadata":{"name":"x","labels":{"a":"b"}},
+          "status":{"allocatable":{"cpu":"4"}}},null]},"NodeNames":null})");
+  EXPECT_FALSE(r.node_names.has_value());
+  EXPECT_EQ(r.nodes, (std::vector<std::string>{"x", ""}));
+
+  r = DecodeFilterResult("null");
+  EXPECT_FALSE(r.node_names.has_value());
+  EXPECT_FALSE(r.nodes.has_value());
+  EXPECT_EQ(DecodeFilterResult(R"({"Error":"extender is sad"})").error, "extender is sad");
+
+  EXPECT_THROW(DecodeFilterResult(R"({"NodeNames":"a"})"), ResponseError);
+  EXPECT_THROW(DecodeFilterResult(R"({"NodeNames":[1]})"), ResponseError);
+  EXPECT_THROW(DecodeFilterResult(R"({"FailedNodes":{"a":1}})"), ResponseError);
+  EXPECT_THROW(DecodeFilterResult(R"([])"), ResponseError);
+  EXPECT_THROW(DecodeFilterResult(R"({"Nodes":{"items":{}}})"), ResponseError);
+}
+
+TEST(WireTest, HostPriorityList) {
+  const auto scores = DecodeHostPriorityList(R"([{"host":"a","score":7},{"Host":"b","Score":0},
+                                                 {"HOST":"a","score":-3}])");
+  ASSERT_EQ(scores.size(), 3u);
+  EXPECT_EQ(scores[0].host, "a");
+  EXPECT_EQ(scores[0].score, 7);
+  EXPECT_EQ(scores[2].score, -3);
+  EXPECT_TRUE(DecodeHostPriorityList("null").empty());
+  EXPECT_THROW(DecodeHostPriorityList(R"([{"host":"a","score":"7"}])"), ResponseError);
+  EXPECT_THROW(DecodeHostPriorityList(R"([{"host":"a","score":7.5}])"), ResponseError);
+  EXPECT_THROW(DecodeHostPriorityList(R"([{"host":"a","score":1e2}])"), ResponseError);
+  EXPECT_THROW(DecodeHostPriorityList(R"({"host":"a"})"), ResponseError);
+}
+
+TEST(WireTest, PreemptionResultAndBindingResult) {
+  const auto r = DecodePreemptionResult(
+      R"({"nodeNameToMetaVictims":{"n1":{"pods":[{"uid":"u1"}],"numPDBViolations":2},"n2":null}})");
+  ASSERT_EQ(r.size(), 2u);
+  ASSERT_TRUE(r.at("n1").has_value());
+  EXPECT_EQ(r.at("n1")->pod_uids, std::vector<std::string>{"u1"});
+  EXPECT_EQ(r.at("n1")->num_pdb_violations, 2);
+  EXPECT_FALSE(r.at("n2").has_value());
+  EXPECT_THROW(DecodePreemptionResult(R"({"NodeNameToMetaVictims":{"n":{"Pods":[null]}}})"),
+               ResponseError);
+  EXPECT_EQ(DecodeBindingResult(R"({"error":"no"})"), "no");
+  EXPECT_EQ(DecodeBindingResult(R"({})"), "");
+  EXPECT_THROW(DecodeBindingResult(R"({"Error":false})"), ResponseError);
+}
+
+}  // namespace
+}  // namespace berth::extender::wire
