@@ -39,7 +39,7 @@ void Scheduler::BindingCycle(framework::runtime::Framework* fwk,
   s = fwk->RunPreBindPlugins(*state, *assumed, host);
   if (!s.IsSuccess()) return fail(s);
   // Extenders bind before the Bind plugins, as upstream.
-  if (std::optional<Status> by_extender = BindByExtender(*assumed, host)) {
+  if (std::optional<Status> by_extender = BindByExtender(deps_.extenders, *assumed, host)) {
     s = std::move(*by_extender);
   } else {
     s = fwk->RunBindPlugins(*state, *assumed, host);

@@ -10,6 +10,8 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "pkg/explain/groups.h"
@@ -254,17 +256,54 @@ std::unique_ptr<DryRunner::DryRun> DryRunner::RunDry(
   for (size_t k = 0; k < positions.size(); k++) {
     if (run->statuses[positions[k]].IsSuccess()) run->feasible.push_back(to_filter[k]);
   }
-  if (!score || run->feasible.empty() || !fwk.HasScorePlugins()) return run;
-  Status pre_score = fwk.RunPreScorePlugins(*run->state, pod, run->feasible);
-  if (!pre_score.IsSuccess()) {
-    run->error = std::move(pre_score);
-    return run;
+  // Extenders have their say as in a real cycle: a node one rejects is not a place the pod fits.
+  const Extenders& extenders = fwk.Extenders();
+  if (ExtendersFilter(extenders, pod) && !run->feasible.empty()) {
+    std::unordered_map<const framework::NodeInfo*, size_t> position_of;
+    for (size_t k = 0; k < positions.size(); k++) position_of[to_filter[k]] = positions[k];
+    const std::vector<const framework::NodeInfo*> before = run->feasible;
+    bool rejected_some = false;
+    Status s = RunExtenderFilters(
+        extenders, pod, &run->feasible,
+        [&](const framework::NodeInfo& node, Status status) {
+          run->statuses[position_of.at(&node)] = std::move(status);
+        },
+        &rejected_some);
+    if (!s.IsSuccess()) {
+      run->error = std::move(s);
+      run->feasible.clear();
+      return run;
+    }
+    // A node an extender dropped without a reason still fits nowhere here.
+    std::unordered_set<const framework::NodeInfo*> kept(run->feasible.begin(), run->feasible.end());
+    for (const framework::NodeInfo* node : before) {
+      Status& status = run->statuses[position_of.at(node)];
+      if (!kept.count(node) && status.IsSuccess()) {
+        status = Status::Unschedulable("dropped by an extender without a reason")
+                     .WithPlugin(std::string(kExtenderRejector));
+      }
+    }
   }
-  if (Status sc = fwk.RunScorePlugins(*run->state, pod, run->feasible, &run->scores);
-      !sc.IsSuccess()) {
-    run->error = std::move(sc);
+  if (!score || run->feasible.empty()) return run;
+  PendingExtenderScores extender_scores = StartExtenderScores(extenders, pod, run->feasible);
+  if (!fwk.HasScorePlugins() && extender_scores.empty()) return run;
+  if (fwk.HasScorePlugins()) {
+    Status pre_score = fwk.RunPreScorePlugins(*run->state, pod, run->feasible);
+    if (!pre_score.IsSuccess()) {
+      run->error = std::move(pre_score);
+      return run;
+    }
+    if (Status sc = fwk.RunScorePlugins(*run->state, pod, run->feasible, &run->scores);
+        !sc.IsSuccess()) {
+      run->error = std::move(sc);
+      run->scores.clear();
+      return run;
+    }
+  } else {
     run->scores.clear();
+    for (const auto* n : run->feasible) run->scores.push_back({n->name(), {}, 0});
   }
+  AddExtenderScores(pod, extender_scores, &run->scores);
   return run;
 }
 

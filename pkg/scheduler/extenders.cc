@@ -1,3 +1,5 @@
+#include "pkg/scheduler/extenders.h"
+
 #include <limits>
 #include <string>
 #include <unordered_map>
@@ -7,10 +9,6 @@
 
 #include "pkg/log/log.h"
 #include "pkg/scheduler/scheduler.h"
-
-// Where the scheduling and binding cycles ask kube-scheduler's extenders (deps_.extenders), as
-// kube-scheduler v1.37 does: after the Filter plugins, beside the Score plugins, and before the
-// Bind plugins. Scheduling thread, except BindByExtender (binding workers).
 
 namespace berth::scheduler {
 namespace {
@@ -40,17 +38,20 @@ int64_t SaturatingAdd(int64_t a, int64_t b) {
 
 }  // namespace
 
-bool Scheduler::ExtendersFilter(const api::Pod& pod) const {
-  for (const auto& e : deps_.extenders) {
+bool ExtendersFilter(const Extenders& extenders, const api::Pod& pod) {
+  for (const auto& e : extenders) {
     if (e->IsFilter() && e->IsInterested(pod)) return true;
   }
   return false;
 }
 
-Status Scheduler::FindNodesThatPassExtenders(const api::Pod& pod, Diagnosis* diagnosis,
-                                             std::vector<const framework::NodeInfo*>* feasible) {
-  bool rejected_some = false;
-  for (const auto& extender : deps_.extenders) {
+Status RunExtenderFilters(
+    const Extenders& extenders, const api::Pod& pod,
+    std::vector<const framework::NodeInfo*>* feasible,
+    const std::function<void(const framework::NodeInfo& node, Status status)>& rejected,
+    bool* rejected_some) {
+  *rejected_some = false;
+  for (const auto& extender : extenders) {
     if (feasible->empty()) break;
     if (!extender->IsFilter() || !extender->IsInterested(pod)) continue;
     framework::Extender::FilterResult result;
@@ -73,8 +74,7 @@ Status Scheduler::FindNodesThatPassExtenders(const api::Pod& pod, Diagnosis* dia
     for (const auto& [node, reason] : result.failed) failed[node] = &reason;
     for (const framework::NodeInfo* node : *feasible) {
       if (kept.count(node)) continue;
-      rejected_some = true;
-      diagnosis->filter_rejected++;
+      *rejected_some = true;
       Status status;
       if (auto it = unresolvable.find(node->name()); it != unresolvable.end()) {
         status = Status::Unresolvable(*it->second);
@@ -84,36 +84,44 @@ Status Scheduler::FindNodesThatPassExtenders(const api::Pod& pod, Diagnosis* dia
         continue;  // Dropped without a reason: no status, as upstream.
       }
       status.WithPlugin(extender->Name());
-      if (diagnosis->groups) diagnosis->groups->Add(node->name(), status);
-      diagnosis->node_to_status.Set(node->name(), std::move(status));
+      rejected(*node, std::move(status));
     }
     *feasible = std::move(result.feasible);
   }
+  return {};
+}
+
+Status Scheduler::FindNodesThatPassExtenders(const api::Pod& pod, Diagnosis* diagnosis,
+                                             std::vector<const framework::NodeInfo*>* feasible) {
+  const size_t before = feasible->size();
+  bool rejected_some = false;
+  Status s = RunExtenderFilters(
+      deps_.extenders, pod, feasible,
+      [&](const framework::NodeInfo& node, Status status) {
+        if (diagnosis->groups) diagnosis->groups->Add(node.name(), status);
+        diagnosis->node_to_status.Set(node.name(), std::move(status));
+      },
+      &rejected_some);
+  if (!s.IsSuccess()) return s;
+  diagnosis->filter_rejected += static_cast<int>(before - feasible->size());
   // The rejection can be undone by any change in the cluster: extenders have no queueing hints,
   // so "Extender" (upstream's name for them) requeues the pod on every event.
   if (rejected_some) diagnosis->unschedulable_plugins.insert(std::string(kExtenderRejector));
   return {};
 }
 
-std::vector<
-    std::pair<const framework::Extender*, std::unique_ptr<framework::Extender::PendingScores>>>
-Scheduler::StartExtenderScores(const api::Pod& pod,
-                               const std::vector<const framework::NodeInfo*>& feasible) const {
-  std::vector<
-      std::pair<const framework::Extender*, std::unique_ptr<framework::Extender::PendingScores>>>
-      pending;
-  for (const auto& e : deps_.extenders) {
+PendingExtenderScores StartExtenderScores(const Extenders& extenders, const api::Pod& pod,
+                                          const std::vector<const framework::NodeInfo*>& feasible) {
+  PendingExtenderScores pending;
+  for (const auto& e : extenders) {
     if (!e->IsPrioritizer() || !e->IsInterested(pod)) continue;
     pending.emplace_back(e.get(), e->StartPrioritize(pod, feasible));
   }
   return pending;
 }
 
-void Scheduler::AddExtenderScores(
-    const api::Pod& pod,
-    std::vector<std::pair<const framework::Extender*,
-                          std::unique_ptr<framework::Extender::PendingScores>>>& pending,
-    std::vector<framework::runtime::NodePluginScores>* scores) const {
+void AddExtenderScores(const api::Pod& pod, PendingExtenderScores& pending,
+                       std::vector<framework::NodePluginScores>* scores) {
   if (pending.empty()) return;
   std::unordered_map<std::string_view, size_t> index;
   index.reserve(scores->size());
@@ -133,7 +141,7 @@ void Scheduler::AddExtenderScores(
     for (const framework::ExtenderScore& host : answer) {
       auto it = index.find(host.host);
       if (it == index.end()) continue;
-      framework::runtime::NodePluginScores& node = (*scores)[it->second];
+      framework::NodePluginScores& node = (*scores)[it->second];
       const int64_t score = SaturatingMultiply(host.score, scale);
       node.scores.push_back({extender->Name().str(), score});
       node.total = SaturatingAdd(node.total, score);
@@ -141,9 +149,9 @@ void Scheduler::AddExtenderScores(
   }
 }
 
-std::optional<Status> Scheduler::BindByExtender(const api::Pod& pod,
-                                                const std::string& node) const {
-  for (const auto& e : deps_.extenders) {
+std::optional<Status> BindByExtender(const Extenders& extenders, const api::Pod& pod,
+                                     const std::string& node) {
+  for (const auto& e : extenders) {
     if (!e->IsBinder() || !e->IsInterested(pod)) continue;
     Status s = e->Bind(pod, node);
     if (!s.IsSuccess() && e->IsIgnorable()) {

@@ -193,7 +193,7 @@ Status Scheduler::SchedulePod(framework::runtime::Framework& fwk, framework::Cyc
   }
   std::vector<framework::runtime::NodePluginScores>& scores = node_scores_;
   // Extenders score while the plugins do.
-  auto extender_scores = StartExtenderScores(pod, feasible);
+  PendingExtenderScores extender_scores = StartExtenderScores(deps_.extenders, pod, feasible);
   if (fwk.HasScorePlugins()) {
     Status pre = fwk.RunPreScorePlugins(state, pod, feasible);
     if (!pre.IsSuccess()) return pre;
@@ -240,7 +240,7 @@ Status Scheduler::FindNodesThatFitPod(framework::runtime::Framework& fwk,
     return {};
   }
 
-  keep_filter_statuses_ = ExtendersFilter(pod);
+  keep_filter_statuses_ = ExtendersFilter(deps_.extenders, pod);
   // A nominated node (from an earlier preemption) is tried first, alone.
   if (!pod.status.nominated_node_name.empty()) {
     if (auto nominated = snapshot_.Get(pod.status.nominated_node_name);
@@ -602,12 +602,21 @@ void RecordScores(const framework::runtime::Framework& fwk,
                   const std::vector<framework::runtime::NodePluginScores>& scores, size_t chosen,
                   std::span<const size_t> others, explain::Attempt* attempt) {
   if (chosen >= scores.size()) return;
+  // A plugin's weight, or an extender's (its scores are listed under its name).
+  auto weight_of = [&](std::string_view name) {
+    const int64_t weight = fwk.ScoreWeight(name);
+    if (weight != 0) return weight;
+    for (const auto& e : fwk.Extenders()) {
+      if (e->Name().str() == name) return e->Weight();
+    }
+    return weight;
+  };
   // Every scored node lists the same plugins in the same order: weights are looked up once.
   const auto& plugins = scores[chosen].scores;
   std::array<int64_t, 32> weights{};
   const bool cached = plugins.size() <= weights.size();
   if (cached) {
-    for (size_t i = 0; i < plugins.size(); i++) weights[i] = fwk.ScoreWeight(plugins[i].plugin);
+    for (size_t i = 0; i < plugins.size(); i++) weights[i] = weight_of(plugins[i].plugin);
   }
   auto add = [&](const framework::runtime::NodePluginScores& s) {
     explain::NodeScores& out = attempt->scores.emplace_back();
@@ -616,7 +625,7 @@ void RecordScores(const framework::runtime::Framework& fwk,
     out.plugins.reserve(s.scores.size());
     for (size_t i = 0; i < s.scores.size(); i++) {
       const int64_t weight =
-          cached && i < plugins.size() ? weights[i] : fwk.ScoreWeight(s.scores[i].plugin);
+          cached && i < plugins.size() ? weights[i] : weight_of(s.scores[i].plugin);
       out.plugins.push_back({s.scores[i].plugin, weight, s.scores[i].score});
     }
   };

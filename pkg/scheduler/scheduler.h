@@ -33,6 +33,7 @@
 #include "pkg/queue/scheduling_queue.h"
 #include "pkg/scheduler/cycle_gate.h"
 #include "pkg/scheduler/dry_runner.h"
+#include "pkg/scheduler/extenders.h"
 #include "pkg/util/clock.h"
 #include "pkg/util/task_queue.h"
 
@@ -242,24 +243,6 @@ class Scheduler {
   // extender that is not ignorable is the cycle's error.
   framework::Status FindNodesThatPassExtenders(const api::Pod& pod, Diagnosis* diagnosis,
                                                std::vector<const framework::NodeInfo*>* feasible);
-  // Whether an extender will filter the pod's nodes (Filter's statuses must then be kept).
-  bool ExtendersFilter(const api::Pod& pod) const;
-  // The interested prioritizing extenders' calls, started before the Score plugins run and
-  // added to `scores` (weighted, scaled to kMaxNodeScore) once they have. A failed call adds
-  // nothing, as upstream.
-  std::vector<
-      std::pair<const framework::Extender*, std::unique_ptr<framework::Extender::PendingScores>>>
-  StartExtenderScores(const api::Pod& pod,
-                      const std::vector<const framework::NodeInfo*>& feasible) const;
-  void AddExtenderScores(
-      const api::Pod& pod,
-      std::vector<std::pair<const framework::Extender*,
-                            std::unique_ptr<framework::Extender::PendingScores>>>& pending,
-      std::vector<framework::runtime::NodePluginScores>* scores) const;
-  // Upstream's extendersBinding: the first interested binder binds the pod (an ignorable one that
-  // fails gives way to the next, then to the Bind plugins). Nullopt when none did.
-  std::optional<framework::Status> BindByExtender(const api::Pod& pod,
-                                                  const std::string& node) const;
   // After FindNodesThatPassFilters' pass: notes which plugins rejected among the first `limit`
   // outcomes (outcome i being node (start + i) of `nodes`, wrapped), moves each rejected node's
   // status into the diagnosis when keep_statuses, and returns the rejection count per plugin.
