@@ -105,6 +105,16 @@ INSTANTIATE_TEST_SUITE_P(
         BadValues{"RemovedTlsEnabled",
                   "server:\n  tls:\n    enabled: true\n",
                   {"'/server/tls'", "additional properties 'enabled'"}},
+        // Extenders are kube-scheduler's v1 entries, spelt exactly.
+        BadValues{"ExtenderUnknownField",
+                  "extenders:\n  - urlPrefix: http://127.0.0.1:9680\n    filterverb: filter\n",
+                  {"'/extenders/0'", "additional properties 'filterverb'"}},
+        BadValues{"ExtenderWithoutUrl",
+                  "extenders:\n  - filterVerb: filter\n",
+                  {"'/extenders/0'", "urlPrefix"}},
+        BadValues{"ExtenderTlsSecretNotAName",
+                  "extenderTLS:\n  secretNames: [Extender_TLS]\n",
+                  {"'/extenderTLS/secretNames/0'"}},
         BadValues{"MetricsReaderWithoutNamespace",
                   "rbac:\n  metricsReader:\n    serviceAccounts: [{name: prometheus}]\n",
                   {"'/rbac/metricsReader/serviceAccounts/0'", "namespace"}}),
@@ -135,6 +145,7 @@ TEST(ChartTemplate, EveryCiValuesFileRendersTheExpectedObjects) {
       {"ha-servicemonitor-values.yaml", with({"Role", "RoleBinding", "ServiceMonitor",
                                               "PodDisruptionBudget", "ClusterRoleBinding"})},
       {"tls-values.yaml", with({"ServiceMonitor"})},
+      {"extenders-values.yaml", base},
   };
   std::set<std::string> seen;
   for (const std::string& file : CiValuesFiles()) {
@@ -476,6 +487,9 @@ TEST(ChartDeployment, ConfigChangeRollsThePods) {
   EXPECT_NE(ConfigChecksum(Render({}, {"parallelism=4"})), base);
   EXPECT_NE(ConfigChecksum(Render({}, {"profiles[0].schedulerName=other"})), base);
   EXPECT_NE(ConfigChecksum(Render({CiFile("two-profiles-values.yaml")})), base);
+  EXPECT_NE(ConfigChecksum(Render({}, {"extenders[0].urlPrefix=http://127.0.0.1:9680",
+                                       "extenders[0].filterVerb=filter"})),
+            base);
   // Values outside the configuration leave the pods alone.
   EXPECT_EQ(ConfigChecksum(Render({}, {"resources.requests.cpu=1", "podLabels.team=a"})), base);
 }
@@ -504,9 +518,13 @@ TEST(ChartDeployment, ProbesServiceAndScrapesUseTheSecurePortOverHttps) {
               own_certificate ? 1 : 0);
     EXPECT_EQ(std::count(args.begin(), args.end(), "--tls-private-key-file=/etc/berth/tls/tls.key"),
               own_certificate ? 1 : 0);
-    EXPECT_EQ(spec["volumes"].size(), own_certificate ? 2u : 1u);
+    json tls;
+    for (const json& volume : spec["volumes"]) {
+      if (volume["name"] == "tls") tls = volume;
+    }
+    EXPECT_EQ(tls.is_null(), !own_certificate);
     if (own_certificate) {
-      EXPECT_EQ(spec["volumes"][1]["secret"]["secretName"], "berth-tls");
+      EXPECT_EQ(tls["secret"]["secretName"], "berth-tls");
     }
 
     json service = OnlyOfKind(objects, "Service");
@@ -539,6 +557,45 @@ TEST(ChartDeployment, AClientCaConfigMapIsMountedAndPassed) {
                 ::testing::Contains(json::parse(R"({"name":"client-ca","configMap":{
                   "name":"scrapers-ca","items":[{"key":"bundle.pem","path":"ca.crt"}]}})")));
   }
+}
+
+// Each extenderTLS Secret is a read-only volume at /etc/berth/extenders/<name>/, readable by the
+// scheduler's group only, where an extender's tlsConfig or an endpoint's tls files point; without
+// any, no such volume.
+TEST(ChartDeployment, ExtenderTlsSecretsAreMountedReadOnlyByName) {
+  json spec = PodSpec(Render({CiFile("extenders-values.yaml")}));
+  const json& container = spec["containers"][0];
+  EXPECT_THAT(container["volumeMounts"],
+              ::testing::IsSupersetOf({json::parse(R"({"name":"extender-tls-0",
+                  "mountPath":"/etc/berth/extenders/gpu-extender-tls","readOnly":true})"),
+                                       json::parse(R"({"name":"extender-tls-1",
+                  "mountPath":"/etc/berth/extenders/gang-ca","readOnly":true})")}));
+  // 0440: readable by the pod's fsGroup (the scheduler's group) only. Parsed as the chart's YAML
+  // is.
+  EXPECT_THAT(spec["volumes"], ::testing::IsSupersetOf(ParseYamlDocuments(R"(
+name: extender-tls-0
+secret: {secretName: gpu-extender-tls, defaultMode: 0440}
+---
+name: extender-tls-1
+secret: {secretName: gang-ca, defaultMode: 0440}
+)")));
+  // Still the locked-down pod: nothing else changes.
+  EXPECT_EQ(container["securityContext"]["readOnlyRootFilesystem"], true);
+  EXPECT_EQ(spec["securityContext"]["runAsNonRoot"], true);
+  EXPECT_EQ(spec["automountServiceAccountToken"], true);
+
+  for (const std::string& file : CiValuesFiles()) {
+    if (Basename(file) == "extenders-values.yaml") continue;
+    SCOPED_TRACE(Basename(file));
+    for (const json& volume : PodSpec(Render({file}))["volumes"]) {
+      EXPECT_EQ(std::string(volume["name"]).rfind("extender-tls", 0), std::string::npos);
+    }
+  }
+  // Set on its own, over the defaults.
+  spec = PodSpec(Render({}, {"extenderTLS.secretNames={mtls}"}));
+  EXPECT_THAT(spec["containers"][0]["volumeMounts"],
+              ::testing::Contains(json::parse(R"({"name":"extender-tls-0",
+                  "mountPath":"/etc/berth/extenders/mtls","readOnly":true})")));
 }
 
 // The /debug endpoints are on (behind the secure port's authorization) unless turned off, and
@@ -678,6 +735,39 @@ TEST(ChartConfig, ValuesReachTheConfiguration) {
   EXPECT_EQ(cfg.leader_election.lease_duration, std::chrono::seconds(30));
   EXPECT_EQ(cfg.leader_election.renew_deadline, std::chrono::seconds(20));
   EXPECT_EQ(cfg.leader_election.retry_period, std::chrono::seconds(4));
+}
+
+// `extenders` reaches berth-scheduler's configuration field by field, as kube-scheduler would read
+// it; the managed resource the extender takes over is left alone by NodeResourcesFit.
+TEST(ChartConfig, ExtendersReachTheConfiguration) {
+  config::Configuration cfg = config::LoadString(
+      ConfigText(Render({CiFile("extenders-values.yaml")})), "extenders", KnownPlugins());
+  ASSERT_EQ(cfg.extenders.size(), 1u);
+  const config::Extender& e = cfg.extenders[0];
+  EXPECT_EQ(e.url_prefix, "https://gpu-extender.gpu-system.svc:8443/scheduler");
+  EXPECT_EQ(e.filter_verb, "filter");
+  EXPECT_EQ(e.prioritize_verb, "prioritize");
+  EXPECT_EQ(e.weight, 2);
+  EXPECT_EQ(e.http_timeout, std::chrono::seconds(3));
+  EXPECT_TRUE(e.node_cache_capable);
+  EXPECT_FALSE(e.ignorable);
+  ASSERT_TRUE(e.tls_config.has_value());
+  EXPECT_EQ(e.tls_config->server_name, "gpu-extender.gpu-system.svc");
+  EXPECT_EQ(e.tls_config->ca_file, "/etc/berth/extenders/gpu-extender-tls/ca.crt");
+  EXPECT_EQ(e.tls_config->cert_file, "/etc/berth/extenders/gpu-extender-tls/tls.crt");
+  EXPECT_EQ(e.tls_config->key_file, "/etc/berth/extenders/gpu-extender-tls/tls.key");
+  EXPECT_EQ(e.managed_resources,
+            (std::vector<config::ExtenderManagedResource>{{"example.com/gpu", true}}));
+  ASSERT_EQ(cfg.profiles.size(), 1u);
+  bool ignored = false;
+  for (const config::PluginConfig& pc : cfg.profiles[0].plugin_config) {
+    if (pc.name != "NodeResourcesFit") continue;
+    ignored = pc.args["ignoredResources"] == json::array({"example.com/gpu"});
+  }
+  EXPECT_TRUE(ignored) << "NodeResourcesFit's ignoredResources";
+
+  // Without the value, no `extenders` at all.
+  EXPECT_THAT(ConfigText(Render({})), ::testing::Not(HasSubstr("extenders")));
 }
 
 TEST(ChartConfig, DuplicateSchedulerNamesFailClearly) {
