@@ -272,9 +272,11 @@ class HttpExtender final : public framework::Extender {
         }
         if (!found) {
           out->clear();
-          return Status::Error("extender: " + name_.str() + " claims to preempt pod (UID: &{" +
-                               uid + "}) on node: " + node_name +
-                               ", but the pod is not found on that node");
+          std::string message = "extender: " + name_.str();
+          message += " claims to preempt pod (UID: &{" + uid + "}) on node: ";
+          message += node_name;
+          message += ", but the pod is not found on that node";
+          return Status::Error(std::move(message));
         }
         v.pods.push_back(std::move(found));
       }

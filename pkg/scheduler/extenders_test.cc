@@ -28,7 +28,7 @@ using testing::PodBuilder;
 // Answers from tables: nodes to reject (with reasons), scores, errors. Thread-safe.
 class FakeExtender : public framework::Extender {
  public:
-  explicit FakeExtender(std::string name) : name_(std::move(name)) {}
+  explicit FakeExtender(const std::string& name) : name_(name) {}
   const framework::PluginName& Name() const override { return name_; }
   bool IsFilter() const override { return true; }
   bool IsPrioritizer() const override { return weight > 0; }

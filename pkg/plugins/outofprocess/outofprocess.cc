@@ -73,7 +73,7 @@ std::optional<Answer> Decoded(const Endpoint& endpoint, Verb verb, const Endpoin
 
 }  // namespace
 
-OutOfProcess::OutOfProcess(Args args, framework::Handle& handle) : handle_(handle) {
+OutOfProcess::OutOfProcess(const Args& args, framework::Handle& handle) : handle_(handle) {
   for (const EndpointArgs& endpoint : args.endpoints) {
     endpoints_.push_back(
         std::make_unique<Endpoint>(endpoint, handle.ProfileName(), handle.MetricsRegistry()));
@@ -138,6 +138,7 @@ Status OutOfProcess::PreFilter(framework::CycleState& state, const api::Pod& pod
   for (const auto& node : nodes) names.push_back(node->name());
   // Every endpoint is asked at once: the cycle waits for the slowest, not for their sum.
   std::vector<Endpoint::Pending> pending;
+  pending.reserve(pre_filter.size());
   for (const Endpoint* endpoint : pre_filter) {
     pending.push_back(endpoint->Start(
         Verb::kPreFilter, RequestBody(Verb::kPreFilter, endpoint->name(), handle_.ProfileName(),
@@ -225,6 +226,7 @@ Status OutOfProcess::PreScore(framework::CycleState& state, const api::Pod& pod,
   names.reserve(nodes.size());
   for (const framework::NodeInfo* node : nodes) names.push_back(node->name());
   std::vector<Endpoint::Pending> pending;
+  pending.reserve(scorers.size());
   for (const Endpoint* endpoint : scorers) {
     pending.push_back(endpoint->Start(
         Verb::kScore, RequestBody(Verb::kScore, endpoint->name(), handle_.ProfileName(), encoded,

@@ -47,7 +47,7 @@ class OutOfProcess final : public framework::PreFilterPlugin,
  public:
   // Throws std::invalid_argument for an endpoint whose TLS files cannot be read or whose URL or
   // TLS material the client refuses.
-  OutOfProcess(Args args, framework::Handle& handle);
+  OutOfProcess(const Args& args, framework::Handle& handle);
   ~OutOfProcess() override;
 
   std::string_view Name() const override { return kName; }

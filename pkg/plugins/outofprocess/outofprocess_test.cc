@@ -93,7 +93,7 @@ class Handle : public testing::FakeHandle {
 
 // One endpoint's args for `server`, serving `points`.
 json Endpoint(const std::string& name, const FakeServer& server, const json& points,
-              json extra = json::object()) {
+              const json& extra = json::object()) {
   json endpoint = {{"name", name}, {"url", server.url() + "/hooks"}, {"extensionPoints", points}};
   endpoint.update(extra);
   return endpoint;
