@@ -21,15 +21,9 @@
 // them into JSON text, DomWriter into an nlohmann::json; the two outputs cannot drift apart.
 
 namespace berth::api {
-namespace {
 
-using json = nlohmann::json;
-
-constexpr std::string_view kReplacementCharacter = "\xEF\xBF\xBD";
-
-// Appends `text` as a JSON string: quotes, backslashes and control characters escaped (\n, \t,
-// ... or \u00XX), bytes that are not UTF-8 replaced by U+FFFD, everything else copied.
-void AppendQuoted(std::string_view text, std::string* out) {
+void AppendJsonString(std::string_view text, std::string* out) {
+  static constexpr std::string_view kReplacementCharacter = "\xEF\xBF\xBD";
   static constexpr std::string_view kHex = "0123456789abcdef";
   out->push_back('"');
   size_t copied = 0;  // text[copied, pos) is plain and not yet appended.
@@ -85,6 +79,10 @@ void AppendQuoted(std::string_view text, std::string* out) {
   out->push_back('"');
 }
 
+namespace {
+
+using json = nlohmann::json;
+
 // Writes JSON text, compact. A comma goes before a key or an array element whenever a value came
 // before it at the same level: `need_comma_` is set by every finished value and cleared by an
 // opening bracket and by a key.
@@ -98,13 +96,13 @@ class TextWriter {
   void EndArray() { Close(']'); }
   void Key(std::string_view key) {
     Separate();
-    AppendQuoted(key, out_);
+    AppendJsonString(key, out_);
     out_->push_back(':');
     need_comma_ = false;
   }
   void String(std::string_view value) {
     Separate();
-    AppendQuoted(value, out_);
+    AppendJsonString(value, out_);
     need_comma_ = true;
   }
   void Int(int64_t value) {

@@ -33,6 +33,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 #include <string>
+#include <string_view>
 
 #include "pkg/api/types.h"
 
@@ -45,6 +46,11 @@ nlohmann::json EncodeNode(const Node& node);
 // what an extender request is built from, several times faster than EncodePod(...).dump().
 void AppendPodJson(const Pod& pod, std::string* out);
 void AppendNodeJson(const Node& node, std::string* out);
+
+// Appends `text` as a JSON string, as the two above write strings: quotes, backslashes and control
+// characters escaped (\n, \t, ... or \u00XX), bytes that are not UTF-8 replaced by U+FFFD,
+// everything else copied.
+void AppendJsonString(std::string_view text, std::string* out);
 
 }  // namespace berth::api
 

@@ -33,6 +33,15 @@ TEST(WireTest, FilterArgsCarryGoFieldNamesAndNullForTheUnusedForm) {
   EXPECT_EQ(objects["Nodes"]["items"][1]["status"]["allocatable"]["cpu"], "4");
 }
 
+TEST(WireTest, NodeNamesAreJsonStringsWhateverTheyHold) {
+  const api::PodPtr pod = PodBuilder("p").Build();
+  const auto odd = NodeBuilder("a\"b\\c\n\x01\xff").Info();
+  const std::vector<const framework::NodeInfo*> nodes = {odd.get()};
+  const json names = json::parse(ExtenderArgs(*pod, nodes, /*node_cache_capable=*/true));
+  // Bytes that are not UTF-8 go as U+FFFD, as Go's encoding/json sends them.
+  EXPECT_EQ(names["NodeNames"], json::array({"a\"b\\c\n\x01\xEF\xBF\xBD"}));
+}
+
 TEST(WireTest, PreemptionArgsAreWholePodsOrUids) {
   const api::PodPtr pod = PodBuilder("preemptor").Build();
   std::map<std::string, framework::ExtenderVictims> victims;

@@ -25,8 +25,17 @@
 // same client. Given --nodes without --pods or --existing-pods, the DRA workloads scale both with
 // the node count, as their devices are per node.
 //
+// With --extender loopback, each workload runs twice in one invocation: as above, then with one
+// kube-scheduler extender (filterVerb and prioritizeVerb, weight 1, nodeCacheCapable) served on
+// 127.0.0.1 by test/perf/loopback_extender.h, which keeps every node and gives every node the
+// same score, so the placements match and the difference is the cost of asking. The second run
+// also reports the extender calls: how many, the nodes each carried, and the mean time the
+// scheduling thread spent in each (encoding, the HTTP exchange, decoding), of which the server's
+// own share.
+//
 //   _output/bin/scheduler_bench [--workload NAME|all] [--nodes N] [--existing-pods N] [--pods N]
-//                               [--seed S] [--parallelism P] [--churn-interval-us U] [--json]
+//                               [--seed S] [--parallelism P] [--churn-interval-us U]
+//                               [--percentage-of-nodes-to-score P] [--extender loopback] [--json]
 //
 // Reports per workload: measured pods bound per second (first measured cycle to last bind),
 // scheduling-cycle latency percentiles, heap held per node and per pod, and peak RSS; for gangs
@@ -62,12 +71,14 @@
 #include "pkg/api/podgroup.h"
 #include "pkg/client/client.h"
 #include "pkg/config/config.h"
+#include "pkg/extender/extender.h"
 #include "pkg/informer/factory.h"
 #include "pkg/plugins/dynamicresources/extended_claim.h"
 #include "pkg/plugins/registry/registry.h"
 #include "pkg/scheduler/scheduler.h"
 #include "test/perf/claim_writing_client.h"
 #include "test/perf/evicting_client.h"
+#include "test/perf/loopback_extender.h"
 #include "test/testing/objects.h"
 
 namespace berth::perf {
@@ -225,7 +236,13 @@ struct Flags {
   // template per second; one op per millisecond is a much harsher rate on purpose, so the cost of
   // cluster events racing the scheduling thread is visible.
   int churn_interval_us = 1000;
+  // 0: adaptive, as in the default configuration (10% of 5,000 nodes).
+  int percentage_of_nodes_to_score = 0;
+  // --extender loopback: each workload runs without, then with the loopback extender.
+  bool extender = false;
   bool json = false;
+  // Not a flag: the pods/s of the run without the extender, for the run with it to compare with.
+  double reference_pods_per_s = 0;
 };
 
 // The index of a measured pod's name, if it is one.
@@ -247,6 +264,81 @@ class NoopRecorder : public framework::EventRecorder {
               const std::string&) override {}
   void Eventf(const api::ObjectReference&, const std::string&, const std::string&,
               const std::string&, const std::string&) override {}
+};
+
+// What the scheduling thread spent in extender calls. Written by the scheduling thread only, read
+// after the run.
+struct ExtenderTimes {
+  uint64_t filter_calls = 0, prioritize_calls = 0;
+  uint64_t nodes_sent = 0;  // Over every call.
+  Clock::duration filter{}, prioritize_start{}, prioritize_wait{};
+};
+
+// An extender whose Filter, StartPrioritize and PendingScores::Wait are timed: each call's whole
+// cost to the scheduling thread (encoding the request, the exchange, decoding the answer).
+class TimedExtender final : public framework::Extender {
+ public:
+  TimedExtender(std::shared_ptr<framework::Extender> inner, ExtenderTimes* times)
+      : inner_(std::move(inner)), times_(times) {}
+
+  const framework::PluginName& Name() const override { return inner_->Name(); }
+  bool IsFilter() const override { return inner_->IsFilter(); }
+  bool IsPrioritizer() const override { return inner_->IsPrioritizer(); }
+  bool IsBinder() const override { return inner_->IsBinder(); }
+  bool SupportsPreemption() const override { return inner_->SupportsPreemption(); }
+  bool IsIgnorable() const override { return inner_->IsIgnorable(); }
+  int64_t Weight() const override { return inner_->Weight(); }
+  bool IsInterested(const api::Pod& pod) const override { return inner_->IsInterested(pod); }
+
+  framework::Status Filter(const api::Pod& pod, std::span<const framework::NodeInfo* const> nodes,
+                           FilterResult* out) const override {
+    const auto start = Clock::now();
+    framework::Status s = inner_->Filter(pod, nodes, out);
+    times_->filter += Clock::now() - start;
+    times_->filter_calls++;
+    times_->nodes_sent += nodes.size();
+    return s;
+  }
+
+  std::unique_ptr<PendingScores> StartPrioritize(
+      const api::Pod& pod, std::span<const framework::NodeInfo* const> nodes) const override {
+    const auto start = Clock::now();
+    auto pending = std::make_unique<TimedScores>(inner_->StartPrioritize(pod, nodes), times_);
+    times_->prioritize_start += Clock::now() - start;
+    times_->prioritize_calls++;
+    times_->nodes_sent += nodes.size();
+    return pending;
+  }
+
+  framework::Status ProcessPreemption(
+      const api::Pod& pod, const std::map<std::string, framework::ExtenderVictims>& victims,
+      const framework::NodeInfoLister& lister,
+      std::map<std::string, framework::ExtenderVictims>* out) const override {
+    return inner_->ProcessPreemption(pod, victims, lister, out);
+  }
+  framework::Status Bind(const api::Pod& pod, const std::string& node) const override {
+    return inner_->Bind(pod, node);
+  }
+
+ private:
+  class TimedScores final : public PendingScores {
+   public:
+    TimedScores(std::unique_ptr<PendingScores> inner, ExtenderTimes* times)
+        : inner_(std::move(inner)), times_(times) {}
+    framework::Status Wait(std::vector<framework::ExtenderScore>* out) override {
+      const auto start = Clock::now();
+      framework::Status s = inner_->Wait(out);
+      times_->prioritize_wait += Clock::now() - start;
+      return s;
+    }
+
+   private:
+    std::unique_ptr<PendingScores> inner_;
+    ExtenderTimes* times_;
+  };
+
+  std::shared_ptr<framework::Extender> inner_;
+  ExtenderTimes* times_;
 };
 
 // Binds instantly and, like the pod informer seeing the bound pod, feeds the update back before
@@ -760,6 +852,14 @@ struct Result {
   int gang_size = 0;
   int steady_pending = 0;  // Measured pods kept pending at a time, if a steady state.
   Percentiles gang_ms;     // Per group: its last pod created to its last pod bound.
+  // With the loopback extender: its calls, and the requests the server answered and the time it
+  // spent computing the answers.
+  bool extender = false;
+  ExtenderTimes extender_times;
+  uint64_t extender_requests = 0;
+  Clock::duration extender_server{};
+  // The same workload's pods/s without the extender, when it ran first in this invocation.
+  double reference_pods_per_s = 0;
 };
 
 // Recreates objects at a steady rate while the measured pods are scheduled, cycling through: add
@@ -912,7 +1012,7 @@ bool Run(const Workload& w, const Flags& flags, Result* out) {
                                                          framework::Handle&) { return binder; };
   config::Configuration cfg = config::DefaultConfiguration();
   cfg.parallelism = flags.parallelism;
-  cfg.percentage_of_nodes_to_score = 0;
+  cfg.percentage_of_nodes_to_score = flags.percentage_of_nodes_to_score;
   auto& plugins = cfg.profiles[0].plugins;
   plugins.bind.disabled.push_back({std::string(config::kAllPlugins), 0});
   plugins.bind.enabled.push_back({std::string(InstantBinder::kName), 0});
@@ -924,6 +1024,24 @@ bool Run(const Workload& w, const Flags& flags, Result* out) {
   if (preemption) deps.client = evictor;
   auto claim_client = std::make_shared<ClaimWritingClient>();
   if (dra) deps.client = claim_client;
+  // Declared before the scheduler, which calls it until it is destroyed.
+  std::optional<LoopbackExtender> loopback;
+  if (flags.extender) {
+    loopback.emplace();
+    config::Extender e;
+    e.url_prefix = loopback->url();
+    e.filter_verb = "filter";
+    e.prioritize_verb = "prioritize";
+    e.weight = 1;
+    e.node_cache_capable = true;
+    for (auto& built : extender::Build({e}, "scheduler_bench", nullptr)) {
+      deps.extenders.push_back(
+          std::make_shared<TimedExtender>(std::move(built), &out->extender_times));
+    }
+    out->name += "+extender";
+    out->extender = true;
+    out->reference_pods_per_s = flags.reference_pods_per_s;
+  }
   scheduler::SchedulerOptions options;
   options.seed = flags.seed;
   scheduler::Scheduler sched(cfg, registry, deps, options);
@@ -1188,6 +1306,10 @@ bool Run(const Workload& w, const Flags& flags, Result* out) {
   out->peak_rss = PeakRssBytes();
   out->attempt_records = sched.attempts().pending_count();
   out->attempt_record_bytes = sched.attempts().bytes();
+  if (loopback) {
+    out->extender_requests = loopback->requests();
+    out->extender_server = loopback->busy();
+  }
   // The numbers only count if the scheduler did the job: every measured pod confirmed in the
   // cache on a node its constraints allow.
   while (sched.InFlightBindings() > 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -1247,6 +1369,44 @@ bool Run(const Workload& w, const Flags& flags, Result* out) {
   return finished;
 }
 
+// The extender calls of a run, per call.
+struct ExtenderCost {
+  double nodes_per_call = 0;
+  double us_per_call = 0;    // Filter and prioritize alike.
+  double filter_us = 0;      // Filter.
+  double prioritize_us = 0;  // StartPrioritize and Wait.
+  double prioritize_start_us = 0;
+  double server_us = 0;  // The loopback server computing its answer.
+  // From throughput: the time per pod the extender added (against the run without it), over the
+  // calls per pod. Unset without a reference run.
+  std::optional<double> throughput_us_per_call;
+};
+
+ExtenderCost Cost(const Result& r) {
+  using Us = std::chrono::duration<double, std::micro>;
+  const ExtenderTimes& t = r.extender_times;
+  const double calls = static_cast<double>(t.filter_calls + t.prioritize_calls);
+  ExtenderCost c;
+  if (calls == 0) return c;
+  c.nodes_per_call = static_cast<double>(t.nodes_sent) / calls;
+  c.us_per_call = Us(t.filter + t.prioritize_start + t.prioritize_wait).count() / calls;
+  if (t.filter_calls) c.filter_us = Us(t.filter).count() / static_cast<double>(t.filter_calls);
+  if (t.prioritize_calls) {
+    c.prioritize_us = Us(t.prioritize_start + t.prioritize_wait).count() /
+                      static_cast<double>(t.prioritize_calls);
+    c.prioritize_start_us =
+        Us(t.prioritize_start).count() / static_cast<double>(t.prioritize_calls);
+  }
+  if (r.extender_requests) {
+    c.server_us = Us(r.extender_server).count() / static_cast<double>(r.extender_requests);
+  }
+  if (r.reference_pods_per_s > 0 && r.pods_per_s > 0 && r.pods > 0) {
+    const double per_pod = 1e6 / r.pods_per_s - 1e6 / r.reference_pods_per_s;
+    c.throughput_us_per_call = per_pod * r.pods / calls;
+  }
+  return c;
+}
+
 nlohmann::json PercentilesJson(const Percentiles& p) {
   if (p.count == 0) return nullptr;
   return {{"count", p.count}, {"p50", p.p50}, {"p90", p.p90}, {"p99", p.p99}};
@@ -1275,6 +1435,19 @@ void PrintJson(const Result& r) {
   if (r.gang_size) {
     j["gang_size"] = r.gang_size;
     j["group_created_to_bound_ms"] = PercentilesJson(r.gang_ms);
+  }
+  if (r.extender) {
+    const ExtenderCost c = Cost(r);
+    j["extender"] = {{"filter_calls", r.extender_times.filter_calls},
+                     {"prioritize_calls", r.extender_times.prioritize_calls},
+                     {"nodes_per_call", c.nodes_per_call},
+                     {"us_per_call", c.us_per_call},
+                     {"filter_us_per_call", c.filter_us},
+                     {"prioritize_us_per_call", c.prioritize_us},
+                     {"server_us_per_request", c.server_us},
+                     {"reference_pods_per_s", static_cast<int64_t>(r.reference_pods_per_s)}};
+    if (c.throughput_us_per_call)
+      j["extender"]["throughput_us_per_call"] = *c.throughput_us_per_call;
   }
   std::printf("%s\n", j.dump().c_str());
 }
@@ -1320,6 +1493,22 @@ void PrintRow(const Result& r) {
         "%.1f/%.1f/%.1f ms\n",
         "", r.gang_ms.count, r.gang_size, r.gang_ms.p50, r.gang_ms.p90, r.gang_ms.p99);
   }
+  if (r.extender) {
+    const ExtenderCost c = Cost(r);
+    std::printf(
+        "%-44s extender: %llu filter + %llu prioritize calls, %.0f nodes each; %.0f us per call "
+        "(filter %.0f, prioritize %.0f of which %.0f to start it), the server's share %.0f us\n",
+        "", static_cast<unsigned long long>(r.extender_times.filter_calls),
+        static_cast<unsigned long long>(r.extender_times.prioritize_calls), c.nodes_per_call,
+        c.us_per_call, c.filter_us, c.prioritize_us, c.prioritize_start_us, c.server_us);
+    if (c.throughput_us_per_call) {
+      std::printf(
+          "%-44s extender: %.0f pods/s against %.0f without (%.2fx), %.0f us per call from "
+          "throughput\n",
+          "", r.pods_per_s, r.reference_pods_per_s, r.pods_per_s / r.reference_pods_per_s,
+          *c.throughput_us_per_call);
+    }
+  }
 }
 
 void PrintUnavailable(const Workload& w, bool json) {
@@ -1332,10 +1521,11 @@ void PrintUnavailable(const Workload& w, bool json) {
   }
 }
 
-// Runs one workload and prints its line; returns the exit code.
-int RunAndPrint(const Workload& w, const Flags& flags) {
+// Runs one workload and prints its line; returns the exit code. Sets *pods_per_s when given.
+int RunAndPrint(const Workload& w, const Flags& flags, double* pods_per_s = nullptr) {
   Result r;
   if (!Run(w, flags, &r)) return 1;
+  if (pods_per_s != nullptr) *pods_per_s = r.pods_per_s;
   if (flags.json) {
     PrintJson(r);
   } else {
@@ -1344,30 +1534,50 @@ int RunAndPrint(const Workload& w, const Flags& flags) {
   return 0;
 }
 
-// Each workload of "all" runs in its own child process so that peak RSS (getrusage) and the heap
-// start clean for each one.
-int RunIsolated(const Workload& w, const Flags& flags) {
+// Each workload of "all" (and each of the two runs of --extender) runs in its own child process
+// so that peak RSS (getrusage) and the heap start clean for each one. The child's pods/s comes
+// back through a pipe into *pods_per_s when given.
+int RunIsolated(const Workload& w, const Flags& flags, double* pods_per_s = nullptr) {
   std::fflush(stdout);
   std::fflush(stderr);
+  int fds[2];
+  if (pipe(fds) < 0) {
+    std::perror("pipe");
+    return 1;
+  }
   pid_t pid = fork();
   if (pid < 0) {
     std::perror("fork");
+    close(fds[0]);
+    close(fds[1]);
     return 1;
   }
   if (pid == 0) {
-    int code = RunAndPrint(w, flags);
+    close(fds[0]);
+    double rate = 0;
+    int code = RunAndPrint(w, flags, &rate);
     std::fflush(stdout);
+    const std::string text = std::to_string(rate);
+    if (write(fds[1], text.data(), text.size()) < 0) code = 1;
     _exit(code);
   }
+  close(fds[1]);
+  std::string text;
+  char buf[64];
+  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;)
+    text.append(buf, static_cast<size_t>(n));
+  close(fds[0]);
   int status = 0;
   if (waitpid(pid, &status, 0) < 0) return 1;
+  if (pods_per_s != nullptr) *pods_per_s = std::strtod(text.c_str(), nullptr);
   return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 
 void Usage(const char* argv0) {
   std::fprintf(stderr,
                "usage: %s [--workload NAME|all] [--nodes N] [--existing-pods N] [--pods N]\n"
-               "       [--seed S] [--parallelism P] [--churn-interval-us U] [--json]\n"
+               "       [--seed S] [--parallelism P] [--churn-interval-us U]\n"
+               "       [--percentage-of-nodes-to-score P] [--extender loopback] [--json]\n"
                "workloads:",
                argv0);
   for (const auto& w : Workloads()) std::fprintf(stderr, " %s", w.name);
@@ -1407,6 +1617,11 @@ int main(int argc, char** argv) {
       flags.parallelism = static_cast<int>(v);
     } else if (arg == "--churn-interval-us" && number(1)) {
       flags.churn_interval_us = static_cast<int>(v);
+    } else if (arg == "--percentage-of-nodes-to-score" && number(0) && v <= 100) {
+      flags.percentage_of_nodes_to_score = static_cast<int>(v);
+    } else if (arg == "--extender" && has_value && std::string_view(argv[i + 1]) == "loopback") {
+      flags.extender = true;
+      i++;
     } else {
       Usage(argv[0]);
       return 2;
@@ -1428,6 +1643,20 @@ int main(int argc, char** argv) {
   for (const Workload* w : selected) {
     if (!Available(*w, registry)) {
       PrintUnavailable(*w, flags.json);
+      continue;
+    }
+    if (flags.extender) {
+      // The reference run first, then the same workload with the extender against it.
+      Flags without = flags;
+      without.extender = false;
+      double reference = 0;
+      int rc = RunIsolated(*w, without, &reference);
+      if (rc == 0) {
+        Flags with = flags;
+        with.reference_pods_per_s = reference;
+        rc = RunIsolated(*w, with);
+      }
+      code = std::max(code, rc);
       continue;
     }
     const int rc = selected.size() > 1 ? RunIsolated(*w, flags) : RunAndPrint(*w, flags);
