@@ -144,14 +144,6 @@ const char* JsonKind(const json& value) {
   }
 }
 
-[[noreturn]] void Mismatch(const json& value, std::string_view where, std::string_view go_type) {
-  std::string what = JsonKind(value);
-  if (value.is_number()) what += " " + value.dump();
-  throw ResponseError("json: cannot unmarshal " + what + " into Go " +
-                      (where.empty() ? "value" : "struct field " + std::string(where)) +
-                      " of type " + std::string(go_type));
-}
-
 }  // namespace
 
 const Shape* Shape::Field(std::string_view key) const {
@@ -193,14 +185,22 @@ json DecodePruned(std::string_view body, const Shape& shape) {
   return builder.Take();
 }
 
+void ThrowMismatch(const json& value, std::string_view where, std::string_view go_type) {
+  std::string what = JsonKind(value);
+  if (value.is_number()) what += " " + value.dump();
+  throw ResponseError("json: cannot unmarshal " + what + " into Go " +
+                      (where.empty() ? "value" : "struct field " + std::string(where)) +
+                      " of type " + std::string(go_type));
+}
+
 void ExpectType(const json& value, json::value_t type, std::string_view where,
                 std::string_view go_type) {
-  if (value.type() != type) Mismatch(value, where, go_type);
+  if (value.type() != type) ThrowMismatch(value, where, go_type);
 }
 
 std::string ReadString(const json& value, std::string_view where) {
   if (value.is_null()) return "";
-  if (!value.is_string()) Mismatch(value, where, "string");
+  if (!value.is_string()) ThrowMismatch(value, where, "string");
   return value.get<std::string>();
 }
 
@@ -211,7 +211,7 @@ int64_t ReadInt64(const json& value, std::string_view where) {
       value.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
     return static_cast<int64_t>(value.get<uint64_t>());
   }
-  Mismatch(value, where, "int64");
+  ThrowMismatch(value, where, "int64");
 }
 
 }  // namespace berth::extender

@@ -77,6 +77,9 @@ nlohmann::json DecodePruned(std::string_view body, const Shape& shape);
 // Typed reads of a pruned value, failing as Go does when the JSON type does not fit. `where` is
 // the Go struct field ("ExtenderFilterResult.NodeNames") for messages, empty for the top-level
 // value. Null reads as unset.
+// Throws the ResponseError Go gives for `value` where `go_type` was wanted.
+[[noreturn]] void ThrowMismatch(const nlohmann::json& value, std::string_view where,
+                                std::string_view go_type);
 void ExpectType(const nlohmann::json& value, nlohmann::json::value_t type, std::string_view where,
                 std::string_view go_type);
 std::string ReadString(const nlohmann::json& value, std::string_view where);

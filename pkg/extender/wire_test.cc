@@ -105,6 +105,70 @@ TEST(WireTest, HostPriorityList) {
   EXPECT_THROW(DecodeHostPriorityList(R"({"host":"a"})"), ResponseError);
 }
 
+// The HostPriorityList as DecodePruned and the typed reads give it, which the direct decoder
+// must equal: the same scores, or an error where this errs.
+std::vector<framework::ExtenderScore> ReferenceHostPriorityList(std::string_view body) {
+  static const Shape kValue = Shape::Value();
+  static const Shape kHost = Shape::Struct({{"host", &kValue}, {"score", &kValue}});
+  static const Shape kList = Shape::Array(&kHost);
+  const json value = DecodePruned(body, kList);
+  std::vector<framework::ExtenderScore> out;
+  if (value.is_null()) return out;
+  ExpectType(value, json::value_t::array, "", "v1.HostPriorityList");
+  for (const json& item : value) {
+    framework::ExtenderScore& score = out.emplace_back();
+    if (item.is_null()) continue;
+    ExpectType(item, json::value_t::object, "v1.HostPriorityList", "v1.HostPriority");
+    if (auto it = item.find("host"); it != item.end()) score.host = ReadString(*it, "H");
+    if (auto it = item.find("score"); it != item.end()) score.score = ReadInt64(*it, "S");
+  }
+  return out;
+}
+
+TEST(WireTest, TheDirectHostPriorityDecoderReadsAsThePrunedTreeDoes) {
+  for (const char* body : {
+           R"([{"host":"a","score":7},{"Host":"b","Score":0},{"HOST":"a","score":-3}])",
+           R"(null)",
+           R"([])",
+           R"([null,{"host":null,"score":null},{}])",
+           R"([{"host":"a","host":"b","score":1,"score":2,"x":{"deep":[[[1]]]}}])",
+           R"([{"host":{"a":1},"score":1}])",
+           R"([{"score":[1,2]}])",
+           R"([["a"]])",
+           R"([{"host":"a","score":1.5}])",
+           R"([{"score":9223372036854775808}])",
+           R"([{"score":-9223372036854775808}])",
+           R"({"host":"a"})",
+           R"("x")",
+           R"(7)",
+           R"([{"host":"a"}] trailing)",
+           R"([{"host":"a",)",
+           R"([1,{"host":"b"}])",
+           "[{\"\xC5\xBF"
+           "core\":4,\"HO\xE2\x84\xAA\":1}]",
+           R"([{"host":"a"},"b",{"host":"c"}])",
+       }) {
+    std::vector<framework::ExtenderScore> want;
+    bool want_error = false;
+    try {
+      want = ReferenceHostPriorityList(body);
+    } catch (const ResponseError&) {
+      want_error = true;
+    }
+    try {
+      const std::vector<framework::ExtenderScore> got = DecodeHostPriorityList(body);
+      EXPECT_FALSE(want_error) << body;
+      ASSERT_EQ(got.size(), want.size()) << body;
+      for (size_t i = 0; i < got.size(); i++) {
+        EXPECT_EQ(got[i].host, want[i].host) << body;
+        EXPECT_EQ(got[i].score, want[i].score) << body;
+      }
+    } catch (const ResponseError& e) {
+      EXPECT_TRUE(want_error) << body << ": " << e.what();
+    }
+  }
+}
+
 TEST(WireTest, PreemptionResultAndBindingResult) {
   const auto r = DecodePreemptionResult(
       R"({"nodeNameToMetaVictims":{"n1":{"pods":[{"uid":"u1"}],"numPDBViolations":2},"n2":null}})");
