@@ -59,10 +59,10 @@ struct Option {
 }  // namespace
 
 framework::Status DefaultPreemption::PreemptForGroup(const framework::CycleState& state,
-                                                  const api::PodPtr& preemptor,
-                                                  const framework::PodGroupHint& group,
-                                                  const framework::NodeToStatus& filtered,
-                                                  framework::PostFilterResult* result) {
+                                                     const api::PodPtr& preemptor,
+                                                     const framework::PodGroupHint& group,
+                                                     const framework::NodeToStatus& filtered,
+                                                     framework::PostFilterResult* result) {
   const int32_t needed = group.min_member - group.placed;
   if (preemptor->spec.preemption_policy == api::PreemptionPolicy::kNever) {
     return framework::Status::Unschedulable(std::string(kErrReasonNever));
@@ -139,11 +139,16 @@ framework::Status DefaultPreemption::PreemptForGroup(const framework::CycleState
     }
     return victim_groups[pod.meta.uid] = std::move(g);
   };
+  // Where each pod of the copy is: pods only leave it (victims) or join it (members) after this.
+  std::unordered_map<std::string, size_t> node_of;
+  for (size_t i = 0; i < work.size(); i++) {
+    for (const auto& p : work[i]->pods()) node_of.emplace(p->pod->meta.uid, i);
+  }
   auto find_pod = [&](const std::string& uid) -> std::pair<framework::PodInfoPtr, size_t> {
-    for (size_t i = 0; i < work.size(); i++) {
-      for (const auto& p : work[i]->pods()) {
-        if (p->pod->meta.uid == uid) return {p, i};
-      }
+    auto it = node_of.find(uid);
+    if (it == node_of.end()) return {nullptr, 0};
+    for (const auto& p : work[it->second]->pods()) {
+      if (p->pod->meta.uid == uid) return {p, it->second};
     }
     return {nullptr, 0};
   };
@@ -153,6 +158,8 @@ framework::Status DefaultPreemption::PreemptForGroup(const framework::CycleState
   std::vector<std::pair<api::PodPtr, std::string>> placed;
   for (const api::PodPtr& member : group.pending) {
     if (static_cast<int32_t>(placed.size()) >= needed) break;
+    // Not to be placed now: nominating it would hold room for nothing.
+    if (!member->spec.scheduling_gates.empty() || member->IsTerminating()) continue;
     // The member's cycle state: the cycle's own for the cycle's pod, else its PreFilter with the
     // gang's plugin left out (the gang's attempt has just failed and is backing off).
     std::unique_ptr<framework::CycleState> member_state;
@@ -166,11 +173,10 @@ framework::Status DefaultPreemption::PreemptForGroup(const framework::CycleState
       if (!handle_.RunPreFilterForPod(*member_state, *member, &pre).IsSuccess()) continue;
     }
     for (const Change& c : changes) {
-      framework::Status s =
-          c.added
-              ? handle_.RunPreFilterExtensionAddPod(*member_state, *member, *c.pod, *work[c.node])
-              : handle_.RunPreFilterExtensionRemovePod(*member_state, *member, *c.pod,
-                                                       *work[c.node]);
+      framework::Status s = c.added ? handle_.RunPreFilterExtensionAddPod(*member_state, *member,
+                                                                          *c.pod, *work[c.node])
+                                    : handle_.RunPreFilterExtensionRemovePod(*member_state, *member,
+                                                                             *c.pod, *work[c.node]);
       if (!s.IsSuccess()) return s;
     }
     const int n = static_cast<int>(work.size());
@@ -243,8 +249,8 @@ framework::Status DefaultPreemption::PreemptForGroup(const framework::CycleState
       if (!option.dragged.empty()) {
         std::vector<framework::PodInfoPtr> extra;
         for (const auto& [pod, node] : option.dragged) extra.push_back(pod);
-        c.num_pdb_violations +=
-            static_cast<int64_t>(SplitByPdbViolation(extra, Spend(pdbs, c.victims)).violating.size());
+        c.num_pdb_violations += static_cast<int64_t>(
+            SplitByPdbViolation(extra, Spend(pdbs, c.victims)).violating.size());
         c.victims.insert(c.victims.end(), extra.begin(), extra.end());
         std::stable_sort(c.victims.begin(), c.victims.end(),
                          [](const framework::PodInfoPtr& a, const framework::PodInfoPtr& b) {
@@ -280,7 +286,7 @@ framework::Status DefaultPreemption::PreemptForGroup(const framework::CycleState
                                             " can be freed");
   }
   if (victims.empty()) {
-    // The gang's own pods gave back held the room: its next attempt needs no eviction.
+    // The room its pods held before they were given back is enough: its next attempt evicts none.
     return framework::Status::Unschedulable("the gang fits without evicting any pod");
   }
   std::vector<api::PodPtr> victim_pods;
