@@ -23,6 +23,7 @@
 #include <string_view>
 #include <typeinfo>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "pkg/api/types.h"
@@ -433,6 +434,10 @@ struct PodGroupHint {
   int32_t placed = 0;
   // Members neither assumed nor bound; the pod asked about first when it is one of them.
   std::vector<api::PodPtr> pending;
+  // The uids of the members that are assumed or bound (`placed` of them).
+  std::vector<std::string> placed_uids;
+  // The plugin that holds the group back (Handle::GroupOf fills it; a plugin need not).
+  std::string plugin;
 };
 
 // A plugin that can say what would let a pod past it. After a dry run of the pod over every
@@ -464,6 +469,9 @@ struct PostFilterResult {
   // With no node named: clear the pod's nomination (upstream's ModeOverride with an empty node),
   // as when preemption cannot help; when false, the nomination is left as it is.
   bool clear_nomination = false;
+  // Other pending pods of the pod's group, each nominated to its node as well: a gang's
+  // preemption makes room for every member it still needs, and the room is kept for all of them.
+  std::vector<std::pair<api::PodPtr, std::string>> group_nominations;
 };
 
 class PostFilterPlugin : public virtual Plugin {
@@ -932,6 +940,20 @@ class Handle : public PluginsRunner {
   }
   // The name of the profile this framework instance serves.
   virtual const std::string& ProfileName() const = 0;
+  // The group `pod` binds with or not at all, from the first of the profile's HintPlugins that
+  // holds it (HintPlugin::GroupOf), with that plugin's name in `plugin`; nullopt when none does.
+  // For a plugin that must treat a group as one (preemption for a gang).
+  virtual std::optional<PodGroupHint> GroupOf(const api::Pod& /*pod*/) const {
+    return std::nullopt;
+  }
+  // The profile's PreFilter plugins for `pod` over the snapshot's nodes into `state` (a fresh
+  // one; set state.dry_run and state.ignored_plugins first to leave plugins out), as a scheduling
+  // cycle runs them; `result` gets the nodes they narrowed to. For a plugin that tries other pods
+  // than the cycle's own (the other members of a gang).
+  virtual Status RunPreFilterForPod(CycleState& /*state*/, const api::Pod& /*pod*/,
+                                    PreFilterResult* /*result*/) {
+    return Status::Error("this handle runs no PreFilter plugins");
+  }
   // True once the scheduler is shutting down. A plugin that waits in a binding cycle (PreBind
   // waiting for a volume to be bound) stops waiting and fails, so shutdown is not held for as long
   // as the wait could last.

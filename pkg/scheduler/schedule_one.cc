@@ -82,6 +82,11 @@ bool Scheduler::ScheduleOne() {
         if (!post.nominated_node_name.empty() || post.clear_nomination) {
           nominated = post.nominated_node_name;
         }
+        // The rest of a gang whose preemption made room for it: the nominator keeps that room
+        // from pods of lower priority until the members are tried again.
+        for (const auto& [member, node] : post.group_nominations) {
+          queue_->nominator().AddNominatedPod(std::make_shared<framework::PodInfo>(member), node);
+        }
         std::string post_text = diagnosis.post_filter_msg;
         if (post_status.IsSuccess()) {
           post_text = "nominated node " + post.nominated_node_name;

@@ -336,6 +336,23 @@ Status Framework::RunPreFilterPlugins(CycleState& state, const api::Pod& pod,
   return finish(std::move(returned));
 }
 
+Status Framework::RunPreFilterForPod(CycleState& state, const api::Pod& pod,
+                                     PreFilterResult* result) {
+  return RunPreFilterPlugins(state, pod, SnapshotSharedLister().List(), result);
+}
+
+std::optional<PodGroupHint> Framework::GroupOf(const api::Pod& pod) const {
+  for (const auto& [name, plugin] : plugins_) {
+    const auto* hinting = dynamic_cast<const HintPlugin*>(plugin.get());
+    if (hinting == nullptr) continue;
+    if (std::optional<PodGroupHint> group = hinting->GroupOf(pod)) {
+      group->plugin = name;
+      return group;
+    }
+  }
+  return std::nullopt;
+}
+
 Status Framework::RunPreFilterExtensionAddPod(CycleState& state, const api::Pod& pod,
                                               const PodInfo& to_add, const NodeInfo& node) {
   for (const auto& [name, plugin, metrics] : pre_filter_) {

@@ -12,6 +12,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <random>
 #include <span>
 #include <stdexcept>
@@ -211,6 +212,9 @@ class Framework : public Handle {
     return deps_.extenders;
   }
   bool Stopping() const override { return stopping_.load(); }
+  std::optional<PodGroupHint> GroupOf(const api::Pod& pod) const override;
+  Status RunPreFilterForPod(CycleState& state, const api::Pod& pod,
+                            PreFilterResult* result) override;
   // Tells the plugins the scheduler is shutting down (Stopping()).
   void Stop() { stopping_ = true; }
 

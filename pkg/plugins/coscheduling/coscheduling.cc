@@ -599,6 +599,7 @@ std::optional<framework::PodGroupHint> Coscheduling::GroupOf(const api::Pod& pod
       for (const auto& [uid, member] : gang.members) {
         const auto& [name, bound] = member;
         const bool placed = bound || gang.assumed.contains(uid);
+        if (placed) group.placed_uids.push_back(uid);
         if (uid == pod.meta.uid) {
           pod_placed = placed;
         } else if (!placed) {

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <limits>
 #include <map>
+#include <optional>
 #include <stdexcept>
 
 #include "pkg/framework/args.h"
@@ -142,6 +143,11 @@ framework::Status DefaultPreemption::Preempt(framework::CycleState& state, const
   api::PodPtr latest = pods_.Get(pod.meta.namespace_, pod.meta.name);
   if (latest && latest->meta.uid != pod.meta.uid) latest = nullptr;
   const api::Pod& preemptor = latest ? *latest : pod;
+  if (std::optional<framework::PodGroupHint> group = handle_.GroupOf(preemptor);
+      group && group->min_member > group->placed) {
+    return PreemptForGroup(state, latest ? latest : std::make_shared<const api::Pod>(pod), *group,
+                           filtered, result);
+  }
   if (std::string_view reason = NotEligibleReason(preemptor, filtered); !reason.empty()) {
     return framework::Status::Unschedulable(std::string(reason));
   }

@@ -15,6 +15,36 @@
 // one on, in parallel, each on copies of the node and of the cycle state (victims.h), until enough
 // candidates were found; the best (victims.h) is preempted off the scheduling thread (executor.h)
 // and the pod is nominated to it. PreEnqueue holds the pod back while its preemption runs.
+//
+// Gangs. A pod of a group that binds whole or not at all (Handle::GroupOf: Coscheduling's gangs
+// of either PodGroup API) whose group has fewer than its minimum placed or bound is not preempted
+// for alone: evictions that cannot complete the gang are pure damage. Instead one dry run over a
+// working copy of the whole snapshot places, in turn, each pending member until the gang has its
+// minimum: a member that fits somewhere without evicting anything takes the first such node;
+// otherwise the dry run above runs for it (its cycle state is its own PreFilter with the gang's
+// plugin left out, updated by the PreFilter extensions for every pod the dry run has removed and
+// every member it has placed, so it sees the nodes as the members before it left them), the
+// budgets already spent by earlier members' victims count, and the best candidate by
+// PickOneNodeForPreemption is taken: its victims leave the copy and the member joins it. A victim
+// that belongs to a gang takes that gang's other placed members along whenever the gang would
+// otherwise be left below its minimum (all of them go, or the candidate is dropped when one of them
+// may not be preempted). Only when every needed member found a place are all the victims evicted
+// (executor.h, PreemptGroup) and every placed member nominated (the pod by the result's node, the
+// others by group_nominations, which the scheduler hands to its nominator so that lower-priority
+// newcomers leave the room alone; the executor writes their nominatedNodeName); otherwise nothing
+// is evicted and the pod is Unschedulable: "gang needs 5 places, at most 4 can be freed".
+//
+// Why here and not in Coscheduling: the rules (priorities, budgets, victim choice, the executor,
+// the profile's choice to preempt at all) are DefaultPreemption's, and a profile without
+// DefaultPreemption must not preempt for gangs either; Coscheduling only says who belongs together,
+// through the Handle, as it does for explain's gang dry run. Ordering: Coscheduling's PostFilter
+// runs first in the default profile and gives back the room of the gang's pods waiting at Permit;
+// the dry run therefore treats the gang's pending members that the cycle's snapshot still holds as
+// placed as gone, and places them again (in a profile that orders DefaultPreemption first, those
+// members are still placed, count towards the minimum and keep waiting). Kube-scheduler's
+// PodGroupPostFilter instead runs its whole pod group scheduling algorithm once with every
+// lower-priority pod removed and then reprieves victims group by group; extenders' preempt verb is
+// not asked for a gang.
 
 #include <cstdint>
 #include <functional>
@@ -89,6 +119,13 @@ class DefaultPreemption final : public framework::PostFilterPlugin,
   framework::Status Preempt(framework::CycleState& state, const api::Pod& pod,
                             const framework::NodeToStatus& filtered,
                             framework::PostFilterResult* result);
+  // A gang's preemption (group.cc), for a pod of `group` while the group lacks members: one dry
+  // run that places every member it needs, as the header comment says.
+  framework::Status PreemptForGroup(const framework::CycleState& state,
+                                    const api::PodPtr& preemptor,
+                                    const framework::PodGroupHint& group,
+                                    const framework::NodeToStatus& filtered,
+                                    framework::PostFilterResult* result);
   // Empty when the pod may preempt, else why not.
   std::string_view NotEligibleReason(const api::Pod& pod,
                                      const framework::NodeToStatus& filtered) const;

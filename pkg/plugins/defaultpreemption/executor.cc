@@ -1,5 +1,6 @@
 #include "pkg/plugins/defaultpreemption/executor.h"
 
+#include <algorithm>
 #include <chrono>
 #include <exception>
 #include <limits>
@@ -69,15 +70,76 @@ void Executor::Preempt(const api::PodPtr& preemptor, const std::string& node,
     std::lock_guard lock(mu_);
     preempting_.insert(preemptor->meta.uid);
   }
-  tasks_.Post([this, preemptor, node, to_delete] { Run(preemptor, node, to_delete); });
+  tasks_.Post([this, preemptor, node, to_delete] {
+    Run(preemptor, {node}, to_delete, {preemptor->meta.uid}, {});
+  });
 }
 
-void Executor::Run(const api::PodPtr& preemptor, const std::string& node,
-                   const std::vector<api::PodPtr>& victims) {
-  bool failed = !ClearLowerPriorityNominations(preemptor->spec.priority, node);
+void Executor::PreemptGroup(const api::PodPtr& preemptor,
+                            const std::vector<std::pair<api::PodPtr, std::string>>& members,
+                            const std::vector<api::PodPtr>& victims) {
+  std::vector<std::string> nodes;
+  std::vector<std::string> held = {preemptor->meta.uid};
+  std::vector<std::pair<api::PodPtr, std::string>> nominations;
+  for (const auto& [member, node] : members) {
+    if (std::find(nodes.begin(), nodes.end(), node) == nodes.end()) nodes.push_back(node);
+    if (member->meta.uid == preemptor->meta.uid) continue;
+    held.push_back(member->meta.uid);
+    nominations.emplace_back(member, node);
+  }
+  std::vector<api::PodPtr> to_delete;
+  for (const auto& victim : victims) {
+    if (!victim->IsTerminating()) to_delete.push_back(victim);
+  }
+  if (to_delete.empty()) {
+    if (!nominations.empty()) {
+      tasks_.Post([this, nominations] { WriteNominations(nominations); });
+    }
+    return;
+  }
+  {
+    std::lock_guard lock(mu_);
+    preempting_.insert(held.begin(), held.end());
+  }
+  tasks_.Post([this, preemptor, nodes, to_delete, held, nominations] {
+    Run(preemptor, nodes, to_delete, held, nominations);
+  });
+}
+
+bool Executor::WriteNominations(const std::vector<std::pair<api::PodPtr, std::string>>& pods) {
+  bool ok = true;
+  for (const auto& [pod, node] : pods) {
+    if (pod->status.nominated_node_name == node) continue;
+    try {
+      // By uid: a pod created since under the member's name is not nominated.
+      RequireClient(handle_).Patch(
+          client::PodsResource().Path(pod->meta.namespace_, pod->meta.name, "status"),
+          {{"metadata", {{"uid", pod->meta.uid}}}, {"status", {{"nominatedNodeName", node}}}},
+          client::PatchType::kStrategicMerge);
+    } catch (const std::exception& e) {
+      log::Error("could not nominate a pod of a gang",
+                 {{"pod", pod->Key()}, {"node", node}, {"err", e.what()}});
+      ok = false;
+    }
+  }
+  return ok;
+}
+
+void Executor::Run(const api::PodPtr& preemptor, const std::vector<std::string>& nodes,
+                   const std::vector<api::PodPtr>& victims, const std::vector<std::string>& held,
+                   const std::vector<std::pair<api::PodPtr, std::string>>& nominations) {
+  bool failed = false;
+  for (const std::string& node : nodes) {
+    if (!ClearLowerPriorityNominations(preemptor->spec.priority, node)) failed = true;
+  }
+  if (!nominations.empty() && !WriteNominations(nominations)) failed = true;
+  // The node a victim makes room on: the one node of a pod's preemption, a gang's victim's own.
+  auto node_of = [&](const api::Pod& victim) -> const std::string& {
+    return nodes.size() == 1 ? nodes.front() : victim.spec.node_name;
+  };
   auto preempt = [&](const api::Pod& victim) {
     try {
-      return PreemptPod(*preemptor, node, victim);
+      return PreemptPod(*preemptor, node_of(victim), victim);
     } catch (const std::exception& e) {
       log::Error("could not preempt a victim",
                  {{"preemptor", preemptor->Key()}, {"victim", victim.Key()}, {"err", e.what()}});
@@ -92,23 +154,28 @@ void Executor::Run(const api::PodPtr& preemptor, const std::string& node,
     const api::Pod& last = *victims.back();
     {
       std::lock_guard lock(mu_);
-      last_victims_[preemptor->meta.uid] = {last.meta.namespace_, last.meta.name, last.meta.uid};
+      for (const std::string& uid : held) {
+        last_victims_[uid] = {last.meta.namespace_, last.meta.name, last.meta.uid};
+      }
     }
     last_sends_no_event = preempt(last);
   }
   {
     std::lock_guard lock(mu_);
-    preempting_.erase(preemptor->meta.uid);
-    last_victims_.erase(preemptor->meta.uid);
+    for (const std::string& uid : held) {
+      preempting_.erase(uid);
+      last_victims_.erase(uid);
+    }
   }
-  log::Verbose(2, "preemption finished",
-               {{"preemptor", preemptor->Key()},
-                {"node", node},
-                {"victims", std::to_string(victims.size())},
-                {"result", failed ? "error" : "success"}});
+  log::Verbose(
+      2, "preemption finished",
+      {{"preemptor", preemptor->Key()},
+       {"node", nodes.size() == 1 ? nodes.front() : std::to_string(nodes.size()) + " nodes"},
+       {"victims", std::to_string(victims.size())},
+       {"result", failed ? "error" : "success"}});
   // No deletion event will bring the preemptor back: the last victim left only the scheduler's
   // memory or was gone already, or a call failed.
-  if (failed || last_sends_no_event) handle_.Activate({preemptor->meta.uid});
+  if (failed || last_sends_no_event) handle_.Activate(held);
 }
 
 bool Executor::PreemptPod(const api::Pod& preemptor, const std::string& node,

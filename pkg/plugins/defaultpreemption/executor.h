@@ -38,6 +38,16 @@ class Executor {
   void Preempt(const api::PodPtr& preemptor, const std::string& node,
                const std::vector<api::PodPtr>& victims);
 
+  // A gang's preemption for `preemptor` (the cycle's pod): `members` are the gang's pods the dry
+  // run placed, each with its node. The preemptor and every member are held back while it runs;
+  // lower-priority pods lose their nominations to the members' nodes, the members other than the
+  // preemptor get theirs written (status.nominatedNodeName; the scheduler writes the
+  // preemptor's), and then every victim is evicted as Preempt evicts. Victims already being
+  // deleted are left alone; when that leaves none, only the nominations are written.
+  void PreemptGroup(const api::PodPtr& preemptor,
+                    const std::vector<std::pair<api::PodPtr, std::string>>& members,
+                    const std::vector<api::PodPtr>& victims);
+
   // Whether the pod's preemption still runs: it has not reached its last victim yet, or that
   // victim is still there and not being deleted.
   bool IsPodRunningPreemption(const std::string& uid) const;
@@ -54,8 +64,14 @@ class Executor {
   // Clears status.nominatedNodeName of the pods of lower priority than `priority` nominated to
   // `node`; false when a patch failed.
   bool ClearLowerPriorityNominations(int32_t priority, const std::string& node);
-  void Run(const api::PodPtr& preemptor, const std::string& node,
-           const std::vector<api::PodPtr>& victims);
+  // Writes status.nominatedNodeName of each pod; false when a patch failed.
+  bool WriteNominations(const std::vector<std::pair<api::PodPtr, std::string>>& pods);
+  // Clears lower-priority nominations to `nodes` and writes `nominations`, then evicts `victims`
+  // (not empty) for `preemptor`, and ends the hold on `held`. A victim's event names the node it
+  // made room on: `nodes`' only one, or for a gang (several nodes) the victim's own.
+  void Run(const api::PodPtr& preemptor, const std::vector<std::string>& nodes,
+           const std::vector<api::PodPtr>& victims, const std::vector<std::string>& held,
+           const std::vector<std::pair<api::PodPtr, std::string>>& nominations);
 
   framework::Handle& handle_;
   const std::string plugin_name_;

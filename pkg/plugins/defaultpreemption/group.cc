@@ -1,0 +1,312 @@
+// DefaultPreemption for a pod of a gang that still lacks members (see defaultpreemption.h): one
+// dry run that places, in turn, every member the gang needs on a working copy of the snapshot,
+// and evicts only when all of them found a place.
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "pkg/plugins/defaultpreemption/defaultpreemption.h"
+
+namespace berth::plugins::defaultpreemption {
+namespace {
+
+// The budgets left once `victims` are evicted: each one that selects a victim (as
+// SplitByPdbViolation counts) has one disruption fewer per victim.
+std::vector<api::PodDisruptionBudgetPtr> Spend(const std::vector<api::PodDisruptionBudgetPtr>& pdbs,
+                                               const std::vector<framework::PodInfoPtr>& victims) {
+  std::vector<api::PodDisruptionBudgetPtr> left = pdbs;
+  for (auto& pdb : left) {
+    int32_t spent = 0;
+    for (const auto& victim : victims) {
+      const api::Pod& pod = *victim->pod;
+      if (pod.meta.labels.empty() || pdb->meta.namespace_ != pod.meta.namespace_) continue;
+      const auto& selector = pdb->spec.selector;
+      if (!selector || selector->Empty() || !selector->Matches(pod.meta.labels)) continue;
+      if (pdb->status.IsDisrupted(pod.meta.name)) continue;
+      spent++;
+    }
+    if (spent == 0) continue;
+    auto copy = std::make_shared<api::PodDisruptionBudget>(*pdb);
+    copy->status.disruptions_allowed -= spent;
+    pdb = std::move(copy);
+  }
+  return left;
+}
+
+// One change the dry run made to its copy of the snapshot, replayed into each later member's
+// cycle state (PreFilter extensions) so that the member sees the nodes as they now are.
+struct Change {
+  bool added = false;
+  framework::PodInfoPtr pod;
+  size_t node = 0;
+};
+
+// A candidate node for one member, with the victims its victims' gangs drag along.
+struct Option {
+  Candidate candidate;
+  // Members of victims' gangs that go with them, on any node: (pod, node index).
+  std::vector<std::pair<framework::PodInfoPtr, size_t>> dragged;
+};
+
+}  // namespace
+
+framework::Status DefaultPreemption::PreemptForGroup(const framework::CycleState& state,
+                                                     const api::PodPtr& preemptor,
+                                                     const framework::PodGroupHint& group,
+                                                     const framework::NodeToStatus& filtered,
+                                                     framework::PostFilterResult* result) {
+  const int32_t needed = group.min_member - group.placed;
+  if (preemptor->spec.preemption_policy == api::PreemptionPolicy::kNever) {
+    return framework::Status::Unschedulable(std::string(kErrReasonNever));
+  }
+  const framework::NodeInfoLister& lister = handle_.SnapshotSharedLister();
+  const auto& all_nodes = lister.List();
+  if (all_nodes.empty()) return framework::Status::Error("no nodes available");
+
+  // An earlier preemption for the gang still under way on a member's nominated node: wait for it.
+  for (const auto& member : group.pending) {
+    const std::string& nominated = member->status.nominated_node_name;
+    if (nominated.empty()) continue;
+    if (auto node = lister.Get(nominated)) {
+      for (const auto& p : node->pods()) {
+        if (p->pod->spec.priority < preemptor->spec.priority && TerminatingByPreemption(*p->pod)) {
+          return framework::Status::Unschedulable(std::string(kErrReasonTerminating));
+        }
+      }
+    }
+  }
+
+  // Nothing can help the cycle's pod (its PreFilter turned it away, the gang backing off among
+  // other reasons): said as for any pod, but the nomination stays, since it may be the room an
+  // earlier preemption freed for the gang.
+  bool helpable = filtered.absent_nodes_status().code() == framework::Code::kUnschedulable;
+  for (const auto& entry : filtered.entries()) {
+    if (entry.status.code() == framework::Code::kUnschedulable) helpable = true;
+  }
+  if (!helpable) {
+    framework::NodeToStatus statuses;
+    statuses.set_absent_nodes_status(
+        framework::Status::Unresolvable(std::string(kErrReasonNotHelpful)));
+    const int num_all = static_cast<int>(all_nodes.size());
+    return framework::Status::Unschedulable(
+        "0/" + std::to_string(num_all) +
+        " nodes are available: " + framework::CountNodeReasons(num_all, statuses) + ".");
+  }
+
+  // The working copy: every node, without the gang's pending members that the snapshot may still
+  // hold as placed (a waiting attempt Coscheduling's PostFilter just gave back).
+  std::vector<std::shared_ptr<framework::NodeInfo>> work;
+  work.reserve(all_nodes.size());
+  std::unordered_map<std::string, size_t> index;
+  for (const auto& node : all_nodes) {
+    index.emplace(node->name(), work.size());
+    work.push_back(node->Clone());
+  }
+  std::unordered_set<std::string> pending_uids;
+  for (const auto& member : group.pending) pending_uids.insert(member->meta.uid);
+  std::vector<Change> changes;
+  for (size_t i = 0; i < work.size(); i++) {
+    std::vector<framework::PodInfoPtr> stale;
+    for (const auto& p : work[i]->pods()) {
+      if (pending_uids.contains(p->pod->meta.uid)) stale.push_back(p);
+    }
+    for (const auto& p : stale) {
+      work[i]->RemovePod(*p->pod);
+      changes.push_back({false, p, i});
+    }
+  }
+
+  std::vector<api::PodDisruptionBudgetPtr> pdbs = pdbs_.List();
+  std::sort(pdbs.begin(), pdbs.end(),
+            [](const auto& a, const auto& b) { return a->meta.Key() < b->meta.Key(); });
+
+  // The gangs of victims, by pod uid, asked once per dry run.
+  std::unordered_map<std::string, std::optional<framework::PodGroupHint>> victim_groups;
+  auto group_of = [&](const api::Pod& pod) -> const std::optional<framework::PodGroupHint>& {
+    auto it = victim_groups.find(pod.meta.uid);
+    if (it != victim_groups.end()) return it->second;
+    std::optional<framework::PodGroupHint> g = handle_.GroupOf(pod);
+    if (g) {
+      for (const std::string& uid : g->placed_uids) victim_groups[uid] = g;
+    }
+    return victim_groups[pod.meta.uid] = std::move(g);
+  };
+  // Where each pod of the copy is: pods only leave it (victims) or join it (members) after this.
+  std::unordered_map<std::string, size_t> node_of;
+  for (size_t i = 0; i < work.size(); i++) {
+    for (const auto& p : work[i]->pods()) node_of.emplace(p->pod->meta.uid, i);
+  }
+  auto find_pod = [&](const std::string& uid) -> std::pair<framework::PodInfoPtr, size_t> {
+    auto it = node_of.find(uid);
+    if (it == node_of.end()) return {nullptr, 0};
+    for (const auto& p : work[it->second]->pods()) {
+      if (p->pod->meta.uid == uid) return {p, it->second};
+    }
+    return {nullptr, 0};
+  };
+
+  std::vector<framework::PodInfoPtr> victims;
+  std::unordered_set<std::string> victim_uids;
+  std::vector<std::pair<api::PodPtr, std::string>> placed;
+  for (const api::PodPtr& member : group.pending) {
+    if (static_cast<int32_t>(placed.size()) >= needed) break;
+    // Not to be placed now: nominating it would hold room for nothing.
+    if (!member->spec.scheduling_gates.empty() || member->IsTerminating()) continue;
+    // The member's cycle state: the cycle's own for the cycle's pod, else its PreFilter with the
+    // gang's plugin left out (the gang's attempt has just failed and is backing off).
+    std::unique_ptr<framework::CycleState> member_state;
+    framework::PreFilterResult pre;
+    if (member->meta.uid == preemptor->meta.uid) {
+      member_state = state.Clone();
+    } else {
+      member_state = std::make_unique<framework::CycleState>();
+      member_state->dry_run = true;
+      member_state->ignored_plugins.insert(framework::PluginName(group.plugin));
+      if (!handle_.RunPreFilterForPod(*member_state, *member, &pre).IsSuccess()) continue;
+    }
+    for (const Change& c : changes) {
+      framework::Status s = c.added ? handle_.RunPreFilterExtensionAddPod(*member_state, *member,
+                                                                          *c.pod, *work[c.node])
+                                    : handle_.RunPreFilterExtensionRemovePod(*member_state, *member,
+                                                                             *c.pod, *work[c.node]);
+      if (!s.IsSuccess()) return s;
+    }
+    const int n = static_cast<int>(work.size());
+    std::vector<framework::Status> statuses(work.size());
+    handle_.GetParallelizer().Until(n, [&](int i) {
+      const framework::NodeInfo& node = *work[static_cast<size_t>(i)];
+      if (!pre.AllNodes() && !pre.node_names->contains(node.name())) {
+        statuses[static_cast<size_t>(i)] = framework::Status::Unresolvable(
+            "node(s) didn't satisfy the PreFilter plugins' node set");
+        return;
+      }
+      statuses[static_cast<size_t>(i)] =
+          handle_.RunFilterPluginsWithNominatedPods(*member_state, *member, node, i);
+    });
+    auto place = [&](size_t node) {
+      auto copy = std::make_shared<api::Pod>(*member);
+      copy->spec.node_name = work[node]->name();
+      copy->status.nominated_node_name.clear();
+      auto info = std::make_shared<const framework::PodInfo>(std::move(copy));
+      work[node]->AddPod(info);
+      changes.push_back({true, info, node});
+      placed.emplace_back(member, work[node]->name());
+    };
+    // Room without evicting anything: taken before any eviction is considered.
+    if (auto fits = std::find_if(statuses.begin(), statuses.end(),
+                                 [](const framework::Status& s) { return s.IsSuccess(); });
+        fits != statuses.end()) {
+      place(static_cast<size_t>(fits - statuses.begin()));
+      continue;
+    }
+    std::vector<const framework::NodeInfo*> potential;
+    for (size_t i = 0; i < work.size(); i++) {
+      if (statuses[i].code() == framework::Code::kUnschedulable) potential.push_back(work[i].get());
+    }
+    if (potential.empty()) continue;
+    std::vector<Candidate> candidates;
+    framework::NodeToStatus unused;
+    const auto num = static_cast<int32_t>(potential.size());
+    framework::Status s = DryRun(*member_state, *member, potential, pdbs, offset_(num),
+                                 NumCandidates(num), &candidates, &unused);
+    if (!s.IsSuccess() && candidates.empty()) return s;
+
+    // A victim of a gang takes the gang's other placed members with it when the gang would be
+    // left below its minimum; a gang with a member the member may not preempt cannot go.
+    std::vector<Option> options;
+    for (Candidate& c : candidates) {
+      Option option;
+      std::unordered_set<std::string> gone = victim_uids;
+      for (const auto& v : c.victims) gone.insert(v->pod->meta.uid);
+      bool allowed = true;
+      for (size_t k = 0; k < c.victims.size() && allowed; k++) {
+        const std::optional<framework::PodGroupHint>& g = group_of(*c.victims[k]->pod);
+        if (!g) continue;
+        int32_t left = g->placed;
+        for (const std::string& uid : g->placed_uids) left -= gone.contains(uid) ? 1 : 0;
+        if (left >= g->min_member) continue;
+        for (const std::string& uid : g->placed_uids) {
+          if (gone.contains(uid)) continue;
+          auto [pod, node] = find_pod(uid);
+          if (pod == nullptr) continue;
+          if (pod->pod->spec.priority >= member->spec.priority) {
+            allowed = false;
+            break;
+          }
+          gone.insert(uid);
+          option.dragged.emplace_back(pod, node);
+        }
+      }
+      if (!allowed) continue;
+      if (!option.dragged.empty()) {
+        std::vector<framework::PodInfoPtr> extra;
+        for (const auto& [pod, node] : option.dragged) extra.push_back(pod);
+        c.num_pdb_violations += static_cast<int64_t>(
+            SplitByPdbViolation(extra, Spend(pdbs, c.victims)).violating.size());
+        c.victims.insert(c.victims.end(), extra.begin(), extra.end());
+        std::stable_sort(c.victims.begin(), c.victims.end(),
+                         [](const framework::PodInfoPtr& a, const framework::PodInfoPtr& b) {
+                           return MoreImportantPod(*a->pod, *b->pod);
+                         });
+      }
+      option.candidate = std::move(c);
+      options.push_back(std::move(option));
+    }
+    if (options.empty()) continue;
+    std::vector<Candidate> picks;
+    picks.reserve(options.size());
+    for (const Option& o : options) picks.push_back(o.candidate);
+    const Option& best = options[PickOneNodeForPreemption(picks)];
+    std::vector<framework::PodInfoPtr> chosen;
+    for (const auto& v : best.candidate.victims) {
+      if (!victim_uids.insert(v->pod->meta.uid).second) continue;
+      auto [pod, node] = find_pod(v->pod->meta.uid);
+      if (pod == nullptr) continue;
+      work[node]->RemovePod(*pod->pod);
+      changes.push_back({false, pod, node});
+      chosen.push_back(pod);
+    }
+    pdbs = Spend(pdbs, chosen);
+    victims.insert(victims.end(), chosen.begin(), chosen.end());
+    place(index.at(best.candidate.node));
+  }
+
+  if (static_cast<int32_t>(placed.size()) < needed) {
+    result->clear_nomination = true;
+    return framework::Status::Unschedulable("gang needs " + std::to_string(needed) +
+                                            " places, at most " + std::to_string(placed.size()) +
+                                            " can be freed");
+  }
+  if (victims.empty()) {
+    // The room its pods held before they were given back is enough: its next attempt evicts none.
+    return framework::Status::Unschedulable("the gang fits without evicting any pod");
+  }
+  std::vector<api::PodPtr> victim_pods;
+  victim_pods.reserve(victims.size());
+  for (const auto& v : victims) victim_pods.push_back(v->pod);
+  handle_.GetPreemptionMetrics().ObserveVictims(victim_pods.size());
+  executor_.PreemptGroup(preemptor, placed, victim_pods);
+  std::set<std::string> nodes;
+  for (const auto& [member, node] : placed) {
+    nodes.insert(node);
+    if (member->meta.uid == preemptor->meta.uid) {
+      result->nominated_node_name = node;
+    } else {
+      result->group_nominations.emplace_back(member, node);
+    }
+  }
+  return framework::Status(framework::Code::kSuccess,
+                           "found a potential placement for " + group.name + " on " +
+                               std::to_string(nodes.size()) + " nodes, preempting " +
+                               std::to_string(victim_pods.size()) + " victims");
+}
+
+}  // namespace berth::plugins::defaultpreemption

@@ -1,0 +1,194 @@
+// Preemption for gangs through the whole scheduler without an apiserver: nodes, pods and PodGroups
+// reach it through client-less informers, a binder sends bound pods back as the watch would, and
+// a client deletes evicted pods from the pod informer as the apiserver would.
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "pkg/api/podgroup.h"
+#include "pkg/config/load.h"
+#include "pkg/informer/factory.h"
+#include "pkg/plugins/registry/registry.h"
+#include "pkg/scheduler/scheduler.h"
+#include "test/testing/fake_handle.h"
+#include "test/testing/feedback_binder.h"
+#include "test/testing/objects.h"
+#include "test/testing/podgroups.h"
+#include "test/testing/unused_client.h"
+
+namespace berth::scheduler {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::NodeBuilder;
+using testing::PodBuilder;
+using testing::PodGroupObject;
+
+bool Eventually(const std::function<bool()>& condition, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (condition()) return true;
+    std::this_thread::sleep_for(10ms);
+  }
+  return condition();
+}
+
+// Evicts by removing the pod from the informer, as the apiserver's deletion would reach it; status
+// patches are accepted and dropped.
+class InformerEvictingClient : public testing::UnusedClient {
+ public:
+  explicit InformerEvictingClient(informer::SharedInformerFactory& informers)
+      : informers_(informers) {}
+  nlohmann::json Patch(const std::string&, const nlohmann::json&, client::PatchType) override {
+    return nlohmann::json::object();
+  }
+  void Delete(const std::string& path, const client::DeleteOptions&) override {
+    // /api/v1/namespaces/<ns>/pods/<name>
+    const std::string name = path.substr(path.rfind('/') + 1);
+    {
+      std::lock_guard lock(mu_);
+      deleted_.insert(name);
+    }
+    informers_.Pods().Remove("default/" + name);
+  }
+  std::set<std::string> deleted() {
+    std::lock_guard lock(mu_);
+    return deleted_;
+  }
+
+ private:
+  informer::SharedInformerFactory& informers_;
+  std::mutex mu_;
+  std::set<std::string> deleted_;
+};
+
+class GangPreemptionTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    registry_ = plugins::registry::InTree();
+    registry_["FeedbackBinder"] = [this](const nlohmann::json&, framework::Handle&) {
+      return binder_;
+    };
+    config::Configuration cfg = config::DefaultConfiguration();
+    auto& profile = cfg.profiles[0];
+    profile.plugins.bind.disabled.push_back({"*", 0});
+    profile.plugins.bind.enabled.push_back({"FeedbackBinder", 0});
+    SchedulerDeps deps;
+    deps.informers = &informers_;
+    deps.recorder = &recorder_;
+    deps.client = client_;
+    scheduler_ = std::make_unique<Scheduler>(cfg, registry_, deps, SchedulerOptions{});
+    scheduler_->AddAllEventHandlers();
+  }
+  void TearDown() override { scheduler_->Stop(1s); }
+
+  void Node(const std::string& name) {
+    informers_.Nodes().Upsert(NodeBuilder(name).Capacity("1", "8Gi").Build());
+  }
+  void Group(const std::string& name, int min_member) {
+    informers_.For<api::PodGroup>().Upsert(PodGroupObject(name, min_member));
+  }
+  // A pod taking a whole node's cpu; bound to `node` when one is given.
+  void Pod(const std::string& name, const std::string& group, int32_t priority,
+           const std::string& node = "") {
+    PodBuilder pod(name);
+    if (!group.empty()) pod.Label(std::string(api::kPodGroupLabel), group);
+    pod.Container("1", "64Mi").Priority(priority);
+    if (!node.empty()) pod.Node(node);
+    informers_.Pods().Upsert(pod.Build());
+  }
+  bool PodEventContains(const std::string& pod, const std::string& part) {
+    for (const auto& e : recorder_.events()) {
+      if (e.kind == "Pod" && e.pod_key == "default/" + pod &&
+          e.note.find(part) != std::string::npos) {
+        return true;
+      }
+    }
+    return false;
+  }
+  int Bound(const std::string& prefix) {
+    int n = 0;
+    for (const auto& [pod, node] : binder_->bound()) n += pod.rfind(prefix, 0) == 0 ? 1 : 0;
+    return n;
+  }
+
+  informer::SharedInformerFactory informers_{nullptr};
+  testing::FakeRecorder recorder_;
+  std::shared_ptr<testing::FeedbackBinder> binder_ =
+      std::make_shared<testing::FeedbackBinder>(informers_);
+  std::shared_ptr<InformerEvictingClient> client_ =
+      std::make_shared<InformerEvictingClient>(informers_);
+  framework::runtime::Registry registry_;
+  std::unique_ptr<Scheduler> scheduler_;
+};
+
+// Issue 43: four nodes full of low-priority pods, a high-priority gang of five that cannot fit
+// even if every one of them goes. Evicting any of them cannot complete the gang.
+TEST_F(GangPreemptionTest, AGangThatCannotFitEvenAfterPreemptionEvictsNothing) {
+  for (int i = 1; i <= 4; i++) {
+    Node("n" + std::to_string(i));
+    Pod("low-" + std::to_string(i), "", 1, "n" + std::to_string(i));
+  }
+  Group("big", 5);
+  for (int i = 0; i < 5; i++) Pod("big-" + std::to_string(i), "big", 100);
+  scheduler_->Run();
+
+  EXPECT_TRUE(Eventually(
+      [&] {
+        for (int i = 0; i < 5; i++) {
+          if (PodEventContains("big-" + std::to_string(i),
+                               "preemption: gang needs 5 places, at most 4 can be freed")) {
+            return true;
+          }
+        }
+        return false;
+      },
+      10s))
+      << "no pod of the gang said why preemption could not help it";
+  EXPECT_EQ(client_->deleted(), std::set<std::string>{});
+  EXPECT_EQ(Bound("big-"), 0);
+}
+
+// The same gang with four members fits once all four low-priority pods go: exactly those are
+// evicted, and the gang binds whole.
+TEST_F(GangPreemptionTest, AGangThatFitsAfterPreemptionEvictsWhatItNeedsAndBindsWhole) {
+  for (int i = 1; i <= 4; i++) {
+    Node("n" + std::to_string(i));
+    Pod("low-" + std::to_string(i), "", 1, "n" + std::to_string(i));
+  }
+  Node("n5");
+  Group("fit", 5);
+  for (int i = 0; i < 5; i++) Pod("fit-" + std::to_string(i), "fit", 100);
+  scheduler_->Run();
+
+  ASSERT_TRUE(Eventually([&] { return Bound("fit-") == 5; }, 20s))
+      << Bound("fit-") << " of 5 bound";
+  EXPECT_EQ(client_->deleted(), (std::set<std::string>{"low-1", "low-2", "low-3", "low-4"}));
+}
+
+// A victim that belongs to a lower-priority gang takes the gang with it rather than leaving it
+// below its minimum.
+TEST_F(GangPreemptionTest, AVictimGangIsNeverLeftBelowItsMinimum) {
+  for (int i = 1; i <= 3; i++) Node("n" + std::to_string(i));
+  Group("low", 2);
+  Pod("low-0", "low", 1, "n1");
+  Pod("low-1", "low", 1, "n2");
+  Pod("solo", "", 5, "n3");
+  Group("high", 1);
+  Pod("high-0", "high", 100);
+  scheduler_->Run();
+
+  ASSERT_TRUE(Eventually([&] { return Bound("high-") == 1; }, 20s));
+  EXPECT_EQ(client_->deleted(), (std::set<std::string>{"low-0", "low-1"}));
+}
+
+}  // namespace
+}  // namespace berth::scheduler
