@@ -18,6 +18,7 @@
 #include "pkg/informer/factory.h"
 #include "pkg/plugins/registry/registry.h"
 #include "pkg/scheduler/scheduler.h"
+#include "test/testing/eventually.h"
 #include "test/testing/fake_handle.h"
 #include "test/testing/feedback_binder.h"
 #include "test/testing/objects.h"
@@ -28,18 +29,10 @@ namespace berth::scheduler {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::Eventually;
 using testing::NodeBuilder;
 using testing::PodBuilder;
 using testing::PodGroupObject;
-
-bool Eventually(const std::function<bool()>& condition, std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (condition()) return true;
-    std::this_thread::sleep_for(10ms);
-  }
-  return condition();
-}
 
 // Evicts by removing the pod from the informer, as the apiserver's deletion would reach it; status
 // patches are accepted and dropped.

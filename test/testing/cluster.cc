@@ -154,15 +154,6 @@ void CreateMany(client::Client& client, const std::string& path, int count,
   if (failure) std::rethrow_exception(failure);
 }
 
-bool Eventually(const std::function<bool()>& condition, std::chrono::milliseconds timeout) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (true) {
-    if (condition()) return true;
-    if (std::chrono::steady_clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-}
-
 TestNodes::TestNodes(std::shared_ptr<client::Client> client)
     : client_(std::move(client)), id_("it-" + UniqueSuffix()) {}
 

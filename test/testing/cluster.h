@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "pkg/client/client.h"
+#include "test/testing/eventually.h"
 
 namespace berth::testing {
 
@@ -74,9 +75,6 @@ nlohmann::json NodeManifest(const std::string& name, const std::string& cpu,
 // Creates `count` objects with POSTs from `parallelism` threads; object(i) builds the i-th.
 void CreateMany(client::Client& client, const std::string& path, int count,
                 const std::function<nlohmann::json(int)>& object, int parallelism = 8);
-
-// Polls `condition` every 50 ms until it holds or `timeout` passes; returns whether it held.
-bool Eventually(const std::function<bool()>& condition, std::chrono::milliseconds timeout);
 
 // A ClusterRole with `rules` and a ClusterRoleBinding of it to `subject` (an RBAC subject object),
 // both named `name`; removed (best effort) when the object goes away, so other tests see the

@@ -9,6 +9,7 @@
 
 #include "pkg/util/base64.h"
 #include "test/testing/client_test_util.h"
+#include "test/testing/eventually.h"
 #include "test/testing/fake_handle.h"
 #include "test/testing/objects.h"
 
@@ -121,15 +122,6 @@ double MetricValue(prometheus::Registry& registry, const std::string& family,
 }
 
 // Whether `condition` became true within a bound generous enough for any machine.
-bool Eventually(const std::function<bool()>& condition) {
-  const auto deadline = std::chrono::steady_clock::now() + 30s;
-  while (!condition()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(5ms);
-  }
-  return true;
-}
-
 class OutOfProcessTest : public ::testing::Test {
  protected:
   OutOfProcessTest() {
@@ -421,7 +413,7 @@ TEST_F(OutOfProcessTest, PermitRejectionsAndTimeoutsNameTheEndpoint) {
   EXPECT_EQ(waiting->message(),
             "out-of-process endpoint \"gang\" did not allow the pod within 100ms");
   // The poller lets go of the pod once the decision is delivered (just after it).
-  EXPECT_TRUE(Eventually([&] { return waiting_forever->PollingFor() == 0; }));
+  EXPECT_TRUE(berth::testing::Eventually([&] { return waiting_forever->PollingFor() == 0; }, 30s));
 }
 
 TEST_F(OutOfProcessTest, AFailingPermitStatusRejectsThePodNamingTheEndpoint) {
