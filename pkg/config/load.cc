@@ -12,6 +12,7 @@
 #include <functional>
 #include <initializer_list>
 #include <limits>
+#include <map>
 #include <optional>
 #include <sstream>
 #include <utility>
@@ -372,36 +373,42 @@ std::optional<std::string> Decoder::Bytes(const YAML::Node& node, const std::str
 }
 
 ExtenderTlsConfig Decoder::DecodeExtenderTls(const YAML::Node& node, const std::string& path) {
+  static const std::map<std::string_view, std::string ExtenderTlsConfig::*> kStrings = {
+      {"serverName", &ExtenderTlsConfig::server_name},
+      {"certFile", &ExtenderTlsConfig::cert_file},
+      {"keyFile", &ExtenderTlsConfig::key_file},
+      {"caFile", &ExtenderTlsConfig::ca_file}};
+  static const std::map<std::string_view, std::string ExtenderTlsConfig::*> kBytes = {
+      {"certData", &ExtenderTlsConfig::cert_data},
+      {"keyData", &ExtenderTlsConfig::key_data},
+      {"caData", &ExtenderTlsConfig::ca_data}};
   ExtenderTlsConfig out;
   Fields(
       node, path,
       {"insecure", "serverName", "certFile", "keyFile", "caFile", "certData", "keyData", "caData"},
       [&](const std::string& key, const YAML::Node& value, const std::string& p) {
-        auto set = [](std::optional<std::string> v, std::string& field) {
-          if (v) field = std::move(*v);
-        };
-        if (key == "insecure") {
-          if (auto v = Bool(value, p)) out.insecure = *v;
-        } else if (key == "serverName") {
-          set(String(value, p), out.server_name);
-        } else if (key == "certFile") {
-          set(String(value, p), out.cert_file);
-        } else if (key == "keyFile") {
-          set(String(value, p), out.key_file);
-        } else if (key == "caFile") {
-          set(String(value, p), out.ca_file);
-        } else if (key == "certData") {
-          set(Bytes(value, p), out.cert_data);
-        } else if (key == "keyData") {
-          set(Bytes(value, p), out.key_data);
-        } else if (key == "caData") {
-          set(Bytes(value, p), out.ca_data);
+        if (auto it = kStrings.find(key); it != kStrings.end()) {
+          if (auto v = String(value, p)) out.*(it->second) = std::move(*v);
+        } else if (auto b = kBytes.find(key); b != kBytes.end()) {
+          if (auto v = Bytes(value, p)) out.*(b->second) = std::move(*v);
+        } else if (auto v = Bool(value, p)) {
+          out.insecure = *v;
         }
       });
   return out;
 }
 
 Extender Decoder::DecodeExtender(const YAML::Node& node, const std::string& path) {
+  static const std::map<std::string_view, std::string Extender::*> kStrings = {
+      {"urlPrefix", &Extender::url_prefix},
+      {"filterVerb", &Extender::filter_verb},
+      {"preemptVerb", &Extender::preempt_verb},
+      {"prioritizeVerb", &Extender::prioritize_verb},
+      {"bindVerb", &Extender::bind_verb}};
+  static const std::map<std::string_view, bool Extender::*> kBools = {
+      {"enableHTTPS", &Extender::enable_https},
+      {"nodeCacheCapable", &Extender::node_cache_capable},
+      {"ignorable", &Extender::ignorable}};
   Extender out;
   if (!node.IsMap()) {
     Fail(path, "expected a mapping, got " + Describe(node));
@@ -412,38 +419,23 @@ Extender Decoder::DecodeExtender(const YAML::Node& node, const std::string& path
           "enableHTTPS", "tlsConfig", "httpTimeout", "nodeCacheCapable", "managedResources",
           "ignorable"},
          [&](const std::string& key, const YAML::Node& value, const std::string& p) {
-           auto set = [](std::optional<std::string> v, std::string& field) {
-             if (v) field = std::move(*v);
-           };
-           if (key == "urlPrefix") {
-             set(String(value, p), out.url_prefix);
-           } else if (key == "filterVerb") {
-             set(String(value, p), out.filter_verb);
-           } else if (key == "preemptVerb") {
-             set(String(value, p), out.preempt_verb);
-           } else if (key == "prioritizeVerb") {
-             set(String(value, p), out.prioritize_verb);
-           } else if (key == "bindVerb") {
-             set(String(value, p), out.bind_verb);
+           if (auto it = kStrings.find(key); it != kStrings.end()) {
+             if (auto v = String(value, p)) out.*(it->second) = std::move(*v);
+           } else if (auto b = kBools.find(key); b != kBools.end()) {
+             if (auto v = Bool(value, p)) out.*(b->second) = *v;
            } else if (key == "weight") {
              if (auto v = Integer<int64_t>(value, p)) out.weight = *v;
-           } else if (key == "enableHTTPS") {
-             if (auto v = Bool(value, p)) out.enable_https = *v;
            } else if (key == "tlsConfig") {
              if (!value.IsNull()) out.tls_config = DecodeExtenderTls(value, p);
            } else if (key == "httpTimeout") {
              if (auto v = Duration(value, p); v && v->count() != 0) out.http_timeout = *v;
-           } else if (key == "nodeCacheCapable") {
-             if (auto v = Bool(value, p)) out.node_cache_capable = *v;
-           } else if (key == "ignorable") {
-             if (auto v = Bool(value, p)) out.ignorable = *v;
            } else if (key == "managedResources") {
              Items(value, p, [&](size_t, const YAML::Node& item, const std::string& item_path) {
                ExtenderManagedResource& resource = out.managed_resources.emplace_back();
                Fields(item, item_path, {"name", "ignoredByScheduler"},
                       [&](const std::string& k, const YAML::Node& v, const std::string& kp) {
                         if (k == "name") {
-                          set(String(v, kp), resource.name);
+                          if (auto name = String(v, kp)) resource.name = std::move(*name);
                         } else if (auto b = Bool(v, kp)) {
                           resource.ignored_by_scheduler = *b;
                         }
