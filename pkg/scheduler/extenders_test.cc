@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <string>
@@ -199,6 +200,24 @@ TEST_F(ExtenderSchedulingTest, AWeightedExtenderScoreDecidesBetweenEqualNodes) {
     EXPECT_EQ(p.weighted, 200);  // 10 x weight 2 x (100 / 10).
   }
   EXPECT_TRUE(scored);
+}
+
+TEST_F(ExtenderSchedulingTest, ExtremeExtenderScoresSaturateInsteadOfOverflowing) {
+  // score x weight x 10 and the node's total would overflow int64 for these: they saturate, so
+  // the highest score still wins and the lowest still loses.
+  auto ext = std::make_shared<FakeExtender>("http://ext");
+  ext->weight = std::numeric_limits<int64_t>::max();
+  ext->scores = {{"a", std::numeric_limits<int64_t>::min()},
+                 {"b", std::numeric_limits<int64_t>::max()},
+                 {"c", -1}};
+  Start({ext});
+  scheduler_->OnPodAdd(PodBuilder("p").Container("1", "1Gi").Build());
+  Drain();
+  EXPECT_EQ(Bound("p"), "b");
+  const auto attempt = scheduler_->attempts().Find("default/p");
+  ASSERT_NE(attempt, nullptr);
+  ASSERT_FALSE(attempt->scores.empty());
+  EXPECT_EQ(attempt->scores[0].total, std::numeric_limits<int64_t>::max());
 }
 
 TEST_F(ExtenderSchedulingTest, AFailingExtenderIsSkippedOnlyWhenIgnorable) {
