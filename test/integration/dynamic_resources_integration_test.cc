@@ -187,6 +187,16 @@ TEST_F(DynamicResourcesIntegration, DevicesAreNeverGivenTwiceAndTheThirdPodIsTol
   }
 
   const std::string message = UnschedulableMessage("pod-c", "cannot allocate all claims", 60s);
+  // The third pod can be refused while the first two are still in their binding cycles (PreBind
+  // writes their claims first), so wait for the two bindings rather than read a moment too soon.
+  Eventually(
+      [&] {
+        int placed = 0;
+        for (const char* name : {"a", "b", "c"})
+          placed += NodeOf(std::string("pod-") + name).empty() ? 0 : 1;
+        return placed >= 2;
+      },
+      60s);
   std::set<std::string> devices;
   std::vector<std::string> bound;
   for (const char* name : {"a", "b", "c"}) {
