@@ -9,13 +9,37 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "pkg/api/types.h"
 
 namespace berth::api {
 
+class FieldPath;
+
 // A pod joins the PodGroup this label names, in the pod's own namespace.
 inline constexpr std::string_view kPodGroupLabel = "scheduling.x-k8s.io/pod-group";
+
+// Where a group's pods go together: all of them in one domain (one value) of a node-label key.
+// Upstream's PodGroups say it as spec.schedulingConstraints.topology: [{key}] (one key, required);
+// scheduler-plugins' PodGroups may give up to kMaxTopologyLevels keys, narrowest first, and
+// `topologyPolicy: Preferred` (Berth's extension, in the chart's CRD).
+struct PodGroupTopology {
+  // The group goes in one domain of the first key where it fits, else of the next.
+  std::vector<std::string> keys;
+  // When no domain of any key can take it: false, the group waits; true, it goes anywhere.
+  bool preferred = false;
+
+  bool operator==(const PodGroupTopology& other) const = default;
+};
+inline constexpr size_t kMaxTopologyLevels = 3;
+
+// Reads `spec`'s schedulingConstraints (the spec at `spec_path`): nullopt without a topology.
+// `levels` is how many topology entries the API allows; `policy` whether topologyPolicy may be
+// given. Throws DecodeError naming the field.
+std::optional<PodGroupTopology> DecodeSchedulingConstraints(const nlohmann::json& spec,
+                                                            const FieldPath& spec_path,
+                                                            size_t levels, bool policy);
 
 struct PodGroupSpec {
   // At least 1: an absent or zero minMember (scheduler-plugins then places every pod on its own)
@@ -26,6 +50,7 @@ struct PodGroupSpec {
   std::optional<ResourceList> min_resources;
   // Absent or zero: the scheduler's default wait.
   std::optional<int32_t> schedule_timeout_seconds;
+  std::optional<PodGroupTopology> topology;
 
   bool operator==(const PodGroupSpec& other) const = default;
 };

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 #include "pkg/api/errors.h"
 
@@ -80,6 +82,56 @@ TEST(PodGroupDecode, AMalformedSpecIsKeptWithTheProblemNamingTheField) {
     PodGroup group = DecodePodGroup(Group(c.spec));
     EXPECT_EQ(group.meta.Key(), "ml/train");
     EXPECT_EQ(group.problem.substr(0, c.problem.size()), c.problem) << group.problem;
+  }
+}
+
+TEST(PodGroupDecode, ReadsTheTopologyConstraintWithItsFallbackLevelsAndPolicy) {
+  PodGroup group = DecodePodGroup(
+      Group({{"minMember", 8},
+             {"schedulingConstraints",
+              {{"topology", {{{"key", "example.com/rack"}}, {{"key", "example.com/block"}}}},
+               {"topologyPolicy", "Preferred"}}}}));
+  ASSERT_TRUE(group.problem.empty()) << group.problem;
+  ASSERT_TRUE(group.spec.topology.has_value());
+  EXPECT_EQ(group.spec.topology->keys,
+            (std::vector<std::string>{"example.com/rack", "example.com/block"}));
+  EXPECT_TRUE(group.spec.topology->preferred);
+
+  // Upstream's one-key form, required by default.
+  group = DecodePodGroup(Group(
+      {{"schedulingConstraints", {{"topology", {{{"key", "topology.kubernetes.io/zone"}}}}}}}));
+  ASSERT_TRUE(group.spec.topology.has_value());
+  EXPECT_FALSE(group.spec.topology->preferred);
+
+  // No keys: no constraint.
+  group = DecodePodGroup(Group({{"schedulingConstraints", {{"topology", json::array()}}}}));
+  EXPECT_FALSE(group.spec.topology.has_value());
+  EXPECT_TRUE(group.problem.empty());
+}
+
+TEST(PodGroupDecode, AMalformedTopologyConstraintIsNamed) {
+  struct Case {
+    json constraints;
+    std::string problem;
+  };
+  for (const Case& c : {
+           Case{{{"topology", {{{"key", "a"}}, {{"key", "b"}}, {{"key", "c"}}, {{"key", "d"}}}}},
+                "spec.schedulingConstraints.topology: at most 3 entries may be given, got 4"},
+           Case{{{"topology", {{{"key", "rack"}}, {{"key", "rack"}}}}},
+                "spec.schedulingConstraints.topology[1].key: duplicate key \"rack\""},
+           Case{{{"topology", {{{"key", std::string(64, 'r')}}}}},
+                "spec.schedulingConstraints.topology[0].key: \"" + std::string(64, 'r') +
+                    "\" is not a valid label key"},
+           Case{{{"topology", "rack"}},
+                "spec.schedulingConstraints.topology: expected array, got string"},
+           Case{{{"topology", {{{"key", "rack"}}}}, {"topologyPolicy", "Maybe"}},
+                "spec.schedulingConstraints.topologyPolicy: unknown value \"Maybe\"; expected "
+                "Required or Preferred"},
+           Case{{{"topologyPolicy", "Preferred"}},
+                "spec.schedulingConstraints.topologyPolicy: needs at least one topology key"},
+       }) {
+    PodGroup group = DecodePodGroup(Group({{"schedulingConstraints", c.constraints}}));
+    EXPECT_EQ(group.problem, c.problem) << c.constraints.dump();
   }
 }
 

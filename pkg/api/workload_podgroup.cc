@@ -56,13 +56,8 @@ WorkloadPodGroupSpec DecodeSpec(const json& object, const Path& root) {
     spec.preemption_policy = parsed;
   }
   // Served only behind feature gates beyond GenericWorkload; each changes where the group's pods
-  // may go, so a group using one is not placed as if it were absent.
-  const Path topology = spec_path.Field("schedulingConstraints");
-  if (const json* constraints = GetObject(*value, topology);
-      constraints != nullptr && Asks(*constraints, topology.Field("topology"))) {
-    FailAt(topology.Field("topology"),
-           "topology constraints on a pod group are not supported by berth-scheduler");
-  }
+  // may go, so a group using one Berth cannot honour is not placed as if it were absent.
+  spec.topology = DecodeSchedulingConstraints(*value, spec_path, 1, false);
   const Path claims = spec_path.Field("resourceClaims");
   if (Asks(*value, claims)) {
     FailAt(claims, "resource claims shared by a pod group are not supported by berth-scheduler");

@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 
+#include "pkg/api/podgroup.h"
 #include "pkg/api/types.h"
 
 namespace berth::api {
@@ -28,6 +29,8 @@ struct WorkloadPodGroupSpec {
   int32_t priority = 0;
   // spec.preemptionPolicy, when set: every pod of the group must have it.
   std::optional<PreemptionPolicy> preemption_policy;
+  // spec.schedulingConstraints.topology (the TopologyAwareWorkloadScheduling gate): one key.
+  std::optional<PodGroupTopology> topology;
 
   bool operator==(const WorkloadPodGroupSpec& other) const = default;
 };
@@ -47,7 +50,7 @@ struct WorkloadPodGroup {
   WorkloadPodGroupSpec spec;
   std::optional<WorkloadPodGroupCondition> initially_scheduled;
   // Empty when Berth can honour the spec; otherwise why not, naming the field. A group asking for
-  // what Berth does not do (topology constraints, shared resource claims, a composite parent) is
+  // what Berth does not do (shared resource claims, a composite parent) is
   // refused rather than placed as if the field were absent.
   std::string problem;
 

@@ -77,9 +77,14 @@ TEST(WorkloadPodGroupDecode, AnUnusableOrUnsupportedSpecIsKeptWithItsProblem) {
       {R"({"schedulingPolicy": {"gang": {"minCount": 2}}, "preemptionPolicy": "Sometimes"})",
        "spec.preemptionPolicy: unknown value \"Sometimes\""},
       {R"({"schedulingPolicy": {"gang": {"minCount": 2}},
-           "schedulingConstraints": {"topology": [{"key": "zone"}]}})",
-       "spec.schedulingConstraints.topology: topology constraints on a pod group are not "
-       "supported by berth-scheduler"},
+           "schedulingConstraints": {"topology": [{"key": "zone"}, {"key": "region"}]}})",
+       "spec.schedulingConstraints.topology: at most 1 entry may be given, got 2"},
+      {R"({"schedulingPolicy": {"gang": {"minCount": 2}},
+           "schedulingConstraints": {"topology": [{"key": ""}]}})",
+       "spec.schedulingConstraints.topology[0].key: required"},
+      {R"({"schedulingPolicy": {"gang": {"minCount": 2}},
+           "schedulingConstraints": {"topology": [{"key": "a b"}]}})",
+       "spec.schedulingConstraints.topology[0].key: \"a b\" is not a valid label key"},
       {R"({"schedulingPolicy": {"gang": {"minCount": 2}},
            "resourceClaims": [{"name": "gpu", "resourceClaimName": "shared"}]})",
        "spec.resourceClaims: resource claims shared by a pod group are not supported by "

@@ -116,7 +116,9 @@ const char* RejectionName(Rejection reason) {
 Args ParseArgs(const json& args) {
   Args out;
   framework::ArgsErrors errors;
-  if (errors.CheckObject(args, {"permitWaitingTimeSeconds", "podGroupBackoffSeconds"})) {
+  if (errors.CheckObject(args, {"permitWaitingTimeSeconds", "podGroupBackoffSeconds",
+                                "topologyPlacement", "podGroupPodsCountWeight",
+                                "placementResourcesWeight", "percentageOfPlacementsToScore"})) {
     constexpr int64_t kMaxWait =
         std::chrono::duration_cast<std::chrono::seconds>(framework::kMaxPermitTimeout).count();
     constexpr int64_t kMaxBackoff = 3600;
@@ -128,6 +130,21 @@ Args ParseArgs(const json& args) {
     errors.ReadInt(args, "podGroupBackoffSeconds", "", 0, kMaxBackoff,
                    "not in valid range [0, " + std::to_string(kMaxBackoff) + "]", &backoff);
     out.pod_group_backoff = std::chrono::seconds(backoff);
+    if (auto it = args.find("topologyPlacement"); it != args.end() && !it->is_null()) {
+      if (it->is_boolean()) {
+        out.topology_placement = it->get<bool>();
+      } else {
+        errors.Invalid("topologyPlacement", *it, "must be true or false");
+      }
+    }
+    errors.ReadInt(args, "podGroupPodsCountWeight", "", 0, 100, "not in valid range [0, 100]",
+                   &out.pods_count_weight);
+    errors.ReadInt(args, "placementResourcesWeight", "", 0, 100, "not in valid range [0, 100]",
+                   &out.resources_weight);
+    int64_t percentage = out.percentage_of_placements_to_score;
+    errors.ReadInt(args, "percentageOfPlacementsToScore", "", 0, 100, "not in valid range [0, 100]",
+                   &percentage);
+    out.percentage_of_placements_to_score = static_cast<int32_t>(percentage);
   }
   errors.ThrowIfAny();
   return out;

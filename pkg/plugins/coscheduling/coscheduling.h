@@ -45,7 +45,20 @@ struct Args {
   std::chrono::seconds permit_waiting_time{60};
   // After a failed attempt none of the gang's pods is tried for this long.
   std::chrono::seconds pod_group_backoff{1};
+  // Gangs with a topology constraint are placed in one domain (upstream's
+  // TopologyPlacementGenerator). When false, such a gang's pods wait, saying so: they are never
+  // placed as if the constraint were absent.
+  bool topology_placement = true;
+  // The weights of a candidate domain's two scores: how many of the gang's pods it takes
+  // (upstream's PodGroupPodsCount) and how full its nodes would be (NodeResourcesFit's
+  // MostAllocated over the domain); 0 leaves a score out.
+  int64_t pods_count_weight = 1;
+  int64_t resources_weight = 1;
+  // The share of a gang's candidate domains simulated, tightest first, before the best is taken;
+  // 0: kDefaultPercentageOfPlacements. At least one feasible domain is always found when any is.
+  int32_t percentage_of_placements_to_score = 0;
 };
+inline constexpr int32_t kDefaultPercentageOfPlacements = 10;
 
 // Throws std::invalid_argument naming the field.
 Args ParseArgs(const nlohmann::json& args);

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "pkg/api/podgroup.h"
 #include "pkg/api/types.h"
 #include "pkg/framework/interface.h"
 
@@ -35,6 +36,8 @@ struct GangSpec {
   // False for a group whose pods are placed one by one (upstream's basic policy): a pod that fits
   // nowhere then fails alone, and the group does not back off.
   bool all_or_nothing = true;
+  // All its pods in one domain of a node-label key (see api::PodGroupTopology).
+  std::optional<api::PodGroupTopology> topology;
   // Non-empty when the object cannot be used, saying why and naming the field; its pods are then
   // not attempted.
   std::string problem;

@@ -66,6 +66,7 @@ PodGroupSource::PodGroupSource(informer::SharedInformerFactory& informers, clien
 void PodGroupSource::Translate(const api::PodGroup& group, GangSpec* spec) const {
   spec->min_member = group.spec.min_member;
   spec->min_resources = group.spec.min_resources;
+  spec->topology = group.spec.topology;
   if (group.spec.schedule_timeout_seconds) {
     // Capped as the framework caps every Permit wait, so that a timeout is reported as one.
     spec->wait = std::min<std::chrono::seconds>(

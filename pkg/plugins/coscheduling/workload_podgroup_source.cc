@@ -40,6 +40,7 @@ void WorkloadPodGroupSource::Translate(const api::WorkloadPodGroup& group, GangS
   spec->priority = group.spec.priority;
   spec->preemption_policy = group.spec.preemption_policy;
   spec->all_or_nothing = group.spec.gang;
+  spec->topology = group.spec.topology;
 }
 
 std::optional<api::WorkloadPodGroupCondition> WorkloadPodGroupSource::ConditionFor(

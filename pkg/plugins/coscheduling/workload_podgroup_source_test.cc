@@ -130,9 +130,10 @@ TEST_F(WorkloadPodGroupSourceTest, GetReadsMinCountTheRequiredPriorityAndTheObje
   Upsert({{"schedulingPolicy", {{"gang", {{"minCount", 2}}}}},
           {"schedulingConstraints", {{"topology", {{{"key", "zone"}}}}}}});
   ASSERT_EQ(source_.Get("ml", "train", &spec, &why), Lookup::kFound);
-  EXPECT_EQ(spec.problem,
-            "spec.schedulingConstraints.topology: topology constraints on a pod group are not "
-            "supported by berth-scheduler");
+  EXPECT_EQ(spec.problem, "");
+  ASSERT_TRUE(spec.topology.has_value());
+  EXPECT_EQ(spec.topology->keys, std::vector<std::string>{"zone"});
+  EXPECT_FALSE(spec.topology->preferred);
 }
 
 TEST(WorkloadPodGroupSourceUnserved, WithoutTheApiItsGangsCannotBeReadAndSayWhy) {
