@@ -109,6 +109,55 @@ class GangTest : public ::testing::Test {
                                  {"spec", {{"minMember", min_member}}}});
   }
 
+  // `count` nodes of `cpu` cpus in rack `rack` of block `block` (labels kRackKey, kBlockKey, whose
+  // values are prefixed with the test's id; Domains() gives them back without it).
+  static constexpr char kRackKey[] = "example.com/rack";
+  static constexpr char kBlockKey[] = "example.com/block";
+  void Rack(const std::string& rack, const std::string& block, int count, const std::string& cpu) {
+    for (int i = 0; i < count; i++) {
+      const std::string name =
+          nodes_->Add(rack + "-" + std::to_string(i), cpu, "8Gi", [&](json& n) {
+            // Values of this test's own: another test's nodes are no part of its domains.
+            n["metadata"]["labels"][kRackKey] = nodes_->id() + "-" + rack;
+            n["metadata"]["labels"][kBlockKey] = nodes_->id() + "-" + block;
+          });
+      node_labels_[name] = {{kRackKey, rack}, {kBlockKey, block}};
+    }
+  }
+  // A gang of `min_member` that asks for one domain of `keys` (narrowest first) in the API under
+  // test; `policy` ("Preferred") only for scheduler-plugins' form.
+  void TopologyGroup(const std::string& name, int min_member, const std::vector<std::string>& keys,
+                     const std::string& policy = "") {
+    json topology = json::array();
+    for (const auto& key : keys) topology.push_back({{"key", key}});
+    json constraints = {{"topology", topology}};
+    if (!policy.empty()) constraints["topologyPolicy"] = policy;
+    if (api_ == GangApi::kWorkload) {
+      client_->Post(GroupsPath(), {{"apiVersion", "scheduling.k8s.io/v1beta1"},
+                                   {"kind", "PodGroup"},
+                                   {"metadata", {{"name", name}}},
+                                   {"spec",
+                                    {{"schedulingPolicy", {{"gang", {{"minCount", min_member}}}}},
+                                     {"schedulingConstraints", constraints}}}});
+      return;
+    }
+    client_->Post(GroupsPath(),
+                  {{"apiVersion", "scheduling.x-k8s.io/v1alpha1"},
+                   {"kind", "PodGroup"},
+                   {"metadata", {{"name", name}}},
+                   {"spec", {{"minMember", min_member}, {"schedulingConstraints", constraints}}}});
+  }
+  // Label `key`'s value -> how many of the bound pods whose name starts with `prefix` are there.
+  std::map<std::string, int> Domains(const std::string& prefix, const std::string& key) {
+    std::map<std::string, int> out;
+    for (const auto& [pod, node] : Placement(prefix)) {
+      if (node.empty()) continue;
+      auto it = node_labels_.find(node);
+      out[it == node_labels_.end() ? "?" : it->second[key]]++;
+    }
+    return out;
+  }
+
   // A pod on this test's nodes requesting `cpu`, in `group` (joined as the API under test has it)
   // unless that is empty.
   void Pod(const std::string& name, const std::string& group, const std::string& cpu,
@@ -233,6 +282,8 @@ class GangTest : public ::testing::Test {
   }
 
   GangApi api_ = GangApi::kSchedulerPlugins;
+  // Node name -> its rack and block labels (Rack()).
+  std::map<std::string, std::map<std::string, std::string>> node_labels_;
   std::shared_ptr<client::Client> client_;
   std::unique_ptr<TestNamespace> ns_;
   std::unique_ptr<TestNodes> nodes_;

@@ -114,5 +114,24 @@ TEST_F(WorkloadGang, GangsOfBothApisNeverDeadlockEachOther) {
   api_ = testing::GangApi::kWorkload;
 }
 
+// Upstream's topology constraint (schedulingConstraints.topology, served with the
+// TopologyAwareWorkloadScheduling gate the local cluster turns on): the gang lands in one rack,
+// the one it fills.
+TEST_F(WorkloadGang, ATopologyConstrainedGangLandsInTheRackItFills) {
+  Rack("r0", "b0", 2, "2");
+  Rack("r1", "b0", 2, "3");
+  Rack("r2", "b1", 3, "4");
+  StartScheduler(60);
+  TopologyGroup("train", 6, {kRackKey});
+  ASSERT_FALSE(client_->Get(GroupsPath() + "/train")["spec"]
+                   .value("schedulingConstraints", json::object())
+                   .empty())
+      << "the apiserver dropped schedulingConstraints: start the local cluster with its "
+         "TopologyAwareWorkloadScheduling gate (deploy/local-cluster.sh up)";
+  for (int i = 0; i < 6; i++) Pod("train-" + std::to_string(i), "train", "1");
+  ASSERT_TRUE(Eventually([&] { return Bound("train-") == 6; }, 60s)) << Bound("train-");
+  EXPECT_EQ(Domains("train-", kRackKey), (std::map<std::string, int>{{"r1", 6}}));
+}
+
 }  // namespace
 }  // namespace berth

@@ -87,6 +87,13 @@ PlacementOutcome TopologyPlacer::Place(const PlacementRequest& request,
     need_memory += static_cast<double>(m.pod->requests.memory);
     counted++;
   }
+  std::unordered_set<std::string_view> pending_uids;
+  int32_t priority = 0;
+  for (const api::PodPtr& pod : request.pending) {
+    pending_uids.insert(pod->meta.uid);
+    priority =
+        pending_uids.size() == 1 ? pod->spec.priority : std::min(priority, pod->spec.priority);
+  }
   std::unordered_map<std::string_view, const NodeInfo*> by_name;
   for (const auto& node : nodes) by_name.emplace(node->name(), node.get());
 
@@ -98,7 +105,19 @@ PlacementOutcome TopologyPlacer::Place(const PlacementRequest& request,
     std::vector<std::shared_ptr<NodeInfo>> work;
     work.reserve(domain.nodes.size());
     for (const auto& node : domain.nodes) work.push_back(node->Clone());
+    // Pods nominated to the domain's nodes (by preemption) that are not the gang's own hold their
+    // room: they go in the copies first, as pods the members must fit beside. The gang's own
+    // nominations are where its members will go, and must not count twice.
     std::vector<std::pair<framework::PodInfoPtr, size_t>> added;
+    if (handle_.Nominator().HasNominatedPods()) {
+      for (size_t i = 0; i < work.size(); i++) {
+        for (auto& p : handle_.Nominator().NominatedPodsForNode(work[i]->name())) {
+          if (pending_uids.contains(p->pod->meta.uid) || p->pod->spec.priority < priority) continue;
+          work[i]->AddPod(p);
+          added.emplace_back(std::move(p), i);
+        }
+      }
+    }
     const auto total = static_cast<int32_t>(members.size());
     int32_t tried = 0;
     for (const Member& m : members) {
@@ -120,7 +139,7 @@ PlacementOutcome TopologyPlacer::Place(const PlacementRequest& request,
         const NodeInfo& node = *work[static_cast<size_t>(i)];
         if (!m.pre.AllNodes() && !m.pre.node_names->contains(node.name())) return;
         fits[static_cast<size_t>(i)] =
-            handle_.RunFilterPluginsWithNominatedPods(*state, *m.pod, node, i).IsSuccess() ? 1 : 0;
+            handle_.RunFilterPlugins(*state, *m.pod, node, i).IsSuccess() ? 1 : 0;
       });
       std::vector<const NodeInfo*> feasible;
       std::vector<size_t> feasible_index;

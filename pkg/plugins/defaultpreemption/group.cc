@@ -3,6 +3,7 @@
 // and evicts only when all of them found a place.
 
 #include <algorithm>
+#include <climits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -56,6 +57,32 @@ struct Option {
   std::vector<std::pair<framework::PodInfoPtr, size_t>> dragged;
 };
 
+// One dry run's outcome: the members placed (pod, node), the victims that make room for them, and
+// the budgets those victims break; `error` when the dry run could not be made.
+struct GroupAttempt {
+  std::vector<std::pair<api::PodPtr, std::string>> placed;
+  std::vector<framework::PodInfoPtr> victims;
+  int64_t violations = 0;
+  std::optional<framework::Status> error;
+};
+
+// Whether attempt `a` (both placing the whole gang) disrupts less than `b`: fewer budgets broken,
+// then a lower highest victim priority, then fewer victims.
+bool LessDisruptive(const GroupAttempt& a, const GroupAttempt& b) {
+  if (a.violations != b.violations) return a.violations < b.violations;
+  auto highest = [](const GroupAttempt& x) {
+    int32_t p = INT32_MIN;
+    for (const auto& v : x.victims) p = std::max(p, v->pod->spec.priority);
+    return p;
+  };
+  if (highest(a) != highest(b)) return highest(a) < highest(b);
+  return a.victims.size() < b.victims.size();
+}
+
+// Domains a gang's preemption tries at most per topology key, those with the most room held by
+// lower-priority pods first: each is a dry run of the whole gang.
+constexpr size_t kMaxPreemptionDomains = 16;
+
 }  // namespace
 
 framework::Status DefaultPreemption::PreemptForGroup(const framework::CycleState& state,
@@ -101,184 +128,265 @@ framework::Status DefaultPreemption::PreemptForGroup(const framework::CycleState
         " nodes are available: " + framework::CountNodeReasons(num_all, statuses) + ".");
   }
 
-  // The working copy: every node, without the gang's pending members that the snapshot may still
-  // hold as placed (a waiting attempt Coscheduling's PostFilter just gave back).
-  std::vector<std::shared_ptr<framework::NodeInfo>> work;
-  work.reserve(all_nodes.size());
-  std::unordered_map<std::string, size_t> index;
-  for (const auto& node : all_nodes) {
-    index.emplace(node->name(), work.size());
-    work.push_back(node->Clone());
-  }
-  std::unordered_set<std::string> pending_uids;
-  for (const auto& member : group.pending) pending_uids.insert(member->meta.uid);
-  std::vector<Change> changes;
-  for (size_t i = 0; i < work.size(); i++) {
-    std::vector<framework::PodInfoPtr> stale;
-    for (const auto& p : work[i]->pods()) {
-      if (pending_uids.contains(p->pod->meta.uid)) stale.push_back(p);
+  // One dry run for the gang, on every node or (`domain`) on one domain's nodes only.
+  auto dry_run = [&](const std::unordered_set<std::string>* domain) {
+    GroupAttempt attempt;
+    std::vector<framework::PodInfoPtr>& victims = attempt.victims;
+    std::vector<std::pair<api::PodPtr, std::string>>& placed = attempt.placed;
+    // The working copy: every node, without the gang's pending members that the snapshot may still
+    // hold as placed (a waiting attempt Coscheduling's PostFilter just gave back).
+    std::vector<std::shared_ptr<framework::NodeInfo>> work;
+    work.reserve(all_nodes.size());
+    std::unordered_map<std::string, size_t> index;
+    for (const auto& node : all_nodes) {
+      index.emplace(node->name(), work.size());
+      work.push_back(node->Clone());
     }
-    for (const auto& p : stale) {
-      work[i]->RemovePod(*p->pod);
-      changes.push_back({false, p, i});
-    }
-  }
-
-  std::vector<api::PodDisruptionBudgetPtr> pdbs = pdbs_.List();
-  std::sort(pdbs.begin(), pdbs.end(),
-            [](const auto& a, const auto& b) { return a->meta.Key() < b->meta.Key(); });
-
-  // The gangs of victims, by pod uid, asked once per dry run.
-  std::unordered_map<std::string, std::optional<framework::PodGroupHint>> victim_groups;
-  auto group_of = [&](const api::Pod& pod) -> const std::optional<framework::PodGroupHint>& {
-    auto it = victim_groups.find(pod.meta.uid);
-    if (it != victim_groups.end()) return it->second;
-    std::optional<framework::PodGroupHint> g = handle_.GroupOf(pod);
-    if (g) {
-      for (const std::string& uid : g->placed_uids) victim_groups[uid] = g;
-    }
-    return victim_groups[pod.meta.uid] = std::move(g);
-  };
-  // Where each pod of the copy is: pods only leave it (victims) or join it (members) after this.
-  std::unordered_map<std::string, size_t> node_of;
-  for (size_t i = 0; i < work.size(); i++) {
-    for (const auto& p : work[i]->pods()) node_of.emplace(p->pod->meta.uid, i);
-  }
-  auto find_pod = [&](const std::string& uid) -> std::pair<framework::PodInfoPtr, size_t> {
-    auto it = node_of.find(uid);
-    if (it == node_of.end()) return {nullptr, 0};
-    for (const auto& p : work[it->second]->pods()) {
-      if (p->pod->meta.uid == uid) return {p, it->second};
-    }
-    return {nullptr, 0};
-  };
-
-  std::vector<framework::PodInfoPtr> victims;
-  std::unordered_set<std::string> victim_uids;
-  std::vector<std::pair<api::PodPtr, std::string>> placed;
-  for (const api::PodPtr& member : group.pending) {
-    if (static_cast<int32_t>(placed.size()) >= needed) break;
-    // Not to be placed now: nominating it would hold room for nothing.
-    if (!member->spec.scheduling_gates.empty() || member->IsTerminating()) continue;
-    // The member's cycle state: the cycle's own for the cycle's pod, else its PreFilter with the
-    // gang's plugin left out (the gang's attempt has just failed and is backing off).
-    std::unique_ptr<framework::CycleState> member_state;
-    framework::PreFilterResult pre;
-    if (member->meta.uid == preemptor->meta.uid) {
-      member_state = state.Clone();
-    } else {
-      member_state = std::make_unique<framework::CycleState>();
-      member_state->dry_run = true;
-      member_state->ignored_plugins.insert(framework::PluginName(group.plugin));
-      if (!handle_.RunPreFilterForPod(*member_state, *member, &pre).IsSuccess()) continue;
-    }
-    for (const Change& c : changes) {
-      framework::Status s = c.added ? handle_.RunPreFilterExtensionAddPod(*member_state, *member,
-                                                                          *c.pod, *work[c.node])
-                                    : handle_.RunPreFilterExtensionRemovePod(*member_state, *member,
-                                                                             *c.pod, *work[c.node]);
-      if (!s.IsSuccess()) return s;
-    }
-    const int n = static_cast<int>(work.size());
-    std::vector<framework::Status> statuses(work.size());
-    handle_.GetParallelizer().Until(n, [&](int i) {
-      const framework::NodeInfo& node = *work[static_cast<size_t>(i)];
-      if (!pre.AllNodes() && !pre.node_names->contains(node.name())) {
-        statuses[static_cast<size_t>(i)] = framework::Status::Unresolvable(
-            "node(s) didn't satisfy the PreFilter plugins' node set");
-        return;
-      }
-      statuses[static_cast<size_t>(i)] =
-          handle_.RunFilterPluginsWithNominatedPods(*member_state, *member, node, i);
-    });
-    auto place = [&](size_t node) {
-      auto copy = std::make_shared<api::Pod>(*member);
-      copy->spec.node_name = work[node]->name();
-      copy->status.nominated_node_name.clear();
-      auto info = std::make_shared<const framework::PodInfo>(std::move(copy));
-      work[node]->AddPod(info);
-      changes.push_back({true, info, node});
-      placed.emplace_back(member, work[node]->name());
-    };
-    // Room without evicting anything: taken before any eviction is considered.
-    if (auto fits = std::find_if(statuses.begin(), statuses.end(),
-                                 [](const framework::Status& s) { return s.IsSuccess(); });
-        fits != statuses.end()) {
-      place(static_cast<size_t>(fits - statuses.begin()));
-      continue;
-    }
-    std::vector<const framework::NodeInfo*> potential;
+    std::unordered_set<std::string> pending_uids;
+    for (const auto& member : group.pending) pending_uids.insert(member->meta.uid);
+    std::vector<Change> changes;
     for (size_t i = 0; i < work.size(); i++) {
-      if (statuses[i].code() == framework::Code::kUnschedulable) potential.push_back(work[i].get());
+      std::vector<framework::PodInfoPtr> stale;
+      for (const auto& p : work[i]->pods()) {
+        if (pending_uids.contains(p->pod->meta.uid)) stale.push_back(p);
+      }
+      for (const auto& p : stale) {
+        work[i]->RemovePod(*p->pod);
+        changes.push_back({false, p, i});
+      }
     }
-    if (potential.empty()) continue;
-    std::vector<Candidate> candidates;
-    framework::NodeToStatus unused;
-    const auto num = static_cast<int32_t>(potential.size());
-    framework::Status s = DryRun(*member_state, *member, potential, pdbs, offset_(num),
-                                 NumCandidates(num), &candidates, &unused);
-    if (!s.IsSuccess() && candidates.empty()) return s;
 
-    // A victim of a gang takes the gang's other placed members with it when the gang would be
-    // left below its minimum; a gang with a member the member may not preempt cannot go.
-    std::vector<Option> options;
-    for (Candidate& c : candidates) {
-      Option option;
-      std::unordered_set<std::string> gone = victim_uids;
-      for (const auto& v : c.victims) gone.insert(v->pod->meta.uid);
-      bool allowed = true;
-      for (size_t k = 0; k < c.victims.size() && allowed; k++) {
-        const std::optional<framework::PodGroupHint>& g = group_of(*c.victims[k]->pod);
-        if (!g) continue;
-        int32_t left = g->placed;
-        for (const std::string& uid : g->placed_uids) left -= gone.contains(uid) ? 1 : 0;
-        if (left >= g->min_member) continue;
-        for (const std::string& uid : g->placed_uids) {
-          if (gone.contains(uid)) continue;
-          auto [pod, node] = find_pod(uid);
-          if (pod == nullptr) continue;
-          if (pod->pod->spec.priority >= member->spec.priority) {
-            allowed = false;
-            break;
-          }
-          gone.insert(uid);
-          option.dragged.emplace_back(pod, node);
+    std::vector<api::PodDisruptionBudgetPtr> pdbs = pdbs_.List();
+    std::sort(pdbs.begin(), pdbs.end(),
+              [](const auto& a, const auto& b) { return a->meta.Key() < b->meta.Key(); });
+
+    // The gangs of victims, by pod uid, asked once per dry run.
+    std::unordered_map<std::string, std::optional<framework::PodGroupHint>> victim_groups;
+    auto group_of = [&](const api::Pod& pod) -> const std::optional<framework::PodGroupHint>& {
+      auto it = victim_groups.find(pod.meta.uid);
+      if (it != victim_groups.end()) return it->second;
+      std::optional<framework::PodGroupHint> g = handle_.GroupOf(pod);
+      if (g) {
+        for (const std::string& uid : g->placed_uids) victim_groups[uid] = g;
+      }
+      return victim_groups[pod.meta.uid] = std::move(g);
+    };
+    // Where each pod of the copy is: pods only leave it (victims) or join it (members) after this.
+    std::unordered_map<std::string, size_t> node_of;
+    for (size_t i = 0; i < work.size(); i++) {
+      for (const auto& p : work[i]->pods()) node_of.emplace(p->pod->meta.uid, i);
+    }
+    auto find_pod = [&](const std::string& uid) -> std::pair<framework::PodInfoPtr, size_t> {
+      auto it = node_of.find(uid);
+      if (it == node_of.end()) return {nullptr, 0};
+      for (const auto& p : work[it->second]->pods()) {
+        if (p->pod->meta.uid == uid) return {p, it->second};
+      }
+      return {nullptr, 0};
+    };
+
+    std::unordered_set<std::string> victim_uids;
+    for (const api::PodPtr& member : group.pending) {
+      if (static_cast<int32_t>(placed.size()) >= needed) break;
+      // Not to be placed now: nominating it would hold room for nothing.
+      if (!member->spec.scheduling_gates.empty() || member->IsTerminating()) continue;
+      // The member's cycle state: the cycle's own for the cycle's pod, else its PreFilter with the
+      // gang's plugin left out (the gang's attempt has just failed and is backing off).
+      std::unique_ptr<framework::CycleState> member_state;
+      framework::PreFilterResult pre;
+      if (member->meta.uid == preemptor->meta.uid) {
+        member_state = state.Clone();
+      } else {
+        member_state = std::make_unique<framework::CycleState>();
+        member_state->dry_run = true;
+        member_state->ignored_plugins.insert(framework::PluginName(group.plugin));
+        if (!handle_.RunPreFilterForPod(*member_state, *member, &pre).IsSuccess()) continue;
+      }
+      for (const Change& c : changes) {
+        framework::Status s = c.added ? handle_.RunPreFilterExtensionAddPod(*member_state, *member,
+                                                                            *c.pod, *work[c.node])
+                                      : handle_.RunPreFilterExtensionRemovePod(
+                                            *member_state, *member, *c.pod, *work[c.node]);
+        if (!s.IsSuccess()) {
+          attempt.error = s;
+          return attempt;
         }
       }
-      if (!allowed) continue;
-      if (!option.dragged.empty()) {
-        std::vector<framework::PodInfoPtr> extra;
-        for (const auto& [pod, node] : option.dragged) extra.push_back(pod);
-        c.num_pdb_violations += static_cast<int64_t>(
-            SplitByPdbViolation(extra, Spend(pdbs, c.victims)).violating.size());
-        c.victims.insert(c.victims.end(), extra.begin(), extra.end());
-        std::stable_sort(c.victims.begin(), c.victims.end(),
-                         [](const framework::PodInfoPtr& a, const framework::PodInfoPtr& b) {
-                           return MoreImportantPod(*a->pod, *b->pod);
-                         });
+      const int n = static_cast<int>(work.size());
+      std::vector<framework::Status> statuses(work.size());
+      handle_.GetParallelizer().Until(n, [&](int i) {
+        const framework::NodeInfo& node = *work[static_cast<size_t>(i)];
+        if (domain != nullptr && !domain->contains(node.name())) {
+          statuses[static_cast<size_t>(i)] =
+              framework::Status::Unresolvable("node(s) outside the gang's topology domain");
+          return;
+        }
+        if (!pre.AllNodes() && !pre.node_names->contains(node.name())) {
+          statuses[static_cast<size_t>(i)] = framework::Status::Unresolvable(
+              "node(s) didn't satisfy the PreFilter plugins' node set");
+          return;
+        }
+        statuses[static_cast<size_t>(i)] =
+            handle_.RunFilterPluginsWithNominatedPods(*member_state, *member, node, i);
+      });
+      auto place = [&](size_t node) {
+        auto copy = std::make_shared<api::Pod>(*member);
+        copy->spec.node_name = work[node]->name();
+        copy->status.nominated_node_name.clear();
+        auto info = std::make_shared<const framework::PodInfo>(std::move(copy));
+        work[node]->AddPod(info);
+        changes.push_back({true, info, node});
+        placed.emplace_back(member, work[node]->name());
+      };
+      // Room without evicting anything: taken before any eviction is considered.
+      if (auto fits = std::find_if(statuses.begin(), statuses.end(),
+                                   [](const framework::Status& s) { return s.IsSuccess(); });
+          fits != statuses.end()) {
+        place(static_cast<size_t>(fits - statuses.begin()));
+        continue;
       }
-      option.candidate = std::move(c);
-      options.push_back(std::move(option));
-    }
-    if (options.empty()) continue;
-    std::vector<Candidate> picks;
-    picks.reserve(options.size());
-    for (const Option& o : options) picks.push_back(o.candidate);
-    const Option& best = options[PickOneNodeForPreemption(picks)];
-    std::vector<framework::PodInfoPtr> chosen;
-    for (const auto& v : best.candidate.victims) {
-      if (!victim_uids.insert(v->pod->meta.uid).second) continue;
-      auto [pod, node] = find_pod(v->pod->meta.uid);
-      if (pod == nullptr) continue;
-      work[node]->RemovePod(*pod->pod);
-      changes.push_back({false, pod, node});
-      chosen.push_back(pod);
-    }
-    pdbs = Spend(pdbs, chosen);
-    victims.insert(victims.end(), chosen.begin(), chosen.end());
-    place(index.at(best.candidate.node));
-  }
+      std::vector<const framework::NodeInfo*> potential;
+      for (size_t i = 0; i < work.size(); i++) {
+        if (statuses[i].code() == framework::Code::kUnschedulable)
+          potential.push_back(work[i].get());
+      }
+      if (potential.empty()) continue;
+      std::vector<Candidate> candidates;
+      framework::NodeToStatus unused;
+      const auto num = static_cast<int32_t>(potential.size());
+      framework::Status s = DryRun(*member_state, *member, potential, pdbs, offset_(num),
+                                   NumCandidates(num), &candidates, &unused);
+      if (!s.IsSuccess() && candidates.empty()) {
+        attempt.error = s;
+        return attempt;
+      }
 
+      // A victim of a gang takes the gang's other placed members with it when the gang would be
+      // left below its minimum; a gang with a member the member may not preempt cannot go.
+      std::vector<Option> options;
+      for (Candidate& c : candidates) {
+        Option option;
+        std::unordered_set<std::string> gone = victim_uids;
+        for (const auto& v : c.victims) gone.insert(v->pod->meta.uid);
+        bool allowed = true;
+        for (size_t k = 0; k < c.victims.size() && allowed; k++) {
+          const std::optional<framework::PodGroupHint>& g = group_of(*c.victims[k]->pod);
+          if (!g) continue;
+          int32_t left = g->placed;
+          for (const std::string& uid : g->placed_uids) left -= gone.contains(uid) ? 1 : 0;
+          if (left >= g->min_member) continue;
+          for (const std::string& uid : g->placed_uids) {
+            if (gone.contains(uid)) continue;
+            auto [pod, node] = find_pod(uid);
+            if (pod == nullptr) continue;
+            if (pod->pod->spec.priority >= member->spec.priority) {
+              allowed = false;
+              break;
+            }
+            gone.insert(uid);
+            option.dragged.emplace_back(pod, node);
+          }
+        }
+        if (!allowed) continue;
+        if (!option.dragged.empty()) {
+          std::vector<framework::PodInfoPtr> extra;
+          for (const auto& [pod, node] : option.dragged) extra.push_back(pod);
+          c.num_pdb_violations += static_cast<int64_t>(
+              SplitByPdbViolation(extra, Spend(pdbs, c.victims)).violating.size());
+          c.victims.insert(c.victims.end(), extra.begin(), extra.end());
+          std::stable_sort(c.victims.begin(), c.victims.end(),
+                           [](const framework::PodInfoPtr& a, const framework::PodInfoPtr& b) {
+                             return MoreImportantPod(*a->pod, *b->pod);
+                           });
+        }
+        option.candidate = std::move(c);
+        options.push_back(std::move(option));
+      }
+      if (options.empty()) continue;
+      std::vector<Candidate> picks;
+      picks.reserve(options.size());
+      for (const Option& o : options) picks.push_back(o.candidate);
+      const Option& best = options[PickOneNodeForPreemption(picks)];
+      std::vector<framework::PodInfoPtr> chosen;
+      for (const auto& v : best.candidate.victims) {
+        if (!victim_uids.insert(v->pod->meta.uid).second) continue;
+        auto [pod, node] = find_pod(v->pod->meta.uid);
+        if (pod == nullptr) continue;
+        work[node]->RemovePod(*pod->pod);
+        changes.push_back({false, pod, node});
+        chosen.push_back(pod);
+      }
+      pdbs = Spend(pdbs, chosen);
+      attempt.violations += best.candidate.num_pdb_violations;
+      victims.insert(victims.end(), chosen.begin(), chosen.end());
+      place(index.at(best.candidate.node));
+    }
+
+    return attempt;
+  };
+  GroupAttempt chosen;
+  std::string where;
+  if (!group.topology) {
+    chosen = dry_run(nullptr);
+  } else {
+    // Room freed inside one domain: each domain of the first key where the whole gang can be
+    // placed is a candidate, the least disruptive wins; else the next key's; a preferred
+    // constraint then falls back to anywhere.
+    std::unordered_set<std::string> placed_uids(group.placed_uids.begin(), group.placed_uids.end());
+    bool found = false;
+    for (const std::string& key : group.topology->keys) {
+      std::map<std::string, std::unordered_set<std::string>> domains;
+      std::map<std::string, int64_t> room;
+      std::optional<std::string> required;
+      for (const auto& node : all_nodes) {
+        if (node->node() == nullptr) continue;
+        const std::string* value = node->node()->meta.labels.Find(key);
+        for (const auto& p : node->pods()) {
+          if (placed_uids.contains(p->pod->meta.uid) && value != nullptr) required = *value;
+        }
+        if (value == nullptr) continue;
+        domains[*value].insert(node->name());
+        int64_t& r = room[*value];
+        r += std::max<int64_t>(0, node->allocatable().milli_cpu - node->requested().milli_cpu);
+        for (const auto& p : node->pods()) {
+          if (p->pod->spec.priority < preemptor->spec.priority) r += p->pod->requests.milli_cpu;
+        }
+      }
+      std::vector<std::string> order;
+      for (const auto& [value, nodes] : domains) {
+        if (!required || *required == value) order.push_back(value);
+      }
+      std::stable_sort(order.begin(), order.end(), [&](const std::string& a, const std::string& b) {
+        return room[a] > room[b];
+      });
+      if (order.size() > kMaxPreemptionDomains) order.resize(kMaxPreemptionDomains);
+      for (const std::string& value : order) {
+        GroupAttempt attempt = dry_run(&domains[value]);
+        if (attempt.error) return *attempt.error;
+        if (static_cast<int32_t>(attempt.placed.size()) < needed) {
+          if (!found && attempt.placed.size() > chosen.placed.size()) chosen = std::move(attempt);
+          continue;
+        }
+        if (!found || LessDisruptive(attempt, chosen)) {
+          chosen = std::move(attempt);
+          where = " in " + key + "=" + value;
+          found = true;
+        }
+      }
+      if (found) break;
+    }
+    if (!found && group.topology->preferred) {
+      chosen = dry_run(nullptr);
+    } else if (!found) {
+      result->clear_nomination = true;
+      return framework::Status::Unschedulable(
+          "gang needs " + std::to_string(needed) + " places in one topology domain, at most " +
+          std::to_string(chosen.placed.size()) + " can be freed in any");
+    }
+  }
+  if (chosen.error) return *chosen.error;
+  std::vector<std::pair<api::PodPtr, std::string>>& placed = chosen.placed;
+  std::vector<framework::PodInfoPtr>& victims = chosen.victims;
   if (static_cast<int32_t>(placed.size()) < needed) {
     result->clear_nomination = true;
     return framework::Status::Unschedulable("gang needs " + std::to_string(needed) +
@@ -305,7 +413,7 @@ framework::Status DefaultPreemption::PreemptForGroup(const framework::CycleState
   }
   return framework::Status(framework::Code::kSuccess,
                            "found a potential placement for " + group.name + " on " +
-                               std::to_string(nodes.size()) + " nodes, preempting " +
+                               std::to_string(nodes.size()) + " nodes" + where + ", preempting " +
                                std::to_string(victim_pods.size()) + " victims");
 }
 
