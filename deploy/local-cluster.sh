@@ -38,7 +38,8 @@
 #   kubeconfig-noperms        the RBAC-less user
 #   kubeconfig-wrong-ca       admin credentials, but wrong-ca.crt as the trusted CA
 #   kubeconfig-controller-manager   kube-controller-manager's own
-#   env                       `source` it: BERTH_KUBECONFIG, BERTH_APISERVER_URL, BERTH_CLUSTER_DIR, ...
+#   env                       `source` it: BERTH_KUBECONFIG, BERTH_APISERVER_URL, BERTH_CLUSTER_DIR,
+#                             BERTH_WORKLOAD_FEATURE_GATES (the BERTH_GENERIC_WORKLOAD gates), ...
 #   etcd/ etcd.log etcd.pid kube-apiserver.log kube-apiserver.pid kube-controller-manager.log
 #   kube-controller-manager.pid ports
 #
@@ -56,13 +57,16 @@
 # restarts the compat one.
 #
 # BERTH_GENERIC_WORKLOAD=1 (the default of the pinned-release cluster) starts kube-apiserver with
-# the GenericWorkload feature gate and scheduling.k8s.io/v1beta1 enabled, so it serves upstream's
-# own gang API (PodGroup, Workload) and keeps pods' spec.schedulingGroup; 0 starts it without
-# them, as a default cluster runs. The gate only adds an API (and kube-controller-manager gets the
-# same gate, so its resourceclaim controller serves pods of a PodGroup and its
-# podgroup-protection controller runs). `up` restarts a running apiserver
-# whose setting differs; restart-apiserver and start-apiserver keep the one `up` chose. The
-# compatibility cluster's minor has no such API: there it must be 0 (its default).
+# the GenericWorkload and TopologyAwareWorkloadScheduling feature gates (the latter alpha, and
+# valid only with the former) and scheduling.k8s.io/v1beta1 enabled, so it serves upstream's own
+# gang API (PodGroup, Workload), keeps pods' spec.schedulingGroup and keeps a PodGroup's
+# spec.schedulingConstraints.topology (without the second gate the apiserver silently drops it);
+# 0 starts it without them, as a default cluster runs. The gates only add API (and
+# kube-controller-manager gets the same gates, so its resourceclaim controller serves pods of a
+# PodGroup and its podgroup-protection controller runs). `up` restarts a running apiserver
+# whose setting (or whose set of gates, after this script changed it) differs; restart-apiserver
+# and start-apiserver keep the one `up` chose. The compatibility cluster's minor has no such API:
+# there it must be 0 (its default).
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -227,7 +231,7 @@ show_log_tail() {
 load_ports() {
   local recorded_apiserver_port="" recorded_etcd_port="" recorded_etcd_peer_port=""
   local recorded_controller_manager_port=""
-  recorded_generic_workload=""
+  recorded_generic_workload="" recorded_workload_gates=""
   if [[ -f $cluster/ports ]] && { our_pid etcd >/dev/null || our_pid kube-apiserver >/dev/null ||
     our_pid kube-controller-manager >/dev/null; }; then
     # shellcheck source=/dev/null
@@ -266,6 +270,16 @@ record_ports() {
     "$apiserver_port" "$etcd_port" "$etcd_peer_port" >"$cluster/ports"
   printf 'recorded_controller_manager_port=%s\n' "$controller_manager_port" >>"$cluster/ports"
   printf 'recorded_generic_workload=%s\n' "$generic_workload" >>"$cluster/ports"
+  printf 'recorded_workload_gates=%s\n' "$(workload_gates)" >>"$cluster/ports"
+}
+
+# The feature gates BERTH_GENERIC_WORKLOAD=1 turns on in kube-apiserver and
+# kube-controller-manager (e2e's reference kube-scheduler gets the same: test/testing/), comma
+# separated; empty with 0. TopologyAwareWorkloadScheduling depends on GenericWorkload.
+workload_gates() {
+  if ((generic_workload)); then
+    echo GenericWorkload=true,TopologyAwareWorkloadScheduling=true
+  fi
 }
 
 port_in_use() {
@@ -448,7 +462,7 @@ start_apiserver() {
   local gates=() workload_flags=()
   ((compat)) || gates+=(DRAListTypeAttributes=true)
   if ((generic_workload)); then
-    gates+=(GenericWorkload=true)
+    gates+=("$(workload_gates)")
     workload_flags=(--runtime-config=scheduling.k8s.io/v1beta1=true)
   fi
   if ((${#gates[@]})); then
@@ -560,7 +574,7 @@ start_controller_manager() {
   # (which lists and deletes every resource type of a namespace) minutes behind a test suite that
   # deletes a namespace per test.
   local gate_flags=()
-  ((generic_workload)) && gate_flags=(--feature-gates=GenericWorkload=true)
+  ((generic_workload)) && gate_flags=(--feature-gates="$(workload_gates)")
   launch kube-controller-manager "$tools/kube-controller-manager" \
     "${gate_flags[@]}" \
     --kubeconfig="$cluster/kubeconfig-controller-manager" \
@@ -641,6 +655,8 @@ write_client_files() {
     printf 'export BERTH_KUBECONFIG_WRONG_CA=%q\n' "$cluster/kubeconfig-wrong-ca"
     printf 'export BERTH_APISERVER_URL=%q\n' "$apiserver_url"
     printf 'export BERTH_ETCD_URL=%q\n' "$etcd_url"
+    # Letters, '=' and ',' only; %q would escape the commas.
+    printf 'export BERTH_WORKLOAD_FEATURE_GATES=%s\n' "$(workload_gates)"
   } >"$cluster/env.tmp.$$"
   mv -f "$cluster/env.tmp.$$" "$cluster/env"
 }
@@ -662,17 +678,19 @@ cmd_up() {
   generic_workload=${generic_workload_wanted:-$default_generic_workload}
   if our_pid kube-apiserver >/dev/null && pki_complete && readyz_ok &&
     our_pid kube-controller-manager >/dev/null && controller_manager_ready; then
-    if [[ ${recorded_generic_workload:-0} == "$generic_workload" ]]; then
+    if [[ ${recorded_generic_workload:-0} == "$generic_workload" &&
+      $recorded_workload_gates == "$(workload_gates)" ]]; then
       write_client_files
       log "already running: $apiserver_url (etcd $etcd_url, controller-manager $controller_manager_url)"
       echo "$cluster/kubeconfig"
       return 0
     fi
   fi
-  if [[ ${recorded_generic_workload:-0} != "$generic_workload" ]] &&
+  if [[ ${recorded_generic_workload:-0} != "$generic_workload" ||
+    $recorded_workload_gates != "$(workload_gates)" ]] &&
     { our_pid kube-apiserver >/dev/null || our_pid kube-controller-manager >/dev/null; }; then
     log "restarting kube-apiserver and kube-controller-manager with" \
-      "BERTH_GENERIC_WORKLOAD=$generic_workload"
+      "BERTH_GENERIC_WORKLOAD=$generic_workload (feature gates: $(workload_gates))"
     stop_process kube-controller-manager
     stop_process kube-apiserver
   fi

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <limits>
 #include <set>
 #include <string>
@@ -487,23 +488,282 @@ TEST(ErrorTest, UnknownPluginListsKnownPlugins) {
   EXPECT_EQ(FileError("pkg/config/testdata/unknown-plugin.yaml"),
             "pkg/config/testdata/unknown-plugin.yaml: profiles[0].plugins.score.enabled[2].name: "
             "unknown plugin \"Foo\"; known plugins: Coscheduling, CustomScore, CustomSort, "
-            "DefaultBinder, DefaultPreemption, DynamicResources, ImageLocality, InterPodAffinity, "
-            "NodeAffinity, "
-            "NodeDeclaredFeatures, NodeName, "
-            "NodePorts, NodeResourcesBalancedAllocation, NodeResourcesFit, NodeUnschedulable, "
-            "NodeVolumeLimits, PodTopologySpread, PrioritySort, SchedulingGates, TaintToleration, "
-            "VolumeBinding, VolumeRestrictions, VolumeZone");
+            "DefaultBinder, DefaultPreemption, DynamicResources, GangScheduling, ImageLocality, "
+            "InterPodAffinity, NodeAffinity, NodeDeclaredFeatures, NodeName, NodePorts, "
+            "NodeResourcesBalancedAllocation, NodeResourcesFit, NodeUnschedulable, "
+            "NodeVolumeLimits, PodGroupPodsCount, PodTopologySpread, PrioritySort, "
+            "SchedulingGates, TaintToleration, TopologyPlacementGenerator, VolumeBinding, "
+            "VolumeRestrictions, VolumeZone");
 
   ConfigIssue issue =
-      LoadIssue(std::string(kHeader) + "profiles:\n- pluginConfig:\n  - name: GangScheduling\n");
+      LoadIssue(std::string(kHeader) + "profiles:\n- pluginConfig:\n  - name: GangSchedulin\n");
   EXPECT_EQ(issue.field, "profiles[0].pluginConfig[0].name");
-  EXPECT_THAT(issue.problem, HasSubstr("unknown plugin \"GangScheduling\"; known plugins: "));
+  EXPECT_THAT(issue.problem, HasSubstr("unknown plugin \"GangSchedulin\"; known plugins: "));
 
   // Disabling a plugin Berth does not have is fine.
-  LoadString(
+  LoadString(std::string(kHeader) +
+                 "profiles:\n- plugins:\n    multiPoint:\n      disabled: [{name: Elsewhere}]\n",
+             "cfg.yaml", kKnown);
+}
+
+// ---- kube-scheduler's gang plugins -------------------------------------------------------------
+
+// The args of the profile's Coscheduling pluginConfig entry; null when it has none.
+nlohmann::json CoschedulingArgs(const Profile& profile) {
+  for (const PluginConfig& pc : profile.plugin_config) {
+    if (pc.name == "Coscheduling") return pc.args;
+  }
+  return nullptr;
+}
+
+// The first profile of a file with `plugins` as its plugins (indented under "  plugins:\n").
+Profile LoadProfile(const std::string& plugins, const std::string& rest = "") {
+  return LoadString(std::string(kHeader) + "profiles:\n- plugins:\n" + plugins + rest, "cfg.yaml",
+                    kKnown)
+      .profiles.at(0);
+}
+
+bool Names(const std::vector<PluginRef>& refs, const std::string& name) {
+  return std::any_of(refs.begin(), refs.end(), [&](const PluginRef& r) { return r.name == name; });
+}
+
+TEST(GangPluginsTest, GangSchedulingIsCoscheduling) {
+  // In multiPoint it is Coscheduling in its default place: the profile is Berth's default.
+  Profile profile = LoadProfile("    multiPoint:\n      enabled: [{name: GangScheduling}]\n");
+  EXPECT_EQ(profile.plugins, DefaultPlugins());
+  EXPECT_TRUE(profile.plugin_config.empty());
+
+  // At permit it is Coscheduling at permit; at preEnqueue or placementFeasible (points Berth's
+  // Coscheduling does not split out) it enables Coscheduling, even where multiPoint disabled it.
+  profile = LoadProfile("    permit:\n      enabled: [{name: GangScheduling}]\n");
+  EXPECT_EQ(profile.plugins.permit.enabled, Refs({{"Coscheduling", 0}}));
+  EXPECT_EQ(profile.plugins.multi_point, DefaultPlugins().multi_point);
+  profile = LoadProfile(
+      "    multiPoint:\n      disabled: [{name: GangScheduling}]\n"
+      "    preEnqueue:\n      enabled: [{name: GangScheduling}]\n");
+  EXPECT_EQ(profile.plugins, DefaultPlugins());
+  profile = LoadProfile("    placementFeasible:\n      enabled: [{name: GangScheduling}]\n");
+  EXPECT_EQ(profile.plugins, DefaultPlugins());
+
+  // Disabled in multiPoint it disables Coscheduling, and the queue is sorted by PrioritySort, as
+  // kube-scheduler's is with its gang plugin off.
+  profile = LoadProfile("    multiPoint:\n      disabled: [{name: GangScheduling}]\n");
+  EXPECT_FALSE(Names(profile.plugins.multi_point.enabled, "Coscheduling"));
+  EXPECT_EQ(profile.plugins.multi_point.enabled.back(), (PluginRef{"PrioritySort", 0}));
+  EXPECT_EQ(profile.plugins.multi_point.disabled, Refs({{"Coscheduling", 0}}));
+  // A queue order of the file's own is kept.
+  profile = LoadProfile(
+      "    multiPoint:\n      disabled: [{name: GangScheduling}]\n"
+      "    queueSort:\n      enabled: [{name: CustomSort}]\n");
+  EXPECT_FALSE(Names(profile.plugins.multi_point.enabled, "PrioritySort"));
+  // Disabled at permit, Coscheduling does not run at permit; at preEnqueue (where Coscheduling
+  // never runs) nothing changes.
+  profile = LoadProfile("    permit:\n      disabled: [{name: GangScheduling}]\n");
+  EXPECT_EQ(profile.plugins.permit.disabled, Refs({{"Coscheduling", 0}}));
+  profile = LoadProfile("    preEnqueue:\n      disabled: [{name: GangScheduling}]\n");
+  EXPECT_EQ(profile.plugins, DefaultPlugins());
+
+  // Its pluginConfig entry may be empty, as kube-scheduler's plugin takes no args; it is dropped.
+  profile = LoadProfile("    multiPoint:\n      enabled: [{name: GangScheduling}]\n",
+                        "  pluginConfig:\n  - name: GangScheduling\n    args: {}\n"
+                        "  - name: PodGroupPodsCount\n");
+  EXPECT_TRUE(profile.plugin_config.empty());
+}
+
+TEST(GangPluginsTest, GangSchedulingRefusals) {
+  ConfigIssue issue = LoadIssue(std::string(kHeader) +
+                                "profiles:\n- plugins:\n    filter:\n"
+                                "      enabled: [{name: NodeName}, {name: GangScheduling}]\n");
+  EXPECT_EQ(issue.field, "profiles[0].plugins.filter.enabled[1].name");
+  EXPECT_EQ(issue.problem,
+            "GangScheduling (Coscheduling in berth-scheduler) runs at preEnqueue, permit and "
+            "placementFeasible; enable it there or in multiPoint, not at filter");
+
+  issue = LoadIssue(std::string(kHeader) +
+                    "profiles:\n- pluginConfig:\n  - name: NodeName\n"
+                    "  - name: GangScheduling\n    args: {permitWaitingTimeSeconds: 30}\n");
+  EXPECT_EQ(issue.field, "profiles[0].pluginConfig[1].args");
+  EXPECT_EQ(issue.problem,
+            "kube-scheduler's GangScheduling takes no args; in berth-scheduler gangs are "
+            "configured by Coscheduling's args (permitWaitingTimeSeconds, podGroupBackoffSeconds, "
+            "topologyPlacement, podGroupPodsCountWeight, placementResourcesWeight, "
+            "percentageOfPlacementsToScore)");
+
+  issue = LoadIssue(std::string(kHeader) +
+                    "profiles:\n- plugins:\n    score:\n"
+                    "      enabled: [{name: PodGroupPodsCount}]\n");
+  EXPECT_EQ(issue.field, "profiles[0].plugins.score.enabled[0].name");
+  EXPECT_EQ(issue.problem,
+            "PodGroupPodsCount can be enabled only in multiPoint or placementScore, not at score");
+  issue = LoadIssue(std::string(kHeader) +
+                    "profiles:\n- plugins:\n    postFilter:\n"
+                    "      enabled: [{name: TopologyPlacementGenerator}]\n");
+  EXPECT_EQ(issue.field, "profiles[0].plugins.postFilter.enabled[0].name");
+  EXPECT_EQ(issue.problem,
+            "TopologyPlacementGenerator can be enabled only in multiPoint or placementGenerate, "
+            "not at postFilter");
+}
+
+TEST(GangPluginsTest, TopologyPlacementGeneratorSetsTopologyPlacement) {
+  EXPECT_EQ(CoschedulingArgs(LoadProfile(
+                "    multiPoint:\n      disabled: [{name: TopologyPlacementGenerator}]\n")),
+            nlohmann::json::parse(R"({"topologyPlacement": false})"));
+  EXPECT_EQ(CoschedulingArgs(LoadProfile(
+                "    multiPoint:\n      enabled: [{name: TopologyPlacementGenerator}]\n")),
+            nlohmann::json::parse(R"({"topologyPlacement": true})"));
+  // The point's own list first, as kube-scheduler reads it.
+  EXPECT_EQ(CoschedulingArgs(LoadProfile(
+                "    multiPoint:\n      disabled: [{name: TopologyPlacementGenerator}]\n"
+                "    placementGenerate:\n      enabled: [{name: TopologyPlacementGenerator}]\n")),
+            nlohmann::json::parse(R"({"topologyPlacement": true})"));
+  EXPECT_EQ(CoschedulingArgs(LoadProfile(
+                "    placementGenerate:\n      disabled: [{name: TopologyPlacementGenerator}]\n")),
+            nlohmann::json::parse(R"({"topologyPlacement": false})"));
+  // "*" names none of them: Berth's defaults stay.
+  EXPECT_EQ(
+      CoschedulingArgs(LoadProfile("    placementGenerate:\n      disabled: [{name: '*'}]\n")),
+      nullptr);
+
+  ConfigIssue issue = LoadIssue(std::string(kHeader) +
+                                "profiles:\n- plugins:\n    placementGenerate:\n"
+                                "      enabled: [{name: CustomScore}]\n");
+  EXPECT_EQ(issue.field, "profiles[0].plugins.placementGenerate.enabled[0].name");
+  EXPECT_EQ(issue.problem,
+            "only TopologyPlacementGenerator can be enabled there in berth-scheduler (it turns on "
+            "Coscheduling's topologyPlacement); got \"CustomScore\"");
+}
+
+TEST(GangPluginsTest, PlacementScoreWeightsSetCoschedulingWeights) {
+  EXPECT_EQ(CoschedulingArgs(LoadProfile(
+                "    multiPoint:\n      enabled: [{name: PodGroupPodsCount, weight: 3}]\n")),
+            nlohmann::json::parse(R"({"podGroupPodsCountWeight": 3})"));
+  // placementScore's weight wins over multiPoint's; an unset weight is upstream's 1.
+  EXPECT_EQ(CoschedulingArgs(LoadProfile(
+                "    multiPoint:\n      enabled: [{name: PodGroupPodsCount, weight: 3}]\n"
+                "    placementScore:\n      enabled: [{name: PodGroupPodsCount}]\n")),
+            nlohmann::json::parse(R"({"podGroupPodsCountWeight": 1})"));
+  EXPECT_EQ(CoschedulingArgs(
+                LoadProfile("    placementScore:\n      disabled: [{name: PodGroupPodsCount}]\n")),
+            nlohmann::json::parse(R"({"podGroupPodsCountWeight": 0})"));
+  EXPECT_EQ(CoschedulingArgs(LoadProfile(
+                "    placementScore:\n      enabled: [{name: NodeResourcesFit, weight: 4}]\n")),
+            nlohmann::json::parse(R"({"placementResourcesWeight": 4})"));
+  EXPECT_EQ(CoschedulingArgs(
+                LoadProfile("    placementScore:\n      disabled: [{name: NodeResourcesFit}]\n")),
+            nlohmann::json::parse(R"({"placementResourcesWeight": 0})"));
+  // NodeResourcesFit's multiPoint weight is its node score's; it does not change placement.
+  EXPECT_EQ(CoschedulingArgs(LoadProfile(
+                "    multiPoint:\n      enabled: [{name: NodeResourcesFit, weight: 7}]\n")),
+            nullptr);
+
+  std::vector<ConfigIssue> issues = LoadIssues(
       std::string(kHeader) +
-          "profiles:\n- plugins:\n    multiPoint:\n      disabled: [{name: GangScheduling}]\n",
-      "cfg.yaml", kKnown);
+      "profiles:\n- plugins:\n    multiPoint:\n      enabled: [{name: PodGroupPodsCount, weight: "
+      "101}]\n    placementScore:\n      enabled: [{name: NodeResourcesFit, weight: 200}, {name: "
+      "CustomScore}]\n");
+  EXPECT_THAT(
+      issues,
+      ElementsAre(
+          ConfigIssue{"profiles[0].plugins.placementScore.enabled[1].name",
+                      "only PodGroupPodsCount and NodeResourcesFit can be enabled there in "
+                      "berth-scheduler (their weights become Coscheduling's "
+                      "podGroupPodsCountWeight and placementResourcesWeight); got \"CustomScore\""},
+          ConfigIssue{"profiles[0].plugins.multiPoint.enabled[0].weight",
+                      "PodGroupPodsCount's placement weight becomes Coscheduling's "
+                      "podGroupPodsCountWeight in berth-scheduler, which must be in the range [0, "
+                      "100], got 101"},
+          ConfigIssue{"profiles[0].plugins.placementScore.enabled[0].weight",
+                      "NodeResourcesFit's placement weight becomes Coscheduling's "
+                      "placementResourcesWeight in berth-scheduler, which must be in the range "
+                      "[0, 100], got 200"}));
+
+  // podGroupPostFilter still runs nothing in Berth.
+  ConfigIssue issue = LoadIssue(std::string(kHeader) +
+                                "profiles:\n- plugins:\n    podGroupPostFilter:\n"
+                                "      enabled: [{name: DefaultPreemption}]\n");
+  EXPECT_EQ(issue.field, "profiles[0].plugins.podGroupPostFilter.enabled[0].name");
+}
+
+TEST(GangPluginsTest, PercentageOfPlacementsToScore) {
+  Configuration config = LoadString(std::string(kHeader) +
+                                        "percentageOfPlacementsToScore: 20\n"
+                                        "profiles:\n- {}\n- schedulerName: b\n"
+                                        "  percentageOfPlacementsToScore: 35\n",
+                                    "cfg.yaml", kKnown);
+  EXPECT_EQ(CoschedulingArgs(config.profiles[0]),
+            nlohmann::json::parse(R"({"percentageOfPlacementsToScore": 20})"));
+  EXPECT_EQ(CoschedulingArgs(config.profiles[1]),
+            nlohmann::json::parse(R"({"percentageOfPlacementsToScore": 35})"));
+  // Without profiles the default one takes the global value; 0 is the default.
+  config =
+      LoadString(std::string(kHeader) + "percentageOfPlacementsToScore: 100\n", "cfg.yaml", kKnown);
+  EXPECT_EQ(CoschedulingArgs(config.profiles[0]),
+            nlohmann::json::parse(R"({"percentageOfPlacementsToScore": 100})"));
+  config =
+      LoadString(std::string(kHeader) + "percentageOfPlacementsToScore: 0\n", "cfg.yaml", kKnown);
+  EXPECT_EQ(config, DefaultConfiguration());
+
+  std::vector<ConfigIssue> issues = LoadIssues(std::string(kHeader) +
+                                               "percentageOfPlacementsToScore: 101\n"
+                                               "profiles:\n- percentageOfPlacementsToScore: -1\n");
+  EXPECT_THAT(issues, ElementsAre(ConfigIssue{"percentageOfPlacementsToScore",
+                                              "must be in the range [0, 100] (0 means "
+                                              "berth-scheduler's default), got 101"},
+                                  ConfigIssue{"profiles[0].percentageOfPlacementsToScore",
+                                              "must be in the range [0, 100] (0 means "
+                                              "berth-scheduler's default), got -1"}));
+}
+
+TEST(GangPluginsTest, ExplicitCoschedulingArgsWin) {
+  Profile profile =
+      LoadProfile("    multiPoint:\n      enabled: [{name: PodGroupPodsCount, weight: 2}]\n",
+                  "  percentageOfPlacementsToScore: 50\n"
+                  "  pluginConfig:\n  - name: Coscheduling\n"
+                  "    args: {podGroupPodsCountWeight: 7, permitWaitingTimeSeconds: 30}\n");
+  EXPECT_EQ(CoschedulingArgs(profile), nlohmann::json::parse(R"({
+    "podGroupPodsCountWeight": 7, "permitWaitingTimeSeconds": 30,
+    "percentageOfPlacementsToScore": 50})"));
+}
+
+TEST(GangPluginsTest, UpstreamTopologyAwareConfigLoads) {
+  Configuration config = LoadFile("pkg/config/testdata/upstream-v1.37-tas.yaml", kKnown);
+  ASSERT_EQ(config.profiles.size(), 2u);
+  EXPECT_EQ(config.profiles[0].plugins, DefaultPlugins());
+  EXPECT_EQ(CoschedulingArgs(config.profiles[0]), nlohmann::json::parse(R"({
+    "topologyPlacement": true, "podGroupPodsCountWeight": 2, "placementResourcesWeight": 3,
+    "percentageOfPlacementsToScore": 40})"));
+  EXPECT_EQ(config.profiles[1].plugins, DefaultPlugins());
+  EXPECT_EQ(CoschedulingArgs(config.profiles[1]),
+            nlohmann::json::parse(R"({"topologyPlacement": false, "podGroupPodsCountWeight": 0})"));
+
+  // /configz names only Berth's plugins, shows the args they became, and loads back although
+  // the profiles' Coscheduling args differ (only in the per-profile placement args).
+  const nlohmann::json json = ToJson(config);
+  const std::string text = json.dump();
+  for (const char* upstream :
+       {"GangScheduling", "TopologyPlacementGenerator", "PodGroupPodsCount\""}) {
+    EXPECT_EQ(text.find(upstream), std::string::npos) << upstream << " in " << text;
+  }
+  EXPECT_EQ(LoadString(text, "configz", kKnown), config);
+
+  // Where the queue order's args must agree across profiles (queueSort named), Coscheduling's
+  // placement args may still differ; the rest may not.
+  const std::string two_profiles =
+      std::string(kHeader) +
+      "profiles:\n"
+      "- plugins: {queueSort: {enabled: [{name: Coscheduling}]}}\n"
+      "  pluginConfig:\n  - name: Coscheduling\n"
+      "    args: {podGroupBackoffSeconds: 2, topologyPlacement: false}\n"
+      "- schedulerName: b\n"
+      "  plugins: {queueSort: {enabled: [{name: Coscheduling}]}}\n"
+      "  pluginConfig:\n  - name: Coscheduling\n"
+      "    args: {podGroupBackoffSeconds: ";
+  config = LoadString(two_profiles + "2, podGroupPodsCountWeight: 5}\n", "cfg.yaml", kKnown);
+  EXPECT_EQ(CoschedulingArgs(config.profiles[1])["podGroupPodsCountWeight"], 5);
+  ConfigIssue issue = LoadIssue(two_profiles + "3, podGroupPodsCountWeight: 5}\n");
+  EXPECT_EQ(issue.field, "profiles[1].pluginConfig[0].args");
+  EXPECT_EQ(issue.problem,
+            "args of queue sort plugin \"Coscheduling\" must be the same for all profiles");
 }
 
 TEST(ErrorTest, DuplicateSchedulerName) {
@@ -669,10 +929,14 @@ TEST(ErrorTest, PlacementFeaturesAreRejectedOnlyWhenUsed) {
   ConfigIssue issue = LoadIssue(std::string(kHeader) +
                                 "profiles:\n- plugins:\n    placementScore:\n"
                                 "      enabled: [{name: CustomScore}]\n");
-  EXPECT_EQ(issue.field, "profiles[0].plugins.placementScore.enabled");
-  issue = LoadIssue(std::string(kHeader) + "percentageOfPlacementsToScore: 20\n");
+  EXPECT_EQ(issue.field, "profiles[0].plugins.placementScore.enabled[0].name");
+  issue = LoadIssue(std::string(kHeader) + "percentageOfPlacementsToScore: 120\n");
   EXPECT_EQ(issue.field, "percentageOfPlacementsToScore");
   LoadString(std::string(kHeader) + "percentageOfPlacementsToScore: 0\n", "cfg.yaml", kKnown);
+  LoadString(std::string(kHeader) +
+                 "profiles:\n- plugins:\n    podGroupPostFilter:\n"
+                 "      disabled: [{name: DefaultPreemption}]\n",
+             "cfg.yaml", kKnown);
 }
 
 TEST(ErrorTest, PluginRules) {

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "pkg/api/utf8.h"
+#include "pkg/config/gang_plugins.h"
 #include "pkg/config/validate.h"
 #include "pkg/util/base64.h"
 #include "pkg/util/time.h"
@@ -50,6 +51,9 @@ class Decoder {
 
   Configuration Decode(const YAML::Node& root);
   std::vector<ConfigIssue>& issues() { return issues_; }
+  // Per profile of the decoded configuration, the Coscheduling args that upstream's gang plugins
+  // and percentageOfPlacementsToScore mean (pkg/config/gang_plugins.h); applied after validation.
+  const std::vector<nlohmann::json>& gang_args() const { return gang_args_; }
 
  private:
   void Fail(const std::string& path, std::string problem) {
@@ -75,7 +79,7 @@ class Decoder {
                                                     const std::string& path);
 
   void CheckTypeField(const YAML::Node& root, std::string_view key, std::string_view expected);
-  void PercentageOfPlacements(const YAML::Node& node, const std::string& path);
+  std::optional<int32_t> PercentageOfPlacements(const YAML::Node& node, const std::string& path);
   void DecodeClientConnection(const YAML::Node& node, const std::string& path,
                               ClientConnection& out);
   void DecodeLeaderElection(const YAML::Node& node, const std::string& path, LeaderElection& out);
@@ -84,7 +88,8 @@ class Decoder {
   // A []byte field: base64 text (Go's encoding of bytes in JSON), decoded.
   std::optional<std::string> Bytes(const YAML::Node& node, const std::string& path);
   Profile DecodeProfile(const YAML::Node& node, const std::string& path);
-  Plugins DecodePlugins(const YAML::Node& node, const std::string& path);
+  Plugins DecodePlugins(const YAML::Node& node, const std::string& path,
+                        PodGroupPluginSets& pod_group);
   PluginSet DecodePluginSet(const YAML::Node& node, const std::string& path);
   PluginRef DecodePluginRef(const YAML::Node& node, const std::string& path);
   PluginConfig DecodePluginConfig(const YAML::Node& node, const std::string& path);
@@ -99,6 +104,9 @@ class Decoder {
 
   const std::set<std::string>& known_plugins_;
   std::vector<ConfigIssue> issues_;
+  std::vector<nlohmann::json> gang_args_;
+  // The global percentageOfPlacementsToScore, for profiles without their own.
+  std::optional<int32_t> percentage_of_placements_;
   yaml::JsonBudget json_budget_{kMaxArgsValues};
 };
 
@@ -287,12 +295,16 @@ void Decoder::CheckTypeField(const YAML::Node& root, std::string_view key,
   }
 }
 
-void Decoder::PercentageOfPlacements(const YAML::Node& node, const std::string& path) {
-  // Upstream's alpha workload-aware scheduling setting; 0 means its default.
+std::optional<int32_t> Decoder::PercentageOfPlacements(const YAML::Node& node,
+                                                       const std::string& path) {
+  // Upstream's alpha workload-aware scheduling setting, Coscheduling's arg in Berth.
   std::optional<int32_t> value = Integer<int32_t>(node, path);
-  if (value && *value != 0) {
-    Fail(path, "not supported by berth-scheduler, which does not schedule pod groups as a unit");
+  if (value && (*value < 0 || *value > 100)) {
+    Fail(path, "must be in the range [0, 100] (0 means berth-scheduler's default), got " +
+                   std::to_string(*value));
+    return std::nullopt;
   }
+  return value;
 }
 
 void Decoder::DecodeClientConnection(const YAML::Node& node, const std::string& path,
@@ -491,7 +503,8 @@ PluginSet Decoder::DecodePluginSet(const YAML::Node& node, const std::string& pa
   return set;
 }
 
-Plugins Decoder::DecodePlugins(const YAML::Node& node, const std::string& path) {
+Plugins Decoder::DecodePlugins(const YAML::Node& node, const std::string& path,
+                               PodGroupPluginSets& pod_group) {
   Plugins plugins;
   Fields(node, path,
          {"preEnqueue", "queueSort", "preFilter", "filter", "postFilter", "preScore", "score",
@@ -504,12 +517,9 @@ Plugins Decoder::DecodePlugins(const YAML::Node& node, const std::string& path) 
                return;
              }
            }
-           // Upstream's alpha pod-group extension points: nothing can run there in Berth, so
-           // they may only disable.
-           PluginSet set = DecodePluginSet(value, p);
-           if (!set.enabled.empty()) {
-             Fail(Child(p, "enabled"),
-                  "the " + key + " extension point is not supported by berth-scheduler");
+           // Upstream's pod-group extension points, read by TranslateGangPlugins.
+           for (const auto& [point_key, set] : PodGroupPoints()) {
+             if (point_key == key) pod_group.*set = DecodePluginSet(value, p);
            }
          });
   return plugins;
@@ -533,6 +543,8 @@ PluginConfig Decoder::DecodePluginConfig(const YAML::Node& node, const std::stri
 Profile Decoder::DecodeProfile(const YAML::Node& node, const std::string& path) {
   Profile profile;
   Plugins custom;
+  PodGroupPluginSets pod_group;
+  std::optional<int32_t> percentage;
   Fields(node, path,
          {"schedulerName", "percentageOfNodesToScore", "percentageOfPlacementsToScore", "plugins",
           "pluginConfig"},
@@ -545,15 +557,17 @@ Profile Decoder::DecodeProfile(const YAML::Node& node, const std::string& path) 
            } else if (key == "percentageOfNodesToScore") {
              profile.percentage_of_nodes_to_score = Integer<int32_t>(value, p);
            } else if (key == "percentageOfPlacementsToScore") {
-             PercentageOfPlacements(value, p);
+             percentage = PercentageOfPlacements(value, p);
            } else if (key == "plugins") {
-             custom = DecodePlugins(value, p);
+             custom = DecodePlugins(value, p, pod_group);
            } else if (key == "pluginConfig") {
              Items(value, p, [&](size_t, const YAML::Node& item, const std::string& item_path) {
                profile.plugin_config.push_back(DecodePluginConfig(item, item_path));
              });
            }
          });
+  gang_args_.push_back(TranslateGangPlugins(path, custom, pod_group, known_plugins_, issues_));
+  if (percentage.value_or(0) != 0) gang_args_.back()[kPercentageOfPlacements] = *percentage;
   profile.plugins = MergePlugins(DefaultPlugins(), custom);
   return profile;
 }
@@ -593,7 +607,7 @@ Configuration Decoder::Decode(const YAML::Node& root) {
                config.percentage_of_nodes_to_score = *v;
              }
            } else if (key == "percentageOfPlacementsToScore") {
-             PercentageOfPlacements(value, p);
+             percentage_of_placements_ = PercentageOfPlacements(value, p);
            } else if (key == "podInitialBackoffSeconds") {
              if (auto v = Integer<int64_t>(value, p)) {
                config.pod_initial_backoff_seconds = *v;
@@ -625,6 +639,12 @@ Configuration Decoder::Decode(const YAML::Node& root) {
     Profile profile;
     profile.plugins = DefaultPlugins();
     config.profiles.push_back(std::move(profile));
+    gang_args_.push_back(nlohmann::json::object());
+  }
+  for (nlohmann::json& args : gang_args_) {
+    if (percentage_of_placements_.value_or(0) != 0 && !args.contains(kPercentageOfPlacements)) {
+      args[kPercentageOfPlacements] = *percentage_of_placements_;
+    }
   }
   return config;
 }
@@ -756,14 +776,18 @@ Configuration LoadString(const std::string& text, const std::string& source_name
                                 " YAML documents; expected exactly one " + std::string(kKind)}});
   }
 
-  Decoder decoder(known_plugins);
+  const std::set<std::string> known = WithGangPlugins(known_plugins);
+  Decoder decoder(known);
   Configuration config = decoder.Decode(documents.empty() ? YAML::Node() : documents[0]);
   if (!decoder.issues().empty()) {
     throw ConfigError(source_name, std::move(decoder.issues()));
   }
-  std::vector<ConfigIssue> issues = Validate(config, known_plugins, validate_args);
+  std::vector<ConfigIssue> issues = Validate(config, known, WithGangArgsCheck(validate_args));
   if (!issues.empty()) {
     throw ConfigError(source_name, std::move(issues));
+  }
+  for (size_t i = 0; i < config.profiles.size(); ++i) {
+    ApplyGangArgs(config.profiles[i], decoder.gang_args()[i]);
   }
   ApplyExtenderIgnoredResources(config);
   return config;

@@ -7,9 +7,11 @@
 // defaulting with Berth's scheduler and lock names) and validated (pkg/config/validate.h).
 //
 // Upstream fields accepted and ignored because they do not apply to Berth: enableProfiling,
-// enableContentionProfiling, delayCacheUntilActive, clientConnection.acceptContentTypes,
-// percentageOfPlacementsToScore of 0 and placement extension points that enable
-// nothing. Plugin weights in `disabled` lists are accepted and dropped, as upstream does.
+// enableContentionProfiling, delayCacheUntilActive, clientConnection.acceptContentTypes. Plugin
+// weights in `disabled` lists are accepted and dropped, as upstream does. kube-scheduler's gang
+// plugins (GangScheduling, TopologyPlacementGenerator, PodGroupPodsCount), its pod-group
+// extension points and percentageOfPlacementsToScore are read as Coscheduling and its args
+// (pkg/config/gang_plugins.h); the loaded Configuration names none of them.
 
 #include <chrono>
 #include <nlohmann/json.hpp>

@@ -4,6 +4,7 @@
 #include <map>
 #include <string_view>
 
+#include "pkg/config/gang_plugins.h"
 #include "pkg/util/time.h"
 #include "pkg/util/url.h"
 #include "pkg/yaml/yaml.h"
@@ -207,6 +208,16 @@ const nlohmann::json* FindArgs(const Profile& profile, const std::string& name, 
   return nullptr;
 }
 
+// The queue sort plugin's args as far as the queue order depends on them: null for none.
+// Coscheduling's placement args place each profile's own gangs (gang_plugins.h).
+nlohmann::json QueueOrderArgs(const std::string& plugin, const nlohmann::json* args) {
+  if (args == nullptr || args->is_null()) return nullptr;
+  if (plugin != kCoscheduling || !args->is_object()) return *args;
+  nlohmann::json out = *args;
+  for (std::string_view key : kCoschedulingPlacementArgs) out.erase(std::string(key));
+  return out.empty() ? nlohmann::json() : out;
+}
+
 // Upstream's validateCommonQueueSort: one queue serves every profile, so every profile's
 // (merged) queueSort set and the queue sort plugin's args must match the first profile's.
 void ValidateCommonQueueSort(const std::vector<Profile>& profiles,
@@ -214,8 +225,9 @@ void ValidateCommonQueueSort(const std::vector<Profile>& profiles,
   const PluginSet& canon = profiles[0].plugins.queue_sort;
   std::string queue_sort_name = canon.enabled.empty() ? "" : canon.enabled[0].name;
   size_t unused = 0;
-  const nlohmann::json* canon_args =
-      queue_sort_name.empty() ? nullptr : FindArgs(profiles[0], queue_sort_name, &unused);
+  const nlohmann::json canon_args = QueueOrderArgs(
+      queue_sort_name,
+      queue_sort_name.empty() ? nullptr : FindArgs(profiles[0], queue_sort_name, &unused));
   for (size_t i = 1; i < profiles.size(); ++i) {
     std::string path = Index("profiles", i);
     if (profiles[i].plugins.queue_sort != canon) {
@@ -228,9 +240,7 @@ void ValidateCommonQueueSort(const std::vector<Profile>& profiles,
     }
     size_t index = 0;
     const nlohmann::json* args = FindArgs(profiles[i], queue_sort_name, &index);
-    bool same = (args == nullptr && canon_args == nullptr) ||
-                (args != nullptr && canon_args != nullptr && *args == *canon_args);
-    if (!same) {
+    if (QueueOrderArgs(queue_sort_name, args) != canon_args) {
       std::string args_path =
           args != nullptr ? Index(path + ".pluginConfig", index) + ".args" : path + ".pluginConfig";
       issues.push_back({args_path, "args of queue sort plugin " + Quote(queue_sort_name) +

@@ -26,6 +26,7 @@
 #include <utility>
 #include <vector>
 
+#include "pkg/api/podgroup.h"
 #include "pkg/api/types.h"
 #include "pkg/framework/types.h"
 
@@ -438,6 +439,9 @@ struct PodGroupHint {
   std::vector<std::string> placed_uids;
   // The plugin that holds the group back (Handle::GroupOf fills it; a plugin need not).
   std::string plugin;
+  // Set when the group's pods must go in one domain of a node-label key (see
+  // api::PodGroupTopology): preemption then frees room inside one domain.
+  std::optional<api::PodGroupTopology> topology;
 };
 
 // A plugin that can say what would let a pod past it. After a dry run of the pod over every

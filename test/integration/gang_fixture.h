@@ -41,16 +41,10 @@ inline bool ApiServed(client::Client& client, const std::string& path, const std
 inline constexpr char kPodGroupCrd[] = "podgroups.scheduling.x-k8s.io";
 inline constexpr char kCrdPath[] = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
 
-// Installs scheduler-plugins' PodGroup CRD from the chart's copy; returns once it is served.
+// Installs scheduler-plugins' PodGroup CRD from the chart's copy (replacing an older schema);
+// returns once it is served.
 inline void InstallPodGroupCrd(client::Client& client) {
-  std::vector<nlohmann::json> docs = packaging::ParseYamlDocuments(
-      packaging::ReadFile(packaging::ChartDir() + "/files/podgroups.scheduling.x-k8s.io.yaml"));
-  ASSERT_EQ(docs.size(), 1u);
-  try {
-    client.Post(kCrdPath, docs[0]);
-  } catch (const client::ApiError& e) {
-    ASSERT_EQ(e.reason(), client::ErrorReason::kAlreadyExists) << e.what();
-  }
+  ASSERT_NO_THROW(packaging::ApplyPodGroupCrd(client));
   ASSERT_TRUE(Eventually(
       [&] { return ApiServed(client, "/apis/scheduling.x-k8s.io/v1alpha1", "podgroups"); },
       std::chrono::seconds(60)))

@@ -16,6 +16,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "pkg/client/client.h"
 #include "test/testing/cluster.h"
 
 namespace berth::packaging {
@@ -193,6 +194,26 @@ nlohmann::json OnlyOfKind(const std::vector<nlohmann::json>& objects, const std:
                              std::to_string(matching.size()));
   }
   return matching.front();
+}
+
+void ApplyPodGroupCrd(client::Client& client) {
+  constexpr char kCrds[] = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+  std::vector<nlohmann::json> docs =
+      ParseYamlDocuments(ReadFile(ChartDir() + "/files/podgroups.scheduling.x-k8s.io.yaml"));
+  if (docs.size() != 1) throw std::runtime_error("the PodGroup CRD file has no single document");
+  nlohmann::json& crd = docs[0];
+  try {
+    client.Post(kCrds, crd);
+    return;
+  } catch (const client::ApiError& e) {
+    if (e.reason() != client::ErrorReason::kAlreadyExists) throw;
+  }
+  const std::string item = std::string(kCrds) + "/" + crd["metadata"]["name"].get<std::string>();
+  const nlohmann::json current = client.Get(item);
+  // The server adds defaults (conversion: None) to what it stores; only the schema matters here.
+  if (current["spec"]["versions"] == crd["spec"]["versions"]) return;
+  crd["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"];
+  client.Put(item, crd);
 }
 
 std::string ReadFile(const std::string& path) {

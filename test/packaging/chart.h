@@ -8,6 +8,10 @@
 #include <string>
 #include <vector>
 
+namespace berth::client {
+class Client;
+}  // namespace berth::client
+
 namespace berth::packaging {
 
 struct CommandResult {
@@ -45,6 +49,12 @@ std::vector<nlohmann::json> OfKind(const std::vector<nlohmann::json>& objects,
 nlohmann::json OnlyOfKind(const std::vector<nlohmann::json>& objects, const std::string& kind);
 
 std::string ReadFile(const std::string& path);
+
+// Creates scheduler-plugins' PodGroup CRD from the chart's file (files/podgroups...yaml), or
+// replaces the cluster's copy when its spec differs: the CRD is cluster-wide and outlives test
+// runs, and one left by an older checkout would prune fields its schema lacks. Returns without
+// waiting for it to be served; throws client::ApiError on other failures.
+void ApplyPodGroupCrd(client::Client& client);
 
 }  // namespace berth::packaging
 

@@ -233,6 +233,61 @@ TEST_F(ChartApiserver, NotesTellHowToExplainAPendingPod) {
   EXPECT_NE(tls.find("--certificate-authority CA.crt"), std::string::npos) << tls;
 }
 
+// The chart's PodGroup CRD (installed for real: it is shared, and this checkout's copy is the one
+// to validate with) keeps a valid schedulingConstraints as written and refuses what Berth could
+// not read: an unknown topologyPolicy, a fourth level, a key that is no label key, a key twice.
+TEST_F(ChartApiserver, PodGroupCrdValidatesSchedulingConstraints) {
+  packaging::ApplyPodGroupCrd(*client_);
+  const std::string path =
+      "/apis/scheduling.x-k8s.io/v1alpha1/namespaces/" + ns_->name() + "/podgroups" + kDryRun;
+  auto group = [&](const json& constraints) {
+    return json{{"apiVersion", "scheduling.x-k8s.io/v1alpha1"},
+                {"kind", "PodGroup"},
+                {"metadata", {{"name", "train"}, {"namespace", ns_->name()}}},
+                {"spec", {{"minMember", 4}, {"schedulingConstraints", constraints}}}};
+  };
+  const json valid = {{"topology", json::array({{{"key", "topology.kubernetes.io/rack"}},
+                                                {{"key", "topology.kubernetes.io/zone"}}})},
+                      {"topologyPolicy", "Preferred"}};
+  // A replaced CRD's schema takes a moment to be the one applied.
+  json created;
+  EXPECT_TRUE(testing::Eventually(
+      [&] {
+        try {
+          created = client_->Post(path, group(valid));
+        } catch (const client::ApiError&) {
+          return false;
+        }
+        return created["spec"].contains("schedulingConstraints");
+      },
+      30s))
+      << created.dump();
+  EXPECT_EQ(created["spec"]["schedulingConstraints"], valid);
+
+  auto refused = [&](const json& constraints) {
+    try {
+      client_->Post(path, group(constraints));
+    } catch (const client::ApiError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(refused({{"topology", valid["topology"]}, {"topologyPolicy", "Sometimes"}})
+                .find("Unsupported value: \"Sometimes\""),
+            std::string::npos);
+  json four = valid;
+  four["topology"].push_back({{"key", "topology.kubernetes.io/region"}});
+  four["topology"].push_back({{"key", "kubernetes.io/hostname"}});
+  EXPECT_NE(refused(four).find("must have at most 3 items"), std::string::npos);
+  EXPECT_NE(refused({{"topology", json::array({{{"key", "rack id"}}})}}).find("should match"),
+            std::string::npos);
+  EXPECT_NE(refused({{"topology", json::array({{{"key", "rack"}}, {{"key", "rack"}}})}})
+                .find("Duplicate value"),
+            std::string::npos);
+  EXPECT_NE(refused({{"topology", json::array({json::object()})}}).find("Required value"),
+            std::string::npos);
+}
+
 // The checks above would be worthless if the dry run accepted anything.
 TEST_F(ChartApiserver, DryRunRejectsWhatIsWrong) {
   std::vector<json> objects =

@@ -421,9 +421,14 @@ TEST(ChartPodGroupCrd, InstalledAsTheChartsFileKeptOnUninstallAndOptional) {
   EXPECT_EQ(version["name"], "v1alpha1");
   EXPECT_EQ(version["subresources"], json({{"status", json::object()}}));
   const json& spec = version["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"];
-  for (const char* field : {"minMember", "minResources", "scheduleTimeoutSeconds"}) {
+  for (const char* field :
+       {"minMember", "minResources", "scheduleTimeoutSeconds", "schedulingConstraints"}) {
     EXPECT_TRUE(spec.contains(field)) << field;
   }
+  const json& constraints = spec["schedulingConstraints"]["properties"];
+  EXPECT_EQ(constraints["topology"]["maxItems"], 3);
+  EXPECT_EQ(constraints["topology"]["items"]["required"], json({"key"}));
+  EXPECT_EQ(constraints["topologyPolicy"]["enum"], json({"Required", "Preferred"}));
   const json& status = version["schema"]["openAPIV3Schema"]["properties"]["status"]["properties"];
   for (const char* field :
        {"phase", "occupiedBy", "running", "succeeded", "failed", "scheduleStartTime"}) {

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <string_view>
 #include <thread>
 
 #include "test/testing/cluster.h"
@@ -29,6 +30,15 @@ std::string KubeSchedulerConfigHead(const std::string& kubeconfig, double qps) {
       << "clientConnection:\n  kubeconfig: " << kubeconfig << "\n  qps: " << qps
       << "\n  burst: " << static_cast<int>(qps) << "\nleaderElection:\n  leaderElect: false\n";
   return out.str();
+}
+
+std::string ClusterWorkloadFeatureGates() {
+  constexpr std::string_view kPrefix = "export BERTH_WORKLOAD_FEATURE_GATES=";
+  std::ifstream env(ClusterDir() + "/env");
+  for (std::string line; std::getline(env, line);) {
+    if (line.starts_with(kPrefix)) return line.substr(kPrefix.size());
+  }
+  return "";
 }
 
 int HttpStatus(const std::string& url) {
@@ -59,6 +69,10 @@ KubeSchedulerProcess::KubeSchedulerProcess(const std::string& config_yaml, const
                                    "--authentication-kubeconfig=" + kubeconfig,
                                    "--authorization-kubeconfig=" + kubeconfig,
                                    "--v=0"};
+  // kube-scheduler adds up repeated --feature-gates flags.
+  if (const std::string gates = ClusterWorkloadFeatureGates(); !gates.empty()) {
+    args.push_back("--feature-gates=" + gates);
+  }
   args.insert(args.end(), extra_args.begin(), extra_args.end());
   process_->Start(args, dir + "/kube-scheduler.log");
 }

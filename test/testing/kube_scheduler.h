@@ -27,11 +27,19 @@ std::string KubeSchedulerConfigHead(const std::string& kubeconfig, double qps);
 // with a self-signed one); the HTTP status, or 0 when there was no reply. Never throws.
 int HttpStatus(const std::string& url);
 
+// The feature gates the local control plane's apiserver was started with for upstream's workload
+// API (BERTH_WORKLOAD_FEATURE_GATES in its env file: GenericWorkload and
+// TopologyAwareWorkloadScheduling with BERTH_GENERIC_WORKLOAD=1), as --feature-gates takes them;
+// empty without them or for a cluster whose env file predates the setting.
+std::string ClusterWorkloadFeatureGates();
+
 // One kube-scheduler process with `config_yaml` written to `dir`/kube-scheduler.yaml, serving on a
 // free loopback port with its self-signed certificate in `dir`/certs and its log in
 // `dir`/kube-scheduler.log. Authentication and authorization of its endpoint go through the
-// cluster's admin kubeconfig. `extra_args` are appended to its command line (--feature-gates=...).
-// Stopped (SIGTERM) when the object goes away.
+// cluster's admin kubeconfig. It gets the cluster's workload feature gates
+// (ClusterWorkloadFeatureGates), so it serves upstream's PodGroups as the apiserver does, with
+// upstream's gang plugins in its default profile; `extra_args` are appended to its command line
+// (a further --feature-gates=... adds to those). Stopped (SIGTERM) when the object goes away.
 class KubeSchedulerProcess {
  public:
   KubeSchedulerProcess(const std::string& config_yaml, const std::string& dir,

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <tuple>
 #include <utility>
@@ -154,7 +155,11 @@ Coscheduling::Coscheduling(Args args, framework::Handle& handle,
                            std::vector<std::unique_ptr<GangSource>> sources)
     : args_(args),
       handle_(handle),
-      state_(std::make_shared<GangState>(handle.ProfileName(), std::move(sources))) {
+      state_(std::make_shared<GangState>(handle.ProfileName(), std::move(sources))),
+      placer_(handle, PlacementWeights{args.pods_count_weight, args.resources_weight,
+                                       args.percentage_of_placements_to_score > 0
+                                           ? args.percentage_of_placements_to_score
+                                           : kDefaultPercentageOfPlacements}) {
   if (prometheus::Registry* registry = handle.MetricsRegistry()) {
     const std::string& profile = handle.ProfileName();
     metrics_.waiting =
@@ -233,7 +238,7 @@ Status Coscheduling::Refuse(framework::CycleState& state, const GangKey& key,
 
 Status Coscheduling::PreFilter(framework::CycleState& state, const api::Pod& pod,
                                const std::vector<framework::NodeInfoPtr>& nodes,
-                               framework::PreFilterResult*) {
+                               framework::PreFilterResult* result) {
   const std::optional<GangKey> key = state_->KeyOf(pod);
   if (!key) return Status::Skip();
   const std::string gang_text = GangText(*key);
@@ -280,10 +285,10 @@ Status Coscheduling::PreFilter(framework::CycleState& state, const api::Pod& pod
     }
   }
   if (!too_few.empty()) return Refuse(state, *key, too_few, true);
-  if (!check_resources) return {};
+  if (!check_resources) return InDomain(state, *key, spec, pod, nodes, result);
   const std::string missing = MissingResources(*key, spec, nodes);
   if (state.dry_run) {
-    if (missing.empty()) return {};
+    if (missing.empty()) return InDomain(state, *key, spec, pod, nodes, result);
     return Refuse(state, *key, gang_text + " needs more than the cluster has free: " + missing,
                   true);
   }
@@ -294,11 +299,77 @@ Status Coscheduling::PreFilter(framework::CycleState& state, const api::Pod& pod
     first_refusal = !missing.empty() && !gang.min_resources_refused;
     gang.min_resources_refused = !missing.empty();
   }
-  if (missing.empty()) return {};
+  if (missing.empty()) return InDomain(state, *key, spec, pod, nodes, result);
   if (first_refusal && metrics_.rejections[static_cast<size_t>(Rejection::kMinResources)]) {
     metrics_.rejections[static_cast<size_t>(Rejection::kMinResources)]->Increment();
   }
   return Refuse(state, *key, gang_text + " needs more than the cluster has free: " + missing, true);
+}
+
+Status Coscheduling::InDomain(framework::CycleState& state, const GangKey& key,
+                              const GangSpec& spec, const api::Pod& pod,
+                              const std::vector<framework::NodeInfoPtr>& nodes,
+                              framework::PreFilterResult* result) {
+  if (!spec.topology) return {};
+  const std::string gang_text = GangText(key);
+  if (!args_.topology_placement) {
+    return Refuse(state, key,
+                  gang_text +
+                      " has a topology constraint, and topology placement "
+                      "(TopologyPlacementGenerator) is disabled in this profile",
+                  true);
+  }
+  // The domain, or while the attempt lacks its quorum the planned node: the simulation placed
+  // every pod of the attempt together, and a pod placed elsewhere could leave no room for the
+  // rest. Once the quorum is placed, later pods only keep to the domain.
+  auto apply = [&](const TopologyPlan& plan, bool pin) -> Status {
+    if (plan.key.empty()) return {};
+    std::set<std::string> names;
+    auto it = plan.node_of.find(pod.meta.uid);
+    if (pin && it != plan.node_of.end()) {
+      names.insert(it->second);
+    } else {
+      names.insert(plan.nodes.begin(), plan.nodes.end());
+    }
+    result->node_names = std::move(names);
+    return {};
+  };
+  {
+    std::lock_guard lock(state_->mu);
+    auto it = state_->gangs.find(key);
+    if (it != state_->gangs.end() && it->second.plan) {
+      return apply(*it->second.plan, it->second.Placed() < it->second.min_member);
+    }
+  }
+  PlacementRequest request;
+  framework::PodGroupHint members = Members(key, spec, pod, &request.placed_nodes);
+  request.topology = &*spec.topology;
+  request.placed = members.placed;
+  request.pending = std::move(members.pending);
+  request.needed = spec.all_or_nothing ? std::max<int32_t>(1, spec.min_member - members.placed) : 1;
+  request.ignored_plugin = std::string(kName);
+  request.gang_text = gang_text;
+  PlacementOutcome outcome = placer_.Place(request, nodes);
+  if (outcome.plan) {
+    if (state.dry_run) return apply(*outcome.plan, true);
+    std::lock_guard lock(state_->mu);
+    Gang& gang = state_->gangs[key];
+    if (!gang.plan) gang.plan = std::move(*outcome.plan);
+    return apply(*gang.plan, gang.Placed() < gang.min_member);
+  }
+  // No domain can take the gang: its attempt fails here (and backs off), and preemption may look
+  // for room; Coscheduling's own PostFilter has nothing left to do.
+  state.Write(RefusedKey(), std::make_shared<Refused>());
+  if (!state.dry_run) {
+    std::vector<std::string> uids;
+    {
+      std::lock_guard lock(state_->mu);
+      uids = RejectLocked(key, state_->gangs[key], outcome.failure, Rejection::kUnschedulable,
+                          SteadyClock::now());
+    }
+    Release(key, uids, outcome.failure);
+  }
+  return Status::Unschedulable(outcome.failure);
 }
 
 std::string Coscheduling::MissingResources(const GangKey& key, const GangSpec& spec,
@@ -362,6 +433,7 @@ std::vector<std::string> Coscheduling::RejectLocked(const GangKey& key, Gang& ga
     uids.push_back(it->first);
     it = gang.assumed.erase(it);
   }
+  gang.plan.reset();
   gang.last_rejection = message;
   EndWaitLocked(gang, false, now);
   state_->RecordFailureLocked(
@@ -424,12 +496,12 @@ Status Coscheduling::PostFilter(framework::CycleState& state, const api::Pod& po
   return Status::Unschedulable(message);
 }
 
-Status Coscheduling::Reserve(framework::CycleState&, const api::Pod& pod, const std::string&) {
+Status Coscheduling::Reserve(framework::CycleState&, const api::Pod& pod, const std::string& node) {
   const std::optional<GangKey> key = state_->KeyOf(pod);
   if (!key) return {};
   std::lock_guard lock(state_->mu);
   Gang& gang = state_->gangs[*key];
-  gang.assumed[pod.meta.uid] = Placement{pod.meta.name, false, SteadyClock::now(), {}};
+  gang.assumed[pod.meta.uid] = Placement{pod.meta.name, false, SteadyClock::now(), {}, node};
   if (!gang.schedule_start) gang.schedule_start = std::chrono::system_clock::now();
   gang.min_resources_refused = false;
   state_->MarkDirtyLocked(*key);
@@ -603,25 +675,37 @@ std::optional<framework::PodGroupHint> Coscheduling::GroupOf(const api::Pod& pod
       !spec.problem.empty() || !spec.all_or_nothing) {
     return std::nullopt;
   }
+  return Members(*key, spec, pod, nullptr);
+}
+
+framework::PodGroupHint Coscheduling::Members(const GangKey& key, const GangSpec& spec,
+                                              const api::Pod& pod,
+                                              std::vector<std::string>* placed_nodes) const {
   framework::PodGroupHint group;
-  group.name = GangText(*key);
+  group.name = GangText(key);
   group.min_member = spec.min_member;
+  if (spec.topology) group.topology = *spec.topology;
   std::vector<std::string> names;
+  std::vector<std::string> bound_names;
   bool pod_placed = false;
   {
     std::lock_guard lock(state_->mu);
-    if (auto it = state_->gangs.find(*key); it != state_->gangs.end()) {
+    if (auto it = state_->gangs.find(key); it != state_->gangs.end()) {
       const Gang& gang = it->second;
       group.placed = gang.Placed();
       for (const auto& [uid, member] : gang.members) {
         const auto& [name, bound] = member;
         const bool placed = bound || gang.assumed.contains(uid);
         if (placed) group.placed_uids.push_back(uid);
+        if (bound) bound_names.push_back(name);
         if (uid == pod.meta.uid) {
           pod_placed = placed;
         } else if (!placed) {
           names.push_back(name);
         }
+      }
+      if (placed_nodes != nullptr) {
+        for (const auto& [uid, placement] : gang.assumed) placed_nodes->push_back(placement.node);
       }
     }
   }
@@ -630,8 +714,15 @@ std::optional<framework::PodGroupHint> Coscheduling::GroupOf(const api::Pod& pod
   std::sort(names.begin(), names.end());
   const auto& pods = handle_.SharedInformerFactory().Pods().store();
   for (const auto& name : names) {
-    api::PodPtr member = pods.Get(key->namespace_ + "/" + name);
+    api::PodPtr member = pods.Get(key.namespace_ + "/" + name);
     if (member && member->spec.node_name.empty()) group.pending.push_back(std::move(member));
+  }
+  if (placed_nodes != nullptr) {
+    for (const auto& name : bound_names) {
+      api::PodPtr member = pods.Get(key.namespace_ + "/" + name);
+      if (member && !member->spec.node_name.empty())
+        placed_nodes->push_back(member->spec.node_name);
+    }
   }
   return group;
 }

@@ -27,6 +27,7 @@
 #include "pkg/framework/interface.h"
 #include "pkg/plugins/coscheduling/gang_source.h"
 #include "pkg/plugins/coscheduling/gang_state.h"
+#include "pkg/plugins/coscheduling/topology_placement.h"
 #include "pkg/plugins/coscheduling/worker.h"
 
 namespace prometheus {
@@ -139,6 +140,16 @@ class Coscheduling final : public framework::QueueSortPlugin,
   // Ends the wait metric of an attempt whose first pod began waiting at `started`. Requires the
   // lock.
   void EndWaitLocked(Gang& gang, bool allowed, SteadyClock::time_point now);
+  // Under a topology constraint, narrows `result` to the gang's domain (to the node planned for
+  // `pod` while the attempt lacks its quorum), planning the attempt first when it has no plan. A
+  // gang that no domain can take fails its attempt here. Without a constraint, success.
+  framework::Status InDomain(framework::CycleState& state, const GangKey& key, const GangSpec& spec,
+                             const api::Pod& pod, const std::vector<framework::NodeInfoPtr>& nodes,
+                             framework::PreFilterResult* result);
+  // The gang's members placed or bound (uids) and the rest (`pod` first, when it is not placed),
+  // whatever its policy; with `placed_nodes`, also the nodes the placed ones are on.
+  framework::PodGroupHint Members(const GangKey& key, const GangSpec& spec, const api::Pod& pod,
+                                  std::vector<std::string>* placed_nodes) const;
   // When the gang's minResources exceed the cluster's free capacity, what is short.
   std::string MissingResources(const GangKey& key, const GangSpec& spec,
                                const std::vector<framework::NodeInfoPtr>& nodes) const;
@@ -149,6 +160,7 @@ class Coscheduling final : public framework::QueueSortPlugin,
   framework::Handle& handle_;
   const std::shared_ptr<GangState> state_;
   Metrics metrics_;
+  const TopologyPlacer placer_;
   // Last: stopped first, while everything it uses is still there.
   std::unique_ptr<GangWorker> worker_;
 };

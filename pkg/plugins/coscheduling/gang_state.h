@@ -23,6 +23,7 @@
 
 #include "pkg/api/types.h"
 #include "pkg/plugins/coscheduling/gang_source.h"
+#include "pkg/plugins/coscheduling/topology_placement.h"
 
 namespace berth::plugins::coscheduling {
 
@@ -63,6 +64,8 @@ struct Placement {
   bool allowed = false;
   SteadyClock::time_point since;
   std::chrono::milliseconds wait{0};
+  // The node it was placed on.
+  std::string node;
 };
 
 struct Gang {
@@ -86,6 +89,9 @@ struct Gang {
   // The last message of a failed attempt, for pods that arrive at Permit after it.
   std::string last_rejection;
   bool min_resources_refused = false;
+  // Under a topology constraint: the domain of the current attempt and each pending pod's node,
+  // from the simulation made before its first pod was placed. Dropped when the attempt fails.
+  std::optional<TopologyPlan> plan;
 
   // Pods assumed or bound: what counts towards min_member.
   int32_t Placed() const { return static_cast<int32_t>(assumed.size()) + bound; }

@@ -1,0 +1,206 @@
+// Gangs with a topology constraint through the whole scheduler without an apiserver: nodes carry
+// rack and block labels, PodGroups ask for one domain, and a binder sends bound pods back as the
+// watch would. What is checked is where the pods end up and what the gang is told.
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "pkg/api/podgroup.h"
+#include "pkg/config/load.h"
+#include "pkg/informer/factory.h"
+#include "pkg/plugins/registry/registry.h"
+#include "pkg/scheduler/scheduler.h"
+#include "test/testing/eventually.h"
+#include "test/testing/fake_handle.h"
+#include "test/testing/feedback_binder.h"
+#include "test/testing/objects.h"
+
+namespace berth::scheduler {
+namespace {
+
+using namespace std::chrono_literals;
+using json = nlohmann::json;
+using testing::Eventually;
+using testing::FeedbackBinder;
+using testing::NodeBuilder;
+using testing::PodBuilder;
+
+constexpr char kRack[] = "example.com/rack";
+constexpr char kBlock[] = "example.com/block";
+
+class GangTopologyTest : public ::testing::Test {
+ protected:
+  void Start(json coscheduling_args = json::object()) {
+    registry_ = plugins::registry::InTree();
+    registry_["FeedbackBinder"] = [this](const nlohmann::json&, framework::Handle&) {
+      return binder_;
+    };
+    config::Configuration cfg = config::DefaultConfiguration();
+    auto& profile = cfg.profiles[0];
+    profile.plugins.bind.disabled.push_back({"*", 0});
+    profile.plugins.bind.enabled.push_back({"FeedbackBinder", 0});
+    coscheduling_args["permitWaitingTimeSeconds"] = 30;
+    profile.plugin_config.push_back({"Coscheduling", coscheduling_args});
+    SchedulerDeps deps;
+    deps.informers = &informers_;
+    deps.recorder = &recorder_;
+    scheduler_ = std::make_unique<Scheduler>(cfg, registry_, deps, SchedulerOptions{});
+    scheduler_->AddAllEventHandlers();
+    scheduler_->Run();
+  }
+  void TearDown() override {
+    if (scheduler_) scheduler_->Stop(1s);
+  }
+
+  // `count` nodes of `cpu` cpus each in rack `rack` of block `block`.
+  void Rack(const std::string& rack, const std::string& block, int count, const std::string& cpu) {
+    for (int i = 0; i < count; i++) {
+      informers_.Nodes().Upsert(NodeBuilder(rack + "-n" + std::to_string(i))
+                                    .Capacity(cpu, "64Gi")
+                                    .Label(kRack, rack)
+                                    .Label(kBlock, block)
+                                    .Build());
+    }
+  }
+  // A PodGroup (scheduling.x-k8s.io) of `min_member` asking for one domain of `keys`, narrowest
+  // first; none: no constraint.
+  void Group(const std::string& name, int min_member, const std::vector<std::string>& keys,
+             const std::string& policy = "") {
+    json spec = {{"minMember", min_member}};
+    if (!keys.empty()) {
+      json topology = json::array();
+      for (const auto& k : keys) topology.push_back({{"key", k}});
+      spec["schedulingConstraints"] = {{"topology", topology}};
+      if (!policy.empty()) spec["schedulingConstraints"]["topologyPolicy"] = policy;
+    }
+    informers_.For<api::PodGroup>().Upsert(std::make_shared<api::PodGroup>(
+        api::DecodePodGroup({{"metadata",
+                              {{"name", name},
+                               {"namespace", "default"},
+                               {"uid", "uid-" + name},
+                               {"creationTimestamp", "2025-01-01T00:00:00Z"}}},
+                             {"spec", spec}})));
+  }
+  void Pods(const std::string& group, int count, const std::string& cpu) {
+    for (int i = 0; i < count; i++) {
+      PodBuilder pod(group + "-" + std::to_string(i));
+      pod.Label(std::string(api::kPodGroupLabel), group);
+      informers_.Pods().Upsert(pod.Container(cpu, "1Gi").Build());
+    }
+  }
+  // The label `key` of each node the group's bound pods are on, with how many pods it holds.
+  std::map<std::string, int> Domains(const std::string& group, const std::string& key) {
+    std::map<std::string, int> out;
+    for (const auto& [pod, node] : binder_->bound()) {
+      if (pod.rfind(group + "-", 0) != 0) continue;
+      api::NodePtr n = informers_.Nodes().store().Get(node);
+      const std::string* value = n ? n->meta.labels.Find(key) : nullptr;
+      out[value ? *value : "?"]++;
+    }
+    return out;
+  }
+  int Bound(const std::string& group) {
+    int n = 0;
+    for (const auto& [pod, node] : binder_->bound()) n += pod.rfind(group + "-", 0) == 0 ? 1 : 0;
+    return n;
+  }
+  bool GroupEvent(const std::string& part) {
+    for (const auto& e : recorder_.events()) {
+      if (e.kind == "PodGroup" && e.note.find(part) != std::string::npos) return true;
+    }
+    return false;
+  }
+
+  informer::SharedInformerFactory informers_{nullptr};
+  testing::FakeRecorder recorder_;
+  std::shared_ptr<FeedbackBinder> binder_ = std::make_shared<FeedbackBinder>(informers_);
+  framework::runtime::Registry registry_;
+  std::unique_ptr<Scheduler> scheduler_;
+};
+
+// Of the racks that can take all 8 pods, the gang goes to the one its pods leave fullest; a gang
+// without a constraint spreads over the cluster, as the nodes' scores make it.
+TEST_F(GangTopologyTest, AConstrainedGangOfEightLandsInTheTightestRackThatTakesItWhole) {
+  Rack("r-small", "b1", 2, "2");  // 4 cpus: too small.
+  Rack("r-exact", "b1", 2, "4");  // 8 cpus: full with the gang.
+  Rack("r-large", "b2", 4, "4");  // 16 cpus.
+  Rack("r-odd", "b2", 3, "3");    // 9 cpus.
+  Start();
+  Group("train", 8, {kRack});
+  Pods("train", 8, "1");
+  ASSERT_TRUE(Eventually([&] { return Bound("train") == 8; }, 20s)) << Bound("train");
+  EXPECT_EQ(Domains("train", kRack), (std::map<std::string, int>{{"r-exact", 8}}));
+}
+
+TEST_F(GangTopologyTest, AGangWithoutAConstraintMaySpreadOverRacks) {
+  Rack("r-small", "b1", 2, "2");
+  Rack("r-exact", "b1", 2, "4");
+  Rack("r-large", "b2", 4, "4");
+  Rack("r-odd", "b2", 3, "3");
+  Start();
+  Group("plain", 8, {});
+  Pods("plain", 8, "1");
+  ASSERT_TRUE(Eventually([&] { return Bound("plain") == 8; }, 20s));
+  EXPECT_GT(Domains("plain", kRack).size(), 1u);
+}
+
+// No rack holds the gang: a required constraint binds nothing and says how close it came. The
+// second rack has the cpus in all but in pieces too small for the pods.
+TEST_F(GangTopologyTest, ARequiredConstraintNoRackCanMeetBindsNothingAndSaysWhy) {
+  Rack("r1", "b1", 2, "4");
+  Rack("r2", "b1", 3, "4");
+  Start();
+  Group("train", 4, {kRack});
+  Pods("train", 4, "3");
+  EXPECT_TRUE(Eventually(
+      [&] {
+        return GroupEvent(
+            "pod group \"default/train\" fits in no single topology domain: 0/2 domains of "
+            "\"example.com/rack\" can take 4 pods (\"r2\" came closest, with 3)");
+      },
+      20s));
+  EXPECT_EQ(Bound("train"), 0);
+}
+
+// Preferred, with a fallback level: no rack holds the gang, so it goes to one block; with no
+// block either, anywhere.
+TEST_F(GangTopologyTest, APreferredConstraintFallsBackALevelThenToAnywhere) {
+  Rack("r1", "b1", 2, "2");
+  Rack("r2", "b1", 2, "2");
+  Rack("r3", "b2", 1, "2");
+  Rack("r4", "b3", 1, "2");
+  Start();
+  Group("train", 8, {kRack, kBlock}, "Preferred");
+  Pods("train", 8, "1");
+  ASSERT_TRUE(Eventually([&] { return Bound("train") == 8; }, 20s));
+  EXPECT_EQ(Domains("train", kBlock), (std::map<std::string, int>{{"b1", 8}}));
+
+  Group("wide", 4, {kRack, kBlock}, "Preferred");
+  Pods("wide", 4, "1");
+  ASSERT_TRUE(Eventually([&] { return Bound("wide") == 4; }, 20s));
+  EXPECT_EQ(Domains("wide", kBlock), (std::map<std::string, int>{{"b2", 2}, {"b3", 2}}));
+}
+
+// With topology placement turned off (TopologyPlacementGenerator disabled), a constrained gang is
+// not placed as if it had no constraint.
+TEST_F(GangTopologyTest, WithTopologyPlacementOffAConstrainedGangWaitsSayingWhy) {
+  Rack("r1", "b1", 4, "4");
+  Start({{"topologyPlacement", false}});
+  Group("train", 2, {kRack});
+  Pods("train", 2, "1");
+  EXPECT_TRUE(Eventually(
+      [&] {
+        return GroupEvent(
+            "has a topology constraint, and topology placement (TopologyPlacementGenerator) is "
+            "disabled in this profile");
+      },
+      20s));
+  EXPECT_EQ(Bound("train"), 0);
+}
+
+}  // namespace
+}  // namespace berth::scheduler
