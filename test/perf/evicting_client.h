@@ -1,7 +1,7 @@
 #ifndef BERTH_TEST_PERF_EVICTING_CLIENT_H_
 #define BERTH_TEST_PERF_EVICTING_CLIENT_H_
 
-// The apiserver of scheduler_bench's preemption workload: a client that deletes pods as the
+// The apiserver of scheduler_bench's preemption workloads: a client that deletes pods as the
 // apiserver would and delivers the deletions as the pod informer would.
 
 #include <atomic>
@@ -32,6 +32,8 @@ class EvictingClient : public client::Client {
     pods_ = pods;
   }
   int deleted() const { return deleted_.load(); }
+  // DELETEs of pods already deleted (answered 404).
+  int already_gone() const { return already_gone_.load(); }
 
   void Delete(const std::string& path, const client::DeleteOptions&) override {
     const std::string key = path.substr(std::string_view("/api/v1/namespaces/").size());
@@ -44,7 +46,13 @@ class EvictingClient : public client::Client {
                    path.c_str());
       std::abort();
     }
-    store_->Remove(store_key);
+    // As the apiserver answers a DELETE of a pod already gone: the store's removal is the one
+    // place that decides which of two such calls came first.
+    if (store_->Remove(store_key) == nullptr) {
+      already_gone_++;
+      throw client::ApiError(client::ErrorReason::kNotFound, 404,
+                             "pods \"" + store_key + "\" not found");
+    }
     scheduler_->OnPodDelete(it->second);
     deleted_++;
   }
@@ -52,7 +60,12 @@ class EvictingClient : public client::Client {
   nlohmann::json Patch(const std::string&, const nlohmann::json&, client::PatchType) override {
     return nlohmann::json::object();
   }
-  nlohmann::json Get(const std::string& path) override { return Unexpected(path); }
+  // Coscheduling's status writer lists a gang's pods to count them (GangPreemption workloads); it
+  // is told of none, so the status it patches is never read back here either.
+  nlohmann::json Get(const std::string& path) override {
+    if (path.find("/pods?labelSelector=") == std::string::npos) return Unexpected(path);
+    return {{"kind", "PodList"}, {"items", nlohmann::json::array()}};
+  }
   client::ListPage ListPageRaw(const std::string& path, const client::ListOptions&,
                                const std::string&) override {
     Unexpected(path);
@@ -86,6 +99,7 @@ class EvictingClient : public client::Client {
   informer::Store<api::Pod>* store_ = nullptr;
   const std::unordered_map<std::string, api::PodPtr>* pods_ = nullptr;
   std::atomic<int> deleted_{0};
+  std::atomic<int> already_gone_{0};
   client::Config config_;
 };
 

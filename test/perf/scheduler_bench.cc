@@ -7,9 +7,14 @@
 // scheduler_perf suite (test/integration/scheduler_perf), with its node (4 cpu, 32Gi, 110 pods)
 // and pod (100m, 500Mi) templates. The gang workloads (GangScheduling8/64/256) have no
 // scheduler_perf counterpart: groups of that many pods, each a PodGroup whose minMember is all of
-// them, created one group at a time once the previous one is bound. The volume workloads
-// (SchedulingCSIPVs, SchedulingInTreePVs, SchedulingMigratedInTreePVs) give every pod a claim
-// bound to a volume of its own, put in the volume plugins' informers before the run. The DRA
+// them, created one group at a time once the previous one is bound. The concurrent gang workloads
+// take scheduler_perf's podgroup shapes (GangScheduling's many gangs of 3 and few of 1,000,
+// TopologyAwareScheduling's gangs of 4 and of 1,000 on nodes in 50 racks of 100, each PodGroup
+// asking for one rack) and create every group and pod before the first cycle, so the queue holds
+// every gang at once; GangPreemptionGangsOf3 does the same with gangs of 3 whose pods each need a
+// node emptied of its low-priority pods (scheduler_perf's GangPreemptionBasic). The volume
+// workloads (SchedulingCSIPVs, SchedulingInTreePVs, SchedulingMigratedInTreePVs) give every pod a
+// claim bound to a volume of its own, put in the volume plugins' informers before the run. The DRA
 // workloads (SchedulingWithResourceClaimTemplate and its Selector and Match variants) publish one
 // ResourceSlice of a test driver's devices per node and give every pod a claim of its own, made as
 // the resourceclaim controller makes it from the pod's template and named in the pod's status; a
@@ -35,11 +40,13 @@
 //
 //   _output/bin/scheduler_bench [--workload NAME|all] [--nodes N] [--existing-pods N] [--pods N]
 //                               [--seed S] [--parallelism P] [--churn-interval-us U]
-//                               [--percentage-of-nodes-to-score P] [--extender loopback] [--json]
+//                               [--percentage-of-nodes-to-score P] [--extender loopback]
+//                               [--pod-group-backoff-seconds S] [--json]
 //
 // Reports per workload: measured pods bound per second (first measured cycle to last bind),
 // scheduling-cycle latency percentiles, heap held per node and per pod, and peak RSS; for gangs
-// also the time from a group's last pod created to its last pod bound. Asserts nothing about time
+// also the time from a group's last pod created to its last pod bound. With racks, the run counts
+// only if every gang's pods share one rack. Asserts nothing about time
 // (see README "Performance").
 
 #include <malloc.h>
@@ -91,6 +98,8 @@ using testing::PodBuilder;
 constexpr std::string_view kZoneKey = "topology.kubernetes.io/zone";
 constexpr std::string_view kHostnameKey = "kubernetes.io/hostname";
 constexpr int kZones = 3;
+// scheduler_perf's TopologyAwareScheduling node template's rack label.
+constexpr std::string_view kRackKey = "topology.kubernetes.io/rack";
 // Measured pods are named kMeasuredPrefix + index so the binder finds the informer's old copy
 // without a map.
 constexpr std::string_view kMeasuredPrefix = "m-";
@@ -107,7 +116,12 @@ enum class Kind {
   kMixedChurn,
   kUnschedulable,
   kPreemption,
+  // Groups created one at a time, each once the previous one is bound.
   kGang,
+  // Every group and pod created before the first cycle.
+  kConcurrentGangs,
+  // kConcurrentGangs whose pods each need a node emptied of low-priority pods.
+  kGangPreemption,
   // Each pod with a claim bound to a volume of its own (scheduler_perf's pre-bound PV/PVC pairs).
   kCSIPVs,
   kInTreePVs,
@@ -159,6 +173,9 @@ struct Workload {
   // which no pod uses). kDRAExtendedResource: it counts pods already bound, each with its
   // allocated claim for its extended resource (scheduler_perf's initPods).
   DraShape dra = {};
+  // kConcurrentGangs: when positive, the nodes are labelled kRackKey into this many racks of
+  // consecutive nodes, and every PodGroup asks for all its pods in one rack.
+  int racks = 0;
 };
 
 // scheduler_perf's "performance"-labelled sizes.
@@ -184,6 +201,19 @@ const std::vector<Workload>& Workloads() {
       {"GangScheduling8", Kind::kGang, 5000, 0, 10240, "Coscheduling", 8},
       {"GangScheduling64", Kind::kGang, 5000, 0, 10240, "Coscheduling", 64},
       {"GangScheduling256", Kind::kGang, 5000, 0, 10240, "Coscheduling", 256},
+      // scheduler_perf's GangScheduling 5000Nodes_3000Gangs_9000Pods and
+      // 5000Nodes_9Gangs_9000Pods_1000PerGroup, every gang created at once.
+      {"GangsOf3", Kind::kConcurrentGangs, 5000, 0, 9000, "Coscheduling", 3},
+      {"GangsOf1000", Kind::kConcurrentGangs, 5000, 0, 9000, "Coscheduling", 1000},
+      // scheduler_perf's TopologyAwareScheduling 5000Nodes_2250Gangs_9000Pods and
+      // 5000Nodes_9Gangs_9000Pods_1000PerGroup: 50 racks of 100 nodes (its node template), each
+      // PodGroup constrained to one rack.
+      {"TopologyGangsOf4", Kind::kConcurrentGangs, 5000, 0, 9000, "Coscheduling", 4, {}, 50},
+      {"TopologyGangsOf1000", Kind::kConcurrentGangs, 5000, 0, 9000, "Coscheduling", 1000, {}, 50},
+      // scheduler_perf's GangPreemptionBasic (10 low-priority pods of 40m on each node, preemptor
+      // pods of 3970m, so each evicts all 10 of one node) with gangs of 3 rather than its 10 of 10,
+      // on 600 nodes rather than 100.
+      {"GangPreemptionGangsOf3", Kind::kGangPreemption, 600, 6000, 600, "DefaultPreemption", 3},
       // scheduler_perf's volumes workloads: CSI volumes on nodes whose CSINode allows 39 of the
       // driver's, in-tree EBS volumes (no CSINode), and in-tree EBS volumes on nodes where CSI
       // migration hands them to the EBS driver (5000Nodes_5000Pods, 5000Nodes_2000Pods and
@@ -240,6 +270,9 @@ struct Flags {
   int percentage_of_nodes_to_score = 0;
   // --extender loopback: each workload runs without, then with the loopback extender.
   bool extender = false;
+  // Coscheduling's podGroupBackoffSeconds when set: how long a gang whose attempt failed is not
+  // tried again (the plugin's default, 1 s, otherwise).
+  std::optional<int> pod_group_backoff_seconds;
   bool json = false;
   // Not a flag: the pods/s of the run without the extender, for the run with it to compare with.
   double reference_pods_per_s = 0;
@@ -384,7 +417,7 @@ class InstantBinder : public framework::BindPlugin {
     }
     const int n = bound_.fetch_add(1);
     const Clock::rep now = Clock::now().time_since_epoch().count();
-    if (n < target_) bind_ns_[static_cast<size_t>(n)].store(now);
+    if (*index < bind_ns_.size()) bind_ns_[*index].store(now);
     if (n + 1 == target_) last_bind_ns_.store(now);
     return {};
   }
@@ -393,16 +426,16 @@ class InstantBinder : public framework::BindPlugin {
   Clock::time_point last_bind() const {
     return Clock::time_point(Clock::duration(last_bind_ns_.load()));
   }
-  // When the n-th bind (from 0) finished.
-  Clock::time_point bind_time(int n) const {
-    return Clock::time_point(Clock::duration(bind_ns_[static_cast<size_t>(n)].load()));
+  // When measured pod `index` (below the target) was bound.
+  Clock::time_point bind_time(size_t index) const {
+    return Clock::time_point(Clock::duration(bind_ns_[index].load()));
   }
 
  private:
   scheduler::Scheduler* scheduler_ = nullptr;
   const std::vector<api::PodPtr>* pending_ = nullptr;
   informer::Informer<api::Pod>* pods_ = nullptr;
-  std::vector<std::atomic<Clock::rep>> bind_ns_;
+  std::vector<std::atomic<Clock::rep>> bind_ns_;  // By measured pod index.
   int target_ = 0;
   bool keep_bound_ = false;
   std::mutex kept_mu_;
@@ -426,13 +459,26 @@ int64_t PeakRssBytes() {
 std::string NodeName(int i) { return "node-" + std::to_string(i); }
 std::string Zone(int i) { return "zone" + std::to_string(i % kZones + 1); }
 
-// scheduler_perf gives every node the kubernetes.io/hostname label kubelet sets.
-api::NodePtr MakeNode(const std::string& name, int zone_index, bool one_zone = false) {
-  return NodeBuilder(name)
-      .Capacity("4", "32Gi", 110)
+// Node `node` of `nodes` in `racks` racks of consecutive nodes.
+std::string Rack(int node, int nodes, int racks) {
+  return "rack-" + std::to_string(static_cast<int64_t>(node) * racks / nodes);
+}
+
+// The index in a node's name, or -1 when it is not one of NodeName's.
+int NodeIndex(const std::string& node) {
+  return node.rfind("node-", 0) == 0 ? std::atoi(node.c_str() + 5) : -1;
+}
+
+// scheduler_perf gives every node the kubernetes.io/hostname label kubelet sets. `rack`, when not
+// empty, is its kRackKey label.
+api::NodePtr MakeNode(const std::string& name, int zone_index, bool one_zone = false,
+                      const std::string& rack = "") {
+  NodeBuilder b(name);
+  b.Capacity("4", "32Gi", 110)
       .Label(std::string(kZoneKey), one_zone ? Zone(0) : Zone(zone_index))
-      .Label(std::string(kHostnameKey), name)
-      .Build();
+      .Label(std::string(kHostnameKey), name);
+  if (!rack.empty()) b.Label(std::string(kRackKey), rack);
+  return b.Build();
 }
 
 api::Requirement In(std::string_view key, std::vector<std::string> values) {
@@ -518,9 +564,12 @@ api::PodPtr MakePod(Kind kind, const std::string& name, const std::string& ns,
   return b.Build();
 }
 
-// scheduler_perf's pod-low-priority (on `node`) and its preemption benchmarks' pod-high-priority.
-api::PodPtr MakeLowPriorityPod(const std::string& name, const std::string& node) {
-  return PodBuilder(name, "sched-0").Container("900m", "500Mi").Node(node).Build();
+// scheduler_perf's pod-low-priority (on `node`; 900m and 500Mi in PreemptionBasic, 40m and 100Mi
+// in GangPreemptionBasic) and its preemption benchmarks' pod-high-priority.
+api::PodPtr MakeLowPriorityPod(const std::string& name, const std::string& node,
+                               const std::string& cpu = "900m",
+                               const std::string& memory = "500Mi") {
+  return PodBuilder(name, "sched-0").Container(cpu, memory).Node(node).Build();
 }
 api::PodPtr MakeHighPriorityPod(const std::string& name) {
   return PodBuilder(name, "sched-1").Container("3970m", "500Mi").Priority(9999999).Build();
@@ -536,6 +585,17 @@ api::PodPtr MakeHugePod(const std::string& name) {
 api::PodPtr MakeGangPod(const std::string& name, const std::string& group) {
   return PodBuilder(name, "sched-1")
       .Container("100m", "500Mi")
+      .Label(std::string(api::kPodGroupLabel), group)
+      .Build();
+}
+
+// A pod of gang `group` as scheduler_perf's workload_preemption gang-pod.yaml makes it: its
+// default priority 8888888, and 3970m of a 4-cpu node, so it fits only where every pod of lower
+// priority was evicted.
+api::PodPtr MakePreemptorGangPod(const std::string& name, const std::string& group) {
+  return PodBuilder(name, "sched-1")
+      .Container("3970m", "100Mi")
+      .Priority(8888888)
       .Label(std::string(api::kPodGroupLabel), group)
       .Build();
 }
@@ -804,12 +864,27 @@ api::PodPtr MakeBoundExtendedResourcePod(int index, int nodes, const DraShape& s
   return b.Build();
 }
 
-api::PodGroup MakePodGroup(const std::string& name, int min_member) {
-  api::PodGroup group;
-  group.meta.name = name;
-  group.meta.namespace_ = "sched-1";
-  group.meta.uid = "uid-" + name;
-  group.spec.min_member = min_member;
+// A scheduler-plugins PodGroup as its informer decodes it; with `topology_key`, its pods must all
+// go to nodes sharing one value of that label.
+api::PodGroup MakePodGroup(const std::string& name, int min_member,
+                           std::string_view topology_key = {}) {
+  nlohmann::json spec = {{"minMember", min_member}};
+  if (!topology_key.empty()) {
+    spec["schedulingConstraints"] = {{"topology", {{{"key", topology_key}}}}};
+  }
+  const nlohmann::json object = {{"apiVersion", "scheduling.x-k8s.io/v1alpha1"},
+                                 {"kind", "PodGroup"},
+                                 {"metadata",
+                                  {{"name", name},
+                                   {"namespace", "sched-1"},
+                                   {"uid", "uid-" + name},
+                                   {"resourceVersion", "1"}}},
+                                 {"spec", std::move(spec)}};
+  api::PodGroup group = api::DecodePodGroup(object);
+  if (!group.problem.empty()) {
+    std::fprintf(stderr, "PodGroup %s does not decode: %s\n", name.c_str(), group.problem.c_str());
+    std::abort();
+  }
   return group;
 }
 
@@ -848,8 +923,10 @@ struct Result {
   size_t attempt_records = 0;
   size_t attempt_record_bytes = 0;
   uint64_t churn_ops = 0;
-  int victims = 0;  // Pods preemption evicted.
+  int victims = 0;               // Pods preemption evicted.
+  int victims_already_gone = 0;  // DELETEs of victims an earlier one had evicted.
   int gang_size = 0;
+  int racks = 0;           // Gangs constrained to one rack of this many.
   int steady_pending = 0;  // Measured pods kept pending at a time, if a steady state.
   Percentiles gang_ms;     // Per group: its last pod created to its last pod bound.
   // With the loopback extender: its calls, and the requests the server answered and the time it
@@ -983,6 +1060,37 @@ bool CheckDraAllocations(const Workload& w, const std::vector<api::PodPtr>& meas
   return true;
 }
 
+// Every gang's pods on nodes of one rack, as their PodGroups ask; otherwise says how many gangs
+// are split and the first one's racks.
+bool CheckGangRacks(const Workload& w, const std::vector<api::PodPtr>& measured, int nodes,
+                    scheduler::Scheduler& sched) {
+  int split = 0;
+  std::string first;
+  for (size_t start = 0; start < measured.size(); start += static_cast<size_t>(w.gang_size)) {
+    const size_t end = std::min(start + static_cast<size_t>(w.gang_size), measured.size());
+    std::set<std::string> racks;
+    for (size_t i = start; i < end; i++) {
+      auto cached = sched.cache().GetPod(measured[i]->meta.uid);
+      const int node = cached ? NodeIndex(cached->spec.node_name) : -1;
+      racks.insert(node < 0 ? "no node" : Rack(node, nodes, w.racks));
+    }
+    if (racks.size() == 1) continue;
+    if (split++ == 0) {
+      first = *measured[start]->meta.labels.Find(api::kPodGroupLabel) + " on " +
+              std::to_string(racks.size()) + " racks (" + *racks.begin() + ", " +
+              *std::next(racks.begin()) + (racks.size() > 2 ? ", ..." : "") + ")";
+    }
+  }
+  if (split > 0) {
+    std::fprintf(stderr,
+                 "%s: %d of %zu gangs span more than one %s, though each PodGroup asks for one "
+                 "(first: %s)\n",
+                 w.name, split, (measured.size() + w.gang_size - 1) / w.gang_size,
+                 std::string(kRackKey).c_str(), first.c_str());
+  }
+  return split == 0;
+}
+
 bool Available(const Workload& w, const framework::runtime::Registry& registry) {
   return !w.needs_plugin || registry.count(w.needs_plugin) > 0;
 }
@@ -1014,13 +1122,18 @@ bool Run(const Workload& w, const Flags& flags, Result* out) {
   cfg.parallelism = flags.parallelism;
   cfg.percentage_of_nodes_to_score = flags.percentage_of_nodes_to_score;
   auto& plugins = cfg.profiles[0].plugins;
+  if (flags.pod_group_backoff_seconds) {
+    cfg.profiles[0].plugin_config.push_back(
+        {"Coscheduling", {{"podGroupBackoffSeconds", *flags.pod_group_backoff_seconds}}});
+  }
   plugins.bind.disabled.push_back({std::string(config::kAllPlugins), 0});
   plugins.bind.enabled.push_back({std::string(InstantBinder::kName), 0});
   NoopRecorder recorder;
   scheduler::SchedulerDeps deps;
   deps.recorder = &recorder;
   auto evictor = std::make_shared<EvictingClient>();
-  const bool preemption = w.kind == Kind::kPreemption;
+  const bool gang_preemption = w.kind == Kind::kGangPreemption;
+  const bool preemption = w.kind == Kind::kPreemption || gang_preemption;
   if (preemption) deps.client = evictor;
   auto claim_client = std::make_shared<ClaimWritingClient>();
   if (dra) deps.client = claim_client;
@@ -1052,8 +1165,12 @@ bool Run(const Workload& w, const Flags& flags, Result* out) {
   evictor->Attach(&sched, &pod_store, &evictable);
 
   const bool unschedulable = w.kind == Kind::kUnschedulable;
+  // One group at a time (gang), or every group at once (concurrent_gangs).
   const bool gang = w.kind == Kind::kGang;
+  const bool concurrent_gangs = w.kind == Kind::kConcurrentGangs || gang_preemption;
+  const bool any_gang = gang || concurrent_gangs;
   out->gang_size = w.gang_size;
+  out->racks = w.racks;
   std::vector<api::PodPtr> measured;
   // Reserved up front so its growth does not count as scheduler memory. In a steady state, a
   // pod's slot is filled when it is created and emptied when it is deleted.
@@ -1062,13 +1179,16 @@ bool Run(const Workload& w, const Flags& flags, Result* out) {
   // Coscheduling counts a gang's pods from the pod informer, which no apiserver feeds here.
   auto& pod_informer =
       sched.FrameworkFor(cfg.profiles[0].scheduler_name)->SharedInformerFactory().Pods();
-  binder->Attach(&sched, &measured, num_measured, gang ? &pod_informer : nullptr, steady);
+  binder->Attach(&sched, &measured, num_measured, any_gang ? &pod_informer : nullptr, steady);
   std::mt19937_64 rng(flags.seed);
 
   int64_t heap = HeapInUse();
   // SchedulingPodAffinity labels every node zone1 (its labelNodePrepareStrategy).
   const bool one_zone = w.kind == Kind::kPodAffinity;
-  for (int i = 0; i < num_nodes; i++) sched.OnNodeAdd(MakeNode(NodeName(i), i, one_zone));
+  for (int i = 0; i < num_nodes; i++) {
+    sched.OnNodeAdd(
+        MakeNode(NodeName(i), i, one_zone, w.racks > 0 ? Rack(i, num_nodes, w.racks) : ""));
+  }
   // The storage objects the volume plugins read, held in their informers as an apiserver would
   // have listed them.
   auto& informers = sched.FrameworkFor(cfg.profiles[0].scheduler_name)->SharedInformerFactory();
@@ -1132,7 +1252,8 @@ bool Run(const Workload& w, const Flags& flags, Result* out) {
       sched.OnPodAdd(pod);
       continue;
     }
-    api::PodPtr pod = MakeLowPriorityPod(name, node);
+    api::PodPtr pod = gang_preemption ? MakeLowPriorityPod(name, node, "40m", "100Mi")
+                                      : MakeLowPriorityPod(name, node);
     evictable[pod->Key()] = pod;
     pod_store.Upsert(pod->Key(), pod);
     sched.OnPodAdd(pod);
@@ -1140,9 +1261,20 @@ bool Run(const Workload& w, const Flags& flags, Result* out) {
   out->bytes_per_pod = num_existing ? (HeapInUse() - heap) / num_existing : 0;
 
   // Measured pods all wait in the queue before the first cycle, as after a burst of creations;
-  // gangs' pods reach the scheduler a group at a time during the run, and in a steady state only
-  // the first few are created before it.
+  // one-at-a-time gangs' pods reach the scheduler a group at a time during the run, and in a
+  // steady state only the first few are created before it.
   heap = HeapInUse();
+  auto& groups = informers.For<api::PodGroup>();
+  // Per group: when its last pod reached the scheduler.
+  std::vector<Clock::time_point> group_created;
+  const int num_groups = any_gang ? (num_measured + w.gang_size - 1) / w.gang_size : 0;
+  // Every PodGroup exists before its pods, as scheduler_perf's createPodGroups waits for the
+  // scheduler to see them before createPods.
+  for (int g = 0; g < num_groups && concurrent_gangs; g++) {
+    const int size = std::min(w.gang_size, num_measured - g * w.gang_size);
+    groups.Upsert(std::make_shared<api::PodGroup>(
+        MakePodGroup("g-" + std::to_string(g), size, w.racks > 0 ? kRackKey : std::string_view())));
+  }
   const Kind measured_kind = unschedulable || w.kind == Kind::kMixedChurn ? Kind::kBasic : w.kind;
   auto make_measured = [&](int i) {
     const std::string name = std::string(kMeasuredPrefix) + std::to_string(i);
@@ -1153,9 +1285,20 @@ bool Run(const Workload& w, const Flags& flags, Result* out) {
   };
   const int initially = steady ? std::min(w.dra.steady_pending, num_measured) : num_measured;
   for (int i = 0; i < initially; i++) {
-    if (gang) {
-      measured.push_back(MakeGangPod(std::string(kMeasuredPrefix) + std::to_string(i),
-                                     "g-" + std::to_string(i / w.gang_size)));
+    if (any_gang) {
+      const std::string name = std::string(kMeasuredPrefix) + std::to_string(i);
+      const std::string group = "g-" + std::to_string(i / w.gang_size);
+      measured.push_back(gang_preemption ? MakePreemptorGangPod(name, group)
+                                         : MakeGangPod(name, group));
+      if (gang) continue;
+      // As the pod informer delivers a new pod: to the store Coscheduling counts a gang's pods
+      // in, then to the scheduler's handler, so a gang's earlier pods wait at PreEnqueue until
+      // its last one arrives.
+      pod_informer.Upsert(measured.back());
+      sched.OnPodAdd(measured.back());
+      if ((i + 1) % w.gang_size == 0 || i + 1 == num_measured) {
+        group_created.push_back(Clock::now());
+      }
       continue;
     }
     api::PodPtr pod = make_measured(i);
@@ -1228,10 +1371,6 @@ bool Run(const Workload& w, const Flags& flags, Result* out) {
     }
     return true;
   };
-  std::vector<Clock::time_point> group_created;
-  auto& groups = sched.FrameworkFor(cfg.profiles[0].scheduler_name)
-                     ->SharedInformerFactory()
-                     .For<api::PodGroup>();
   for (;;) {
     if (steady) {
       bool replaced = true;
@@ -1321,8 +1460,7 @@ bool Run(const Workload& w, const Flags& flags, Result* out) {
   for (const auto& pod : finished && !steady ? measured : std::vector<api::PodPtr>{}) {
     auto cached = sched.cache().GetPod(pod->meta.uid);
     const std::string node = cached ? cached->spec.node_name : "";
-    int index = -1;
-    if (node.rfind("node-", 0) == 0) index = std::atoi(node.c_str() + 5);
+    const int index = NodeIndex(node);
     if (node.empty() || sched.cache().IsAssumedPod(*cached) ||
         (w.kind == Kind::kNodeAffinity && (index < 0 || index % kZones >= 2))) {
       std::fprintf(stderr, "%s: pod %s is on node \"%s\" (assumed: %d)\n", w.name,
@@ -1345,16 +1483,21 @@ bool Run(const Workload& w, const Flags& flags, Result* out) {
   }
   out->steady_pending = steady ? w.dra.steady_pending : 0;
   out->victims = evictor->deleted();
-  if (gang && finished) {
+  out->victims_already_gone = evictor->already_gone();
+  if (any_gang && finished) {
     std::vector<double> ms;
     for (size_t g = 0; g < group_created.size(); g++) {
-      const int last = std::min(static_cast<int>(g + 1) * w.gang_size, num_measured) - 1;
-      ms.push_back(
-          std::chrono::duration<double, std::milli>(binder->bind_time(last) - group_created[g])
-              .count());
+      const size_t first = g * static_cast<size_t>(w.gang_size);
+      const size_t end = std::min(first + static_cast<size_t>(w.gang_size), measured.size());
+      Clock::time_point last_bind = binder->bind_time(first);
+      for (size_t i = first + 1; i < end; i++) {
+        last_bind = std::max(last_bind, binder->bind_time(i));
+      }
+      ms.push_back(std::chrono::duration<double, std::milli>(last_bind - group_created[g]).count());
     }
     out->gang_ms = Summarize(std::move(ms));
   }
+  if (w.racks > 0 && finished && !CheckGangRacks(w, measured, num_nodes, sched)) finished = false;
   // Each preemptor needs a whole node: all of its low-priority pods, and no other pod.
   if (preemption && finished && out->victims != num_existing) {
     std::fprintf(stderr, "%s: %d pods evicted for %d preemptors, expected %d\n", w.name,
@@ -1429,12 +1572,15 @@ void PrintJson(const Result& r) {
                       {"peak_rss_bytes", r.peak_rss}};
   if (r.churn_ops) j["churn_ops"] = r.churn_ops;
   if (r.victims) j["victims"] = r.victims;
+  if (r.victims_already_gone) j["victims_already_gone"] = r.victims_already_gone;
   j["attempt_records"] = r.attempt_records;
   j["attempt_record_bytes"] = r.attempt_record_bytes;
   if (r.steady_pending) j["steady_state_pending_pods"] = r.steady_pending;
   if (r.gang_size) {
     j["gang_size"] = r.gang_size;
-    j["group_created_to_bound_ms"] = PercentilesJson(r.gang_ms);
+    if (r.racks) j["racks"] = r.racks;
+    // Per gang: from its last pod reaching the scheduler to its last pod bound.
+    j["gang_last_pod_to_last_bind_ms"] = PercentilesJson(r.gang_ms);
   }
   if (r.extender) {
     const ExtenderCost c = Cost(r);
@@ -1476,7 +1622,13 @@ void PrintRow(const Result& r) {
     std::printf("%-44s churn: %llu ops during the run\n", "",
                 static_cast<unsigned long long>(r.churn_ops));
   }
-  if (r.victims) std::printf("%-44s preemption: %d pods evicted\n", "", r.victims);
+  if (r.victims) {
+    std::printf("%-44s preemption: %d pods evicted", "", r.victims);
+    if (r.victims_already_gone) {
+      std::printf(", %d more DELETEs of pods already evicted", r.victims_already_gone);
+    }
+    std::printf("\n");
+  }
   if (r.steady_pending) {
     std::printf(
         "%-44s steady state: %d pods pending at a time, each bound one deleted and "
@@ -1489,9 +1641,11 @@ void PrintRow(const Result& r) {
   }
   if (r.gang_size) {
     std::printf(
-        "%-44s gangs: %zu groups of %d, last pod created to last bound p50/p90/p99 "
+        "%-44s gangs: %zu groups of %d%s, last pod created to last bound p50/p90/p99 "
         "%.1f/%.1f/%.1f ms\n",
-        "", r.gang_ms.count, r.gang_size, r.gang_ms.p50, r.gang_ms.p90, r.gang_ms.p99);
+        "", r.gang_ms.count, r.gang_size,
+        r.racks ? (", each in one of " + std::to_string(r.racks) + " racks").c_str() : "",
+        r.gang_ms.p50, r.gang_ms.p90, r.gang_ms.p99);
   }
   if (r.extender) {
     const ExtenderCost c = Cost(r);
@@ -1577,7 +1731,8 @@ void Usage(const char* argv0) {
   std::fprintf(stderr,
                "usage: %s [--workload NAME|all] [--nodes N] [--existing-pods N] [--pods N]\n"
                "       [--seed S] [--parallelism P] [--churn-interval-us U]\n"
-               "       [--percentage-of-nodes-to-score P] [--extender loopback] [--json]\n"
+               "       [--percentage-of-nodes-to-score P] [--extender loopback]\n"
+               "       [--pod-group-backoff-seconds S] [--json]\n"
                "workloads:",
                argv0);
   for (const auto& w : Workloads()) std::fprintf(stderr, " %s", w.name);
@@ -1619,6 +1774,8 @@ int main(int argc, char** argv) {
       flags.churn_interval_us = static_cast<int>(v);
     } else if (arg == "--percentage-of-nodes-to-score" && number(0) && v <= 100) {
       flags.percentage_of_nodes_to_score = static_cast<int>(v);
+    } else if (arg == "--pod-group-backoff-seconds" && number(0) && v <= 3600) {
+      flags.pod_group_backoff_seconds = static_cast<int>(v);
     } else if (arg == "--extender" && has_value && std::string_view(argv[i + 1]) == "loopback") {
       flags.extender = true;
       i++;
