@@ -60,6 +60,33 @@ std::string Quoted(std::string_view s) { return "\"" + std::string(s) + "\""; }
 
 }  // namespace
 
+const TopologyPlacer::DomainIndex& TopologyPlacer::IndexFor(
+    const std::string& key, const std::vector<framework::NodeInfoPtr>& nodes) const {
+  DomainIndex& index = indexes_[key];
+  bool current = index.nodes.size() == nodes.size();
+  for (size_t i = 0; current && i < nodes.size(); i++) {
+    current = index.nodes[i] == nodes[i]->node_ptr();
+  }
+  if (current) return index;
+  index = DomainIndex{};
+  index.nodes.reserve(nodes.size());
+  index.domain_of.reserve(nodes.size());
+  std::unordered_map<std::string_view, int32_t> seen;
+  for (const auto& node : nodes) {
+    index.nodes.push_back(node->node_ptr());
+    const std::string* value = node->node() ? node->node()->meta.labels.Find(key) : nullptr;
+    if (value == nullptr) {
+      index.domain_of.push_back(-1);
+      continue;
+    }
+    // Views into the node objects the index holds.
+    auto [it, added] = seen.emplace(*value, static_cast<int32_t>(index.values.size()));
+    if (added) index.values.push_back(*value);
+    index.domain_of.push_back(it->second);
+  }
+  return index;
+}
+
 PlacementOutcome TopologyPlacer::Place(const PlacementRequest& request,
                                        const std::vector<framework::NodeInfoPtr>& nodes) const {
   PlacementOutcome outcome;
@@ -197,13 +224,22 @@ PlacementOutcome TopologyPlacer::Place(const PlacementRequest& request,
       continue;
     }
     std::map<std::string, Domain> grouped;
-    for (const auto& node : nodes) {
-      if (node->node() == nullptr) continue;
-      const std::string* value = node->node()->meta.labels.Find(key);
-      if (value == nullptr || (required && *required != *value)) continue;
-      Domain& d = grouped[*value];
-      d.value = *value;
-      d.nodes.push_back(node);
+    {
+      std::lock_guard lock(mu_);
+      const DomainIndex& index = IndexFor(key, nodes);
+      std::vector<Domain*> by_index(index.values.size(), nullptr);
+      for (size_t i = 0; i < nodes.size(); i++) {
+        const int32_t d = index.domain_of[i];
+        if (d < 0) continue;
+        const std::string& value = index.values[static_cast<size_t>(d)];
+        if (required && *required != value) continue;
+        Domain*& domain = by_index[static_cast<size_t>(d)];
+        if (domain == nullptr) {
+          domain = &grouped[value];
+          domain->value = value;
+        }
+        domain->nodes.push_back(nodes[i]);
+      }
     }
     if (grouped.empty()) {
       failures.push_back(required ? "the domain " + Quoted(*required) + " of " + Quoted(key) +

@@ -13,6 +13,7 @@
 // proved feasible.
 
 #include <cstdint>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -80,8 +81,23 @@ class TopologyPlacer {
                          const std::vector<framework::NodeInfoPtr>& nodes) const;
 
  private:
+  // The nodes' domains of one label key, as of the node objects it was built from: value of each
+  // domain, and for each node (in the snapshot's order) the index of its domain or -1. Rebuilt
+  // only when a node object changed, so that gangs after the first do not look a label up on
+  // every node of the cluster.
+  struct DomainIndex {
+    std::vector<api::NodePtr> nodes;
+    std::vector<std::string> values;
+    std::vector<int32_t> domain_of;
+  };
+  const DomainIndex& IndexFor(const std::string& key,
+                              const std::vector<framework::NodeInfoPtr>& nodes) const;
+
   framework::Handle& handle_;
   const PlacementWeights weights_;
+  // Guards `indexes_`; Place is called from the scheduling thread, and may be from a dry run.
+  mutable std::mutex mu_;
+  mutable std::unordered_map<std::string, DomainIndex> indexes_;
 };
 
 }  // namespace berth::plugins::coscheduling
