@@ -23,7 +23,8 @@ struct Member {
 
 struct Domain {
   std::string value;
-  std::vector<framework::NodeInfoPtr> nodes;
+  // Indexes into the nodes given to Place.
+  const std::vector<int32_t>* nodes = nullptr;
   // How full its nodes would be with the gang's needed pods added (the larger of cpu and
   // memory, as a share): the order domains are tried in, tightest first.
   double tightness = 0;
@@ -45,7 +46,7 @@ int64_t Share(double requested, double allocatable) {
 
 // Sums in double: amounts near 2^63 on many nodes must not overflow, and a score needs no more
 // precision than that.
-int64_t MostAllocated(const std::vector<std::shared_ptr<NodeInfo>>& nodes) {
+int64_t MostAllocated(const std::vector<const NodeInfo*>& nodes) {
   double cpu_requested = 0, cpu_allocatable = 0, memory_requested = 0, memory_allocatable = 0;
   for (const auto& node : nodes) {
     cpu_requested += static_cast<double>(node->requested().milli_cpu);
@@ -81,8 +82,13 @@ const TopologyPlacer::DomainIndex& TopologyPlacer::IndexFor(
     }
     // Views into the node objects the index holds.
     auto [it, added] = seen.emplace(*value, static_cast<int32_t>(index.values.size()));
-    if (added) index.values.push_back(*value);
+    if (added) {
+      index.values.push_back(*value);
+      index.members.emplace_back();
+    }
     index.domain_of.push_back(it->second);
+    index.members[static_cast<size_t>(it->second)].push_back(
+        static_cast<int32_t>(index.domain_of.size() - 1));
   }
   return index;
 }
@@ -121,17 +127,31 @@ PlacementOutcome TopologyPlacer::Place(const PlacementRequest& request,
     priority =
         pending_uids.size() == 1 ? pod->spec.priority : std::min(priority, pod->spec.priority);
   }
+  // Only a gang with pods placed already needs nodes by name.
   std::unordered_map<std::string_view, const NodeInfo*> by_name;
-  for (const auto& node : nodes) by_name.emplace(node->name(), node.get());
+  if (!request.placed_nodes.empty()) {
+    for (const auto& node : nodes) by_name.emplace(node->name(), node.get());
+  }
+  std::lock_guard lock(mu_);
 
   // One domain's simulation: the members in turn, each where Filter and Score put it among the
   // domain's nodes as the earlier ones left them. Stops once too few members can still fit.
   auto simulate = [&](const Domain& domain) {
     Trial trial;
     trial.domain = &domain;
-    std::vector<std::shared_ptr<NodeInfo>> work;
-    work.reserve(domain.nodes.size());
-    for (const auto& node : domain.nodes) work.push_back(node->Clone());
+    // The domain's nodes as the simulation leaves them: the snapshot's until a pod is added, then
+    // a copy (most nodes of a domain take none of a small gang's pods).
+    std::vector<const NodeInfo*> work;
+    std::vector<std::shared_ptr<NodeInfo>> copies(domain.nodes->size());
+    work.reserve(domain.nodes->size());
+    for (int32_t i : *domain.nodes) work.push_back(nodes[static_cast<size_t>(i)].get());
+    auto writable = [&](size_t k) -> NodeInfo& {
+      if (!copies[k]) {
+        copies[k] = work[k]->Clone();
+        work[k] = copies[k].get();
+      }
+      return *copies[k];
+    };
     // Pods nominated to the domain's nodes (by preemption) that are not the gang's own hold their
     // room: they go in the copies first, as pods the members must fit beside. The gang's own
     // nominations are where its members will go, and must not count twice.
@@ -140,7 +160,7 @@ PlacementOutcome TopologyPlacer::Place(const PlacementRequest& request,
       for (size_t i = 0; i < work.size(); i++) {
         for (auto& p : handle_.Nominator().NominatedPodsForNode(work[i]->name())) {
           if (pending_uids.contains(p->pod->meta.uid) || p->pod->spec.priority < priority) continue;
-          work[i]->AddPod(p);
+          writable(i).AddPod(p);
           added.emplace_back(std::move(p), i);
         }
       }
@@ -172,7 +192,7 @@ PlacementOutcome TopologyPlacer::Place(const PlacementRequest& request,
       std::vector<size_t> feasible_index;
       for (size_t i = 0; i < work.size(); i++) {
         if (fits[i] == 0) continue;
-        feasible.push_back(work[i].get());
+        feasible.push_back(work[i]);
         feasible_index.push_back(i);
       }
       if (feasible.empty()) {
@@ -194,7 +214,7 @@ PlacementOutcome TopologyPlacer::Place(const PlacementRequest& request,
       copy->spec.node_name = work[index]->name();
       copy->status.nominated_node_name.clear();
       auto info = std::make_shared<const framework::PodInfo>(std::move(copy));
-      work[index]->AddPod(info);
+      writable(index).AddPod(info);
       added.emplace_back(std::move(info), index);
       trial.node_of[m.pod->meta.uid] = work[index]->name();
       trial.fit++;
@@ -223,43 +243,36 @@ PlacementOutcome TopologyPlacer::Place(const PlacementRequest& request,
       failures.push_back("its placed pods are not in one domain of " + Quoted(key));
       continue;
     }
-    std::map<std::string, Domain> grouped;
-    {
-      std::lock_guard lock(mu_);
-      const DomainIndex& index = IndexFor(key, nodes);
-      std::vector<Domain*> by_index(index.values.size(), nullptr);
-      for (size_t i = 0; i < nodes.size(); i++) {
-        const int32_t d = index.domain_of[i];
-        if (d < 0) continue;
-        const std::string& value = index.values[static_cast<size_t>(d)];
-        if (required && *required != value) continue;
-        Domain*& domain = by_index[static_cast<size_t>(d)];
-        if (domain == nullptr) {
-          domain = &grouped[value];
-          domain->value = value;
-        }
-        domain->nodes.push_back(nodes[i]);
-      }
+    const DomainIndex& index = IndexFor(key, nodes);
+    std::vector<Domain> domains;
+    domains.reserve(index.values.size());
+    for (size_t d = 0; d < index.values.size(); d++) {
+      if (required && *required != index.values[d]) continue;
+      domains.push_back({index.values[d], &index.members[d], 0});
     }
-    if (grouped.empty()) {
+    // Ties in tightness go to the lower value, whatever order the nodes came in.
+    std::sort(domains.begin(), domains.end(),
+              [](const Domain& a, const Domain& b) { return a.value < b.value; });
+    if (domains.empty()) {
       failures.push_back(required ? "the domain " + Quoted(*required) + " of " + Quoted(key) +
                                         " has no nodes left"
                                   : "no node has the label " + Quoted(key));
       continue;
     }
     std::vector<Domain*> candidates;
-    for (auto& [value, d] : grouped) {
+    for (Domain& d : domains) {
       double free_cpu = 0, free_memory = 0, cpu = 0, memory = 0;
       int64_t free_pods = 0;
-      for (const auto& node : d.nodes) {
-        const double alloc_cpu = static_cast<double>(node->allocatable().milli_cpu);
-        const double alloc_memory = static_cast<double>(node->allocatable().memory);
+      for (int32_t i : *d.nodes) {
+        const NodeInfo& node = *nodes[static_cast<size_t>(i)];
+        const double alloc_cpu = static_cast<double>(node.allocatable().milli_cpu);
+        const double alloc_memory = static_cast<double>(node.allocatable().memory);
         cpu += alloc_cpu;
         memory += alloc_memory;
-        free_cpu += std::max(0.0, alloc_cpu - static_cast<double>(node->requested().milli_cpu));
-        free_memory += std::max(0.0, alloc_memory - static_cast<double>(node->requested().memory));
+        free_cpu += std::max(0.0, alloc_cpu - static_cast<double>(node.requested().milli_cpu));
+        free_memory += std::max(0.0, alloc_memory - static_cast<double>(node.requested().memory));
         free_pods += std::max<int64_t>(
-            0, node->allocatable().pods - static_cast<int64_t>(node->pods().size()));
+            0, node.allocatable().pods - static_cast<int64_t>(node.pods().size()));
       }
       if (free_cpu < need_cpu || free_memory < need_memory || free_pods < request.needed) {
         outcome.pruned++;
@@ -288,7 +301,7 @@ PlacementOutcome TopologyPlacer::Place(const PlacementRequest& request,
       }
     }
     if (feasible.empty()) {
-      std::string failure = "0/" + std::to_string(grouped.size()) + " domains of " + Quoted(key) +
+      std::string failure = "0/" + std::to_string(domains.size()) + " domains of " + Quoted(key) +
                             " can take " + std::to_string(request.needed) +
                             (request.needed == 1 ? " pod" : " pods");
       if (closest.domain != nullptr && closest.fit > 0) {
@@ -322,7 +335,8 @@ PlacementOutcome TopologyPlacer::Place(const PlacementRequest& request,
     TopologyPlan plan;
     plan.key = key;
     plan.domain = chosen.domain->value;
-    for (const auto& node : chosen.domain->nodes) plan.nodes.insert(node->name());
+    for (int32_t i : *chosen.domain->nodes)
+      plan.nodes.insert(nodes[static_cast<size_t>(i)]->name());
     plan.node_of = std::move(chosen.node_of);
     outcome.plan = std::move(plan);
     return outcome;

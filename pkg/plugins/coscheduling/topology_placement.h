@@ -89,13 +89,16 @@ class TopologyPlacer {
     std::vector<api::NodePtr> nodes;
     std::vector<std::string> values;
     std::vector<int32_t> domain_of;
+    // Per domain, its nodes' indexes.
+    std::vector<std::vector<int32_t>> members;
   };
   const DomainIndex& IndexFor(const std::string& key,
                               const std::vector<framework::NodeInfoPtr>& nodes) const;
 
   framework::Handle& handle_;
   const PlacementWeights weights_;
-  // Guards `indexes_`; Place is called from the scheduling thread, and may be from a dry run.
+  // Held through Place (guards `indexes_`, which Place reads throughout); Place is called from the
+  // scheduling thread, and may be from a dry run.
   mutable std::mutex mu_;
   mutable std::unordered_map<std::string, DomainIndex> indexes_;
 };
