@@ -369,7 +369,8 @@ framework::Status DefaultPreemption::PreemptForGroup(const framework::CycleState
         }
         if (!found || LessDisruptive(attempt, chosen)) {
           chosen = std::move(attempt);
-          where = " in " + key + "=" + value;
+          where = " in ";
+          where.append(key).append("=").append(value);
           found = true;
         }
       }
