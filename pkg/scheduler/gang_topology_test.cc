@@ -136,6 +136,26 @@ TEST_F(GangTopologyTest, AConstrainedGangOfEightLandsInTheTightestRackThatTakesI
   EXPECT_EQ(Domains("train", kRack), (std::map<std::string, int>{{"r-exact", 8}}));
 }
 
+// A member still nominated to a node of another rack (an earlier preemption's) goes where the
+// gang's plan puts it: the nominated node is tried first only when it is in the gang's domain.
+TEST_F(GangTopologyTest, AStaleNominationOutsideTheDomainDoesNotSplitTheGang) {
+  Rack("r-exact", "b1", 2, "4");
+  Rack("r-large", "b2", 4, "4");
+  Start();
+  Group("train", 8, {kRack});
+  PodBuilder first("train-0");
+  first.Label(std::string(api::kPodGroupLabel), "train");
+  first.pod().status.nominated_node_name = "r-large-n0";
+  informers_.Pods().Upsert(first.Container("1", "1Gi").Build());
+  for (int i = 1; i < 8; i++) {
+    PodBuilder pod("train-" + std::to_string(i));
+    pod.Label(std::string(api::kPodGroupLabel), "train");
+    informers_.Pods().Upsert(pod.Container("1", "1Gi").Build());
+  }
+  ASSERT_TRUE(Eventually([&] { return Bound("train") == 8; }, 20s)) << Bound("train");
+  EXPECT_EQ(Domains("train", kRack), (std::map<std::string, int>{{"r-exact", 8}}));
+}
+
 TEST_F(GangTopologyTest, AGangWithoutAConstraintMaySpreadOverRacks) {
   Rack("r-small", "b1", 2, "2");
   Rack("r-exact", "b1", 2, "4");

@@ -246,8 +246,11 @@ Status Scheduler::FindNodesThatFitPod(framework::runtime::Framework& fwk,
   }
 
   keep_filter_statuses_ = ExtendersFilter(deps_.extenders, pod);
-  // A nominated node (from an earlier preemption) is tried first, alone.
-  if (!pod.status.nominated_node_name.empty()) {
+  // A nominated node (from an earlier preemption) is tried first, alone, when PreFilter kept it:
+  // a nomination made before a gang's domain was chosen must not take its pod out of the domain
+  // (kube-scheduler likewise skips a nominated node outside the placement it evaluates).
+  if (!pod.status.nominated_node_name.empty() &&
+      (pre_result.AllNodes() || pre_result.node_names->contains(pod.status.nominated_node_name))) {
     if (auto nominated = snapshot_.Get(pod.status.nominated_node_name);
         nominated && nominated->node()) {
       Diagnosis scratch;
