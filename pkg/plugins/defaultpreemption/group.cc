@@ -98,8 +98,13 @@ framework::Status DefaultPreemption::PreemptForGroup(const framework::CycleState
   const auto& all_nodes = lister.List();
   if (all_nodes.empty()) return framework::Status::Error("no nodes available");
 
-  // An earlier preemption for the gang still under way on a member's nominated node: wait for it.
+  // An earlier preemption for the gang still under way (its evictions not all sent, or its last
+  // victim not yet seen going), or its victims still terminating on a member's nominated node:
+  // wait for it. Another dry run now would count the victims' room as taken and evict more.
   for (const auto& member : group.pending) {
+    if (executor_.IsPodRunningPreemption(member->meta.uid)) {
+      return framework::Status::Unschedulable(std::string(kErrReasonTerminating));
+    }
     const std::string& nominated = member->status.nominated_node_name;
     if (nominated.empty()) continue;
     if (auto node = lister.Get(nominated)) {
