@@ -289,8 +289,11 @@ std::map<std::string, Outcome> Schedule(client::Client& client, const std::vecto
   for (const Case& c : cases) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
-    if (!testing::Eventually([&] { return CaseSettled(client, c, run); },
-                             std::max(left, std::chrono::milliseconds(1000)))) {
+    const bool settled = testing::Eventually([&] { return CaseSettled(client, c, run); },
+                                             std::max(left, std::chrono::milliseconds(1000)));
+    // kube-scheduler's stall after its pod group preemption (see the case) is its outcome, which
+    // the comparison reports; it is no failure of this test.
+    if (!settled && !(run.reference && c.upstream_may_stall)) {
       ADD_FAILURE() << run.scheduler << " did not settle case " << c.name << "; its log:\n"
                     << log();
     }

@@ -326,7 +326,7 @@ Status Coscheduling::InDomain(framework::CycleState& state, const GangKey& key,
     if (plan.key.empty()) return {};
     std::set<std::string> names;
     auto it = plan.node_of.find(pod.meta.uid);
-    if (pin && it != plan.node_of.end()) {
+    if (pin && plan.pinned && it != plan.node_of.end()) {
       names.insert(it->second);
     } else {
       names.insert(plan.nodes.begin(), plan.nodes.end());

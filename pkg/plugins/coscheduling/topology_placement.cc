@@ -338,6 +338,9 @@ PlacementOutcome TopologyPlacer::Place(const PlacementRequest& request,
     for (int32_t i : *chosen.domain->nodes)
       plan.nodes.insert(nodes[static_cast<size_t>(i)]->name());
     plan.node_of = std::move(chosen.node_of);
+    plan.pinned =
+        std::none_of(request.pending.begin(), request.pending.end(),
+                     [](const api::PodPtr& p) { return !p->status.nominated_node_name.empty(); });
     outcome.plan = std::move(plan);
     return outcome;
   }

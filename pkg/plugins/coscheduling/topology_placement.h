@@ -35,6 +35,11 @@ struct TopologyPlan {
   std::unordered_set<std::string> nodes;
   // Pod uid to the node the simulation placed it on.
   std::unordered_map<std::string, std::string> node_of;
+  // Whether each pod keeps to its planned node. Not when some of the gang's pods are nominated
+  // (a gang preemption made room for them): each then tries its nominated node first and must
+  // fit beside the others' nominations, as the preemption's dry run placed them, which the
+  // simulation does not replay; they keep to the domain.
+  bool pinned = true;
 };
 
 struct PlacementRequest {
