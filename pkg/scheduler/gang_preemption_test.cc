@@ -183,5 +183,21 @@ TEST_F(GangPreemptionTest, AVictimGangIsNeverLeftBelowItsMinimum) {
   EXPECT_EQ(client_->deleted(), (std::set<std::string>{"low-0", "low-1"}));
 }
 
+// A pod in no gang preempts as a single pod, and still never leaves a victim gang below its
+// minimum: the gang's node is the cheapest (its victims have the lowest priority), so both of the
+// gang's pods go rather than one.
+TEST_F(GangPreemptionTest, APlainPodNeverLeavesAVictimGangBelowItsMinimum) {
+  for (int i = 1; i <= 3; i++) Node("n" + std::to_string(i));
+  Group("low", 2);
+  Pod("low-0", "low", 1, "n1");
+  Pod("low-1", "low", 1, "n2");
+  Pod("solo", "", 5, "n3");
+  Pod("plain", "", 100);
+  scheduler_->Run();
+
+  ASSERT_TRUE(Eventually([&] { return Bound("plain") == 1; }, 20s));
+  EXPECT_EQ(client_->deleted(), (std::set<std::string>{"low-0", "low-1"}));
+}
+
 }  // namespace
 }  // namespace berth::scheduler

@@ -6,9 +6,11 @@
 #include <map>
 #include <optional>
 #include <stdexcept>
+#include <unordered_map>
 
 #include "pkg/framework/args.h"
 #include "pkg/informer/factory.h"
+#include "pkg/plugins/defaultpreemption/victim_gangs.h"
 
 namespace berth::plugins::defaultpreemption {
 namespace {
@@ -186,6 +188,7 @@ framework::Status DefaultPreemption::Preempt(framework::CycleState& state, const
     framework::Status s = DryRun(state, preemptor, potential, pdbs, offset_(n), NumCandidates(n),
                                  &candidates, &statuses);
     if (!s.IsSuccess() && candidates.empty()) return s;
+    KeepVictimGangsWhole(preemptor, pdbs, &candidates);
   }
 
   if (candidates.empty()) {
@@ -216,6 +219,32 @@ framework::Status DefaultPreemption::Preempt(framework::CycleState& state, const
   return framework::Status(framework::Code::kSuccess,
                            "found a potential placement for pod on node " + best.node +
                                ", preempting " + std::to_string(victims.size()) + " victims");
+}
+
+void DefaultPreemption::KeepVictimGangsWhole(const api::Pod& preemptor,
+                                             const std::vector<api::PodDisruptionBudgetPtr>& pdbs,
+                                             std::vector<Candidate>* candidates) const {
+  // Where each pod is, looked up only when a victim belongs to a gang.
+  std::unordered_map<std::string, framework::PodInfoPtr> by_uid;
+  const framework::NodeInfoLister& lister = handle_.SnapshotSharedLister();
+  auto find = [&](const std::string& uid) -> std::pair<framework::PodInfoPtr, size_t> {
+    if (by_uid.empty()) {
+      for (const auto& node : lister.List()) {
+        for (const auto& p : node->pods()) by_uid.emplace(p->pod->meta.uid, p);
+      }
+    }
+    auto it = by_uid.find(uid);
+    return {it == by_uid.end() ? nullptr : it->second, 0};
+  };
+  VictimGangs gangs(handle_);
+  std::vector<Candidate> kept;
+  kept.reserve(candidates->size());
+  for (Candidate& c : *candidates) {
+    if (gangs.Extend(c, preemptor.spec.priority, {}, pdbs, find, nullptr)) {
+      kept.push_back(std::move(c));
+    }
+  }
+  *candidates = std::move(kept);
 }
 
 framework::Status DefaultPreemption::CallExtenders(const api::Pod& pod,

@@ -121,6 +121,12 @@ class DefaultPreemption final : public framework::PostFilterPlugin,
                             framework::PostFilterResult* result);
   // A gang's preemption (group.cc), for a pod of `group` while the group lacks members: one dry
   // run that places every member it needs, as the header comment says.
+  // A candidate's victims that belong to a gang take the rest of their gang's placed pods along
+  // when the gang would be left below its minimum; a candidate whose victims' gangs hold a pod of
+  // at least the preemptor's priority is dropped.
+  void KeepVictimGangsWhole(const api::Pod& preemptor,
+                            const std::vector<api::PodDisruptionBudgetPtr>& pdbs,
+                            std::vector<Candidate>* candidates) const;
   framework::Status PreemptForGroup(const framework::CycleState& state,
                                     const api::PodPtr& preemptor,
                                     const framework::PodGroupHint& group,

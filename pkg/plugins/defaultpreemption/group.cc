@@ -15,32 +15,10 @@
 #include <vector>
 
 #include "pkg/plugins/defaultpreemption/defaultpreemption.h"
+#include "pkg/plugins/defaultpreemption/victim_gangs.h"
 
 namespace berth::plugins::defaultpreemption {
 namespace {
-
-// The budgets left once `victims` are evicted: each one that selects a victim (as
-// SplitByPdbViolation counts) has one disruption fewer per victim.
-std::vector<api::PodDisruptionBudgetPtr> Spend(const std::vector<api::PodDisruptionBudgetPtr>& pdbs,
-                                               const std::vector<framework::PodInfoPtr>& victims) {
-  std::vector<api::PodDisruptionBudgetPtr> left = pdbs;
-  for (auto& pdb : left) {
-    int32_t spent = 0;
-    for (const auto& victim : victims) {
-      const api::Pod& pod = *victim->pod;
-      if (pod.meta.labels.empty() || pdb->meta.namespace_ != pod.meta.namespace_) continue;
-      const auto& selector = pdb->spec.selector;
-      if (!selector || selector->Empty() || !selector->Matches(pod.meta.labels)) continue;
-      if (pdb->status.IsDisrupted(pod.meta.name)) continue;
-      spent++;
-    }
-    if (spent == 0) continue;
-    auto copy = std::make_shared<api::PodDisruptionBudget>(*pdb);
-    copy->status.disruptions_allowed -= spent;
-    pdb = std::move(copy);
-  }
-  return left;
-}
 
 // One change the dry run made to its copy of the snapshot, replayed into each later member's
 // cycle state (PreFilter extensions) so that the member sees the nodes as they now are.
@@ -165,17 +143,7 @@ framework::Status DefaultPreemption::PreemptForGroup(const framework::CycleState
     std::sort(pdbs.begin(), pdbs.end(),
               [](const auto& a, const auto& b) { return a->meta.Key() < b->meta.Key(); });
 
-    // The gangs of victims, by pod uid, asked once per dry run.
-    std::unordered_map<std::string, std::optional<framework::PodGroupHint>> victim_groups;
-    auto group_of = [&](const api::Pod& pod) -> const std::optional<framework::PodGroupHint>& {
-      auto it = victim_groups.find(pod.meta.uid);
-      if (it != victim_groups.end()) return it->second;
-      std::optional<framework::PodGroupHint> g = handle_.GroupOf(pod);
-      if (g) {
-        for (const std::string& uid : g->placed_uids) victim_groups[uid] = g;
-      }
-      return victim_groups[pod.meta.uid] = std::move(g);
-    };
+    VictimGangs victim_gangs(handle_);
     // Where each pod of the copy is: pods only leave it (victims) or join it (members) after this.
     std::unordered_map<std::string, size_t> node_of;
     for (size_t i = 0; i < work.size(); i++) {
@@ -271,38 +239,9 @@ framework::Status DefaultPreemption::PreemptForGroup(const framework::CycleState
       std::vector<Option> options;
       for (Candidate& c : candidates) {
         Option option;
-        std::unordered_set<std::string> gone = victim_uids;
-        for (const auto& v : c.victims) gone.insert(v->pod->meta.uid);
-        bool allowed = true;
-        for (size_t k = 0; k < c.victims.size() && allowed; k++) {
-          const std::optional<framework::PodGroupHint>& g = group_of(*c.victims[k]->pod);
-          if (!g) continue;
-          int32_t left = g->placed;
-          for (const std::string& uid : g->placed_uids) left -= gone.contains(uid) ? 1 : 0;
-          if (left >= g->min_member) continue;
-          for (const std::string& uid : g->placed_uids) {
-            if (gone.contains(uid)) continue;
-            auto [pod, node] = find_pod(uid);
-            if (pod == nullptr) continue;
-            if (pod->pod->spec.priority >= member->spec.priority) {
-              allowed = false;
-              break;
-            }
-            gone.insert(uid);
-            option.dragged.emplace_back(pod, node);
-          }
-        }
-        if (!allowed) continue;
-        if (!option.dragged.empty()) {
-          std::vector<framework::PodInfoPtr> extra;
-          for (const auto& [pod, node] : option.dragged) extra.push_back(pod);
-          c.num_pdb_violations += static_cast<int64_t>(
-              SplitByPdbViolation(extra, Spend(pdbs, c.victims)).violating.size());
-          c.victims.insert(c.victims.end(), extra.begin(), extra.end());
-          std::stable_sort(c.victims.begin(), c.victims.end(),
-                           [](const framework::PodInfoPtr& a, const framework::PodInfoPtr& b) {
-                             return MoreImportantPod(*a->pod, *b->pod);
-                           });
+        if (!victim_gangs.Extend(c, member->spec.priority, victim_uids, pdbs, find_pod,
+                                 &option.dragged)) {
+          continue;
         }
         option.candidate = std::move(c);
         options.push_back(std::move(option));
