@@ -335,9 +335,11 @@ Status Coscheduling::InDomain(framework::CycleState& state, const GangKey& key,
     return {};
   };
   {
+    // A plan serves while some pod of the gang is placed by it or bound; with none (the gang's
+    // pods deleted and made anew, say) it is stale, and the gang is planned again.
     std::lock_guard lock(state_->mu);
     auto it = state_->gangs.find(key);
-    if (it != state_->gangs.end() && it->second.plan) {
+    if (it != state_->gangs.end() && it->second.plan && it->second.Placed() > 0) {
       return apply(*it->second.plan, it->second.Placed() < it->second.min_member);
     }
   }
@@ -354,7 +356,7 @@ Status Coscheduling::InDomain(framework::CycleState& state, const GangKey& key,
     if (state.dry_run) return apply(*outcome.plan, true);
     std::lock_guard lock(state_->mu);
     Gang& gang = state_->gangs[key];
-    if (!gang.plan) gang.plan = std::move(*outcome.plan);
+    gang.plan = std::move(*outcome.plan);
     return apply(*gang.plan, gang.Placed() < gang.min_member);
   }
   // No domain can take the gang: its attempt fails here (and backs off), and preemption may look
