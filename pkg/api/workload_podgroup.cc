@@ -62,16 +62,23 @@ WorkloadPodGroupSpec DecodeSpec(const json& object, const Path& root) {
   if (Asks(*value, claims)) {
     FailAt(claims, "resource claims shared by a pod group are not supported by berth-scheduler");
   }
-  // Preemption by kube-scheduler evicts such a group whole or not at all; Berth's evicts pods one
-  // at a time and would break the group apart.
+  // disruptionMode: `single` (the default) or `all`, an empty object whose presence is the whole
+  // request. Berth keeps a gang that asks for `all` whole when preempting; a group of the basic
+  // policy, whose pods are placed one by one, it cannot treat as one.
   const Path disruption = spec_path.Field("disruptionMode");
-  // `all` is an empty object: being there is the whole request.
   if (const json* mode = GetObject(*value, disruption); mode != nullptr) {
     const json* all = Member(*mode, disruption.Field("all"));
-    if (all != nullptr && !all->is_null()) {
-      FailAt(disruption.Field("all"),
-             "a pod group disrupted only as a whole is not supported by berth-scheduler");
+    const json* single = Member(*mode, disruption.Field("single"));
+    const bool wants_all = all != nullptr && !all->is_null();
+    if (wants_all && single != nullptr && !single->is_null()) {
+      FailAt(disruption, "only one of single and all may be set");
     }
+    if (wants_all && !spec.gang) {
+      FailAt(disruption.Field("all"),
+             "a pod group of the basic policy disrupted only as a whole is not supported by "
+             "berth-scheduler");
+    }
+    spec.disrupted_as_whole = wants_all;
   }
   const Path parent = spec_path.Field("parentCompositePodGroupName");
   if (Asks(*value, parent)) {

@@ -29,6 +29,8 @@ struct WorkloadPodGroupSpec {
   int32_t priority = 0;
   // spec.preemptionPolicy, when set: every pod of the group must have it.
   std::optional<PreemptionPolicy> preemption_policy;
+  // spec.disruptionMode.all: its pods may only be disrupted (preempted) together.
+  bool disrupted_as_whole = false;
   // spec.schedulingConstraints.topology (the TopologyAwareWorkloadScheduling gate): one key.
   std::optional<PodGroupTopology> topology;
 

@@ -23,6 +23,14 @@ json Group(const json& spec) {
           {"spec", spec}};
 }
 
+TEST(WorkloadPodGroupDecode, ReadsAGangDisruptedOnlyAsAWhole) {
+  WorkloadPodGroup group =
+      DecodeWorkloadPodGroup(Group({{"schedulingPolicy", {{"gang", {{"minCount", 2}}}}},
+                                    {"disruptionMode", {{"all", json::object()}}}}));
+  EXPECT_TRUE(group.problem.empty()) << group.problem;
+  EXPECT_TRUE(group.spec.disrupted_as_whole);
+}
+
 TEST(WorkloadPodGroupDecode, ReadsAGangAsTheApiserverServesIt) {
   json object = Group({{"schedulingPolicy", {{"gang", {{"minCount", 4}}}}},
                        {"disruptionMode", {{"single", json::object()}}},
@@ -44,6 +52,7 @@ TEST(WorkloadPodGroupDecode, ReadsAGangAsTheApiserverServesIt) {
   EXPECT_EQ(group.spec.min_count, 4);
   EXPECT_EQ(group.spec.priority, 100);
   EXPECT_EQ(group.spec.preemption_policy, PreemptionPolicy::kNever);
+  EXPECT_FALSE(group.spec.disrupted_as_whole);
   ASSERT_TRUE(group.initially_scheduled.has_value());
   EXPECT_EQ(*group.initially_scheduled,
             (WorkloadPodGroupCondition{"False", "Unschedulable", "3 of 4 placed", 2}));
@@ -89,9 +98,12 @@ TEST(WorkloadPodGroupDecode, AnUnusableOrUnsupportedSpecIsKeptWithItsProblem) {
            "resourceClaims": [{"name": "gpu", "resourceClaimName": "shared"}]})",
        "spec.resourceClaims: resource claims shared by a pod group are not supported by "
        "berth-scheduler"},
-      {R"({"schedulingPolicy": {"gang": {"minCount": 2}}, "disruptionMode": {"all": {}}})",
-       "spec.disruptionMode.all: a pod group disrupted only as a whole is not supported by "
-       "berth-scheduler"},
+      {R"({"schedulingPolicy": {"basic": {}}, "disruptionMode": {"all": {}}})",
+       "spec.disruptionMode.all: a pod group of the basic policy disrupted only as a whole is not "
+       "supported by berth-scheduler"},
+      {R"({"schedulingPolicy": {"gang": {"minCount": 2}},
+           "disruptionMode": {"all": {}, "single": {}}})",
+       "spec.disruptionMode: only one of single and all may be set"},
       {R"({"schedulingPolicy": {"basic": {}}, "parentCompositePodGroupName": "job"})",
        "spec.parentCompositePodGroupName: composite pod groups are not supported by "
        "berth-scheduler"},

@@ -439,6 +439,8 @@ struct PodGroupHint {
   std::vector<std::string> placed_uids;
   // The plugin that holds the group back (Handle::GroupOf fills it; a plugin need not).
   std::string plugin;
+  // Its placed pods may only be preempted together, not merely kept at min_member.
+  bool disrupted_whole = false;
   // Set when the group's pods must go in one domain of a node-label key (see
   // api::PodGroupTopology): preemption then frees room inside one domain.
   std::optional<api::PodGroupTopology> topology;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "pkg/api/podgroup.h"
+#include "pkg/api/workload_podgroup.h"
 #include "pkg/config/load.h"
 #include "pkg/informer/factory.h"
 #include "pkg/plugins/registry/registry.h"
@@ -197,6 +198,34 @@ TEST_F(GangPreemptionTest, APlainPodNeverLeavesAVictimGangBelowItsMinimum) {
 
   ASSERT_TRUE(Eventually([&] { return Bound("plain") == 1; }, 20s));
   EXPECT_EQ(client_->deleted(), (std::set<std::string>{"low-0", "low-1"}));
+}
+
+// An upstream PodGroup that may only be disrupted as a whole (disruptionMode: {all: {}}): its
+// minimum of one would let a single pod go, but a preemptor that takes one takes both.
+TEST_F(GangPreemptionTest, AVictimGangDisruptedOnlyAsAWholeGoesWhole) {
+  for (int i = 1; i <= 3; i++) Node("n" + std::to_string(i));
+  informers_.For<api::WorkloadPodGroup>().Upsert(std::make_shared<api::WorkloadPodGroup>(
+      api::DecodeWorkloadPodGroup({{"metadata",
+                                    {{"name", "whole"},
+                                     {"namespace", "default"},
+                                     {"uid", "uid-whole"},
+                                     {"creationTimestamp", "2025-01-01T00:00:00Z"}}},
+                                   {"spec",
+                                    {{"schedulingPolicy", {{"gang", {{"minCount", 1}}}}},
+                                     {"priority", 1},
+                                     {"disruptionMode", {{"all", nlohmann::json::object()}}}}}})));
+  for (int i = 0; i < 2; i++) {
+    PodBuilder pod("whole-" + std::to_string(i));
+    pod.pod().spec.scheduling_group = "whole";
+    pod.Container("1", "64Mi").Priority(1).Node("n" + std::to_string(i + 1));
+    informers_.Pods().Upsert(pod.Build());
+  }
+  Pod("solo", "", 5, "n3");
+  Pod("plain", "", 100);
+  scheduler_->Run();
+
+  ASSERT_TRUE(Eventually([&] { return Bound("plain") == 1; }, 20s));
+  EXPECT_EQ(client_->deleted(), (std::set<std::string>{"whole-0", "whole-1"}));
 }
 
 }  // namespace

@@ -687,6 +687,7 @@ framework::PodGroupHint Coscheduling::Members(const GangKey& key, const GangSpec
   group.name = GangText(key);
   group.min_member = spec.min_member;
   if (spec.topology) group.topology = *spec.topology;
+  group.disrupted_whole = spec.disrupted_whole;
   std::vector<std::string> names;
   std::vector<std::string> bound_names;
   bool pod_placed = false;

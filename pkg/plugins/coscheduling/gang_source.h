@@ -36,6 +36,8 @@ struct GangSpec {
   // False for a group whose pods are placed one by one (upstream's basic policy): a pod that fits
   // nowhere then fails alone, and the group does not back off.
   bool all_or_nothing = true;
+  // Its placed pods may only be preempted together (upstream's disruptionMode: {all: {}}).
+  bool disrupted_whole = false;
   // All its pods in one domain of a node-label key (see api::PodGroupTopology).
   std::optional<api::PodGroupTopology> topology;
   // Non-empty when the object cannot be used, saying why and naming the field; its pods are then

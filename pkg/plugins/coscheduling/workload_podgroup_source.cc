@@ -41,6 +41,7 @@ void WorkloadPodGroupSource::Translate(const api::WorkloadPodGroup& group, GangS
   spec->preemption_policy = group.spec.preemption_policy;
   spec->all_or_nothing = group.spec.gang;
   spec->topology = group.spec.topology;
+  spec->disrupted_whole = group.spec.disrupted_as_whole;
 }
 
 std::optional<api::WorkloadPodGroupCondition> WorkloadPodGroupSource::ConditionFor(

@@ -49,7 +49,7 @@ bool VictimGangs::Extend(Candidate& c, int32_t priority,
     if (!g) continue;
     int32_t left = g->placed;
     for (const std::string& uid : g->placed_uids) left -= gone.contains(uid) ? 1 : 0;
-    if (left >= g->min_member) continue;
+    if (left >= g->min_member && !g->disrupted_whole) continue;
     for (const std::string& uid : g->placed_uids) {
       if (gone.contains(uid)) continue;
       auto [pod, node] = find(uid);

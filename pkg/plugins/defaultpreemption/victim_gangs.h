@@ -2,8 +2,9 @@
 #define BERTH_PKG_PLUGINS_DEFAULTPREEMPTION_VICTIM_GANGS_H_
 
 // Victims that belong to a gang: evicting some of a gang's placed pods must not leave it below its
-// minimum, so the rest of its placed pods go with them (on whatever nodes they are), or, when one
-// of those may not be preempted, the candidate is not taken at all.
+// minimum (nor break it at all when it may only be disrupted as a whole), so the rest of its
+// placed pods go with them (on whatever nodes they are), or, when one of those may not be
+// preempted, the candidate is not taken at all.
 
 #include <cstdint>
 #include <functional>
