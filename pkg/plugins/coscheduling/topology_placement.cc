@@ -1,7 +1,6 @@
 #include "pkg/plugins/coscheduling/topology_placement.h"
 
 #include <algorithm>
-#include <map>
 #include <memory>
 #include <string_view>
 #include <utility>

@@ -240,7 +240,7 @@ void DefaultPreemption::KeepVictimGangsWhole(const api::Pod& preemptor,
   std::vector<Candidate> kept;
   kept.reserve(candidates->size());
   for (Candidate& c : *candidates) {
-    if (gangs.Extend(c, preemptor.spec.priority, {}, pdbs, find, nullptr)) {
+    if (gangs.Extend(c, preemptor.spec.priority, {}, pdbs, find)) {
       kept.push_back(std::move(c));
     }
   }

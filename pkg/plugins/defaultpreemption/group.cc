@@ -28,13 +28,6 @@ struct Change {
   size_t node = 0;
 };
 
-// A candidate node for one member, with the victims its victims' gangs drag along.
-struct Option {
-  Candidate candidate;
-  // Members of victims' gangs that go with them, on any node: (pod, node index).
-  std::vector<std::pair<framework::PodInfoPtr, size_t>> dragged;
-};
-
 // One dry run's outcome: the members placed (pod, node), the victims that make room for them, and
 // the budgets those victims break; `error` when the dry run could not be made.
 struct GroupAttempt {
@@ -236,23 +229,17 @@ framework::Status DefaultPreemption::PreemptForGroup(const framework::CycleState
 
       // A victim of a gang takes the gang's other placed members with it when the gang would be
       // left below its minimum; a gang with a member the member may not preempt cannot go.
-      std::vector<Option> options;
-      for (Candidate& c : candidates) {
-        Option option;
-        if (!victim_gangs.Extend(c, member->spec.priority, victim_uids, pdbs, find_pod,
-                                 &option.dragged)) {
-          continue;
-        }
-        option.candidate = std::move(c);
-        options.push_back(std::move(option));
-      }
-      if (options.empty()) continue;
       std::vector<Candidate> picks;
-      picks.reserve(options.size());
-      for (const Option& o : options) picks.push_back(o.candidate);
-      const Option& best = options[PickOneNodeForPreemption(picks)];
+      picks.reserve(candidates.size());
+      for (Candidate& c : candidates) {
+        if (victim_gangs.Extend(c, member->spec.priority, victim_uids, pdbs, find_pod)) {
+          picks.push_back(std::move(c));
+        }
+      }
+      if (picks.empty()) continue;
+      const Candidate& best = picks[PickOneNodeForPreemption(picks)];
       std::vector<framework::PodInfoPtr> chosen;
-      for (const auto& v : best.candidate.victims) {
+      for (const auto& v : best.victims) {
         if (!victim_uids.insert(v->pod->meta.uid).second) continue;
         auto [pod, node] = find_pod(v->pod->meta.uid);
         if (pod == nullptr) continue;
@@ -261,9 +248,9 @@ framework::Status DefaultPreemption::PreemptForGroup(const framework::CycleState
         chosen.push_back(pod);
       }
       pdbs = Spend(pdbs, chosen);
-      attempt.violations += best.candidate.num_pdb_violations;
+      attempt.violations += best.num_pdb_violations;
       victims.insert(victims.end(), chosen.begin(), chosen.end());
-      place(index.at(best.candidate.node));
+      place(index.at(best.node));
     }
 
     return attempt;

@@ -38,8 +38,8 @@ const std::optional<framework::PodGroupHint>& VictimGangs::GroupOf(const api::Po
 
 bool VictimGangs::Extend(Candidate& c, int32_t priority,
                          const std::unordered_set<std::string>& already_gone,
-                         const std::vector<api::PodDisruptionBudgetPtr>& pdbs, const FindPod& find,
-                         std::vector<std::pair<framework::PodInfoPtr, size_t>>* dragged) {
+                         const std::vector<api::PodDisruptionBudgetPtr>& pdbs,
+                         const FindPod& find) {
   std::unordered_set<std::string> gone = already_gone;
   for (const auto& v : c.victims) gone.insert(v->pod->meta.uid);
   std::vector<framework::PodInfoPtr> extra;
@@ -52,12 +52,11 @@ bool VictimGangs::Extend(Candidate& c, int32_t priority,
     if (left >= g->min_member && !g->disrupted_whole) continue;
     for (const std::string& uid : g->placed_uids) {
       if (gone.contains(uid)) continue;
-      auto [pod, node] = find(uid);
+      framework::PodInfoPtr pod = find(uid).first;
       if (pod == nullptr) continue;
       if (pod->pod->spec.priority >= priority) return false;
       gone.insert(uid);
       extra.push_back(pod);
-      if (dragged != nullptr) dragged->emplace_back(pod, node);
     }
   }
   if (extra.empty()) return true;

@@ -37,12 +37,10 @@ class VictimGangs {
 
   // Adds to `c`'s victims the placed members of their gangs that must go with them, given the
   // pods `gone` already (whose eviction is decided), counting the budgets they break against
-  // `pdbs` and keeping the victims most important first; `dragged` (when given) gets them with
-  // their node indexes. False when one of them has at least `priority`: the candidate cannot be
-  // taken.
+  // `pdbs` and keeping the victims most important first. False when one of them has at least
+  // `priority`: the candidate cannot be taken.
   bool Extend(Candidate& c, int32_t priority, const std::unordered_set<std::string>& gone,
-              const std::vector<api::PodDisruptionBudgetPtr>& pdbs, const FindPod& find,
-              std::vector<std::pair<framework::PodInfoPtr, size_t>>* dragged);
+              const std::vector<api::PodDisruptionBudgetPtr>& pdbs, const FindPod& find);
 
  private:
   const std::optional<framework::PodGroupHint>& GroupOf(const api::Pod& pod);
