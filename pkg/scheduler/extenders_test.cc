@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "pkg/config/config.h"
+#include "pkg/explain/record.h"
 #include "pkg/plugins/registry/registry.h"
 #include "pkg/scheduler/scheduler.h"
 #include "test/testing/fake_handle.h"
@@ -179,6 +180,41 @@ TEST_F(ExtenderSchedulingTest, TheExtendersRejectionsAreTheFitErrorsReasons) {
   bool named = false;
   for (const auto& group : attempt->groups) named = named || group.plugin == "http://ext";
   EXPECT_TRUE(named);
+}
+
+// Explain asks the extender again, as a cycle would: its rejections are per-node verdicts under its
+// name, a pod it keeps out fits nowhere, and once it relents the pod fits.
+TEST_F(ExtenderSchedulingTest, ExplainShowsTheExtendersVerdictsPerNodeAndAsksItAgain) {
+  auto ext = std::make_shared<FakeExtender>("http://ext");
+  ext->failed = {{"a", "no gpu left"}, {"b", "no gpu left"}};
+  ext->unresolvable = {{"c", "no gpu ever"}};
+  Start({ext});
+  scheduler_->OnPodAdd(PodBuilder("p").Container("1", "1Gi").Build());
+  Drain();
+  ASSERT_EQ(Bound("p"), "");
+  ASSERT_NE(Failure("p"), "");  // The attempt's record is kept by then.
+  auto e = scheduler_->dry_runs().Explain("default/p");
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->feasible_now, 0) << "the extender still rejects every node";
+  std::map<std::string, std::string> reason_of;
+  for (const auto& group : e->attempt->groups) {
+    if (group.plugin != "http://ext") continue;
+    for (const auto& node : group.examples) reason_of[node] = group.reasons.at(0);
+  }
+  EXPECT_EQ(reason_of, (std::map<std::string, std::string>{
+                           {"a", "no gpu left"}, {"b", "no gpu left"}, {"c", "no gpu ever"}}));
+  const std::string text = explain::ToText(*e);
+  EXPECT_NE(text.find("http://ext"), std::string::npos) << text;
+  EXPECT_NE(text.find("no gpu ever"), std::string::npos) << text;
+
+  // The extender now keeps b: the dry run asks it again rather than replaying the attempt.
+  {
+    std::lock_guard lock(ext->mu_);
+    ext->failed.erase("b");
+  }
+  e = scheduler_->dry_runs().Explain("default/p");
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->feasible_now, 1);
 }
 
 TEST_F(ExtenderSchedulingTest, AWeightedExtenderScoreDecidesBetweenEqualNodes) {
