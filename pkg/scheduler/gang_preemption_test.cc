@@ -22,6 +22,7 @@
 #include "test/testing/eventually.h"
 #include "test/testing/fake_handle.h"
 #include "test/testing/feedback_binder.h"
+#include "test/testing/informer_scheduler.h"
 #include "test/testing/objects.h"
 #include "test/testing/podgroups.h"
 #include "test/testing/unused_client.h"
@@ -64,25 +65,13 @@ class InformerEvictingClient : public testing::UnusedClient {
   std::set<std::string> deleted_;
 };
 
-class GangPreemptionTest : public ::testing::Test {
+class GangPreemptionTest : public testing::InformerSchedulerTest {
  protected:
   void SetUp() override {
-    registry_ = plugins::registry::InTree();
-    registry_["FeedbackBinder"] = [this](const nlohmann::json&, framework::Handle&) {
-      return binder_;
-    };
-    config::Configuration cfg = config::DefaultConfiguration();
-    auto& profile = cfg.profiles[0];
-    profile.plugins.bind.disabled.push_back({"*", 0});
-    profile.plugins.bind.enabled.push_back({"FeedbackBinder", 0});
     SchedulerDeps deps;
-    deps.informers = &informers_;
-    deps.recorder = &recorder_;
     deps.client = client_;
-    scheduler_ = std::make_unique<Scheduler>(cfg, registry_, deps, SchedulerOptions{});
-    scheduler_->AddAllEventHandlers();
+    StartScheduler(config::DefaultConfiguration(), std::move(deps), {}, /*run=*/false);
   }
-  void TearDown() override { scheduler_->Stop(1s); }
 
   void Node(const std::string& name) {
     informers_.Nodes().Upsert(NodeBuilder(name).Capacity("1", "8Gi").Build());
@@ -100,28 +89,11 @@ class GangPreemptionTest : public ::testing::Test {
     informers_.Pods().Upsert(pod.Build());
   }
   bool PodEventContains(const std::string& pod, const std::string& part) {
-    for (const auto& e : recorder_.events()) {
-      if (e.kind == "Pod" && e.pod_key == "default/" + pod &&
-          e.note.find(part) != std::string::npos) {
-        return true;
-      }
-    }
-    return false;
-  }
-  int Bound(const std::string& prefix) {
-    int n = 0;
-    for (const auto& [pod, node] : binder_->bound()) n += pod.rfind(prefix, 0) == 0 ? 1 : 0;
-    return n;
+    return EventSays("Pod", part, pod);
   }
 
-  informer::SharedInformerFactory informers_{nullptr};
-  testing::FakeRecorder recorder_;
-  std::shared_ptr<testing::FeedbackBinder> binder_ =
-      std::make_shared<testing::FeedbackBinder>(informers_);
   std::shared_ptr<InformerEvictingClient> client_ =
       std::make_shared<InformerEvictingClient>(informers_);
-  framework::runtime::Registry registry_;
-  std::unique_ptr<Scheduler> scheduler_;
 };
 
 // Issue 43: four nodes full of low-priority pods, a high-priority gang of five that cannot fit

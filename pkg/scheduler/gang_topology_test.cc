@@ -17,6 +17,7 @@
 #include "test/testing/eventually.h"
 #include "test/testing/fake_handle.h"
 #include "test/testing/feedback_binder.h"
+#include "test/testing/informer_scheduler.h"
 #include "test/testing/objects.h"
 
 namespace berth::scheduler {
@@ -32,28 +33,13 @@ using testing::PodBuilder;
 constexpr char kRack[] = "example.com/rack";
 constexpr char kBlock[] = "example.com/block";
 
-class GangTopologyTest : public ::testing::Test {
+class GangTopologyTest : public testing::InformerSchedulerTest {
  protected:
   void Start(json coscheduling_args = json::object()) {
-    registry_ = plugins::registry::InTree();
-    registry_["FeedbackBinder"] = [this](const nlohmann::json&, framework::Handle&) {
-      return binder_;
-    };
     config::Configuration cfg = config::DefaultConfiguration();
-    auto& profile = cfg.profiles[0];
-    profile.plugins.bind.disabled.push_back({"*", 0});
-    profile.plugins.bind.enabled.push_back({"FeedbackBinder", 0});
     coscheduling_args["permitWaitingTimeSeconds"] = 30;
-    profile.plugin_config.push_back({"Coscheduling", coscheduling_args});
-    SchedulerDeps deps;
-    deps.informers = &informers_;
-    deps.recorder = &recorder_;
-    scheduler_ = std::make_unique<Scheduler>(cfg, registry_, deps, SchedulerOptions{});
-    scheduler_->AddAllEventHandlers();
-    scheduler_->Run();
-  }
-  void TearDown() override {
-    if (scheduler_) scheduler_->Stop(1s);
+    cfg.profiles[0].plugin_config.push_back({"Coscheduling", coscheduling_args});
+    StartScheduler(cfg);
   }
 
   // `count` nodes of `cpu` cpus each in rack `rack` of block `block`.
@@ -103,23 +89,7 @@ class GangTopologyTest : public ::testing::Test {
     }
     return out;
   }
-  int Bound(const std::string& group) {
-    int n = 0;
-    for (const auto& [pod, node] : binder_->bound()) n += pod.rfind(group + "-", 0) == 0 ? 1 : 0;
-    return n;
-  }
-  bool GroupEvent(const std::string& part) {
-    for (const auto& e : recorder_.events()) {
-      if (e.kind == "PodGroup" && e.note.find(part) != std::string::npos) return true;
-    }
-    return false;
-  }
-
-  informer::SharedInformerFactory informers_{nullptr};
-  testing::FakeRecorder recorder_;
-  std::shared_ptr<FeedbackBinder> binder_ = std::make_shared<FeedbackBinder>(informers_);
-  framework::runtime::Registry registry_;
-  std::unique_ptr<Scheduler> scheduler_;
+  bool GroupEvent(const std::string& part) { return EventSays("PodGroup", part); }
 };
 
 // Of the racks that can take all 8 pods, the gang goes to the one its pods leave fullest; a gang
@@ -132,7 +102,7 @@ TEST_F(GangTopologyTest, AConstrainedGangOfEightLandsInTheTightestRackThatTakesI
   Start();
   Group("train", 8, {kRack});
   Pods("train", 8, "1");
-  ASSERT_TRUE(Eventually([&] { return Bound("train") == 8; }, 20s)) << Bound("train");
+  ASSERT_TRUE(Eventually([&] { return Bound("train-") == 8; }, 20s)) << Bound("train-");
   EXPECT_EQ(Domains("train", kRack), (std::map<std::string, int>{{"r-exact", 8}}));
 }
 
@@ -152,7 +122,7 @@ TEST_F(GangTopologyTest, AStaleNominationOutsideTheDomainDoesNotSplitTheGang) {
     pod.Label(std::string(api::kPodGroupLabel), "train");
     informers_.Pods().Upsert(pod.Container("1", "1Gi").Build());
   }
-  ASSERT_TRUE(Eventually([&] { return Bound("train") == 8; }, 20s)) << Bound("train");
+  ASSERT_TRUE(Eventually([&] { return Bound("train-") == 8; }, 20s)) << Bound("train-");
   EXPECT_EQ(Domains("train", kRack), (std::map<std::string, int>{{"r-exact", 8}}));
 }
 
@@ -164,7 +134,7 @@ TEST_F(GangTopologyTest, AGangWithoutAConstraintMaySpreadOverRacks) {
   Start();
   Group("plain", 8, {});
   Pods("plain", 8, "1");
-  ASSERT_TRUE(Eventually([&] { return Bound("plain") == 8; }, 20s));
+  ASSERT_TRUE(Eventually([&] { return Bound("plain-") == 8; }, 20s));
   EXPECT_GT(Domains("plain", kRack).size(), 1u);
 }
 
@@ -183,7 +153,7 @@ TEST_F(GangTopologyTest, ARequiredConstraintNoRackCanMeetBindsNothingAndSaysWhy)
             "\"example.com/rack\" can take 4 pods (\"r2\" came closest, with 3)");
       },
       20s));
-  EXPECT_EQ(Bound("train"), 0);
+  EXPECT_EQ(Bound("train-"), 0);
 }
 
 // Preferred, with a fallback level: no rack holds the gang, so it goes to one block; with no
@@ -196,12 +166,12 @@ TEST_F(GangTopologyTest, APreferredConstraintFallsBackALevelThenToAnywhere) {
   Start();
   Group("train", 8, {kRack, kBlock}, "Preferred");
   Pods("train", 8, "1");
-  ASSERT_TRUE(Eventually([&] { return Bound("train") == 8; }, 20s));
+  ASSERT_TRUE(Eventually([&] { return Bound("train-") == 8; }, 20s));
   EXPECT_EQ(Domains("train", kBlock), (std::map<std::string, int>{{"b1", 8}}));
 
   Group("wide", 4, {kRack, kBlock}, "Preferred");
   Pods("wide", 4, "1");
-  ASSERT_TRUE(Eventually([&] { return Bound("wide") == 4; }, 20s));
+  ASSERT_TRUE(Eventually([&] { return Bound("wide-") == 4; }, 20s));
   EXPECT_EQ(Domains("wide", kBlock), (std::map<std::string, int>{{"b2", 2}, {"b3", 2}}));
 }
 
@@ -219,7 +189,7 @@ TEST_F(GangTopologyTest, WithTopologyPlacementOffAConstrainedGangWaitsSayingWhy)
             "disabled in this profile");
       },
       20s));
-  EXPECT_EQ(Bound("train"), 0);
+  EXPECT_EQ(Bound("train-"), 0);
 }
 
 }  // namespace

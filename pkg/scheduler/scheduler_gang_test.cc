@@ -20,6 +20,7 @@
 #include "test/testing/eventually.h"
 #include "test/testing/fake_handle.h"
 #include "test/testing/feedback_binder.h"
+#include "test/testing/informer_scheduler.h"
 #include "test/testing/objects.h"
 #include "test/testing/podgroups.h"
 
@@ -34,30 +35,15 @@ using testing::PodGroupObject;
 
 using testing::FeedbackBinder;
 
-class GangSchedulerTest : public ::testing::Test {
+class GangSchedulerTest : public testing::InformerSchedulerTest {
  protected:
   void Start(int permit_wait_seconds, int binding_workers = 32) {
-    registry_ = plugins::registry::InTree();
-    registry_["FeedbackBinder"] = [this](const nlohmann::json&, framework::Handle&) {
-      return binder_;
-    };
     config::Configuration cfg = config::DefaultConfiguration();
-    auto& profile = cfg.profiles[0];
-    profile.plugins.bind.disabled.push_back({"*", 0});
-    profile.plugins.bind.enabled.push_back({"FeedbackBinder", 0});
-    profile.plugin_config.push_back(
+    cfg.profiles[0].plugin_config.push_back(
         {"Coscheduling", {{"permitWaitingTimeSeconds", permit_wait_seconds}}});
-    SchedulerDeps deps;
-    deps.informers = &informers_;
-    deps.recorder = &recorder_;
     SchedulerOptions options;
     options.binding_workers = binding_workers;
-    scheduler_ = std::make_unique<Scheduler>(cfg, registry_, deps, options);
-    scheduler_->AddAllEventHandlers();
-    scheduler_->Run();
-  }
-  void TearDown() override {
-    if (scheduler_) scheduler_->Stop(1s);
+    StartScheduler(cfg, {}, options);
   }
 
   void Node(const std::string& name, const std::string& cpu) {
@@ -90,23 +76,8 @@ class GangSchedulerTest : public ::testing::Test {
     informers_.Pods().Upsert(pod.Container(cpu, "1Gi").Build());
   }
   bool EventContains(const std::string& kind, const std::string& part) {
-    for (const auto& e : recorder_.events()) {
-      if (e.kind == kind && e.note.find(part) != std::string::npos) return true;
-    }
-    return false;
+    return EventSays(kind, part);
   }
-  // How many pods whose name starts with `prefix` are bound.
-  int Bound(const std::string& prefix) {
-    int n = 0;
-    for (const auto& [pod, node] : binder_->bound()) n += pod.rfind(prefix, 0) == 0 ? 1 : 0;
-    return n;
-  }
-
-  informer::SharedInformerFactory informers_{nullptr};
-  testing::FakeRecorder recorder_;
-  std::shared_ptr<FeedbackBinder> binder_ = std::make_shared<FeedbackBinder>(informers_);
-  framework::runtime::Registry registry_;
-  std::unique_ptr<Scheduler> scheduler_;
 };
 
 TEST_F(GangSchedulerTest, AGangThatDoesNotFitBindsNothingUntilANodeMakesRoom) {
