@@ -17,6 +17,7 @@
 #include "pkg/explain/groups.h"
 #include "pkg/informer/factory.h"
 #include "pkg/scheduler/cluster_events.h"
+#include "pkg/scheduler/dry_run_internal.h"
 #include "pkg/scheduler/scheduler.h"
 #include "pkg/scheduler/unsupported_fields.h"
 #include "pkg/util/clock.h"
@@ -34,29 +35,6 @@ using framework::Status;
 // Changes checked per explanation: each is a dry run over every node.
 constexpr size_t kMaxChanges = 6;
 constexpr int kFilterRun = 16;
-
-std::string JoinNames(const std::vector<std::string>& names, std::string_view sep) {
-  std::string out;
-  for (const auto& n : names) {
-    if (!out.empty()) out += sep;
-    out += n;
-  }
-  return out;
-}
-
-// Of the best-scored nodes, the first by name: the node a cycle would choose, but for its random
-// tie-break. Index into `scores`.
-size_t BestScored(const std::vector<framework::runtime::NodePluginScores>& scores) {
-  size_t best = 0;
-  for (size_t i = 1; i < scores.size(); i++) {
-    const auto& s = scores[i];
-    if (s.total > scores[best].total ||
-        (s.total == scores[best].total && s.name < scores[best].name)) {
-      best = i;
-    }
-  }
-  return best;
-}
 
 // Pods the nodes still admit: each node's allocatable pods less the pods on it (assumed ones
 // included). The kubelet refuses a pod beyond its node's allocatable pods whatever the plugins say,
@@ -79,77 +57,33 @@ std::string FormatBudget(std::chrono::milliseconds budget) {
 
 }  // namespace
 
-// The time one answer (an explain or a simulate) may spend in dry runs. Asked before every dry
-// run but the pod's own first one, which is one scheduling cycle's work and gives the answer its
-// attempt: a dry run is bounded by the cluster's nodes, but how many of them an answer makes (one
-// per change, one per pod of a gang, a gang's pods again per change) is what hostile input
-// drives. Not thread-safe: one answer, one thread.
-struct DryRunner::DryRunBudget {
-  const util::Clock& clock;
-  util::Clock::TimePoint deadline;
-  bool cut_short = false;
+namespace dry_run {
 
-  // Whether another dry run may start. Once it may not, none may: an answer is cut at one point.
-  bool Allows() {
-    if (!cut_short && clock.Now() >= deadline) cut_short = true;
-    return !cut_short;
+std::string JoinNames(const std::vector<std::string>& names, std::string_view sep) {
+  std::string out;
+  for (const auto& n : names) {
+    if (!out.empty()) out += sep;
+    out += n;
   }
-};
+  return out;
+}
 
-// The pods a group's dry run places, in order: the group's pending pods, then copies of one pod
-// standing in for members no one has created yet, each made only when it is tried.
-struct DryRunner::GroupPods {
-  std::vector<api::PodPtr> pending;
-  // What each copy is made from; copies are named and identified after it and their number.
-  api::PodPtr stand_in;
-  // Copies to try, at most; at most explain::kMaxStandIns.
-  int stand_ins = 0;
-  // Written into each pod's cycle state first (the changes being checked).
-  std::vector<Prepare> prepare;
-};
-
-struct DryRunner::DryRun {
-  std::unique_ptr<framework::CycleState> state;
-  // Every node of the snapshot, in its order; statuses[i] is nodes[i]'s verdict (success: it
-  // passed Filter). Valid until the snapshot is next updated, that is, for the turn.
-  std::vector<const framework::NodeInfo*> nodes;
-  std::vector<Status> statuses;
-  // Nodes PreFilter's result left out; their status says which plugins did.
-  std::vector<char> excluded;
-  int num_excluded = 0;
-  // PreFilter's rejection or error, which stopped the run before Filter; success otherwise.
-  Status pre_filter;
-  std::string pre_filter_note;
-  std::vector<std::string> narrowed_by;
-  std::vector<const framework::NodeInfo*> feasible;
-  // Over `feasible`, when scored.
-  std::vector<framework::runtime::NodePluginScores> scores;
-  // A PreScore or Score error.
-  Status error;
-  // Copies of the nodes the run's placed pods are on, with them added; `nodes` points at these
-  // in place of the snapshot's.
-  std::vector<std::shared_ptr<framework::NodeInfo>> copies;
-};
-
-struct DryRunner::GroupRun {
-  // Pods placed, in the order given, and which of the pending ones were (parallel to them).
-  int placed = 0;
-  std::vector<char> fitted;
-  // Copies of the stand-in tried, the last of them perhaps fitting no node.
-  int stand_ins = 0;
-  std::vector<DryPlacement> placements;
-  // The first pod that fitted no node, why, and what the plugins proposed for it (with
-  // `suggest`).
-  api::PodPtr failed;
-  std::string failed_message;
-  std::vector<std::pair<std::string, framework::PodChange>> changes;
-
-  int Nodes() const {
-    std::set<std::string_view> nodes;
-    for (const auto& p : placements) nodes.insert(p.node);
-    return static_cast<int>(nodes.size());
+size_t BestScored(const std::vector<framework::runtime::NodePluginScores>& scores) {
+  size_t best = 0;
+  for (size_t i = 1; i < scores.size(); i++) {
+    const auto& s = scores[i];
+    if (s.total > scores[best].total ||
+        (s.total == scores[best].total && s.name < scores[best].name)) {
+      best = i;
+    }
   }
-};
+  return best;
+}
+
+}  // namespace dry_run
+
+using dry_run::BestScored;
+using dry_run::JoinNames;
 
 DryRunner::DryRunner(DryRunnerDeps deps, std::chrono::milliseconds budget,
                      std::shared_ptr<const util::Clock> clock)
@@ -473,7 +407,9 @@ explain::Explanation DryRunner::ExplainPod(framework::runtime::Framework& fwk, c
     if (run->feasible.empty() && !group) changes = SuggestChanges(fwk, pod, *run);
   }
   if (group) {
-    ExplainGroup(fwk, pod, *group, group_plugin, own_pre_filter, free_pod_slots, budget, &e);
+    if (!ExplainGroup(fwk, pod, *group, group_plugin, own_pre_filter, free_pod_slots, budget, &e)) {
+      ExplainGroupPreemption(fwk, pod, *group, group_plugin, budget, &e);
+    }
   } else {
     ExplainChanges(fwk, pod, std::move(changes), budget, &e);
   }
@@ -537,177 +473,6 @@ void DryRunner::ExplainChanges(framework::runtime::Framework& fwk, const api::Po
   std::stable_sort(
       e.hints.begin(), e.hints.end(),
       [](const explain::Hint& a, const explain::Hint& b) { return a.nodes > b.nodes; });
-}
-
-DryRunner::GroupRun DryRunner::PlaceGroup(framework::runtime::Framework& fwk, const GroupPods& pods,
-                                          const framework::PluginSet& ignored, int64_t enough,
-                                          bool suggest, DryRunBudget& budget) {
-  GroupRun out;
-  out.fitted.assign(pods.pending.size(), 0);
-  const size_t total = pods.pending.size() + static_cast<size_t>(std::max(0, pods.stand_ins));
-  for (size_t k = 0; k < total && out.placed < enough; k++) {
-    // Once a pod fits no node the group does not fit, and a change being checked has its answer.
-    // For the answer itself, the other pending pods are still tried (how many of them fit is part
-    // of it), but no copy after one that fit no node: each would meet what the last one met.
-    if (out.failed && !suggest) break;
-    if (!budget.Allows()) break;
-    api::PodPtr pod;
-    if (k < pods.pending.size()) {
-      pod = pods.pending[k];
-    } else {
-      const std::string n = std::to_string(k - pods.pending.size() + 1);
-      auto copy = std::make_shared<api::Pod>(*pods.stand_in);
-      copy->meta.name = pods.stand_in->meta.name + " (stand-in " + n + ")";
-      copy->meta.uid = pods.stand_in->meta.uid + "/stand-in-" + n;
-      pod = std::move(copy);
-      out.stand_ins++;
-    }
-    // A turn per pod: the scheduling thread waits for one pod's dry run at most.
-    CycleGate::SideTurn turn(deps_.gate);
-    auto run = RunDry(fwk, *pod, ignored, true, out.placements, pods.prepare);
-    if (run->feasible.empty() || !run->error.IsSuccess()) {
-      const bool copy = k >= pods.pending.size();
-      if (!out.failed) {
-        out.failed = pod;
-        out.failed_message = AttemptOf(fwk, *pod, *run)->message;
-        if (suggest && run->error.IsSuccess()) out.changes = SuggestChanges(fwk, *pod, *run);
-      }
-      if (copy) break;
-      continue;
-    }
-    const std::string_view node = run->scores.empty() ? run->feasible.front()->name()
-                                                      : run->scores[BestScored(run->scores)].name;
-    out.placements.push_back({pod, std::string(node)});
-    if (k < pods.pending.size()) out.fitted[k] = 1;
-    out.placed++;
-  }
-  return out;
-}
-
-void DryRunner::ExplainGroup(framework::runtime::Framework& fwk, const api::Pod& pod,
-                             const framework::PodGroupHint& group, const std::string& plugin,
-                             const Status& own_pre_filter, int64_t free_pod_slots,
-                             DryRunBudget& budget, explain::Explanation* e) {
-  framework::PluginSet ignored;
-  ignored.insert(framework::PluginName(plugin));
-  // In 64 bits: minMember is any int32 a PodGroup's author writes, and these are its sums and
-  // differences. The members the group lacks are a count, never a pod each: copies of this pod
-  // stand in for at most kMaxStandIns of them.
-  const int64_t placed = group.placed;
-  const int64_t real = static_cast<int64_t>(group.pending.size());
-  const int64_t needed = int64_t{group.min_member} - placed;
-  const int64_t lacking = std::max<int64_t>(0, needed - real);
-  // More pods to place at once than the nodes admit: no change to its pods makes room, and
-  // copies of this one would only find that out one dry run at a time.
-  const bool no_room = needed > free_pod_slots;
-  GroupPods pods;
-  pods.pending = group.pending;
-  pods.stand_in = std::make_shared<const api::Pod>(pod);
-  pods.stand_ins =
-      no_room ? 0 : static_cast<int>(std::min<int64_t>(lacking, explain::kMaxStandIns));
-  const GroupRun now = PlaceGroup(fwk, pods, ignored, needed, true, budget);
-  int real_placed = 0;
-  for (const char fitted : now.fitted) real_placed += fitted;
-  e->group = group.name;
-  e->group_needs = group.min_member;
-  e->group_fit_now = static_cast<int>(placed + real_placed);
-  e->group_stand_ins = now.stand_ins;
-  const std::string lacks = lacking == 0 ? std::string()
-                                         : group.name + " lacks " + std::to_string(lacking) +
-                                               (lacking == 1 ? " pod" : " pods") + ": it has " +
-                                               std::to_string(placed + real) + " of minMember " +
-                                               std::to_string(group.min_member);
-  if (placed + now.placed >= group.min_member) {
-    if (lacking > 0) {
-      e->hints.push_back({plugin, lacks, now.Nodes(), {}, static_cast<int>(placed + now.placed)});
-    } else if (own_pre_filter.IsRejected() && own_pre_filter.plugin() == plugin) {
-      // Its pods fit together, but the gate holds them for another reason (a backoff, its
-      // minResources).
-      e->notes.push_back(plugin + ": " + own_pre_filter.Message());
-    }
-    return;
-  }
-  if (no_room) {
-    if (lacking > 0) e->notes.push_back(lacks);
-    e->notes.push_back(group.name + ": it needs " + std::to_string(needed) +
-                       " more pods placed at once, and the nodes have room for " +
-                       std::to_string(free_pod_slots) +
-                       " (allocatable pods less the pods on them)");
-    return;
-  }
-  // Each change is made to every pod of the group (and to the stand-ins), and kept only if the
-  // group then fits together: a change that lets one pod in while the rest stay out schedules
-  // none of them.
-  const std::string each = " in each pod of " + group.name +
-                           (lacking > 0 ? " (and in the " + std::to_string(lacking) +
-                                              (lacking == 1 ? " pod it lacks)" : " pods it lacks)")
-                                        : std::string());
-  auto check = [&](const std::vector<const std::pair<std::string, framework::PodChange>*>& set) {
-    GroupPods changed;
-    changed.pending.reserve(pods.pending.size());
-    for (const auto& p : pods.pending) {
-      auto copy = std::make_shared<api::Pod>(*p);
-      for (const auto* c : set) c->second.apply(*copy);
-      changed.pending.push_back(std::move(copy));
-    }
-    auto stand_in = std::make_shared<api::Pod>(pod);
-    for (const auto* c : set) c->second.apply(*stand_in);
-    changed.stand_in = std::move(stand_in);
-    changed.stand_ins = pods.stand_ins;
-    for (const auto* c : set) {
-      if (c->second.prepare) changed.prepare.push_back(c->second.prepare);
-    }
-    return PlaceGroup(fwk, changed, ignored, needed, false, budget);
-  };
-  std::vector<const std::pair<std::string, framework::PodChange>*> usable;
-  for (const auto& change : now.changes) {
-    if (change.second.note_only) {
-      e->notes.push_back(change.second.description);
-    } else if (change.second.apply) {
-      usable.push_back(&change);
-    }
-  }
-  for (const auto* change : usable) {
-    const GroupRun r = check({change});
-    if (placed + r.placed < group.min_member) continue;
-    e->hints.push_back({change->first, change->second.description + each, r.Nodes(),
-                        change->second.details, static_cast<int>(placed + r.placed)});
-  }
-  if (e->hints.empty() && usable.size() > 1) {
-    const GroupRun r = check(usable);
-    if (placed + r.placed >= group.min_member) {
-      std::vector<std::string> plugins;
-      std::vector<std::string> descriptions;
-      for (const auto* c : usable) {
-        if (std::find(plugins.begin(), plugins.end(), c->first) == plugins.end()) {
-          plugins.push_back(c->first);
-        }
-        descriptions.push_back(c->second.description);
-      }
-      e->hints.push_back({JoinNames(plugins, "+"),
-                          JoinNames(descriptions, ", and ") + each,
-                          r.Nodes(),
-                          {},
-                          static_cast<int>(placed + r.placed)});
-    }
-  }
-  std::stable_sort(
-      e->hints.begin(), e->hints.end(),
-      [](const explain::Hint& a, const explain::Hint& b) { return a.nodes > b.nodes; });
-  if (lacking > 0) e->notes.push_back(lacks);
-  if (!e->hints.empty()) return;
-  const std::string fit = group.name + ": " + std::to_string(placed + now.placed) + " of the " +
-                          std::to_string(group.min_member) + " pods it needs fit together";
-  if (now.failed) {
-    e->notes.push_back(
-        fit + (lacking > 0 ? ", counting copies of this pod for those it lacks" : "") +
-        "; then pod \"" + now.failed->meta.name + "\" fits no node: " + now.failed_message);
-  } else if (!budget.cut_short && now.stand_ins < lacking) {
-    e->notes.push_back(fit + ", counting copies of this pod for " + std::to_string(now.stand_ins) +
-                       " of the " + std::to_string(lacking) + " it lacks; explain places at most " +
-                       std::to_string(explain::kMaxStandIns) + " copies, so whether the other " +
-                       std::to_string(lacking - now.stand_ins) + " fit was not checked");
-  }
 }
 
 std::optional<explain::Explanation> DryRunner::Explain(const std::string& pod_key) {

@@ -111,11 +111,19 @@ class DryRunner {
   // Explains `pod` as one of `group` (held back by `plugin`): how many of the group's pods fit
   // together, and the changes that, made to each of them, fit enough of them. `own_pre_filter`
   // is the pod's own dry run's PreFilter verdict; `free_pod_slots`, how many more pods that dry
-  // run's nodes admit.
-  void ExplainGroup(framework::runtime::Framework& fwk, const api::Pod& pod,
+  // run's nodes admit. True when enough of the group's pods fit together now. In
+  // dry_run_group.cc, as are PlaceGroup and ExplainGroupPreemption.
+  bool ExplainGroup(framework::runtime::Framework& fwk, const api::Pod& pod,
                     const framework::PodGroupHint& group, const std::string& plugin,
                     const framework::Status& own_pre_filter, int64_t free_pod_slots,
                     DryRunBudget& budget, explain::Explanation* e);
+  // For a group that does not fit: a note of what preempting for it would evict, or why that
+  // cannot help, from the plan of the profile's PostFilter plugin that preempts for gangs
+  // (framework::GroupPreemptionPreviewer), made on the current snapshot and never carried out.
+  // Nothing when the pod may not preempt, the profile has no such plugin, or `budget` is spent.
+  void ExplainGroupPreemption(framework::runtime::Framework& fwk, const api::Pod& pod,
+                              const framework::PodGroupHint& group, const std::string& plugin,
+                              DryRunBudget& budget, explain::Explanation* e);
   // Checks each of `changes` (proposed for `pod`, which fits no node) by a dry run of its own,
   // within `budget`, and adds those that open nodes to `e` as hints, best first.
   void ExplainChanges(framework::runtime::Framework& fwk, const api::Pod& pod,

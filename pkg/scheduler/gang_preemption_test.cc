@@ -18,6 +18,7 @@
 #include "pkg/config/load.h"
 #include "pkg/informer/factory.h"
 #include "pkg/plugins/registry/registry.h"
+#include "pkg/scheduler/extenders.h"
 #include "pkg/scheduler/scheduler.h"
 #include "test/testing/eventually.h"
 #include "test/testing/fake_handle.h"
@@ -65,11 +66,71 @@ class InformerEvictingClient : public testing::UnusedClient {
   std::set<std::string> deleted_;
 };
 
+// An extender with a preempt verb only: it records what it is shown, and answers with it less the
+// node `drop` names, or with `error`. Thread-safe.
+class PreemptingExtender : public framework::Extender {
+ public:
+  explicit PreemptingExtender(const std::string& name) : name_(name) {}
+  const framework::PluginName& Name() const override { return name_; }
+  bool IsFilter() const override { return false; }
+  bool IsPrioritizer() const override { return false; }
+  bool IsBinder() const override { return false; }
+  bool SupportsPreemption() const override { return true; }
+  bool IsIgnorable() const override { return ignorable; }
+  int64_t Weight() const override { return 0; }
+  bool IsInterested(const api::Pod& pod) const override {
+    return !pod.meta.labels.Contains("not-for-extenders");
+  }
+  framework::Status Filter(const api::Pod&, std::span<const framework::NodeInfo* const>,
+                           FilterResult*) const override {
+    return framework::Status::Error("not a filter");
+  }
+  std::unique_ptr<PendingScores> StartPrioritize(
+      const api::Pod&, std::span<const framework::NodeInfo* const>) const override {
+    return nullptr;
+  }
+  framework::Status ProcessPreemption(
+      const api::Pod&, const std::map<std::string, framework::ExtenderVictims>& victims,
+      const framework::NodeInfoLister&,
+      std::map<std::string, framework::ExtenderVictims>* out) const override {
+    std::lock_guard lock(mu_);
+    std::map<std::string, std::set<std::string>> shown;
+    for (const auto& [node, v] : victims) {
+      for (const auto& p : v.pods) shown[node].insert(p->pod->meta.name);
+    }
+    asked_.push_back(std::move(shown));
+    if (!error.empty()) return framework::Status::Error(error);
+    *out = victims;
+    out->erase(drop);
+    return {};
+  }
+  framework::Status Bind(const api::Pod&, const std::string&) const override {
+    return framework::Status::Error("not a binder");
+  }
+  // Each call's victims' names by node.
+  std::vector<std::map<std::string, std::set<std::string>>> asked() const {
+    std::lock_guard lock(mu_);
+    return asked_;
+  }
+
+  std::string drop;
+  std::string error;
+  bool ignorable = false;
+
+ private:
+  framework::PluginName name_;
+  mutable std::mutex mu_;
+  mutable std::vector<std::map<std::string, std::set<std::string>>> asked_;
+};
+
 class GangPreemptionTest : public testing::InformerSchedulerTest {
  protected:
-  void SetUp() override {
+  void SetUp() override { Build({}); }
+  // The scheduler, not yet running, with these extenders.
+  void Build(Extenders extenders) {
     SchedulerDeps deps;
     deps.client = client_;
+    deps.extenders = std::move(extenders);
     StartScheduler(config::DefaultConfiguration(), std::move(deps), {}, /*run=*/false);
   }
 
@@ -81,9 +142,10 @@ class GangPreemptionTest : public testing::InformerSchedulerTest {
   }
   // A pod taking a whole node's cpu; bound to `node` when one is given.
   void Pod(const std::string& name, const std::string& group, int32_t priority,
-           const std::string& node = "") {
+           const std::string& node = "", bool for_extenders = true) {
     PodBuilder pod(name);
     if (!group.empty()) pod.Label(std::string(api::kPodGroupLabel), group);
+    if (!for_extenders) pod.Label("not-for-extenders", "true");
     pod.Container("1", "64Mi").Priority(priority);
     if (!node.empty()) pod.Node(node);
     informers_.Pods().Upsert(pod.Build());
@@ -198,6 +260,127 @@ TEST_F(GangPreemptionTest, AVictimGangDisruptedOnlyAsAWholeGoesWhole) {
 
   ASSERT_TRUE(Eventually([&] { return Bound("plain") == 1; }, 20s));
   EXPECT_EQ(client_->deleted(), (std::set<std::string>{"whole-0", "whole-1"}));
+}
+
+// The gang's preemption and its extender: four nodes, each full with one low-priority pod, a fifth
+// free, and a gang of five that fits once the four go.
+class GangPreemptionExtenderTest : public GangPreemptionTest {
+ protected:
+  void SetUp() override {}
+  void FourFullNodesAndOneFree() {
+    for (int i = 1; i <= 4; i++) {
+      Node("n" + std::to_string(i));
+      Pod("low-" + std::to_string(i), "", 1, "n" + std::to_string(i));
+    }
+    Node("n5");
+    Group("fit", 5);
+  }
+  // What the gang's plan shows an extender: each node with victims, and its victims.
+  const std::map<std::string, std::set<std::string>> plan_ = {
+      {"n1", {"low-1"}}, {"n2", {"low-2"}}, {"n3", {"low-3"}}, {"n4", {"low-4"}}};
+};
+
+// An extender that returns every node of the plan with its victims lets the gang preempt and bind
+// whole, as without it; it is shown the plan's victims node by node.
+TEST_F(GangPreemptionExtenderTest, AnExtenderThatAcceptsThePlanLetsTheGangPreempt) {
+  auto ext = std::make_shared<PreemptingExtender>("http://ext");
+  Build({ext});
+  FourFullNodesAndOneFree();
+  for (int i = 0; i < 5; i++) Pod("fit-" + std::to_string(i), "fit", 100);
+  scheduler_->Run();
+
+  ASSERT_TRUE(Eventually([&] { return Bound("fit-") == 5; }, 20s))
+      << Bound("fit-") << " of 5 bound";
+  EXPECT_EQ(client_->deleted(), (std::set<std::string>{"low-1", "low-2", "low-3", "low-4"}));
+  const auto asked = ext->asked();
+  ASSERT_FALSE(asked.empty()) << "the extender was never asked";
+  EXPECT_EQ(asked.front(), plan_);
+}
+
+// An extender that drops one node of the plan refuses it whole: the gang's simulation placed a
+// member there with its victim gone. Nothing is evicted, and the gang's pods say who refused where.
+TEST_F(GangPreemptionExtenderTest, AnExtenderThatDropsANodeOfThePlanStopsTheGangsPreemption) {
+  auto ext = std::make_shared<PreemptingExtender>("http://ext");
+  ext->drop = "n3";
+  Build({ext});
+  FourFullNodesAndOneFree();
+  for (int i = 0; i < 5; i++) Pod("fit-" + std::to_string(i), "fit", 100);
+  scheduler_->Run();
+
+  EXPECT_TRUE(Eventually(
+      [&] {
+        for (int i = 0; i < 5; i++) {
+          if (PodEventContains("fit-" + std::to_string(i),
+                               "preemption: extender \"http://ext\" did not accept the gang's "
+                               "victims on node \"n3\"")) {
+            return true;
+          }
+        }
+        return false;
+      },
+      10s))
+      << "no pod of the gang said which extender refused its preemption";
+  EXPECT_EQ(client_->deleted(), std::set<std::string>{});
+  EXPECT_EQ(Bound("fit-"), 0);
+  ASSERT_FALSE(ext->asked().empty());
+  EXPECT_EQ(ext->asked().front(), plan_);
+}
+
+// An extender that is not interested in the gang's pods is not asked; the gang preempts as
+// without it.
+TEST_F(GangPreemptionExtenderTest, AnExtenderNotInterestedInTheGangIsNotAsked) {
+  auto ext = std::make_shared<PreemptingExtender>("http://ext");
+  ext->drop = "n3";
+  Build({ext});
+  FourFullNodesAndOneFree();
+  for (int i = 0; i < 5; i++) Pod("fit-" + std::to_string(i), "fit", 100, "", false);
+  scheduler_->Run();
+
+  ASSERT_TRUE(Eventually([&] { return Bound("fit-") == 5; }, 20s))
+      << Bound("fit-") << " of 5 bound";
+  EXPECT_EQ(client_->deleted(), (std::set<std::string>{"low-1", "low-2", "low-3", "low-4"}));
+  EXPECT_TRUE(ext->asked().empty());
+}
+
+// A failing extender: when it is not ignorable its error is the preemption's outcome and nothing
+// is evicted; an ignorable one is skipped.
+TEST_F(GangPreemptionExtenderTest, AFailingExtenderStopsTheGangsPreemptionUnlessIgnorable) {
+  auto strict = std::make_shared<PreemptingExtender>("http://strict");
+  strict->error = "Post \"http://strict/preempt\": connection refused";
+  Build({strict});
+  FourFullNodesAndOneFree();
+  for (int i = 0; i < 5; i++) Pod("fit-" + std::to_string(i), "fit", 100);
+  scheduler_->Run();
+
+  EXPECT_TRUE(Eventually(
+      [&] {
+        for (int i = 0; i < 5; i++) {
+          if (PodEventContains("fit-" + std::to_string(i),
+                               "preemption: Post \"http://strict/preempt\": connection refused")) {
+            return true;
+          }
+        }
+        return false;
+      },
+      10s))
+      << "no pod of the gang carried the extender's error";
+  EXPECT_EQ(client_->deleted(), std::set<std::string>{});
+  EXPECT_EQ(Bound("fit-"), 0);
+}
+
+TEST_F(GangPreemptionExtenderTest, AnIgnorableFailingExtenderIsSkipped) {
+  auto ext = std::make_shared<PreemptingExtender>("http://ext");
+  ext->error = "Post \"http://ext/preempt\": connection refused";
+  ext->ignorable = true;
+  Build({ext});
+  FourFullNodesAndOneFree();
+  for (int i = 0; i < 5; i++) Pod("fit-" + std::to_string(i), "fit", 100);
+  scheduler_->Run();
+
+  ASSERT_TRUE(Eventually([&] { return Bound("fit-") == 5; }, 20s))
+      << Bound("fit-") << " of 5 bound";
+  EXPECT_EQ(client_->deleted(), (std::set<std::string>{"low-1", "low-2", "low-3", "low-4"}));
+  EXPECT_FALSE(ext->asked().empty());
 }
 
 }  // namespace

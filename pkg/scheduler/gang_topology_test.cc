@@ -4,9 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "pkg/api/podgroup.h"
@@ -35,11 +37,12 @@ constexpr char kBlock[] = "example.com/block";
 
 class GangTopologyTest : public testing::InformerSchedulerTest {
  protected:
-  void Start(json coscheduling_args = json::object()) {
+  // Without `run`, no cycle runs: the informers, queue and cache are fed, and dry runs see them.
+  void Start(json coscheduling_args = json::object(), bool run = true) {
     config::Configuration cfg = config::DefaultConfiguration();
     coscheduling_args["permitWaitingTimeSeconds"] = 30;
     cfg.profiles[0].plugin_config.push_back({"Coscheduling", coscheduling_args});
-    StartScheduler(cfg);
+    StartScheduler(cfg, {}, {}, run);
   }
 
   // `count` nodes of `cpu` cpus each in rack `rack` of block `block`.
@@ -190,6 +193,37 @@ TEST_F(GangTopologyTest, WithTopologyPlacementOffAConstrainedGangWaitsSayingWhy)
       },
       20s));
   EXPECT_EQ(Bound("train-"), 0);
+}
+
+// Explain for a constrained gang that fits only once lower-priority pods go: each rack could be
+// freed, and the note names the one the gang's preemption would choose (its victims the least
+// important). Nothing is evicted.
+TEST_F(GangTopologyTest, ExplainNamesTheRackPreemptionWouldFreeForAConstrainedGang) {
+  Rack("r1", "b1", 2, "1");
+  Rack("r2", "b1", 2, "1");
+  Start(json::object(), /*run=*/false);
+  for (const auto& [rack, priority] : {std::pair{"r1", 5}, std::pair{"r2", 1}}) {
+    for (int i = 0; i < 2; i++) {
+      const std::string node = std::string(rack) + "-n" + std::to_string(i);
+      informers_.Pods().Upsert(
+          PodBuilder("low-" + node).Container("1", "1Gi").Priority(priority).Node(node).Build());
+    }
+  }
+  Group("train", 2, {kRack});
+  for (int i = 0; i < 2; i++) {
+    PodBuilder pod("train-" + std::to_string(i));
+    pod.Label(std::string(api::kPodGroupLabel), "train");
+    informers_.Pods().Upsert(pod.Container("1", "1Gi").Priority(100).Build());
+  }
+  const explain::Explanation e =
+      scheduler_->dry_runs().Simulate(*informers_.Pods().store().Get("default/train-0"));
+  const std::string note =
+      "preemption would evict 2 pods on 2 nodes (in example.com/rack=r2) for pod group "
+      "\"default/train\"";
+  EXPECT_NE(std::find(e.notes.begin(), e.notes.end(), note), e.notes.end()) << explain::ToText(e);
+  for (const char* node : {"r1-n0", "r1-n1", "r2-n0", "r2-n1"}) {
+    EXPECT_NE(informers_.Pods().store().Get(std::string("default/low-") + node), nullptr) << node;
+  }
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -37,13 +38,14 @@ using testing::FeedbackBinder;
 
 class GangSchedulerTest : public testing::InformerSchedulerTest {
  protected:
-  void Start(int permit_wait_seconds, int binding_workers = 32) {
+  // Without `run`, no cycle runs: the informers, queue and cache are fed, and dry runs see them.
+  void Start(int permit_wait_seconds, int binding_workers = 32, bool run = true) {
     config::Configuration cfg = config::DefaultConfiguration();
     cfg.profiles[0].plugin_config.push_back(
         {"Coscheduling", {{"permitWaitingTimeSeconds", permit_wait_seconds}}});
     SchedulerOptions options;
     options.binding_workers = binding_workers;
-    StartScheduler(cfg, {}, options);
+    StartScheduler(cfg, {}, options, run);
   }
 
   void Node(const std::string& name, const std::string& cpu) {
@@ -74,6 +76,14 @@ class GangSchedulerTest : public testing::InformerSchedulerTest {
     PodBuilder pod(name);
     pod.pod().spec.scheduling_group = group;
     informers_.Pods().Upsert(pod.Container(cpu, "1Gi").Build());
+  }
+  // A pod of `priority` taking `cpu`, bound to `node`, or of gang `group` when it is not empty.
+  void PriorityPod(const std::string& name, int32_t priority, const std::string& cpu,
+                   const std::string& node, const std::string& group = "") {
+    PodBuilder pod(name);
+    if (!group.empty()) pod.Label(std::string(api::kPodGroupLabel), group);
+    if (!node.empty()) pod.Node(node);
+    informers_.Pods().Upsert(pod.Container(cpu, "1Gi").Priority(priority).Build());
   }
   bool EventContains(const std::string& kind, const std::string& part) {
     return EventSays(kind, part);
@@ -452,6 +462,81 @@ TEST_F(GangSchedulerTest, ExplainSaysWhenEvenAWholeGangWouldNotFit) {
             "pod group \"default/g\": 0 of the 3 pods it needs fit together, counting copies of "
             "this pod for those it lacks; then pod \"g-0\" fits no node: 0/1 nodes are "
             "available: 1 Insufficient cpu.");
+}
+
+// A high-priority gang of five on four full nodes: even with every low-priority pod gone, one
+// member has no place. Explain says preemption cannot help, in the words of the gang's own
+// preemption, and the cycles evict nothing either.
+TEST_F(GangSchedulerTest, ExplainSaysWhenPreemptionCannotHelpTheGang) {
+  Start(30);
+  for (int i = 1; i <= 4; i++) {
+    Node("n" + std::to_string(i), "1");
+    PriorityPod("low-" + std::to_string(i), 1, "1", "n" + std::to_string(i));
+  }
+  Group("g", 5);
+  for (int i = 0; i < 5; i++) PriorityPod("g-" + std::to_string(i), 100, "1", "", "g");
+  const std::string note = "preemption cannot help: gang needs 5 places, at most 4 can be freed";
+  std::optional<explain::Explanation> e;
+  ASSERT_TRUE(Eventually(
+      [&] {
+        e = scheduler_->dry_runs().Explain("default/g-0");
+        return e && std::find(e->notes.begin(), e->notes.end(), note) != e->notes.end();
+      },
+      10s))
+      << (e ? explain::ToText(*e) : "no record");
+  EXPECT_NE(explain::ToText(*e).find(note), std::string::npos) << explain::ToText(*e);
+  for (int i = 1; i <= 4; i++) {
+    EXPECT_NE(informers_.Pods().store().Get("default/low-" + std::to_string(i)), nullptr);
+  }
+}
+
+// The same gang with a fifth, free node fits once the four low-priority pods go: explain says so,
+// and only says it. The victims are still there, no member is nominated, and asking again gives
+// the same answer.
+TEST_F(GangSchedulerTest, ExplainSaysWhatPreemptionWouldEvictForTheGangAndChangesNothing) {
+  Start(30, 32, /*run=*/false);
+  for (int i = 1; i <= 4; i++) {
+    Node("n" + std::to_string(i), "1");
+    PriorityPod("low-" + std::to_string(i), 1, "1", "n" + std::to_string(i));
+  }
+  Node("n5", "1");
+  Group("g", 5);
+  for (int i = 0; i < 5; i++) PriorityPod("g-" + std::to_string(i), 100, "1", "", "g");
+  const std::string note = "preemption would evict 4 pods on 4 nodes for pod group \"default/g\"";
+  for (int round = 0; round < 2; round++) {
+    const api::PodPtr pod = informers_.Pods().store().Get("default/g-0");
+    ASSERT_NE(pod, nullptr);
+    const explain::Explanation e = scheduler_->dry_runs().Simulate(*pod);
+    EXPECT_NE(std::find(e.notes.begin(), e.notes.end(), note), e.notes.end()) << explain::ToText(e);
+    EXPECT_NE(explain::ToText(e).find(note), std::string::npos) << explain::ToText(e);
+    for (int i = 1; i <= 5; i++) {
+      const std::string node = "n" + std::to_string(i);
+      EXPECT_TRUE(scheduler_->queue().nominator().NominatedPodsForNode(node).empty()) << node;
+      if (i == 5) continue;
+      const api::PodPtr victim = informers_.Pods().store().Get("default/low-" + std::to_string(i));
+      ASSERT_NE(victim, nullptr);
+      EXPECT_EQ(victim->spec.node_name, node);
+    }
+    for (int i = 0; i < 5; i++) {
+      const api::PodPtr member = informers_.Pods().store().Get("default/g-" + std::to_string(i));
+      EXPECT_EQ(member->status.nominated_node_name, "") << member->meta.name;
+    }
+  }
+}
+
+// A gang whose pods may not preempt gets no word about preemption.
+TEST_F(GangSchedulerTest, ExplainSaysNothingOfPreemptionForAGangThatMayNotPreempt) {
+  Start(30, 32, /*run=*/false);
+  Node("n1", "1");
+  PriorityPod("low-1", 1, "1", "n1");
+  Group("g", 1);
+  PodBuilder pod("g-0");
+  pod.Label(std::string(api::kPodGroupLabel), "g").Container("1", "1Gi").Priority(100);
+  pod.pod().spec.preemption_policy = api::PreemptionPolicy::kNever;
+  informers_.Pods().Upsert(pod.Build());
+  const explain::Explanation e =
+      scheduler_->dry_runs().Simulate(*informers_.Pods().store().Get("default/g-0"));
+  for (const auto& n : e.notes) EXPECT_EQ(n.find("preemption"), std::string::npos) << n;
 }
 
 }  // namespace

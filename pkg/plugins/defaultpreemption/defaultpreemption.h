@@ -43,11 +43,20 @@
 // placed as gone, and places them again (in a profile that orders DefaultPreemption first, those
 // members are still placed, count towards the minimum and keep waiting). Kube-scheduler's
 // PodGroupPostFilter instead runs its whole pod group scheduling algorithm once with every
-// lower-priority pod removed and then reprieves victims group by group; extenders' preempt verb is
-// not asked for a gang.
+// lower-priority pod removed and then reprieves victims group by group.
+//
+// Extenders and gangs. The gang's preemption is planned first without changing anything
+// (PlanForGroup), then every extender that supports preemption and is interested in the pod is
+// shown the plan's victims by node (every node the plan evicts from), and only then is anything
+// evicted. Upstream v1.37 does not ask extenders for a pod group; here an extender's preempt verb
+// is a veto the user configured, honoured conservatively: the gang's dry run placed every member
+// with exactly these victims gone, so an answer that drops one of the nodes or names other victims
+// on one (by uid) refuses the whole plan, and nothing is evicted. A failed call is skipped when the
+// extender is ignorable, and is the result otherwise, as for a single pod.
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -57,6 +66,7 @@
 #include <vector>
 
 #include "pkg/api/resources.h"
+#include "pkg/framework/group_preemption.h"
 #include "pkg/framework/interface.h"
 #include "pkg/informer/lister.h"
 #include "pkg/plugins/defaultpreemption/executor.h"
@@ -81,10 +91,29 @@ struct Args {
 // the field, as "minCandidateNodesPercentage: Invalid value: 101: not in valid range [0, 100]".
 Args ParseArgs(const nlohmann::json& args);
 
+// A gang's preemption as planned (PlanForGroup), before anything is evicted.
+struct GroupPlan {
+  // Success: the gang fits once `victims` are gone, its members on their `placed` nodes. Otherwise
+  // why preemption cannot help (Unschedulable, with `clear_nomination` when it cannot help at all)
+  // or why the plan could not be made (Error); without the "preemption: " prefix.
+  framework::Status status;
+  bool clear_nomination = false;
+  std::vector<std::pair<api::PodPtr, std::string>> placed;
+  // In eviction order; and the same pods by the node they are on, each node with the budgets its
+  // candidate breaks, as extenders are shown them.
+  std::vector<api::PodPtr> victims;
+  std::map<std::string, framework::ExtenderVictims> victims_by_node;
+  // The topology domain the gang goes to, "key=value"; empty when not confined to one.
+  std::string domain;
+};
+
 // PostFilter runs on the scheduling thread, one call at a time; PreEnqueue may run on any thread.
+// PreviewGroupPreemption runs between scheduling cycles (explain's turn at the cycle gate), never
+// during one.
 class DefaultPreemption final : public framework::PostFilterPlugin,
                                 public framework::PreEnqueuePlugin,
-                                public framework::EnqueueExtensions {
+                                public framework::EnqueueExtensions,
+                                public framework::GroupPreemptionPreviewer {
  public:
   // Where among `n` candidate nodes the dry run starts, in [0, n).
   using OffsetFn = std::function<int32_t(int32_t n)>;
@@ -108,6 +137,11 @@ class DefaultPreemption final : public framework::PostFilterPlugin,
   // retried is left to the plugins that rejected them.
   std::vector<framework::ClusterEventWithHint> EventsToRegister() const override;
 
+  // The gang's plan and the extenders' verdict on it (group.cc), nothing evicted or nominated.
+  framework::GroupPreemptionPreview PreviewGroupPreemption(
+      const framework::CycleState& state, const api::Pod& pod, const framework::PodGroupHint& group,
+      const framework::NodeToStatus& filtered) override;
+
   // How many candidate nodes the dry run looks for among `num_nodes`: the percentage of them, at
   // least the absolute number, at most all of them.
   int32_t NumCandidates(int32_t num_nodes) const;
@@ -127,11 +161,22 @@ class DefaultPreemption final : public framework::PostFilterPlugin,
   void KeepVictimGangsWhole(const api::Pod& preemptor,
                             const std::vector<api::PodDisruptionBudgetPtr>& pdbs,
                             std::vector<Candidate>* candidates) const;
+  // PlanForGroup, then CheckGroupPlan, then the evictions and nominations.
   framework::Status PreemptForGroup(const framework::CycleState& state,
                                     const api::PodPtr& preemptor,
                                     const framework::PodGroupHint& group,
                                     const framework::NodeToStatus& filtered,
                                     framework::PostFilterResult* result);
+  // Where each member the gang needs goes and what is evicted for it; changes nothing outside
+  // its own copies (the random start of each dry run aside).
+  GroupPlan PlanForGroup(const framework::CycleState& state, const api::PodPtr& preemptor,
+                         const framework::PodGroupHint& group,
+                         const framework::NodeToStatus& filtered);
+  // Each interested extender that supports preemption, shown `plan`'s victims by node: success
+  // when every one returned each node with the same victims (or failed and is ignorable); else
+  // Unschedulable naming the extender and the first node it did not accept, or the error of one
+  // that is not ignorable.
+  framework::Status CheckGroupPlan(const api::Pod& preemptor, const GroupPlan& plan) const;
   // Empty when the pod may preempt, else why not.
   std::string_view NotEligibleReason(const api::Pod& pod,
                                      const framework::NodeToStatus& filtered) const;

@@ -9,6 +9,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -33,6 +34,7 @@ struct Change {
 struct GroupAttempt {
   std::vector<std::pair<api::PodPtr, std::string>> placed;
   std::vector<framework::PodInfoPtr> victims;
+  std::map<std::string, framework::ExtenderVictims> victims_by_node;
   int64_t violations = 0;
   std::optional<framework::Status> error;
 };
@@ -56,32 +58,37 @@ constexpr size_t kMaxPreemptionDomains = 16;
 
 }  // namespace
 
-framework::Status DefaultPreemption::PreemptForGroup(const framework::CycleState& state,
-                                                     const api::PodPtr& preemptor,
-                                                     const framework::PodGroupHint& group,
-                                                     const framework::NodeToStatus& filtered,
-                                                     framework::PostFilterResult* result) {
+GroupPlan DefaultPreemption::PlanForGroup(const framework::CycleState& state,
+                                          const api::PodPtr& preemptor,
+                                          const framework::PodGroupHint& group,
+                                          const framework::NodeToStatus& filtered) {
+  GroupPlan plan;
+  auto fail = [&plan](framework::Status status, bool clear_nomination = false) {
+    plan.status = std::move(status);
+    plan.clear_nomination = clear_nomination;
+    return std::move(plan);
+  };
   const int32_t needed = group.min_member - group.placed;
   if (preemptor->spec.preemption_policy == api::PreemptionPolicy::kNever) {
-    return framework::Status::Unschedulable(std::string(kErrReasonNever));
+    return fail(framework::Status::Unschedulable(std::string(kErrReasonNever)));
   }
   const framework::NodeInfoLister& lister = handle_.SnapshotSharedLister();
   const auto& all_nodes = lister.List();
-  if (all_nodes.empty()) return framework::Status::Error("no nodes available");
+  if (all_nodes.empty()) return fail(framework::Status::Error("no nodes available"));
 
   // An earlier preemption for the gang still under way (its evictions not all sent, or its last
   // victim not yet seen going), or its victims still terminating on a member's nominated node:
   // wait for it. Another dry run now would count the victims' room as taken and evict more.
   for (const auto& member : group.pending) {
     if (executor_.IsPodRunningPreemption(member->meta.uid)) {
-      return framework::Status::Unschedulable(std::string(kErrReasonTerminating));
+      return fail(framework::Status::Unschedulable(std::string(kErrReasonTerminating)));
     }
     const std::string& nominated = member->status.nominated_node_name;
     if (nominated.empty()) continue;
     if (auto node = lister.Get(nominated)) {
       for (const auto& p : node->pods()) {
         if (p->pod->spec.priority < preemptor->spec.priority && TerminatingByPreemption(*p->pod)) {
-          return framework::Status::Unschedulable(std::string(kErrReasonTerminating));
+          return fail(framework::Status::Unschedulable(std::string(kErrReasonTerminating)));
         }
       }
     }
@@ -99,9 +106,9 @@ framework::Status DefaultPreemption::PreemptForGroup(const framework::CycleState
     statuses.set_absent_nodes_status(
         framework::Status::Unresolvable(std::string(kErrReasonNotHelpful)));
     const int num_all = static_cast<int>(all_nodes.size());
-    return framework::Status::Unschedulable(
+    return fail(framework::Status::Unschedulable(
         "0/" + std::to_string(num_all) +
-        " nodes are available: " + framework::CountNodeReasons(num_all, statuses) + ".");
+        " nodes are available: " + framework::CountNodeReasons(num_all, statuses) + "."));
   }
 
   // One dry run for the gang, on every node or (`domain`) on one domain's nodes only.
@@ -246,6 +253,10 @@ framework::Status DefaultPreemption::PreemptForGroup(const framework::CycleState
         work[node]->RemovePod(*pod->pod);
         changes.push_back({false, pod, node});
         chosen.push_back(pod);
+        attempt.victims_by_node[work[node]->name()].pods.push_back(pod);
+      }
+      if (auto it = attempt.victims_by_node.find(best.node); it != attempt.victims_by_node.end()) {
+        it->second.num_pdb_violations += best.num_pdb_violations;
       }
       pdbs = Spend(pdbs, chosen);
       attempt.violations += best.num_pdb_violations;
@@ -256,7 +267,6 @@ framework::Status DefaultPreemption::PreemptForGroup(const framework::CycleState
     return attempt;
   };
   GroupAttempt chosen;
-  std::string where;
   if (!group.topology) {
     chosen = dry_run(nullptr);
   } else {
@@ -293,15 +303,15 @@ framework::Status DefaultPreemption::PreemptForGroup(const framework::CycleState
       if (order.size() > kMaxPreemptionDomains) order.resize(kMaxPreemptionDomains);
       for (const std::string& value : order) {
         GroupAttempt attempt = dry_run(&domains[value]);
-        if (attempt.error) return *attempt.error;
+        if (attempt.error) return fail(*attempt.error);
         if (static_cast<int32_t>(attempt.placed.size()) < needed) {
           if (!found && attempt.placed.size() > chosen.placed.size()) chosen = std::move(attempt);
           continue;
         }
         if (!found || LessDisruptive(attempt, chosen)) {
           chosen = std::move(attempt);
-          where = " in ";
-          where.append(key).append("=").append(value);
+          plan.domain = key;
+          plan.domain.append("=").append(value);
           found = true;
         }
       }
@@ -310,32 +320,96 @@ framework::Status DefaultPreemption::PreemptForGroup(const framework::CycleState
     if (!found && group.topology->preferred) {
       chosen = dry_run(nullptr);
     } else if (!found) {
-      result->clear_nomination = true;
-      return framework::Status::Unschedulable(
-          "gang needs " + std::to_string(needed) + " places in one topology domain, at most " +
-          std::to_string(chosen.placed.size()) + " can be freed in any");
+      return fail(framework::Status::Unschedulable("gang needs " + std::to_string(needed) +
+                                                   " places in one topology domain, at most " +
+                                                   std::to_string(chosen.placed.size()) +
+                                                   " can be freed in any"),
+                  true);
     }
   }
-  if (chosen.error) return *chosen.error;
-  std::vector<std::pair<api::PodPtr, std::string>>& placed = chosen.placed;
-  std::vector<framework::PodInfoPtr>& victims = chosen.victims;
-  if (static_cast<int32_t>(placed.size()) < needed) {
-    result->clear_nomination = true;
-    return framework::Status::Unschedulable("gang needs " + std::to_string(needed) +
-                                            " places, at most " + std::to_string(placed.size()) +
-                                            " can be freed");
+  if (chosen.error) return fail(*chosen.error);
+  if (static_cast<int32_t>(chosen.placed.size()) < needed) {
+    return fail(framework::Status::Unschedulable(
+                    "gang needs " + std::to_string(needed) + " places, at most " +
+                    std::to_string(chosen.placed.size()) + " can be freed"),
+                true);
   }
-  if (victims.empty()) {
+  if (chosen.victims.empty()) {
     // The room its pods held before they were given back is enough: its next attempt evicts none.
-    return framework::Status::Unschedulable("the gang fits without evicting any pod");
+    return fail(framework::Status::Unschedulable("the gang fits without evicting any pod"));
   }
-  std::vector<api::PodPtr> victim_pods;
-  victim_pods.reserve(victims.size());
-  for (const auto& v : victims) victim_pods.push_back(v->pod);
-  handle_.GetPreemptionMetrics().ObserveVictims(victim_pods.size());
-  executor_.PreemptGroup(preemptor, placed, victim_pods);
+  plan.placed = std::move(chosen.placed);
+  plan.victims.reserve(chosen.victims.size());
+  for (const auto& v : chosen.victims) plan.victims.push_back(v->pod);
+  plan.victims_by_node = std::move(chosen.victims_by_node);
+  return plan;
+}
+
+framework::Status DefaultPreemption::CheckGroupPlan(const api::Pod& preemptor,
+                                                    const GroupPlan& plan) const {
+  for (const auto& extender : handle_.Extenders()) {
+    if (!extender->SupportsPreemption() || !extender->IsInterested(preemptor)) continue;
+    std::map<std::string, framework::ExtenderVictims> answer;
+    framework::Status s = extender->ProcessPreemption(preemptor, plan.victims_by_node,
+                                                      handle_.SnapshotSharedLister(), &answer);
+    if (!s.IsSuccess()) {
+      if (extender->IsIgnorable()) continue;
+      return s;
+    }
+    // The gang's dry run placed each member with exactly these victims gone: any other victims on
+    // a node (fewer, or others) leave a member without its room, so the plan stands or falls whole.
+    for (const auto& [node, victims] : plan.victims_by_node) {
+      auto it = answer.find(node);
+      bool same = it != answer.end() && it->second.pods.size() == victims.pods.size();
+      if (same) {
+        std::set<std::string_view> uids;
+        for (const auto& p : victims.pods) uids.insert(p->pod->meta.uid);
+        for (const auto& p : it->second.pods) same = same && uids.contains(p->pod->meta.uid);
+      }
+      if (!same) {
+        return framework::Status::Unschedulable("extender \"" + extender->Name().str() +
+                                                "\" did not accept the gang's victims on node \"" +
+                                                node + "\"");
+      }
+    }
+  }
+  return {};
+}
+
+framework::GroupPreemptionPreview DefaultPreemption::PreviewGroupPreemption(
+    const framework::CycleState& state, const api::Pod& pod, const framework::PodGroupHint& group,
+    const framework::NodeToStatus& filtered) {
+  framework::GroupPreemptionPreview preview;
+  const GroupPlan plan =
+      PlanForGroup(state, std::make_shared<const api::Pod>(pod), group, filtered);
+  preview.status = plan.status;
+  if (preview.status.IsSuccess()) preview.status = CheckGroupPlan(pod, plan);
+  if (!preview.status.IsSuccess()) return preview;
+  preview.victims = static_cast<int64_t>(plan.victims.size());
+  preview.nodes = static_cast<int64_t>(plan.victims_by_node.size());
+  preview.domain = plan.domain;
+  return preview;
+}
+
+framework::Status DefaultPreemption::PreemptForGroup(const framework::CycleState& state,
+                                                     const api::PodPtr& preemptor,
+                                                     const framework::PodGroupHint& group,
+                                                     const framework::NodeToStatus& filtered,
+                                                     framework::PostFilterResult* result) {
+  GroupPlan plan = PlanForGroup(state, preemptor, group, filtered);
+  if (!plan.status.IsSuccess()) {
+    result->clear_nomination = plan.clear_nomination;
+    return plan.status;
+  }
+  if (framework::Status s = CheckGroupPlan(*preemptor, plan); !s.IsSuccess()) {
+    // A refused plan cannot help now; an extender's error is returned as for a single pod.
+    result->clear_nomination = s.code() == framework::Code::kUnschedulable;
+    return s;
+  }
+  handle_.GetPreemptionMetrics().ObserveVictims(plan.victims.size());
+  executor_.PreemptGroup(preemptor, plan.placed, plan.victims);
   std::set<std::string> nodes;
-  for (const auto& [member, node] : placed) {
+  for (const auto& [member, node] : plan.placed) {
     nodes.insert(node);
     if (member->meta.uid == preemptor->meta.uid) {
       result->nominated_node_name = node;
@@ -345,8 +419,9 @@ framework::Status DefaultPreemption::PreemptForGroup(const framework::CycleState
   }
   return framework::Status(framework::Code::kSuccess,
                            "found a potential placement for " + group.name + " on " +
-                               std::to_string(nodes.size()) + " nodes" + where + ", preempting " +
-                               std::to_string(victim_pods.size()) + " victims");
+                               std::to_string(nodes.size()) + " nodes" +
+                               (plan.domain.empty() ? "" : " in " + plan.domain) + ", preempting " +
+                               std::to_string(plan.victims.size()) + " victims");
 }
 
 }  // namespace berth::plugins::defaultpreemption
