@@ -63,8 +63,8 @@ WorkloadPodGroupSpec DecodeSpec(const json& object, const Path& root) {
     FailAt(claims, "resource claims shared by a pod group are not supported by berth-scheduler");
   }
   // disruptionMode: `single` (the default) or `all`, an empty object whose presence is the whole
-  // request. Berth keeps a gang that asks for `all` whole when preempting; a group of the basic
-  // policy, whose pods are placed one by one, it cannot treat as one.
+  // request: a preemption takes all of the group's placed pods or none, whatever its policy (a
+  // basic group's pods are still placed one by one).
   const Path disruption = spec_path.Field("disruptionMode");
   if (const json* mode = GetObject(*value, disruption); mode != nullptr) {
     const json* all = Member(*mode, disruption.Field("all"));
@@ -72,11 +72,6 @@ WorkloadPodGroupSpec DecodeSpec(const json& object, const Path& root) {
     const bool wants_all = all != nullptr && !all->is_null();
     if (wants_all && single != nullptr && !single->is_null()) {
       FailAt(disruption, "only one of single and all may be set");
-    }
-    if (wants_all && !spec.gang) {
-      FailAt(disruption.Field("all"),
-             "a pod group of the basic policy disrupted only as a whole is not supported by "
-             "berth-scheduler");
     }
     spec.disrupted_as_whole = wants_all;
   }

@@ -31,6 +31,16 @@ TEST(WorkloadPodGroupDecode, ReadsAGangDisruptedOnlyAsAWhole) {
   EXPECT_TRUE(group.spec.disrupted_as_whole);
 }
 
+// Its pods are still placed one by one; only a preemption takes them all or none.
+TEST(WorkloadPodGroupDecode, ReadsABasicGroupDisruptedOnlyAsAWhole) {
+  WorkloadPodGroup group =
+      DecodeWorkloadPodGroup(Group({{"schedulingPolicy", {{"basic", json::object()}}},
+                                    {"disruptionMode", {{"all", json::object()}}}}));
+  EXPECT_TRUE(group.problem.empty()) << group.problem;
+  EXPECT_FALSE(group.spec.gang);
+  EXPECT_TRUE(group.spec.disrupted_as_whole);
+}
+
 TEST(WorkloadPodGroupDecode, ReadsAGangAsTheApiserverServesIt) {
   json object = Group({{"schedulingPolicy", {{"gang", {{"minCount", 4}}}}},
                        {"disruptionMode", {{"single", json::object()}}},
@@ -98,9 +108,6 @@ TEST(WorkloadPodGroupDecode, AnUnusableOrUnsupportedSpecIsKeptWithItsProblem) {
            "resourceClaims": [{"name": "gpu", "resourceClaimName": "shared"}]})",
        "spec.resourceClaims: resource claims shared by a pod group are not supported by "
        "berth-scheduler"},
-      {R"({"schedulingPolicy": {"basic": {}}, "disruptionMode": {"all": {}}})",
-       "spec.disruptionMode.all: a pod group of the basic policy disrupted only as a whole is not "
-       "supported by berth-scheduler"},
       {R"({"schedulingPolicy": {"gang": {"minCount": 2}},
            "disruptionMode": {"all": {}, "single": {}}})",
        "spec.disruptionMode: only one of single and all may be set"},

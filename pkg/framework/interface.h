@@ -467,6 +467,14 @@ class HintPlugin : public virtual Plugin {
   virtual std::optional<PodGroupHint> GroupOf(const api::Pod& /*pod*/) const {
     return std::nullopt;
   }
+  // The group whose placed pods go with `pod` when a preemption evicts it: GroupOf's gang (kept
+  // at its minimum, or taken whole when disrupted_whole), and also a group whose pods are placed
+  // one by one but may only be disrupted together (disrupted_whole set; its min_member binds
+  // nothing). Nullopt for a pod that is a victim on its own. Never a reason to place pods
+  // together: only preemption's choice of victims reads it.
+  virtual std::optional<PodGroupHint> VictimGroupOf(const api::Pod& pod) const {
+    return GroupOf(pod);
+  }
 };
 
 struct PostFilterResult {
@@ -950,6 +958,12 @@ class Handle : public PluginsRunner {
   // holds it (HintPlugin::GroupOf), with that plugin's name in `plugin`; nullopt when none does.
   // For a plugin that must treat a group as one (preemption for a gang).
   virtual std::optional<PodGroupHint> GroupOf(const api::Pod& /*pod*/) const {
+    return std::nullopt;
+  }
+  // The group a victim `pod` is evicted with, from the first of the profile's HintPlugins that
+  // has one (HintPlugin::VictimGroupOf), with that plugin's name in `plugin`; nullopt when none
+  // does. For preemption's choice of victims only: such a group need not bind whole.
+  virtual std::optional<PodGroupHint> VictimGroupOf(const api::Pod& /*pod*/) const {
     return std::nullopt;
   }
   // The profile's PreFilter plugins for `pod` over the snapshot's nodes into `state` (a fresh

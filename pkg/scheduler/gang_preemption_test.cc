@@ -150,6 +150,26 @@ class GangPreemptionTest : public testing::InformerSchedulerTest {
     if (!node.empty()) pod.Node(node);
     informers_.Pods().Upsert(pod.Build());
   }
+  // An upstream PodGroup (scheduling.k8s.io/v1beta1) of priority 1 under `policy` (`gang` with a
+  // minCount, or `basic`), disrupted only as a whole when `whole`; its pods are `<name>-<i>`, bound
+  // to n1, n2, ... in turn.
+  void UpstreamGroup(const std::string& name, const nlohmann::json& policy, bool whole, int pods) {
+    nlohmann::json spec = {{"schedulingPolicy", policy}, {"priority", 1}};
+    if (whole) spec["disruptionMode"] = {{"all", nlohmann::json::object()}};
+    informers_.For<api::WorkloadPodGroup>().Upsert(std::make_shared<api::WorkloadPodGroup>(
+        api::DecodeWorkloadPodGroup({{"metadata",
+                                      {{"name", name},
+                                       {"namespace", "default"},
+                                       {"uid", "uid-" + name},
+                                       {"creationTimestamp", "2025-01-01T00:00:00Z"}}},
+                                     {"spec", spec}})));
+    for (int i = 0; i < pods; i++) {
+      PodBuilder pod(name + "-" + std::to_string(i));
+      pod.pod().spec.scheduling_group = name;
+      pod.Container("1", "64Mi").Priority(1).Node("n" + std::to_string(i + 1));
+      informers_.Pods().Upsert(pod.Build());
+    }
+  }
   bool PodEventContains(const std::string& pod, const std::string& part) {
     return EventSays("Pod", part, pod);
   }
@@ -238,22 +258,7 @@ TEST_F(GangPreemptionTest, APlainPodNeverLeavesAVictimGangBelowItsMinimum) {
 // minimum of one would let a single pod go, but a preemptor that takes one takes both.
 TEST_F(GangPreemptionTest, AVictimGangDisruptedOnlyAsAWholeGoesWhole) {
   for (int i = 1; i <= 3; i++) Node("n" + std::to_string(i));
-  informers_.For<api::WorkloadPodGroup>().Upsert(std::make_shared<api::WorkloadPodGroup>(
-      api::DecodeWorkloadPodGroup({{"metadata",
-                                    {{"name", "whole"},
-                                     {"namespace", "default"},
-                                     {"uid", "uid-whole"},
-                                     {"creationTimestamp", "2025-01-01T00:00:00Z"}}},
-                                   {"spec",
-                                    {{"schedulingPolicy", {{"gang", {{"minCount", 1}}}}},
-                                     {"priority", 1},
-                                     {"disruptionMode", {{"all", nlohmann::json::object()}}}}}})));
-  for (int i = 0; i < 2; i++) {
-    PodBuilder pod("whole-" + std::to_string(i));
-    pod.pod().spec.scheduling_group = "whole";
-    pod.Container("1", "64Mi").Priority(1).Node("n" + std::to_string(i + 1));
-    informers_.Pods().Upsert(pod.Build());
-  }
+  UpstreamGroup("whole", {{"gang", {{"minCount", 1}}}}, true, 2);
   Pod("solo", "", 5, "n3");
   Pod("plain", "", 100);
   scheduler_->Run();
@@ -381,6 +386,34 @@ TEST_F(GangPreemptionExtenderTest, AnIgnorableFailingExtenderIsSkipped) {
       << Bound("fit-") << " of 5 bound";
   EXPECT_EQ(client_->deleted(), (std::set<std::string>{"low-1", "low-2", "low-3", "low-4"}));
   EXPECT_FALSE(ext->asked().empty());
+}
+
+// A group of the basic policy is placed pod by pod, but with disruptionMode: {all: {}} its placed
+// pods are one victim: the plain pod that needs the room of one of them evicts both.
+TEST_F(GangPreemptionTest, ABasicGroupDisruptedOnlyAsAWholeGoesWhole) {
+  for (int i = 1; i <= 3; i++) Node("n" + std::to_string(i));
+  UpstreamGroup("whole", {{"basic", nlohmann::json::object()}}, true, 2);
+  Pod("solo", "", 5, "n3");
+  Pod("plain", "", 100);
+  scheduler_->Run();
+
+  ASSERT_TRUE(Eventually([&] { return Bound("plain") == 1; }, 20s));
+  EXPECT_EQ(client_->deleted(), (std::set<std::string>{"whole-0", "whole-1"}));
+}
+
+// Without disruptionMode all, a basic group's pods are victims one by one: only the one whose
+// room the plain pod takes goes.
+TEST_F(GangPreemptionTest, ABasicGroupLosesOnlyThePodWhoseRoomIsTaken) {
+  for (int i = 1; i <= 3; i++) Node("n" + std::to_string(i));
+  UpstreamGroup("single", {{"basic", nlohmann::json::object()}}, false, 2);
+  Pod("solo", "", 5, "n3");
+  Pod("plain", "", 100);
+  scheduler_->Run();
+
+  ASSERT_TRUE(Eventually([&] { return Bound("plain") == 1; }, 20s));
+  const std::set<std::string> deleted = client_->deleted();
+  ASSERT_EQ(deleted.size(), 1u);
+  EXPECT_TRUE(deleted.contains("single-0") || deleted.contains("single-1")) << *deleted.begin();
 }
 
 }  // namespace

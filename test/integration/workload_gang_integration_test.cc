@@ -89,6 +89,41 @@ TEST_F(WorkloadGang, PodsWaitForTheirGroupAndTheirNumberAndTheBasicPolicyPlacesT
       << Scheduled("loose").dump();
 }
 
+// A basic group with disruptionMode: {all: {}} is placed pod by pod but preempted as one: its two
+// pods, bound on two one-CPU nodes, both go for a higher-priority pod that needs the room of one.
+TEST_F(WorkloadGang, ABasicGroupDisruptedOnlyAsAWholeIsEvictedWhole) {
+  testing::PriorityClasses classes(client_);
+  const std::string low = classes.Add("basic-low", 100);
+  const std::string high = classes.Add("basic-high", 1000);
+  client_->Post(GroupsPath(), {{"apiVersion", "scheduling.k8s.io/v1beta1"},
+                               {"kind", "PodGroup"},
+                               {"metadata", {{"name", "whole"}}},
+                               {"spec",
+                                {{"schedulingPolicy", {{"basic", json::object()}}},
+                                 {"priorityClassName", low},
+                                 {"disruptionMode", {{"all", json::object()}}}}}});
+  for (int i = 0; i < 2; i++) {
+    // Bound by the test (no kubelet runs it; deleting it takes no grace).
+    json pod = testing::PodManifest(ns_->name(), "whole-" + std::to_string(i), "berth-scheduler",
+                                    "1", "64Mi");
+    pod["spec"]["priorityClassName"] = low;
+    pod["spec"]["terminationGracePeriodSeconds"] = 0;
+    pod["spec"]["nodeName"] = nodes_->Add(std::to_string(i), "1", "8Gi");
+    pod["spec"]["schedulingGroup"] = {{"podGroupName", "whole"}};
+    client_->Post(PodsPath(), pod);
+  }
+  ASSERT_EQ(Bound("whole-"), 2);
+  StartScheduler(60);
+  json pod = testing::PodManifest(ns_->name(), "high", "berth-scheduler", "1", "64Mi");
+  pod["spec"]["nodeSelector"] = {{"berth-it", nodes_->id()}};
+  pod["spec"]["priorityClassName"] = high;
+  client_->Post(PodsPath(), pod);
+
+  ASSERT_TRUE(Eventually([&] { return Bound("high") == 1; }, 60s)) << Condition("high");
+  EXPECT_TRUE(Eventually([&] { return Placement("whole-").empty(); }, 30s))
+      << Placement("whole-").size() << " of the basic group's 2 pods left";
+}
+
 // A gang of each API, each fitting the cluster alone but not both: one binds whole, the other
 // binds nothing, and neither holds the other's room for good.
 TEST_F(WorkloadGang, GangsOfBothApisNeverDeadlockEachOther) {

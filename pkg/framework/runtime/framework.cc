@@ -341,16 +341,31 @@ Status Framework::RunPreFilterForPod(CycleState& state, const api::Pod& pod,
   return RunPreFilterPlugins(state, pod, SnapshotSharedLister().List(), result);
 }
 
-std::optional<PodGroupHint> Framework::GroupOf(const api::Pod& pod) const {
-  for (const auto& [name, plugin] : plugins_) {
+namespace {
+
+// The first group `of` finds for `pod` among `plugins`' HintPlugins, named after its plugin.
+std::optional<PodGroupHint> FirstGroup(
+    const std::map<std::string, PluginPtr, std::less<>>& plugins,
+    std::optional<PodGroupHint> (HintPlugin::*of)(const api::Pod&) const, const api::Pod& pod) {
+  for (const auto& [name, plugin] : plugins) {
     const auto* hinting = dynamic_cast<const HintPlugin*>(plugin.get());
     if (hinting == nullptr) continue;
-    if (std::optional<PodGroupHint> group = hinting->GroupOf(pod)) {
+    if (std::optional<PodGroupHint> group = (hinting->*of)(pod)) {
       group->plugin = name;
       return group;
     }
   }
   return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<PodGroupHint> Framework::GroupOf(const api::Pod& pod) const {
+  return FirstGroup(plugins_, &HintPlugin::GroupOf, pod);
+}
+
+std::optional<PodGroupHint> Framework::VictimGroupOf(const api::Pod& pod) const {
+  return FirstGroup(plugins_, &HintPlugin::VictimGroupOf, pod);
 }
 
 Status Framework::RunPreFilterExtensionAddPod(CycleState& state, const api::Pod& pod,

@@ -213,6 +213,7 @@ class Framework : public Handle {
   }
   bool Stopping() const override { return stopping_.load(); }
   std::optional<PodGroupHint> GroupOf(const api::Pod& pod) const override;
+  std::optional<PodGroupHint> VictimGroupOf(const api::Pod& pod) const override;
   Status RunPreFilterForPod(CycleState& state, const api::Pod& pod,
                             PreFilterResult* result) override;
   // Tells the plugins the scheduler is shutting down (Stopping()).

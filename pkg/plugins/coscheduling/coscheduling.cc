@@ -669,14 +669,26 @@ std::vector<framework::PodChange> Coscheduling::SuggestChanges(
 }
 
 std::optional<framework::PodGroupHint> Coscheduling::GroupOf(const api::Pod& pod) const {
+  return Group(pod, false);
+}
+
+std::optional<framework::PodGroupHint> Coscheduling::VictimGroupOf(const api::Pod& pod) const {
+  return Group(pod, true);
+}
+
+std::optional<framework::PodGroupHint> Coscheduling::Group(const api::Pod& pod,
+                                                           bool as_victim) const {
   const std::optional<GangKey> key = state_->KeyOf(pod);
   if (!key) return std::nullopt;
   GangSpec spec;
   std::string why;
   if (key->source->Get(key->namespace_, key->name, &spec, &why) != Lookup::kFound ||
-      !spec.problem.empty() || !spec.all_or_nothing) {
+      !spec.problem.empty()) {
     return std::nullopt;
   }
+  // A basic group's pods are placed one by one whatever its disruption mode; only a preemption
+  // that takes one of them must take the rest when they may only be disrupted together.
+  if (!spec.all_or_nothing && !(as_victim && spec.disrupted_whole)) return std::nullopt;
   return Members(*key, spec, pod, nullptr);
 }
 

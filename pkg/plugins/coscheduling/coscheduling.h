@@ -112,6 +112,8 @@ class Coscheduling final : public framework::QueueSortPlugin,
   // A gang whose pods bind together (not upstream's basic policy), with its pods that are neither
   // assumed nor bound.
   std::optional<framework::PodGroupHint> GroupOf(const api::Pod& pod) const override;
+  // GroupOf's gang, or a group of the basic policy that may only be disrupted as a whole.
+  std::optional<framework::PodGroupHint> VictimGroupOf(const api::Pod& pod) const override;
 
   const Args& args() const { return args_; }
   // For tests.
@@ -146,6 +148,9 @@ class Coscheduling final : public framework::QueueSortPlugin,
   framework::Status InDomain(framework::CycleState& state, const GangKey& key, const GangSpec& spec,
                              const api::Pod& pod, const std::vector<framework::NodeInfoPtr>& nodes,
                              framework::PreFilterResult* result);
+  // The group of `pod` when it is usable and a gang, or (with `as_victim`) disrupted only as a
+  // whole; nullopt otherwise.
+  std::optional<framework::PodGroupHint> Group(const api::Pod& pod, bool as_victim) const;
   // The gang's members placed or bound (uids) and the rest (`pod` first, when it is not placed),
   // whatever its policy; with `placed_nodes`, also the nodes the placed ones are on.
   framework::PodGroupHint Members(const GangKey& key, const GangSpec& spec, const api::Pod& pod,

@@ -305,6 +305,55 @@ TEST_F(CoschedulingTest, APodOfAnUpstreamGroupUnderTheBasicPolicyFailsAlone) {
   EXPECT_TRUE(PreFilter(small).IsSuccess()) << "the group does not back off for one pod";
 }
 
+// A basic group with disruptionMode: {all: {}} is still no gang (its pods are placed and fail one
+// by one, and no gang preemption runs for them), but as victims its placed pods are one group:
+// preemption takes all of them or none. Without it, each is a victim of its own.
+TEST_F(CoschedulingTest, ABasicGroupDisruptedOnlyAsAWholeIsOneVictimButNoGang) {
+  Build({{"podGroupBackoffSeconds", 600}});
+  auto group = [&](const std::string& name, bool whole) {
+    json spec = {{"schedulingPolicy", {{"basic", json::object()}}}};
+    if (whole) spec["disruptionMode"] = {{"all", json::object()}};
+    informers_.For<api::WorkloadPodGroup>().Upsert(std::make_shared<api::WorkloadPodGroup>(
+        api::DecodeWorkloadPodGroup({{"metadata",
+                                      {{"name", name},
+                                       {"namespace", kNs},
+                                       {"uid", "uid-" + name},
+                                       {"creationTimestamp", "2025-01-01T00:00:00Z"}}},
+                                     {"spec", spec}})));
+  };
+  auto member = [&](const std::string& name, const std::string& group_name, bool bound) {
+    PodBuilder b(name, kNs);
+    b.Container("1", "1Gi");
+    if (bound) b.Node("n1");
+    b.pod().spec.scheduling_group = group_name;
+    auto pod = b.Build();
+    informers_.Pods().Upsert(pod);
+    return pod;
+  };
+  group("whole", true);
+  auto placed_0 = member("whole-0", "whole", true);
+  auto placed_1 = member("whole-1", "whole", true);
+  auto pending = member("whole-2", "whole", false);
+
+  EXPECT_FALSE(fwk_->GroupOf(*pending).has_value());
+  EXPECT_FALSE(fwk_->GroupOf(*placed_0).has_value());
+  ASSERT_TRUE(PreFilter(pending).IsSuccess());
+  Status post = PostFilter(pending);
+  EXPECT_TRUE(post.reasons().empty()) << post.Message();
+
+  std::optional<framework::PodGroupHint> victim = fwk_->VictimGroupOf(*placed_0);
+  ASSERT_TRUE(victim.has_value());
+  EXPECT_TRUE(victim->disrupted_whole);
+  EXPECT_EQ(victim->plugin, "Coscheduling");
+  std::set<std::string> placed(victim->placed_uids.begin(), victim->placed_uids.end());
+  EXPECT_EQ(placed, (std::set<std::string>{placed_0->meta.uid, placed_1->meta.uid}));
+
+  group("single", false);
+  auto alone = member("single-0", "single", true);
+  member("single-1", "single", true);
+  EXPECT_FALSE(fwk_->VictimGroupOf(*alone).has_value());
+}
+
 TEST_F(CoschedulingTest, MinResourcesAreCheckedAgainstFreeCapacityBeforeAnyPodIsPlaced) {
   Build();
   // n1 has 4 cpu, 1 of them used by a pod outside the gang.

@@ -27,12 +27,14 @@
 // budgets already spent by earlier members' victims count, and the best candidate by
 // PickOneNodeForPreemption is taken: its victims leave the copy and the member joins it. A victim
 // that belongs to a gang takes that gang's other placed members along whenever the gang would
-// otherwise be left below its minimum (all of them go, or the candidate is dropped when one of them
-// may not be preempted). Only when every needed member found a place are all the victims evicted
-// (executor.h, PreemptGroup) and every placed member nominated (the pod by the result's node, the
-// others by group_nominations, which the scheduler hands to its nominator so that lower-priority
-// newcomers leave the room alone; the executor writes their nominatedNodeName); otherwise nothing
-// is evicted and the pod is Unschedulable: "gang needs 5 places, at most 4 can be freed".
+// otherwise be left below its minimum, and a victim of any group that may only be disrupted as a
+// whole (Handle::VictimGroupOf, basic groups included) takes all of them (all of them go, or the
+// candidate is dropped when one of them may not be preempted). Only when every needed member found
+// a place are all the victims evicted (executor.h, PreemptGroup) and every placed member nominated
+// (the pod by the result's node, the others by group_nominations, which the scheduler hands to its
+// nominator so that lower-priority newcomers leave the room alone; the executor writes their
+// nominatedNodeName); otherwise nothing is evicted and the pod is Unschedulable: "gang needs 5
+// places, at most 4 can be freed".
 //
 // Why here and not in Coscheduling: the rules (priorities, budgets, victim choice, the executor,
 // the profile's choice to preempt at all) are DefaultPreemption's, and a profile without

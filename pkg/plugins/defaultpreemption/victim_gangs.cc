@@ -29,7 +29,7 @@ std::vector<api::PodDisruptionBudgetPtr> Spend(const std::vector<api::PodDisrupt
 const std::optional<framework::PodGroupHint>& VictimGangs::GroupOf(const api::Pod& pod) {
   auto it = groups_.find(pod.meta.uid);
   if (it != groups_.end()) return it->second;
-  std::optional<framework::PodGroupHint> g = handle_.GroupOf(pod);
+  std::optional<framework::PodGroupHint> g = handle_.VictimGroupOf(pod);
   if (g) {
     for (const std::string& uid : g->placed_uids) groups_[uid] = g;
   }

@@ -1,8 +1,9 @@
 #ifndef BERTH_PKG_PLUGINS_DEFAULTPREEMPTION_VICTIM_GANGS_H_
 #define BERTH_PKG_PLUGINS_DEFAULTPREEMPTION_VICTIM_GANGS_H_
 
-// Victims that belong to a gang: evicting some of a gang's placed pods must not leave it below its
-// minimum (nor break it at all when it may only be disrupted as a whole), so the rest of its
+// Victims that belong to a group (Handle::VictimGroupOf): evicting some of a gang's placed pods
+// must not leave it below its minimum, nor break at all a group that may only be disrupted as a
+// whole (a gang, or a basic group whose pods are otherwise placed one by one), so the rest of its
 // placed pods go with them (on whatever nodes they are), or, when one of those may not be
 // preempted, the candidate is not taken at all.
 
