@@ -166,6 +166,13 @@ PlacementOutcome TopologyPlacer::Place(const PlacementRequest& request,
     }
     const auto total = static_cast<int32_t>(members.size());
     int32_t tried = 0;
+    // Reused from member to member: a domain's simulation runs Filter and Score once per member,
+    // and allocating these (a score entry per node, each with a vector per plugin) for every one
+    // of a large gang's members cost more than the scoring itself.
+    std::vector<char> fits;
+    std::vector<const NodeInfo*> feasible;
+    std::vector<size_t> feasible_index;
+    std::vector<framework::NodePluginScores> scores;
     for (const Member& m : members) {
       tried++;
       const int32_t left = total - tried;
@@ -180,15 +187,15 @@ PlacementOutcome TopologyPlacer::Place(const PlacementRequest& request,
           return trial;
         }
       }
-      std::vector<char> fits(work.size(), 0);
+      fits.assign(work.size(), 0);
       handle_.GetParallelizer().Until(static_cast<int>(work.size()), [&](int i) {
         const NodeInfo& node = *work[static_cast<size_t>(i)];
         if (!m.pre.AllNodes() && !m.pre.node_names->contains(node.name())) return;
         fits[static_cast<size_t>(i)] =
             handle_.RunFilterPlugins(*state, *m.pod, node, i).IsSuccess() ? 1 : 0;
       });
-      std::vector<const NodeInfo*> feasible;
-      std::vector<size_t> feasible_index;
+      feasible.clear();
+      feasible_index.clear();
       for (size_t i = 0; i < work.size(); i++) {
         if (fits[i] == 0) continue;
         feasible.push_back(work[i]);
@@ -200,7 +207,6 @@ PlacementOutcome TopologyPlacer::Place(const PlacementRequest& request,
       }
       size_t chosen = 0;
       if (feasible.size() > 1 && handle_.RunPreScorePlugins(*state, *m.pod, feasible).IsSuccess()) {
-        std::vector<framework::NodePluginScores> scores;
         if (handle_.RunScorePlugins(*state, *m.pod, feasible, &scores).IsSuccess() &&
             scores.size() == feasible.size()) {
           for (size_t i = 1; i < scores.size(); i++) {
