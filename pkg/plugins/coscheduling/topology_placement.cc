@@ -1,6 +1,7 @@
 #include "pkg/plugins/coscheduling/topology_placement.h"
 
 #include <algorithm>
+#include <limits>
 #include <memory>
 #include <string_view>
 #include <utility>
@@ -276,8 +277,14 @@ PlacementOutcome TopologyPlacer::Place(const PlacementRequest& request,
         memory += alloc_memory;
         free_cpu += std::max(0.0, alloc_cpu - static_cast<double>(node.requested().milli_cpu));
         free_memory += std::max(0.0, alloc_memory - static_cast<double>(node.requested().memory));
-        free_pods += std::max<int64_t>(
-            0, node.allocatable().pods - static_cast<int64_t>(node.pods().size()));
+        // Saturating: nodes of near int64-max pod slots must not wrap the sum below the gang's
+        // size and prune a domain that holds it.
+        const int64_t slots = node.allocatable().pods;
+        const auto used = static_cast<int64_t>(node.pods().size());
+        const int64_t left = slots > used ? slots - used : 0;
+        free_pods = free_pods > std::numeric_limits<int64_t>::max() - left
+                        ? std::numeric_limits<int64_t>::max()
+                        : free_pods + left;
       }
       if (free_cpu < need_cpu || free_memory < need_memory || free_pods < request.needed) {
         outcome.pruned++;
