@@ -371,9 +371,10 @@ std::optional<PodGroupHint> Framework::VictimGroupOf(const api::Pod& pod) const 
 Status Framework::RunPreFilterExtensionAddPod(CycleState& state, const api::Pod& pod,
                                               const PodInfo& to_add, const NodeInfo& node) {
   for (const auto& [name, plugin, metrics] : pre_filter_) {
-    if (state.skip_filter_plugins.contains(name)) continue;
+    // Most plugins have no extensions: asking that first spares a lookup in the skipped set for
+    // each of them, which a gang's placement simulation repeats for every pod it has placed.
     auto* ext = plugin->Extensions();
-    if (!ext) continue;
+    if (!ext || state.skip_filter_plugins.contains(name)) continue;
     Status s = ext->AddPod(state, pod, to_add, node);
     if (!s.IsSuccess()) return AsError("running AddPod on PreFilter plugin", name, s);
   }
@@ -383,9 +384,10 @@ Status Framework::RunPreFilterExtensionAddPod(CycleState& state, const api::Pod&
 Status Framework::RunPreFilterExtensionRemovePod(CycleState& state, const api::Pod& pod,
                                                  const PodInfo& to_remove, const NodeInfo& node) {
   for (const auto& [name, plugin, metrics] : pre_filter_) {
-    if (state.skip_filter_plugins.contains(name)) continue;
+    // Most plugins have no extensions: asking that first spares a lookup in the skipped set for
+    // each of them, which a gang's placement simulation repeats for every pod it has placed.
     auto* ext = plugin->Extensions();
-    if (!ext) continue;
+    if (!ext || state.skip_filter_plugins.contains(name)) continue;
     Status s = ext->RemovePod(state, pod, to_remove, node);
     if (!s.IsSuccess()) return AsError("running RemovePod on PreFilter plugin", name, s);
   }

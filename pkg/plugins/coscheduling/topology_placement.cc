@@ -1,6 +1,7 @@
 #include "pkg/plugins/coscheduling/topology_placement.h"
 
 #include <algorithm>
+#include <limits>
 #include <memory>
 #include <string_view>
 #include <utility>
@@ -166,6 +167,13 @@ PlacementOutcome TopologyPlacer::Place(const PlacementRequest& request,
     }
     const auto total = static_cast<int32_t>(members.size());
     int32_t tried = 0;
+    // Reused from member to member: a domain's simulation runs Filter and Score once per member,
+    // and allocating these (a score entry per node, each with a vector per plugin) for every one
+    // of a large gang's members cost more than the scoring itself.
+    std::vector<char> fits;
+    std::vector<const NodeInfo*> feasible;
+    std::vector<size_t> feasible_index;
+    std::vector<framework::NodePluginScores> scores;
     for (const Member& m : members) {
       tried++;
       const int32_t left = total - tried;
@@ -180,15 +188,15 @@ PlacementOutcome TopologyPlacer::Place(const PlacementRequest& request,
           return trial;
         }
       }
-      std::vector<char> fits(work.size(), 0);
+      fits.assign(work.size(), 0);
       handle_.GetParallelizer().Until(static_cast<int>(work.size()), [&](int i) {
         const NodeInfo& node = *work[static_cast<size_t>(i)];
         if (!m.pre.AllNodes() && !m.pre.node_names->contains(node.name())) return;
         fits[static_cast<size_t>(i)] =
             handle_.RunFilterPlugins(*state, *m.pod, node, i).IsSuccess() ? 1 : 0;
       });
-      std::vector<const NodeInfo*> feasible;
-      std::vector<size_t> feasible_index;
+      feasible.clear();
+      feasible_index.clear();
       for (size_t i = 0; i < work.size(); i++) {
         if (fits[i] == 0) continue;
         feasible.push_back(work[i]);
@@ -200,7 +208,6 @@ PlacementOutcome TopologyPlacer::Place(const PlacementRequest& request,
       }
       size_t chosen = 0;
       if (feasible.size() > 1 && handle_.RunPreScorePlugins(*state, *m.pod, feasible).IsSuccess()) {
-        std::vector<framework::NodePluginScores> scores;
         if (handle_.RunScorePlugins(*state, *m.pod, feasible, &scores).IsSuccess() &&
             scores.size() == feasible.size()) {
           for (size_t i = 1; i < scores.size(); i++) {
@@ -270,8 +277,14 @@ PlacementOutcome TopologyPlacer::Place(const PlacementRequest& request,
         memory += alloc_memory;
         free_cpu += std::max(0.0, alloc_cpu - static_cast<double>(node.requested().milli_cpu));
         free_memory += std::max(0.0, alloc_memory - static_cast<double>(node.requested().memory));
-        free_pods += std::max<int64_t>(
-            0, node.allocatable().pods - static_cast<int64_t>(node.pods().size()));
+        // Saturating: nodes of near int64-max pod slots must not wrap the sum below the gang's
+        // size and prune a domain that holds it.
+        const int64_t slots = node.allocatable().pods;
+        const auto used = static_cast<int64_t>(node.pods().size());
+        const int64_t left = slots > used ? slots - used : 0;
+        free_pods = free_pods > std::numeric_limits<int64_t>::max() - left
+                        ? std::numeric_limits<int64_t>::max()
+                        : free_pods + left;
       }
       if (free_cpu < need_cpu || free_memory < need_memory || free_pods < request.needed) {
         outcome.pruned++;
