@@ -774,23 +774,6 @@ PluginPtr Framework::GetPlugin(std::string_view name) const {
 
 const NodeInfoLister& Framework::SnapshotSharedLister() const { return *deps_.snapshot; }
 
-std::shared_ptr<WaitingPod> Framework::GetWaitingPod(const std::string& uid) {
-  return deps_.waiting_pods->Get(uid);
-}
-
-void Framework::IterateOverWaitingPods(const std::function<void(WaitingPod&)>& fn) {
-  deps_.waiting_pods->Iterate(fn);
-}
-
-std::string Framework::AllowWaitingPods(const std::vector<std::string>& uids,
-                                        const std::string& plugin) {
-  return deps_.waiting_pods->AllowAll(uids, plugin);
-}
-
-void Framework::RejectWaitingPod(const std::string& uid) {
-  if (auto pod = deps_.waiting_pods->Get(uid)) pod->Reject("", "removed");
-}
-
 EventRecorder& Framework::GetEventRecorder() { return *deps_.recorder; }
 Parallelizer& Framework::GetParallelizer() { return *deps_.parallelizer; }
 PodNominator& Framework::Nominator() { return *deps_.nominator; }

@@ -5,8 +5,8 @@
 #include "pkg/framework/runtime/framework.h"
 #include "pkg/framework/runtime/run_helpers.h"
 
-// The binding phase: Reserve and Unreserve, Permit and the wait it may start, PreBind, Bind and
-// PostBind.
+// The binding phase: Reserve and Unreserve, Permit, the wait it may start and the pods waiting
+// there, PreBind, Bind and PostBind.
 
 namespace berth::framework::runtime {
 
@@ -151,6 +151,24 @@ void Framework::RunPostBindPlugins(CycleState& state, const api::Pod& pod,
     ObservePlugin(state, metrics, {}, plugin_start);
   }
   Observe(Point::kPostBind, {}, start);
+}
+
+// Pods waiting at Permit, for plugins that release or reject them.
+std::shared_ptr<WaitingPod> Framework::GetWaitingPod(const std::string& uid) {
+  return deps_.waiting_pods->Get(uid);
+}
+
+void Framework::IterateOverWaitingPods(const std::function<void(WaitingPod&)>& fn) {
+  deps_.waiting_pods->Iterate(fn);
+}
+
+std::string Framework::AllowWaitingPods(const std::vector<std::string>& uids,
+                                        const std::string& plugin) {
+  return deps_.waiting_pods->AllowAll(uids, plugin);
+}
+
+void Framework::RejectWaitingPod(const std::string& uid) {
+  if (auto pod = deps_.waiting_pods->Get(uid)) pod->Reject("", "removed");
 }
 
 }  // namespace berth::framework::runtime
