@@ -837,6 +837,10 @@ class PluginsRunner {
                                              const PodInfo& to_add, const NodeInfo& node) = 0;
   virtual Status RunPreFilterExtensionRemovePod(CycleState& state, const api::Pod& pod,
                                                 const PodInfo& to_remove, const NodeInfo& node) = 0;
+  // Whether RunPreFilterExtensionAddPod / RemovePod would call anything on `state`: some PreFilter
+  // plugin has extensions and is not skipped in it. When false both are no-ops that succeed, so a
+  // simulation that replays many pods into a state may leave the replay out.
+  virtual bool HasActivePreFilterExtensions(const CycleState& state) const = 0;
 };
 
 // What a plugin may use of the scheduler; given to its factory, valid for the plugin's life.

@@ -194,6 +194,8 @@ class FakeHandle : public framework::Handle {
                                                    const framework::NodeInfo&) override {
     return NoRunner();
   }
+  // True, so that a plugin asking before a replay still reaches the runners above and their error.
+  bool HasActivePreFilterExtensions(const framework::CycleState&) const override { return true; }
 
  private:
   static framework::Status NoRunner() {

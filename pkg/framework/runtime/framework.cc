@@ -394,6 +394,14 @@ Status Framework::RunPreFilterExtensionRemovePod(CycleState& state, const api::P
   return {};
 }
 
+bool Framework::HasActivePreFilterExtensions(const CycleState& state) const {
+  // The same test the two runners above apply to each plugin, so that false means they call none.
+  for (const auto& [name, plugin, metrics] : pre_filter_) {
+    if (plugin->Extensions() != nullptr && !state.skip_filter_plugins.contains(name)) return true;
+  }
+  return false;
+}
+
 bool Framework::FilterSkipped(const CycleState& state, size_t plugin) const {
   // The flags are the set's summary when PreFilter ran on this state; a caller that filled the
   // set by hand (or changed it since) is read from the set.

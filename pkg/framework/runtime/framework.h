@@ -130,6 +130,7 @@ class Framework : public Handle {
                                      const NodeInfo& node) override;
   Status RunPreFilterExtensionRemovePod(CycleState& state, const api::Pod& pod,
                                         const PodInfo& to_remove, const NodeInfo& node) override;
+  bool HasActivePreFilterExtensions(const CycleState& state) const override;
   // Runs every Filter plugin (except skipped ones) on one node; stops at the first rejection.
   // `node_index` is the node's position in this cycle's pass over the nodes: in a sampled cycle,
   // plugins are timed on every kTimedNodeStride-th node only.

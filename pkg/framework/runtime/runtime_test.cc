@@ -43,6 +43,7 @@ struct Trace {
 class TestPlugin : public PreEnqueuePlugin,
                    public QueueSortPlugin,
                    public PreFilterPlugin,
+                   public PreFilterExtensions,
                    public FilterPlugin,
                    public PostFilterPlugin,
                    public PreScorePlugin,
@@ -62,6 +63,7 @@ class TestPlugin : public PreEnqueuePlugin,
   std::optional<std::set<std::string>> pre_filter_nodes;
   std::map<std::string, int64_t> scores;  // node -> raw score
   bool has_normalize = false;
+  bool has_extensions = false;  // PreFilter extensions (AddPod / RemovePod).
   std::chrono::milliseconds permit_timeout{0};
   std::string filter_only_node;                  // When set, Filter rejects every other node.
   std::map<std::string, Status> filter_by_node;  // Filter's status for these nodes.
@@ -78,6 +80,15 @@ class TestPlugin : public PreEnqueuePlugin,
     trace_->Add(name_ + ".PreFilter");
     result->node_names = pre_filter_nodes;
     return pre_filter;
+  }
+  PreFilterExtensions* Extensions() override { return has_extensions ? this : nullptr; }
+  Status AddPod(CycleState&, const api::Pod&, const PodInfo&, const NodeInfo&) override {
+    trace_->Add(name_ + ".AddPod");
+    return {};
+  }
+  Status RemovePod(CycleState&, const api::Pod&, const PodInfo&, const NodeInfo&) override {
+    trace_->Add(name_ + ".RemovePod");
+    return {};
   }
   Status Filter(const CycleState&, const api::Pod&, const NodeInfo& node) override {
     trace_->Add(name_ + ".Filter(" + node.name() + ")");
@@ -331,6 +342,37 @@ TEST_F(RuntimeTest, PreFilterSkipSkipsThatPluginsFilter) {
   ASSERT_TRUE(fwk->RunPreFilterPlugins(state, *pod_, Nodes(1), &result).IsSuccess());
   Status s = fwk->RunFilterPlugins(state, *pod_, *NodeBuilder("n1").Info());
   EXPECT_EQ(s.plugin(), "B") << "A was skipped for this cycle";
+}
+
+// HasActivePreFilterExtensions says whether the extension runners would call any plugin: one with
+// extensions counts until its PreFilter skips it; plugins without extensions never do.
+TEST_F(RuntimeTest, PreFilterExtensionsAreActiveWhileAPluginWithThemIsNotSkipped) {
+  auto a = Add("A");
+  Add("B");
+  a->has_extensions = true;
+  auto fwk = Build(ProfileOf({"A", "B"}));
+  auto to_add = std::make_shared<const PodInfo>(PodBuilder("q").Build());
+  const NodeInfoPtr node = NodeBuilder("n1").Info();
+
+  CycleState running;
+  PreFilterResult result;
+  ASSERT_TRUE(fwk->RunPreFilterPlugins(running, *pod_, Nodes(1), &result).IsSuccess());
+  EXPECT_TRUE(fwk->HasActivePreFilterExtensions(running));
+  trace_.calls.clear();
+  ASSERT_TRUE(fwk->RunPreFilterExtensionAddPod(running, *pod_, *to_add, *node).IsSuccess());
+  EXPECT_EQ(trace_.Get(), std::vector<std::string>{"A.AddPod"});
+
+  a->pre_filter = Status::Skip();
+  CycleState skipped;
+  ASSERT_TRUE(fwk->RunPreFilterPlugins(skipped, *pod_, Nodes(1), &result).IsSuccess());
+  EXPECT_FALSE(fwk->HasActivePreFilterExtensions(skipped));
+  trace_.calls.clear();
+  ASSERT_TRUE(fwk->RunPreFilterExtensionAddPod(skipped, *pod_, *to_add, *node).IsSuccess());
+  ASSERT_TRUE(fwk->RunPreFilterExtensionRemovePod(skipped, *pod_, *to_add, *node).IsSuccess());
+  EXPECT_TRUE(trace_.Get().empty());
+
+  a->has_extensions = false;
+  EXPECT_FALSE(fwk->HasActivePreFilterExtensions(running));
 }
 
 TEST_F(RuntimeTest, PreFilterResultsIntersectAndEmptyIsUnresolvable) {

@@ -1,5 +1,6 @@
-// The topology placer inside a real framework runtime whose only Filter and Score plugin is
-// NodeResourcesFit, on nodes and pods whose amounts are near the int64 limit.
+// The topology placer inside a real framework runtime whose Filter and Score plugin is
+// NodeResourcesFit (with InterPodAffinity where a test asks for it), on nodes and pods whose
+// amounts are near the int64 limit, and on a gang whose members must not share a node.
 
 #include "pkg/plugins/coscheduling/topology_placement.h"
 
@@ -11,6 +12,7 @@
 
 #include "pkg/framework/runtime/framework.h"
 #include "pkg/plugins/coscheduling/coscheduling.h"
+#include "pkg/plugins/interpodaffinity/interpodaffinity.h"
 #include "pkg/plugins/noderesources/fit.h"
 #include "test/testing/fake_handle.h"
 #include "test/testing/objects.h"
@@ -46,7 +48,9 @@ framework::NodeInfoPtr HugeNode(const std::string& name, const std::string& rack
 
 class TopologyPlacementTest : public ::testing::Test {
  protected:
-  void Build(std::vector<framework::NodeInfoPtr> nodes) {
+  // `affinity` adds InterPodAffinity, whose PreFilter extension must be told of each member the
+  // simulation has placed.
+  void Build(std::vector<framework::NodeInfoPtr> nodes, bool affinity = false) {
     lister_ = std::make_unique<testing::FakeLister>(std::move(nodes));
     // Coscheduling is the profile's queue sort; the placement leaves its PreFilter out.
     registry_["Coscheduling"] = New;
@@ -57,6 +61,10 @@ class TopologyPlacementTest : public ::testing::Test {
     config::Profile profile;
     profile.plugins.multi_point.enabled = {
         {"Coscheduling", 0}, {std::string(noderesources::kName), 0}, {"TestBinder", 0}};
+    if (affinity) {
+      registry_[std::string(interpodaffinity::kName)] = interpodaffinity::New;
+      profile.plugins.multi_point.enabled.push_back({std::string(interpodaffinity::kName), 0});
+    }
     framework::runtime::FrameworkDeps deps;
     deps.snapshot = lister_.get();
     deps.informer_factory = &informers_;
@@ -69,14 +77,21 @@ class TopologyPlacementTest : public ::testing::Test {
 
   // Places a gang of `size` pods, each requesting `amount` of cpu and of memory, in one rack.
   PlacementOutcome Place(int size, int64_t amount) {
+    std::vector<api::PodPtr> pods;
+    for (int i = 0; i < size; i++) {
+      pods.push_back(
+          PodBuilder("p-" + std::to_string(i), "ml").ContainerRequesting(amount, amount).Build());
+    }
+    return PlaceGang(std::move(pods));
+  }
+
+  // Places `pods`, all needed, as one gang in one rack.
+  PlacementOutcome PlaceGang(std::vector<api::PodPtr> pods) {
     topology_.keys = {kRack};
     PlacementRequest request;
     request.topology = &topology_;
-    for (int i = 0; i < size; i++) {
-      request.pending.push_back(
-          PodBuilder("p-" + std::to_string(i), "ml").ContainerRequesting(amount, amount).Build());
-    }
-    request.needed = size;
+    request.needed = static_cast<int32_t>(pods.size());
+    request.pending = std::move(pods);
     request.ignored_plugin = "Coscheduling";
     request.gang_text = "pod group \"ml/g\"";
     TopologyPlacer placer(*fwk_, PlacementWeights{});
@@ -134,6 +149,44 @@ TEST_F(TopologyPlacementTest, AGangSpreadOverARackOfHugeNodesStaysInThatRack) {
   EXPECT_EQ(outcome.plan->domain, "a");
   ASSERT_EQ(outcome.plan->node_of.size(), 8u);
   for (const auto& [uid, node] : outcome.plan->node_of) EXPECT_EQ(node[0], 'a') << node;
+}
+
+// Members that must not share a node (required pod anti-affinity on the hostname) each see the
+// members placed before them: a rack of two nodes cannot take a gang of three, a rack of three
+// takes it one pod per node. Their requests are too small to tell the nodes apart by score, so a
+// member that did not see the earlier ones would join them on the first node.
+TEST_F(TopologyPlacementTest, AGangWhosePodsRepelEachOtherTakesOneNodeEachInOneRack) {
+  std::vector<framework::NodeInfoPtr> nodes;
+  for (int i = 0; i < 3; i++) {
+    nodes.push_back(
+        NodeBuilder("a" + std::to_string(i)).Label(kRack, "a").Capacity("64", "256Gi").Info());
+  }
+  // Rack "b" has less room, so it is the tighter one and tried first.
+  for (int i = 0; i < 2; i++) {
+    nodes.push_back(
+        NodeBuilder("b" + std::to_string(i)).Label(kRack, "b").Capacity("8", "32Gi").Info());
+  }
+  Build(std::move(nodes), /*affinity=*/true);
+  api::PodAffinityTerm apart;
+  api::Requirement train;
+  train.key = "app";
+  train.op = api::SelectorOperator::kIn;
+  train.values = {"train"};
+  apart.label_selector = api::LabelSelector{{train}};
+  apart.topology_key = "kubernetes.io/hostname";
+  std::vector<api::PodPtr> pods;
+  for (int i = 0; i < 3; i++) {
+    PodBuilder b("p-" + std::to_string(i), "ml");
+    b.Label("app", "train").ContainerRequesting(1, 1);
+    b.pod().spec.affinity.emplace().pod_anti_affinity.emplace().required = {apart};
+    pods.push_back(b.Build());
+  }
+  PlacementOutcome outcome = PlaceGang(std::move(pods));
+  ASSERT_TRUE(outcome.plan.has_value()) << outcome.failure;
+  EXPECT_EQ(outcome.plan->domain, "a");
+  std::set<std::string> used;
+  for (const auto& [uid, node] : outcome.plan->node_of) used.insert(node);
+  EXPECT_EQ(used, (std::set<std::string>{"a0", "a1", "a2"}));
 }
 
 }  // namespace
