@@ -168,6 +168,8 @@ struct CachedEvent {
   bool Dirty() const { return count > queued; }
 };
 
+bool IsWarning(const CachedEvent& cached) { return cached.event->type == "Warning"; }
+
 struct ObjectBucket {
   std::string key;
   TokenBucket bucket;
@@ -259,6 +261,7 @@ class ApiEventRecorder::Impl {
       inserted.queued = 0;
       inserted.waiting_for_token = true;
       waiting_++;
+      if (IsWarning(inserted)) waiting_warnings_++;
       starved_ = true;
       work_cv_.notify_one();
     } else {
@@ -374,6 +377,7 @@ class ApiEventRecorder::Impl {
     if (cached.waiting_for_token) {
       cached.waiting_for_token = false;
       waiting_--;
+      if (IsWarning(cached)) waiting_warnings_--;
     }
     queue_.push_back(
         Write{++enqueued_seq_, cached.key, cached.event, cached.count, cached.last_observed_wall});
@@ -392,6 +396,7 @@ class ApiEventRecorder::Impl {
       }
       if (oldest->waiting_for_token) {
         waiting_--;
+        if (IsWarning(*oldest)) waiting_warnings_--;
         dropped_rate_limited_++;
       }
       events_.Erase(oldest);
@@ -406,9 +411,12 @@ class ApiEventRecorder::Impl {
   bool MaintainLocked(bool flush_all) {
     const MonoTime now = clock_->Monotonic();
     for (const bool warnings : {true, false}) {
-      for (auto it = events_.end(); waiting_ > 0 && it != events_.begin();) {
+      // Without this bound the warnings pass would walk the whole cache on every token wait
+      // while only Normal events wait, as they do when a burst of pods is bound.
+      const size_t& pending = warnings ? waiting_warnings_ : waiting_;
+      for (auto it = events_.end(); pending > 0 && it != events_.begin();) {
         --it;
-        if (!it->waiting_for_token || (warnings && it->event->type != "Warning")) continue;
+        if (!it->waiting_for_token || (warnings && !IsWarning(*it))) continue;
         if (queue_.size() >= options_.backlog || !AdmitGlobalLocked(now)) break;
         EnqueueLocked(*it, now);
       }
@@ -433,10 +441,15 @@ class ApiEventRecorder::Impl {
       // A finished series whose count could not be queued stays for the next pass.
       if (finished && !dirty) it = events_.Erase(it);
     }
-    // A full bucket behaves exactly like a new one, so forgetting it changes nothing.
-    for (auto it = objects_.begin(); it != objects_.end();) {
-      it->bucket.Refill(options_.per_object_qps, options_.per_object_burst, now);
-      it = it->bucket.Full(options_.per_object_burst) ? objects_.Erase(it) : std::next(it);
+    // A full bucket behaves exactly like a new one, so forgetting it changes nothing; and a
+    // bucket refills in minutes, so sweeping on every token wait (each 1/qps while first
+    // occurrences wait) would walk every tracked pod for nothing: once per interval is enough.
+    if (flush_all || now - last_object_sweep_ >= options_.maintenance_interval) {
+      last_object_sweep_ = now;
+      for (auto it = objects_.begin(); it != objects_.end();) {
+        it->bucket.Refill(options_.per_object_qps, options_.per_object_burst, now);
+        it = it->bucket.Full(options_.per_object_burst) ? objects_.Erase(it) : std::next(it);
+      }
     }
     return waiting_ > 0;
   }
@@ -583,8 +596,11 @@ class ApiEventRecorder::Impl {
   TokenBucket global_;
   std::deque<Write> queue_;
   uint64_t enqueued_seq_ = 0;
-  // Cached events with waiting_for_token set.
+  // Cached events with waiting_for_token set, and those of them whose type is Warning.
   size_t waiting_ = 0;
+  size_t waiting_warnings_ = 0;
+  // When MaintainLocked last swept objects_.
+  MonoTime last_object_sweep_{};
   // A first occurrence was deferred since the sender last looked: maintenance is due sooner.
   bool starved_ = false;
   uint64_t done_seq_ = 0;

@@ -743,5 +743,36 @@ TEST_F(ApiEventRecorderTest, ConcurrentCallersAreAllCounted) {
   EXPECT_EQ(client->Of("PATCH").back().body["series"]["count"], 1000);
 }
 
+// Warnings evicted while they waited leave the order of those still waiting as it was: a later
+// FailedScheduling still goes before older Scheduled events.
+TEST_F(ApiEventRecorderTest, AWarningStillGoesFirstAfterWaitingWarningsWereEvicted) {
+  auto client = std::make_shared<RecordingEventClient>();
+  RecorderOptions options = Options();
+  options.qps = 1;
+  options.burst = 1;
+  options.max_cached_events = 3;
+  auto recorder = NewRecorder(client, options);
+
+  for (const char* name : {"p0", "p1", "p2"}) Failed(*recorder, Pod(name));
+  for (int i = 0; i < 3; i++) {
+    recorder->Eventf(Pod("bound-" + std::to_string(i)), "Normal", "Scheduled", "Binding",
+                     "Successfully assigned");
+  }
+  Failed(*recorder, Pod("pending"));
+  recorder->Flush();
+  ASSERT_EQ(client->Of("POST").size(), 1u);
+
+  clock_->Step(1s);
+  recorder->Maintain();
+  recorder->Flush();
+  auto posts = client->Of("POST");
+  ASSERT_EQ(posts.size(), 2u);
+  EXPECT_EQ(posts[1].body["regarding"]["name"], "pending");
+
+  clock_->Step(1s);
+  recorder->Flush();
+  EXPECT_EQ(client->Of("POST").back().body["regarding"]["name"], "bound-1");
+}
+
 }  // namespace
 }  // namespace berth::events
