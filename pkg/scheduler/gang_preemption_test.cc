@@ -173,6 +173,13 @@ class GangPreemptionTest : public testing::InformerSchedulerTest {
   bool PodEventContains(const std::string& pod, const std::string& part) {
     return EventSays("Pod", part, pod);
   }
+  // Whether an event of one of the pods `<prefix>0` to `<prefix><count - 1>` says `part`.
+  bool AnyPodSays(const std::string& prefix, int count, const std::string& part) {
+    for (int i = 0; i < count; i++) {
+      if (PodEventContains(prefix + std::to_string(i), part)) return true;
+    }
+    return false;
+  }
 
   std::shared_ptr<InformerEvictingClient> client_ =
       std::make_shared<InformerEvictingClient>(informers_);
@@ -191,13 +198,7 @@ TEST_F(GangPreemptionTest, AGangThatCannotFitEvenAfterPreemptionEvictsNothing) {
 
   EXPECT_TRUE(Eventually(
       [&] {
-        for (int i = 0; i < 5; i++) {
-          if (PodEventContains("big-" + std::to_string(i),
-                               "preemption: gang needs 5 places, at most 4 can be freed")) {
-            return true;
-          }
-        }
-        return false;
+        return AnyPodSays("big-", 5, "preemption: gang needs 5 places, at most 4 can be freed");
       },
       10s))
       << "no pod of the gang said why preemption could not help it";
@@ -314,14 +315,9 @@ TEST_F(GangPreemptionExtenderTest, AnExtenderThatDropsANodeOfThePlanStopsTheGang
 
   EXPECT_TRUE(Eventually(
       [&] {
-        for (int i = 0; i < 5; i++) {
-          if (PodEventContains("fit-" + std::to_string(i),
-                               "preemption: extender \"http://ext\" did not accept the gang's "
-                               "victims on node \"n3\"")) {
-            return true;
-          }
-        }
-        return false;
+        return AnyPodSays("fit-", 5,
+                          "preemption: extender \"http://ext\" did not accept the gang's "
+                          "victims on node \"n3\"");
       },
       10s))
       << "no pod of the gang said which extender refused its preemption";
@@ -359,13 +355,8 @@ TEST_F(GangPreemptionExtenderTest, AFailingExtenderStopsTheGangsPreemptionUnless
 
   EXPECT_TRUE(Eventually(
       [&] {
-        for (int i = 0; i < 5; i++) {
-          if (PodEventContains("fit-" + std::to_string(i),
-                               "preemption: Post \"http://strict/preempt\": connection refused")) {
-            return true;
-          }
-        }
-        return false;
+        return AnyPodSays("fit-", 5,
+                          "preemption: Post \"http://strict/preempt\": connection refused");
       },
       10s))
       << "no pod of the gang carried the extender's error";
