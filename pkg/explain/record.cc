@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "pkg/util/strings.h"
 #include "pkg/util/time.h"
 
 namespace berth::explain {
@@ -26,15 +27,6 @@ std::string VerdictLabel(const std::string& code) {
   if (code == "Pending") return "pending";
   if (code == "Error") return "error";
   return code;
-}
-
-std::string Join(const std::vector<std::string>& parts, std::string_view sep) {
-  std::string out;
-  for (const auto& p : parts) {
-    if (!out.empty()) out += sep;
-    out += p;
-  }
-  return out;
 }
 
 // Rows of cells, each column as wide as its widest cell, two spaces apart, with `indent`.
@@ -219,7 +211,8 @@ std::string ToText(const Explanation& e) {
         {"NODES", "PLUGIN", "VERDICT", "REASONS", "EXAMPLES"}};
     for (const auto& g : a.groups) {
       rows.push_back({std::to_string(g.nodes), g.plugin.empty() ? "-" : g.plugin,
-                      VerdictLabel(g.code), Join(g.reasons, "; "), Join(g.examples, ", ")});
+                      VerdictLabel(g.code), util::Join(g.reasons, "; "),
+                      util::Join(g.examples, ", ")});
     }
     if (a.other_groups > 0) {
       rows.push_back({std::to_string(a.other_nodes),

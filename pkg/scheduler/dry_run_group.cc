@@ -11,12 +11,13 @@
 
 #include "pkg/framework/group_preemption.h"
 #include "pkg/scheduler/dry_run_internal.h"
+#include "pkg/util/strings.h"
 
 namespace berth::scheduler {
 
 using dry_run::BestScored;
-using dry_run::JoinNames;
 using framework::Status;
+using util::Join;
 
 DryRunner::GroupRun DryRunner::PlaceGroup(framework::runtime::Framework& fwk, const GroupPods& pods,
                                           const framework::PluginSet& ignored, int64_t enough,
@@ -163,8 +164,8 @@ bool DryRunner::ExplainGroup(framework::runtime::Framework& fwk, const api::Pod&
         }
         descriptions.push_back(c->second.description);
       }
-      e->hints.push_back({JoinNames(plugins, "+"),
-                          JoinNames(descriptions, ", and ") + each,
+      e->hints.push_back({Join(plugins, "+"),
+                          Join(descriptions, ", and ") + each,
                           r.Nodes(),
                           {},
                           static_cast<int>(placed + r.placed)});

@@ -17,7 +17,6 @@
 namespace berth::scheduler {
 namespace dry_run {
 
-std::string JoinNames(const std::vector<std::string>& names, std::string_view sep);
 // Of the best-scored nodes, the first by name: the node a cycle would choose, but for its random
 // tie-break. Index into `scores`.
 size_t BestScored(const std::vector<framework::runtime::NodePluginScores>& scores);

@@ -21,6 +21,7 @@
 #include "pkg/scheduler/scheduler.h"
 #include "pkg/scheduler/unsupported_fields.h"
 #include "pkg/util/clock.h"
+#include "pkg/util/strings.h"
 
 // What one answer costs is bounded whatever the objects say: a gang's missing members are a
 // number, with at most explain::kMaxStandIns copies of the pod placed for them, and every dry run
@@ -59,15 +60,6 @@ std::string FormatBudget(std::chrono::milliseconds budget) {
 
 namespace dry_run {
 
-std::string JoinNames(const std::vector<std::string>& names, std::string_view sep) {
-  std::string out;
-  for (const auto& n : names) {
-    if (!out.empty()) out += sep;
-    out += n;
-  }
-  return out;
-}
-
 size_t BestScored(const std::vector<framework::runtime::NodePluginScores>& scores) {
   size_t best = 0;
   for (size_t i = 1; i < scores.size(); i++) {
@@ -83,7 +75,7 @@ size_t BestScored(const std::vector<framework::runtime::NodePluginScores>& score
 }  // namespace dry_run
 
 using dry_run::BestScored;
-using dry_run::JoinNames;
+using util::Join;
 
 DryRunner::DryRunner(DryRunnerDeps deps, std::chrono::milliseconds budget,
                      std::shared_ptr<const util::Clock> clock)
@@ -157,7 +149,7 @@ std::unique_ptr<DryRunner::DryRun> DryRunner::RunDry(
   std::vector<size_t> positions;
   to_filter.reserve(all.size());
   positions.reserve(all.size());
-  const std::string narrowed = JoinNames(run->narrowed_by, " ");
+  const std::string narrowed = Join(run->narrowed_by, " ");
   for (size_t i = 0; i < all.size(); i++) {
     if (!pre.AllNodes() && !pre.node_names->count(all[i]->name())) {
       run->excluded[i] = 1;
@@ -257,7 +249,7 @@ std::shared_ptr<explain::Attempt> DryRunner::AttemptOf(const framework::runtime:
     diagnosis.pre_filter_msg = run.pre_filter.Message();
     diagnosis.node_to_status.set_absent_nodes_status(run.pre_filter);
   } else {
-    const std::string narrowed = JoinNames(run.narrowed_by, " ");
+    const std::string narrowed = Join(run.narrowed_by, " ");
     std::vector<std::string_view> examples;
     for (size_t i = 0; i < run.nodes.size(); i++) {
       const std::string& name = run.nodes[i]->name();
@@ -467,7 +459,7 @@ void DryRunner::ExplainChanges(framework::runtime::Framework& fwk, const api::Po
       descriptions.push_back(c.second.description);
     }
     if (const int nodes = check(all); nodes > 0) {
-      e.hints.push_back({JoinNames(plugins, "+"), JoinNames(descriptions, ", and "), nodes, {}});
+      e.hints.push_back({Join(plugins, "+"), Join(descriptions, ", and "), nodes, {}});
     }
   }
   std::stable_sort(
