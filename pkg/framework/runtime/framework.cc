@@ -370,36 +370,37 @@ std::optional<PodGroupHint> Framework::VictimGroupOf(const api::Pod& pod) const 
 
 Status Framework::RunPreFilterExtensionAddPod(CycleState& state, const api::Pod& pod,
                                               const PodInfo& to_add, const NodeInfo& node) {
-  for (const auto& [name, plugin, metrics] : pre_filter_) {
-    // Most plugins have no extensions: asking that first spares a lookup in the skipped set for
-    // each of them, which a gang's placement simulation repeats for every pod it has placed.
-    auto* ext = plugin->Extensions();
-    if (!ext || state.skip_filter_plugins.contains(name)) continue;
+  for (const auto& entry : pre_filter_) {
+    PreFilterExtensions* ext = ActiveExtensions(state, entry);
+    if (ext == nullptr) continue;
     Status s = ext->AddPod(state, pod, to_add, node);
-    if (!s.IsSuccess()) return AsError("running AddPod on PreFilter plugin", name, s);
+    if (!s.IsSuccess()) return AsError("running AddPod on PreFilter plugin", entry.name, s);
   }
   return {};
 }
 
 Status Framework::RunPreFilterExtensionRemovePod(CycleState& state, const api::Pod& pod,
                                                  const PodInfo& to_remove, const NodeInfo& node) {
-  for (const auto& [name, plugin, metrics] : pre_filter_) {
-    // Most plugins have no extensions: asking that first spares a lookup in the skipped set for
-    // each of them, which a gang's placement simulation repeats for every pod it has placed.
-    auto* ext = plugin->Extensions();
-    if (!ext || state.skip_filter_plugins.contains(name)) continue;
+  for (const auto& entry : pre_filter_) {
+    PreFilterExtensions* ext = ActiveExtensions(state, entry);
+    if (ext == nullptr) continue;
     Status s = ext->RemovePod(state, pod, to_remove, node);
-    if (!s.IsSuccess()) return AsError("running RemovePod on PreFilter plugin", name, s);
+    if (!s.IsSuccess()) return AsError("running RemovePod on PreFilter plugin", entry.name, s);
   }
   return {};
 }
 
+PreFilterExtensions* Framework::ActiveExtensions(const CycleState& state,
+                                                 const Entry<PreFilterPlugin>& entry) {
+  // Most plugins have no extensions: asking that first spares a lookup in the skipped set for
+  // each of them, which a gang's placement simulation repeats for every pod it has placed.
+  PreFilterExtensions* ext = entry.plugin->Extensions();
+  return ext == nullptr || state.skip_filter_plugins.contains(entry.name) ? nullptr : ext;
+}
+
 bool Framework::HasActivePreFilterExtensions(const CycleState& state) const {
-  // The same test the two runners above apply to each plugin, so that false means they call none.
-  for (const auto& [name, plugin, metrics] : pre_filter_) {
-    if (plugin->Extensions() != nullptr && !state.skip_filter_plugins.contains(name)) return true;
-  }
-  return false;
+  return std::any_of(pre_filter_.begin(), pre_filter_.end(),
+                     [&](const auto& entry) { return ActiveExtensions(state, entry) != nullptr; });
 }
 
 bool Framework::FilterSkipped(const CycleState& state, size_t plugin) const {

@@ -250,6 +250,10 @@ class Framework : public Handle {
                std::chrono::steady_clock::time_point start) const;
   // Whether filter_[plugin] is skipped in this cycle (its PreFilter returned Skip).
   bool FilterSkipped(const CycleState& state, size_t plugin) const;
+  // The entry's extensions when it has some and is not skipped in `state`, else null: the one
+  // test of the AddPod/RemovePod runners and HasActivePreFilterExtensions.
+  static PreFilterExtensions* ActiveExtensions(const CycleState& state,
+                                               const Entry<PreFilterPlugin>& entry);
   void ObservePlugin(const CycleState& state, PluginObserver* metrics, const Status& status,
                      std::chrono::steady_clock::time_point start) const;
 
