@@ -235,9 +235,12 @@ int RunUntilSignal(const sigset_t& signals, const cmd::Flags& flags,
   const auto sync_start = Clock::now();
   auto last_warning = sync_start;
   bool started = false;
-  const timespec tick{0, 100L * 1000 * 1000};
+  // Until the informers sync, a short tick: scheduling starts within 5 ms of it (readiness does
+  // not wait for this loop, so pods may already be arriving). Afterwards only signals matter.
+  const timespec syncing_tick{0, 5L * 1000 * 1000};
+  const timespec started_tick{0, 100L * 1000 * 1000};
   while (true) {
-    const int signal = sigtimedwait(&signals, nullptr, &tick);
+    const int signal = sigtimedwait(&signals, nullptr, started ? &started_tick : &syncing_tick);
     if (signal > 0) return signal;
     if (started) continue;
     if (informers.HasSynced()) {

@@ -262,8 +262,12 @@ class ApiEventRecorder::Impl {
       inserted.waiting_for_token = true;
       waiting_++;
       if (IsWarning(inserted)) waiting_warnings_++;
+      // The sender needs waking only to bring its next pass forward: once a pass is due within
+      // a token wait it comes anyway. (Under a burst of bindings nearly every event is deferred,
+      // and a wake-up each was a context switch per pod.)
+      const bool wake = !starved_ && !token_pass_armed_;
       starved_ = true;
-      work_cv_.notify_one();
+      if (wake) work_cv_.notify_one();
     } else {
       EnqueueLocked(inserted, now);
     }
@@ -272,7 +276,7 @@ class ApiEventRecorder::Impl {
 
   bool Flush(std::optional<std::chrono::milliseconds> timeout) {
     std::unique_lock lock(mu_);
-    MaintainLocked(/*flush_all=*/true);
+    MaintainLocked(/*flush_all=*/true, /*walk_series=*/true);
     const uint64_t target = enqueued_seq_;
     auto done = [&] { return done_seq_ >= target; };
     if (!timeout) {
@@ -284,7 +288,7 @@ class ApiEventRecorder::Impl {
 
   void Maintain() {
     std::lock_guard lock(mu_);
-    MaintainLocked(/*flush_all=*/false);
+    MaintainLocked(/*flush_all=*/false, /*walk_series=*/true);
   }
 
   size_t cached_events() const {
@@ -408,7 +412,8 @@ class ApiEventRecorder::Impl {
   // Then series counts and creates to try again. Oldest observations first, so that when the
   // global bucket runs dry the longest-waiting are written and the rest follow on the next pass.
   // Returns whether a first occurrence is still waiting for a token.
-  bool MaintainLocked(bool flush_all) {
+  // `walk_series`: visit every cached series now rather than when the interval says so.
+  bool MaintainLocked(bool flush_all, bool walk_series) {
     const MonoTime now = clock_->Monotonic();
     for (const bool warnings : {true, false}) {
       // Without this bound the warnings pass would walk the whole cache on every token wait
@@ -421,7 +426,13 @@ class ApiEventRecorder::Impl {
         EnqueueLocked(*it, now);
       }
     }
-    for (auto it = events_.end(); it != events_.begin();) {
+    // The same holds for the walk over every cached series below: when no first occurrence
+    // waits, passes come once per interval anyway, so series are refreshed, finished and retried
+    // at that pace; token waits (10 a second under a burst of bindings) need not repeat it.
+    const bool series_due =
+        flush_all || walk_series || now - last_series_pass_ >= options_.maintenance_interval;
+    if (series_due) last_series_pass_ = now;
+    for (auto it = events_.end(); series_due && it != events_.begin();) {
       --it;
       if (it->waiting_for_token) continue;
       const bool finished = now - it->last_observed >= options_.series_finish_after;
@@ -471,11 +482,13 @@ class ApiEventRecorder::Impl {
     while (!stopping_) {
       if (periodic && starved_) {
         next_pass = std::min(next_pass, std::chrono::steady_clock::now() + TokenWait());
+        token_pass_armed_ = true;
       }
       starved_ = false;
       if (periodic && std::chrono::steady_clock::now() >= next_pass) {
-        const bool waiting = MaintainLocked(/*flush_all=*/false);
+        const bool waiting = MaintainLocked(/*flush_all=*/false, /*walk_series=*/false);
         next_pass = std::chrono::steady_clock::now() + (waiting ? TokenWait() : interval);
+        token_pass_armed_ = waiting;
       }
       if (queue_.empty()) {
         auto wake = [this] { return stopping_ || !queue_.empty() || starved_; };
@@ -599,10 +612,13 @@ class ApiEventRecorder::Impl {
   // Cached events with waiting_for_token set, and those of them whose type is Warning.
   size_t waiting_ = 0;
   size_t waiting_warnings_ = 0;
-  // When MaintainLocked last swept objects_.
+  // When MaintainLocked last swept objects_, and last walked events_ for series work.
   MonoTime last_object_sweep_{};
+  MonoTime last_series_pass_{};
   // A first occurrence was deferred since the sender last looked: maintenance is due sooner.
   bool starved_ = false;
+  // The sender's next pass is at most a token wait away (set and cleared by the sender).
+  bool token_pass_armed_ = false;
   uint64_t done_seq_ = 0;
   uint64_t last_name_nanos_ = 0;
   bool stopping_ = false;
