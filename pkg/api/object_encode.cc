@@ -439,7 +439,7 @@ void PodAffinityMember(W& w, std::string_view key, const std::optional<PodAffini
 }
 
 template <typename W>
-void AffinityMember(W& w, const std::optional<Affinity>& affinity) {
+void AffinityMember(W& w, const util::Box<Affinity>& affinity) {
   if (!affinity) return;
   w.Key("affinity");
   w.BeginObject();

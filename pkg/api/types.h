@@ -15,6 +15,8 @@
 #include <utility>
 #include <vector>
 
+#include "pkg/util/box.h"
+
 namespace berth::api {
 
 // A string->string map kept as a vector sorted by key: label and annotation sets are small, so
@@ -379,10 +381,11 @@ struct PodSpec {
   std::vector<Container> containers;
   std::vector<Container> init_containers;
   ResourceList overhead;
-  // Pod-level resources (spec.resources), when set.
-  std::optional<ResourceRequirements> resources;
+  // Pod-level resources (spec.resources), when set. Boxed, as affinity: rarely set, and a pod
+  // would otherwise carry the room for them.
+  util::Box<ResourceRequirements> resources;
   StringMap node_selector;
-  std::optional<Affinity> affinity;
+  util::Box<Affinity> affinity;
   std::vector<Toleration> tolerations;
   std::vector<TopologySpreadConstraint> topology_spread_constraints;
   std::vector<std::string> scheduling_gates;
@@ -419,7 +422,7 @@ struct PodStatus {
   // status.startTime as served (RFC 3339 in UTC, whole seconds); empty until the kubelet sets it.
   std::string start_time;
   std::vector<PodResourceClaimStatus> resource_claim_statuses;
-  std::optional<PodExtendedResourceClaimStatus> extended_resource_claim_status;
+  util::Box<PodExtendedResourceClaimStatus> extended_resource_claim_status;
 
   bool operator==(const PodStatus& other) const = default;
 };

@@ -249,6 +249,16 @@ enum class PatchType { kMerge, kStrategicMerge, kJson };
 using RequestObserver =
     std::function<void(const std::string& verb, int http_status, std::chrono::nanoseconds took)>;
 
+// The answer to one PostRawAsync.
+struct AsyncReply {
+  std::string body;               // The 2xx response's body, when `error` is empty.
+  std::optional<ApiError> error;  // Why the POST failed.
+  // PostRaw would have tried again (after a backoff, or with fresh credentials): the caller may
+  // send the request again with PostRaw, and then gets what one PostRaw would have given.
+  bool retry_may_help = false;
+};
+using AsyncReplyHandler = std::function<void(AsyncReply)>;
+
 // REST verbs against one apiserver. Thread-safe: share one per process. Every call is
 // rate-limited by the client-side QPS/burst limiter (watches included when they open), and
 // transient failures are retried with jittered backoff up to a bounded number of attempts.
@@ -278,6 +288,15 @@ class Client {
   virtual nlohmann::json Post(const std::string& path, const nlohmann::json& body) = 0;
   // POST with a pre-encoded body, returning the raw response body (the binding fast path).
   virtual std::string PostRaw(const std::string& path, const std::string& body) = 0;
+  // One try of PostRaw with no thread waiting for the answer. False, without `done` ever
+  // running, when the try cannot start at once (no rate-limiter token, no request timeout, the
+  // credentials need refreshing, or a client without this path, like this default): the caller
+  // uses PostRaw instead. Else `done` runs exactly once, on the client's I/O thread, and must not
+  // block: it holds up every request and watch of the client.
+  virtual bool PostRawAsync(const std::string& /*path*/, std::string /*body*/,
+                            AsyncReplyHandler /*done*/) {
+    return false;
+  }
   virtual nlohmann::json Patch(const std::string& path, const nlohmann::json& body,
                                PatchType type) = 0;
   // Replaces an object (or a subresource that only supports PUT, such as namespaces/finalize).

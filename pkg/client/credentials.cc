@@ -155,6 +155,17 @@ std::shared_ptr<const Credentials> CredentialSource::Get() {
   return current_;
 }
 
+std::shared_ptr<const Credentials> CredentialSource::TryGet() {
+  std::unique_lock<std::mutex> lock(mu_, std::try_to_lock);
+  if (!lock.owns_lock()) return nullptr;
+  if (config_.exec &&
+      (!plugin_ || (plugin_->expiry && std::chrono::system_clock::now() > *plugin_->expiry))) {
+    return nullptr;
+  }
+  if (RefreshFilesLocked(/*force=*/false) || current_ == nullptr) current_ = BuildLocked();
+  return current_;
+}
+
 bool CredentialSource::RefreshAfterUnauthorized(const std::shared_ptr<const Credentials>& used) {
   std::lock_guard<std::mutex> lock(mu_);
   if (used != current_) return true;  // Another request refreshed them meanwhile.

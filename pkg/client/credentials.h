@@ -40,6 +40,9 @@ class CredentialSource {
   // exec plugin (when it has not run yet or its credential expired); throws ApiError when the
   // plugin fails.
   std::shared_ptr<const Credentials> Get();
+  // What Get() returns when that needs no exec plugin run and no wait for another caller's;
+  // null otherwise. (It may still re-read a credential file due for it.)
+  std::shared_ptr<const Credentials> TryGet();
 
   // After `used` was answered 401: runs the exec plugin again (or re-reads the credential files
   // now) unless that already happened since `used` was handed out. True when the request deserves

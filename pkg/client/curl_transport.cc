@@ -54,6 +54,10 @@ class CurlTransfer final : public Transfer, public std::enable_shared_from_this<
   bool ReadSome(std::string* out, Deadline deadline) override;
   void Cancel() override;
 
+  // Hands the whole answer to `done` instead of to a reader (Transport::StartAsync). Before the
+  // transfer is added.
+  void SetCompletion(Completion done) { on_done_ = std::move(done); }
+
   // I/O thread.
   CURL* easy() const { return easy_.get(); }
   // The transfer ended with `code` and was removed from the multi handle.
@@ -78,6 +82,8 @@ class CurlTransfer final : public Transfer, public std::enable_shared_from_this<
   template <typename Predicate>
   bool WaitFor(std::unique_lock<std::mutex>& lock, Deadline deadline, Predicate ready);
   [[noreturn]] void TimedOut(const char* waiting_for);
+  // Runs the completion, if any, with what the transfer ended with. After done_ was set.
+  void Complete();
 
   Loop* const loop_;
   const std::shared_ptr<const TransportOptions> options_;  // Owns the CA the handle points at.
@@ -103,6 +109,7 @@ class CurlTransfer final : public Transfer, public std::enable_shared_from_this<
   bool done_ = false;
   bool cancelled_ = false;
   std::optional<TransportError> error_;
+  Completion on_done_;  // Guarded by mu_ once the transfer is added; taken (once) by Complete.
 };
 
 // The I/O thread and its multi handle, driven through libcurl's socket interface: epoll says
@@ -517,6 +524,7 @@ void CurlTransfer::Finish(CURLcode code) {
     if (error && !error_) error_ = std::move(error);
   }
   cv_.notify_all();
+  Complete();
 }
 
 void CurlTransfer::Abort(const std::string& why) {
@@ -531,6 +539,28 @@ void CurlTransfer::Abort(const std::string& why) {
     }
   }
   cv_.notify_all();
+  Complete();
+}
+
+void CurlTransfer::Complete() {
+  Completion done;
+  Outcome outcome;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!on_done_) return;
+    done = std::exchange(on_done_, nullptr);
+    outcome.has_head = head_ready_;
+    outcome.head = head_;
+    outcome.body = std::move(received_);
+    received_.clear();
+    outcome.error = error_;
+  }
+  try {
+    done(std::move(outcome));
+  } catch (const std::exception& e) {
+    // A completion that throws would unwind through libcurl's loop; it is a bug, not an answer.
+    spdlog::error("client: a request's completion failed: {}", e.what());
+  }
 }
 
 size_t CurlTransfer::OnHeader(char* data, size_t size, size_t count, void* self) {
@@ -666,6 +696,13 @@ class CurlTransport final : public Transport {
                                                    connect_to_.get(), std::move(request));
     loop_->Add(transfer);
     return transfer;
+  }
+
+  void StartAsync(Request request, Completion done) override {
+    auto transfer = std::make_shared<CurlTransfer>(loop_.get(), options_, endpoint_,
+                                                   connect_to_.get(), std::move(request));
+    transfer->SetCompletion(std::move(done));
+    loop_->Add(std::move(transfer));
   }
 
   TransportStats Stats() const override { return loop_->Stats(); }

@@ -11,7 +11,9 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -129,6 +131,15 @@ class Transfer {
   void ReadRest(std::string* out, Deadline deadline);
 };
 
+// How a request started with Transport::StartAsync ended.
+struct Outcome {
+  bool has_head = false;  // The final response's status and headers arrived.
+  ResponseHead head;
+  std::string body;                     // Whole (bounded by kMaxResponseBodyBytes).
+  std::optional<TransportError> error;  // The exchange failed below HTTP (maybe after the head).
+};
+using Completion = std::function<void(Outcome)>;
+
 // Counters over the Transport's lifetime, for tests and diagnostics.
 struct TransportStats {
   uint64_t connections = 0;      // Connections libcurl opened.
@@ -145,6 +156,12 @@ class Transport {
   virtual ~Transport() = default;
   // Queues the request; throws TransportError when libcurl rejects one of its settings.
   virtual std::shared_ptr<Transfer> Start(Request request) = 0;
+  // Queues a request whose whole answer goes to `done` instead of to a reader: no thread waits
+  // for it. `done` runs exactly once, on the I/O thread (on the calling thread when the transport
+  // is shutting down), and must not block, for it holds up every request and watch of the
+  // transport. The request must carry a timeout, the only thing that ends an unanswered one.
+  // Throws TransportError as Start does, without running `done`.
+  virtual void StartAsync(Request request, Completion done) = 0;
   virtual TransportStats Stats() const = 0;
   virtual const Endpoint& endpoint() const = 0;
 };

@@ -183,6 +183,105 @@ TEST(ClientFakeServerTest, PostRawReturnsTheRawBody) {
   EXPECT_EQ(server.requests().at(0).body, R"({"kind":"Binding"})");
 }
 
+// Waits for the one answer of a PostRawAsync and the thread that delivered it.
+struct AsyncAnswer {
+  std::promise<std::pair<AsyncReply, std::thread::id>> promise;
+  AsyncReplyHandler Handler() {
+    return [this](AsyncReply reply) {
+      promise.set_value({std::move(reply), std::this_thread::get_id()});
+    };
+  }
+  std::pair<AsyncReply, std::thread::id> Get() {
+    auto future = promise.get_future();
+    EXPECT_EQ(future.wait_for(std::chrono::seconds(20)), std::future_status::ready);
+    return future.get();
+  }
+};
+
+TEST(ClientFakeServerTest, PostRawAsyncHandsTheAnswerToItsCompletionOnTheIoThread) {
+  FakeServer server([](int, FakeRequest& request) {
+    Reply(request, 201, R"({"kind":"Status","status":"Success"})");
+  });
+  auto client = NewClient(ConfigFor(server));
+  Observations observed;
+  client->SetRequestObserver(observed.Observer());
+  AsyncAnswer answer;
+  ASSERT_TRUE(client->PostRawAsync("/api/v1/namespaces/d/pods/p/binding", R"({"kind":"Binding"})",
+                                   answer.Handler()));
+  auto [reply, thread] = answer.Get();
+  EXPECT_FALSE(reply.error.has_value());
+  EXPECT_EQ(reply.body, R"({"kind":"Status","status":"Success"})");
+  EXPECT_NE(thread, std::this_thread::get_id());
+  const auto requests = server.requests();
+  ASSERT_EQ(requests.size(), 1u);
+  EXPECT_EQ(requests[0].method, "POST");
+  EXPECT_EQ(requests[0].path, "/api/v1/namespaces/d/pods/p/binding");
+  EXPECT_EQ(requests[0].Header("Content-Type"), "application/json");
+  EXPECT_EQ(requests[0].body, R"({"kind":"Binding"})");
+  EXPECT_THAT(observed.Get(), ElementsAre(Pair("POST", 201)));
+}
+
+TEST(ClientFakeServerTest, PostRawAsyncTriesOnceAndSaysWhetherARetryMayHelp) {
+  struct Case {
+    int code;
+    const char* reason;
+    ErrorReason want;
+    bool retry_may_help;
+  };
+  for (const Case& c : {Case{503, "ServiceUnavailable", ErrorReason::kServiceUnavailable, true},
+                        Case{404, "NotFound", ErrorReason::kNotFound, false}}) {
+    SCOPED_TRACE(c.code);
+    FakeServer server([&c](int, FakeRequest& request) {
+      Reply(request, c.code, Status(c.code, c.reason, "no"));
+    });
+    auto client = NewClient(ConfigFor(server));
+    AsyncAnswer answer;
+    ASSERT_TRUE(
+        client->PostRawAsync("/api/v1/namespaces/d/pods/p/binding", "{}", answer.Handler()));
+    auto [reply, thread] = answer.Get();
+    ASSERT_TRUE(reply.error.has_value());
+    EXPECT_EQ(reply.error->reason(), c.want);
+    EXPECT_EQ(reply.error->http_status(), c.code);
+    EXPECT_EQ(reply.retry_may_help, c.retry_may_help);
+    EXPECT_EQ(server.request_count(), 1) << "PostRawAsync tries once";
+  }
+}
+
+TEST(ClientFakeServerTest, PostRawAsyncDeclinesWithoutARateLimiterToken) {
+  FakeServer server([](int, FakeRequest& request) { Reply(request, 201, "{}"); });
+  Config config = ConfigFor(server);
+  config.qps = 0.001;
+  config.burst = 1;
+  auto client = NewClient(config);
+  AsyncAnswer answer;
+  ASSERT_TRUE(client->PostRawAsync("/api/v1/namespaces/d/pods/p/binding", "{}", answer.Handler()));
+  EXPECT_FALSE(answer.Get().first.error.has_value());
+  bool ran = false;
+  EXPECT_FALSE(client->PostRawAsync("/api/v1/namespaces/d/pods/q/binding", "{}",
+                                    [&ran](AsyncReply) { ran = true; }));
+  EXPECT_FALSE(ran);
+  EXPECT_EQ(server.request_count(), 1);
+}
+
+TEST(ClientFakeServerTest, PostRawAsyncThatNeverReachedTheServerMayBeRetried) {
+  std::string url;
+  {
+    FakeServer gone([](int, FakeRequest& request) { Reply(request, 200, "{}"); });
+    url = gone.url();
+  }
+  Config config;
+  config.server = url;
+  config.qps = 0;
+  config.timeout = std::chrono::seconds(10);
+  auto client = NewClient(config);
+  AsyncAnswer answer;
+  ASSERT_TRUE(client->PostRawAsync("/api/v1/namespaces/d/pods/p/binding", "{}", answer.Handler()));
+  auto [reply, thread] = answer.Get();
+  ASSERT_TRUE(reply.error.has_value());
+  EXPECT_EQ(reply.error->reason(), ErrorReason::kTransport);
+  EXPECT_TRUE(reply.retry_may_help);
+}
+
 TEST(ClientFakeServerTest, TransportErrorsAreRetriedThenReportedWithStatusZero) {
   std::string url;
   {

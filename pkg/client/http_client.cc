@@ -191,6 +191,33 @@ class HttpWatchStream final : public WatchStream {
 
 // The Client over the libcurl transport: one multiplexed connection (HTTP/2) or a keep-alive
 // pool (HTTP/1.1) for every request and watch.
+// What a PostRawAsync try ended with, judged as WithRetries judges a try of PostRaw.
+AsyncReply ToAsyncReply(internal::Outcome outcome) {
+  AsyncReply reply;
+  const int status = outcome.head.status;
+  // As in Execute: once the head arrived, a non-2xx status is the answer even if its body was
+  // cut short.
+  if (outcome.has_head && (!outcome.error || !IsSuccess(status))) {
+    if (IsSuccess(status)) {
+      reply.body = std::move(outcome.body);
+      return reply;
+    }
+    reply.error = ErrorFromReply(status, outcome.head, outcome.body);
+    // A 401 may be answered with fresh credentials, which PostRaw fetches.
+    reply.retry_may_help = status == 401 || internal::ShouldRetry(*reply.error, false, false);
+    return reply;
+  }
+  if (!outcome.error) {
+    // libcurl reported success without a final response head; nothing says the POST applied.
+    reply.error = ApiError(ErrorReason::kTransport, 0, "the request ended without a response");
+    return reply;
+  }
+  const internal::TransportError& e = *outcome.error;
+  reply.error = ApiError(e.reason(), 0, e.what());
+  reply.retry_may_help = internal::ShouldRetry(*reply.error, false, e.request_not_sent());
+  return reply;
+}
+
 class HttpClient final : public Client {
  public:
   HttpClient(Config config, std::shared_ptr<internal::Transport> transport)
@@ -228,6 +255,39 @@ class HttpClient final : public Client {
 
   std::string PostRaw(const std::string& path, const std::string& body) override {
     return Execute("POST", "POST", path, &body, "application/json", false).body;
+  }
+
+  bool PostRawAsync(const std::string& path, std::string body, AsyncReplyHandler done) override {
+    CheckTarget(path);
+    // Whatever would make PostRaw wait (a token, an exec plugin) is left to PostRaw.
+    if (config_.timeout.count() <= 0) return false;
+    std::shared_ptr<const internal::Credentials> credentials;
+    try {
+      credentials = credentials_.TryGet();
+    } catch (const ApiError&) {
+      return false;  // PostRaw reports it.
+    }
+    if (credentials == nullptr || !limiter_.TryAccept()) return false;
+    internal::Request request =
+        NewRequest("POST", path, nullptr, nullptr, false, kAcceptJson, std::move(credentials));
+    request.has_body = true;
+    request.body = std::move(body);
+    request.content_type = "application/json";
+    std::shared_ptr<const RequestObserver> observer;
+    {
+      std::lock_guard<std::mutex> lock(observer_mu_);
+      observer = observer_;
+    }
+    // The completion may outlive this client (the transport ends in-flight requests when the
+    // last of its holders goes), so it captures what it needs, never `this`.
+    transport_->StartAsync(std::move(request), [start = std::chrono::steady_clock::now(),
+                                                observer = std::move(observer),
+                                                done = std::move(done)](internal::Outcome outcome) {
+      const int status = outcome.has_head ? outcome.head.status : 0;
+      if (observer) (*observer)("POST", status, std::chrono::steady_clock::now() - start);
+      done(ToAsyncReply(std::move(outcome)));
+    });
+    return true;
   }
 
   nlohmann::json Patch(const std::string& path, const nlohmann::json& body,

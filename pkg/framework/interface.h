@@ -573,6 +573,20 @@ class BindPlugin : public virtual Plugin {
   virtual Status Bind(CycleState& state, const api::Pod& pod, const std::string& node) = 0;
 };
 
+// A Bind plugin that can also bind with no thread waiting for the apiserver's answer. The
+// scheduler binds through BindAsync when such a plugin comes first among the Bind plugins and
+// nothing else in the pod's binding cycle needs a thread of its own.
+class AsyncBindPlugin : public virtual BindPlugin {
+ public:
+  // The outcome of BindAsync: a final status (never Skip), or nullopt when the try did not settle
+  // it (the answer was lost, or a retry may change it); Bind then runs to settle it.
+  using BindDone = std::function<void(std::optional<Status>)>;
+  // Starts binding `pod` to `node`. False, without `done` ever running, when that cannot start
+  // without blocking; Bind runs instead. Else `done` runs exactly once, on a thread that must not
+  // block, possibly the caller's before BindAsync returns.
+  virtual bool BindAsync(const api::Pod& pod, const std::string& node, BindDone done) = 0;
+};
+
 class PostBindPlugin : public virtual Plugin {
  public:
   virtual void PostBind(CycleState& state, const api::Pod& pod, const std::string& node) = 0;

@@ -131,18 +131,23 @@ bool Scheduler::ScheduleOne() {
   }
   queue_->nominator().DeleteNominatedPodIfExists(*pod);
 
-  util::TaskQueue* binders =
-      fwk->PreBindHasWork(*state, *assumed, result.host) ? pre_binders_.get() : binders_.get();
+  const bool pre_bind_work = fwk->PreBindHasWork(*state, *assumed, result.host);
+  util::TaskQueue* binders = pre_bind_work ? pre_binders_.get() : binders_.get();
+  // A pod Permit parked waits on a binding thread for WaitOnPermit's verdict and metrics;
+  // extenders bind on binding threads.
+  const bool bind_without_thread =
+      !pre_bind_work && deps_.extenders.empty() && fwk->GetWaitingPod(pod->meta.uid) == nullptr;
   in_flight_bindings_++;
-  fwk->WhenPermitDecided(
-      *assumed, [this, binders, fwk, state, pinfo, assumed_ptr, result, cycle_start, attempt] {
-        const bool posted =
-            binders->Post([this, fwk, state, pinfo, assumed_ptr, result, cycle_start, attempt] {
-              BindingCycle(fwk, state, pinfo, assumed_ptr, result, cycle_start, attempt);
-              in_flight_bindings_--;
-            });
-        if (!posted) in_flight_bindings_--;  // Shutting down: the binders no longer take work.
-      });
+  fwk->WhenPermitDecided(*assumed, [this, binders, bind_without_thread,
+                                    binding = PendingBinding{fwk, state, pinfo, assumed_ptr, result,
+                                                             cycle_start, attempt,
+                                                             /*ready_to_bind=*/false}]() mutable {
+    if (bind_without_thread) {
+      BindWithoutThread(std::move(binding));
+    } else {
+      PostBindingCycle(binders, std::move(binding));
+    }
+  });
   return true;
 }
 

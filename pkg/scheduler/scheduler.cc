@@ -174,6 +174,9 @@ void Scheduler::Stop(std::chrono::milliseconds grace) {
     log::Warn("binding cycles still running after the shutdown grace period; waiting for them",
               {{"inFlight", std::to_string(in_flight_bindings_.load())}});
   }
+  // A binding sent with no thread waiting hands its pod to the binders (or finishes it) when
+  // answered, at the latest by the request timeout: the binders take work until then.
+  while (unanswered_bindings_.load() > 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   // Runs what is queued and joins: a cycle blocked on the network ends with its request deadline.
   if (binders_) binders_->Shutdown();
   if (pre_binders_) pre_binders_->Shutdown();

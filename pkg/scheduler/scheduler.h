@@ -266,11 +266,42 @@ class Scheduler {
                                                const ScheduleResult* result,
                                                explain::Verdicts* verdicts = nullptr);
 
-  void BindingCycle(framework::runtime::Framework* fwk,
-                    std::shared_ptr<framework::CycleState> state, framework::QueuedPodInfoPtr pinfo,
-                    api::PodPtr assumed, const ScheduleResult& result,
-                    std::chrono::steady_clock::time_point cycle_start,
-                    std::shared_ptr<explain::Attempt> attempt);
+  // One assumed pod on its way to its binding cycle.
+  struct PendingBinding {
+    framework::runtime::Framework* fwk = nullptr;
+    std::shared_ptr<framework::CycleState> state;
+    framework::QueuedPodInfoPtr pinfo;
+    api::PodPtr assumed;
+    ScheduleResult result;
+    std::chrono::steady_clock::time_point cycle_start;
+    std::shared_ptr<explain::Attempt> attempt;
+    // Permit admitted it and PreBind had nothing to do (and was recorded so): the cycle starts
+    // at Bind.
+    bool ready_to_bind = false;
+  };
+  // The binding cycle on a binding thread: WaitOnPermit, PreBind, Bind (by an extender or the
+  // Bind plugins), then FinishBindingCycle. With `bind_outcome`, Bind already ran (BindAsync)
+  // and settled the binding that way: only the rest runs.
+  void BindingCycle(PendingBinding& binding, std::optional<framework::Status> bind_outcome);
+  // After Bind: on success the pod counts as bound (cache, record, metrics, event, PostBind);
+  // else it is unreserved, forgotten and handed to failure handling. Blocks only in plugins'
+  // PostBind and Unreserve.
+  void FinishBindingCycle(PendingBinding& binding, const framework::Status& status);
+  // Runs the binding cycle on a thread of `binders`; with `bind_outcome`, only what follows Bind.
+  void PostBindingCycle(util::TaskQueue* binders, PendingBinding binding,
+                        std::optional<framework::Status> bind_outcome = std::nullopt);
+  // Binds a pod that Permit admitted at once, whose PreBind has nothing to do and that no
+  // extender binds, with no thread waiting for the apiserver: a bound pod is finished on the
+  // client's I/O thread unless PostBind plugins run, anything else goes to a binding thread.
+  // At most binding_workers such bindings are in flight, as many as binding threads would
+  // carry; the rest wait their turn in order. When the Bind plugins cannot bind this way, a
+  // binding thread runs the cycle.
+  void BindWithoutThread(PendingBinding binding);
+  // Sends `binding`, which holds one of the binding_workers places; false (the place and the
+  // binding left with the caller) when the Bind plugins cannot send it this way.
+  bool SendWithoutThread(PendingBinding& binding);
+  // A binding sent without a thread was answered: its place goes to the next one waiting.
+  void PassOnPlace();
   // Requeues a pod whose attempt failed and reports why (event + condition), off-thread.
   // `nominated_node` replaces the pod's nomination ("" clears it); std::nullopt leaves it.
   // `attempt` (made here when null) is completed with the outcome and kept as the pod's record,
@@ -348,6 +379,13 @@ class Scheduler {
   std::atomic<bool> running_{false};
   std::thread scheduling_thread_;
   std::atomic<int> in_flight_bindings_{0};
+  // Bindings sent by BindWithoutThread whose completion has not returned yet, and those waiting
+  // for a place: Stop waits for both (each ends by the request timeout at the latest) before
+  // the binders shut down.
+  std::atomic<int> unanswered_bindings_{0};
+  std::mutex unsent_mu_;
+  std::deque<PendingBinding> unsent_bindings_;  // Guarded by unsent_mu_, as is below.
+  int places_taken_ = 0;
   // reporters_ before binders_: members are destroyed in reverse, and a binding cycle may post to
   // reporters_ until binders_ has shut down.
   std::unique_ptr<util::TaskQueue> reporters_;

@@ -6,7 +6,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <map>
 #include <thread>
 
 #include "pkg/api/resources.h"
@@ -71,6 +76,126 @@ class RecordingBinder : public framework::BindPlugin, public framework::PermitPl
   std::atomic<int> active_{0};
 };
 
+// A Bind plugin that binds with no thread of the scheduler's waiting: BindAsync queues the
+// binding and the plugin's own thread answers it, as the client's I/O thread does, with the
+// answers tests queue (bound when none is queued). Bind, the blocking path, binds at once.
+class AnsweringBinder : public framework::AsyncBindPlugin {
+ public:
+  enum class Answer { kBound, kUnsettled, kRefused };
+
+  AnsweringBinder() : thread_([this] { Run(); }) {}
+  ~AnsweringBinder() override {
+    {
+      std::lock_guard lock(mu_);
+      stopping_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+
+  std::string_view Name() const override { return "AnsweringBinder"; }
+  Status Bind(framework::CycleState&, const api::Pod& pod, const std::string& node) override {
+    std::lock_guard lock(mu_);
+    blocking_binds_++;
+    bound_[pod.Key()] = node;
+    return {};
+  }
+  bool BindAsync(const api::Pod& pod, const std::string& node, BindDone done) override {
+    std::lock_guard lock(mu_);
+    if (decline_) return false;
+    Answer answer = Answer::kBound;
+    if (!answers_.empty()) {
+      answer = answers_.front();
+      answers_.pop_front();
+    }
+    pending_.push_back({pod.Key(), node, answer, std::move(done)});
+    outstanding_++;
+    most_outstanding_ = std::max(most_outstanding_, outstanding_);
+    cv_.notify_all();
+    return true;
+  }
+
+  void Queue(Answer answer) {
+    std::lock_guard lock(mu_);
+    answers_.push_back(answer);
+  }
+  void Decline() {
+    std::lock_guard lock(mu_);
+    decline_ = true;
+  }
+  void AnswerAfter(std::chrono::milliseconds delay) {
+    std::lock_guard lock(mu_);
+    delay_ = delay;
+  }
+  std::map<std::string, std::string> bound() {
+    std::lock_guard lock(mu_);
+    return bound_;
+  }
+  int blocking_binds() {
+    std::lock_guard lock(mu_);
+    return blocking_binds_;
+  }
+  int answered() {
+    std::lock_guard lock(mu_);
+    return answered_;
+  }
+  // The most bindings sent and not yet answered at any one time.
+  int most_outstanding() {
+    std::lock_guard lock(mu_);
+    return most_outstanding_;
+  }
+
+ private:
+  struct Pending {
+    std::string pod;
+    std::string node;
+    Answer answer;
+    BindDone done;
+  };
+
+  void Run() {
+    std::unique_lock lock(mu_);
+    for (;;) {
+      cv_.wait(lock, [this] { return stopping_ || !pending_.empty(); });
+      if (pending_.empty()) return;
+      Pending next = std::move(pending_.front());
+      pending_.pop_front();
+      const auto delay = delay_;
+      lock.unlock();
+      std::this_thread::sleep_for(delay);
+      {
+        std::lock_guard count_lock(mu_);
+        outstanding_--;
+      }
+      std::optional<Status> outcome;
+      if (next.answer == Answer::kBound) {
+        std::lock_guard bound_lock(mu_);
+        bound_[next.pod] = next.node;
+        outcome = Status();
+      } else if (next.answer == Answer::kRefused) {
+        outcome = Status::Error("simulated refusal");
+      }
+      next.done(std::move(outcome));
+      lock.lock();
+      answered_++;
+    }
+  }
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Pending> pending_;  // Guarded by mu_, as is everything below.
+  std::deque<Answer> answers_;
+  std::map<std::string, std::string> bound_;
+  std::chrono::milliseconds delay_{0};
+  int blocking_binds_ = 0;
+  int answered_ = 0;
+  int outstanding_ = 0;
+  int most_outstanding_ = 0;
+  bool decline_ = false;
+  bool stopping_ = false;
+  std::thread thread_;  // Last: starts once everything above is ready.
+};
+
 class SchedulerTest : public ::testing::Test {
  protected:
   void Start(std::optional<uint64_t> seed = 7, metrics::SchedulerMetrics* metrics = nullptr,
@@ -80,10 +205,13 @@ class SchedulerTest : public ::testing::Test {
     registry_["RecordingBinder"] = [this](const nlohmann::json&, framework::Handle&) {
       return binder_;
     };
+    registry_["AnsweringBinder"] = [this](const nlohmann::json&, framework::Handle&) {
+      return answering_binder_;
+    };
     config::Configuration cfg = config::DefaultConfiguration();
     auto& plugins = cfg.profiles[0].plugins;
     plugins.bind.disabled.push_back({"*", 0});
-    plugins.bind.enabled.push_back({"RecordingBinder", 0});
+    plugins.bind.enabled.push_back({bind_plugin_, 0});
     plugins.permit.enabled.push_back({"RecordingBinder", 0});
     SchedulerDeps deps;
     deps.recorder = &recorder_;
@@ -105,7 +233,24 @@ class SchedulerTest : public ::testing::Test {
     }
   }
 
+  // After one failed binding of pod default/p: it was forgotten (its room freed, nothing bound),
+  // and a later try binds it to `node`. `bound` reads the Bind plugin's bindings.
+  void ExpectForgottenThenBoundTo(
+      const std::string& node, const std::function<std::map<std::string, std::string>()>& bound) {
+    EXPECT_TRUE(bound().empty());
+    EXPECT_EQ(scheduler_->stats().bind_failures.load(), 1u);
+    EXPECT_EQ(scheduler_->cache().Size().assumed_pods, 0u) << "a failed bind must forget the pod";
+    for (int i = 0; i < 300 && bound().empty(); i++) {
+      std::this_thread::sleep_for(10ms);
+      scheduler_->queue().FlushBackoffQCompleted();
+      Drain();
+    }
+    EXPECT_EQ(bound()["default/p"], node) << "the room the failed bind held is free again";
+  }
+
   std::shared_ptr<RecordingBinder> binder_ = std::make_shared<RecordingBinder>();
+  std::shared_ptr<AnsweringBinder> answering_binder_ = std::make_shared<AnsweringBinder>();
+  std::string bind_plugin_ = "RecordingBinder";  // The profile's one Bind plugin.
   framework::runtime::Registry registry_;
   testing::FakeRecorder recorder_;
   std::unique_ptr<Scheduler> scheduler_;
@@ -269,15 +414,7 @@ TEST_F(SchedulerTest, FailedBindForgetsTheAssumedPodAndRetries) {
   binder_->FailNext();
   scheduler_->OnPodAdd(PodBuilder("p").Container("800m", "64Mi").Build());
   Drain();
-  EXPECT_TRUE(binder_->bound().empty());
-  EXPECT_EQ(scheduler_->stats().bind_failures.load(), 1u);
-  EXPECT_EQ(scheduler_->cache().Size().assumed_pods, 0u) << "a failed bind must forget the pod";
-  for (int i = 0; i < 300 && binder_->bound().empty(); i++) {
-    std::this_thread::sleep_for(10ms);
-    scheduler_->queue().FlushBackoffQCompleted();
-    Drain();
-  }
-  EXPECT_EQ(binder_->bound()["default/p"], "a") << "the room the failed bind held is free again";
+  ExpectForgottenThenBoundTo("a", [this] { return binder_->bound(); });
 }
 
 TEST_F(SchedulerTest, PermitWaitHoldsBindingUntilAllowed) {
@@ -645,6 +782,126 @@ TEST_F(SchedulerTest, StopEndsEveryInFlightBindingCycleAndReportsItsFailureFirst
   }
   EXPECT_EQ(failed, kPods);
   EXPECT_EQ(scheduler_->stats().bind_failures.load(), static_cast<uint64_t>(kPods));
+  scheduler_.reset();
+}
+
+int CountEvents(const std::vector<testing::RecordedEvent>& events, const std::string& reason) {
+  return static_cast<int>(std::count_if(events.begin(), events.end(),
+                                        [&](const auto& e) { return e.reason == reason; }));
+}
+
+TEST_F(SchedulerTest, APodBoundWithoutABindingThreadIsFinishedWhenTheAnswerArrives) {
+  bind_plugin_ = "AnsweringBinder";
+  Start();
+  scheduler_->OnNodeAdd(NodeBuilder("a").Capacity("4", "4Gi").Build());
+  scheduler_->OnPodAdd(PodBuilder("p").Container("1", "64Mi").Build());
+  Drain();
+  EXPECT_EQ(answering_binder_->bound()["default/p"], "a");
+  EXPECT_EQ(answering_binder_->blocking_binds(), 0) << "a binding thread bound it";
+  EXPECT_EQ(scheduler_->stats().scheduled.load(), 1u);
+  auto events = recorder_.events();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].reason, "Scheduled");
+  EXPECT_EQ(events[0].note, "Successfully assigned default/p to a");
+}
+
+TEST_F(SchedulerTest, ABindingWithoutAThreadIsMeasuredAtEveryExtensionPointOnce) {
+  metrics::SchedulerMetrics m({"test", "test"});
+  bind_plugin_ = "AnsweringBinder";
+  answering_binder_->Queue(AnsweringBinder::Answer::kUnsettled);
+  Start(7, &m);
+  scheduler_->OnNodeAdd(NodeBuilder("a").Capacity("4", "4Gi").Build());
+  scheduler_->OnPodAdd(PodBuilder("p").Container("1", "64Mi").Build());
+  scheduler_->OnPodAdd(PodBuilder("q").Container("1", "64Mi").Build());
+  Drain();
+  ASSERT_EQ(answering_binder_->bound().size(), 2u);
+  ASSERT_EQ(answering_binder_->blocking_binds(), 1) << "p's answer left it unsettled";
+  const std::string text = m.Scrape();
+  // As kube-scheduler: PreBind is measured though no plugin had work, and the binding Bind
+  // settled after BindAsync could not counts once.
+  for (const char* point : {"PreBind", "Bind", "PostBind"}) {
+    EXPECT_EQ(
+        Sample(text,
+               "scheduler_framework_extension_point_duration_seconds_count{extension_point=\"" +
+                   std::string(point) + "\",profile=\"berth-scheduler\",status=\"Success\"}"),
+        2)
+        << point;
+  }
+}
+
+TEST_F(SchedulerTest, ABindingTheAnswerLeftUnsettledIsSettledByBind) {
+  bind_plugin_ = "AnsweringBinder";
+  answering_binder_->Queue(AnsweringBinder::Answer::kUnsettled);
+  Start();
+  scheduler_->OnNodeAdd(NodeBuilder("a").Capacity("4", "4Gi").Build());
+  scheduler_->OnPodAdd(PodBuilder("p").Container("1", "64Mi").Build());
+  Drain();
+  EXPECT_EQ(answering_binder_->bound()["default/p"], "a");
+  EXPECT_EQ(answering_binder_->blocking_binds(), 1);
+  EXPECT_EQ(scheduler_->stats().bind_failures.load(), 0u);
+  EXPECT_EQ(CountEvents(recorder_.events(), "Scheduled"), 1);
+}
+
+TEST_F(SchedulerTest, ABindingRefusedWithoutAThreadForgetsThePodAndRetries) {
+  bind_plugin_ = "AnsweringBinder";
+  answering_binder_->Queue(AnsweringBinder::Answer::kRefused);
+  Start();
+  scheduler_->OnNodeAdd(NodeBuilder("a").Capacity("1", "4Gi").Build());
+  scheduler_->OnPodAdd(PodBuilder("p").Container("800m", "64Mi").Build());
+  Drain();
+  ExpectForgottenThenBoundTo("a", [this] { return answering_binder_->bound(); });
+  EXPECT_EQ(answering_binder_->blocking_binds(), 0);
+}
+
+TEST_F(SchedulerTest, ABinderThatCannotStartWithoutAThreadBindsOnOne) {
+  bind_plugin_ = "AnsweringBinder";
+  answering_binder_->Decline();
+  Start();
+  scheduler_->OnNodeAdd(NodeBuilder("a").Capacity("4", "4Gi").Build());
+  scheduler_->OnPodAdd(PodBuilder("p").Container("1", "64Mi").Build());
+  Drain();
+  EXPECT_EQ(answering_binder_->bound()["default/p"], "a");
+  EXPECT_EQ(answering_binder_->blocking_binds(), 1);
+  EXPECT_EQ(answering_binder_->answered(), 0);
+}
+
+TEST_F(SchedulerTest, NoMoreBindingsAreInFlightWithoutAThreadThanThereAreBindingWorkers) {
+  bind_plugin_ = "AnsweringBinder";
+  answering_binder_->AnswerAfter(1ms);
+  Start(7, nullptr, 10, /*binding_workers=*/4);
+  constexpr int kPods = 60;
+  scheduler_->OnNodeAdd(NodeBuilder("big").Capacity("1000", "1000Gi", kPods).Build());
+  for (int i = 0; i < kPods; i++) {
+    scheduler_->OnPodAdd(PodBuilder("p" + std::to_string(i)).Container("10m", "1Mi").Build());
+  }
+  Drain();
+  for (int i = 0; i < 500 && answering_binder_->bound().size() < kPods; i++) {
+    std::this_thread::sleep_for(5ms);
+  }
+  EXPECT_EQ(answering_binder_->bound().size(), static_cast<size_t>(kPods));
+  EXPECT_EQ(answering_binder_->blocking_binds(), 0);
+  EXPECT_EQ(answering_binder_->most_outstanding(), 4);
+  EXPECT_EQ(CountEvents(recorder_.events(), "Scheduled"), kPods);
+}
+
+TEST_F(SchedulerTest, StopWaitsForEveryBindingSentWithoutAThread) {
+  bind_plugin_ = "AnsweringBinder";
+  answering_binder_->AnswerAfter(2ms);
+  Start();
+  constexpr int kPods = 100;
+  scheduler_->OnNodeAdd(NodeBuilder("big").Capacity("1000", "1000Gi", kPods).Build());
+  for (int i = 0; i < kPods; i++) {
+    scheduler_->OnPodAdd(PodBuilder("p" + std::to_string(i)).Container("10m", "1Mi").Build());
+  }
+  while (scheduler_->queue().PendingPods().active > 0) scheduler_->ScheduleOne();
+  ASSERT_GT(scheduler_->InFlightBindings(), 10);
+
+  scheduler_->Stop(10ms);
+
+  EXPECT_EQ(scheduler_->InFlightBindings(), 0);
+  EXPECT_EQ(answering_binder_->answered(), kPods);
+  EXPECT_EQ(CountEvents(recorder_.events(), "Scheduled"), kPods);
+  EXPECT_EQ(scheduler_->stats().scheduled.load(), static_cast<uint64_t>(kPods));
   scheduler_.reset();
 }
 

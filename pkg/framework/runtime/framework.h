@@ -168,8 +168,20 @@ class Framework : public Handle {
   // Whether any PreBind plugin has work for `pod` on `node` (its PreBindPreFlight is not Skip).
   bool PreBindHasWork(CycleState& state, const api::Pod& pod, const std::string& node);
   Status RunPreBindPlugins(CycleState& state, const api::Pod& pod, const std::string& node);
+  // PreBind of a pod none of whose PreBind plugins has work (PreBindHasWork is false): records
+  // the extension point, as upstream's RunPreBindPlugins does when PreBindPreFlight skipped every
+  // plugin, without running any.
+  void SkipPreBindPlugins();
   Status RunBindPlugins(CycleState& state, const api::Pod& pod, const std::string& node);
   void RunPostBindPlugins(CycleState& state, const api::Pod& pod, const std::string& node);
+  // Binds with no thread waiting when the first Bind plugin is an AsyncBindPlugin that can start
+  // at once: true, and `done` runs once with the outcome (nullopt: not settled, so call
+  // RunBindPlugins), on a thread that must not block, maybe before this returns. Else false, and
+  // `done` never runs. Metrics are recorded for a settled outcome only: an unsettled one is
+  // recorded by the RunBindPlugins that settles it. `state` must outlive `done`.
+  bool RunBindPluginsAsync(CycleState& state, const api::Pod& pod, const std::string& node,
+                           std::function<void(std::optional<Status>)> done);
+  bool HasPostBindPlugins() const { return !post_bind_.empty(); }
 
   // The Filter phase of one cycle ran over `nodes_evaluated` nodes, `rejected_by` of which a given
   // plugin rejected; records the phase's duration and each Filter plugin's evaluation count

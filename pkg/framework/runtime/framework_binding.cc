@@ -122,6 +122,8 @@ Status Framework::RunPreBindPlugins(CycleState& state, const api::Pod& pod,
   return out;
 }
 
+void Framework::SkipPreBindPlugins() { Observe(Point::kPreBind, Status(), Clock::now()); }
+
 Status Framework::RunBindPlugins(CycleState& state, const api::Pod& pod, const std::string& node) {
   auto start = Clock::now();
   Status out = Status::Skip();
@@ -140,6 +142,29 @@ Status Framework::RunBindPlugins(CycleState& state, const api::Pod& pod, const s
   }
   Observe(Point::kBind, out, start);
   return out;
+}
+
+bool Framework::RunBindPluginsAsync(CycleState& state, const api::Pod& pod, const std::string& node,
+                                    std::function<void(std::optional<Status>)> done) {
+  if (bind_.empty()) return false;
+  const Entry<BindPlugin>& first = bind_.front();
+  auto* async = dynamic_cast<AsyncBindPlugin*>(first.plugin);
+  if (async == nullptr) return false;
+  const auto start = Clock::now();
+  return async->BindAsync(
+      pod, node,
+      [this, &state, &first, start, done = std::move(done)](std::optional<Status> outcome) {
+        if (outcome) {
+          ObservePlugin(state, first.metrics, *outcome, start);
+          if (outcome->IsRejected()) {
+            outcome->WithPlugin(first.name);
+          } else if (!outcome->IsSuccess()) {
+            *outcome = AsError("running Bind plugin", first.name, *outcome);
+          }
+          Observe(Point::kBind, *outcome, start);
+        }
+        done(std::move(outcome));
+      });
 }
 
 void Framework::RunPostBindPlugins(CycleState& state, const api::Pod& pod,

@@ -101,6 +101,23 @@ framework::Status DefaultBinder::Bind(framework::CycleState&, const api::Pod& po
   }
 }
 
+bool DefaultBinder::BindAsync(const api::Pod& pod, const std::string& node, BindDone done) {
+  client::Client* client = handle_.ClientSet();
+  if (client == nullptr) return false;
+  return client->PostRawAsync(
+      client::PodsResource().Path(pod.meta.namespace_, pod.meta.name, "binding"),
+      api::EncodeBinding(pod, node), [done = std::move(done)](client::AsyncReply reply) {
+        if (!reply.error) return done(framework::Status::Success());
+        const client::ApiError& e = *reply.error;
+        // Bind's first try would go on (or check the pod) here; on an I/O thread, that waits.
+        if (reply.retry_may_help || OutcomeUnknown(e) ||
+            e.reason() == client::ErrorReason::kConflict) {
+          return done(std::nullopt);
+        }
+        done(framework::Status::Error(e.what()));
+      });
+}
+
 framework::PluginPtr New(const nlohmann::json& args, framework::Handle& handle) {
   framework::ExpectNoArgs(args);
   return std::make_shared<DefaultBinder>(handle);

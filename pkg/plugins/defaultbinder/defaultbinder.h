@@ -31,9 +31,13 @@ struct RetryPolicy {
 // node. So such a binding is sent again until the apiserver answers, and an "already assigned"
 // answer is checked against the pod itself: bound to this very node is a success.
 //
-// Holds only the handle, which the framework keeps alive for as long as its plugins. Bind is
-// safe to call concurrently for different pods (the client is thread-safe).
-class DefaultBinder final : public framework::BindPlugin {
+// BindAsync sends the first try with no thread waiting for it and settles what that try settles:
+// bound, or refused for good. Anything else (answer lost, already assigned, worth retrying) it
+// leaves to Bind, which starts over with the same rules.
+//
+// Holds only the handle, which the framework keeps alive for as long as its plugins. Bind and
+// BindAsync are safe to call concurrently for different pods (the client is thread-safe).
+class DefaultBinder final : public framework::AsyncBindPlugin {
  public:
   explicit DefaultBinder(framework::Handle& handle, RetryPolicy retry = {})
       : handle_(handle), retry_(retry) {}
@@ -44,6 +48,7 @@ class DefaultBinder final : public framework::BindPlugin {
   // the handle has no client.
   framework::Status Bind(framework::CycleState& state, const api::Pod& pod,
                          const std::string& node) override;
+  bool BindAsync(const api::Pod& pod, const std::string& node, BindDone done) override;
 
  private:
   framework::Handle& handle_;

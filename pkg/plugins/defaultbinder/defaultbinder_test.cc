@@ -43,6 +43,23 @@ class RecordingClient : public testing::UnusedClient {
     return "{}";
   }
 
+  // PostRawAsync answers at once with the next of `async_replies` (a 201 when none is left),
+  // or declines when `async_declines`.
+  std::vector<client::AsyncReply> async_replies;
+  bool async_declines = false;
+  size_t async_posts = 0;
+
+  bool PostRawAsync(const std::string& path, std::string body,
+                    client::AsyncReplyHandler done) override {
+    if (async_declines) return false;
+    posted.push_back({path, body});
+    client::AsyncReply reply;
+    if (async_posts < async_replies.size()) reply = async_replies[async_posts];
+    async_posts++;
+    done(std::move(reply));
+    return true;
+  }
+
   json Get(const std::string& path) override {
     if (!current) return UnusedClient::Get(path);
     EXPECT_EQ(path, "/api/v1/namespaces/ns/pods/p");
@@ -94,6 +111,68 @@ TEST(DefaultBinderTest, PostsBinding) {
   EXPECT_EQ(body["metadata"]["uid"], "pod-uid");
   EXPECT_EQ(body["target"]["kind"], "Node");
   EXPECT_EQ(body["target"]["name"], "node-1");
+}
+
+// The outcome BindAsync hands on for `reply`; "declined" when it did not start.
+std::string AsyncOutcome(RecordingClient& client) {
+  testing::FakeHandle handle({}, &client);
+  auto plugin = std::dynamic_pointer_cast<framework::AsyncBindPlugin>(New(nullptr, handle));
+  EXPECT_NE(plugin, nullptr);
+  std::optional<std::optional<framework::Status>> outcome;
+  const bool started = plugin->BindAsync(*TestPod(), "node-1",
+                                         [&](std::optional<framework::Status> s) { outcome = s; });
+  if (!started) {
+    EXPECT_FALSE(outcome.has_value()) << "done ran for a binding that did not start";
+    return "declined";
+  }
+  if (!outcome) return "no answer";
+  if (!*outcome) return "unsettled";
+  return (*outcome)->IsSuccess() ? "bound" : "error: " + (*outcome)->Message();
+}
+
+client::AsyncReply Failed(client::ApiError error, bool retry_may_help = false) {
+  client::AsyncReply reply;
+  reply.error = std::move(error);
+  reply.retry_may_help = retry_may_help;
+  return reply;
+}
+
+TEST(DefaultBinderTest, BindAsyncPostsTheBindingAndSettlesABoundPod) {
+  RecordingClient client;
+  EXPECT_EQ(AsyncOutcome(client), "bound");
+  ASSERT_EQ(client.posted.size(), 1u);
+  EXPECT_EQ(client.posted[0].path, "/api/v1/namespaces/ns/pods/p/binding");
+  const json body = json::parse(client.posted[0].body);
+  EXPECT_EQ(body["metadata"]["uid"], "pod-uid");
+  EXPECT_EQ(body["target"]["name"], "node-1");
+}
+
+TEST(DefaultBinderTest, BindAsyncLeavesWhatItsTryCannotSettleToBind) {
+  // The answer lost, "already assigned" (maybe by this very binding), and a refusal the client
+  // would retry: Bind settles each as it settles them on its own.
+  for (client::AsyncReply reply :
+       {Failed(ResponseLost(), true), Failed(AlreadyAssigned("node-1")),
+        Failed(client::ApiError(client::ErrorReason::kInternalError, 500, "etcd")),
+        Failed(client::ApiError(client::ErrorReason::kUnauthorized, 401, "expired"), true)}) {
+    RecordingClient client;
+    client.async_replies = {reply};
+    EXPECT_EQ(AsyncOutcome(client), "unsettled") << reply.error->what();
+    EXPECT_EQ(client.gets, 0) << "BindAsync must not wait for a GET";
+  }
+}
+
+TEST(DefaultBinderTest, BindAsyncReportsARefusalForGood) {
+  const client::ApiError gone(client::ErrorReason::kNotFound, 404, "pods \"p\" not found");
+  RecordingClient client;
+  client.async_replies = {Failed(gone)};
+  EXPECT_EQ(AsyncOutcome(client), std::string("error: ") + gone.what());
+}
+
+TEST(DefaultBinderTest, BindAsyncDeclinesWhenTheClientCannotSendAtOnce) {
+  RecordingClient client;
+  client.async_declines = true;
+  EXPECT_EQ(AsyncOutcome(client), "declined");
+  EXPECT_TRUE(client.posted.empty());
 }
 
 TEST(DefaultBinderTest, AlreadyAssignedElsewhereIsAnError) {

@@ -2,6 +2,8 @@
 // --scheduler-name to the nodes labelled --node-selector, round-robin, with no scheduling logic at
 // all. It shares Berth's client and informers, so what it measures is the ceiling the apiserver
 // (and this client) allows for binding, the number a scheduler's throughput is compared with.
+// Like berth-scheduler, it sends bindings with no thread waiting for them (PostRawAsync), at
+// most --workers at once, and hands one to a worker thread only when that cannot settle it.
 //
 //   bind_only --kubeconfig F --scheduler-name S --node-selector berth-bench=ID [--workers 32]
 //             [--qps 5000 --burst 5000]
@@ -12,7 +14,11 @@
 #include <atomic>
 #include <cstdio>
 #include <cstring>
+#include <deque>
+#include <functional>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "pkg/api/binding.h"
@@ -86,10 +92,9 @@ int main(int argc, char** argv) {
 
   util::TaskQueue binders(flags.workers, 1 << 20);
   std::atomic<uint64_t> next{0}, bound{0}, failed{0};
-  auto bind = [&](const api::PodPtr& pod) {
-    if (pod->spec.scheduler_name != flags.scheduler_name || !pod->spec.node_name.empty()) return;
-    binders.Post([&, pod] {
-      const std::string& node = nodes[next++ % nodes.size()];
+  // The blocking way, on a worker: PostRaw with its retries.
+  auto bind_blocking = [&](const api::PodPtr& pod, const std::string& node) {
+    binders.Post([&, pod, node] {
       try {
         client->PostRaw(
             client::PodsResource().Path(pod->meta.namespace_, pod->meta.name, "binding"),
@@ -100,6 +105,56 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "bind %s: %s\n", pod->Key().c_str(), e.what());
       }
     });
+  };
+  std::mutex mu;
+  std::deque<api::PodPtr> waiting;  // Guarded by mu, as is in_flight.
+  int in_flight = 0;
+  std::function<void(const api::PodPtr&)> send;
+  // A binding was answered: its place goes to the next pod waiting.
+  auto pass_on = [&] {
+    api::PodPtr pod;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (waiting.empty()) {
+        in_flight--;
+        return;
+      }
+      pod = std::move(waiting.front());
+      waiting.pop_front();
+    }
+    send(pod);
+  };
+  send = [&](const api::PodPtr& pod) {
+    std::string node = nodes[next++ % nodes.size()];
+    const bool sent = client->PostRawAsync(
+        client::PodsResource().Path(pod->meta.namespace_, pod->meta.name, "binding"),
+        api::EncodeBinding(*pod, node), [&, pod, node](client::AsyncReply reply) {
+          if (!reply.error) {
+            bound++;
+          } else if (reply.retry_may_help) {
+            bind_blocking(pod, node);
+          } else {
+            failed++;
+            std::fprintf(stderr, "bind %s: %s\n", pod->Key().c_str(), reply.error->what());
+          }
+          pass_on();
+        });
+    if (!sent) {
+      bind_blocking(pod, node);
+      pass_on();
+    }
+  };
+  auto bind = [&](const api::PodPtr& pod) {
+    if (pod->spec.scheduler_name != flags.scheduler_name || !pod->spec.node_name.empty()) return;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (in_flight >= flags.workers) {
+        waiting.push_back(pod);
+        return;
+      }
+      in_flight++;
+    }
+    send(pod);
   };
   informer::SharedInformerFactory informers(client);
   informer::EventHandler<api::Pod> handler;
@@ -114,6 +169,14 @@ int main(int argc, char** argv) {
   int signal = 0;
   sigwait(&signals, &signal);
   informers.Stop();
+  // Every binding sent without a thread is answered by the request timeout at the latest.
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (in_flight == 0) break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
   binders.Shutdown();
   std::printf("bound %llu, failed %llu\n", static_cast<unsigned long long>(bound.load()),
               static_cast<unsigned long long>(failed.load()));
