@@ -19,6 +19,20 @@ constexpr int kKeepaliveIntervalSeconds = 5;
 constexpr unsigned kTcpUserTimeoutMs = 45000;
 }  // namespace
 
+}  // namespace berth::client::internal
+
+// libcurl as Debian builds it links libldap and librtmp, which link GnuTLS, and GnuTLS
+// initialises itself from a load-time constructor unless the program defines this hook: it reads
+// its system priority file, loads p11-kit's trust modules and parses ASN.1 tables, about 1 MiB of
+// resident memory for a library Berth never calls (the client allows only http and https, and
+// TLS is OpenSSL's). Code that does use GnuTLS (libldap's and librtmp's TLS) calls
+// gnutls_global_init itself, so nothing that could run here loses its initialisation. The
+// executable exports the symbol (berth_client's link options) so that GnuTLS's call through its
+// PLT finds this definition ahead of its own weak one.
+extern "C" __attribute__((visibility("default"), used)) int _gnutls_global_init_skip() { return 1; }
+
+namespace berth::client::internal {
+
 void GlobalInitOnce() {
   static const CURLcode result = curl_global_init(CURL_GLOBAL_DEFAULT);
   if (result != CURLE_OK) {

@@ -1,6 +1,7 @@
 // TLS against an HTTPS fake server whose CA and certificates are generated with the openssl CLI
 // at test time.
 
+#include <dlfcn.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <openssl/ssl.h>
@@ -186,6 +187,19 @@ TEST_F(TlsFakeServerTest, UnusableKeyMaterialIsAConfigError) {
 // reset: what a load balancer does while none of its backends is up. The connection failed, not
 // TLS, so it is retried like any dropped connection, for a POST too (nothing was sent), where a
 // certificate problem is reported at once.
+// GnuTLS comes in with libcurl's libldap and librtmp; its load-time initialisation costs about
+// 1 MiB of resident memory. The dynamic linker must bind GnuTLS's call of the skip hook to the
+// client's definition (exported by the executable), not to GnuTLS's own weak one returning 0.
+TEST(GnuTlsSkipHookTest, TheExecutablesHookIsTheOneGnuTlsCalls) {
+  void* gnutls = dlopen("libgnutls.so.30", RTLD_LAZY | RTLD_NOLOAD);
+  if (gnutls == nullptr) GTEST_SKIP() << "this libcurl does not bring GnuTLS in";
+  dlclose(gnutls);
+  using Hook = int (*)();
+  auto* hook = reinterpret_cast<Hook>(dlsym(RTLD_DEFAULT, "_gnutls_global_init_skip"));
+  ASSERT_NE(hook, nullptr);
+  EXPECT_EQ(hook(), 1);
+}
+
 TEST(TlsHandshakeTest, AConnectionClosedDuringTheHandshakeIsATransportErrorAndRetried) {
   for (const bool reset : {false, true}) {
     SCOPED_TRACE(reset ? "reset" : "closed");

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <cstdio>
@@ -50,31 +51,37 @@ void AppendKeyField(std::string& key, std::string_view field) {
   key += field;
 }
 
-// The series key. client-go keys on (type, action, reason, reportingController,
+// What identifies a series. client-go keys on (type, action, reason, reportingController,
 // reportingInstance, regarding, related); the controller and instance are fixed per recorder and
 // there is no related object here. Two deliberate differences:
-//  - regarding is (namespace, name, uid) without resourceVersion: the scheduler patches the pod's
-//    PodScheduled condition after its first failure, and keying on the bumped resourceVersion
-//    would split every pod's FailedScheduling series in two.
+//  - regarding is (kind, namespace, name, uid) without resourceVersion: the scheduler patches the
+//    pod's PodScheduled condition after its first failure, and keying on the bumped
+//    resourceVersion would split every pod's FailedScheduling series in two.
 //  - the note is part of the key: upstream folds repeats with a new note into the old series, so
 //    the Event keeps showing the first failure's message after the cause changed (say from
 //    "Insufficient cpu" to an untolerated taint). A changed note starts a new Event instead; the
 //    per-pod filter bounds how many.
-std::string SeriesKey(const api::ObjectReference& object, std::string_view type,
-                      std::string_view reason, std::string_view action, std::string_view note) {
-  std::string key;
-  key.reserve(object.kind.size() + object.namespace_.size() + object.name.size() +
-              object.uid.size() + type.size() + reason.size() + action.size() + note.size() + 40);
-  AppendKeyField(key, object.kind);
-  AppendKeyField(key, object.namespace_);
-  AppendKeyField(key, object.name);
-  AppendKeyField(key, object.uid);
-  AppendKeyField(key, type);
-  AppendKeyField(key, reason);
-  AppendKeyField(key, action);
-  AppendKeyField(key, note);
-  return key;
-}
+// The cache keeps no key string: its index holds this tuple's hash, and a lookup compares the
+// cached Event's own fields (a key beside each Event was a fifth of the cache's memory).
+struct SeriesId {
+  const api::ObjectReference& object;
+  std::string_view type;
+  std::string_view reason;
+  std::string_view action;
+  std::string_view note;
+
+  size_t Hash() const {
+    size_t hash = 0;
+    for (const std::string_view field :
+         {std::string_view(object.kind), std::string_view(object.namespace_),
+          std::string_view(object.name), std::string_view(object.uid), type, reason, action,
+          note}) {
+      // The length goes in too, so moving text between neighbouring fields changes the hash.
+      hash = (hash ^ std::hash<std::string_view>{}(field)) * 0x100000001b3ULL + field.size();
+    }
+    return hash;
+  }
+};
 
 // A token bucket that starts full. Not thread-safe: the recorder's lock guards it.
 class TokenBucket {
@@ -96,33 +103,43 @@ class TokenBucket {
   MonoTime last_;
 };
 
-// Items with a `key` member in most-recently-used order. The index holds views into the keys of
-// the list nodes, which std::list never moves.
+// Items in most-recently-used order, indexed by a hash of what identifies each (its `hash`
+// member). The index stores no key: a lookup passes the hash and a predicate that recognises the
+// item, and hashes that collide only cost a comparison. List iterators stay valid across splices,
+// so the index never needs fixing when the order changes.
 template <typename T>
 class LruMap {
  public:
   using Iterator = typename std::list<T>::iterator;
 
   // Marks the item most recently used.
-  T* Find(std::string_view key) {
-    auto it = index_.find(key);
-    if (it == index_.end()) return nullptr;
-    items_.splice(items_.begin(), items_, it->second);
-    return &*it->second;
+  template <typename Matches>
+  T* Find(size_t hash, const Matches& matches) {
+    const Iterator it = Locate(hash, matches);
+    if (it == items_.end()) return nullptr;
+    items_.splice(items_.begin(), items_, it);
+    return &*it;
   }
   // Leaves the order alone.
-  T* Peek(std::string_view key) {
-    auto it = index_.find(key);
-    return it == index_.end() ? nullptr : &*it->second;
+  template <typename Matches>
+  T* Peek(size_t hash, const Matches& matches) {
+    const Iterator it = Locate(hash, matches);
+    return it == items_.end() ? nullptr : &*it;
   }
-  // `item.key` must not be present.
+  // No present item may be one `item` is taken for.
   T& Insert(T item) {
     items_.push_front(std::move(item));
-    index_.emplace(items_.front().key, items_.begin());
+    index_.emplace(items_.front().hash, items_.begin());
     return items_.front();
   }
   Iterator Erase(Iterator it) {
-    index_.erase(it->key);
+    auto [first, last] = index_.equal_range(it->hash);
+    for (; first != last; ++first) {
+      if (first->second == it) {
+        index_.erase(first);
+        break;
+      }
+    }
     return items_.erase(it);
   }
   size_t size() const { return items_.size(); }
@@ -130,23 +147,88 @@ class LruMap {
   Iterator end() { return items_.end(); }
 
  private:
+  template <typename Matches>
+  Iterator Locate(size_t hash, const Matches& matches) {
+    auto [first, last] = index_.equal_range(hash);
+    for (; first != last; ++first) {
+      if (matches(*first->second)) return first->second;
+    }
+    return items_.end();
+  }
+
   std::list<T> items_;
-  std::unordered_map<std::string_view, Iterator> index_;
+  std::unordered_multimap<size_t, Iterator> index_;
 };
 
-// What is sent about one Event; immutable once built, shared by the cache and queued writes.
-struct EventData {
-  std::string name;
-  api::ObjectReference regarding;
-  std::string type;
-  std::string reason;
-  std::string action;
-  std::string note;
-  WallTime event_time;
+// What is sent about one Event; immutable once built, shared by the cache and queued writes. Its
+// eleven texts are kept end to end in one string: held as eleven std::strings, an Event took
+// about twice the memory (the struct, and a heap block for each text past the short-string
+// buffer), and the cache holds up to 4,096 of them.
+class EventData {
+ public:
+  EventData(std::string_view name, const api::ObjectReference& regarding, std::string_view type,
+            std::string_view reason, std::string_view action, std::string_view note,
+            WallTime event_time)
+      : event_time_(event_time) {
+    const std::array<std::string_view, kFields> fields = {name,
+                                                          regarding.api_version,
+                                                          regarding.kind,
+                                                          regarding.namespace_,
+                                                          regarding.name,
+                                                          regarding.uid,
+                                                          regarding.resource_version,
+                                                          type,
+                                                          reason,
+                                                          action,
+                                                          note};
+    size_t total = 0;
+    for (const std::string_view field : fields) total += field.size();
+    text_.reserve(total);
+    for (size_t i = 0; i < kFields; i++) {
+      text_ += fields[i];
+      end_[i] = static_cast<uint32_t>(text_.size());
+    }
+  }
+
+  std::string_view name() const { return Field(0); }
+  std::string_view api_version() const { return Field(1); }
+  std::string_view kind() const { return Field(2); }
+  std::string_view namespace_() const { return Field(3); }
+  std::string_view regarding_name() const { return Field(4); }
+  std::string_view uid() const { return Field(5); }
+  std::string_view resource_version() const { return Field(6); }
+  std::string_view type() const { return Field(7); }
+  std::string_view reason() const { return Field(8); }
+  std::string_view action() const { return Field(9); }
+  std::string_view note() const { return Field(10); }
+  WallTime event_time() const { return event_time_; }
+
+ private:
+  static constexpr size_t kFields = 11;
+
+  std::string_view Field(size_t i) const {
+    const uint32_t begin = i == 0 ? 0 : end_[i - 1];
+    return std::string_view(text_).substr(begin, end_[i] - begin);
+  }
+
+  // Every field is bounded well below 4 GiB: names by the apiserver's validation, the note by
+  // kMaxNoteLength.
+  std::string text_;
+  std::array<uint32_t, kFields> end_{};
+  WallTime event_time_;
 };
+
+// Whether `event` belongs to the series `id` names.
+bool InSeries(const EventData& event, const SeriesId& id) {
+  return event.uid() == id.object.uid && event.regarding_name() == id.object.name &&
+         event.namespace_() == id.object.namespace_ && event.kind() == id.object.kind &&
+         event.note() == id.note && event.reason() == id.reason && event.type() == id.type &&
+         event.action() == id.action;
+}
 
 struct CachedEvent {
-  std::string key;
+  // SeriesId::Hash of the Event's series.
+  size_t hash = 0;
   std::shared_ptr<const EventData> event;
   // Occurrences so far. Invariant: acked <= queued <= count; count >= 1.
   int32_t count = 1;
@@ -168,9 +250,10 @@ struct CachedEvent {
   bool Dirty() const { return count > queued; }
 };
 
-bool IsWarning(const CachedEvent& cached) { return cached.event->type == "Warning"; }
+bool IsWarning(const CachedEvent& cached) { return cached.event->type() == "Warning"; }
 
 struct ObjectBucket {
+  size_t hash = 0;
   std::string key;
   TokenBucket bucket;
 };
@@ -179,7 +262,8 @@ struct ObjectBucket {
 // Event is gone).
 struct Write {
   uint64_t seq = 0;
-  std::string key;
+  // The cached Event's hash, to find it again when the write is answered.
+  size_t hash = 0;
   std::shared_ptr<const EventData> event;
   int32_t count = 1;
   WallTime last_observed;
@@ -215,12 +299,14 @@ class ApiEventRecorder::Impl {
   void Record(const api::ObjectReference& object, const std::string& type,
               const std::string& reason, const std::string& action, const std::string& full_note) {
     const std::string_view note = TruncateNote(full_note);
-    std::string key = SeriesKey(object, type, reason, action, note);
+    const SeriesId id{object, type, reason, action, note};
+    const size_t hash = id.Hash();
     const MonoTime now = clock_->Monotonic();
     const WallTime wall = clock_->Wall();
 
     std::lock_guard lock(mu_);
-    if (CachedEvent* cached = events_.Find(key)) {
+    if (CachedEvent* cached =
+            events_.Find(hash, [&](const CachedEvent& c) { return InSeries(*c.event, id); })) {
       if (cached->count < std::numeric_limits<int32_t>::max()) cached->count++;
       cached->last_observed = now;
       cached->last_observed_wall = wall;
@@ -242,17 +328,11 @@ class ApiEventRecorder::Impl {
     }
     // Events already waiting for a token go first, so a storm of new ones cannot starve them.
     const bool deferred = waiting_ > 0 || !AdmitGlobalLocked(now);
-    auto data = std::make_shared<EventData>();
-    data->name = EventName(object.name, wall);
-    data->regarding = object;
-    data->type = type;
-    data->reason = reason;
-    data->action = action;
-    data->note = std::string(note);
-    data->event_time = wall;
+    auto data = std::make_shared<const EventData>(EventName(object.name, wall), object, type,
+                                                  reason, action, note, wall);
 
     CachedEvent entry;
-    entry.key = std::move(key);
+    entry.hash = hash;
     entry.event = std::move(data);
     entry.last_observed = now;
     entry.last_observed_wall = wall;
@@ -351,10 +431,12 @@ class ApiEventRecorder::Impl {
       AppendKeyField(object_key, object.namespace_);
       AppendKeyField(object_key, object.name);
       AppendKeyField(object_key, object.uid);
-      ObjectBucket* bucket = objects_.Find(object_key);
+      const size_t hash = std::hash<std::string>{}(object_key);
+      ObjectBucket* bucket =
+          objects_.Find(hash, [&](const ObjectBucket& b) { return b.key == object_key; });
       if (bucket == nullptr) {
         bucket = &objects_.Insert(
-            ObjectBucket{std::move(object_key), TokenBucket(options_.per_object_burst, now)});
+            ObjectBucket{hash, std::move(object_key), TokenBucket(options_.per_object_burst, now)});
         // The new bucket is at the front, so this never evicts it.
         while (objects_.size() > std::max<size_t>(1, options_.max_tracked_objects)) {
           objects_.Erase(std::prev(objects_.end()));
@@ -384,7 +466,7 @@ class ApiEventRecorder::Impl {
       if (IsWarning(cached)) waiting_warnings_--;
     }
     queue_.push_back(
-        Write{++enqueued_seq_, cached.key, cached.event, cached.count, cached.last_observed_wall});
+        Write{++enqueued_seq_, cached.hash, cached.event, cached.count, cached.last_observed_wall});
     cached.queued = cached.count;
     cached.last_write = now;
     work_cv_.notify_one();
@@ -518,11 +600,12 @@ class ApiEventRecorder::Impl {
   // Runs on the sender thread without the lock.
   Outcome Send(const Write& write) {
     const EventData& event = *write.event;
-    const std::string collection = client::EventsResource().Path(event.regarding.namespace_);
+    const std::string ns(event.namespace_());
+    const std::string collection = client::EventsResource().Path(ns);
     try {
       if (write.count >= 2) {
         try {
-          client_->Patch(client::EventsResource().Path(event.regarding.namespace_, event.name),
+          client_->Patch(client::EventsResource().Path(ns, std::string(event.name())),
                          {{"series",
                            {{"count", write.count},
                             {"lastObservedTime", util::FormatRfc3339Micro(write.last_observed)}}}},
@@ -542,8 +625,8 @@ class ApiEventRecorder::Impl {
       // apiserver would otherwise flood the log, so the rest only count.
       const bool first = failed_.fetch_add(1) == 0;
       spdlog::log(first ? spdlog::level::warn : spdlog::level::debug,
-                  "event {} {} for {} {}/{} not recorded{}: {}", event.reason, event.name,
-                  event.regarding.kind, event.regarding.namespace_, event.regarding.name,
+                  "event {} {} for {} {}/{} not recorded{}: {}", event.reason(), event.name(),
+                  event.kind(), event.namespace_(), event.regarding_name(),
                   first ? " (further failures are only counted)" : "", e.what());
       const auto* api_error = dynamic_cast<const client::ApiError*>(&e);
       return api_error != nullptr && api_error->Transient() ? Outcome::kFailed : Outcome::kRejected;
@@ -555,21 +638,21 @@ class ApiEventRecorder::Impl {
     nlohmann::json json = {
         {"apiVersion", "events.k8s.io/v1"},
         {"kind", "Event"},
-        {"metadata", {{"name", event.name}, {"namespace", event.regarding.namespace_}}},
-        {"eventTime", util::FormatRfc3339Micro(event.event_time)},
+        {"metadata", {{"name", event.name()}, {"namespace", event.namespace_()}}},
+        {"eventTime", util::FormatRfc3339Micro(event.event_time())},
         {"reportingController", controller_},
         {"reportingInstance", instance_},
-        {"action", event.action},
-        {"reason", event.reason},
-        {"type", event.type},
-        {"note", event.note},
+        {"action", event.action()},
+        {"reason", event.reason()},
+        {"type", event.type()},
+        {"note", event.note()},
         {"regarding",
-         {{"apiVersion", event.regarding.api_version},
-          {"kind", event.regarding.kind},
-          {"namespace", event.regarding.namespace_},
-          {"name", event.regarding.name},
-          {"uid", event.regarding.uid},
-          {"resourceVersion", event.regarding.resource_version}}}};
+         {{"apiVersion", event.api_version()},
+          {"kind", event.kind()},
+          {"namespace", event.namespace_()},
+          {"name", event.regarding_name()},
+          {"uid", event.uid()},
+          {"resourceVersion", event.resource_version()}}}};
     if (write.count >= 2) {
       json["series"] = {{"count", write.count},
                         {"lastObservedTime", util::FormatRfc3339Micro(write.last_observed)}};
@@ -578,7 +661,8 @@ class ApiEventRecorder::Impl {
   }
 
   void Acknowledge(const Write& write, Outcome outcome) {
-    CachedEvent* cached = events_.Peek(write.key);
+    CachedEvent* cached =
+        events_.Peek(write.hash, [&](const CachedEvent& c) { return c.event == write.event; });
     // Evicted or finished meanwhile, and maybe replaced by a newer Event with the same key.
     if (cached == nullptr || cached->event != write.event) return;
     if (outcome == Outcome::kCreated || outcome == Outcome::kPatched) {
