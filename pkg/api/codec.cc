@@ -683,6 +683,10 @@ bool ParseTolerationEffect(std::string_view text, TaintEffect* out) {
   return json_read::FindEnum(text, kTolerationEffects, out);
 }
 
+bool ParseTaintEffect(std::string_view text, TaintEffect* out) {
+  return json_read::FindEnum(text, kTaintEffects, out);
+}
+
 bool ParsePreemptionPolicy(std::string_view text, PreemptionPolicy* out) {
   return json_read::FindEnum(text, kPreemptionPolicies, out);
 }

@@ -43,6 +43,8 @@ TopologySpreadConstraint DecodeTopologySpreadConstraint(const nlohmann::json& ob
 // The string forms the apiserver serves; false for a value Berth does not know.
 bool ParseTolerationOperator(std::string_view text, TolerationOperator* out);
 bool ParseTolerationEffect(std::string_view text, TaintEffect* out);
+// A node taint's effect: one of the three, never empty (a toleration's empty effect means all).
+bool ParseTaintEffect(std::string_view text, TaintEffect* out);
 bool ParsePreemptionPolicy(std::string_view text, PreemptionPolicy* out);
 // The names the decoders read, for writing objects back (pkg/api/object_encode.h).
 std::string_view TolerationOperatorName(TolerationOperator op);  // "Equal" or "Exists".

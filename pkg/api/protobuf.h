@@ -7,7 +7,8 @@
 // Protobuf is read, never written, and only as a cheaper wire form of the same objects. The
 // general path turns each object into the JSON the apiserver would have sent for it, restricted
 // to the fields pkg/api/codec.h reads, so DecodePod/DecodeNode (and their validation) are the same
-// for both encodings; TryDecodeProtobufPod is a faster path for pods that gives the same result.
+// for both encodings; TryDecodeProtobufPod and TryDecodeProtobufNode are faster paths that give
+// the same result.
 // Every field scheduling never reads (managedFields, container statuses, env, probes,
 // ...) is skipped by its length without being looked at. Only proto fields Berth knows are
 // decoded; unknown field numbers are skipped, as protobuf requires.
@@ -62,6 +63,11 @@ nlohmann::json ProtobufPodToJson(std::string_view message);
 // value, a singular message sent twice, which protobuf merges), which then gives the Pod or the
 // DecodeError naming the field. Whenever it returns a Pod, the general path gives an equal one.
 std::optional<Pod> TryDecodeProtobufPod(std::string_view message);
+
+// The same for a v1.Node message: straight into a Node, or std::nullopt for anything the general
+// path (DecodeNode over DecodeProtobufObject) decides, which then gives an equal Node whenever
+// this gives one.
+std::optional<Node> TryDecodeProtobufNode(std::string_view message);
 
 // Offered each list item's raw message before it is decoded to JSON; returns true when it took
 // the item, which is then not passed to the JSON callback.

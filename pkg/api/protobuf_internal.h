@@ -2,8 +2,8 @@
 #define BERTH_PKG_API_PROTOBUF_INTERNAL_H_
 
 // Internal to pkg/api: what the schema-driven protobuf decoder (protobuf.cc) shares with the
-// direct Pod decoder (protobuf_pod.cc), so both accept and reject exactly the same bytes. Every
-// function throws DecodeError naming `path` on malformed input.
+// direct Pod and Node decoders (protobuf_direct.cc), so both accept and reject exactly the same
+// bytes. Every function throws DecodeError naming `path` on malformed input.
 
 #include <cstddef>
 #include <cstdint>

@@ -8,6 +8,7 @@
 #include <random>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "pkg/api/codec.h"
@@ -263,26 +264,7 @@ class RandomPod {
   bool valid() const { return valid_; }
 
   // Flips, drops or duplicates bytes.
-  std::string Damage(std::string message) {
-    if (message.empty()) return message;
-    const int edits = Pick(1, 3);
-    for (int i = 0; i < edits; i++) {
-      const size_t at = static_cast<size_t>(Pick(0, static_cast<int>(message.size()) - 1));
-      switch (Pick(0, 2)) {
-        case 0:
-          message[at] = static_cast<char>(message[at] ^ (1 << Pick(0, 7)));
-          break;
-        case 1:
-          message.erase(at, 1);
-          break;
-        default:
-          message.insert(at, 1, message[at]);
-          break;
-      }
-      if (message.empty()) break;
-    }
-    return message;
-  }
+  std::string Damage(std::string message) { return testing::DamageBytes(rng_, std::move(message)); }
 
  private:
   bool Chance(int percent) { return Pick(1, 100) <= percent; }

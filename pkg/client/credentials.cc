@@ -1,13 +1,19 @@
 #include "pkg/client/credentials.h"
 
 #include <openssl/err.h>
+#include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <array>
 #include <atomic>
 #include <cctype>
+#include <deque>
 #include <fstream>
+#include <initializer_list>
+#include <mutex>
 #include <sstream>
 #include <string_view>
 #include <vector>
@@ -88,6 +94,60 @@ std::vector<X509Ptr> ReadCertificates(const std::string& pem, std::string* probl
   return certs;
 }
 
+// PEM inputs already found usable, by the SHA-256 of their text. Start-up checks the kubeconfig's
+// pair when it is read and again for each client made from it (the scheduler's and the secure
+// port's two delegated ones), and parsing an RSA key with its certificate costs most of a
+// millisecond each time. Only good verdicts are kept, at most kMaxRemembered; a digest, never the
+// text (a key is a secret), is held. Thread-safe.
+class UsableInputs {
+ public:
+  using Digest = std::array<unsigned char, 32>;
+
+  // The digest of `parts` (lengths included, so no two splits of one text collide); nullopt when
+  // OpenSSL cannot hash, and then nothing is remembered.
+  static std::optional<Digest> Of(std::initializer_list<std::string_view> parts) {
+    std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), &EVP_MD_CTX_free);
+    if (!ctx || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1) return std::nullopt;
+    for (std::string_view part : parts) {
+      const uint64_t size = part.size();
+      if (EVP_DigestUpdate(ctx.get(), &size, sizeof(size)) != 1 ||
+          EVP_DigestUpdate(ctx.get(), part.data(), part.size()) != 1) {
+        return std::nullopt;
+      }
+    }
+    Digest digest{};
+    unsigned int length = 0;
+    if (EVP_DigestFinal_ex(ctx.get(), digest.data(), &length) != 1 || length != digest.size()) {
+      return std::nullopt;
+    }
+    return digest;
+  }
+
+  bool Known(const std::optional<Digest>& digest) {
+    if (!digest) return false;
+    std::lock_guard lock(mu_);
+    return std::find(known_.begin(), known_.end(), *digest) != known_.end();
+  }
+
+  void Remember(const std::optional<Digest>& digest) {
+    if (!digest) return;
+    std::lock_guard lock(mu_);
+    if (std::find(known_.begin(), known_.end(), *digest) != known_.end()) return;
+    if (known_.size() == kMaxRemembered) known_.pop_front();
+    known_.push_back(*digest);
+  }
+
+ private:
+  static constexpr size_t kMaxRemembered = 16;
+  std::mutex mu_;
+  std::deque<Digest> known_;
+};
+
+UsableInputs& Usable() {
+  static UsableInputs usable;
+  return usable;
+}
+
 }  // namespace
 
 void SetCredentialFileRefreshIntervalForTesting(std::chrono::nanoseconds interval) {
@@ -95,12 +155,17 @@ void SetCredentialFileRefreshIntervalForTesting(std::chrono::nanoseconds interva
 }
 
 std::string CertificatesProblem(const std::string& pem) {
+  const auto digest = UsableInputs::Of({"certificates", pem});
+  if (Usable().Known(digest)) return "";
   std::string problem;
   ReadCertificates(pem, &problem);
+  if (problem.empty()) Usable().Remember(digest);
   return problem;
 }
 
 std::string KeyPairProblem(const std::string& cert_pem, const std::string& key_pem) {
+  const auto digest = UsableInputs::Of({"key pair", cert_pem, key_pem});
+  if (Usable().Known(digest)) return "";
   std::string problem;
   std::vector<X509Ptr> chain = ReadCertificates(cert_pem, &problem);
   if (!problem.empty()) return "certificate: " + problem;
@@ -113,6 +178,7 @@ std::string KeyPairProblem(const std::string& cert_pem, const std::string& key_p
     DrainOpensslErrors();
     return "the key does not match the certificate";
   }
+  Usable().Remember(digest);
   return "";
 }
 

@@ -27,7 +27,7 @@ void SetCredentialFileRefreshIntervalForTesting(std::chrono::nanoseconds interva
 // Empty when `pem` holds one or more PEM certificates and nothing malformed, else why not.
 std::string CertificatesProblem(const std::string& pem);
 // Empty when `key_pem` is a private key matching the first certificate of `cert_pem`, else why
-// not.
+// not. Both remember (by digest) the texts they found good, so checking one again is cheap.
 std::string KeyPairProblem(const std::string& cert_pem, const std::string& key_pem);
 
 // The current Credentials of one Config. Thread-safe. Get() returns the same object until

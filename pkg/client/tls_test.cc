@@ -183,6 +183,19 @@ TEST_F(TlsFakeServerTest, UnusableKeyMaterialIsAConfigError) {
   EXPECT_THROW(NewClient(config), ConfigError);
 }
 
+// Start-up checks one pair several times and remembers pairs found good; that must never let a
+// different key, a changed certificate or a bad CA bundle through.
+TEST_F(TlsFakeServerTest, PairsFoundGoodAreRememberedWithoutHidingBadOnes) {
+  EXPECT_EQ(internal::KeyPairProblem(pki_->client_cert, pki_->client_key), "");
+  EXPECT_EQ(internal::KeyPairProblem(pki_->client_cert, pki_->client_key), "");
+  EXPECT_EQ(internal::KeyPairProblem(pki_->client_cert, pki_->server_key),
+            "the key does not match the certificate");
+  EXPECT_THAT(internal::KeyPairProblem("nope", pki_->client_key), HasSubstr("certificate: "));
+  EXPECT_EQ(internal::CertificatesProblem(pki_->ca), "");
+  EXPECT_EQ(internal::CertificatesProblem(pki_->ca), "");
+  EXPECT_EQ(internal::CertificatesProblem("nope"), "no PEM certificate in it");
+}
+
 // Accepts every connection and closes it at once, before any TLS byte, with an orderly close or a
 // reset: what a load balancer does while none of its backends is up. The connection failed, not
 // TLS, so it is retried like any dropped connection, for a POST too (nothing was sent), where a

@@ -55,6 +55,9 @@ struct ResourceTraits<api::Node> {
   static constexpr bool kProtobuf = true;
   static client::Resource Resource() { return client::NodesResource(); }
   static api::Node Decode(const nlohmann::json& object) { return api::DecodeNode(object); }
+  static std::optional<api::Node> DecodeProtobuf(std::string_view message) {
+    return api::TryDecodeProtobufNode(message);
+  }
 };
 
 // A resource read in JSON with its decoder: everything plugins read besides pods and nodes.

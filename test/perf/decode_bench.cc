@@ -1,9 +1,11 @@
 // Decode benchmark: one LIST response of N realistic pods (shaped as kube-apiserver serves it,
 // managedFields and status included) fed through the real informer path (reflector list ->
 // decode -> api::Pod -> store), in JSON and in protobuf (berth's default), reporting MB/s,
-// pods/s and bytes held per stored pod.
+// pods/s and bytes held per stored pod; then a protobuf LIST of M realistic nodes (1,000 unless
+// told, 0 for none), decoded through JSON trees and straight into api::Node.
 //
-//   _output/bin/decode_bench [--pods N] [--repeat R] [--encoding json|protobuf|both] [--json]
+//   _output/bin/decode_bench [--pods N] [--nodes M] [--repeat R] [--encoding json|protobuf|both]
+//                            [--json]
 
 #include <malloc.h>
 
@@ -368,6 +370,90 @@ std::string ProtobufPodList(int pods) {
   return list.Envelope("PodList");
 }
 
+// A v1.Node message as a kubelet keeps it: labels, annotations, managedFields (skipped by both
+// paths), one taint on every tenth node, capacity and allocatable, five conditions, addresses,
+// nodeInfo and twenty images.
+std::string RealisticNodeProto(int i) {
+  using testing::Proto;
+  const std::string name = "node-" + std::to_string(i);
+  Proto meta;
+  meta.Bytes(1, name)
+      .Bytes(5, "3f6c1a52-9d0e-4f3a-8b1c-" + std::to_string(100000000000 + i))
+      .Bytes(6, std::to_string(100000 + i))
+      .Message(8, Proto().Varint(1, 1714557600))
+      .Entry(11, "beta.kubernetes.io/arch", "amd64")
+      .Entry(11, "beta.kubernetes.io/os", "linux")
+      .Entry(11, "kubernetes.io/arch", "amd64")
+      .Entry(11, "kubernetes.io/hostname", name)
+      .Entry(11, "kubernetes.io/os", "linux")
+      .Entry(11, "node.kubernetes.io/instance-type", "m5.2xlarge")
+      .Entry(11, "topology.kubernetes.io/region", "eu-west-1")
+      .Entry(11, "topology.kubernetes.io/zone", std::string("eu-west-1") + "abc"[i % 3])
+      .Entry(12, "node.alpha.kubernetes.io/ttl", "0")
+      .Entry(12, "volumes.kubernetes.io/controller-managed-attach-detach", "true")
+      .Message(17, Proto()
+                       .Bytes(1, "kubelet")
+                       .Bytes(2, "Update")
+                       .Bytes(3, "v1")
+                       .Bytes(7, "FieldsV1")
+                       .Message(6, Proto().Bytes(1, std::string(600, 'f'))));
+  Proto spec;
+  spec.Bytes(1, "10.244." + std::to_string(i % 250) + ".0/24")
+      .Bytes(3, "aws:///eu-west-1a/i-0" + std::to_string(i));
+  if (i % 10 == 0)
+    spec.Message(5, Proto().Bytes(1, "dedicated").Bytes(2, "batch").Bytes(3, "NoSchedule"));
+  Proto status;
+  for (uint32_t field : {1u, 2u}) {
+    status.QuantityEntry(field, "cpu", field == 1 ? "8" : "7910m")
+        .QuantityEntry(field, "ephemeral-storage", "104845292Ki")
+        .QuantityEntry(field, "hugepages-1Gi", "0")
+        .QuantityEntry(field, "hugepages-2Mi", "0")
+        .QuantityEntry(field, "memory", field == 1 ? "32386524Ki" : "31369692Ki")
+        .QuantityEntry(field, "pods", "110");
+  }
+  for (const char* type : {"MemoryPressure", "DiskPressure", "PIDPressure", "Ready"}) {
+    const bool ready = std::string_view(type) == "Ready";
+    status.Message(4, Proto()
+                          .Bytes(1, type)
+                          .Bytes(2, ready ? "True" : "False")
+                          .Message(3, Proto().Varint(1, 1714560000))
+                          .Message(4, Proto().Varint(1, 1714557600))
+                          .Bytes(5, ready ? "KubeletReady" : "KubeletHasSufficientMemory")
+                          .Bytes(6, ready ? "kubelet is posting ready status"
+                                          : "kubelet has sufficient memory available"));
+  }
+  status.Message(5, Proto().Bytes(1, "InternalIP").Bytes(2, "10.0.3." + std::to_string(i % 250)))
+      .Message(5, Proto().Bytes(1, "Hostname").Bytes(2, name))
+      .Message(6, Proto().Message(1, Proto().Varint(1, 10250)))
+      .Message(7, Proto()
+                      .Bytes(1, "ec2d1a3f0b6e4c2a9e1f3b5d7c9a1e3f")
+                      .Bytes(2, "ec2d1a3f-0b6e-4c2a-9e1f-3b5d7c9a1e3f")
+                      .Bytes(3, "c0ffee00-1234-5678-9abc-def012345678")
+                      .Bytes(4, "6.1.0-18-cloud-amd64")
+                      .Bytes(5, "Debian GNU/Linux 12 (bookworm)")
+                      .Bytes(6, "containerd://1.7.13")
+                      .Bytes(7, "v1.37.2")
+                      .Bytes(8, "v1.37.2")
+                      .Bytes(9, "linux")
+                      .Bytes(10, "amd64"));
+  for (int image = 0; image < 20; image++) {
+    const std::string repository = "registry.example/team-" + std::to_string(image) + "/service";
+    status.Message(8, Proto()
+                          .Bytes(1, repository + "@sha256:" + std::string(64, "abcdef"[image % 6]))
+                          .Bytes(1, repository + ":v" + std::to_string(image))
+                          .Varint(2, 20000000 + 1000003 * static_cast<uint64_t>(image)));
+  }
+  return Proto().Message(1, meta).Message(2, spec).Message(3, status).str();
+}
+
+// The protobuf LIST body of `nodes` realistic nodes, enveloped as the apiserver sends it.
+std::string ProtobufNodeList(int nodes) {
+  testing::Proto list;
+  list.Message(1, testing::Proto().Bytes(2, "200000"));
+  for (int i = 0; i < nodes; i++) list.Bytes(2, RealisticNodeProto(i));
+  return list.Envelope("NodeList");
+}
+
 // What scheduling reads of a pod, as text: two encodings of the same pod must give the same.
 std::string Summary(const api::Pod& pod) {
   std::string out;
@@ -535,18 +621,83 @@ bool EncodingsAgree(int pods) {
   return true;
 }
 
+// A NodeList in protobuf, the first list berth-scheduler waits for at start: its items through
+// the general path (JSON trees, then DecodeNode) against straight into api::Node, best of
+// `repeat` each. Fails when the two paths give different nodes.
+bool MeasureNodeList(int nodes, int repeat, bool json) {
+  const std::string body = ProtobufNodeList(nodes);
+  size_t decoded = 0;
+  const auto general_pass = [&] {
+    api::ProtobufListParser parser([&](nlohmann::json& item) {
+      decoded += api::DecodeNode(item).status.allocatable.pods > 0 ? 1 : 0;
+    });
+    parser.Feed(body);
+    parser.Finish();
+  };
+  const auto direct_pass = [&] {
+    api::ProtobufListParser parser([](nlohmann::json&) {},
+                                   [&](std::string_view message) {
+                                     std::optional<api::Node> node =
+                                         api::TryDecodeProtobufNode(message);
+                                     if (node) decoded += node->status.allocatable.pods > 0 ? 1 : 0;
+                                     return node.has_value();
+                                   });
+    parser.Feed(body);
+    parser.Finish();
+  };
+  for (int i = 0; i < std::min(nodes, 100); i++) {
+    const std::string message = RealisticNodeProto(i);
+    const std::optional<api::Node> direct = api::TryDecodeProtobufNode(message);
+    if (!direct || *direct != api::DecodeNode(api::DecodeProtobufObject(
+                                  testing::Proto().Raw(message).Envelope("Node")))) {
+      std::fprintf(stderr, "decode_bench: node %d decodes differently on the two paths\n", i);
+      return false;
+    }
+  }
+  double general = 0;
+  double direct = 0;
+  for (int r = 0; r < repeat; r++) {
+    const double g = Seconds(general_pass);
+    const double d = Seconds(direct_pass);
+    general = r == 0 ? g : std::min(general, g);
+    direct = r == 0 ? d : std::min(direct, d);
+  }
+  if (decoded != 2 * static_cast<size_t>(nodes) * static_cast<size_t>(repeat)) {
+    std::fprintf(stderr, "decode_bench: %zu nodes decoded, expected %d per pass\n", decoded, nodes);
+    return false;
+  }
+  if (json) {
+    std::printf(
+        "{\"encoding\":\"protobuf\",\"nodes\":%d,\"list_bytes\":%zu,"
+        "\"general_seconds\":%.4f,\"direct_seconds\":%.4f}\n",
+        nodes, body.size(), general, direct);
+  } else {
+    std::printf(
+        "decode benchmark: LIST of %d nodes in protobuf, %.1f MB (%zu bytes/node), best of %d\n",
+        nodes, static_cast<double>(body.size()) / 1e6, body.size() / nodes, repeat);
+    std::printf(
+        "  through JSON trees and DecodeNode %.4f s; berth's path, straight into api::Node %.4f s "
+        "(%.1fx)\n",
+        general, direct, direct > 0 ? general / direct : 0.0);
+  }
+  return true;
+}
+
 }  // namespace
 }  // namespace berth::perf
 
 int main(int argc, char** argv) {
   using namespace berth;
   int pods = 10000;
+  int nodes = 1000;
   int repeat = 5;
   bool json = false;
   std::string encoding = "both";
   for (int i = 1; i < argc; i++) {
     if (!std::strcmp(argv[i], "--pods") && i + 1 < argc) {
       pods = std::atoi(argv[++i]);
+    } else if (!std::strcmp(argv[i], "--nodes") && i + 1 < argc) {
+      nodes = std::atoi(argv[++i]);
     } else if (!std::strcmp(argv[i], "--repeat") && i + 1 < argc) {
       repeat = std::atoi(argv[++i]);
     } else if (!std::strcmp(argv[i], "--encoding") && i + 1 < argc) {
@@ -558,10 +709,11 @@ int main(int argc, char** argv) {
       break;
     }
   }
-  if (pods <= 0 || repeat <= 0 ||
+  if (pods <= 0 || nodes < 0 || repeat <= 0 ||
       (encoding != "json" && encoding != "protobuf" && encoding != "both")) {
     std::fprintf(stderr,
-                 "usage: %s [--pods N>0] [--repeat R>0] [--encoding json|protobuf|both] [--json]\n",
+                 "usage: %s [--pods N>0] [--nodes M>=0] [--repeat R>0] "
+                 "[--encoding json|protobuf|both] [--json]\n",
                  argv[0]);
     return 2;
   }
@@ -644,5 +796,6 @@ int main(int argc, char** argv) {
                   direct);
     }
   }
+  if (nodes > 0 && !perf::MeasureNodeList(nodes, repeat, json)) return 1;
   return 0;
 }

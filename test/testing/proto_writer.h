@@ -1,7 +1,9 @@
 #ifndef BERTH_TEST_TESTING_PROTO_WRITER_H_
 #define BERTH_TEST_TESTING_PROTO_WRITER_H_
 
+#include <cstddef>
 #include <cstdint>
+#include <random>
 #include <string>
 #include <string_view>
 
@@ -77,6 +79,29 @@ class Proto {
   }
   std::string bytes_;
 };
+
+// One to three random edits of `message`: a bit flipped, a byte dropped or a byte doubled. What
+// a decoder fuzzed with well-formed messages meets next.
+inline std::string DamageBytes(std::mt19937_64& rng, std::string message) {
+  const auto pick = [&rng](int low, int high) {
+    return std::uniform_int_distribution<int>(low, high)(rng);
+  };
+  for (int edits = pick(1, 3); edits > 0 && !message.empty(); edits--) {
+    const auto at = static_cast<size_t>(pick(0, static_cast<int>(message.size()) - 1));
+    switch (pick(0, 2)) {
+      case 0:
+        message[at] = static_cast<char>(message[at] ^ (1 << pick(0, 7)));
+        break;
+      case 1:
+        message.erase(at, 1);
+        break;
+      default:
+        message.insert(at, 1, message[at]);
+        break;
+    }
+  }
+  return message;
+}
 
 }  // namespace berth::testing
 

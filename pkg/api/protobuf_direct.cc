@@ -1,13 +1,14 @@
-// TryDecodeProtobufPod: a v1.Pod message straight into api::Pod.
+// TryDecodeProtobufPod and TryDecodeProtobufNode: a v1.Pod or v1.Node message straight into
+// api::Pod or api::Node.
 //
-// Invariant: for every input, either this returns std::nullopt or it returns exactly the Pod that
-// DecodePod(DecodeProtobufObject(...)) gives for the same message. To keep that true without a
-// second copy of codec.cc's validation, it reads the same schema fields with the same wire
-// primitives (protobuf_internal.h), hands the selector-heavy messages (affinity, topology spread)
-// to codec.cc as the JSON the general path would build of them, finishes the pod with the same
-// FinishDecodedPod, and declines (NeedsGeneralPath) wherever the general path could differ: a
-// value it would reject, a singular message sent twice (merged field by field there), a volume
-// with more than one source.
+// Invariant: for every input, either these return std::nullopt or they return exactly the object
+// that DecodePod or DecodeNode over DecodeProtobufObject(...) gives for the same message. To keep
+// that true without a second copy of codec.cc's validation, they read the same schema fields with
+// the same wire primitives (protobuf_internal.h), hand the selector-heavy messages (affinity,
+// topology spread) to codec.cc as the JSON the general path would build of them, finish a pod
+// with the same FinishDecodedPod, and decline (NeedsGeneralPath) wherever the general path could
+// differ: a value it would reject, a singular message sent twice (merged field by field there), a
+// volume with more than one source.
 
 #include <cstdint>
 #include <optional>
@@ -529,38 +530,123 @@ void ReadStatus(std::string_view message, PodStatus* out) {
   }
 }
 
-}  // namespace
+// ---- Node ----
 
-std::optional<Pod> TryDecodeProtobufPod(std::string_view message) {
+void ReadTaint(std::string_view message, Taint* out) {
+  bool has_effect = false;
+  Fields f(message);
+  while (f.Next()) {
+    switch (f.number()) {
+      case 1:
+        out->key = f.String();
+        break;
+      case 2:
+        out->value = f.String();
+        break;
+      case 3:
+        if (!ParseTaintEffect(f.String(), &out->effect)) throw NeedsGeneralPath{};
+        has_effect = true;
+        break;
+      default:
+        break;
+    }
+  }
+  // Both required; the general path names the field.
+  if (out->key.empty() || !has_effect) throw NeedsGeneralPath{};
+}
+
+void ReadNodeSpec(std::string_view message, NodeSpec* out) {
+  Fields f(message);
+  while (f.Next()) {
+    if (f.number() == 4) {
+      out->unschedulable = f.Bool();
+    } else if (f.number() == 5) {
+      ReadTaint(f.Bytes(), &out->taints.emplace_back());
+    }
+  }
+}
+
+void ReadImage(std::string_view message, ContainerImage* out) {
+  Fields f(message);
+  while (f.Next()) {
+    if (f.number() == 1) {
+      out->names.push_back(f.String());
+    } else if (f.number() == 2) {
+      out->size_bytes = f.Int64();
+    }
+  }
+}
+
+void ReadNodeStatus(std::string_view message, NodeStatus* out) {
+  Fields f(message);
+  while (f.Next()) {
+    switch (f.number()) {
+      case 1:
+        SetQuantity(f.Bytes(), &out->capacity);
+        break;
+      case 2:
+        SetQuantity(f.Bytes(), &out->allocatable);
+        break;
+      case 4:
+        ReadCondition(f.Bytes(), &out->conditions.emplace_back());
+        break;
+      case 8:
+        ReadImage(f.Bytes(), &out->images.emplace_back());
+        break;
+      case 14:
+        out->declared_features.push_back(f.String());
+        break;
+      default:
+        break;
+    }
+  }
+}
+
+// The frame a Pod and a Node share: metadata (required), spec and status, each a singular message
+// read by `read_spec` and `read_status`; then `finish`. Nullopt wherever the general path decides.
+template <typename T, typename Spec, typename Status, typename Finish>
+std::optional<T> TryDecodeObject(std::string_view message,
+                                 void (*read_spec)(std::string_view, Spec*),
+                                 void (*read_status)(std::string_view, Status*), Finish finish) {
   try {
-    Pod pod;
+    T object;
     uint64_t seen = 0;
     bool has_meta = false;
     Fields f(message);
     while (f.Next()) {
       switch (f.number()) {
         case 1:
-          ReadMeta(f.Message(&seen), &pod.meta);
+          ReadMeta(f.Message(&seen), &object.meta);
           has_meta = true;
           break;
         case 2:
-          ReadSpec(f.Message(&seen), &pod.spec);
+          read_spec(f.Message(&seen), &object.spec);
           break;
         case 3:
-          ReadStatus(f.Message(&seen), &pod.status);
+          read_status(f.Message(&seen), &object.status);
           break;
         default:
           break;
       }
     }
     if (!has_meta) return std::nullopt;
-    FinishDecodedPod(pod);
-    return pod;
+    finish(object);
+    return object;
   } catch (const NeedsGeneralPath&) {
     return std::nullopt;
   } catch (const DecodeError&) {
     return std::nullopt;
   }
+}
+
+}  // namespace
+
+std::optional<Node> TryDecodeProtobufNode(std::string_view message) {
+  return TryDecodeObject<Node>(message, ReadNodeSpec, ReadNodeStatus, [](Node&) {});
+}
+
+std::optional<Pod> TryDecodeProtobufPod(std::string_view message) {
+  return TryDecodeObject<Pod>(message, ReadSpec, ReadStatus, FinishDecodedPod);
 }
 
 }  // namespace berth::api
