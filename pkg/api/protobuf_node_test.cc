@@ -15,6 +15,7 @@
 #include "pkg/api/errors.h"
 #include "pkg/api/protobuf.h"
 #include "pkg/api/types.h"
+#include "test/testing/direct_decode.h"
 #include "test/testing/proto_pods.h"
 #include "test/testing/proto_writer.h"
 
@@ -108,12 +109,7 @@ TEST(TryDecodeProtobufNode, LeavesTheUnusualToTheGeneralPath) {
   const Proto meta = Proto().Bytes(1, "n");
   const auto spec = [&](const Proto& s) { return Proto().Message(1, meta).Message(2, s).str(); };
   const auto status = [&](const Proto& s) { return Proto().Message(1, meta).Message(3, s).str(); };
-  struct Case {
-    std::string name;
-    std::string message;
-    std::string general_error;  // Empty: the general path decodes it.
-  };
-  const std::vector<Case> cases = {
+  const std::vector<testing::DeclinedMessage> cases = {
       {"no metadata", Proto().Message(2, Proto().Varint(4, 1)).str(), "metadata.name: required"},
       {"empty name", Proto().Message(1, Proto().Bytes(1, "")).str(), "metadata.name: required"},
       {"spec sent twice is merged",
@@ -143,27 +139,20 @@ TEST(TryDecodeProtobufNode, LeavesTheUnusualToTheGeneralPath) {
       {"time out of range",
        Proto().Message(1, Proto().Bytes(1, "n").Message(8, Time(1LL << 40))).str(),
        "metadata.creationTimestamp: time out of the RFC 3339 range"},
-      {"truncated", RichNode().str().substr(0, 90), ""},
+      {"truncated", RichNode().str().substr(0, 90), testing::DeclinedMessage::kAnyError},
   };
-  for (const Case& c : cases) {
-    EXPECT_FALSE(TryDecodeProtobufNode(c.message).has_value()) << c.name;
-    const General general = DecodeGeneral(c.message);
-    if (c.name == "truncated") {
-      EXPECT_FALSE(general.node.has_value()) << c.name;
-    } else if (c.general_error.empty()) {
-      EXPECT_TRUE(general.node.has_value()) << c.name << ": " << general.error;
-    } else {
-      EXPECT_EQ(general.error, c.general_error) << c.name;
-    }
-  }
+  testing::ExpectLeftToTheGeneralPath(cases, TryDecodeProtobufNode, [](const std::string& message) {
+    General general = DecodeGeneral(message);
+    return std::make_pair(std::move(general.node), std::move(general.error));
+  });
 }
 
 // Random nodes built from pools of valid and invalid values, and random byte damage to them. A
 // node built from valid values only must be decoded directly; any node decoded directly must equal
 // the general path's.
-class RandomNode {
+class RandomNode : public testing::RandomMessage {
  public:
-  explicit RandomNode(uint64_t seed) : rng_(seed) {}
+  using RandomMessage::RandomMessage;
 
   std::string Build() {
     valid_ = true;
@@ -180,16 +169,8 @@ class RandomNode {
     if (Chance(10)) node.Varint(40, 1);                       // Unknown fields are skipped by both.
     return node.str();
   }
-  // Whether the last node used only values the direct decoder accepts.
-  bool valid() const { return valid_; }
-
-  // Flips, drops or duplicates bytes.
-  std::string Damage(std::string message) { return testing::DamageBytes(rng_, std::move(message)); }
 
  private:
-  bool Chance(int percent) { return Pick(1, 100) <= percent; }
-  int Pick(int low, int high) { return std::uniform_int_distribution<int>(low, high)(rng_); }
-
   // A string from a pool; some pool entries make the node invalid.
   std::string Text() {
     static const char* const kTexts[] = {"a", "gpu", "", "zone", "kube-system", "é"};
@@ -285,42 +266,15 @@ class RandomNode {
     for (int i = Pick(0, 2); i > 0; i--) s.Bytes(14, Text());
     return s;
   }
-
-  std::mt19937_64 rng_;
-  bool valid_ = true;
 };
 
 TEST(TryDecodeProtobufNode, RandomNodesDecodeAsTheGeneralPathDecodesThem) {
   RandomNode random(20261130);
-  int valid = 0;
-  int direct = 0;
-  int damaged_direct = 0;
-  for (int i = 0; i < 4000; i++) {
-    const std::string message = random.Build();
-    const std::optional<Node> node = TryDecodeProtobufNode(message);
-    if (random.valid()) {
-      valid++;
-      EXPECT_TRUE(node.has_value()) << "node " << i << " uses only valid values";
-    }
-    if (node) {
-      direct++;
-      const General general = DecodeGeneral(message);
-      ASSERT_TRUE(general.node.has_value()) << "node " << i << ": " << general.error;
-      ASSERT_EQ(*node, *general.node) << "node " << i;
-    }
-    const std::string damaged = random.Damage(message);
-    if (const std::optional<Node> from_damaged = TryDecodeProtobufNode(damaged)) {
-      damaged_direct++;
-      const General general = DecodeGeneral(damaged);
-      ASSERT_TRUE(general.node.has_value()) << "damaged node " << i << ": " << general.error;
-      ASSERT_EQ(*from_damaged, *general.node) << "damaged node " << i;
-    }
-  }
-  // The generator must exercise both sides of every choice.
-  EXPECT_GT(valid, 1000);
-  EXPECT_LT(valid, 3600);
-  EXPECT_GE(direct, valid);
-  EXPECT_GT(damaged_direct, 100);
+  testing::ExpectDirectDecodingAgrees<Node>(
+      "node", random, 4000, TryDecodeProtobufNode, [](const std::string& message) {
+        General general = DecodeGeneral(message);
+        return std::make_pair(std::move(general.node), std::move(general.error));
+      });
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "pkg/api/errors.h"
 #include "pkg/api/protobuf.h"
 #include "pkg/api/types.h"
+#include "test/testing/direct_decode.h"
 #include "test/testing/proto_pods.h"
 #include "test/testing/proto_writer.h"
 
@@ -174,12 +175,7 @@ TEST(TryDecodeProtobufPod, LeavesTheUnusualToTheGeneralPath) {
   const Proto meta = Proto().Bytes(1, "p");
   const auto spec = [&](const Proto& s) { return Proto().Message(1, meta).Message(2, s).str(); };
   const auto container = [](const Proto& c) { return Proto().Message(2, c); };
-  struct Case {
-    std::string name;
-    std::string message;
-    std::string general_error;  // Empty: the general path decodes it.
-  };
-  const std::vector<Case> cases = {
+  const std::vector<testing::DeclinedMessage> cases = {
       {"no metadata", Proto().Message(2, Proto().Bytes(10, "n")).str(), "metadata.name: required"},
       {"empty name", Proto().Message(1, Proto().Bytes(1, "")).str(), "metadata.name: required"},
       {"metadata sent twice is merged",
@@ -224,27 +220,20 @@ TEST(TryDecodeProtobufPod, LeavesTheUnusualToTheGeneralPath) {
                         .Message(18, Proto().Message(1, Proto().Bytes(1, "app"))))
            .str(),
        ""},
-      {"truncated", RichPod().str().substr(0, 100), ""},
+      {"truncated", RichPod().str().substr(0, 100), testing::DeclinedMessage::kAnyError},
   };
-  for (const Case& c : cases) {
-    EXPECT_FALSE(TryDecodeProtobufPod(c.message).has_value()) << c.name;
-    const General general = DecodeGeneral(c.message);
-    if (c.name == "truncated") {
-      EXPECT_FALSE(general.pod.has_value()) << c.name;
-    } else if (c.general_error.empty()) {
-      EXPECT_TRUE(general.pod.has_value()) << c.name << ": " << general.error;
-    } else {
-      EXPECT_EQ(general.error, c.general_error) << c.name;
-    }
-  }
+  testing::ExpectLeftToTheGeneralPath(cases, TryDecodeProtobufPod, [](const std::string& message) {
+    General general = DecodeGeneral(message);
+    return std::make_pair(std::move(general.pod), std::move(general.error));
+  });
 }
 
 // Random pods built from pools of valid and invalid values, and random byte damage to them. A pod
 // built from valid values only must be decoded directly; any pod decoded directly must equal the
 // general path's.
-class RandomPod {
+class RandomPod : public testing::RandomMessage {
  public:
-  explicit RandomPod(uint64_t seed) : rng_(seed) {}
+  using RandomMessage::RandomMessage;
 
   std::string Build() {
     valid_ = true;
@@ -260,16 +249,8 @@ class RandomPod {
     if (Chance(10)) pod.Varint(40, 1);  // Unknown fields are skipped by both.
     return pod.str();
   }
-  // Whether the last pod used only values the direct decoder accepts.
-  bool valid() const { return valid_; }
-
-  // Flips, drops or duplicates bytes.
-  std::string Damage(std::string message) { return testing::DamageBytes(rng_, std::move(message)); }
 
  private:
-  bool Chance(int percent) { return Pick(1, 100) <= percent; }
-  int Pick(int low, int high) { return std::uniform_int_distribution<int>(low, high)(rng_); }
-
   // A string from a pool; some pool entries make the pod invalid.
   std::string Text() {
     static const char* const kTexts[] = {"a", "web", "", "zone", "kube-system", "é"};
@@ -438,42 +419,15 @@ class RandomPod {
     if (Chance(3)) s.Message(18, Proto().Bytes(2, Text())), valid_ = false;  // Sent twice.
     return s;
   }
-
-  std::mt19937_64 rng_;
-  bool valid_ = true;
 };
 
 TEST(TryDecodeProtobufPod, RandomPodsDecodeAsTheGeneralPathDecodesThem) {
   RandomPod random(20261124);
-  int valid = 0;
-  int direct = 0;
-  int damaged_direct = 0;
-  for (int i = 0; i < 4000; i++) {
-    const std::string message = random.Build();
-    const std::optional<Pod> pod = TryDecodeProtobufPod(message);
-    if (random.valid()) {
-      valid++;
-      EXPECT_TRUE(pod.has_value()) << "pod " << i << " uses only valid values";
-    }
-    if (pod) {
-      direct++;
-      const General general = DecodeGeneral(message);
-      ASSERT_TRUE(general.pod.has_value()) << "pod " << i << ": " << general.error;
-      ASSERT_EQ(*pod, *general.pod) << "pod " << i;
-    }
-    const std::string damaged = random.Damage(message);
-    if (const std::optional<Pod> from_damaged = TryDecodeProtobufPod(damaged)) {
-      damaged_direct++;
-      const General general = DecodeGeneral(damaged);
-      ASSERT_TRUE(general.pod.has_value()) << "damaged pod " << i << ": " << general.error;
-      ASSERT_EQ(*from_damaged, *general.pod) << "damaged pod " << i;
-    }
-  }
-  // The generator must exercise both sides of every choice.
-  EXPECT_GT(valid, 1000);
-  EXPECT_LT(valid, 3600);
-  EXPECT_GE(direct, valid);
-  EXPECT_GT(damaged_direct, 100);
+  testing::ExpectDirectDecodingAgrees<Pod>(
+      "pod", random, 4000, TryDecodeProtobufPod, [](const std::string& message) {
+        General general = DecodeGeneral(message);
+        return std::make_pair(std::move(general.pod), std::move(general.error));
+      });
 }
 
 }  // namespace
