@@ -6,6 +6,7 @@
 #include <mutex>
 #include <new>
 #include <stdexcept>
+#include <utility>
 
 namespace berth::testing {
 namespace {
@@ -30,11 +31,15 @@ size_t Collect(char* data, size_t size, size_t count, void* out) {
   return size * count;
 }
 
+void InitLibcurl() {
+  static std::once_flag initialised;
+  std::call_once(initialised, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+}
+
 }  // namespace
 
 HttpResult HttpCall(const std::string& url, const HttpCallOptions& options) {
-  static std::once_flag initialised;
-  std::call_once(initialised, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+  InitLibcurl();
   const std::unique_ptr<CURL, EasyCleanup> handle(curl_easy_init());
   if (handle == nullptr) throw std::runtime_error("HttpCall: curl_easy_init failed");
   CURL* easy = handle.get();
@@ -92,6 +97,38 @@ HttpResult HttpCall(const std::string& url, const HttpCallOptions& options) {
   curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
   result.status = static_cast<int>(status);
   return result;
+}
+
+struct ReadinessProbe::Handle {
+  std::unique_ptr<CURL, EasyCleanup> easy;
+  std::string body;
+};
+
+ReadinessProbe::ReadinessProbe(std::string url)
+    : url_(std::move(url)), handle_(std::make_unique<Handle>()) {
+  InitLibcurl();
+  handle_->easy.reset(curl_easy_init());
+  if (handle_->easy == nullptr) throw std::runtime_error("ReadinessProbe: curl_easy_init failed");
+  CURL* easy = handle_->easy.get();
+  Set(easy, CURLOPT_URL, url_.c_str());
+  Set(easy, CURLOPT_NOSIGNAL, 1L);
+  Set(easy, CURLOPT_PROXY, "");
+  Set(easy, CURLOPT_TIMEOUT_MS, 2000L);
+  Set(easy, CURLOPT_SSL_VERIFYPEER, 0L);
+  Set(easy, CURLOPT_SSL_VERIFYHOST, 0L);
+  Set(easy, CURLOPT_WRITEFUNCTION, &Collect);
+  Set(easy, CURLOPT_WRITEDATA, &handle_->body);
+}
+
+ReadinessProbe::~ReadinessProbe() = default;
+
+int ReadinessProbe::Status() {
+  handle_->body.clear();
+  CURL* easy = handle_->easy.get();
+  if (curl_easy_perform(easy) != CURLE_OK) return 0;
+  long status = 0;
+  curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
+  return static_cast<int>(status);
 }
 
 std::string PercentEncode(const std::string& value) {

@@ -6,6 +6,7 @@
 // test's client, so it keeps no connection and retries nothing.
 
 #include <chrono>
+#include <memory>
 #include <string>
 
 namespace berth::testing {
@@ -33,6 +34,25 @@ struct HttpResult {
 // Throws std::runtime_error, with libcurl's reason, when no complete response arrives: no
 // connection, a failed TLS handshake or verification, a timeout.
 HttpResult HttpCall(const std::string& url, const HttpCallOptions& options = {});
+
+// Asks one https URL (a /readyz) over and over on one kept connection, trusting any certificate.
+// A new TLS handshake on every ask costs the probed process a handshake each time; while a binder
+// starts, that CPU would be charged to its start-up (2 cores, probed every few milliseconds).
+class ReadinessProbe {
+ public:
+  explicit ReadinessProbe(std::string url);
+  ~ReadinessProbe();
+  ReadinessProbe(const ReadinessProbe&) = delete;
+  ReadinessProbe& operator=(const ReadinessProbe&) = delete;
+
+  // The response's status; 0 when there is none (nothing listening yet, a timeout).
+  int Status();
+
+ private:
+  struct Handle;
+  std::string url_;
+  std::unique_ptr<Handle> handle_;
+};
 
 // `value` with everything but RFC 3986 unreserved characters percent-encoded, for a query value.
 std::string PercentEncode(const std::string& value);

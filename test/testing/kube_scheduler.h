@@ -49,6 +49,7 @@ class KubeSchedulerProcess {
   KubeSchedulerProcess& operator=(const KubeSchedulerProcess&) = delete;
 
   bool Ready() { return HttpStatus(ready_url_) == 200; }
+  const std::string& ready_url() const { return ready_url_; }
   // Waits until /readyz answers 200; false when the process exits or `timeout` passes first.
   bool WaitReady(std::chrono::milliseconds timeout);
   ChildProcess& process() { return *process_; }
