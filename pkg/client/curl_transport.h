@@ -19,6 +19,7 @@
 #include <string_view>
 
 #include "pkg/client/client.h"
+#include "pkg/client/endpoint.h"
 
 namespace berth::client::internal {
 
@@ -34,23 +35,6 @@ inline constexpr size_t kMaxResponseBodyBytes = size_t{1} << 30;
 // Bytes of a streamed body (list or watch) held for a reader that has not taken them yet; past
 // this, libcurl pauses the transfer (and HTTP/2 flow control the stream) until it does.
 inline constexpr size_t kStreamBufferBytes = size_t{8} << 20;
-
-// Where the apiserver listens, parsed from Config::server.
-struct Endpoint {
-  bool tls = true;
-  std::string host;  // Without IPv6 brackets.
-  std::string port;
-  std::string authority;  // "host:port" as the URL spells it (the Host header).
-  // The name checked against the server certificate and sent as SNI (tls-server-name or host).
-  std::string verify_name;
-  std::string url;  // Config::server, for messages.
-  // "scheme://host:port" that requests go to, built by libcurl: with verify_name in place of the
-  // host when they differ over TLS, so that libcurl checks (and sends as SNI) that name.
-  std::string base_url;
-};
-
-// Throws ConfigError unless `server` is an http(s)://host[:port] URL without a path.
-Endpoint ParseEndpoint(const Config& config);
 
 // A failure below HTTP: resolve, connect, handshake, send or receive, a malformed response, a
 // deadline. `request_not_sent` is true when the server provably never received the complete
