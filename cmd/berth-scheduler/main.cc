@@ -275,16 +275,18 @@ int RunUntilSignal(const sigset_t& signals, const cmd::Flags& flags,
   }
 }
 
-// Caps glibc's malloc arenas at one per core (at least two) unless MALLOC_ARENA_MAX says
+// Caps glibc's malloc arenas at one per core, from two to eight, unless MALLOC_ARENA_MAX says
 // otherwise. By default every thread that allocates gets an arena of its own, up to eight per
 // core, and memory freed in one arena is never reused by another; most of berth-scheduler's
 // threads (one per informer) are idle after their list, yet each kept an arena with its list's
-// leftovers. In bench_e2e (1,000 nodes, 5,000 pods) this lowers peak RSS by about 1 MiB (41
-// against 42); the threads' own caches (tcache) keep the shared arenas' locks off the hot paths.
+// leftovers. In bench_e2e (2 cores, 1,000 nodes, 5,000 pods) this lowers peak RSS by about 1 MiB
+// (41 against 42). The upper bound keeps the cap below the thread count on a large node, where
+// hardware_concurrency() counts the node's cores rather than the container's CPU limit; each
+// thread's own cache of small blocks (tcache) keeps the shared arenas' locks off the hot paths.
 void CapMallocArenas() {
   if (std::getenv("MALLOC_ARENA_MAX") != nullptr) return;
   const int cores = static_cast<int>(std::thread::hardware_concurrency());
-  mallopt(M_ARENA_MAX, std::max(2, cores));
+  mallopt(M_ARENA_MAX, std::clamp(cores, 2, 8));
 }
 
 }  // namespace
