@@ -48,7 +48,7 @@ bool IsRejector(const QueuedPodInfo& pinfo, const std::string& plugin) {
 
 SchedulingQueue::SchedulingQueue(QueueOptions options, LessFn less, PreEnqueueFn pre_enqueue,
                                  QueueingHintMap hints, std::shared_ptr<util::Clock> clock)
-    : options_(options),
+    : options_(std::move(options)),
       less_(less ? std::move(less) : LessFn(DefaultLess)),
       pre_enqueue_(std::move(pre_enqueue)),
       hints_(std::move(hints)),
@@ -166,7 +166,7 @@ void SchedulingQueue::AddLocked(api::PodPtr pod) {
   if (MoveToActiveQ(pinfo, kUnscheduledPodAdd)) pop_cv_.notify_all();
 }
 
-void SchedulingQueue::Update(api::PodPtr old_pod, api::PodPtr new_pod) {
+void SchedulingQueue::Update(const api::PodPtr& old_pod, api::PodPtr new_pod) {
   std::lock_guard lock(mu_);
   UpdateLocked(old_pod, std::move(new_pod));
 }
@@ -297,6 +297,7 @@ void SchedulingQueue::DoneLocked(const std::string& pod_uid) {
   }
 }
 
+// NOLINTNEXTLINE(performance-unnecessary-value-param): a copy on purpose (see the header).
 void SchedulingQueue::AddUnschedulableIfNotPresent(QueuedPodInfoPtr pinfo, bool had_error) {
   std::lock_guard lock(mu_);
   const std::string uid = pinfo->pod().meta.uid;
@@ -342,7 +343,10 @@ void SchedulingQueue::MoveAllToActiveOrBackoffQueue(const ClusterEvent& event,
   // pods, so the pods no plugin registered for this event could move are left out by plugin
   // name alone before MovePodsLocked runs any hint.
   std::vector<QueuedPodInfoPtr> pods;
-  if (IsWildcardEvent(event)) {
+  if (unschedulable_.empty()) {
+    // Nothing to move (the usual case while nodes are listed at start and pods bind): only pods
+    // in flight need to see the event.
+  } else if (IsWildcardEvent(event)) {
     pods.reserve(unschedulable_.size());
     for (const auto& [uid, pinfo] : unschedulable_) pods.push_back(pinfo);
   } else {
@@ -379,12 +383,13 @@ void SchedulingQueue::MoveAllToActiveOrBackoffQueue(const ClusterEvent& event,
 bool SchedulingQueue::MovePodsLocked(const std::vector<QueuedPodInfoPtr>& pods,
                                      const ClusterEvent& event, const EventObjects& objects) {
   if (!IsEventOfInterest(event)) return false;
-  const std::string label = EventLabel(event);
+  std::string label;  // Built for the first pod that moves: most events move none.
   bool activated = false;
   for (const QueuedPodInfoPtr& pinfo : pods) {
     if (!pinfo->gating_plugin.empty() && !GatingPluginRegistered(*pinfo, event)) continue;
     Strategy strategy = IsPodWorthRequeuing(*pinfo, event, objects);
     if (strategy == Strategy::kSkip) continue;
+    if (label.empty()) label = EventLabel(event);
     unschedulable_.erase(pinfo->pod().meta.uid);
     Where where = Requeue(pinfo, strategy, label);
     spdlog::debug("pod {} moved to {} by {}", pinfo->pod().Key(), WhereName(where), label);
@@ -552,6 +557,7 @@ bool SchedulingQueue::RunPreEnqueue(QueuedPodInfo& pinfo) const {
   return false;
 }
 
+// NOLINTNEXTLINE(performance-unnecessary-value-param): a copy on purpose (see the header).
 bool SchedulingQueue::MoveToActiveQ(QueuedPodInfoPtr pinfo, const std::string& event) {
   const std::string& uid = pinfo->pod().meta.uid;
   if (!RunPreEnqueue(*pinfo)) {
@@ -577,6 +583,7 @@ bool SchedulingQueue::MoveToActiveQ(QueuedPodInfoPtr pinfo, const std::string& e
   return true;
 }
 
+// NOLINTNEXTLINE(performance-unnecessary-value-param): a copy on purpose (see the header).
 void SchedulingQueue::MoveToBackoffQ(QueuedPodInfoPtr pinfo) {
   unschedulable_.erase(pinfo->pod().meta.uid);
   if (!HasRejectors(*pinfo)) {
@@ -597,6 +604,7 @@ void SchedulingQueue::DeleteFromBackoff(const std::string& uid) {
   error_backoff_q_.Delete(uid);
 }
 
+// NOLINTNEXTLINE(performance-unnecessary-value-param): a copy on purpose (see the header).
 SchedulingQueue::Where SchedulingQueue::Requeue(QueuedPodInfoPtr pinfo, Strategy strategy,
                                                 const std::string& event) {
   const std::string& uid = pinfo->pod().meta.uid;

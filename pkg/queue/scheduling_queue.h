@@ -108,7 +108,7 @@ class SchedulingQueue {
   // A new pending pod. A pod the queue already holds (or has in flight) is treated as Update.
   void Add(api::PodPtr pod);
   // A pending pod changed. old_pod may be null.
-  void Update(api::PodPtr old_pod, api::PodPtr new_pod);
+  void Update(const api::PodPtr& old_pod, api::PodPtr new_pod);
   // A pending pod is gone (deleted, or bound by someone else). A pod deleted while in flight is
   // not requeued by AddUnschedulableIfNotPresent.
   void Delete(const api::Pod& pod);
@@ -196,6 +196,9 @@ class SchedulingQueue {
   void UpdateLocked(const api::PodPtr& old_pod, api::PodPtr new_pod);
   // Runs PreEnqueue; sets or clears gating_plugin. True when the pod may enter activeQ.
   bool RunPreEnqueue(framework::QueuedPodInfo& pinfo) const;
+  // MoveToActiveQ, MoveToBackoffQ, Requeue and AddUnschedulableIfNotPresent take the pointer by
+  // value on purpose: callers pass entries of the queue's own maps, which these erase, and a
+  // reference would dangle.
   // activeQ if PreEnqueue admits the pod (returns true), else the pool as gated.
   bool MoveToActiveQ(framework::QueuedPodInfoPtr pinfo, const std::string& event);
   // Into backoff_q_ (waking Pop) or, for a pod that failed with an error, error_backoff_q_.
