@@ -343,13 +343,12 @@ void SchedulingQueue::MoveAllToActiveOrBackoffQueue(const ClusterEvent& event,
   // pods, so the pods no plugin registered for this event could move are left out by plugin
   // name alone before MovePodsLocked runs any hint.
   std::vector<QueuedPodInfoPtr> pods;
-  if (unschedulable_.empty()) {
-    // Nothing to move (the usual case while nodes are listed at start and pods bind): only pods
-    // in flight need to see the event.
-  } else if (IsWildcardEvent(event)) {
+  if (IsWildcardEvent(event)) {
     pods.reserve(unschedulable_.size());
     for (const auto& [uid, pinfo] : unschedulable_) pods.push_back(pinfo);
-  } else {
+  } else if (!unschedulable_.empty()) {
+    // An empty pool (every node of the start-up list; a binding while no pod waits) needs no
+    // interest map: only the pods in flight see the event.
     std::unordered_map<std::string_view, std::vector<std::string_view>> interested;
     for (const auto& [profile, entries] : hints_) {
       std::vector<std::string_view>& plugins = interested[profile];
