@@ -21,7 +21,11 @@ std::vector<InformerBase*> SharedInformerFactory::Snapshot() {
 void SharedInformerFactory::Start() {
   std::lock_guard lock(mu_);
   started_ = true;
+  // Held while they start, so that an informer that lists before the next one has started does
+  // not find the gate open.
+  first_watch_gate_->Join();
   for (auto& [key, entry] : informers_) entry.informer->Start();
+  first_watch_gate_->Leave();
 }
 
 void SharedInformerFactory::Stop() {

@@ -40,6 +40,7 @@ class SharedInformerFactory {
     return Get<T>(Traits::Resource(), [this] {
       ReflectorOptions options;
       options.resource = Traits::Resource();
+      options.first_watch_gate = first_watch_gate_;
       if constexpr (requires { Traits::kProtobuf; }) options.prefer_protobuf = prefer_protobuf_;
       if constexpr (requires { Traits::Configure(options); }) Traits::Configure(options);
       typename Informer<T>::ProtobufDecoder protobuf_decoder;
@@ -57,6 +58,7 @@ class SharedInformerFactory {
     return Get<api::Unstructured>(resource, [&] {
       ReflectorOptions options;
       options.resource = resource;
+      options.first_watch_gate = first_watch_gate_;
       return std::make_unique<Informer<api::Unstructured>>(client_, std::move(options),
                                                            &api::DecodeUnstructured);
     });
@@ -111,6 +113,10 @@ class SharedInformerFactory {
 
   std::shared_ptr<client::Client> client_;
   const bool prefer_protobuf_;
+  // Every informer's first watch waits for every informer's first list, at most a second (see
+  // FirstWatchGate).
+  const std::shared_ptr<FirstWatchGate> first_watch_gate_ =
+      std::make_shared<FirstWatchGate>(std::chrono::seconds(1));
   std::mutex mu_;
   bool started_ = false;
   // By the resource's collection path; entries are never removed while the factory lives.

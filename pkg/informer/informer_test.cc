@@ -276,6 +276,58 @@ TEST(Informer, AWatchThatBrokeAfterServingIsWatchedAgainAtOnce) {
   EXPECT_EQ(log.Get(), (std::vector<std::string>{"add a", "add b", "add c"}));
 }
 
+// The gate of a factory: an informer that has listed opens its watch only once every other
+// informer on the gate has listed too (the test holds the gate for one still listing).
+TEST(Informer, TheFirstWatchWaitsUntilEveryInformerOnTheGateHasListed) {
+  auto fake = std::make_shared<FakeClient>();
+  fake->AddList(ListBody({PodJson("a", "10")}, "10"));
+  auto gate = std::make_shared<FirstWatchGate>(std::chrono::hours(1));
+  gate->Join();
+  ReflectorOptions options = Options();
+  options.first_watch_gate = gate;
+  Informer<api::Pod> informer(fake, options, api::DecodePod);
+  informer.Start();
+  ASSERT_TRUE(informer.WaitForSync(5s));
+  // Without the gate the watch follows the list within a millisecond; give it a fifth of a second.
+  for (int i = 0; i < 20; i++) {
+    ASSERT_TRUE(fake->watch_versions().empty()) << "watched while another informer was listing";
+    std::this_thread::sleep_for(10ms);
+  }
+  gate->Leave();
+  ASSERT_TRUE(WaitFor([&] { return fake->watch_versions().size() == 1; }));
+  EXPECT_EQ(fake->watch_versions()[0], "10");
+  informer.Stop();
+}
+
+// Stop does not wait out the gate (an hour here).
+TEST(Informer, StopEndsTheWaitAtTheGate) {
+  auto fake = std::make_shared<FakeClient>();
+  fake->AddList(ListBody({PodJson("a", "10")}, "10"));
+  auto gate = std::make_shared<FirstWatchGate>(std::chrono::hours(1));
+  gate->Join();
+  ReflectorOptions options = Options();
+  options.first_watch_gate = gate;
+  Informer<api::Pod> informer(fake, options, api::DecodePod);
+  informer.Start();
+  ASSERT_TRUE(informer.WaitForSync(5s));
+  informer.Stop();
+  EXPECT_TRUE(fake->watch_versions().empty());
+}
+
+// An informer whose list never succeeds holds the others' watches only for the gate's bound.
+TEST(Informer, TheGateOpensAfterItsBoundWhenAListNeverSucceeds) {
+  auto fake = std::make_shared<FakeClient>();
+  fake->AddList(ListBody({PodJson("a", "10")}, "10"));
+  auto gate = std::make_shared<FirstWatchGate>(1ms);
+  gate->Join();  // Never left.
+  ReflectorOptions options = Options();
+  options.first_watch_gate = gate;
+  Informer<api::Pod> informer(fake, options, api::DecodePod);
+  informer.Start();
+  ASSERT_TRUE(WaitFor([&] { return fake->watch_versions().size() == 1; }));
+  informer.Stop();
+}
+
 TEST(Informer, GoneErrorEventRelistsAndDiffsAgainstStore) {
   auto fake = std::make_shared<FakeClient>();
   fake->AddList(ListBody({PodJson("a", "10"), PodJson("b", "10"), PodJson("c", "10")}, "10"));

@@ -60,12 +60,49 @@ Reflector::Reflector(std::shared_ptr<client::Client> client, ReflectorOptions op
       sink_(sink),
       backoff_(options_.initial_backoff) {}
 
+void FirstWatchGate::Join() {
+  std::lock_guard lock(mu_);
+  pending_++;
+}
+
+void FirstWatchGate::Leave() {
+  {
+    std::lock_guard lock(mu_);
+    pending_--;
+  }
+  cv_.notify_all();
+}
+
+void FirstWatchGate::Wait(const std::atomic<bool>& stopping) {
+  std::unique_lock lock(mu_);
+  cv_.wait_for(lock, max_wait_, [&] { return pending_ <= 0 || stopping.load(); });
+}
+
+void FirstWatchGate::Wake() {
+  // Under the lock, so a waiter between its check of `stopping` and its sleep cannot miss it.
+  { std::lock_guard lock(mu_); }
+  cv_.notify_all();
+}
+
 Reflector::~Reflector() { Stop(); }
 
 void Reflector::Start() {
   if (thread_.joinable()) return;
   stopping_ = false;
-  thread_ = std::thread([this] { Run(); });
+  if (options_.first_watch_gate) {
+    options_.first_watch_gate->Join();
+    in_gate_ = true;
+  }
+  thread_ = std::thread([this] {
+    Run();
+    LeaveGate();
+  });
+}
+
+void Reflector::LeaveGate() {
+  if (!in_gate_) return;
+  in_gate_ = false;
+  options_.first_watch_gate->Leave();
 }
 
 void Reflector::Stop() {
@@ -75,6 +112,7 @@ void Reflector::Stop() {
     if (watch_) watch_->Stop();
   }
   stop_cv_.notify_all();
+  if (options_.first_watch_gate) options_.first_watch_gate->Wake();
   if (thread_.joinable()) thread_.join();
 }
 
@@ -269,6 +307,11 @@ void Reflector::Run() {
         if (stopping_) break;
         need_list = false;
         backoff_ = options_.initial_backoff;
+        if (in_gate_) {
+          LeaveGate();
+          options_.first_watch_gate->Wait(stopping_);
+          if (stopping_) break;
+        }
       }
       switch (WatchFrom(resource_version)) {
         case WatchEnd::kGone:
