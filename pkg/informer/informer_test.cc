@@ -276,56 +276,53 @@ TEST(Informer, AWatchThatBrokeAfterServingIsWatchedAgainAtOnce) {
   EXPECT_EQ(log.Get(), (std::vector<std::string>{"add a", "add b", "add c"}));
 }
 
+// A started informer on a gate the test holds, as for another informer still listing; `fake`
+// serves its list (one pod, resourceVersion 10).
+struct HeldGate {
+  explicit HeldGate(std::chrono::milliseconds max_wait)
+      : gate(std::make_shared<FirstWatchGate>(max_wait)) {
+    gate->Join();
+    fake->AddList(ListBody({PodJson("a", "10")}, "10"));
+    ReflectorOptions options = Options();
+    options.first_watch_gate = gate;
+    informer = std::make_unique<Informer<api::Pod>>(fake, options, api::DecodePod);
+    informer->Start();
+  }
+  ~HeldGate() { informer->Stop(); }
+
+  std::shared_ptr<FakeClient> fake = std::make_shared<FakeClient>();
+  std::shared_ptr<FirstWatchGate> gate;
+  std::unique_ptr<Informer<api::Pod>> informer;
+};
+
 // The gate of a factory: an informer that has listed opens its watch only once every other
-// informer on the gate has listed too (the test holds the gate for one still listing).
+// informer on the gate has listed too.
 TEST(Informer, TheFirstWatchWaitsUntilEveryInformerOnTheGateHasListed) {
-  auto fake = std::make_shared<FakeClient>();
-  fake->AddList(ListBody({PodJson("a", "10")}, "10"));
-  auto gate = std::make_shared<FirstWatchGate>(std::chrono::hours(1));
-  gate->Join();
-  ReflectorOptions options = Options();
-  options.first_watch_gate = gate;
-  Informer<api::Pod> informer(fake, options, api::DecodePod);
-  informer.Start();
-  ASSERT_TRUE(informer.WaitForSync(5s));
+  HeldGate held(std::chrono::hours(1));
+  ASSERT_TRUE(held.informer->WaitForSync(5s));
   // Without the gate the watch follows the list within a millisecond; give it a fifth of a second.
   for (int i = 0; i < 20; i++) {
-    ASSERT_TRUE(fake->watch_versions().empty()) << "watched while another informer was listing";
+    ASSERT_TRUE(held.fake->watch_versions().empty()) << "watched while another was listing";
     std::this_thread::sleep_for(10ms);
   }
-  gate->Leave();
-  ASSERT_TRUE(WaitFor([&] { return fake->watch_versions().size() == 1; }));
-  EXPECT_EQ(fake->watch_versions()[0], "10");
-  informer.Stop();
+  held.gate->Leave();
+  ASSERT_TRUE(WaitFor([&] { return held.fake->watch_versions().size() == 1; }));
+  EXPECT_EQ(held.fake->watch_versions()[0], "10");
 }
 
 // Stop does not wait out the gate (an hour here).
 TEST(Informer, StopEndsTheWaitAtTheGate) {
-  auto fake = std::make_shared<FakeClient>();
-  fake->AddList(ListBody({PodJson("a", "10")}, "10"));
-  auto gate = std::make_shared<FirstWatchGate>(std::chrono::hours(1));
-  gate->Join();
-  ReflectorOptions options = Options();
-  options.first_watch_gate = gate;
-  Informer<api::Pod> informer(fake, options, api::DecodePod);
-  informer.Start();
-  ASSERT_TRUE(informer.WaitForSync(5s));
-  informer.Stop();
-  EXPECT_TRUE(fake->watch_versions().empty());
+  HeldGate held(std::chrono::hours(1));
+  ASSERT_TRUE(held.informer->WaitForSync(5s));
+  held.informer->Stop();
+  EXPECT_TRUE(held.fake->watch_versions().empty());
 }
 
-// An informer whose list never succeeds holds the others' watches only for the gate's bound.
+// An informer whose list never succeeds (the test's hold, never released) holds the others'
+// watches only for the gate's bound.
 TEST(Informer, TheGateOpensAfterItsBoundWhenAListNeverSucceeds) {
-  auto fake = std::make_shared<FakeClient>();
-  fake->AddList(ListBody({PodJson("a", "10")}, "10"));
-  auto gate = std::make_shared<FirstWatchGate>(1ms);
-  gate->Join();  // Never left.
-  ReflectorOptions options = Options();
-  options.first_watch_gate = gate;
-  Informer<api::Pod> informer(fake, options, api::DecodePod);
-  informer.Start();
-  ASSERT_TRUE(WaitFor([&] { return fake->watch_versions().size() == 1; }));
-  informer.Stop();
+  HeldGate held(1ms);
+  ASSERT_TRUE(WaitFor([&] { return held.fake->watch_versions().size() == 1; }));
 }
 
 TEST(Informer, GoneErrorEventRelistsAndDiffsAgainstStore) {
