@@ -212,6 +212,10 @@ struct WatchOptions {
   // On a protobuf stream, pods of ADDED, MODIFIED and DELETED events arrive undecoded in
   // WatchEvent::protobuf_pod (see api::ParseProtobufWatchEvent).
   bool undecoded_protobuf_pods = false;
+  // The watch is expected to carry events about as often as the client sends requests (pods
+  // while they are being bound): it shares their connection. Any other watch goes on a second
+  // connection kept for watches (internal::Request::quiet).
+  bool busy = false;
 };
 
 // What a DELETE asks beyond its path: the metav1.DeleteOptions sent as its body.

@@ -1,6 +1,6 @@
 // The client against the local control plane's kube-apiserver: HTTP/2 negotiated through ALPN,
-// every request and watch multiplexed over one connection, flow control per stream, and exec
-// plugins whose credentials the apiserver checks.
+// requests and busy watches multiplexed over one connection and the other watches over a second,
+// flow control per stream, and exec plugins whose credentials the apiserver checks.
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -40,7 +40,7 @@ nlohmann::json ConfigMap(const std::string& ns, const std::string& name, size_t 
 
 std::string ConfigMaps(const std::string& ns) { return "/api/v1/namespaces/" + ns + "/configmaps"; }
 
-TEST(ClientHttp2Integration, WatchesAndRequestsShareOneHttp2Connection) {
+TEST(ClientHttp2Integration, RequestsAndBusyWatchesShareOneConnectionQuietWatchesAnother) {
   auto client = NewClient(AdminConfig());
   TestNamespace ns(client, "h2-share");
   std::vector<std::unique_ptr<WatchStream>> watches;
@@ -48,6 +48,7 @@ TEST(ClientHttp2Integration, WatchesAndRequestsShareOneHttp2Connection) {
   for (int i = 0; i < 8; ++i) {
     WatchOptions options;
     options.timeout_seconds = 60;
+    options.busy = i % 2 == 0;
     watches.push_back(client->Watch(ConfigMaps(ns.name()), options));
   }
   std::vector<std::thread> callers;
@@ -77,7 +78,8 @@ TEST(ClientHttp2Integration, WatchesAndRequestsShareOneHttp2Connection) {
   }
 
   const internal::TransportStats stats = internal::StatsOf(*client);
-  EXPECT_EQ(stats.connections, 1u) << "8 watches and 40 requests should share one connection";
+  EXPECT_EQ(stats.connections, 2u)
+      << "4 busy watches and 40 requests should share one connection, 4 quiet watches another";
   EXPECT_GE(stats.http2_responses, 41u);
   EXPECT_EQ(stats.http1_responses, 0u) << "kube-apiserver's ALPN offers h2";
 }
@@ -88,6 +90,7 @@ TEST(ClientHttp2Integration, StoppedWatchEndsAtOnceAndTheConnectionCarriesOn) {
   WatchOptions options;
   options.timeout_seconds = 300;
   options.allow_bookmarks = false;
+  options.busy = true;  // On the connection the GET below takes.
   auto watch = client->Watch(ConfigMaps(ns.name()), options);
   std::promise<bool> result;
   auto done = result.get_future();

@@ -173,6 +173,13 @@ class Loop {
     return TransportStats{connections_.load(), http2_.load(), http1_.load()};
   }
 
+  // libcurl's socket option callback (CURLOPT_SOCKOPTDATA: the loop): tunes a new connection's
+  // socket and counts it, when it is made rather than when a transfer on it ends.
+  static int OnNewSocket(void* self, curl_socket_t fd, curlsocktype purpose) {
+    if (purpose == CURLSOCKTYPE_IPCXN) static_cast<Loop*>(self)->connections_.fetch_add(1);
+    return TuneSocket(nullptr, fd, purpose);
+  }
+
  private:
   using Clock = std::chrono::steady_clock;
   enum class Op { kAdd, kRemove, kResume };
@@ -324,7 +331,6 @@ class Loop {
       curl_easy_getinfo(easy, CURLINFO_HTTP_VERSION, &version);
       curl_multi_remove_handle(multi_.get(), easy);
       if (connects > 0) {
-        connections_.fetch_add(static_cast<uint64_t>(connects));
         spdlog::debug("client: new connection to {} ({})", url_,
                       version == CURL_HTTP_VERSION_2_0 ? "HTTP/2" : "HTTP/1.1");
       }
@@ -377,7 +383,8 @@ CurlTransfer::CurlTransfer(Loop* loop, std::shared_ptr<const TransportOptions> o
          Http2Available() ? CURL_HTTP_VERSION_2TLS : CURL_HTTP_VERSION_1_1);
   // Wait for a connection being set up to tell whether it multiplexes rather than open another.
   SetOpt(easy, CURLOPT_PIPEWAIT, 1L);
-  SetOpt(easy, CURLOPT_SOCKOPTFUNCTION, &TuneSocket);
+  SetOpt(easy, CURLOPT_SOCKOPTFUNCTION, &Loop::OnNewSocket);
+  SetOpt(easy, CURLOPT_SOCKOPTDATA, loop_);
   SetOpt(easy, CURLOPT_HEADERFUNCTION, &CurlTransfer::OnHeader);
   SetOpt(easy, CURLOPT_HEADERDATA, this);
   SetOpt(easy, CURLOPT_WRITEFUNCTION, &CurlTransfer::OnWrite);
@@ -700,27 +707,54 @@ class CurlTransport final : public Transport {
   }
 
   std::shared_ptr<Transfer> Start(Request request) override {
-    auto transfer = std::make_shared<CurlTransfer>(loop_.get(), options_, endpoint_,
-                                                   connect_to_.get(), std::move(request));
-    loop_->Add(transfer);
+    Loop* loop = LoopFor(request);
+    auto transfer = std::make_shared<CurlTransfer>(loop, options_, endpoint_, connect_to_.get(),
+                                                   std::move(request));
+    loop->Add(transfer);
     return transfer;
   }
 
   void StartAsync(Request request, Completion done) override {
-    auto transfer = std::make_shared<CurlTransfer>(loop_.get(), options_, endpoint_,
-                                                   connect_to_.get(), std::move(request));
+    Loop* loop = LoopFor(request);
+    auto transfer = std::make_shared<CurlTransfer>(loop, options_, endpoint_, connect_to_.get(),
+                                                   std::move(request));
     transfer->SetCompletion(std::move(done));
-    loop_->Add(std::move(transfer));
+    loop->Add(std::move(transfer));
   }
 
-  TransportStats Stats() const override { return loop_->Stats(); }
+  TransportStats Stats() const override {
+    TransportStats stats = loop_->Stats();
+    if (const Loop* quiet_loop = quiet_loop_.load(std::memory_order_acquire)) {
+      const TransportStats quiet = quiet_loop->Stats();
+      stats.connections += quiet.connections;
+      stats.http2_responses += quiet.http2_responses;
+      stats.http1_responses += quiet.http1_responses;
+    }
+    return stats;
+  }
   const Endpoint& endpoint() const override { return endpoint_; }
 
  private:
   const Endpoint endpoint_;
   const std::shared_ptr<const TransportOptions> options_;
+  Loop* LoopFor(const Request& request) {
+    if (!request.quiet) return loop_.get();
+    if (Loop* quiet_loop = quiet_loop_.load(std::memory_order_acquire)) return quiet_loop;
+    std::lock_guard<std::mutex> lock(quiet_mu_);
+    if (quiet_owner_ == nullptr) {
+      quiet_owner_ = std::make_unique<Loop>(endpoint_.url);
+      quiet_loop_.store(quiet_owner_.get(), std::memory_order_release);
+    }
+    return quiet_owner_.get();
+  }
+
   SlistPtr connect_to_;
-  std::unique_ptr<Loop> loop_;  // Last: its thread stops before the rest goes.
+  // Last: their threads stop before the rest goes. The quiet loop is created by the first quiet
+  // request, under quiet_mu_, and published through quiet_loop_.
+  std::unique_ptr<Loop> loop_;
+  std::mutex quiet_mu_;
+  std::unique_ptr<Loop> quiet_owner_;  // Guarded by quiet_mu_.
+  std::atomic<Loop*> quiet_loop_{nullptr};
 };
 
 }  // namespace

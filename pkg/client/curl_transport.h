@@ -79,6 +79,11 @@ struct Request {
   // The body is handed to the reader as it arrives (bounded by kStreamBufferBytes) instead of
   // being collected whole (bounded by kMaxResponseBodyBytes).
   bool stream = false;
+  // A long-lived stream that carries little: it goes on the transport's second connection (a
+  // multi handle and I/O thread of their own). libcurl 7.88 runs every transfer of a connection,
+  // each with a poll() of its own, on every socket event of that connection; idle watches beside
+  // the requests would be run on each answer.
+  bool quiet = false;
 };
 
 // Settings shared by every request of one Transport.

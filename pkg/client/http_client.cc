@@ -336,6 +336,7 @@ class HttpClient final : public Client {
               NewRequest("GET", uri, nullptr, nullptr, true, AcceptFor(options.prefer_protobuf),
                          attempt.credentials);
           request.stream = true;
+          request.quiet = !options.busy;
           // The stream lasts as long as the server keeps it open; only silence ends it early.
           request.timeout = std::chrono::milliseconds(0);
           request.inactivity = inactivity;

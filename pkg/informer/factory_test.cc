@@ -97,6 +97,15 @@ TEST(ResourceTraits, DeviceTaintRulesAreListedOnlyWhenServed) {
   EXPECT_TRUE(ResourceTraits<api::ResourceClaimTemplate>::Resource().namespaced);
 }
 
+TEST(ResourceTraits, OnlyThePodWatchRidesTheConnectionOfTheBindings) {
+  ReflectorOptions pods;
+  ResourceTraits<api::Pod>::Configure(pods);
+  EXPECT_TRUE(pods.busy_watch) << "every binding comes back as a pod event";
+  ReflectorOptions taint_rules;
+  ResourceTraits<api::DeviceTaintRule>::Configure(taint_rules);
+  EXPECT_FALSE(taint_rules.busy_watch);
+}
+
 TEST(SharedInformerFactory, AResourceAskedForAsAnotherTypeIsRefused) {
   SharedInformerFactory factory(nullptr);
   factory.For<api::Namespace>();

@@ -111,6 +111,11 @@ class FakeClient : public testing::UnusedClient {
     std::lock_guard lock(mu_);
     return watch_undecoded_;
   }
+  // Whether each watch asked for the requests' connection (client::WatchOptions::busy).
+  std::vector<bool> watch_busy() {
+    std::lock_guard lock(mu_);
+    return watch_busy_;
+  }
   int list_calls() {
     std::lock_guard lock(mu_);
     return list_calls_;
@@ -135,6 +140,7 @@ class FakeClient : public testing::UnusedClient {
     std::lock_guard lock(mu_);
     watch_versions_.push_back(options.resource_version);
     watch_undecoded_.push_back(options.undecoded_protobuf_pods);
+    watch_busy_.push_back(options.busy);
     ScriptedWatch script;
     if (!watches_.empty()) {
       script = std::move(watches_.front());
@@ -184,6 +190,7 @@ class FakeClient : public testing::UnusedClient {
   std::vector<std::string> list_versions_;
   std::vector<std::string> watch_versions_;
   std::vector<bool> watch_undecoded_;
+  std::vector<bool> watch_busy_;
   int list_calls_ = 0;
 };
 
@@ -457,6 +464,7 @@ TEST(Informer, WatchedProtobufPodsAreDecodedDirectlyAndTheRestThroughJson) {
   std::atomic<int> direct{0};
   ReflectorOptions options = Options();
   options.prefer_protobuf = true;
+  options.busy_watch = true;
   Informer<api::Pod> informer(fake, options, api::DecodePod, CountingDecoder(&direct));
   Log log;
   informer.AddEventHandler(log.Handler());
@@ -466,6 +474,7 @@ TEST(Informer, WatchedProtobufPodsAreDecodedDirectlyAndTheRestThroughJson) {
   ASSERT_TRUE(WaitFor([&] { return fake->watch_versions().size() >= 2; }));
   EXPECT_EQ(fake->watch_versions()[1], "13") << "re-watch resumes from the last pod's version";
   EXPECT_EQ(fake->watch_undecoded()[0], true);
+  EXPECT_EQ(fake->watch_busy()[0], true) << "the watch is asked onto the requests' connection";
   EXPECT_EQ(log.Get(), (std::vector<std::string>{"add gone", "add direct", "delete gone"}));
   EXPECT_EQ(informer.store().Size(), 1u);
   EXPECT_EQ(informer.store().Get("ns/direct")->requests.milli_cpu, 250);

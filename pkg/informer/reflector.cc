@@ -178,6 +178,7 @@ Reflector::WatchEnd Reflector::WatchFrom(std::string& resource_version) {
   watch_options.timeout_seconds = options_.watch_timeout_seconds;
   watch_options.prefer_protobuf = options_.prefer_protobuf;
   watch_options.undecoded_protobuf_pods = options_.prefer_protobuf;
+  watch_options.busy = options_.busy_watch;
 
   auto stream = client_->Watch(options_.resource.Path(options_.namespace_), watch_options);
   watches_++;

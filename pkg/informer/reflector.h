@@ -86,6 +86,8 @@ struct ReflectorOptions {
   int watch_timeout_seconds = 300;
   // List and watch in protobuf when the server offers it (client::ListOptions::prefer_protobuf).
   bool prefer_protobuf = false;
+  // client::WatchOptions::busy: the watch shares the connection of the client's requests.
+  bool busy_watch = false;
   // The resource may not be served (a custom resource whose definition is not installed): API
   // discovery (GET /apis/<group>/<version>) is asked once before the first list, and when the
   // resource is not there the reflector tells the sink and stops instead of failing to list it

@@ -44,6 +44,8 @@ struct ResourceTraits<api::Pod> {
   static api::Pod Decode(const nlohmann::json& object) { return api::DecodePod(object); }
   static void Configure(ReflectorOptions& options) {
     options.field_selector = kActivePodsFieldSelector;
+    // Every binding comes back as an event of this watch.
+    options.busy_watch = true;
   }
   static std::optional<api::Pod> DecodeProtobuf(std::string_view message) {
     return api::TryDecodeProtobufPod(message);
