@@ -2,12 +2,13 @@
 #define BERTH_PKG_CLIENT_CURL_TRANSPORT_H_
 
 // The wire under pkg/client's Client: HTTP/2 or HTTP/1.1 over libcurl. One I/O thread per
-// Transport drives a curl multi handle carrying every request and watch of its client, so that
-// against an apiserver whose ALPN offers h2 they share one multiplexed TLS connection, as
-// client-go's do; against HTTP/1.1 servers connections are kept alive and reused. Callers block
-// on their own Transfer with a deadline. Internal to pkg/client and its unit tests, and the one
-// other user, the explain CLI's client (cmd/berth-scheduler/debug_client.cc), which needs any
-// response's status and body where Client decodes objects and throws on errors.
+// Transport drives a curl multi handle carrying every request and busy watch of its client, so
+// that against an apiserver whose ALPN offers h2 they share one multiplexed TLS connection;
+// quiet watches (Request::quiet) share a second, on a multi handle and I/O thread of their own,
+// made by the first of them. Against HTTP/1.1 servers connections are kept alive and reused.
+// Callers block on their own Transfer with a deadline. Internal to pkg/client and its unit tests,
+// and the one other user, the explain CLI's client (cmd/berth-scheduler/debug_client.cc), which
+// needs any response's status and body where Client decodes objects and throws on errors.
 
 #include <chrono>
 #include <cstdint>
