@@ -735,8 +735,7 @@ class CurlTransport final : public Transport {
   const Endpoint& endpoint() const override { return endpoint_; }
 
  private:
-  const Endpoint endpoint_;
-  const std::shared_ptr<const TransportOptions> options_;
+  // The loop a request goes on: the quiet one, made on first use, for Request::quiet.
   Loop* LoopFor(const Request& request) {
     if (!request.quiet) return loop_.get();
     if (Loop* quiet_loop = quiet_loop_.load(std::memory_order_acquire)) return quiet_loop;
@@ -748,6 +747,8 @@ class CurlTransport final : public Transport {
     return quiet_owner_.get();
   }
 
+  const Endpoint endpoint_;
+  const std::shared_ptr<const TransportOptions> options_;
   SlistPtr connect_to_;
   // Last: their threads stop before the rest goes. The quiet loop is created by the first quiet
   // request, under quiet_mu_, and published through quiet_loop_.

@@ -136,6 +136,8 @@ class Reflector {
   // Sleeps the current backoff (interruptible by Stop) and doubles it.
   void Backoff();
   void SetError(const std::string& error);
+  // Leaves options_.first_watch_gate, once, if this reflector joined it.
+  void LeaveGate();
 
   std::shared_ptr<client::Client> client_;
   const ReflectorOptions options_;
@@ -154,7 +156,6 @@ class Reflector {
   // before the thread starts, cleared by the thread (LeaveGate); Start and Stop join the thread
   // in between, so the two never race.
   bool in_gate_ = false;
-  void LeaveGate();
 };
 
 }  // namespace berth::informer
