@@ -322,12 +322,18 @@ class ApiEventRecorder::Impl {
       dropped_backlog_++;
       return;
     }
+    // Events already waiting for a token go first, so a storm of new ones cannot starve them.
+    const bool must_wait = waiting_ > 0 || !GlobalReadyLocked(now);
+    if (must_wait && !RoomToWaitLocked(type)) {
+      dropped_backlog_++;
+      return;
+    }
     if (!AdmitObjectLocked(object, now)) {
       dropped_rate_limited_++;
       return;
     }
-    // Events already waiting for a token go first, so a storm of new ones cannot starve them.
-    const bool deferred = waiting_ > 0 || !AdmitGlobalLocked(now);
+    // A token is taken only when none waits: the check above saw one ready at this same `now`.
+    const bool deferred = must_wait || !AdmitGlobalLocked(now);
     auto data = std::make_shared<const EventData>(EventName(object.name, wall), object, type,
                                                   reason, action, note, wall);
 
@@ -447,6 +453,29 @@ class ApiEventRecorder::Impl {
       bucket->bucket.Take();
     }
     return true;
+  }
+
+  // Whether the global bucket holds a token now, without taking it.
+  bool GlobalReadyLocked(MonoTime now) {
+    if (options_.qps <= 0) return true;
+    global_.Refill(options_.qps, GlobalBurst(), now);
+    return global_.Ready();
+  }
+
+  // Whether a new event of `type` may wait for a token: below max_waiting_events, or a Warning
+  // for which the oldest waiting Normal event is dropped (and counted in dropped_backlog).
+  bool RoomToWaitLocked(const std::string& type) {
+    if (options_.max_waiting_events == 0 || waiting_ < options_.max_waiting_events) return true;
+    if (type != "Warning" || waiting_ == waiting_warnings_) return false;
+    for (auto it = events_.end(); it != events_.begin();) {
+      --it;
+      if (!it->waiting_for_token || IsWarning(*it)) continue;
+      waiting_--;
+      dropped_backlog_++;
+      events_.Erase(it);
+      return true;
+    }
+    return false;
   }
 
   // Series maintenance writes are bounded by the refresh period, so only the global bucket

@@ -67,6 +67,12 @@ struct RecorderOptions {
 
   // Writes waiting for the sender; beyond it new events are dropped (upstream maxQueuedEvents).
   size_t backlog = 1000;
+  // First occurrences waiting in the cache for a token of the global bucket. Upstream holds at
+  // most maxQueuedEvents (1,000) events not yet written and drops the newest beyond it; so does
+  // this, except that a Warning takes the place of the oldest waiting Normal event when there is
+  // one. Without it a burst of bindings filled the whole cache with Scheduled events that could
+  // only be written minutes later (about 2 MiB at 4,096). Zero: no cap beyond the cache's.
+  size_t max_waiting_events = 1000;
   // How often the sender thread refreshes and finishes series and sends again creates that found
   // no apiserver; while events wait for tokens it runs as often as tokens come. Zero: never
   // (tests call Maintain()).
@@ -84,7 +90,8 @@ struct RecorderOptions {
 // What the per-pod filter refuses is dropped and counted. A new event the global bucket refuses
 // waits in the cache and is written as tokens come, warnings (FailedScheduling) before the rest
 // and before any newer event, so a pod left Pending gets its explanation even right after a burst
-// of Scheduled events; only eviction from the bounded cache drops it. A create the apiserver
+// of Scheduled events. At most max_waiting_events wait: beyond it a new Normal event is dropped,
+// and a new Warning displaces the oldest waiting Normal one. A create the apiserver
 // did not answer (unreachable, 5xx, 429) is sent again at the next maintenance pass, one it
 // refused after series_refresh_period.
 //
@@ -124,7 +131,9 @@ class ApiEventRecorder : public framework::EventRecorder {
   // New events refused by the per-pod filter, or evicted from the cache (or abandoned at
   // destruction) while waiting for a token of the global bucket.
   uint64_t dropped_rate_limited() const;
-  // New events refused because the backlog was full, plus writes abandoned at destruction.
+  // New events refused because the backlog was full or max_waiting_events already waited for a
+  // token (a waiting Normal event a Warning displaced included), plus writes abandoned at
+  // destruction.
   uint64_t dropped_backlog() const;
   // dropped_rate_limited() + dropped_backlog().
   uint64_t dropped() const;

@@ -477,6 +477,48 @@ TEST_F(ApiEventRecorderTest, EventsWaitingForATokenAreDroppedOnlyWhenEvicted) {
   EXPECT_EQ(client->Of("POST").size(), 4u);
 }
 
+// As upstream's queue of maxQueuedEvents: at most max_waiting_events wait for a token, and a
+// Warning arriving then takes the place of the oldest waiting Normal event.
+TEST_F(ApiEventRecorderTest, AtMostMaxWaitingEventsWaitAndAWarningDisplacesANormalOne) {
+  auto client = std::make_shared<RecordingEventClient>();
+  RecorderOptions options = Options();
+  options.qps = 1;
+  options.burst = 1;
+  options.max_waiting_events = 2;
+  auto recorder = NewRecorder(client, options);
+
+  for (int i = 0; i < 5; i++) {
+    recorder->Eventf(Pod("bound-" + std::to_string(i)), "Normal", "Scheduled", "Binding",
+                     "Successfully assigned");
+  }
+  recorder->Flush();
+  // bound-0 took the token, bound-1 and bound-2 wait, bound-3 and bound-4 found no room.
+  EXPECT_EQ(client->Of("POST").size(), 1u);
+  EXPECT_EQ(recorder->cached_events(), 3u);
+  EXPECT_EQ(recorder->dropped_backlog(), 2u);
+
+  Failed(*recorder, Pod("pending"));
+  recorder->Flush();
+  EXPECT_EQ(recorder->cached_events(), 3u);
+  EXPECT_EQ(recorder->dropped_backlog(), 3u);
+  // A second Warning finds only a Warning and a Normal event waiting: it displaces the Normal.
+  Failed(*recorder, Pod("pending-2"));
+  EXPECT_EQ(recorder->dropped_backlog(), 4u);
+  // A third finds only Warnings: it is the one dropped.
+  Failed(*recorder, Pod("pending-3"));
+  EXPECT_EQ(recorder->dropped_backlog(), 5u);
+
+  for (const char* next : {"pending", "pending-2"}) {
+    clock_->Step(1s);
+    recorder->Flush();
+    EXPECT_EQ(client->Of("POST").back().body["regarding"]["name"], next);
+  }
+  clock_->Step(10s);
+  recorder->Flush();
+  EXPECT_EQ(client->Of("POST").size(), 3u);
+  EXPECT_EQ(recorder->dropped_rate_limited(), 0u);
+}
+
 // With the real clock and the sender's own maintenance: deferred events go out as tokens come,
 // well before the next regular maintenance pass (an hour away here).
 TEST_F(ApiEventRecorderTest, TheSenderWritesDeferredEventsOnItsOwn) {
