@@ -187,6 +187,13 @@ class ApiEventRecorderTest : public ::testing::Test {
     options.per_object_burst = 0;
     return options;
   }
+  // Options() with a global bucket of one token, refilled once a second.
+  RecorderOptions OneTokenPerSecond() {
+    RecorderOptions options = Options();
+    options.qps = 1;
+    options.burst = 1;
+    return options;
+  }
   std::unique_ptr<ApiEventRecorder> NewRecorder(std::shared_ptr<client::Client> client,
                                                 RecorderOptions options) {
     return std::make_unique<ApiEventRecorder>(std::move(client), "berth-scheduler",
@@ -428,9 +435,7 @@ TEST_F(ApiEventRecorderTest, GlobalLimitDefersNewEventsAcrossPodsUntilTokensCome
 // their Scheduled events.
 TEST_F(ApiEventRecorderTest, WarningsWaitingForATokenGoFirst) {
   auto client = std::make_shared<RecordingEventClient>();
-  RecorderOptions options = Options();
-  options.qps = 1;
-  options.burst = 1;
+  RecorderOptions options = OneTokenPerSecond();
   auto recorder = NewRecorder(client, options);
 
   for (int i = 0; i < 4; i++) {
@@ -456,9 +461,7 @@ TEST_F(ApiEventRecorderTest, WarningsWaitingForATokenGoFirst) {
 
 TEST_F(ApiEventRecorderTest, EventsWaitingForATokenAreDroppedOnlyWhenEvicted) {
   auto client = std::make_shared<RecordingEventClient>();
-  RecorderOptions options = Options();
-  options.qps = 1;
-  options.burst = 1;
+  RecorderOptions options = OneTokenPerSecond();
   options.max_cached_events = 3;
   auto recorder = NewRecorder(client, options);
 
@@ -481,9 +484,7 @@ TEST_F(ApiEventRecorderTest, EventsWaitingForATokenAreDroppedOnlyWhenEvicted) {
 // Warning arriving then takes the place of the oldest waiting Normal event.
 TEST_F(ApiEventRecorderTest, AtMostMaxWaitingEventsWaitAndAWarningDisplacesANormalOne) {
   auto client = std::make_shared<RecordingEventClient>();
-  RecorderOptions options = Options();
-  options.qps = 1;
-  options.burst = 1;
+  RecorderOptions options = OneTokenPerSecond();
   options.max_waiting_events = 2;
   auto recorder = NewRecorder(client, options);
 
@@ -537,9 +538,7 @@ TEST_F(ApiEventRecorderTest, TheSenderWritesDeferredEventsOnItsOwn) {
 
 TEST_F(ApiEventRecorderTest, RateLimitedSeriesCountIsWrittenLaterNotLost) {
   auto client = std::make_shared<RecordingEventClient>();
-  RecorderOptions options = Options();
-  options.qps = 1;
-  options.burst = 1;
+  RecorderOptions options = OneTokenPerSecond();
   auto recorder = NewRecorder(client, options);
 
   Failed(*recorder, Pod("web-0"));  // Takes the only token.
@@ -789,9 +788,7 @@ TEST_F(ApiEventRecorderTest, ConcurrentCallersAreAllCounted) {
 // FailedScheduling still goes before older Scheduled events.
 TEST_F(ApiEventRecorderTest, AWarningStillGoesFirstAfterWaitingWarningsWereEvicted) {
   auto client = std::make_shared<RecordingEventClient>();
-  RecorderOptions options = Options();
-  options.qps = 1;
-  options.burst = 1;
+  RecorderOptions options = OneTokenPerSecond();
   options.max_cached_events = 3;
   auto recorder = NewRecorder(client, options);
 
