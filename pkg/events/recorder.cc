@@ -417,13 +417,9 @@ class ApiEventRecorder::Impl {
   // Charges a write about `object` to its per-object bucket and to the global bucket: both or
   // neither.
   bool AdmitLocked(const api::ObjectReference& object, MonoTime now) {
-    const bool global_limited = options_.qps > 0;
-    if (global_limited) {
-      global_.Refill(options_.qps, GlobalBurst(), now);
-      if (!global_.Ready()) return false;
-    }
+    if (!GlobalReadyLocked(now)) return false;
     if (!AdmitObjectLocked(object, now)) return false;
-    if (global_limited) global_.Take();
+    if (options_.qps > 0) global_.Take();
     return true;
   }
 
@@ -481,10 +477,8 @@ class ApiEventRecorder::Impl {
   // Series maintenance writes are bounded by the refresh period, so only the global bucket
   // paces them.
   bool AdmitGlobalLocked(MonoTime now) {
-    if (options_.qps <= 0) return true;
-    global_.Refill(options_.qps, GlobalBurst(), now);
-    if (!global_.Ready()) return false;
-    global_.Take();
+    if (!GlobalReadyLocked(now)) return false;
+    if (options_.qps > 0) global_.Take();
     return true;
   }
 
