@@ -324,7 +324,11 @@ class ApiEventRecorder::Impl {
     }
     // Events already waiting for a token go first, so a storm of new ones cannot starve them.
     const bool must_wait = waiting_ > 0 || !GlobalReadyLocked(now);
-    if (must_wait && !RoomToWaitLocked(type)) {
+    // At max_waiting_events a Warning takes the place of the oldest waiting Normal event; any
+    // other new event is dropped. The place is taken only once the per-pod filter let it through.
+    const bool waiting_full =
+        must_wait && options_.max_waiting_events > 0 && waiting_ >= options_.max_waiting_events;
+    if (waiting_full && (type != "Warning" || waiting_ == waiting_warnings_)) {
       dropped_backlog_++;
       return;
     }
@@ -332,6 +336,7 @@ class ApiEventRecorder::Impl {
       dropped_rate_limited_++;
       return;
     }
+    if (waiting_full) DropOldestWaitingNormalLocked();
     // A token is taken only when none waits: the check above saw one ready at this same `now`.
     const bool deferred = must_wait || !AdmitGlobalLocked(now);
     auto data = std::make_shared<const EventData>(EventName(object.name, wall), object, type,
@@ -458,20 +463,17 @@ class ApiEventRecorder::Impl {
     return global_.Ready();
   }
 
-  // Whether a new event of `type` may wait for a token: below max_waiting_events, or a Warning
-  // for which the oldest waiting Normal event is dropped (and counted in dropped_backlog).
-  bool RoomToWaitLocked(const std::string& type) {
-    if (options_.max_waiting_events == 0 || waiting_ < options_.max_waiting_events) return true;
-    if (type != "Warning" || waiting_ == waiting_warnings_) return false;
+  // Drops the least recently observed Normal event waiting for a token, counted in
+  // dropped_backlog. Callers check that one waits (waiting_ > waiting_warnings_).
+  void DropOldestWaitingNormalLocked() {
     for (auto it = events_.end(); it != events_.begin();) {
       --it;
       if (!it->waiting_for_token || IsWarning(*it)) continue;
       waiting_--;
       dropped_backlog_++;
       events_.Erase(it);
-      return true;
+      return;
     }
-    return false;
   }
 
   // Series maintenance writes are bounded by the refresh period, so only the global bucket

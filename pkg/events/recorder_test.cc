@@ -509,6 +509,21 @@ TEST_F(ApiEventRecorderTest, AtMostMaxWaitingEventsWaitAndAWarningDisplacesANorm
   Failed(*recorder, Pod("pending-3"));
   EXPECT_EQ(recorder->dropped_backlog(), 5u);
 
+  // A Warning the per-pod filter refuses takes no one's place.
+  RecorderOptions filtered = OneTokenPerSecond();
+  filtered.max_waiting_events = 2;
+  filtered.per_object_burst = 1;
+  auto second = NewRecorder(std::make_shared<RecordingEventClient>(), filtered);
+  second->Eventf(Pod("bound-0"), "Normal", "Scheduled", "Binding", "Successfully assigned");
+  second->Eventf(Pod("bound-1"), "Normal", "Scheduled", "Binding", "Successfully assigned");
+  Failed(*second, Pod("bound-0"));
+  second->Eventf(Pod("bound-2"), "Normal", "Scheduled", "Binding", "Successfully assigned");
+  // bound-0's Normal event took its pod's one write and the token; bound-1 and bound-2 wait.
+  Failed(*second, Pod("bound-0"), "again");
+  EXPECT_EQ(second->dropped_rate_limited(), 2u);
+  EXPECT_EQ(second->dropped_backlog(), 0u);
+  EXPECT_EQ(second->cached_events(), 3u);
+
   for (const char* next : {"pending", "pending-2"}) {
     clock_->Step(1s);
     recorder->Flush();
