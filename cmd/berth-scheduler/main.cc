@@ -16,9 +16,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -118,16 +120,18 @@ struct Serving {
   bool self_signed = false;
 };
 
+// Reads only the flags, so it runs on a thread of its own (see main). Throws std::runtime_error
+// with the message start-up fails with.
 Serving ServingOptions(const cmd::Flags& flags) {
   Serving serving;
   if (flags.secure_port != 0) {
     if (flags.tls_cert_file.empty() != flags.tls_private_key_file.empty()) {
-      Fail("--tls-cert-file and --tls-private-key-file must be given together");
+      throw std::runtime_error("--tls-cert-file and --tls-private-key-file must be given together");
     }
     try {
       serving.always_allow.emplace(flags.authorization_always_allow_paths);
     } catch (const std::exception& e) {
-      Fail(std::string("flag --authorization-always-allow-paths: ") + e.what());
+      throw std::runtime_error(std::string("flag --authorization-always-allow-paths: ") + e.what());
     }
     server::Options secure;
     secure.bind_address = cmd::HostPort(flags.bind_address, flags.secure_port);
@@ -137,18 +141,15 @@ Serving ServingOptions(const cmd::Flags& flags) {
       // The names a client in the pod (or on the host) reaches it by; kube-scheduler uses the same.
       std::array<char, 256> host{};
       gethostname(host.data(), host.size() - 1);
-      try {
-        server::CertificateKeyPair pair =
-            server::GenerateSelfSigned(host.data(), {"localhost"}, {"127.0.0.1"});
-        certificate.cert_pem = std::move(pair.cert_pem);
-        certificate.key_pem = std::move(pair.key_pem);
-      } catch (const std::exception& e) {
-        Fail(e.what());
-      }
+      server::CertificateKeyPair pair =
+          server::GenerateSelfSigned(host.data(), {"localhost"}, {"127.0.0.1"});
+      certificate.cert_pem = std::move(pair.cert_pem);
+      certificate.key_pem = std::move(pair.key_pem);
       serving.self_signed = true;
     }
     secure.tls = std::move(certificate);
     secure.client_ca = flags.client_ca_file;
+    secure.loaded_tls = server::LoadTls(secure);
     serving.secure = std::move(secure);
   }
   if (flags.port != 0) {
@@ -311,11 +312,17 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
   // ---- Everything that can be wrong with the invocation fails here, before any connection ----
+  // The secure port's TLS (a key generated, a certificate signed, a context built: some 6 ms of
+  // OpenSSL, the costliest step before the first request) needs only the flags. It runs on a
+  // thread of its own while this one reads the configuration and kubeconfig and builds the
+  // client and plugins; its errors are reported once those have passed, still before any
+  // connection. Fail() exits at once (_Exit), so an error here never waits for that thread.
+  std::future<Serving> serving_options =
+      std::async(std::launch::async, [&flags] { return ServingOptions(flags); });
   const auto registry = plugins::registry::Registry();
   std::string config_source;
   const config::Configuration cfg = LoadConfiguration(flags, registry, &config_source);
   const leaderelection::LeaderElectionConfig le_config = LeaderElectionFor(cfg, config_source);
-  Serving serving = ServingOptions(flags);
 
   client::Config client_config;
   try {
@@ -330,7 +337,7 @@ int main(int argc, char** argv) {
   // As kube-scheduler, the delegated kubeconfigs are read only when there is a secure port.
   client::Config authentication_config;
   client::Config authorization_config;
-  if (serving.secure) {
+  if (flags.secure_port != 0) {
     authentication_config = cmd::DelegatedConfig("--authentication-kubeconfig",
                                                  flags.authentication_kubeconfig, client_config);
     authorization_config = cmd::DelegatedConfig("--authorization-kubeconfig",
@@ -342,10 +349,6 @@ int main(int argc, char** argv) {
   const client::RequestObserver observer =
       scheduler_metrics.RequestObserver(HostOf(client_config.server));
   client->SetRequestObserver(observer);
-  if (serving.secure) {
-    serving.secure->filter = DelegatedFilter(flags, authentication_config, authorization_config,
-                                             scheduler_metrics, *serving.always_allow);
-  }
   informer::SharedInformerFactory informers(
       client, cfg.client_connection.content_type == config::kContentTypeProtobuf);
   events::ApiEventRecorder recorder(client, "berth-scheduler", events::DefaultReportingInstance());
@@ -423,6 +426,16 @@ int main(int argc, char** argv) {
     handlers.debug = [&sched](const server::DebugRequest& request) {
       return scheduler::ServeDebug(*sched, request);
     };
+  }
+  Serving serving;
+  try {
+    serving = serving_options.get();
+  } catch (const std::exception& e) {
+    Fail(e.what());
+  }
+  if (serving.secure) {
+    serving.secure->filter = DelegatedFilter(flags, authentication_config, authorization_config,
+                                             scheduler_metrics, *serving.always_allow);
   }
   std::vector<std::unique_ptr<server::HttpServer>> servers;
   try {

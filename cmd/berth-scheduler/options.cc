@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 
@@ -61,7 +62,10 @@ void Usage(std::FILE* out) {
 
 [[noreturn]] void Fail(const std::string& message) {
   std::fprintf(stderr, "berth-scheduler: %s\n", message.c_str());
-  std::exit(1);
+  std::fflush(nullptr);
+  // Not exit(): start-up may have a thread still loading the secure port's TLS, and exit() would
+  // tear down OpenSSL and the statics under it. Nothing else needs running before exiting 1.
+  std::_Exit(1);
 }
 
 namespace {

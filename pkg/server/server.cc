@@ -194,27 +194,56 @@ BindAddress ParseBindAddress(const std::string& address) {
   return out;
 }
 
+namespace {
+
+// Throws ServerError for TLS options no listener can serve with.
+void CheckTlsOptions(const Options& options) {
+  if (options.tls) {
+    const Certificate& c = *options.tls;
+    const bool files = !c.cert_file.empty() || !c.key_file.empty();
+    if (files && (c.cert_file.empty() || c.key_file.empty())) {
+      throw ServerError("--tls-cert-file and --tls-private-key-file must be given together");
+    }
+    if (!files && (c.cert_pem.empty() || c.key_pem.empty())) {
+      throw ServerError(options.flag + ": HTTPS without a certificate and key");
+    }
+  }
+  if (!options.client_ca.empty() && !options.tls) {
+    throw ServerError(options.flag + ": a client CA needs HTTPS");
+  }
+}
+
+std::string ListenerUrl(const Options& options, const BindAddress& address) {
+  return std::string(options.tls ? "https" : "http") + "://" + address.host + ":" +
+         std::to_string(address.port);
+}
+
+}  // namespace
+
+std::shared_ptr<TlsContextCache> LoadTls(const Options& options) {
+  CheckTlsOptions(options);
+  if (!options.tls) return nullptr;
+  auto tls = std::make_shared<TlsContextCache>(
+      *options.tls, options.client_ca, options.flag,
+      ListenerUrl(options, ParseBindAddress(options.bind_address)));
+  tls->Load();
+  return tls;
+}
+
 class HttpServer::Impl : public Dispatcher {
  public:
   Impl(Options options, Handlers handlers)
-      : options_(std::move(options)), handlers_(std::move(handlers)), limits_(options_.limits) {
-    address_ = ParseBindAddress(options_.bind_address);
-    if (options_.tls) {
-      const Certificate& c = *options_.tls;
-      const bool files = !c.cert_file.empty() || !c.key_file.empty();
-      if (files && (c.cert_file.empty() || c.key_file.empty())) {
-        throw ServerError("--tls-cert-file and --tls-private-key-file must be given together");
-      }
-      if (!files && (c.cert_pem.empty() || c.key_pem.empty())) {
-        throw ServerError(options_.flag + ": HTTPS without a certificate and key");
-      }
+      : options_(std::move(options)),
+        handlers_(std::move(handlers)),
+        limits_(options_.limits),
+        address_(ParseBindAddress(options_.bind_address)),
+        url_(ListenerUrl(options_, address_)) {
+    CheckTlsOptions(options_);
+    tls_ = options_.loaded_tls;
+    if (options_.tls && !tls_) {
+      tls_ =
+          std::make_shared<TlsContextCache>(*options_.tls, options_.client_ca, options_.flag, url_);
     }
-    if (!options_.client_ca.empty() && !options_.tls) {
-      throw ServerError(options_.flag + ": a client CA needs HTTPS");
-    }
-    url_ = std::string(options_.tls ? "https" : "http") + "://" + address_.host + ":" +
-           std::to_string(address_.port);
-    if (options_.tls) tls_.emplace(*options_.tls, options_.client_ca, options_.flag, url_);
     if (options_.filter) {
       auth_queue_ =
           std::make_unique<util::TaskQueue>(HttpServer::kAuthWorkers, HttpServer::kAuthQueue);
@@ -224,7 +253,8 @@ class HttpServer::Impl : public Dispatcher {
   void Start() {
     std::lock_guard lock(mu_);
     if (acceptor_ || stopped_) return;
-    if (tls_) tls_->Load();
+    // A context loaded ahead of time (LoadTls) is not loaded again.
+    if (tls_ && !options_.loaded_tls) tls_->Load();
     boost::system::error_code ec;
     std::string host_text = address_.host;
     if (host_text.front() == '[') host_text = host_text.substr(1, host_text.size() - 2);
@@ -394,10 +424,10 @@ class HttpServer::Impl : public Dispatcher {
   const Handlers handlers_;
   // Before ioc_: the connections it holds free their places here when they close.
   SourceLimits limits_;
+  const BindAddress address_;
+  const std::string url_;
   // Set exactly when options_.tls is.
-  std::optional<TlsContextCache> tls_;
-  BindAddress address_;
-  std::string url_;
+  std::shared_ptr<TlsContextCache> tls_;
   std::mutex mu_;  // Guards acceptor_, threads_ and stopped_ against Start and Stop.
   bool stopped_ = false;
   // Held for the length of a debug request.

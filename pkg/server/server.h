@@ -31,6 +31,8 @@ class ServerError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+class TlsContextCache;  // tls_context.h: a listener's loaded TLS context.
+
 // What one listener admits, so a flood of connections or requests cannot crowd out the probes
 // and scrapes already being served. A source is a client's IP address.
 struct Limits {
@@ -75,7 +77,17 @@ struct Options {
   // How errors name this listener: the flag that configured it.
   std::string flag = "--secure-port";
   Limits limits;
+  // Set: LoadTls of these same options, done ahead of time; Start serves with it rather than
+  // loading `tls` again.
+  std::shared_ptr<TlsContextCache> loaded_tls;
 };
+
+// What Start would do first for a listener with TLS: reads the certificate and key files (or
+// decodes the PEM text) and the client CA, and builds the context connections handshake with.
+// Several milliseconds of OpenSSL work that needs nothing but the options, so start-up can do it
+// on another thread while it prepares the rest. Throws ServerError as Start would; returns null
+// for a listener without TLS.
+std::shared_ptr<TlsContextCache> LoadTls(const Options& options);
 
 // A named check; returns an error description, or nullopt when healthy. Called on the serving
 // thread for every probe: must be cheap and thread-safe.

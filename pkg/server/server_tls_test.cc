@@ -8,6 +8,8 @@
 #include <initializer_list>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <string>
 
 #include "pkg/server/auth/delegating.h"
 #include "pkg/server/certificate.h"
@@ -69,6 +71,40 @@ TEST(HttpServerTest, HalfATlsPairOrAnUnreadableFileIsRejected) {
   } catch (const ServerError& e) {
     EXPECT_NE(std::string(e.what()).find("--tls-cert-file: cannot read"), std::string::npos);
   }
+}
+
+// Start-up loads the TLS on another thread (LoadTls) and hands it over: Start must serve that
+// context, not read the files again. Here the files are gone by then, so a Start that read them
+// would fail.
+TEST(HttpServerTest, TlsLoadedAheadIsServedWithoutReadingTheFilesAgain) {
+  const CertificateKeyPair pair = GenerateSelfSigned("berth-test", {}, {"127.0.0.1"});
+  std::optional<testing::TempDir> dir(std::in_place);
+  Options options = Plain(FreePort());
+  options.tls = Certificate{dir->Write("tls.crt", pair.cert_pem),
+                            dir->Write("tls.key", pair.key_pem), "", ""};
+  options.loaded_tls = LoadTls(options);
+  ASSERT_NE(options.loaded_tls, nullptr);
+  dir.reset();
+  Handlers handlers;
+  handlers.livez = {{"ping", [] { return std::optional<std::string>(); }}};
+  HttpServer server(options, handlers);
+  server.Start();
+  EXPECT_EQ(Get(server.url() + "/livez", pair.cert_pem).status, 200);
+  server.Stop();
+
+  // What Start would throw, LoadTls throws; a listener without TLS has nothing to load.
+  Options missing = Plain(FreePort());
+  missing.tls = Certificate{"/nonexistent/tls.crt", "/nonexistent/tls.key", "", ""};
+  try {
+    LoadTls(missing);
+    FAIL() << "loaded a certificate that does not exist";
+  } catch (const ServerError& e) {
+    EXPECT_NE(std::string(e.what()).find("--tls-cert-file: cannot read"), std::string::npos);
+  }
+  Options half = Plain(1);
+  half.tls = Certificate{"/tmp/only-cert.pem", "", "", ""};
+  EXPECT_THROW(LoadTls(half), ServerError);
+  EXPECT_EQ(LoadTls(Plain(1)), nullptr);
 }
 
 TEST(HttpServerTest, ServesTheInMemorySelfSignedCertificateForLoopbackAndLocalhost) {
